@@ -1,0 +1,47 @@
+import { accessSync, constants, statSync } from "node:fs";
+import path from "node:path";
+import type { AgentAvailability } from "@corral/shared";
+import type { AppConfig } from "../config.js";
+import type { AgentRow } from "../db/schema.js";
+import { cliAdapterFor } from "./catalog.js";
+
+function isExecutableFile(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** Finds `name` the way a shell would: a path is taken as is, a bare name is looked up on PATH. */
+export function findExecutable(name: string, pathVar: string | undefined): string | null {
+  if (name.includes("/")) return isExecutableFile(name) ? path.resolve(name) : null;
+  for (const dir of (pathVar ?? "").split(path.delimiter)) {
+    if (!dir) continue;
+    const candidate = path.join(dir, name);
+    if (isExecutableFile(candidate)) return candidate;
+  }
+  return null;
+}
+
+/** Where a CLI agent's binary is expected: the agent's command, `CORRAL_<AGENT>_BIN`, else the CLI's name. */
+export function binaryName(agent: AgentRow, config: AppConfig): string {
+  const adapter = cliAdapterFor(agent.kind);
+  return agent.command ?? config.binOverrides[agent.name] ?? adapter?.defaultBinary ?? agent.name;
+}
+
+/** Checked when asked (listing, job start), never cached: users install CLIs while Corral runs. */
+export function cliAvailability(agent: AgentRow, config: AppConfig): AgentAvailability {
+  const adapter = cliAdapterFor(agent.kind);
+  const name = binaryName(agent, config);
+  const pathVar = agent.env.PATH ?? config.workerEnv.PATH;
+  const resolved = findExecutable(name, pathVar);
+  if (resolved) return { available: true, resolved, hint: null };
+  const setting = `CORRAL_${agent.name.toUpperCase()}_BIN`;
+  const hint =
+    agent.kind === "command"
+      ? `${name} was not found on PATH; set the agent's command to an executable or an absolute path`
+      : `${name} was not found on PATH; install it (${adapter?.installHint ?? "see its documentation"}) or set ${setting} to its path`;
+  return { available: false, resolved: null, hint };
+}

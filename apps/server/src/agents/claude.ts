@@ -1,0 +1,21 @@
+import { plainTextParser, type CliAdapter } from "./types.js";
+
+/**
+ * `claude -p PROMPT` may only write in its workdir: `acceptEdits` lets it create and edit files
+ * there without asking, and works as root, where `--dangerously-skip-permissions` is refused.
+ */
+export const claudeAdapter: CliAdapter = {
+  kind: "claude",
+  defaultBinary: "claude",
+  installHint: "npm install -g @anthropic-ai/claude-code",
+  invocation(spec, binary) {
+    const model = spec.model ? ["--model", spec.model] : [];
+    return {
+      command: binary,
+      args: ["-p", spec.prompt, "--permission-mode", "acceptEdits", ...model],
+      env: {},
+      cwd: spec.workdir,
+    };
+  },
+  createParser: () => plainTextParser(),
+};

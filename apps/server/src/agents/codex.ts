@@ -1,0 +1,18 @@
+import { plainTextParser, type CliAdapter } from "./types.js";
+
+/** `codex exec` runs without questions; `workspace-write` lets it write in its workdir only. */
+export const codexAdapter: CliAdapter = {
+  kind: "codex",
+  defaultBinary: "codex",
+  installHint: "npm install -g @openai/codex",
+  invocation(spec, binary) {
+    const model = spec.model ? ["-m", spec.model] : [];
+    return {
+      command: binary,
+      args: ["exec", "--skip-git-repo-check", "--sandbox", "workspace-write", "-C", spec.workdir, ...model, spec.prompt],
+      env: {},
+      cwd: spec.workdir,
+    };
+  },
+  createParser: () => plainTextParser(),
+};

@@ -1,0 +1,18 @@
+import { plainTextParser, type CliAdapter } from "./types.js";
+
+/** pyCorral: `kiro-cli-chat chat --no-interactive --trust-all-tools PROMPT`. */
+export const kiroAdapter: CliAdapter = {
+  kind: "kiro",
+  defaultBinary: "kiro-cli-chat",
+  installHint: "install Kiro CLI (kiro-cli-chat) from kiro.dev",
+  invocation(spec, binary) {
+    const model = spec.model ? ["--model", spec.model] : [];
+    return {
+      command: binary,
+      args: ["chat", "--no-interactive", "--trust-all-tools", ...model, spec.prompt],
+      env: {},
+      cwd: spec.workdir,
+    };
+  },
+  createParser: () => plainTextParser(),
+};

@@ -1,0 +1,92 @@
+import type { AgentKind, OutputStream } from "@corral/shared";
+import type { AgentRow } from "../db/schema.js";
+
+/** What a job asks of its agent, with every default already applied. */
+export interface JobSpec {
+  jobId: string;
+  prompt: string;
+  workdir: string;
+  model: string | null;
+  agent: AgentRow;
+}
+
+/** Tokens, cost and model as a worker reported them; absent fields are unknown. */
+export interface UsageReport {
+  model?: string;
+  inputTokens?: number;
+  outputTokens?: number;
+  cachedInputTokens?: number;
+  costUsd?: number;
+}
+
+export interface WorkerResult {
+  /** The worker's answer, when it can be told apart from the rest of its output. */
+  finalText?: string;
+  usage?: UsageReport;
+}
+
+/** Reads a worker's output line by line as it is printed. */
+export interface OutputParser {
+  /** Returns usage known so far when this line changed it. */
+  line(text: string, stream: OutputStream): UsageReport | undefined;
+  finish(): WorkerResult;
+}
+
+export interface Invocation {
+  command: string;
+  args: string[];
+  /** Added to the inherited environment. */
+  env: Record<string, string>;
+  cwd: string;
+}
+
+/** A CLI worker: pure functions from a job to an invocation and from output to results. */
+export interface CliAdapter {
+  kind: Exclude<AgentKind, "ollama">;
+  /** Executable looked up on PATH unless the agent or `CORRAL_<AGENT>_BIN` names another. */
+  defaultBinary: string;
+  /** How to get the binary, shown when it is missing. */
+  installHint: string;
+  invocation(spec: JobSpec, binary: string): Invocation;
+  createParser(spec: JobSpec): OutputParser;
+  /** A workdir file that receives the final text, as pyCorral wrote it. */
+  finalTextFile?: string;
+}
+
+/** Keeps the worker's stdout as its final text, bounded so a huge output stays out of memory. */
+export function plainTextParser(maxChars = 256 * 1024): OutputParser {
+  let text = "";
+  let truncated = false;
+  return {
+    line(line, stream) {
+      if (stream !== "out" || truncated) return undefined;
+      if (text.length + line.length > maxChars) {
+        truncated = true;
+        return undefined;
+      }
+      text += line;
+      return undefined;
+    },
+    finish() {
+      const trimmed = text.trim();
+      return trimmed ? { finalText: truncated ? `${trimmed}\n[…truncated]` : trimmed } : {};
+    },
+  };
+}
+
+/** What an in-process worker (the Ollama loop) may do while it runs. */
+export interface WorkerIO {
+  /** Appends to the job's output log, as a process's stdout or stderr would. */
+  write(stream: OutputStream, text: string): void;
+  /** Usage known so far. */
+  usage(report: UsageReport): void;
+  /** Aborted on cancel, timeout or budget stop. */
+  signal: AbortSignal;
+}
+
+/** A worker that runs inside Corral, talking to a server over HTTP instead of spawning a CLI. */
+export interface InProcessAdapter {
+  kind: "ollama";
+  /** Resolves with the result; throws an Error whose message is the job's error. */
+  run(spec: JobSpec, io: WorkerIO): Promise<WorkerResult>;
+}

@@ -1,0 +1,114 @@
+import os from "node:os";
+import path from "node:path";
+import { z } from "zod";
+
+const portSchema = z.coerce.number().int().min(0).max(65535);
+const positiveInt = z.coerce.number().int().min(1);
+const listOf = (separator: string) =>
+  z
+    .string()
+    .transform((s) => s.split(separator).map((p) => p.trim()).filter(Boolean));
+
+/** Every setting, with its environment variable. README's settings table mirrors this. */
+const EnvSchema = z.object({
+  CORRAL_HOST: z.string().min(1).default("127.0.0.1"),
+  CORRAL_PORT: portSchema.default(7433),
+  CORRAL_DATA_DIR: z.string().min(1).optional(),
+  CORRAL_TOKEN: z.string().min(16, "use at least 16 characters").optional(),
+  CORRAL_ALLOWED_HOSTS: listOf(",").default([]),
+  CORRAL_ALLOWED_ORIGINS: listOf(",").default([]),
+  CORRAL_WORKDIR_ROOTS: listOf(path.delimiter).optional(),
+  CORRAL_KILL_GRACE_MS: positiveInt.default(5000),
+  CORRAL_QUEUE_LIMIT: positiveInt.default(10_000),
+  CORRAL_PROGRESS_INTERVAL_MS: positiveInt.default(10_000),
+  CORRAL_MCP_SESSION_IDLE_S: positiveInt.default(1800),
+  CORRAL_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  CORRAL_GEMINI_MODEL: z.string().min(1).default("gemini-2.5-flash"),
+  CORRAL_OPENCODE_MODEL: z.string().min(1).default("opencode/deepseek-v4-flash-free"),
+  CORRAL_OLLAMA_MODEL: z.string().min(1).default("qwen2.5:7b"),
+  CORRAL_QWEN_MODEL: z.string().min(1).default("qwen2.5:7b"),
+  CORRAL_GEMMA_MODEL: z.string().min(1).default("aliafshar/gemma3-it-qat-tools:4b"),
+  CORRAL_OLLAMA_URL: z.url().default("http://127.0.0.1:11434"),
+  CORRAL_DEV_WEB: z.enum(["0", "1"]).default("0"),
+  HOME: z.string().optional(),
+  XDG_DATA_HOME: z.string().optional(),
+});
+
+export interface AppConfig {
+  host: string;
+  port: number;
+  dataDir: string;
+  /** Null: read or create `<dataDir>/token`. */
+  token: string | null;
+  allowedHosts: string[];
+  allowedOrigins: string[];
+  workdirRoots: string[];
+  homeDir: string;
+  killGraceMs: number;
+  queueLimit: number;
+  progressIntervalMs: number;
+  mcpSessionIdleMs: number;
+  logLevel: z.infer<typeof EnvSchema>["CORRAL_LOG_LEVEL"];
+  /** pyCorral's model settings, keyed by built-in agent name. */
+  defaultModels: Record<string, string>;
+  ollamaUrl: string;
+  /** `CORRAL_<AGENT>_BIN` overrides, keyed by lowercase agent name. */
+  binOverrides: Record<string, string>;
+  /** Serve the panel from its sources with hot reload (`pnpm dev`). */
+  devWeb: boolean;
+  /** The environment workers inherit (agent overrides are added on top). */
+  workerEnv: Record<string, string>;
+}
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const details = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("\n  ");
+    throw new ConfigError(`Invalid settings:\n  ${details}`);
+  }
+  const e = parsed.data;
+  const homeDir = e.HOME ?? os.homedir();
+  const dataHome = e.XDG_DATA_HOME ?? path.join(homeDir, ".local", "share");
+  const binOverrides: Record<string, string> = {};
+  const workerEnv: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) {
+    if (value === undefined) continue;
+    workerEnv[key] = value;
+    const bin = /^CORRAL_([A-Z0-9_]+)_BIN$/.exec(key);
+    if (bin?.[1] && value) binOverrides[bin[1].toLowerCase()] = value;
+  }
+  return {
+    host: e.CORRAL_HOST,
+    port: e.CORRAL_PORT,
+    dataDir: path.resolve(e.CORRAL_DATA_DIR ?? path.join(dataHome, "corral")),
+    token: e.CORRAL_TOKEN ?? null,
+    allowedHosts: e.CORRAL_ALLOWED_HOSTS,
+    allowedOrigins: e.CORRAL_ALLOWED_ORIGINS,
+    workdirRoots: (e.CORRAL_WORKDIR_ROOTS ?? [homeDir, os.tmpdir()]).map((r) => path.resolve(expandHome(r, homeDir))),
+    homeDir,
+    killGraceMs: e.CORRAL_KILL_GRACE_MS,
+    queueLimit: e.CORRAL_QUEUE_LIMIT,
+    progressIntervalMs: e.CORRAL_PROGRESS_INTERVAL_MS,
+    mcpSessionIdleMs: e.CORRAL_MCP_SESSION_IDLE_S * 1000,
+    logLevel: e.CORRAL_LOG_LEVEL,
+    defaultModels: {
+      gemini: e.CORRAL_GEMINI_MODEL,
+      opencode: e.CORRAL_OPENCODE_MODEL,
+      ollama: e.CORRAL_OLLAMA_MODEL,
+      qwen: e.CORRAL_QWEN_MODEL,
+      gemma: e.CORRAL_GEMMA_MODEL,
+    },
+    ollamaUrl: e.CORRAL_OLLAMA_URL,
+    binOverrides,
+    devWeb: e.CORRAL_DEV_WEB === "1",
+    workerEnv,
+  };
+}
+
+export function expandHome(p: string, homeDir: string): string {
+  if (p === "~") return homeDir;
+  if (p.startsWith("~/")) return path.join(homeDir, p.slice(2));
+  return p;
+}

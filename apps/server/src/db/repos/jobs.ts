@@ -1,0 +1,56 @@
+import { and, asc, count, desc, eq, inArray, or, sql, type SQL } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import type { JobListQuery, JobStatus } from "@corral/shared";
+import type { Db } from "../client.js";
+import { jobs, type JobRow } from "../schema.js";
+
+export type NewJobRow = typeof jobs.$inferInsert;
+export type JobPatch = Partial<Omit<NewJobRow, "id" | "agent" | "createdAt">>;
+
+function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+export function createJobsRepo(db: Db) {
+  return {
+    insert(row: NewJobRow): JobRow {
+      return db.insert(jobs).values(row).returning().get();
+    },
+    get(id: string): JobRow | undefined {
+      return db.select().from(jobs).where(eq(jobs.id, id)).get();
+    },
+    update(id: string, patch: JobPatch): JobRow | undefined {
+      return db.update(jobs).set(patch).where(eq(jobs.id, id)).returning().get();
+    },
+    list(query: JobListQuery): { rows: JobRow[]; total: number } {
+      const filters: SQL[] = [];
+      if (query.agent) filters.push(eq(jobs.agent, query.agent));
+      if (query.status?.length) filters.push(inArray(jobs.status, query.status));
+      if (query.q) {
+        const pattern = `%${escapeLike(query.q)}%`;
+        const matches = (column: SQLiteColumn) => sql`${column} like ${pattern} escape '\\'`;
+        const text = or(matches(jobs.prompt), matches(jobs.id), matches(jobs.error));
+        if (text) filters.push(text);
+      }
+      const where = filters.length ? and(...filters) : undefined;
+      const rows = db
+        .select()
+        .from(jobs)
+        .where(where)
+        .orderBy(desc(jobs.createdAt), desc(jobs.id))
+        .limit(query.limit)
+        .offset(query.offset)
+        .all();
+      const total = db.select({ n: count() }).from(jobs).where(where).get()?.n ?? 0;
+      return { rows, total };
+    },
+    hasJobs(agent: string): boolean {
+      return db.select({ id: jobs.id }).from(jobs).where(eq(jobs.agent, agent)).limit(1).get() !== undefined;
+    },
+    withStatus(statuses: JobStatus[]): JobRow[] {
+      return db.select().from(jobs).where(inArray(jobs.status, statuses)).orderBy(asc(jobs.createdAt)).all();
+    },
+  };
+}
+
+export type JobsRepo = ReturnType<typeof createJobsRepo>;

@@ -1,0 +1,146 @@
+import { closeSync, openSync, readSync, watch, type FSWatcher } from "node:fs";
+import { StringDecoder } from "node:string_decoder";
+import type { OutputStream } from "@corral/shared";
+import type { OutputLog } from "./output-log.js";
+
+const READ_SIZE = 64 * 1024;
+/** A pass yields to the event loop after this much, so one fast worker cannot starve the others. */
+const PASS_LIMIT = 4 * 1024 * 1024;
+const POLL_MS = 250;
+const MAX_LINE = 1024 * 1024;
+
+export type ChunkListener = (stream: OutputStream, text: string, cursor: number) => void;
+export type LineListener = (line: string, stream: OutputStream) => void;
+
+class RawFile {
+  private fd: number | null = null;
+  private decoder = new StringDecoder("utf8");
+  private partial = "";
+
+  constructor(
+    readonly stream: "out" | "err",
+    readonly path: string,
+    public offset: number,
+  ) {}
+
+  /** Reads what is new, up to `budget` bytes; returns the text and how many bytes were read. */
+  read(budget: number): { text: string; bytes: number } {
+    this.fd ??= openSync(this.path, "r");
+    const buf = Buffer.allocUnsafe(Math.min(READ_SIZE, budget));
+    const n = readSync(this.fd, buf, 0, buf.length, this.offset);
+    this.offset += n;
+    return { text: n ? this.decoder.write(buf.subarray(0, n)) : "", bytes: n };
+  }
+
+  /** Splits text into whole lines for parsers; an endless line is cut at MAX_LINE. */
+  lines(text: string, final: boolean): string[] {
+    this.partial += text;
+    const lines: string[] = [];
+    let start = 0;
+    for (let nl = this.partial.indexOf("\n"); nl >= 0; nl = this.partial.indexOf("\n", start)) {
+      lines.push(this.partial.slice(start, nl + 1));
+      start = nl + 1;
+    }
+    this.partial = this.partial.slice(start);
+    if (this.partial.length > MAX_LINE || (final && this.partial)) {
+      lines.push(this.partial);
+      this.partial = "";
+    }
+    return lines;
+  }
+
+  close(): void {
+    if (this.fd !== null) closeSync(this.fd);
+    this.fd = null;
+  }
+}
+
+/**
+ * Follows a worker's raw stdout and stderr files (which the worker writes itself, so it keeps
+ * running if Corral stops) and copies what is new into the job's output log.
+ */
+export class Capture {
+  private files: RawFile[];
+  private watchers: FSWatcher[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private scheduled = false;
+  private stopped = false;
+
+  constructor(
+    private readonly log: OutputLog,
+    raw: { out: string; err: string },
+    offsets: { out: number; err: number },
+    private readonly onChunk: ChunkListener,
+    private readonly onLine: LineListener,
+  ) {
+    this.files = [new RawFile("out", raw.out, offsets.out), new RawFile("err", raw.err, offsets.err)];
+  }
+
+  start(): void {
+    for (const file of this.files) {
+      try {
+        this.watchers.push(watch(file.path, () => this.schedule()));
+      } catch {
+        // The poll below still picks changes up.
+      }
+    }
+    this.timer = setInterval(() => this.schedule(), POLL_MS);
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      if (this.stopped) return;
+      if (this.pass(PASS_LIMIT) >= PASS_LIMIT) this.schedule();
+    });
+  }
+
+  /** Copies up to `limit` bytes; returns how many were copied. */
+  private pass(limit: number, final = false): number {
+    let total = 0;
+    for (const file of this.files) {
+      for (;;) {
+        const { text, bytes } = file.read(limit - total);
+        if (!bytes) break;
+        total += bytes;
+        if (text) this.emit(file, text, false);
+        if (total >= limit) return total;
+      }
+      if (final) this.emit(file, "", true);
+    }
+    return total;
+  }
+
+  private emit(file: RawFile, text: string, final: boolean): void {
+    if (text) {
+      const cursor = this.log.append(file.stream, text, file.offset);
+      this.onChunk(file.stream, text, cursor);
+    }
+    for (const line of file.lines(text, final)) this.onLine(line, file.stream);
+  }
+
+  /** Stops following and copies everything that is left. */
+  finish(): void {
+    this.stopWatching();
+    while (this.pass(PASS_LIMIT) > 0);
+    this.pass(PASS_LIMIT, true);
+    for (const file of this.files) file.close();
+  }
+
+  private stopWatching(): void {
+    this.stopped = true;
+    for (const w of this.watchers) w.close();
+    this.watchers = [];
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  /** Stops following without reading further (the server is shutting down; the worker goes on). */
+  detach(): void {
+    this.stopWatching();
+    for (const file of this.files) file.close();
+  }
+}

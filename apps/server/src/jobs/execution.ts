@@ -1,0 +1,110 @@
+import type { InvocationRecord, OutputStream } from "@corral/shared";
+import type { CliAdapter, InProcessAdapter, Invocation, JobSpec, UsageReport, WorkerResult } from "../agents/types.js";
+import { Capture } from "./capture.js";
+import { lastRawOffsets, type OutputLog } from "./output-log.js";
+import { groupAlive, killGroup } from "./process-group.js";
+import { reattachWorker, spawnWorker, type JobFiles, type WorkerProcess } from "./worker-process.js";
+
+export interface ExecutionEnd {
+  exitCode: number | null;
+  result: WorkerResult;
+  /** Why it failed, when the worker itself said so (in-process workers). */
+  error?: string;
+}
+
+/** One running worker, whatever kind: the job service drives them all the same way. */
+export interface Execution {
+  pid: number | null;
+  pidStart: number | null;
+  invocation: InvocationRecord | null;
+  /** Resolves once the worker has ended and all its output is in the log. */
+  ended: Promise<ExecutionEnd>;
+  /** Kills or aborts it; resolves when nothing of it is left. */
+  stop(): Promise<void>;
+  /** Stops following it and leaves it running (the server is shutting down). */
+  detach(): void;
+}
+
+export interface ExecutionListeners {
+  chunk(stream: OutputStream, text: string, cursor: number): void;
+  usage(report: UsageReport): void;
+}
+
+interface CliContext {
+  adapter: CliAdapter;
+  spec: JobSpec;
+  files: JobFiles;
+  log: OutputLog;
+  listeners: ExecutionListeners;
+  killGraceMs: number;
+}
+
+function followProcess(worker: WorkerProcess, invocation: InvocationRecord, ctx: CliContext, offsets: { out: number; err: number }): Execution {
+  const parser = ctx.adapter.createParser(ctx.spec);
+  const capture = new Capture(ctx.log, { out: ctx.files.out, err: ctx.files.err }, offsets, ctx.listeners.chunk, (line, stream) => {
+    const usage = parser.line(line, stream);
+    if (usage) ctx.listeners.usage(usage);
+  });
+  capture.start();
+  let detached = false;
+  const ended = worker.ended.then(async (exitCode) => {
+    // Descendants left behind by a worker that exited are part of its job: none outlives it.
+    if (!detached && groupAlive(worker.pid)) await killGroup(worker.pid, ctx.killGraceMs);
+    if (!detached) capture.finish();
+    return { exitCode, result: parser.finish() };
+  });
+  return {
+    pid: worker.pid,
+    pidStart: worker.pidStart,
+    invocation,
+    ended,
+    async stop() {
+      await killGroup(worker.pid, ctx.killGraceMs);
+      await ended;
+    },
+    detach() {
+      detached = true;
+      capture.detach();
+    },
+  };
+}
+
+export function startCli(invocation: Invocation, env: Record<string, string>, ctx: CliContext): Execution {
+  const worker = spawnWorker(invocation, env, ctx.files);
+  const record = { command: invocation.command, args: invocation.args, cwd: invocation.cwd };
+  return followProcess(worker, record, ctx, { out: 0, err: 0 });
+}
+
+/** Picks a worker up again after a restart, from where its output was last copied. */
+export function reattachCli(pid: number, pidStart: number | null, invocation: InvocationRecord, ctx: CliContext): Execution {
+  const worker = reattachWorker(pid, pidStart, ctx.files);
+  return followProcess(worker, invocation, ctx, lastRawOffsets(ctx.files.log));
+}
+
+export function startInProcess(adapter: InProcessAdapter, spec: JobSpec, log: OutputLog, listeners: ExecutionListeners): Execution {
+  const controller = new AbortController();
+  const io = {
+    write(stream: OutputStream, text: string) {
+      if (text) listeners.chunk(stream, text, log.append(stream, text));
+    },
+    usage: listeners.usage,
+    signal: controller.signal,
+  };
+  const ended: Promise<ExecutionEnd> = adapter.run(spec, io).then(
+    (result) => ({ exitCode: 0, result }),
+    (err: unknown) => ({ exitCode: null, result: {}, error: err instanceof Error ? err.message : String(err) }),
+  );
+  return {
+    pid: null,
+    pidStart: null,
+    invocation: null,
+    ended,
+    async stop() {
+      controller.abort();
+      await ended;
+    },
+    detach() {
+      controller.abort();
+    },
+  };
+}

@@ -1,0 +1,33 @@
+import type { Job } from "@corral/shared";
+import type { JobRow } from "../db/schema.js";
+
+/** The public shape of a stored job, the same on every door. */
+export function toJob(row: JobRow): Job {
+  return {
+    id: row.id,
+    agent: row.agent,
+    status: row.status,
+    prompt: row.prompt,
+    workdir: row.workdir,
+    model: row.model,
+    timeoutS: row.timeoutS,
+    origin: row.origin,
+    invocation: row.invocation ?? null,
+    pid: row.pid,
+    exitCode: row.exitCode,
+    error: row.error,
+    finalText: row.finalText,
+    outputBytes: row.outputBytes,
+    usage: {
+      model: row.usageModel,
+      inputTokens: row.inputTokens,
+      outputTokens: row.outputTokens,
+      cachedInputTokens: row.cachedInputTokens,
+      costUsd: row.costUsd,
+      costSource: row.costSource,
+    },
+    createdAt: row.createdAt,
+    startedAt: row.startedAt,
+    endedAt: row.endedAt,
+  };
+}

@@ -1,0 +1,142 @@
+import { closeSync, fstatSync, openSync, readSync, writeSync } from "node:fs";
+import type { OutputChunk, OutputStream } from "@corral/shared";
+
+/**
+ * A job's output: one JSON record per line, `{"s":stream,"d":text,"o":rawOffset}`. A cursor is a
+ * byte offset at a record boundary, so any reader can resume exactly where it stopped.
+ * `o` is how far the worker's raw capture file of that stream had been read, so capture can
+ * resume after a restart.
+ */
+interface LogRecord {
+  s: OutputStream;
+  d: string;
+  o?: number;
+}
+
+export class OutputLog {
+  private fd: number;
+  private bytes: number;
+
+  constructor(readonly file: string) {
+    this.fd = openSync(file, "a");
+    this.bytes = fstatSync(this.fd).size;
+  }
+
+  /** Appends synchronously, so a reader told about this chunk can already read it. Returns the new end. */
+  append(stream: OutputStream, text: string, rawOffset?: number): number {
+    const record: LogRecord = rawOffset === undefined ? { s: stream, d: text } : { s: stream, d: text, o: rawOffset };
+    const line = Buffer.from(`${JSON.stringify(record)}\n`);
+    writeSync(this.fd, line);
+    this.bytes += line.length;
+    return this.bytes;
+  }
+
+  get size(): number {
+    return this.bytes;
+  }
+
+  close(): void {
+    closeSync(this.fd);
+  }
+}
+
+export class CursorError extends Error {}
+
+function parseLines(buf: Buffer): OutputChunk[] {
+  const chunks: OutputChunk[] = [];
+  for (const line of buf.toString("utf8").split("\n")) {
+    if (!line) continue;
+    const record = JSON.parse(line) as LogRecord;
+    const last = chunks.at(-1);
+    // Consecutive pieces of one stream travel as one chunk.
+    if (last && last.stream === record.s) last.text += record.d;
+    else chunks.push({ stream: record.s, text: record.d });
+  }
+  return chunks;
+}
+
+function withFile<T>(file: string, fn: (fd: number, size: number) => T): T {
+  let fd: number;
+  try {
+    fd = openSync(file, "r");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return fn(-1, 0);
+    throw err;
+  }
+  try {
+    return fn(fd, fstatSync(fd).size);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function readAt(fd: number, position: number, length: number): Buffer {
+  const buf = Buffer.alloc(length);
+  const n = readSync(fd, buf, 0, length, position);
+  return buf.subarray(0, n);
+}
+
+/** Reads whole records from `cursor`, about `limit` bytes of them (at least one record). */
+export function readOutput(file: string, cursor: number, limit: number): { chunks: OutputChunk[]; cursor: number; size: number } {
+  return withFile(file, (fd, size) => {
+    if (cursor > size) throw new CursorError(`cursor ${cursor} is past the end of the output (${size} bytes)`);
+    if (cursor > 0 && readAt(fd, cursor - 1, 1)[0] !== 0x0a) {
+      throw new CursorError(`cursor ${cursor} is not a record boundary; use a cursor this server returned`);
+    }
+    let length = Math.min(limit, size - cursor);
+    for (;;) {
+      const buf = readAt(fd, cursor, length);
+      const end = buf.lastIndexOf(0x0a);
+      if (end >= 0) return { chunks: parseLines(buf.subarray(0, end)), cursor: cursor + end + 1, size };
+      if (cursor + length >= size) return { chunks: [], cursor, size };
+      length = Math.min(length * 2, size - cursor);
+    }
+  });
+}
+
+/** The last records, about `bytes` of them. */
+export function readTail(file: string, bytes: number): OutputChunk[] {
+  return withFile(file, (fd, size) => {
+    const start = Math.max(0, size - bytes);
+    let buf = readAt(fd, start, size - start);
+    if (start > 0) buf = buf.subarray(buf.indexOf(0x0a) + 1);
+    return parseLines(buf);
+  });
+}
+
+/** How far each raw capture file had been read when the log was last written. */
+export function lastRawOffsets(file: string): { out: number; err: number } {
+  const offsets = { out: 0, err: 0 };
+  withFile(file, (fd, size) => {
+    // Scan backwards in windows until both streams' last offsets are found.
+    let end = size;
+    let found = 0;
+    while (end > 0 && found < 2) {
+      const start = Math.max(0, end - 256 * 1024);
+      const buf = readAt(fd, start, end - start);
+      const from = start > 0 ? buf.indexOf(0x0a) + 1 : 0;
+      const lines = buf.subarray(from).toString("utf8").split("\n").reverse();
+      for (const line of lines) {
+        if (!line) continue;
+        const record = JSON.parse(line) as LogRecord;
+        if (record.o === undefined || record.s === "sys") continue;
+        if (offsets[record.s] === 0 && record.o > 0) {
+          offsets[record.s] = record.o;
+          found++;
+        }
+      }
+      if (start === 0 || from === 0) break;
+      end = start + from;
+    }
+  });
+  return offsets;
+}
+
+/** Plain text of the last records, for `_done` and error messages. */
+export function tailText(file: string, maxChars: number, streams: OutputStream[] = ["out", "err", "sys"]): string {
+  const text = readTail(file, maxChars * 4 + 1024)
+    .filter((c) => streams.includes(c.stream))
+    .map((c) => c.text)
+    .join("");
+  return text.length > maxChars ? `…${text.slice(-maxChars)}` : text;
+}

@@ -1,0 +1,69 @@
+import { readdirSync, readFileSync } from "node:fs";
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Fields of /proc/<pid>/stat after the command name: state, ppid, pgrp, …, starttime (22nd overall). */
+function readStat(pid: number): { state: string; pgrp: number; startTicks: number } | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return { state: fields[0] ?? "", pgrp: Number(fields[2]), startTicks: Number(fields[19]) };
+  } catch {
+    return null;
+  }
+}
+
+/** The kernel's start time of a process: with the pid, it tells a process from a later one that reused the pid. */
+export function processStartTicks(pid: number): number | null {
+  return readStat(pid)?.startTicks ?? null;
+}
+
+/**
+ * True while any live (non-zombie) process is in the group. Zombies are skipped because an
+ * orphan's zombie may never be reaped when PID 1 of a container does not reap.
+ */
+export function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return true;
+  }
+  for (const entry of entries) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid)) continue;
+    const stat = readStat(pid);
+    if (stat && stat.pgrp === pgid && stat.state !== "Z" && stat.state !== "X") return true;
+  }
+  return false;
+}
+
+function signalGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+/** SIGTERM to the whole group, SIGKILL after the grace period; resolves once no member is left. */
+export async function killGroup(pgid: number, graceMs: number): Promise<void> {
+  if (!groupAlive(pgid)) return;
+  signalGroup(pgid, "SIGTERM");
+  const deadline = Date.now() + graceMs;
+  let delay = 10;
+  while (groupAlive(pgid)) {
+    if (Date.now() >= deadline) {
+      signalGroup(pgid, "SIGKILL");
+      while (groupAlive(pgid)) await sleep(20);
+      return;
+    }
+    await sleep(delay);
+    delay = Math.min(delay * 2, 100);
+  }
+}

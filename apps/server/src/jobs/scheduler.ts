@@ -1,0 +1,74 @@
+import { ServiceError } from "../lib/errors.js";
+
+/**
+ * Per-agent FIFO queues with a concurrency limit each. It only decides when a job may start;
+ * the job service starts it and reports back when it ended.
+ */
+export class Scheduler {
+  private queues = new Map<string, string[]>();
+  private running = new Map<string, number>();
+  private total = 0;
+
+  constructor(
+    private readonly limitOf: (agent: string) => number,
+    private readonly start: (jobId: string) => void,
+    private readonly queueLimit: number,
+  ) {}
+
+  /** Refuses before anything is stored when the queue is full. */
+  assertRoom(): void {
+    if (this.total >= this.queueLimit) {
+      throw new ServiceError(
+        `the job queue is full (${this.queueLimit} waiting); wait for jobs to finish or raise CORRAL_QUEUE_LIMIT`,
+        429,
+      );
+    }
+  }
+
+  enqueue(agent: string, jobId: string): void {
+    const queue = this.queues.get(agent) ?? [];
+    queue.push(jobId);
+    this.queues.set(agent, queue);
+    this.total++;
+    this.pump(agent);
+  }
+
+  /** Takes a job out of its queue (cancelled before it started). */
+  remove(agent: string, jobId: string): boolean {
+    const queue = this.queues.get(agent);
+    const i = queue?.indexOf(jobId) ?? -1;
+    if (!queue || i < 0) return false;
+    queue.splice(i, 1);
+    this.total--;
+    return true;
+  }
+
+  /** A job already running when the server started counts against its agent's limit. */
+  adopt(agent: string): void {
+    this.running.set(agent, (this.running.get(agent) ?? 0) + 1);
+  }
+
+  released(agent: string): void {
+    this.running.set(agent, Math.max(0, (this.running.get(agent) ?? 1) - 1));
+    this.pump(agent);
+  }
+
+  /** Starts waiting jobs while the agent is under its limit (call again when the limit changes). */
+  pump(agent: string): void {
+    const queue = this.queues.get(agent);
+    while (queue?.length && (this.running.get(agent) ?? 0) < this.limitOf(agent)) {
+      const jobId = queue.shift() as string;
+      this.total--;
+      this.running.set(agent, (this.running.get(agent) ?? 0) + 1);
+      this.start(jobId);
+    }
+  }
+
+  runningCount(agent: string): number {
+    return this.running.get(agent) ?? 0;
+  }
+
+  queuedCount(): number {
+    return this.total;
+  }
+}

@@ -1,0 +1,97 @@
+import { spawn } from "node:child_process";
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { groupAlive, processStartTicks } from "./process-group.js";
+
+/** Where a job keeps its files inside the data dir. */
+export interface JobFiles {
+  dir: string;
+  /** The worker's raw stdout and stderr, written by the worker itself. */
+  out: string;
+  err: string;
+  /** Written by the wrapper when the worker ends, so an exit is known even if Corral was down. */
+  exit: string;
+  /** The output log read by cursor. */
+  log: string;
+}
+
+export function jobFiles(dataDir: string, jobId: string): JobFiles {
+  const dir = path.join(dataDir, "jobs", jobId);
+  return {
+    dir,
+    out: path.join(dir, "stdout"),
+    err: path.join(dir, "stderr"),
+    exit: path.join(dir, "exit"),
+    log: path.join(dir, "output.log"),
+  };
+}
+
+export interface WorkerProcess {
+  pid: number;
+  /** Start time of the process, to recognise it after a restart. */
+  pidStart: number | null;
+  /** The worker's exit code; null when it died by a signal or its exit was not recorded. */
+  ended: Promise<number | null>;
+}
+
+/**
+ * The prompt and every argument reach the worker as argv: `sh` only runs `"$@"` and records the
+ * exit code, it never parses them. Its own group, so a kill reaches every descendant.
+ */
+const WRAPPER = '"$@"; code=$?; echo $code > "$0.tmp" && mv "$0.tmp" "$0"; exit $code';
+
+export function spawnWorker(
+  invocation: { command: string; args: string[]; cwd: string },
+  env: Record<string, string>,
+  files: JobFiles,
+): WorkerProcess {
+  mkdirSync(files.dir, { recursive: true });
+  const out = openSync(files.out, "a");
+  const err = openSync(files.err, "a");
+  try {
+    const child = spawn("/bin/sh", ["-c", WRAPPER, files.exit, invocation.command, ...invocation.args], {
+      cwd: invocation.cwd,
+      env,
+      detached: true,
+      stdio: ["ignore", out, err],
+    });
+    const ended = new Promise<number | null>((resolve) => {
+      child.once("error", () => resolve(null));
+      child.once("exit", (code) => resolve(code));
+    });
+    const pid = child.pid;
+    if (pid === undefined) throw new Error(`could not start ${invocation.command}`);
+    return { pid, pidStart: processStartTicks(pid), ended };
+  } finally {
+    closeSync(out);
+    closeSync(err);
+  }
+}
+
+export function readExitFile(file: string): number | null {
+  try {
+    const code = Number.parseInt(readFileSync(file, "utf8").trim(), 10);
+    return Number.isNaN(code) ? null : code;
+  } catch {
+    return null;
+  }
+}
+
+/** Is the process that Corral started (same pid and start time) still there? */
+export function isSameProcessAlive(pid: number, pidStart: number | null): boolean {
+  const start = processStartTicks(pid);
+  return start !== null && (pidStart === null || start === pidStart) && groupAlive(pid);
+}
+
+/** Follows a worker started before this server did: it ends when its exit file appears or it is gone. */
+export function reattachWorker(pid: number, pidStart: number | null, files: JobFiles, pollMs = 250): WorkerProcess {
+  const ended = new Promise<number | null>((resolve) => {
+    const check = () => {
+      if (existsSync(files.exit)) return resolve(readExitFile(files.exit));
+      if (!isSameProcessAlive(pid, pidStart)) return resolve(readExitFile(files.exit));
+      setTimeout(check, pollMs);
+    };
+    check();
+  });
+  return { pid, pidStart, ended };
+}

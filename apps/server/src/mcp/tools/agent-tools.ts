@@ -1,0 +1,65 @@
+import { isFinalStatus, JobInputSchema } from "@corral/shared";
+import { z } from "zod";
+import type { McpServer, RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { AgentRow } from "../../db/schema.js";
+import type { Services } from "../../services.js";
+import { doneText, elapsed, OUTPUT_TAIL_CHARS, runText } from "./job-text.js";
+import { errorResult, guarded, keepReporting, textResult } from "./results.js";
+
+/** pyCorral's three tools for one agent: `<agent>_run`, `<agent>_run_async`, `<agent>_done`. */
+export function registerAgentTools(server: McpServer, services: Services, agent: AgentRow): RegisteredTool[] {
+  const { jobs, config } = services;
+  const name = agent.name;
+  const about = agent.description ? ` (${agent.description})` : "";
+  const tail = (id: string) => jobs.outputTail(id, OUTPUT_TAIL_CHARS);
+
+  const run = server.registerTool(
+    `${name}_run`,
+    {
+      description: `Run a task with ${name}${about} and wait for it to finish. The answer begins with "ok" or "error", then details, files and the output's tail. For long tasks prefer ${name}_run_async.`,
+      inputSchema: JobInputSchema.shape,
+    },
+    (input, extra) =>
+      guarded(async () => {
+        const job = jobs.launch(name, input, "mcp");
+        const stopReporting = keepReporting(extra, config.progressIntervalMs, () => {
+          const now = jobs.get(job.id);
+          return { progress: (Date.now() - job.createdAt) / 1000, message: `job ${job.id} ${now.status} for ${elapsed(now)}` };
+        });
+        const onAbort = () => void jobs.cancel(job.id);
+        extra.signal.addEventListener("abort", onAbort, { once: true });
+        try {
+          const [done] = await jobs.waitFor([job.id], Number.MAX_SAFE_INTEGER, extra.signal);
+          return textResult(runText(done ?? jobs.get(job.id), tail(job.id)));
+        } finally {
+          stopReporting();
+          extra.signal.removeEventListener("abort", onAbort);
+        }
+      }),
+  );
+
+  const runAsync = server.registerTool(
+    `${name}_run_async`,
+    {
+      description: `Start a task with ${name}${about} in the background. Returns only the job id; check it with ${name}_done or wait for several with corral_wait.`,
+      inputSchema: JobInputSchema.shape,
+    },
+    (input) => guarded(() => textResult(jobs.launch(name, input, "mcp").id)),
+  );
+
+  const done = server.registerTool(
+    `${name}_done`,
+    {
+      description: `Check a ${name} job. The answer begins with "pendiente" (still running), "listo" (finished), or "error: " (failed, with exit code and output tail).`,
+      inputSchema: { job_id: z.string().min(1).max(200).describe(`The id returned by ${name}_run_async`) },
+    },
+    ({ job_id }) =>
+      guarded(() => {
+        const row = services.jobs.find(job_id);
+        if (!row) return errorResult(`error: job ${job_id} no encontrado`);
+        return textResult(doneText(row, isFinalStatus(row.status) ? tail(job_id) : ""));
+      }),
+  );
+
+  return [run, runAsync, done];
+}

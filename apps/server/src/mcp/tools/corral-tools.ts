@@ -1,0 +1,112 @@
+import { isFinalStatus, JobStatusSchema } from "@corral/shared";
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { z } from "zod";
+import type { Services } from "../../services.js";
+import { jobLine, OUTPUT_TAIL_CHARS, statusWord } from "./job-text.js";
+import { guarded, keepReporting, textResult } from "./results.js";
+
+const JobIdArg = z.string().min(1).max(200);
+
+/** Tools about Corral itself, on the `/mcp` mount only. */
+export function registerCorralTools(server: McpServer, services: Services): void {
+  const { jobs, agents, config } = services;
+
+  server.registerTool(
+    "corral_agents",
+    { description: "List the agents Corral can delegate to: kind, model, workdir, limits and whether each is available now." },
+    () =>
+      guarded(async () => {
+        const list = await agents.withAvailability(agents.list());
+        const lines = list.map((a) => {
+          const state = !a.enabled ? "disabled" : a.availability.available ? "available" : `unavailable: ${a.availability.hint}`;
+          return `${a.name} (${a.kind}) · model ${a.effectiveModel ?? "default"} · workdir ${a.workdir} · timeout ${a.timeoutS} s · max ${a.maxConcurrent} at once · ${state}`;
+        });
+        return textResult(lines.join("\n") || "no agents");
+      }),
+  );
+
+  server.registerTool(
+    "corral_jobs",
+    {
+      description: "List recent jobs, newest first, optionally for one agent or status.",
+      inputSchema: {
+        agent: z.string().min(1).max(40).optional().describe("Only this agent's jobs"),
+        status: JobStatusSchema.optional().describe("Only jobs in this status"),
+        limit: z.number().int().min(1).max(200).default(20).describe("How many jobs (default 20)"),
+      },
+    },
+    ({ agent, status, limit }) =>
+      guarded(() => {
+        const { jobs: list, total } = jobs.list({ agent, status: status ? [status] : undefined, limit, offset: 0 });
+        const lines = list.map(jobLine);
+        return textResult([`${total} job(s)${total > list.length ? `, newest ${list.length} shown` : ""}`, ...lines].join("\n"));
+      }),
+  );
+
+  server.registerTool(
+    "corral_wait",
+    {
+      description:
+        "Wait until all the given jobs have ended, or the timeout passes, instead of polling. Returns one line per job: listo, error: … or pendiente.",
+      inputSchema: {
+        job_ids: z.array(JobIdArg).min(1).max(100).describe("Job ids from *_run_async"),
+        timeout_s: z.number().int().min(1).max(3600).default(600).describe("Longest wait in seconds (default 600)"),
+      },
+    },
+    ({ job_ids, timeout_s }, extra) =>
+      guarded(async () => {
+        for (const id of job_ids) jobs.get(id);
+        const started = Date.now();
+        const stopReporting = keepReporting(extra, config.progressIntervalMs, () => {
+          const ended = job_ids.filter((id) => isFinalStatus(jobs.get(id).status)).length;
+          return { progress: ended, total: job_ids.length, message: `${ended}/${job_ids.length} ended after ${Math.round((Date.now() - started) / 1000)} s` };
+        });
+        try {
+          const result = await jobs.waitFor(job_ids, timeout_s * 1000, extra.signal);
+          const pending = result.filter((j) => !isFinalStatus(j.status)).length;
+          const head = pending ? `${pending} of ${result.length} still running after ${timeout_s} s` : `all ${result.length} ended`;
+          return textResult([head, ...result.map(jobLine)].join("\n"));
+        } finally {
+          stopReporting();
+        }
+      }),
+  );
+
+  server.registerTool(
+    "corral_cancel",
+    {
+      description: "Cancel a job: its worker and every process it started are stopped.",
+      inputSchema: { job_id: JobIdArg.describe("The job to cancel") },
+    },
+    ({ job_id }) =>
+      guarded(async () => {
+        const job = await jobs.cancel(job_id);
+        return textResult(`${job.id}: ${job.status === "cancelled" ? "cancelled" : `already ended (${statusWord(job)})`}`);
+      }),
+  );
+
+  server.registerTool(
+    "corral_logs",
+    {
+      description:
+        "Read a job's output: its last characters (tail), or from a cursor to page through everything. Each answer ends with the cursor to continue from.",
+      inputSchema: {
+        job_id: JobIdArg.describe("The job"),
+        tail: z.number().int().min(1).max(200_000).optional().describe(`Last characters to show (default ${OUTPUT_TAIL_CHARS})`),
+        cursor: z.number().int().min(0).optional().describe("Read from this cursor instead (0 = the start)"),
+      },
+    },
+    ({ job_id, tail, cursor }) =>
+      guarded(() => {
+        const job = jobs.get(job_id);
+        if (cursor === undefined) {
+          const text = jobs.outputTail(job_id, tail ?? OUTPUT_TAIL_CHARS);
+          return textResult(`${jobLine(job)}\n${text || "(no output yet)"}`);
+        }
+        const page = jobs.readOutput(job_id, cursor, 64 * 1024);
+        const text = page.chunks.map((c) => c.text).join("");
+        const end = page.complete ? "end of output" : `next cursor: ${page.cursor}`;
+        return textResult(`${text}\n--- ${end} ---`);
+      }),
+  );
+}

@@ -1,0 +1,32 @@
+import type { FastifyInstance } from "fastify";
+import { JobIdSchema, JobListQuerySchema, LaunchJobBodySchema, OutputQuerySchema } from "@corral/shared";
+import { z } from "zod";
+import type { Services } from "../../services.js";
+import { parseInput } from "../../lib/errors.js";
+
+const IdParamsSchema = z.object({ id: JobIdSchema });
+
+export function jobRoutes(services: Services) {
+  return async (app: FastifyInstance) => {
+    const { jobs } = services;
+
+    app.get("/api/jobs", async (request) => jobs.list(parseInput(JobListQuerySchema, request.query)));
+
+    app.post("/api/jobs", async (request, reply) => {
+      const { agent, ...input } = parseInput(LaunchJobBodySchema, request.body);
+      const origin = request.headers["x-corral-client"] === "panel" ? "panel" : "rest";
+      reply.code(201);
+      return jobs.launch(agent, input, origin);
+    });
+
+    app.get("/api/jobs/:id", async (request) => jobs.get(parseInput(IdParamsSchema, request.params).id));
+
+    app.post("/api/jobs/:id/cancel", async (request) => jobs.cancel(parseInput(IdParamsSchema, request.params).id));
+
+    app.get("/api/jobs/:id/output", async (request) => {
+      const { id } = parseInput(IdParamsSchema, request.params);
+      const { cursor, limit } = parseInput(OutputQuerySchema, request.query);
+      return jobs.readOutput(id, cursor, limit);
+    });
+  };
+}

@@ -1,0 +1,71 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { AppConfig } from "../config.js";
+import { tokensMatch } from "./token.js";
+
+export const TOKEN_COOKIE = "corral_token";
+const LOOPBACK_NAMES = ["localhost", "127.0.0.1", "::1"];
+/** Paths anyone may reach: readiness, and the panel's own files (which hold no data). */
+const isProtected = (url: string) => /^\/(api|mcp)(\/|\?|$)/.test(url) && !/^\/api\/health(\?|$)/.test(url);
+
+function hostnameOf(hostHeader: string): string {
+  try {
+    return new URL(`http://${hostHeader}`).hostname.replace(/^\[|\]$/g, "");
+  } catch {
+    return "";
+  }
+}
+
+function readCookie(header: string | undefined, name: string): string | null {
+  for (const part of header?.split(";") ?? []) {
+    const [key, ...rest] = part.trim().split("=");
+    if (key === name) return decodeURIComponent(rest.join("="));
+  }
+  return null;
+}
+
+export function tokenFromRequest(request: FastifyRequest): string | null {
+  const auth = request.headers.authorization;
+  if (auth?.startsWith("Bearer ")) return auth.slice(7).trim();
+  return readCookie(request.headers.cookie, TOKEN_COOKIE);
+}
+
+/**
+ * The security floor, on every request: a Host we answer to (DNS rebinding), no foreign Origin
+ * (cross-site requests), and the token on /api and /mcp. `?token=` on a page URL is traded for
+ * an HttpOnly cookie, so the panel never keeps the token where scripts can read it.
+ */
+export function registerGuard(app: FastifyInstance, config: AppConfig, token: string): void {
+  const allowedHosts = new Set([...LOOPBACK_NAMES, ...config.allowedHosts.map((h) => h.toLowerCase())]);
+  if (!["0.0.0.0", "::"].includes(config.host)) allowedHosts.add(config.host.toLowerCase());
+
+  const refuse = (reply: FastifyReply, status: number, error: string) => reply.code(status).send({ error });
+
+  app.addHook("onRequest", async (request, reply) => {
+    const host = request.headers.host ?? "";
+    if (!allowedHosts.has(hostnameOf(host).toLowerCase())) {
+      return refuse(reply, 403, `Host "${host}" is not allowed; open Corral through localhost or add the name to CORRAL_ALLOWED_HOSTS`);
+    }
+    const origin = request.headers.origin;
+    if (origin && origin !== `http://${host}` && origin !== `https://${host}` && !config.allowedOrigins.includes(origin)) {
+      return refuse(reply, 403, `Origin "${origin}" is not allowed; add it to CORRAL_ALLOWED_ORIGINS to permit it`);
+    }
+    const url = request.url;
+    if (isProtected(url)) {
+      const given = tokenFromRequest(request);
+      if (!given) return refuse(reply, 401, "missing token: send Authorization: Bearer <token> (printed at startup, kept in the data dir's token file)");
+      if (!tokensMatch(given, token)) return refuse(reply, 401, "wrong token: use the token printed at startup (kept in the data dir's token file)");
+      return;
+    }
+    const query = url.indexOf("?");
+    if (request.method === "GET" && query >= 0) {
+      const params = new URLSearchParams(url.slice(query + 1));
+      const given = params.get("token");
+      if (given && tokensMatch(given, token)) {
+        params.delete("token");
+        const rest = params.toString();
+        reply.header("set-cookie", `${TOKEN_COOKIE}=${encodeURIComponent(token)}; HttpOnly; SameSite=Strict; Path=/`);
+        return reply.redirect(`${url.slice(0, query)}${rest ? `?${rest}` : ""}`, 302);
+      }
+    }
+  });
+}

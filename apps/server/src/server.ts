@@ -1,0 +1,31 @@
+import { buildApp } from "./app.js";
+import { ConfigError, loadConfig } from "./config.js";
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const { app, token } = await buildApp(config);
+  await app.listen({ host: config.host, port: config.port });
+  const address = app.server.address();
+  const port = typeof address === "object" && address ? address.port : config.port;
+  const host = config.host.includes(":") ? `[${config.host}]` : config.host;
+  const base = `http://${host === "0.0.0.0" || host === "[::]" ? "127.0.0.1" : host}:${port}`;
+  process.stdout.write(
+    `\nCorral is running.\n  Open:  ${base}/?token=${token}\n  MCP:   ${base}/mcp  (header Authorization: Bearer <token>)\n  Data:  ${config.dataDir}\n\n`,
+  );
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    app.log.info({ signal }, "shutting down; running workers keep going and are picked up at the next start");
+    await app.close();
+    process.exit(0);
+  };
+  process.on("SIGINT", () => void stop("SIGINT"));
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+}
+
+main().catch((err: unknown) => {
+  if (err instanceof ConfigError) process.stderr.write(`${err.message}\n`);
+  else process.stderr.write(`Corral could not start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});

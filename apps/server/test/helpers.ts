@@ -1,0 +1,79 @@
+import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { buildApp, type CorralApp } from "../src/app.js";
+import { loadConfig } from "../src/config.js";
+
+export const fixturesDir = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures");
+export const fakeBinDir = path.join(fixturesDir, "bin");
+
+export interface TestServer extends CorralApp {
+  url: string;
+  root: string;
+  dataDir: string;
+  /** Authorization header for requests. */
+  auth: { authorization: string };
+  close(): Promise<void>;
+}
+
+/** A temp dir that is removed when the test's server closes (or by the caller). */
+export function tempDir(prefix = "corral-test-"): string {
+  return realpathSync(mkdtempSync(path.join(os.tmpdir(), prefix)));
+}
+
+/** A real server on a real port, with its own data dir and the fake CLIs first on PATH. */
+export async function startServer(env: Record<string, string> = {}, options: { dataDir?: string; root?: string } = {}): Promise<TestServer> {
+  const root = options.root ?? tempDir();
+  const dataDir = options.dataDir ?? path.join(root, "data");
+  const config = loadConfig({
+    ...process.env,
+    HOME: root,
+    PATH: `${fakeBinDir}${path.delimiter}${process.env.PATH ?? ""}`,
+    CORRAL_DATA_DIR: dataDir,
+    CORRAL_WORKDIR_ROOTS: root,
+    CORRAL_PORT: "0",
+    CORRAL_LOG_LEVEL: "silent",
+    CORRAL_KILL_GRACE_MS: "500",
+    CORRAL_TOKEN: "test-token-0123456789",
+    ...env,
+  });
+  const corral = await buildApp(config);
+  await corral.app.listen({ host: "127.0.0.1", port: 0 });
+  const address = corral.app.server.address();
+  const port = typeof address === "object" && address ? address.port : 0;
+  return {
+    ...corral,
+    url: `http://127.0.0.1:${port}`,
+    root,
+    dataDir,
+    auth: { authorization: `Bearer ${corral.token}` },
+    async close() {
+      await corral.app.close();
+      if (!options.root) rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function api<T = unknown>(server: TestServer, method: string, url: string, body?: unknown): Promise<{ status: number; body: T }> {
+  const res = await fetch(`${server.url}${url}`, {
+    method,
+    headers: { ...server.auth, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T };
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls until `check` returns a value other than undefined, or fails after `timeoutMs`. */
+export async function until<T>(check: () => T | undefined | Promise<T | undefined>, timeoutMs = 15_000, what = "condition"): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(25);
+  }
+}

@@ -1,0 +1,62 @@
+import { z } from "zod";
+import { AgentKindSchema } from "./enums.js";
+
+export const AgentNameSchema = z
+  .string()
+  .regex(/^[a-z][a-z0-9_]{0,39}$/, "use 1-40 lowercase letters, digits or _, starting with a letter");
+
+const EnvSchema = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "not a valid variable name"), z.string());
+
+/** Fields a user may set on any agent. */
+const AgentFieldsSchema = z.object({
+  provider: z.string().min(1).max(40),
+  model: z.string().min(1).max(200).nullable(),
+  workdir: z.string().min(1).max(4096),
+  timeoutS: z.number().int().min(1).max(7 * 24 * 3600),
+  maxConcurrent: z.number().int().min(1).max(256),
+  env: EnvSchema,
+  enabled: z.boolean(),
+  /** Executable for `command` agents, or an override of the CLI binary for the others. */
+  command: z.string().min(1).max(4096).nullable(),
+  /** Argument template for `command` agents: `{prompt}`, `{workdir}`, `{model}` are replaced. */
+  args: z.array(z.string().max(4096)).max(200).nullable(),
+  /** Base URL of the server for `ollama` agents. */
+  baseUrl: z.url().nullable(),
+  description: z.string().max(2000),
+});
+
+export const CreateAgentBodySchema = AgentFieldsSchema.partial()
+  .extend({ name: AgentNameSchema, kind: AgentKindSchema })
+  .strict()
+  .superRefine((agent, ctx) => {
+    if (agent.kind === "command" && !agent.command) {
+      ctx.addIssue({ code: "custom", path: ["command"], message: "a command agent needs the executable to run" });
+    }
+  });
+export type CreateAgentBody = z.infer<typeof CreateAgentBodySchema>;
+
+export const UpdateAgentBodySchema = AgentFieldsSchema.partial().strict();
+export type UpdateAgentBody = z.infer<typeof UpdateAgentBodySchema>;
+
+export const AgentAvailabilitySchema = z.object({
+  available: z.boolean(),
+  /** The resolved binary (or server URL) when available. */
+  resolved: z.string().nullable(),
+  /** What to do when it is not available. */
+  hint: z.string().nullable(),
+});
+export type AgentAvailability = z.infer<typeof AgentAvailabilitySchema>;
+
+export const AgentSchema = AgentFieldsSchema.extend({
+  name: AgentNameSchema,
+  kind: AgentKindSchema,
+  builtin: z.boolean(),
+  /** The model a job gets when it names none (agent setting, else the CORRAL_<AGENT>_MODEL default). */
+  effectiveModel: z.string().nullable(),
+  createdAt: z.number(),
+  updatedAt: z.number(),
+});
+export type Agent = z.infer<typeof AgentSchema>;
+
+export const AgentWithAvailabilitySchema = AgentSchema.extend({ availability: AgentAvailabilitySchema });
+export type AgentWithAvailability = z.infer<typeof AgentWithAvailabilitySchema>;

@@ -1,0 +1,35 @@
+import { z } from "zod";
+
+export const JobStatusSchema = z.enum([
+  "queued",
+  "running",
+  "succeeded",
+  "failed",
+  "cancelled",
+  "timed_out",
+  "budget_exceeded",
+  "lost",
+]);
+export type JobStatus = z.infer<typeof JobStatusSchema>;
+
+export const FINAL_JOB_STATUSES: readonly JobStatus[] = [
+  "succeeded",
+  "failed",
+  "cancelled",
+  "timed_out",
+  "budget_exceeded",
+  "lost",
+];
+
+export function isFinalStatus(status: JobStatus): boolean {
+  return FINAL_JOB_STATUSES.includes(status);
+}
+
+export const AgentKindSchema = z.enum(["gemini", "opencode", "claude", "codex", "kiro", "command", "ollama"]);
+export type AgentKind = z.infer<typeof AgentKindSchema>;
+
+export const JobOriginSchema = z.enum(["mcp", "rest", "panel"]);
+export type JobOrigin = z.infer<typeof JobOriginSchema>;
+
+export const OutputStreamSchema = z.enum(["out", "err", "sys"]);
+export type OutputStream = z.infer<typeof OutputStreamSchema>;

@@ -1,0 +1,4 @@
+export * from "./enums.js";
+export * from "./agents.js";
+export * from "./jobs.js";
+export * from "./errors.js";

@@ -1,0 +1,107 @@
+import { z } from "zod";
+import { AgentNameSchema } from "./agents.js";
+import { JobOriginSchema, JobStatusSchema, OutputStreamSchema } from "./enums.js";
+
+export const JobIdSchema = z.string().regex(/^[a-z0-9]{6,32}$/, "not a job id");
+
+/** What a caller gives to start a job: the same fields on every door (MCP, REST, panel). */
+export const JobInputSchema = z.object({
+  prompt: z.string().min(1, "the prompt is empty").max(1_000_000).describe("The task for the worker, as you would type it to that CLI"),
+  workdir: z
+    .string()
+    .min(1)
+    .max(4096)
+    .optional()
+    .describe("Directory the worker runs in and writes files to (~ allowed; created if missing). Default: the agent's workdir"),
+  model: z.string().min(1).max(200).optional().describe("Model for this job. Default: the agent's model"),
+  timeout_s: z
+    .number()
+    .int()
+    .min(1)
+    .max(7 * 24 * 3600)
+    .optional()
+    .describe("Seconds before the job is killed. Default: the agent's timeout"),
+});
+export type JobInput = z.infer<typeof JobInputSchema>;
+
+export const LaunchJobBodySchema = JobInputSchema.extend({ agent: AgentNameSchema }).strict();
+export type LaunchJobBody = z.infer<typeof LaunchJobBodySchema>;
+
+export const UsageSchema = z.object({
+  model: z.string().nullable(),
+  inputTokens: z.number().int().nullable(),
+  outputTokens: z.number().int().nullable(),
+  cachedInputTokens: z.number().int().nullable(),
+  costUsd: z.number().nullable(),
+  costSource: z.enum(["reported", "estimated"]).nullable(),
+});
+export type Usage = z.infer<typeof UsageSchema>;
+
+export const InvocationSchema = z.object({
+  command: z.string(),
+  args: z.array(z.string()),
+  cwd: z.string(),
+});
+export type InvocationRecord = z.infer<typeof InvocationSchema>;
+
+export const JobSchema = z.object({
+  id: JobIdSchema,
+  agent: z.string(),
+  status: JobStatusSchema,
+  prompt: z.string(),
+  workdir: z.string(),
+  model: z.string().nullable(),
+  timeoutS: z.number().int(),
+  origin: JobOriginSchema,
+  invocation: InvocationSchema.nullable(),
+  pid: z.number().int().nullable(),
+  exitCode: z.number().int().nullable(),
+  error: z.string().nullable(),
+  finalText: z.string().nullable(),
+  outputBytes: z.number().int(),
+  usage: UsageSchema,
+  createdAt: z.number(),
+  startedAt: z.number().nullable(),
+  endedAt: z.number().nullable(),
+});
+export type Job = z.infer<typeof JobSchema>;
+
+const numberFromQuery = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+export const JobListQuerySchema = z
+  .object({
+    agent: AgentNameSchema.optional(),
+    status: z
+      .string()
+      .transform((s) => s.split(",").filter(Boolean))
+      .pipe(z.array(JobStatusSchema))
+      .optional(),
+    q: z.string().max(500).optional(),
+    limit: numberFromQuery(1, 500).default(50),
+    offset: numberFromQuery(0, 10_000_000).default(0),
+  })
+  .strict();
+export type JobListQuery = z.infer<typeof JobListQuerySchema>;
+
+export const JobListSchema = z.object({ jobs: z.array(JobSchema), total: z.number().int() });
+export type JobList = z.infer<typeof JobListSchema>;
+
+export const OutputQuerySchema = z
+  .object({
+    cursor: numberFromQuery(0, Number.MAX_SAFE_INTEGER).default(0),
+    limit: numberFromQuery(1024, 4 * 1024 * 1024).default(256 * 1024),
+  })
+  .strict();
+export type OutputQuery = z.infer<typeof OutputQuerySchema>;
+
+/** One piece of a job's output log; `cursor` is where the next read starts. */
+export const OutputChunkSchema = z.object({ stream: OutputStreamSchema, text: z.string() });
+export type OutputChunk = z.infer<typeof OutputChunkSchema>;
+
+export const OutputPageSchema = z.object({
+  chunks: z.array(OutputChunkSchema),
+  cursor: z.number().int(),
+  /** True when the job has ended and the page reaches the end of its output. */
+  complete: z.boolean(),
+});
+export type OutputPage = z.infer<typeof OutputPageSchema>;
