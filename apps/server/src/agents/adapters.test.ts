@@ -1,0 +1,99 @@
+import { expect, test } from "vitest";
+import type { AgentRow } from "../db/schema.js";
+import { cliAdapters } from "./catalog.js";
+import type { JobSpec } from "./types.js";
+
+const agent = (over: Partial<AgentRow> = {}): AgentRow => ({
+  name: "x",
+  kind: "gemini",
+  provider: "google",
+  model: null,
+  workdir: "/w",
+  timeoutS: 60,
+  maxConcurrent: 1,
+  env: {},
+  enabled: true,
+  command: null,
+  args: null,
+  baseUrl: null,
+  description: "",
+  builtin: true,
+  createdAt: 0,
+  updatedAt: 0,
+  ...over,
+});
+
+const spec = (over: Partial<JobSpec> = {}): JobSpec => ({
+  jobId: "abc123",
+  prompt: "say 'hi'; rm -rf $HOME",
+  workdir: "/w",
+  model: "m1",
+  agent: agent(),
+  ...over,
+});
+
+test("gemini runs as pyCorral did: -m MODEL -y -p PROMPT", () => {
+  expect(cliAdapters.gemini.invocation(spec(), "/bin/gemini")).toEqual({
+    command: "/bin/gemini",
+    args: ["-m", "m1", "-y", "-p", "say 'hi'; rm -rf $HOME"],
+    env: {},
+    cwd: "/w",
+  });
+});
+
+test("opencode runs as pyCorral did and keeps its answer in output.md", () => {
+  const inv = cliAdapters.opencode.invocation(spec(), "opencode");
+  expect(inv.args).toEqual(["--log-level", "ERROR", "-m", "m1", "run", "say 'hi'; rm -rf $HOME"]);
+  expect(cliAdapters.opencode.finalTextFile).toBe("output.md");
+});
+
+test("kiro trusts its tools and never asks", () => {
+  expect(cliAdapters.kiro.invocation(spec({ model: null }), "kiro-cli-chat").args).toEqual([
+    "chat",
+    "--no-interactive",
+    "--trust-all-tools",
+    "say 'hi'; rm -rf $HOME",
+  ]);
+});
+
+test("claude may edit files in its workdir without asking", () => {
+  expect(cliAdapters.claude.invocation(spec(), "claude").args).toEqual([
+    "-p",
+    "say 'hi'; rm -rf $HOME",
+    "--permission-mode",
+    "acceptEdits",
+    "--model",
+    "m1",
+  ]);
+});
+
+test("codex runs non-interactively, writing only in its workdir", () => {
+  const args = cliAdapters.codex.invocation(spec(), "codex").args;
+  expect(args.slice(0, 1)).toEqual(["exec"]);
+  expect(args).toContain("workspace-write");
+  expect(args.at(-1)).toBe("say 'hi'; rm -rf $HOME");
+});
+
+test("a command agent fills its argument template, each placeholder inside one argument", () => {
+  const a = agent({ kind: "command", command: "dot", args: ["-Tpng", "-o", "{workdir}/out.png", "--label={prompt}", "{model}"] });
+  expect(cliAdapters.command.invocation(spec({ agent: a }), "/usr/bin/dot").args).toEqual([
+    "-Tpng",
+    "-o",
+    "/w/out.png",
+    "--label=say 'hi'; rm -rf $HOME",
+    "m1",
+  ]);
+});
+
+test("a command agent without a template gets the prompt as its only argument", () => {
+  const a = agent({ kind: "command", command: "script.sh" });
+  expect(cliAdapters.command.invocation(spec({ agent: a }), "script.sh").args).toEqual(["say 'hi'; rm -rf $HOME"]);
+});
+
+test("the plain parser keeps stdout as the final text and ignores stderr", () => {
+  const parser = cliAdapters.gemini.createParser(spec());
+  parser.line("hello\n", "out");
+  parser.line("warning\n", "err");
+  parser.line("world\n", "out");
+  expect(parser.finish()).toEqual({ finalText: "hello\nworld" });
+});

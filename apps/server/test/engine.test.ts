@@ -1,0 +1,160 @@
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { isFinalStatus, type Job } from "@corral/shared";
+import { groupAlive } from "../src/jobs/process-group.js";
+import { startServer, until, type TestServer } from "./helpers.js";
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startServer({ CORRAL_KILL_GRACE_MS: "300" });
+});
+afterAll(() => server.close());
+
+const launch = (prompt: string, extra: { agent?: string; timeout_s?: number; workdir?: string } = {}) => {
+  const { agent = "gemini", workdir = path.join(server.root, "work"), ...rest } = extra;
+  return server.services.jobs.launch(agent, { prompt, workdir, ...rest }, "rest");
+};
+const finished = async (job: Job) => (await server.services.jobs.waitFor([job.id], 20_000))[0] as Job;
+const output = (job: Job) =>
+  server.services.jobs
+    .readOutput(job.id, 0, 64 * 1024 * 1024)
+    .chunks.map((c) => c.text)
+    .join("");
+
+describe("a worker", () => {
+  test("writes its file in the workdir and succeeds", async () => {
+    const job = await finished(launch("write hello.txt hi there"));
+    expect(job.status).toBe("succeeded");
+    expect(job.exitCode).toBe(0);
+    expect(readFileSync(path.join(job.workdir, "hello.txt"), "utf8")).toBe("hi there");
+    expect(job.invocation?.args).toEqual(["-m", "gemini-2.5-flash", "-y", "-p", "write hello.txt hi there"]);
+    expect(job.startedAt).not.toBeNull();
+    expect(job.endedAt).not.toBeNull();
+  });
+
+  test("gets its prompt as one argv entry, never through a shell", async () => {
+    const prompt = "echo $(touch pwned) `touch pwned2`; touch pwned3 && echo '\"quoted\"'";
+    const job = await finished(launch(prompt, { workdir: path.join(server.root, "shell") }));
+    expect(job.status).toBe("succeeded");
+    expect(output(job)).toContain(prompt);
+    for (const f of ["pwned", "pwned2", "pwned3"]) expect(existsSync(path.join(job.workdir, f))).toBe(false);
+  });
+
+  test("keeps a large output on disk and readable from any cursor", async () => {
+    const job = await finished(launch("print 50000"));
+    expect(job.status).toBe("succeeded");
+    const lines = output(job).trimEnd().split("\n");
+    expect(lines).toHaveLength(50001);
+    expect(lines[49999]).toBe("line 50000");
+    // Page through it from cursor 0 in small reads: every line once, in order.
+    let cursor = 0;
+    let text = "";
+    for (;;) {
+      const page = server.services.jobs.readOutput(job.id, cursor, 4096);
+      text += page.chunks.map((c) => c.text).join("");
+      if (page.complete) break;
+      cursor = page.cursor;
+    }
+    expect(text).toBe(output(job));
+    expect(job.outputBytes).toBeGreaterThan(500_000);
+  });
+
+  test("that fails reports its exit code and stderr tail", async () => {
+    const job = await finished(launch("stderr quota exceeded for model\nexit 3"));
+    expect(job.status).toBe("failed");
+    expect(job.exitCode).toBe(3);
+    expect(job.error).toContain("exit code 3");
+    expect(job.error).toContain("quota exceeded for model");
+    const chunks = server.services.jobs.readOutput(job.id, 0, 65536).chunks;
+    expect(chunks).toContainEqual({ stream: "err", text: "quota exceeded for model\n" });
+  });
+
+  test("that hangs is killed at its timeout, with every process of its group", async () => {
+    const job = await finished(launch("fork 2\nhang", { timeout_s: 1 }));
+    expect(job.status).toBe("timed_out");
+    expect(job.error).toBe("timed out after 1 s");
+    expect(job.pid).not.toBeNull();
+    expect(groupAlive(job.pid as number)).toBe(false);
+  });
+
+  test("that ignores SIGTERM and forks children is killed by cancel, group and all", async () => {
+    const job = launch("fork 3\nignore-term\nhang");
+    await until(() => (server.services.jobs.get(job.id).status === "running" ? true : undefined));
+    await until(() => (server.services.jobs.outputTail(job.id, 100) === "" ? undefined : true), 5000).catch(() => true);
+    const cancelled = await server.services.jobs.cancel(job.id);
+    expect(cancelled.status).toBe("cancelled");
+    expect(groupAlive(cancelled.pid as number)).toBe(false);
+  });
+
+  test("whose binary is missing fails with what to install or set", async () => {
+    server.services.agents.create({ name: "ghost", kind: "command", command: "no-such-tool-anywhere" });
+    const job = await finished(launch("x", { agent: "ghost" }));
+    expect(job.status).toBe("failed");
+    expect(job.error).toMatch(/no-such-tool-anywhere was not found on PATH/);
+    const [agent] = await server.services.agents.withAvailability([server.services.agents.get("ghost")]);
+    expect(agent?.availability.available).toBe(false);
+  });
+
+  test("names a missing CLI's install command and CORRAL_<AGENT>_BIN", async () => {
+    server.services.agents.update("codex", { command: "codex-not-installed" });
+    const job = await finished(launch("x", { agent: "codex" }));
+    server.services.agents.update("codex", { command: null });
+    expect(job.error).toContain("npm install -g @openai/codex");
+    expect(job.error).toContain("CORRAL_CODEX_BIN");
+  });
+
+  test("of opencode leaves its answer in output.md", async () => {
+    const job = await finished(launch("the answer is 42", { agent: "opencode", workdir: path.join(server.root, "oc") }));
+    expect(job.status).toBe("succeeded");
+    expect(readFileSync(path.join(job.workdir, "output.md"), "utf8")).toBe("the answer is 42\ndone opencode");
+  });
+});
+
+describe("workdirs", () => {
+  test("outside the allowed roots are refused with the field named", () => {
+    expect(() => launch("x", { workdir: "/etc/corral" })).toThrowError(/outside the allowed workdir roots/);
+    try {
+      launch("x", { workdir: "/etc" });
+    } catch (err) {
+      expect((err as { field?: string }).field).toBe("workdir");
+    }
+  });
+
+  test("escaping through .. is refused", () => {
+    expect(() => launch("x", { workdir: `${server.root}/../../etc/x` })).toThrowError(/outside the allowed workdir roots/);
+  });
+
+  test("~ expands to the home directory and missing dirs are created", async () => {
+    const job = await finished(launch("write f.txt ok", { workdir: "~/deep/er/dir" }));
+    expect(job.workdir).toBe(path.join(server.root, "deep/er/dir"));
+    expect(readFileSync(path.join(job.workdir, "f.txt"), "utf8")).toBe("ok");
+  });
+});
+
+test("200 jobs at once with a limit of 8 all end, and never more than 8 run", async () => {
+  server.services.agents.update("kiro", { maxConcurrent: 8 });
+  let running = 0;
+  let peak = 0;
+  const seen = new Map<string, string>();
+  const onJob = (job: Job) => {
+    if (job.agent !== "kiro") return;
+    const before = seen.get(job.id);
+    if (before === job.status) return;
+    if (job.status === "running") running++;
+    if (before === "running" && isFinalStatus(job.status)) running--;
+    seen.set(job.id, job.status);
+    peak = Math.max(peak, running);
+  };
+  server.services.jobs.on("job", onJob);
+  const jobs = Array.from({ length: 200 }, (_, i) => launch(`write out-${i}.txt ${i}`, { agent: "kiro", workdir: path.join(server.root, "burst") }));
+  const ended = await server.services.jobs.waitFor(
+    jobs.map((j) => j.id),
+    120_000,
+  );
+  server.services.jobs.off("job", onJob);
+  expect(ended.filter((j) => j.status === "succeeded")).toHaveLength(200);
+  expect(peak).toBeLessThanOrEqual(8);
+  expect(peak).toBeGreaterThan(1);
+  for (let i = 0; i < 200; i++) expect(readFileSync(path.join(server.root, "burst", `out-${i}.txt`), "utf8")).toBe(String(i));
+}, 120_000);
