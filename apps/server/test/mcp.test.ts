@@ -1,0 +1,177 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { startServer, until, type TestServer } from "./helpers.js";
+import { connectMcp, textOf } from "./mcp-client.js";
+
+let server: TestServer;
+let client: Client;
+beforeAll(async () => {
+  server = await startServer({ CORRAL_PROGRESS_INTERVAL_MS: "100" });
+  client = await connectMcp(server);
+});
+afterAll(async () => {
+  await client.close();
+  await server.close();
+});
+
+const call = async (name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: args });
+const workdir = () => path.join(server.root, "mcp-work");
+
+describe("/mcp", () => {
+  test("lists every agent's three tools and the corral tools", async () => {
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    for (const agent of ["gemini", "opencode", "claude", "codex", "kiro"]) {
+      expect(names).toEqual(expect.arrayContaining([`${agent}_run`, `${agent}_run_async`, `${agent}_done`]));
+    }
+    expect(names).toEqual(expect.arrayContaining(["corral_agents", "corral_jobs", "corral_wait", "corral_cancel", "corral_logs"]));
+    const run = (await client.listTools()).tools.find((t) => t.name === "gemini_run");
+    expect(Object.keys(run?.inputSchema.properties ?? {})).toEqual(["prompt", "workdir", "model", "timeout_s"]);
+    expect(run?.inputSchema.required).toEqual(["prompt"]);
+  });
+
+  test("_run_async gives the bare id; _done says pendiente, then listo with the file", async () => {
+    const started = await call("gemini_run_async", { prompt: "sleep 0.5\nwrite result.txt 42", workdir: workdir() });
+    const id = textOf(started);
+    expect(id).toMatch(/^[a-z0-9]{12}$/);
+    expect(textOf(await call("gemini_done", { job_id: id }))).toMatch(/^pendiente\n/);
+    const done = await until(async () => {
+      const text = textOf(await call("gemini_done", { job_id: id }));
+      return text.startsWith("pendiente") ? undefined : text;
+    });
+    expect(done).toMatch(/^listo\n/);
+    expect(done).toContain("wrote result.txt");
+    expect(readFileSync(path.join(workdir(), "result.txt"), "utf8")).toBe("42");
+  });
+
+  test("_run waits, reports progress, and answers ok", async () => {
+    const progress: number[] = [];
+    const result = await client.callTool(
+      { name: "kiro_run", arguments: { prompt: "sleep 0.6\nhello", workdir: workdir() } },
+      undefined,
+      { onprogress: (p) => progress.push(p.progress) },
+    );
+    const text = textOf(result);
+    expect(text).toMatch(/^ok\n/);
+    expect(text).toContain("hello");
+    expect(progress.length).toBeGreaterThan(0);
+  });
+
+  test("a failing worker gives error: with its exit code and stderr tail", async () => {
+    const id = textOf(await call("gemini_run_async", { prompt: "stderr rate limit hit\nexit 2", workdir: workdir() }));
+    await call("corral_wait", { job_ids: [id], timeout_s: 20 });
+    const text = textOf(await call("gemini_done", { job_id: id }));
+    expect(text).toMatch(/^error: exit code 2\n/);
+    expect(text).toContain("rate limit hit");
+    const run = textOf(await call("gemini_run", { prompt: "exit 5", workdir: workdir() }));
+    expect(run).toMatch(/^error: exit code 5/);
+  });
+
+  test("an unknown job id is no encontrado", async () => {
+    const result = await call("gemini_done", { job_id: "zzzzzzzzzzzz" });
+    expect(textOf(result)).toBe("error: job zzzzzzzzzzzz no encontrado");
+  });
+
+  test("corral_wait blocks until all end, then lists them", async () => {
+    const ids = await Promise.all(
+      [0.2, 0.4, 0.6].map(async (s) => textOf(await call("claude_run_async", { prompt: `sleep ${s}`, workdir: workdir() }))),
+    );
+    const text = textOf(await call("corral_wait", { job_ids: ids, timeout_s: 30 }));
+    expect(text.split("\n")[0]).toBe("all 3 ended");
+    for (const id of ids) expect(text).toContain(`${id} · claude · listo`);
+  });
+
+  test("corral_wait returns at its timeout with what is still running", async () => {
+    const id = textOf(await call("gemini_run_async", { prompt: "hang", workdir: workdir() }));
+    const text = textOf(await call("corral_wait", { job_ids: [id], timeout_s: 1 }));
+    expect(text).toMatch(/^1 of 1 still running after 1 s/);
+    expect(text).toContain(`${id} · gemini · pendiente`);
+    const cancelled = textOf(await call("corral_cancel", { job_id: id }));
+    expect(cancelled).toBe(`${id}: cancelled`);
+    expect(textOf(await call("gemini_done", { job_id: id }))).toMatch(/^error: cancelled/);
+  });
+
+  test("cancelling a _run request cancels its job", async () => {
+    const controller = new AbortController();
+    const pending = client
+      .callTool({ name: "gemini_run", arguments: { prompt: "hang", workdir: workdir() } }, undefined, { signal: controller.signal })
+      .catch((err: unknown) => err);
+    const job = await until(() => server.services.jobs.list({ limit: 50, offset: 0, status: ["running"] }).jobs.find((j) => j.prompt === "hang"));
+    controller.abort();
+    await pending;
+    const ended = await until(() => {
+      const now = server.services.jobs.get(job.id);
+      return now.status === "running" ? undefined : now;
+    });
+    expect(ended.status).toBe("cancelled");
+  });
+
+  test("corral_logs gives the tail, or pages from a cursor", async () => {
+    const id = textOf(await call("gemini_run_async", { prompt: "print 300", workdir: workdir() }));
+    await call("corral_wait", { job_ids: [id], timeout_s: 20 });
+    const tail = textOf(await call("corral_logs", { job_id: id, tail: 30 }));
+    expect(tail).toContain("done gemini");
+    expect(tail).not.toContain("line 1\n");
+    const page = textOf(await call("corral_logs", { job_id: id, cursor: 0 }));
+    expect(page).toContain("line 1\n");
+    expect(page).toContain("--- end of output ---");
+  });
+
+  test("corral_agents and corral_jobs describe the registry", async () => {
+    const agents = textOf(await call("corral_agents", {}));
+    expect(agents).toContain("gemini (gemini) · model gemini-2.5-flash");
+    expect(agents).toMatch(/gemini .*· available/);
+    const jobs = textOf(await call("corral_jobs", { agent: "gemini", limit: 2 }));
+    expect(jobs).toMatch(/^\d+ job\(s\), newest 2 shown/);
+  });
+
+  test("bad arguments are refused, naming the field", async () => {
+    const missing = await call("gemini_run_async", { workdir: workdir() });
+    expect(missing.isError).toBe(true);
+    expect(textOf(missing)).toMatch(/prompt/);
+    const wrongType = await call("gemini_run_async", { prompt: "x", timeout_s: "soon" });
+    expect(wrongType.isError).toBe(true);
+    expect(textOf(wrongType)).toMatch(/timeout_s/);
+    const outside = await call("gemini_run_async", { prompt: "x", workdir: "/etc" });
+    expect(outside.isError).toBe(true);
+    expect(textOf(outside)).toMatch(/^error: workdir: \/etc is outside the allowed workdir roots/);
+    const wait = await call("corral_wait", { job_ids: [] });
+    expect(wait.isError).toBe(true);
+    expect(textOf(wait)).toMatch(/job_ids/);
+  });
+
+  test("the tool list follows the agents", async () => {
+    const changed = new Promise<void>((resolve) => client.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve()));
+    server.services.agents.create({ name: "dot", kind: "command", command: "echo" });
+    await changed;
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain("dot_run_async");
+    server.services.agents.update("dot", { enabled: false });
+    await until(async () => ((await client.listTools()).tools.some((t) => t.name === "dot_run") ? undefined : true));
+  });
+});
+
+describe("/mcp/<agent>", () => {
+  test("serves that agent's three tools only, keeping pyCorral's names", async () => {
+    const gemini = await connectMcp(server, "/mcp/gemini");
+    expect((await gemini.listTools()).tools.map((t) => t.name).sort()).toEqual(["gemini_done", "gemini_run", "gemini_run_async"]);
+    const id = textOf(await gemini.callTool({ name: "gemini_run_async", arguments: { prompt: "hi", workdir: workdir() } }));
+    await server.services.jobs.waitFor([id], 10_000);
+    expect(textOf(await gemini.callTool({ name: "gemini_done", arguments: { job_id: id } }))).toMatch(/^listo/);
+    await gemini.close();
+  });
+
+  test("an unknown agent's mount answers 404", async () => {
+    await expect(connectMcp(server, "/mcp/nobody")).rejects.toThrow(/404|no enabled agent/);
+  });
+
+  test("a session id from another mount is refused", async () => {
+    const res = await fetch(`${server.url}/mcp/gemini`, {
+      method: "POST",
+      headers: { ...server.auth, "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-session-id": "nope" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+    });
+    expect(res.status).toBe(404);
+  });
+});
