@@ -3,6 +3,6 @@ import { defineConfig } from "vite";
 
 export default defineConfig({
   plugins: [react()],
-  resolve: { conditions: ["source"] },
+  resolve: { conditions: ["corral-source"] },
   build: { outDir: "dist", emptyOutDir: true },
 });
