@@ -29,6 +29,8 @@ const EnvSchema = z.object({
   CORRAL_QWEN_MODEL: z.string().min(1).default("qwen2.5:7b"),
   CORRAL_GEMMA_MODEL: z.string().min(1).default("aliafshar/gemma3-it-qat-tools:4b"),
   CORRAL_OLLAMA_URL: z.url().default("http://127.0.0.1:11434"),
+  CORRAL_OLLAMA_MAX_CTX: positiveInt.default(32_768),
+  CORRAL_OLLAMA_MAX_ITERATIONS: positiveInt.default(30),
   CORRAL_DEV_WEB: z.enum(["0", "1"]).default("0"),
   HOME: z.string().optional(),
   XDG_DATA_HOME: z.string().optional(),
@@ -52,6 +54,10 @@ export interface AppConfig {
   /** pyCorral's model settings, keyed by built-in agent name. */
   defaultModels: Record<string, string>;
   ollamaUrl: string;
+  /** Cap on `options.num_ctx`: a model's full context can need more memory than the machine has. */
+  ollamaMaxCtx: number;
+  /** Model turns an Ollama job may take before it fails. */
+  ollamaMaxIterations: number;
   /** `CORRAL_<AGENT>_BIN` overrides, keyed by lowercase agent name. */
   binOverrides: Record<string, string>;
   /** Serve the panel from its sources with hot reload (`pnpm dev`). */
@@ -63,7 +69,9 @@ export interface AppConfig {
 export class ConfigError extends Error {}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
-  const parsed = EnvSchema.safeParse(env);
+  // An empty variable means "not set", as in a shell's `CORRAL_TOKEN= pnpm start`.
+  const set = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ""));
+  const parsed = EnvSchema.safeParse(set);
   if (!parsed.success) {
     const details = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("\n  ");
     throw new ConfigError(`Invalid settings:\n  ${details}`);
@@ -101,6 +109,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       gemma: e.CORRAL_GEMMA_MODEL,
     },
     ollamaUrl: e.CORRAL_OLLAMA_URL,
+    ollamaMaxCtx: e.CORRAL_OLLAMA_MAX_CTX,
+    ollamaMaxIterations: e.CORRAL_OLLAMA_MAX_ITERATIONS,
     binOverrides,
     devWeb: e.CORRAL_DEV_WEB === "1",
     workerEnv,

@@ -1,0 +1,82 @@
+import { readFileSync, statSync } from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { startServer, type TestServer } from "./helpers.js";
+import { connectMcp } from "./mcp-client.js";
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startServer();
+});
+afterAll(() => server.close());
+
+const get = (url: string, headers: Record<string, string> = {}) => fetch(`${server.url}${url}`, { headers, redirect: "manual" });
+
+describe("the security floor", () => {
+  test("health answers without a token", async () => {
+    expect((await get("/api/health")).status).toBe(200);
+  });
+
+  test("no token, or a wrong one, is refused on REST and MCP", async () => {
+    for (const url of ["/api/jobs", "/api/agents", "/mcp"]) {
+      const none = await get(url);
+      expect(none.status, url).toBe(401);
+      expect(((await none.json()) as { error: string }).error).toMatch(/missing token/);
+      const wrong = await get(url, { authorization: "Bearer wrong-token-wrong-token" });
+      expect(wrong.status, url).toBe(401);
+    }
+    await expect(connectMcp(server, "/mcp", { authorization: "Bearer nope" })).rejects.toThrow();
+  });
+
+  test("a foreign Origin is refused, even with the token", async () => {
+    const res = await fetch(`${server.url}/api/jobs`, {
+      method: "POST",
+      headers: { ...server.auth, origin: "https://evil.example", "content-type": "application/json" },
+      body: JSON.stringify({ agent: "gemini", prompt: "x" }),
+    });
+    expect(res.status).toBe(403);
+    expect(((await res.json()) as { error: string }).error).toMatch(/Origin/);
+    expect(server.services.jobs.list({ limit: 10, offset: 0 }).total).toBe(0);
+  });
+
+  test("the same origin is accepted", async () => {
+    const host = new URL(server.url).host;
+    const res = await get("/api/jobs", { ...server.auth, origin: `http://${host}` });
+    expect(res.status).toBe(200);
+  });
+
+  test("a foreign Host (DNS rebinding) is refused", async () => {
+    const { request } = await import("node:http");
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request(`${server.url}/api/health`, { headers: { host: "attacker.example:7433" } }, (res) => resolve(res.statusCode ?? 0));
+      req.on("error", reject);
+      req.end();
+    });
+    expect(status).toBe(403);
+  });
+
+  test("the token in the URL becomes an HttpOnly, SameSite=Strict cookie that opens the API", async () => {
+    const res = await get(`/jobs?token=${server.token}&tab=2`);
+    expect(res.status).toBe(302);
+    expect(res.headers.get("location")).toBe("/jobs?tab=2");
+    const cookie = res.headers.get("set-cookie") ?? "";
+    expect(cookie).toMatch(/HttpOnly/);
+    expect(cookie).toMatch(/SameSite=Strict/);
+    const withCookie = await get("/api/jobs", { cookie: cookie.split(";")[0] ?? "" });
+    expect(withCookie.status).toBe(200);
+    expect((await get("/jobs?token=wrong")).status).not.toBe(302);
+  });
+});
+
+test("without CORRAL_TOKEN a token is generated once and kept with mode 0600", async () => {
+  const first = await startServer({ CORRAL_TOKEN: "" });
+  const file = path.join(first.dataDir, "token");
+  const token = readFileSync(file, "utf8").trim();
+  expect(first.token).toBe(token);
+  expect(token.length).toBeGreaterThanOrEqual(24);
+  expect(statSync(file).mode & 0o777).toBe(0o600);
+  await first.app.close();
+  const second = await startServer({ CORRAL_TOKEN: "" }, { dataDir: first.dataDir, root: first.root });
+  expect(second.token).toBe(token);
+  await second.close();
+});
