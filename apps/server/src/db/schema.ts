@@ -1,5 +1,5 @@
-import { index, integer, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
-import type { AgentKind, InvocationRecord, JobOrigin, JobStatus } from "@corral/shared";
+import { index, integer, primaryKey, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import type { AgentKind, FileChange, InvocationRecord, JobOrigin, JobStatus } from "@corral/shared";
 
 export const agents = sqliteTable("agents", {
   name: text("name").primaryKey(),
@@ -57,5 +57,40 @@ export const jobs = sqliteTable(
   ],
 );
 
+/** What Corral last learned about each model of each Ollama server, with when it learned it. */
+export const ollamaModels = sqliteTable(
+  "ollama_models",
+  {
+    baseUrl: text("base_url").notNull(),
+    model: text("model").notNull(),
+    /** The listing's facts (capabilities, context length, size, cloud…) as last read. */
+    facts: text("facts", { mode: "json" }).$type<Record<string, unknown>>(),
+    checkedAt: integer("checked_at"),
+    probeOutcome: text("probe_outcome"),
+    probeDetail: text("probe_detail"),
+    probedAt: integer("probed_at"),
+  },
+  (t) => [primaryKey({ columns: [t.baseUrl, t.model] })],
+);
+
+/** What each job did to its workdir: one row per path, the path's latest change (see jobs/file-watcher.ts). */
+export const jobFiles = sqliteTable(
+  "job_files",
+  {
+    jobId: text("job_id")
+      .notNull()
+      .references(() => jobs.id, { onDelete: "cascade" }),
+    /** Relative to the job's workdir, `/`-separated. */
+    path: text("path").notNull(),
+    change: text("change").$type<FileChange>().notNull(),
+    /** Bytes after the change; null when deleted. */
+    size: integer("size"),
+    at: integer("at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.jobId, t.path] })],
+);
+
 export type AgentRow = typeof agents.$inferSelect;
 export type JobRow = typeof jobs.$inferSelect;
+export type OllamaModelRow = typeof ollamaModels.$inferSelect;
+export type JobFileRow = typeof jobFiles.$inferSelect;
