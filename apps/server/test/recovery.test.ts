@@ -1,0 +1,95 @@
+import { rmSync } from "node:fs";
+import path from "node:path";
+import { afterEach, expect, test } from "vitest";
+import { jobFiles } from "../src/jobs/worker-process.js";
+import { sleep, startServer, tempDir, type TestServer } from "./helpers.js";
+
+const roots: string[] = [];
+afterEach(() => {
+  for (const root of roots.splice(0)) rmSync(root, { recursive: true, force: true });
+});
+
+async function restartable() {
+  const root = tempDir();
+  roots.push(root);
+  const start = () => startServer({}, { root });
+  return { root, start };
+}
+
+const outputOf = (server: TestServer, id: string) =>
+  server.services.jobs
+    .readOutput(id, 0, 1 << 24)
+    .chunks.map((c) => c.text)
+    .join("");
+
+test("a worker keeps running while the server is down and is picked up at the next start", async () => {
+  const { root, start } = await restartable();
+  const first = await start();
+  const job = first.services.jobs.launch("gemini", { prompt: "print 3\nsleep 1.5\nprint 2\nwrite after.txt ok", workdir: path.join(root, "w") }, "rest");
+  await sleep(500);
+  await first.app.close();
+  const second = await start();
+  try {
+    const [ended] = await second.services.jobs.waitFor([job.id], 15_000);
+    expect(ended?.status).toBe("succeeded");
+    expect(ended?.exitCode).toBe(0);
+    expect(outputOf(second, job.id)).toBe("line 1\nline 2\nline 3\nline 1\nline 2\nwrote after.txt\ndone gemini\n");
+  } finally {
+    await second.app.close();
+  }
+});
+
+test("a worker that ended while the server was down gets its recorded exit status", async () => {
+  const { root, start } = await restartable();
+  const first = await start();
+  const job = first.services.jobs.launch("gemini", { prompt: "sleep 0.5\nstderr bad things\nexit 4", workdir: path.join(root, "w") }, "rest");
+  await sleep(200);
+  await first.app.close();
+  await sleep(1500);
+  const second = await start();
+  try {
+    const [ended] = await second.services.jobs.waitFor([job.id], 10_000);
+    expect(ended?.status).toBe("failed");
+    expect(ended?.exitCode).toBe(4);
+    expect(ended?.error).toContain("bad things");
+  } finally {
+    await second.app.close();
+  }
+});
+
+test("a worker gone without an exit status is marked lost, with the reason", async () => {
+  const { root, start } = await restartable();
+  const first = await start();
+  const job = first.services.jobs.launch("gemini", { prompt: "hang", workdir: path.join(root, "w") }, "rest");
+  await sleep(300);
+  const pid = first.services.jobs.get(job.id).pid as number;
+  await first.app.close();
+  process.kill(-pid, "SIGKILL");
+  await sleep(300);
+  rmSync(jobFiles(path.join(root, "data"), job.id).exit, { force: true });
+  const second = await start();
+  try {
+    const lost = second.services.jobs.get(job.id);
+    expect(lost.status).toBe("lost");
+    expect(lost.error).toMatch(/left no exit status/);
+  } finally {
+    await second.app.close();
+  }
+});
+
+test("queued jobs wait again in order after a restart", async () => {
+  const { root, start } = await restartable();
+  const first = await start();
+  first.services.agents.update("kiro", { maxConcurrent: 1 });
+  const ids = [0, 1, 2].map((i) => first.services.jobs.launch("kiro", { prompt: `sleep 0.3\nwrite q${i}.txt ${i}`, workdir: path.join(root, "q") }, "rest").id);
+  await first.app.close();
+  const second = await start();
+  try {
+    const ended = await second.services.jobs.waitFor(ids, 15_000);
+    expect(ended.map((j) => j.status)).toEqual(["succeeded", "succeeded", "succeeded"]);
+    const starts = ended.map((j) => j.startedAt as number);
+    expect([...starts].sort((a, b) => a - b)).toEqual(starts);
+  } finally {
+    await second.app.close();
+  }
+});
