@@ -11,6 +11,7 @@ import { mcpRoutes } from "./mcp/mounts.js";
 import { agentRoutes } from "./routes/agents/index.js";
 import { healthRoutes } from "./routes/health.js";
 import { jobRoutes } from "./routes/jobs/index.js";
+import { ollamaRoutes } from "./routes/ollama/index.js";
 import { registerGuard } from "./security/guard.js";
 import { loadOrCreateToken } from "./security/token.js";
 import { createServices, type Services } from "./services.js";
@@ -53,6 +54,7 @@ export async function buildApp(config: AppConfig): Promise<CorralApp> {
   await app.register(healthRoutes);
   await app.register(agentRoutes(services));
   await app.register(jobRoutes(services));
+  await app.register(ollamaRoutes(services));
   await app.register(mcpRoutes(services));
   if (config.devWeb) {
     await registerDevWeb(app);

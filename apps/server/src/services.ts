@@ -1,8 +1,12 @@
 import type { AppConfig } from "./config.js";
 import { AgentService } from "./agents/service.js";
+import { ollamaAvailability, ollamaBuiltinRows } from "./agents/ollama/catalog.js";
+import { createOllamaAdapter } from "./agents/ollama/ollama.js";
+import { OllamaService } from "./agents/ollama/service.js";
 import type { Db } from "./db/client.js";
 import { createAgentsRepo } from "./db/repos/agents.js";
 import { createJobsRepo } from "./db/repos/jobs.js";
+import { createOllamaModelsRepo } from "./db/repos/ollama-models.js";
 import { JobService } from "./jobs/service.js";
 
 /** The one service layer every door (MCP, REST, WebSocket) calls. */
@@ -10,15 +14,23 @@ export interface Services {
   config: AppConfig;
   agents: AgentService;
   jobs: JobService;
+  ollama: OllamaService;
 }
 
 export function createServices(config: AppConfig, db: Db): Services {
   const agentsRepo = createAgentsRepo(db);
   const jobsRepo = createJobsRepo(db);
-  const agents = new AgentService({ config, agents: agentsRepo, hasJobs: (name) => jobsRepo.hasJobs(name) });
-  const jobs = new JobService({ config, jobs: jobsRepo, agents: agentsRepo });
+  const agents = new AgentService({
+    config,
+    agents: agentsRepo,
+    hasJobs: (name) => jobsRepo.hasJobs(name),
+    extraBuiltins: ollamaBuiltinRows,
+    availabilityChecks: { ollama: (agent) => ollamaAvailability(agent, config) },
+  });
+  const jobs = new JobService({ config, jobs: jobsRepo, agents: agentsRepo, inProcessAdapters: { ollama: createOllamaAdapter(config) } });
+  const ollama = new OllamaService({ config, agents: agentsRepo, models: createOllamaModelsRepo(db) });
   agents.on("changed", ({ name, removed }) => {
     if (!removed) jobs.agentChanged(name);
   });
-  return { config, agents, jobs };
+  return { config, agents, jobs, ollama };
 }

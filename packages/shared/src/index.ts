@@ -2,3 +2,4 @@ export * from "./enums.js";
 export * from "./agents.js";
 export * from "./jobs.js";
 export * from "./errors.js";
+export * from "./ollama.js";

@@ -2,6 +2,7 @@ import { McpServer, type RegisteredTool } from "@modelcontextprotocol/sdk/server
 import type { Services } from "../services.js";
 import { registerAgentTools } from "./tools/agent-tools.js";
 import { registerCorralTools } from "./tools/corral-tools.js";
+import { registerOllamaTools } from "./tools/ollama-tools.js";
 
 export interface McpMount {
   /** Null: every agent plus the corral tools (`/mcp`); else that agent's tools only. */
@@ -35,7 +36,10 @@ export function createMcpServer(services: Services, mount: McpMount): { server: 
     }
   };
   sync();
-  if (!mount.agent) registerCorralTools(server, services);
+  if (!mount.agent) {
+    registerCorralTools(server, services);
+    registerOllamaTools(server, services);
+  }
   services.agents.on("changed", sync);
   return { server, dispose: () => services.agents.off("changed", sync) };
 }

@@ -1,0 +1,53 @@
+import type { AgentAvailability } from "@corral/shared";
+import type { AppConfig } from "../../config.js";
+import type { NewAgentRow } from "../../db/repos/agents.js";
+import type { AgentRow } from "../../db/schema.js";
+import { defaultProviders, effectiveModel } from "../catalog.js";
+import { isUnreachable, ollamaClient, pullHint, sameModel, unreachableMessage } from "./client.js";
+import { ollamaBaseUrl } from "./ollama.js";
+
+/** pyCorral's three Ollama "becarios"; their models come from CORRAL_<AGENT>_MODEL. */
+const builtins = [
+  { name: "ollama", description: "Local Ollama model with file tools (write_file, read_file, list_files) in its workdir" },
+  { name: "qwen", description: "Qwen on Ollama with file tools in its workdir" },
+  { name: "gemma", description: "Gemma (tools build) on Ollama with file tools in its workdir" },
+];
+
+export function ollamaBuiltinRows(_config: AppConfig, now = Date.now()): NewAgentRow[] {
+  return builtins.map((b) => ({
+    name: b.name,
+    kind: "ollama" as const,
+    provider: defaultProviders.ollama,
+    model: null,
+    workdir: `~/misRepos/corral/${b.name}`,
+    timeoutS: 1800,
+    // One GPU serves one model at a time; further jobs wait in Corral, visible and cancellable.
+    maxConcurrent: 1,
+    env: {},
+    enabled: true,
+    command: null,
+    args: null,
+    baseUrl: null,
+    description: b.description,
+    builtin: true,
+    createdAt: now,
+    updatedAt: now,
+  }));
+}
+
+/** Listing agents must stay quick even when a remote Ollama host is down. */
+const AVAILABILITY_TIMEOUT_MS = 2_000;
+
+/** Available when the server answers and has the agent's model. */
+export async function ollamaAvailability(agent: AgentRow, config: AppConfig): Promise<AgentAvailability> {
+  const baseUrl = ollamaBaseUrl(agent, config);
+  const model = effectiveModel(agent, config) ?? config.defaultModels.ollama ?? "";
+  try {
+    const { models } = await ollamaClient(baseUrl, AbortSignal.timeout(AVAILABILITY_TIMEOUT_MS)).list();
+    if (models.some((m) => sameModel(m.name, model))) return { available: true, resolved: `${baseUrl} (${model})`, hint: null };
+    return { available: false, resolved: null, hint: pullHint(model) };
+  } catch (err) {
+    const hint = isUnreachable(err) ? unreachableMessage(baseUrl, err) : `Ollama at ${baseUrl} did not list its models: ${err instanceof Error ? err.message : String(err)}`;
+    return { available: false, resolved: null, hint };
+  }
+}

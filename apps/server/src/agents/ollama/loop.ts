@@ -1,0 +1,140 @@
+import type { ChatResponse, Message, ToolCall } from "ollama";
+import type { UsageReport, WorkerIO } from "../types.js";
+import { explainOllamaError, isAbort, metadataSignal, noToolsMessage, ollamaClient } from "./client.js";
+import { showModel, toolCapableModels, type ModelFacts } from "./models.js";
+import { fileTools, runFileTool } from "./tools.js";
+
+export interface LoopOptions {
+  baseUrl: string;
+  model: string;
+  workdir: string;
+  prompt: string;
+  maxIterations: number;
+  /** Cap on num_ctx. */
+  maxCtx: number;
+  io: WorkerIO;
+}
+
+export interface LoopResult {
+  finalText: string;
+  usage: UsageReport;
+  filesWritten: string[];
+}
+
+/** prompt_eval_count this close to num_ctx means Ollama probably cut the start of the conversation. */
+const TRUNCATION_RATIO = 0.9;
+
+const SYSTEM_PROMPT = [
+  "You are a worker that completes one task inside a working directory.",
+  "Use the tools to act: write_file creates or overwrites a file, read_file reads one, list_files lists a directory.",
+  "Paths are relative to the working directory; you cannot reach files outside it.",
+  "When the task asks for a file, write it with write_file rather than pasting it in your answer.",
+  "When you are done, reply with a short final answer and no tool call.",
+].join(" ");
+
+const seconds = (ns: number | undefined) => (ns ? `${(ns / 1e9).toFixed(2)} s` : "0 s");
+
+function describeCall(call: ToolCall): string {
+  const args = Object.entries(call.function.arguments ?? {}).map(([key, value]) => {
+    const text = typeof value === "string" ? JSON.stringify(value.length > 120 ? `${value.slice(0, 120)}…` : value) : JSON.stringify(value);
+    return `${key}=${text}`;
+  });
+  return `${call.function.name}(${args.join(", ")})`;
+}
+
+class LoopError extends Error {}
+
+/**
+ * The worker loop: chat with tools, run the calls the model makes inside the workdir, feed the
+ * results back, until the model answers without calling anything or the turn limit is reached.
+ */
+export async function runToolLoop(opts: LoopOptions): Promise<LoopResult> {
+  const { io, model, baseUrl } = opts;
+  const explain = (err: unknown) =>
+    explainOllamaError(err, { baseUrl, model, toolModels: () => toolCapableModels(baseUrl, io.signal) });
+
+  let facts: ModelFacts;
+  try {
+    facts = await showModel(ollamaClient(baseUrl, metadataSignal(io.signal)), model);
+  } catch (err) {
+    throw new LoopError(await explain(err));
+  }
+  if (!facts.tools) {
+    throw new LoopError(noToolsMessage(model, await toolCapableModels(baseUrl, io.signal).catch(() => [])));
+  }
+  const numCtx = Math.min(facts.contextLength ?? opts.maxCtx, opts.maxCtx);
+  io.write(
+    "sys",
+    `[ollama] ${model} at ${baseUrl} · num_ctx ${numCtx}${facts.contextLength ? ` (model context ${facts.contextLength})` : ""}${facts.cloud ? ` · cloud model via ${facts.remoteHost}` : ""}\n`,
+  );
+
+  const client = ollamaClient(baseUrl, io.signal);
+  const messages: Message[] = [
+    { role: "system", content: SYSTEM_PROMPT },
+    { role: "user", content: opts.prompt },
+  ];
+  const usage: UsageReport & { inputTokens: number; outputTokens: number } = { model, inputTokens: 0, outputTokens: 0 };
+  // Local models cost nothing; a cloud model is billed elsewhere at a price we do not know.
+  if (!facts.cloud) usage.costUsd = 0;
+  const filesWritten: string[] = [];
+  let totalNs = 0;
+
+  for (let turn = 1; turn <= opts.maxIterations; turn++) {
+    let content = "";
+    const calls: ToolCall[] = [];
+    let last: ChatResponse | undefined;
+    let started = false;
+    try {
+      const stream = await client.chat({ model, messages, tools: fileTools, stream: true, options: { num_ctx: numCtx } });
+      started = true;
+      for await (const chunk of stream) {
+        if (chunk.message?.content) {
+          content += chunk.message.content;
+          io.write("out", chunk.message.content);
+        }
+        if (chunk.message?.tool_calls?.length) calls.push(...chunk.message.tool_calls);
+        if (chunk.done) last = chunk;
+      }
+    } catch (err) {
+      if (io.signal.aborted || isAbort(err)) throw new LoopError("cancelled");
+      if (started) throw new LoopError(`Ollama stopped mid-answer (turn ${turn}): ${err instanceof Error ? err.message : String(err)}`);
+      throw new LoopError(await explain(err));
+    }
+    if (content && !content.endsWith("\n")) io.write("out", "\n");
+
+    if (last) {
+      usage.inputTokens += last.prompt_eval_count ?? 0;
+      usage.outputTokens += last.eval_count ?? 0;
+      totalNs += last.total_duration ?? 0;
+      io.usage({ ...usage });
+      io.write(
+        "sys",
+        `[ollama] turn ${turn}: prompt ${last.prompt_eval_count ?? 0} tok, output ${last.eval_count ?? 0} tok, ${seconds(last.total_duration)} (load ${seconds(last.load_duration)}, prompt ${seconds(last.prompt_eval_duration)}, eval ${seconds(last.eval_duration)})\n`,
+      );
+      if ((last.prompt_eval_count ?? 0) >= numCtx * TRUNCATION_RATIO) {
+        io.write(
+          "err",
+          `[ollama] warning: the prompt used ${last.prompt_eval_count} of ${numCtx} context tokens; Ollama has probably truncated the conversation (raise CORRAL_OLLAMA_MAX_CTX if the model and memory allow)\n`,
+        );
+      }
+    }
+
+    messages.push({ role: "assistant", content, ...(calls.length ? { tool_calls: calls } : {}) });
+    if (!calls.length) {
+      io.write("sys", `[ollama] done after ${turn} turn(s), ${usage.inputTokens} prompt + ${usage.outputTokens} output tokens, ${seconds(totalNs)} in the model\n`);
+      return { finalText: content.trim(), usage, filesWritten };
+    }
+    for (const call of calls) {
+      if (io.signal.aborted) throw new LoopError("cancelled");
+      io.write("out", `→ ${describeCall(call)}\n`);
+      const outcome = await runFileTool(opts.workdir, call.function.name, call.function.arguments ?? {});
+      if (outcome.wrote) filesWritten.push(outcome.wrote);
+      const shown = outcome.text.length > 300 ? `${outcome.text.slice(0, 300)}…` : outcome.text;
+      io.write("out", `← ${shown}\n`);
+      messages.push({ role: "tool", content: outcome.text, tool_name: call.function.name });
+    }
+  }
+  throw new LoopError(
+    `stopped after ${opts.maxIterations} model turns without a final answer: the model kept calling tools (limit CORRAL_OLLAMA_MAX_ITERATIONS=${opts.maxIterations})`,
+  );
+}

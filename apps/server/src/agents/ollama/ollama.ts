@@ -1,0 +1,36 @@
+import type { AppConfig } from "../../config.js";
+import type { AgentRow } from "../../db/schema.js";
+import type { InProcessAdapter, JobSpec, WorkerIO, WorkerResult } from "../types.js";
+import { runToolLoop } from "./loop.js";
+import { writeConfined } from "./tools.js";
+
+/** The server an Ollama agent talks to: its own baseUrl, else CORRAL_OLLAMA_URL. */
+export const ollamaBaseUrl = (agent: AgentRow, config: AppConfig) => agent.baseUrl ?? config.ollamaUrl;
+
+/** The model a job runs: the job's, else the agent's, else `CORRAL_<AGENT>_MODEL`, else CORRAL_OLLAMA_MODEL. */
+export function ollamaModel(spec: JobSpec, config: AppConfig): string {
+  return spec.model ?? spec.agent.model ?? config.defaultModels[spec.agent.name] ?? (config.defaultModels.ollama as string);
+}
+
+/** Every Ollama agent runs through this one adapter; agents differ only in server and model. */
+export function createOllamaAdapter(config: AppConfig): InProcessAdapter {
+  return {
+    kind: "ollama",
+    async run(spec: JobSpec, io: WorkerIO): Promise<WorkerResult> {
+      const result = await runToolLoop({
+        baseUrl: ollamaBaseUrl(spec.agent, config),
+        model: ollamaModel(spec, config),
+        workdir: spec.workdir,
+        prompt: spec.prompt,
+        maxIterations: config.ollamaMaxIterations,
+        maxCtx: config.ollamaMaxCtx,
+        io,
+      });
+      // As pyCorral: output.md only when there is an answer; output-<job>.md keeps each job's own.
+      if (result.finalText) await writeConfined(spec.workdir, "output.md", `${result.finalText}\n`);
+      await writeConfined(spec.workdir, `output-${spec.jobId}.md`, result.finalText ? `${result.finalText}\n` : "");
+      if (result.filesWritten.length) io.write("sys", `[ollama] files written: ${[...new Set(result.filesWritten)].join(", ")}\n`);
+      return { finalText: result.finalText || undefined, usage: result.usage };
+    },
+  };
+}

@@ -1,0 +1,60 @@
+import type { OllamaModel, OllamaModelList, OllamaProbe, OllamaProbeBody, OllamaServerQuery, ProbeOutcome } from "@corral/shared";
+import type { AppConfig } from "../../config.js";
+import type { AgentsRepo } from "../../db/repos/agents.js";
+import type { OllamaModelsRepo } from "../../db/repos/ollama-models.js";
+import type { OllamaModelRow } from "../../db/schema.js";
+import { badInput, notFound, ServiceError } from "../../lib/errors.js";
+import { explainOllamaError } from "./client.js";
+import { listServerModels } from "./models.js";
+import { ollamaBaseUrl } from "./ollama.js";
+import { probeModel } from "./probe.js";
+
+export interface OllamaServiceDeps {
+  config: AppConfig;
+  agents: AgentsRepo;
+  models: OllamaModelsRepo;
+}
+
+function storedProbe(row: OllamaModelRow | undefined): OllamaProbe | null {
+  if (!row?.probeOutcome || row.probedAt === null) return null;
+  return { outcome: row.probeOutcome as ProbeOutcome, detail: row.probeDetail ?? "", checkedAt: row.probedAt };
+}
+
+/** What the Ollama servers behind the agents can do: capability listing and live tool-call probes. */
+export class OllamaService {
+  constructor(private readonly deps: OllamaServiceDeps) {}
+
+  /** The server of the named Ollama agent, else CORRAL_OLLAMA_URL. */
+  serverUrl(agentName?: string): string {
+    if (!agentName) return this.deps.config.ollamaUrl;
+    const agent = this.deps.agents.get(agentName);
+    if (!agent) throw notFound(`agent ${agentName} does not exist`, "agent");
+    if (agent.kind !== "ollama") throw badInput(`agent ${agentName} is a ${agent.kind} agent, not an Ollama one`, "agent");
+    return ollamaBaseUrl(agent, this.deps.config);
+  }
+
+  async models(query: OllamaServerQuery = {}): Promise<OllamaModelList> {
+    const url = this.serverUrl(query.agent);
+    let listed: Awaited<ReturnType<typeof listServerModels>>;
+    try {
+      listed = await listServerModels(url);
+    } catch (err) {
+      throw new ServiceError(await explainOllamaError(err, { baseUrl: url, model: "" }), 503);
+    }
+    const checkedAt = Date.now();
+    const stored = new Map(this.deps.models.forServer(url).map((row) => [row.model, row]));
+    const models: OllamaModel[] = listed.models.map((m) => {
+      const { name, ...facts } = m;
+      this.deps.models.saveFacts(url, name, facts, checkedAt);
+      return { name, ...facts, checkedAt, probe: storedProbe(stored.get(name)) };
+    });
+    return { url, version: listed.version, models };
+  }
+
+  async probe(body: OllamaProbeBody): Promise<OllamaProbe & { model: string; url: string }> {
+    const url = this.serverUrl(body.agent);
+    const probe = await probeModel(url, body.model);
+    this.deps.models.saveProbe(url, body.model, probe);
+    return { model: body.model, url, ...probe };
+  }
+}

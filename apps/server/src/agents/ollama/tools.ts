@@ -1,0 +1,167 @@
+import { constants, type Dirent } from "node:fs";
+import { lstat, mkdir, open, readdir, readFile, realpath } from "node:fs/promises";
+import path from "node:path";
+import type { Tool } from "ollama";
+
+/** A file read back to the model is cut here: a small model's context is the scarce resource. */
+const MAX_READ_CHARS = 64 * 1024;
+const MAX_LIST_ENTRIES = 500;
+const MAX_WRITE_CHARS = 4 * 1024 * 1024;
+
+export const fileTools: Tool[] = [
+  {
+    type: "function",
+    function: {
+      name: "write_file",
+      description: "Create or overwrite a file in the working directory. Parent directories are created.",
+      parameters: {
+        type: "object",
+        properties: {
+          path: { type: "string", description: "Path relative to the working directory, e.g. notes/summary.md" },
+          content: { type: "string", description: "The full content of the file" },
+        },
+        required: ["path", "content"],
+      },
+    },
+  },
+  {
+    type: "function",
+    function: {
+      name: "read_file",
+      description: "Read a text file from the working directory.",
+      parameters: {
+        type: "object",
+        properties: { path: { type: "string", description: "Path relative to the working directory" } },
+        required: ["path"],
+      },
+    },
+  },
+  {
+    type: "function",
+    function: {
+      name: "list_files",
+      description: "List files and directories in the working directory or one of its subdirectories.",
+      parameters: {
+        type: "object",
+        properties: { path: { type: "string", description: "Directory relative to the working directory; default: the working directory itself" } },
+        required: [],
+      },
+    },
+  },
+];
+
+export interface ToolOutcome {
+  ok: boolean;
+  /** Sent back to the model as the tool message. */
+  text: string;
+  /** A file the tool wrote, relative to the workdir. */
+  wrote?: string;
+}
+
+class Refusal extends Error {}
+
+function inside(child: string, parent: string): boolean {
+  const rel = path.relative(parent, child);
+  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
+}
+
+/**
+ * Where `requested` really lands once symlinks are resolved, refusing anything outside the
+ * workdir: `..`, absolute paths elsewhere, and symlinks (followed or dangling) that point out.
+ * Components that do not exist yet cannot be links, so the deepest existing ancestor decides.
+ */
+export async function confine(workdir: string, requested: string): Promise<string> {
+  if (typeof requested !== "string" || !requested.trim()) throw new Refusal("path is empty");
+  if (requested.includes("\0")) throw new Refusal("path contains a NUL byte");
+  const root = await realpath(workdir);
+  const target = path.resolve(root, requested);
+  if (!inside(target, root)) throw new Refusal(`${requested} is outside the working directory`);
+  let existing = target;
+  for (;;) {
+    try {
+      await lstat(existing);
+      break;
+    } catch {
+      if (existing === root) break;
+      existing = path.dirname(existing);
+    }
+  }
+  let real: string;
+  try {
+    real = await realpath(existing);
+  } catch {
+    // It exists but does not resolve: a dangling symlink, whose target could be anywhere.
+    throw new Refusal(`${requested} is a symlink to nowhere; refusing to follow it`);
+  }
+  const resolved = path.join(real, path.relative(existing, target));
+  if (!inside(resolved, root)) throw new Refusal(`${requested} resolves outside the working directory (through a symlink)`);
+  return resolved;
+}
+
+/** Writes through the confined path; O_NOFOLLOW closes the gap if a link appears after the check. */
+export async function writeConfined(workdir: string, requested: string, content: string): Promise<string> {
+  const target = await confine(workdir, requested);
+  const root = await realpath(workdir);
+  if (target === root) throw new Refusal(`${requested} is the working directory itself; name a file in it`);
+  await mkdir(path.dirname(target), { recursive: true });
+  // Parents created just now could have been swapped for links in between; check once more.
+  if ((await confine(workdir, target)) !== target) throw new Refusal(`${requested} changed while it was being written`);
+  const handle = await open(target, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o644);
+  try {
+    await handle.writeFile(content, "utf8");
+  } finally {
+    await handle.close();
+  }
+  return path.relative(root, target);
+}
+
+function stringArg(args: Record<string, unknown>, name: string, required: boolean): string | undefined {
+  const value = args[name];
+  if (value === undefined || value === null) {
+    if (required) throw new Refusal(`missing argument "${name}"`);
+    return undefined;
+  }
+  if (typeof value !== "string") throw new Refusal(`argument "${name}" must be a string`);
+  return value;
+}
+
+function describeEntry(entry: Dirent): string {
+  return entry.isDirectory() ? `${entry.name}/` : entry.isSymbolicLink() ? `${entry.name}@` : entry.name;
+}
+
+/** Runs one tool call; every failure becomes a tool error the model can read and recover from. */
+export async function runFileTool(workdir: string, name: string, args: Record<string, unknown>): Promise<ToolOutcome> {
+  try {
+    switch (name) {
+      case "write_file": {
+        const file = stringArg(args, "path", true) as string;
+        const content = stringArg(args, "content", true) as string;
+        if (content.length > MAX_WRITE_CHARS) throw new Refusal(`content is larger than ${MAX_WRITE_CHARS} characters`);
+        const wrote = await writeConfined(workdir, file, content);
+        return { ok: true, text: `wrote ${Buffer.byteLength(content)} bytes to ${wrote}`, wrote };
+      }
+      case "read_file": {
+        const file = await confine(workdir, stringArg(args, "path", true) as string);
+        const text = await readFile(file, "utf8");
+        return { ok: true, text: text.length > MAX_READ_CHARS ? `${text.slice(0, MAX_READ_CHARS)}\n[…truncated at ${MAX_READ_CHARS} characters]` : text };
+      }
+      case "list_files": {
+        const dir = await confine(workdir, stringArg(args, "path", false) || ".");
+        const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name));
+        const shown = entries.slice(0, MAX_LIST_ENTRIES).map(describeEntry);
+        if (entries.length > shown.length) shown.push(`[…${entries.length - shown.length} more]`);
+        return { ok: true, text: shown.join("\n") || "(empty)" };
+      }
+      default:
+        return { ok: false, text: `error: unknown tool ${name}; the tools are write_file, read_file and list_files` };
+    }
+  } catch (err) {
+    if (err instanceof Refusal) return { ok: false, text: `error: refused: ${err.message}` };
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ELOOP") return { ok: false, text: "error: refused: the path is a symlink" };
+    if (code === "ENOENT") return { ok: false, text: "error: no such file or directory" };
+    if (code === "EISDIR") return { ok: false, text: "error: that is a directory; use list_files" };
+    if (code === "ENOTDIR") return { ok: false, text: "error: not a directory" };
+    return { ok: false, text: `error: ${err instanceof Error ? err.message : String(err)}` };
+  }
+}
