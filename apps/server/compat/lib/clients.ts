@@ -1,0 +1,77 @@
+// The pinned real clients (installed by setup.mjs) and a clean way to run them: an empty
+// environment plus what each test passes, stdin closed, output collected, a hard time limit.
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../..");
+export const clientsDir = path.join(repo, ".compat-clients");
+
+export type Client = "claude" | "gemini" | "opencode" | "mcp-inspector";
+
+/** Absolute path of a pinned client's executable. */
+export function clientBin(name: Client): string {
+  const bin = path.join(clientsDir, "node_modules", ".bin", name);
+  if (!existsSync(bin)) throw new Error(`${name} is not installed in ${clientsDir}: run \`node compat/setup.mjs\` (pnpm test:compat does)`);
+  return bin;
+}
+
+/** PATH with only node and the system tools, so no globally installed client is picked up. */
+export const basePath = [path.dirname(process.execPath), "/usr/local/bin", "/usr/bin", "/bin"].join(path.delimiter);
+
+/** The environment a client gets: nothing from the host but PATH, plus a private HOME and TMPDIR. */
+export function cleanEnv(home: string, extra: Record<string, string> = {}): Record<string, string> {
+  const tmp = path.join(home, "tmp");
+  mkdirSync(tmp, { recursive: true });
+  return { PATH: basePath, HOME: home, TMPDIR: tmp, LANG: "C.UTF-8", ...extra };
+}
+
+/** Environment that keeps Claude Code off the network except for the given (fake) API. */
+export function claudeEnv(home: string, apiUrl: string | null): Record<string, string> {
+  return cleanEnv(home, {
+    ...(apiUrl ? { ANTHROPIC_BASE_URL: apiUrl, ANTHROPIC_API_KEY: "fake" } : {}),
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+    DISABLE_AUTOUPDATER: "1",
+    DISABLE_TELEMETRY: "1",
+    DISABLE_ERROR_REPORTING: "1",
+  });
+}
+
+export interface ClientRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a client to the end; it is killed (whole process group) after `timeoutMs`. */
+export function runClient(
+  command: string,
+  args: string[],
+  options: { cwd: string; env: Record<string, string>; timeoutMs?: number },
+): Promise<ClientRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    const timer = setTimeout(() => {
+      if (child.pid) process.kill(-child.pid, "SIGKILL");
+    }, options.timeoutMs ?? 90_000);
+    child.once("error", (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.once("close", (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+/** A failed expectation about a client run shows what the client printed. */
+export function describeRun(run: ClientRun): string {
+  return `exit ${run.code ?? run.signal}\n--- stdout ---\n${run.stdout.slice(-4000)}\n--- stderr ---\n${run.stderr.slice(-4000)}`;
+}

@@ -1,0 +1,154 @@
+// The real Gemini CLI 0.61.0 and OpenCode 1.18.33 as Corral workers, each talking to a fake of
+// its LLM API: the scripted model asks the CLI to write a file with the CLI's own write tool, the
+// job succeeds, the file is there, and the usage Corral parsed from the CLI's real output matches
+// what the fake API reported.
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { isFinalStatus, type Job } from "@corral/shared";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startFakeGemini } from "../test/fixtures/fake-llm/gemini.js";
+import { startFakeOpenAI } from "../test/fixtures/fake-llm/openai.js";
+import type { FakeServer, Script } from "../test/fixtures/fake-llm/script.js";
+import { api, startServer, until, type TestServer } from "../test/helpers.js";
+import { clientBin } from "./lib/clients.js";
+
+let server: TestServer;
+const fakes: FakeServer[] = [];
+
+/** Two model turns with distinct usage, as in the captured samples: a write, then the answer. */
+function writeScript(tool: string, args: Record<string, unknown>): Script {
+  return [
+    { kind: "tool", name: tool, args, usage: { input: 1200, output: 40, cacheRead: 100, reasoning: 7 } },
+    { kind: "text", text: "Done: wrote hello.txt", usage: { input: 1300, output: 12 } },
+  ];
+}
+
+async function configureAgent(name: string, env: Record<string, string>): Promise<void> {
+  const res = await api(server, "PATCH", `/api/agents/${name}`, { env });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+}
+
+async function runJob(agent: string, body: Record<string, unknown>): Promise<{ job: Job; output: string }> {
+  const launched = await api<Job>(server, "POST", "/api/jobs", { agent, ...body });
+  expect(launched.status, JSON.stringify(launched.body)).toBe(201);
+  const job = await until(
+    async () => {
+      const res = await api<Job>(server, "GET", `/api/jobs/${launched.body.id}`);
+      return isFinalStatus(res.body.status) ? res.body : undefined;
+    },
+    120_000,
+    `${agent} job to end`,
+  );
+  const out = await api<{ chunks: { text: string }[] }>(server, "GET", `/api/jobs/${job.id}/output`);
+  return { job, output: out.body.chunks.map((c) => c.text).join("") };
+}
+
+beforeAll(async () => {
+  server = await startServer({
+    CORRAL_GEMINI_BIN: clientBin("gemini"),
+    CORRAL_OPENCODE_BIN: clientBin("opencode"),
+  });
+  // Workers inherit the server's HOME (the test root): Gemini CLI reads its settings there.
+  mkdirSync(path.join(server.root, ".gemini"), { recursive: true });
+  writeFileSync(
+    path.join(server.root, ".gemini", "settings.json"),
+    JSON.stringify({
+      security: { auth: { selectedType: "gemini-api-key" } },
+      general: { disableAutoUpdate: true, disableUpdateNag: true },
+      privacy: { usageStatisticsEnabled: false },
+      telemetry: { enabled: false },
+    }),
+  );
+  mkdirSync(path.join(server.root, "tmp"), { recursive: true });
+});
+
+afterAll(async () => {
+  await server?.close();
+  await Promise.all(fakes.map((f) => f.close()));
+});
+
+describe("real CLIs as Corral workers", () => {
+  it("Gemini CLI 0.61.0 writes the file its model asked for; usage comes from its stream-json result", async () => {
+    const workdir = path.join(server.root, "jobs", "gemini");
+    const fake = await startFakeGemini(
+      writeScript("write_file", { file_path: path.join(workdir, "hello.txt"), content: "hello from gemini\n" }),
+    );
+    fakes.push(fake);
+    await configureAgent("gemini", {
+      GOOGLE_GEMINI_BASE_URL: fake.url,
+      GEMINI_API_KEY: "fake",
+      GEMINI_CLI_TRUST_WORKSPACE: "true",
+      TMPDIR: path.join(server.root, "tmp"),
+    });
+
+    const { job, output } = await runJob("gemini", { prompt: "Create hello.txt with a greeting.", workdir });
+    expect(job.status, `${job.error ?? ""}\n${output}`).toBe("succeeded");
+    expect(job.exitCode).toBe(0);
+    expect(readFileSync(path.join(workdir, "hello.txt"), "utf8")).toBe("hello from gemini\n");
+    expect(fake.requests.some((r) => r.path.includes("gemini-2.5-flash:streamGenerateContent"))).toBe(true);
+
+    // The fake reported 1200 + 1300 prompt tokens (100 cached), 40 + 12 candidates and 7 thoughts;
+    // thoughts bill as output.
+    expect(job.usage).toMatchObject({ model: "gemini-2.5-flash", inputTokens: 2500, outputTokens: 59, cachedInputTokens: 100 });
+    // Gemini CLI prints no cost, so Corral prices the tokens: Google's list price for
+    // gemini-2.5-flash is $0.30 (input), $0.03 (cached input) and $2.50 (output) per million.
+    expect(job.usage.costSource).toBe("estimated");
+    expect(job.usage.costUsd).toBeCloseTo((2400 * 0.3 + 100 * 0.03 + 59 * 2.5) / 1e6, 10);
+  });
+
+  it("OpenCode 1.18.33 writes the file its model asked for; usage and cost come from its step_finish events", async () => {
+    const workdir = path.join(server.root, "jobs", "opencode");
+    const fake = await startFakeOpenAI(
+      writeScript("write", { filePath: path.join(workdir, "hello.txt"), content: "hello from opencode\n" }),
+    );
+    fakes.push(fake);
+    // The provider config lives outside the workdir, so the worker's files are only its own.
+    const config = path.join(server.root, "opencode.json");
+    writeFileSync(
+      config,
+      JSON.stringify({
+        $schema: "https://opencode.ai/config.json",
+        autoupdate: false,
+        share: "disabled",
+        provider: {
+          fake: {
+            npm: "@ai-sdk/openai-compatible",
+            name: "Fake",
+            options: { baseURL: `${fake.url}/v1`, apiKey: "fake" },
+            models: {
+              "fake-model": {
+                name: "Fake Model",
+                tool_call: true,
+                limit: { context: 128000, output: 8192 },
+                cost: { input: 3, output: 15, cache_read: 0.3, cache_write: 3.75 },
+              },
+            },
+          },
+        },
+        permission: { edit: "allow", bash: "allow", webfetch: "deny" },
+      }),
+    );
+    await configureAgent("opencode", {
+      OPENCODE_CONFIG: config,
+      OPENCODE_DISABLE_AUTOUPDATE: "1",
+      OPENCODE_DISABLE_MODELS_FETCH: "1",
+      OPENCODE_DISABLE_DEFAULT_PLUGINS: "1",
+      OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
+      OPENCODE_DISABLE_SHARE: "1",
+      TMPDIR: path.join(server.root, "tmp"),
+    });
+
+    const { job, output } = await runJob("opencode", { prompt: "Create hello.txt with a greeting.", workdir, model: "fake/fake-model" });
+    expect(job.status, `${job.error ?? ""}\n${output}`).toBe("succeeded");
+    expect(readFileSync(path.join(workdir, "hello.txt"), "utf8")).toBe("hello from opencode\n");
+    // pyCorral's contract: the answer also lands in output.md.
+    expect(readFileSync(path.join(workdir, "output.md"), "utf8").trim()).toBe("Done: wrote hello.txt");
+    expect(fake.requests.some((r) => r.path === "/v1/chat/completions")).toBe(true);
+
+    // Both steps summed, cache and reasoning included; the title request's usage is not reported.
+    expect(job.usage).toMatchObject({ model: "fake/fake-model", inputTokens: 2500, outputTokens: 52, cachedInputTokens: 100 });
+    // OpenCode prices each step from the config: 1100×$3 + 100×$0.30 + 40×$15, then 1300×$3 + 12×$15, per million.
+    expect(job.usage.costSource).toBe("reported");
+    expect(job.usage.costUsd).toBeCloseTo((1100 * 3 + 100 * 0.3 + 40 * 15 + 1300 * 3 + 12 * 15) / 1e6, 10);
+  });
+});
