@@ -3,3 +3,5 @@ export * from "./agents.js";
 export * from "./jobs.js";
 export * from "./errors.js";
 export * from "./ollama.js";
+export * from "./ws.js";
+export * from "./files.js";

@@ -1,0 +1,62 @@
+import { and, asc, count, eq, inArray, sql } from "drizzle-orm";
+import type { FileChange, JobFileCounts } from "@corral/shared";
+import type { Db } from "../client.js";
+import { jobFiles, jobs, type JobFileRow } from "../schema.js";
+
+export type NewJobFileRow = typeof jobFiles.$inferInsert;
+
+const emptyCounts = (): JobFileCounts => ({ created: 0, modified: 0, deleted: 0 });
+
+export function createJobFilesRepo(db: Db) {
+  return {
+    /** Stores the latest change of each path, in one transaction. */
+    upsert(rows: NewJobFileRow[]): void {
+      if (!rows.length) return;
+      db.transaction((tx) => {
+        for (const row of rows) {
+          tx.insert(jobFiles)
+            .values(row)
+            .onConflictDoUpdate({
+              target: [jobFiles.jobId, jobFiles.path],
+              set: { change: row.change, size: row.size ?? null, at: row.at },
+            })
+            .run();
+        }
+      });
+    },
+    remove(jobId: string, paths: string[]): void {
+      if (paths.length) db.delete(jobFiles).where(and(eq(jobFiles.jobId, jobId), inArray(jobFiles.path, paths))).run();
+    },
+    list(jobId: string): JobFileRow[] {
+      return db.select().from(jobFiles).where(eq(jobFiles.jobId, jobId)).orderBy(asc(jobFiles.path)).all();
+    },
+    /** Created / modified / deleted counts for each of the jobs (jobs with no files are absent). */
+    counts(jobIds: string[]): Map<string, JobFileCounts> {
+      const result = new Map<string, JobFileCounts>();
+      if (!jobIds.length) return result;
+      const rows = db
+        .select({ jobId: jobFiles.jobId, change: jobFiles.change, n: count() })
+        .from(jobFiles)
+        .where(inArray(jobFiles.jobId, jobIds))
+        .groupBy(jobFiles.jobId, jobFiles.change)
+        .all();
+      for (const row of rows) {
+        const counts = result.get(row.jobId) ?? emptyCounts();
+        counts[row.change as FileChange] = row.n;
+        result.set(row.jobId, counts);
+      }
+      return result;
+    },
+    /** Every workdir a job has used, with how many jobs used it. */
+    jobWorkdirs(): { workdir: string; jobs: number }[] {
+      return db
+        .select({ workdir: jobs.workdir, jobs: sql<number>`count(*)` })
+        .from(jobs)
+        .groupBy(jobs.workdir)
+        .orderBy(asc(jobs.workdir))
+        .all();
+    },
+  };
+}
+
+export type JobFilesRepo = ReturnType<typeof createJobFilesRepo>;

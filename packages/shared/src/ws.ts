@@ -1,0 +1,106 @@
+import { z } from "zod";
+import { OutputStreamSchema } from "./enums.js";
+import { JobIdSchema, JobSchema, UsageSchema } from "./jobs.js";
+
+/** What a job did to one path of its workdir, relative to the workdir as it was before the job. */
+export const FileChangeSchema = z.enum(["created", "modified", "deleted"]);
+export type FileChange = z.infer<typeof FileChangeSchema>;
+
+export const JobFileSchema = z.object({
+  /** Relative to the job's workdir, `/`-separated. */
+  path: z.string(),
+  change: FileChangeSchema,
+  /** Size in bytes after the change; null when deleted. */
+  size: z.number().int().nullable(),
+  /** When the change was seen (ms since epoch). */
+  at: z.number(),
+});
+export type JobFile = z.infer<typeof JobFileSchema>;
+
+export const JobFilesSchema = z.object({ files: z.array(JobFileSchema) });
+export type JobFiles = z.infer<typeof JobFilesSchema>;
+
+/** Counts of a job's files by change, for one-line summaries. */
+export const JobFileCountsSchema = z.object({ created: z.number().int(), modified: z.number().int(), deleted: z.number().int() });
+export type JobFileCounts = z.infer<typeof JobFileCountsSchema>;
+
+// ---- client → server ----------------------------------------------------------------------
+
+export const SubscribeJobsMessageSchema = z.object({ type: z.literal("subscribe_jobs") }).strict();
+
+/**
+ * Follow one job: replay its output from `cursor` (0 = the start; else a cursor this server
+ * sent), then live. A client that reconnects with the last cursor it received loses nothing.
+ */
+export const SubscribeJobMessageSchema = z
+  .object({
+    type: z.literal("subscribe_job"),
+    jobId: JobIdSchema,
+    cursor: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).default(0),
+  })
+  .strict();
+
+export const UnsubscribeJobsMessageSchema = z.object({ type: z.literal("unsubscribe_jobs") }).strict();
+export const UnsubscribeJobMessageSchema = z.object({ type: z.literal("unsubscribe_job"), jobId: JobIdSchema }).strict();
+
+export const ClientMessageSchema = z.discriminatedUnion("type", [
+  SubscribeJobsMessageSchema,
+  SubscribeJobMessageSchema,
+  UnsubscribeJobsMessageSchema,
+  UnsubscribeJobMessageSchema,
+]);
+export type ClientMessage = z.infer<typeof ClientMessageSchema>;
+
+// ---- server → client ----------------------------------------------------------------------
+
+/** A subscription is in place (the job list; a job stream says `caught_up` instead). */
+export const SubscribedMessageSchema = z.object({ type: z.literal("subscribed"), topic: z.literal("jobs") });
+
+/** Job list: a job was created or changed. */
+export const JobMessageSchema = z.object({ type: z.literal("job"), job: JobSchema });
+
+/** A piece of a job's output; `cursor` is where to resume after it. */
+export const OutputMessageSchema = z.object({
+  type: z.literal("output"),
+  jobId: z.string(),
+  stream: OutputStreamSchema,
+  text: z.string(),
+  cursor: z.number().int(),
+});
+
+/** A file the job created, modified or deleted (the latest state of that path). */
+export const FileMessageSchema = z.object({ type: z.literal("file"), jobId: z.string(), file: JobFileSchema });
+
+/** The files known so far, sent when a job stream is subscribed (in batches). */
+export const FilesMessageSchema = z.object({ type: z.literal("files"), jobId: z.string(), files: z.array(JobFileSchema) });
+
+/** The job's state: sent at subscribe and whenever its status changes. */
+export const StatusMessageSchema = z.object({ type: z.literal("status"), jobId: z.string(), job: JobSchema });
+
+export const UsageMessageSchema = z.object({ type: z.literal("usage"), jobId: z.string(), usage: UsageSchema });
+
+/** Replay reached the end of the log at `cursor`; what follows is live. Sent again after a catch-up. */
+export const CaughtUpMessageSchema = z.object({ type: z.literal("caught_up"), jobId: z.string(), cursor: z.number().int() });
+
+/** A message was refused (the connection stays open). `field` names the input at fault. */
+export const ErrorMessageSchema = z.object({
+  type: z.literal("error"),
+  message: z.string(),
+  field: z.string().optional(),
+  jobId: z.string().optional(),
+});
+
+export const ServerMessageSchema = z.discriminatedUnion("type", [
+  SubscribedMessageSchema,
+  JobMessageSchema,
+  OutputMessageSchema,
+  FileMessageSchema,
+  FilesMessageSchema,
+  StatusMessageSchema,
+  UsageMessageSchema,
+  CaughtUpMessageSchema,
+  ErrorMessageSchema,
+]);
+export type ServerMessage = z.infer<typeof ServerMessageSchema>;
+export type OutputMessage = z.infer<typeof OutputMessageSchema>;
+export type FileMessage = z.infer<typeof FileMessageSchema>;
