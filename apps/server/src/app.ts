@@ -9,12 +9,14 @@ import { registerDevWeb } from "./dev-web.js";
 import { ServiceError } from "./lib/errors.js";
 import { mcpRoutes } from "./mcp/mounts.js";
 import { agentRoutes } from "./routes/agents/index.js";
+import { fileRoutes } from "./routes/files/index.js";
 import { healthRoutes } from "./routes/health.js";
 import { jobRoutes } from "./routes/jobs/index.js";
 import { ollamaRoutes } from "./routes/ollama/index.js";
 import { registerGuard } from "./security/guard.js";
 import { loadOrCreateToken } from "./security/token.js";
 import { createServices, type Services } from "./services.js";
+import { registerWebsocket, wsRoutes } from "./ws/index.js";
 
 /** The built panel: apps/web/dist, the same relative path from src/ and dist/. */
 const webDist = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../web/dist");
@@ -50,10 +52,13 @@ export async function buildApp(config: AppConfig): Promise<CorralApp> {
     return reply.code(500).send({ error: "internal error; the server log has the details" });
   });
 
+  await registerWebsocket(app);
   registerGuard(app, config, token);
   await app.register(healthRoutes);
   await app.register(agentRoutes(services));
   await app.register(jobRoutes(services));
+  await app.register(fileRoutes(services));
+  await app.register(wsRoutes(services));
   await app.register(ollamaRoutes(services));
   await app.register(mcpRoutes(services));
   if (config.devWeb) {
@@ -68,6 +73,7 @@ export async function buildApp(config: AppConfig): Promise<CorralApp> {
 
   app.addHook("onClose", async () => {
     services.jobs.shutdown();
+    services.files.shutdown();
     db.close();
   });
   services.jobs.recover();

@@ -5,8 +5,10 @@ import { createOllamaAdapter } from "./agents/ollama/ollama.js";
 import { OllamaService } from "./agents/ollama/service.js";
 import type { Db } from "./db/client.js";
 import { createAgentsRepo } from "./db/repos/agents.js";
+import { createJobFilesRepo } from "./db/repos/job-files.js";
 import { createJobsRepo } from "./db/repos/jobs.js";
 import { createOllamaModelsRepo } from "./db/repos/ollama-models.js";
+import { FileWatcher } from "./jobs/file-watcher.js";
 import { JobService } from "./jobs/service.js";
 
 /** The one service layer every door (MCP, REST, WebSocket) calls. */
@@ -14,6 +16,8 @@ export interface Services {
   config: AppConfig;
   agents: AgentService;
   jobs: JobService;
+  /** What each job did to its workdir. */
+  files: FileWatcher;
   ollama: OllamaService;
 }
 
@@ -27,10 +31,17 @@ export function createServices(config: AppConfig, db: Db): Services {
     extraBuiltins: ollamaBuiltinRows,
     availabilityChecks: { ollama: (agent) => ollamaAvailability(agent, config) },
   });
-  const jobs = new JobService({ config, jobs: jobsRepo, agents: agentsRepo, inProcessAdapters: { ollama: createOllamaAdapter(config) } });
+  const files = new FileWatcher(createJobFilesRepo(db), [config.dataDir]);
+  const jobs = new JobService({
+    config,
+    jobs: jobsRepo,
+    agents: agentsRepo,
+    inProcessAdapters: { ollama: createOllamaAdapter(config) },
+    hooks: { starting: (row) => files.begin(row.id, row.workdir), ended: (row) => files.end(row.id) },
+  });
   const ollama = new OllamaService({ config, agents: agentsRepo, models: createOllamaModelsRepo(db) });
   agents.on("changed", ({ name, removed }) => {
     if (!removed) jobs.agentChanged(name);
   });
-  return { config, agents, jobs, ollama };
+  return { config, agents, jobs, files, ollama };
 }

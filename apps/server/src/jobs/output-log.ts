@@ -94,6 +94,37 @@ export function readOutput(file: string, cursor: number, limit: number): { chunk
   });
 }
 
+/**
+ * Like readOutput, but each chunk carries the cursor just after it, so a stream can resume
+ * exactly after any chunk it delivered (consecutive records of one stream are still merged).
+ */
+export function readCursorChunks(
+  file: string,
+  cursor: number,
+  limit: number,
+): { chunks: (OutputChunk & { cursor: number })[]; cursor: number; size: number } {
+  const page = readOutput(file, cursor, limit);
+  if (page.chunks.length <= 1) {
+    return { chunks: page.chunks.map((c) => ({ ...c, cursor: page.cursor })), cursor: page.cursor, size: page.size };
+  }
+  // Several streams in one page: walk its records to find where each chunk ends.
+  return withFile(file, (fd) => {
+    const buf = readAt(fd, cursor, page.cursor - cursor);
+    const chunks: (OutputChunk & { cursor: number })[] = [];
+    let start = 0;
+    for (let nl = buf.indexOf(0x0a); nl >= 0; nl = buf.indexOf(0x0a, start)) {
+      const record = JSON.parse(buf.subarray(start, nl).toString("utf8")) as LogRecord;
+      start = nl + 1;
+      const last = chunks.at(-1);
+      if (last && last.stream === record.s) {
+        last.text += record.d;
+        last.cursor = cursor + start;
+      } else chunks.push({ stream: record.s, text: record.d, cursor: cursor + start });
+    }
+    return { chunks, cursor: page.cursor, size: page.size };
+  });
+}
+
 /** The last records, about `bytes` of them. */
 export function readTail(file: string, bytes: number): OutputChunk[] {
   return withFile(file, (fd, size) => {

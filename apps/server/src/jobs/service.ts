@@ -21,12 +21,14 @@ import type { AgentsRepo } from "../db/repos/agents.js";
 import type { JobPatch, JobsRepo } from "../db/repos/jobs.js";
 import type { AgentRow, JobRow } from "../db/schema.js";
 import { notFound, ServiceError } from "../lib/errors.js";
+import type { Actor, AuditService } from "../observability/audit.js";
 import { reattachCli, startCli, startInProcess, type Execution, type ExecutionListeners } from "./execution.js";
 import { toJob } from "./job-view.js";
 import { CursorError, OutputLog, readOutput, tailText } from "./output-log.js";
 import { Scheduler } from "./scheduler.js";
 import { isSameProcessAlive, jobFiles, readExitFile } from "./worker-process.js";
 import { resolveWorkdir } from "./workdir.js";
+import { refuseInProcessSandbox, sandboxed } from "./sandbox.js";
 
 export interface OutputEvent {
   jobId: string;
@@ -59,6 +61,8 @@ export interface JobServiceDeps {
   agents: AgentsRepo;
   /** In-process adapters by agent kind (the Ollama loop). */
   inProcessAdapters?: Partial<Record<string, InProcessAdapter>>;
+  /** Records who launched and cancelled what. */
+  audit?: Pick<AuditService, "record">;
 }
 
 /** setTimeout's largest delay; longer ones would fire at once. */
@@ -86,7 +90,7 @@ export class JobService extends EventEmitter<JobServiceEvents> {
     return this.deps.config;
   }
 
-  launch(agentName: string, input: JobInput, origin: JobOrigin): Job {
+  launch(agentName: string, input: JobInput, origin: JobOrigin, client: string | null = null): Job {
     const agent = this.deps.agents.get(agentName);
     if (!agent) throw notFound(`agent ${agentName} does not exist; list agents with corral_agents or GET /api/agents`, "agent");
     if (!agent.enabled) throw new ServiceError(`agent ${agentName} is disabled; enable it to run jobs`, 409, "agent");
@@ -103,6 +107,7 @@ export class JobService extends EventEmitter<JobServiceEvents> {
       origin,
       createdAt: Date.now(),
     });
+    this.deps.audit?.record("launch", row, { door: origin, client });
     this.announce(row);
     this.scheduler.enqueue(agent.name, row.id);
     return toJob(row);
@@ -125,10 +130,11 @@ export class JobService extends EventEmitter<JobServiceEvents> {
   }
 
   /** Resolves once the job has ended (a queued job ends at once). */
-  async cancel(id: string): Promise<Job> {
+  async cancel(id: string, actor?: Actor): Promise<Job> {
     const row = this.deps.jobs.get(id);
     if (!row) throw notFound(`job ${id} not found`, "job_id");
     if (isFinalStatus(row.status)) return toJob(row);
+    if (actor) this.deps.audit?.record("cancel", row, actor);
     if (row.status === "queued" && this.scheduler.remove(row.agent, id)) {
       return toJob(this.finish(id, { status: "cancelled", error: "cancelled before it started" }));
     }
@@ -277,12 +283,15 @@ export class JobService extends EventEmitter<JobServiceEvents> {
     const spec = this.spec(row, agent);
     const listeners = this.executionListeners(row.id);
     const inProcess = this.deps.inProcessAdapters?.[agent.kind];
-    if (inProcess) return startInProcess(inProcess, spec, log, listeners);
+    if (inProcess) {
+      refuseInProcessSandbox(agent);
+      return startInProcess(inProcess, spec, log, listeners);
+    }
     const adapter = cliAdapterFor(agent.kind);
     if (!adapter) throw new Error(`agent ${agent.name} has kind ${agent.kind}, which this server cannot run`);
     const availability = cliAvailability(agent, this.config);
     if (!availability.resolved) throw new Error(availability.hint ?? `${agent.name} is not available`);
-    const invocation = adapter.invocation(spec, availability.resolved);
+    const invocation = sandboxed(adapter.invocation(spec, availability.resolved), agent, this.config);
     const env = { ...this.config.workerEnv, ...agent.env, ...invocation.env };
     return startCli(invocation, env, { adapter, spec, files, log, listeners, killGraceMs: this.config.killGraceMs });
   }

@@ -30,7 +30,7 @@ export function registerAgentTools(server: McpServer, services: Services, agent:
         extra.signal.addEventListener("abort", onAbort, { once: true });
         try {
           const [done] = await jobs.waitFor([job.id], Number.MAX_SAFE_INTEGER, extra.signal);
-          return textResult(runText(done ?? jobs.get(job.id), tail(job.id)));
+          return textResult(runText(done ?? jobs.get(job.id), tail(job.id), services.files.list(job.id)));
         } finally {
           stopReporting();
           extra.signal.removeEventListener("abort", onAbort);
@@ -57,7 +57,7 @@ export function registerAgentTools(server: McpServer, services: Services, agent:
       guarded(() => {
         const row = services.jobs.find(job_id);
         if (!row) return errorResult(`error: job ${job_id} no encontrado`);
-        return textResult(doneText(row, isFinalStatus(row.status) ? tail(job_id) : ""));
+        return textResult(doneText(row, isFinalStatus(row.status) ? tail(job_id) : "", services.files.list(job_id)));
       }),
   );
 

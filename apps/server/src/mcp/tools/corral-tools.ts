@@ -38,7 +38,8 @@ export function registerCorralTools(server: McpServer, services: Services): void
     ({ agent, status, limit }) =>
       guarded(() => {
         const { jobs: list, total } = jobs.list({ agent, status: status ? [status] : undefined, limit, offset: 0 });
-        const lines = list.map(jobLine);
+        const files = services.files.counts(list.map((j) => j.id));
+        const lines = list.map((j) => jobLine(j, files.get(j.id)));
         return textResult([`${total} job(s)${total > list.length ? `, newest ${list.length} shown` : ""}`, ...lines].join("\n"));
       }),
   );
@@ -65,7 +66,8 @@ export function registerCorralTools(server: McpServer, services: Services): void
           const result = await jobs.waitFor(job_ids, timeout_s * 1000, extra.signal);
           const pending = result.filter((j) => !isFinalStatus(j.status)).length;
           const head = pending ? `${pending} of ${result.length} still running after ${timeout_s} s` : `all ${result.length} ended`;
-          return textResult([head, ...result.map(jobLine)].join("\n"));
+          const files = services.files.counts(job_ids);
+          return textResult([head, ...result.map((j) => jobLine(j, files.get(j.id)))].join("\n"));
         } finally {
           stopReporting();
         }

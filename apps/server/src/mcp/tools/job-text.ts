@@ -1,6 +1,9 @@
-import type { Job } from "@corral/shared";
+import type { FileChange, Job, JobFile, JobFileCounts } from "@corral/shared";
 
 const TAIL_CHARS = 4000;
+/** Paths listed per kind of change; the rest are counted (REST GET /api/jobs/:id/files has all). */
+const FILES_LISTED = 50;
+const CHANGES: FileChange[] = ["created", "modified", "deleted"];
 
 function seconds(ms: number): string {
   return ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`;
@@ -37,6 +40,29 @@ function details(job: Job): string[] {
   ];
 }
 
+function bytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
+  return `${(n / (1024 * 1024)).toFixed(1)} MB`;
+}
+
+/** One line per kind of change: `created: a.txt (12 B), b.txt (3 B)`. */
+export function filesLines(files: JobFile[]): string[] {
+  return CHANGES.flatMap((change) => {
+    const these = files.filter((f) => f.change === change);
+    if (!these.length) return [];
+    const shown = these.slice(0, FILES_LISTED).map((f) => (f.size === null ? f.path : `${f.path} (${bytes(f.size)})`));
+    const more = these.length > FILES_LISTED ? [`… ${these.length - FILES_LISTED} more`] : [];
+    return [`${change}: ${[...shown, ...more].join(", ")}`];
+  });
+}
+
+/** `2 created, 1 deleted`, or null when the job changed no files. */
+export function filesSummary(counts: JobFileCounts | undefined): string | null {
+  const parts = CHANGES.filter((c) => counts?.[c]).map((c) => `${counts?.[c]} ${c}`);
+  return parts.length ? parts.join(", ") : null;
+}
+
 function outputSection(tail: string): string[] {
   const text = tail.trimEnd();
   if (!text) return [];
@@ -44,23 +70,27 @@ function outputSection(tail: string): string[] {
   return ["--- output (tail) ---", cut];
 }
 
-/** `<agent>_done`: `pendiente`, `listo` or `error: …`, then details and the output's tail. */
-export function doneText(job: Job, tail: string): string {
+/**
+ * `<agent>_done`: `pendiente`, `listo` or `error: …`, then the files the job created, modified
+ * and deleted, details and the output's tail.
+ */
+export function doneText(job: Job, tail: string, files: JobFile[] = []): string {
   if (job.status === "queued" || job.status === "running") {
-    return ["pendiente", `${job.status} for ${elapsed(job)} · job ${job.id} · agent ${job.agent}`].join("\n");
+    return ["pendiente", `${job.status} for ${elapsed(job)} · job ${job.id} · agent ${job.agent}`, ...filesLines(files)].join("\n");
   }
-  return [statusWord(job), ...details(job), ...outputSection(tail)].join("\n");
+  return [statusWord(job), ...filesLines(files), ...details(job), ...outputSection(tail)].join("\n");
 }
 
-/** `<agent>_run`: `ok` or `error: …`, then the same details. */
-export function runText(job: Job, tail: string): string {
+/** `<agent>_run`: `ok` or `error: …`, then the same files and details. */
+export function runText(job: Job, tail: string, files: JobFile[] = []): string {
   const head = job.status === "succeeded" ? "ok" : statusWord(job);
-  return [head, ...details(job), ...outputSection(tail)].join("\n");
+  return [head, ...filesLines(files), ...details(job), ...outputSection(tail)].join("\n");
 }
 
 /** One line per job, for lists and waits. */
-export function jobLine(job: Job): string {
-  return `${job.id} · ${job.agent} · ${statusWord(job)} · ${elapsed(job)}`;
+export function jobLine(job: Job, files?: JobFileCounts): string {
+  const summary = filesSummary(files);
+  return `${job.id} · ${job.agent} · ${statusWord(job)} · ${elapsed(job)}${summary ? ` · files: ${summary}` : ""}`;
 }
 
 export const OUTPUT_TAIL_CHARS = TAIL_CHARS;

@@ -1,0 +1,255 @@
+import { EventEmitter } from "node:events";
+import { lstatSync, readdirSync, realpathSync, type Stats } from "node:fs";
+import path from "node:path";
+import type { FileChange, JobFile, JobFileCounts } from "@corral/shared";
+import { watch, type FSWatcher } from "chokidar";
+import type { JobFilesRepo } from "../db/repos/job-files.js";
+import { isInside } from "./workdir.js";
+
+/** Directories whose churn says nothing about the task (and can hold huge trees). */
+const SKIPPED_DIRS = new Set([".git", "node_modules"]);
+/** Bursts of writes are stored and announced together, at most this often per job. */
+const COALESCE_MS = 150;
+/** Above this many files a workdir is not tracked: snapshots and watches would cost too much. */
+export const MAX_TRACKED_FILES = 50_000;
+
+interface FileStat {
+  size: number;
+  mtimeMs: number;
+  ino: number;
+}
+
+export interface Snapshot {
+  files: Map<string, FileStat>;
+  /** False when the walk stopped at MAX_TRACKED_FILES. */
+  complete: boolean;
+}
+
+export interface FileEvent {
+  jobId: string;
+  file: JobFile;
+}
+
+export interface FileWatcherEvents {
+  /** A path's change was stored (and differs from what was stored before). */
+  file: [FileEvent];
+}
+
+const toRelative = (root: string, p: string) => path.relative(root, p).split(path.sep).join("/");
+
+function fileStat(st: Stats): FileStat | undefined {
+  // Only files and links count; a directory or a FIFO in a file's place means the file is gone.
+  return st.isFile() || st.isSymbolicLink() ? { size: st.size, mtimeMs: st.mtimeMs, ino: st.ino } : undefined;
+}
+
+function statOf(file: string): FileStat | undefined {
+  try {
+    return fileStat(lstatSync(file));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every file under `root` (links not followed; .git, node_modules and `excluded` dirs skipped). */
+export function snapshotDir(root: string, excluded: string[] = [], limit = MAX_TRACKED_FILES): Snapshot {
+  const files = new Map<string, FileStat>();
+  const dirs = [root];
+  while (dirs.length) {
+    const dir = dirs.pop() as string;
+    let entries;
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      continue; // vanished or unreadable: it has no files we can report
+    }
+    for (const entry of entries) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) {
+        if (!SKIPPED_DIRS.has(entry.name) && !excluded.includes(full)) dirs.push(full);
+        continue;
+      }
+      const st = statOf(full);
+      if (!st) continue;
+      if (files.size >= limit) return { files, complete: false };
+      files.set(toRelative(root, full), st);
+    }
+  }
+  return { files, complete: true };
+}
+
+const sameFile = (a: FileStat, b: FileStat) => a.size === b.size && a.mtimeMs === b.mtimeMs && a.ino === b.ino;
+
+/**
+ * What the job did to a path: its net change from before the job to now. A file the job made and
+ * removed again is `gone` — not a change of the workdir, and only seen when the watcher caught
+ * it, so reporting it would make the answer depend on timing.
+ */
+function changeOf(before: FileStat | undefined, now: FileStat | undefined): FileChange | "gone" | null {
+  if (!before) return now ? "created" : "gone";
+  if (!now) return "deleted";
+  return sameFile(before, now) ? null : "modified";
+}
+
+interface Tracker {
+  jobId: string;
+  workdir: string;
+  before: Snapshot;
+  watcher: FSWatcher | null;
+  /** Paths the watcher saw change since the last flush. */
+  pending: Set<string>;
+  timer: NodeJS.Timeout | null;
+  /** What is stored for each path. */
+  stored: Map<string, { change: FileChange; size: number | null }>;
+}
+
+/**
+ * Tracks what each running job does to its workdir: a snapshot before the worker starts, chokidar
+ * while it runs (for live events), and a second snapshot when it ends so nothing the watcher
+ * missed is lost. Changes are stored before they are announced.
+ */
+export class FileWatcher extends EventEmitter<FileWatcherEvents> {
+  private trackers = new Map<string, Tracker>();
+  /** Corral's own directories (the data dir), never reported even inside a workdir. */
+  private readonly excluded: string[];
+
+  constructor(
+    private readonly repo: JobFilesRepo,
+    excluded: string[] = [],
+  ) {
+    super();
+    this.setMaxListeners(0);
+    this.excluded = excluded.map((dir) => {
+      try {
+        return realpathSync(dir);
+      } catch {
+        return path.resolve(dir);
+      }
+    });
+  }
+
+  /** Before the worker starts: remember the workdir as it is, and start watching it. */
+  begin(jobId: string, workdir: string): void {
+    this.end(jobId, false);
+    const excluded = this.excluded.filter((dir) => isInside(dir, workdir));
+    const before = snapshotDir(workdir, excluded);
+    const tracker: Tracker = { jobId, workdir, before, watcher: null, pending: new Set(), timer: null, stored: new Map() };
+    this.trackers.set(jobId, tracker);
+    if (!before.complete) return;
+    const watcher = watch(workdir, {
+      ignoreInitial: true,
+      followSymlinks: false,
+      ignored: (p) => SKIPPED_DIRS.has(path.basename(p)) || excluded.some((dir) => isInside(p, dir)),
+    });
+    const seen = (p: string) => this.saw(tracker, p);
+    watcher.on("add", seen).on("change", seen).on("unlink", seen);
+    watcher.on("unlinkDir", (dir) => {
+      // Files under a removed directory may not each get an event.
+      const prefix = `${toRelative(workdir, dir)}/`;
+      for (const rel of [...tracker.before.files.keys(), ...tracker.stored.keys()]) {
+        if (rel.startsWith(prefix)) this.saw(tracker, path.join(workdir, rel));
+      }
+    });
+    // A watcher that fails (e.g. out of inotify watches) leaves the end snapshot to report changes.
+    watcher.on("error", () => void this.closeWatcher(tracker));
+    tracker.watcher = watcher;
+  }
+
+  /**
+   * After the worker ended, before its final status is stored: compare the workdir with the
+   * snapshot and store every change, so a caller told the job ended sees all its files.
+   * `diff` false drops the tracker without looking (the server is shutting down).
+   */
+  end(jobId: string, diff = true): void {
+    const tracker = this.trackers.get(jobId);
+    if (!tracker) return;
+    this.trackers.delete(jobId);
+    this.closeWatcher(tracker);
+    if (!diff) return;
+    try {
+      if (!tracker.before.complete) return;
+      const excluded = this.excluded.filter((dir) => isInside(dir, tracker.workdir));
+      const after = snapshotDir(tracker.workdir, excluded);
+      if (!after.complete) {
+        this.flush(tracker);
+        return;
+      }
+      const paths = new Set([...tracker.before.files.keys(), ...after.files.keys(), ...tracker.pending, ...tracker.stored.keys()]);
+      tracker.pending.clear();
+      this.record(tracker, [...paths].map((rel) => ({ rel, now: after.files.get(rel) })));
+    } catch {
+      // The workdir vanished or became unreadable: what was stored so far stands.
+    }
+  }
+
+  /** Stops every watcher without diffing (the server is shutting down; workers go on). */
+  shutdown(): void {
+    for (const jobId of [...this.trackers.keys()]) this.end(jobId, false);
+  }
+
+  list(jobId: string): JobFile[] {
+    return this.repo.list(jobId).map(({ path: p, change, size, at }) => ({ path: p, change, size, at }));
+  }
+
+  counts(jobIds: string[]): Map<string, JobFileCounts> {
+    return this.repo.counts(jobIds);
+  }
+
+  /** Every workdir a job has run in, with how many jobs ran there (for workdir browsing). */
+  jobWorkdirs(): { workdir: string; jobs: number }[] {
+    return this.repo.jobWorkdirs();
+  }
+
+  private saw(tracker: Tracker, absolute: string): void {
+    if (this.trackers.get(tracker.jobId) !== tracker) return;
+    tracker.pending.add(toRelative(tracker.workdir, absolute));
+    tracker.timer ??= setTimeout(() => {
+      tracker.timer = null;
+      this.flush(tracker);
+    }, COALESCE_MS);
+  }
+
+  private flush(tracker: Tracker): void {
+    const paths = [...tracker.pending];
+    tracker.pending.clear();
+    this.record(
+      tracker,
+      paths.map((rel) => ({ rel, now: statOf(path.join(tracker.workdir, rel)) })),
+    );
+  }
+
+  /** Stores the changes that differ from what is stored, then announces them. */
+  private record(tracker: Tracker, states: { rel: string; now: FileStat | undefined }[]): void {
+    const at = Date.now();
+    const changed: JobFile[] = [];
+    const gone: JobFile[] = [];
+    for (const { rel, now } of states) {
+      const change = changeOf(tracker.before.files.get(rel), now);
+      if (!change) continue;
+      if (change === "gone") {
+        // Announced as created earlier: take it back, so live views match the stored list.
+        if (tracker.stored.delete(rel)) gone.push({ path: rel, change: "deleted", size: null, at });
+        continue;
+      }
+      const size = change === "deleted" ? null : (now?.size ?? null);
+      const stored = tracker.stored.get(rel);
+      if (stored && stored.change === change && stored.size === size) continue;
+      tracker.stored.set(rel, { change, size });
+      changed.push({ path: rel, change, size, at });
+    }
+    if (!changed.length && !gone.length) return;
+    this.repo.upsert(changed.map((f) => ({ jobId: tracker.jobId, ...f })));
+    this.repo.remove(
+      tracker.jobId,
+      gone.map((f) => f.path),
+    );
+    for (const file of [...changed, ...gone]) this.emit("file", { jobId: tracker.jobId, file });
+  }
+
+  private closeWatcher(tracker: Tracker): void {
+    if (tracker.timer) clearTimeout(tracker.timer);
+    tracker.timer = null;
+    const watcher = tracker.watcher;
+    tracker.watcher = null;
+    void watcher?.close().catch(() => {});
+  }
+}

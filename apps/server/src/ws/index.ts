@@ -1,0 +1,28 @@
+import websocket from "@fastify/websocket";
+import type { FastifyInstance } from "fastify";
+import type { Services } from "../services.js";
+import { WsHub } from "./hub.js";
+
+/** Client messages are small; anything bigger is a mistake or an attack. */
+const MAX_CLIENT_MESSAGE = 64 * 1024;
+
+/**
+ * Upgrade handling for the whole app. Registered before the guard: its hooks must see every
+ * upgrade request, so that a refused one (401, 403) has its socket closed, not left dangling.
+ */
+export async function registerWebsocket(app: FastifyInstance): Promise<void> {
+  await app.register(websocket, { options: { maxPayload: MAX_CLIENT_MESSAGE } });
+}
+
+/**
+ * `/api/ws`: the one WebSocket endpoint (the guard checks token, Host and Origin on the upgrade
+ * like on any request), and `/api/ws/stats` to see who is connected and how far behind.
+ */
+export function wsRoutes(services: Services) {
+  return async (app: FastifyInstance) => {
+    const hub = new WsHub(services);
+    app.get("/api/ws", { websocket: true }, (socket) => hub.connect(socket));
+    app.get("/api/ws/stats", async () => hub.stats());
+    app.addHook("preClose", async () => hub.close());
+  };
+}

@@ -1,0 +1,149 @@
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { execFileSync } from "node:child_process";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import type { DirListing, FileRead, Job, WorkdirList } from "@corral/shared";
+import { isFinalStatus } from "@corral/shared";
+import { api, startServer, tempDir, until, type TestServer } from "./helpers.js";
+import { connectMcp, textOf } from "./mcp-client.js";
+
+let server: TestServer;
+let workdir: string;
+let outside: string;
+beforeAll(async () => {
+  server = await startServer();
+  outside = tempDir("corral-outside-");
+  writeFileSync(path.join(outside, "secret.txt"), "secret");
+  workdir = path.join(server.root, "browse");
+  // A job makes this a known workdir.
+  const job = await api<Job>(server, "POST", "/api/jobs", { agent: "gemini", prompt: "write hello.txt hola", workdir });
+  await until(async () => (isFinalStatus((await api<Job>(server, "GET", `/api/jobs/${job.body.id}`)).body.status) ? true : undefined));
+  mkdirSync(path.join(workdir, "sub"));
+  writeFileSync(path.join(workdir, "sub", "big.txt"), "0123456789".repeat(1000));
+  writeFileSync(path.join(workdir, "utf8.txt"), "añb€c");
+  writeFileSync(path.join(workdir, "blob.bin"), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 3]));
+  symlinkSync(outside, path.join(workdir, "escape-dir"));
+  symlinkSync(path.join(outside, "secret.txt"), path.join(workdir, "escape-file"));
+  symlinkSync(path.join(workdir, "hello.txt"), path.join(workdir, "inner-link"));
+  execFileSync("mkfifo", [path.join(workdir, "pipe")]);
+  // A directory under the allowed root that no job or agent uses.
+  mkdirSync(path.join(server.root, "stranger"));
+  writeFileSync(path.join(server.root, "stranger", "x.txt"), "x");
+});
+afterAll(async () => {
+  await server.close();
+});
+
+const q = (p: string) => encodeURIComponent(p);
+
+async function raw(p: string, headers: Record<string, string> = {}) {
+  return fetch(`${server.url}/api/workdirs/raw?path=${q(p)}`, { headers: { ...server.auth, ...headers } });
+}
+
+describe("browsing workdirs", () => {
+  test("lists known workdirs and a directory", async () => {
+    const { body: list } = await api<WorkdirList>(server, "GET", "/api/workdirs");
+    expect(list.workdirs.find((w) => w.path === workdir)?.jobs).toBe(1);
+    const { status, body } = await api<DirListing>(server, "GET", `/api/workdirs/list?path=${q(workdir)}`);
+    expect(status).toBe(200);
+    const byName = Object.fromEntries(body.entries.map((e) => [e.name, e]));
+    expect(body.entries[0]?.name).toBe("sub");
+    expect(byName["hello.txt"]).toMatchObject({ type: "file", size: 4 });
+    expect(byName["escape-dir"]?.type).toBe("symlink");
+    expect(byName["pipe"]?.type).toBe("other");
+  });
+
+  test("reads text, detects binary, and never splits a character", async () => {
+    const text = await api<FileRead>(server, "GET", `/api/workdirs/read?path=${q(path.join(workdir, "hello.txt"))}`);
+    expect(text.body).toMatchObject({ binary: false, text: "hola", size: 4 });
+    const bin = await api<FileRead>(server, "GET", `/api/workdirs/read?path=${q(path.join(workdir, "blob.bin"))}`);
+    expect(bin.body).toMatchObject({ binary: true, text: null, size: 8 });
+    // "añb€c": ñ is 2 bytes at 1–2, € is 3 bytes at 4–6. A window cut inside € stops before it.
+    const cut = await api<FileRead>(server, "GET", `/api/workdirs/read?path=${q(path.join(workdir, "utf8.txt"))}&offset=2&limit=1024`);
+    expect(cut.body).toMatchObject({ offset: 3, text: "b€c" });
+    const window = await api<FileRead>(server, "GET", `/api/workdirs/read?path=${q(path.join(workdir, "sub/big.txt"))}&offset=5&limit=1024`);
+    expect(window.body.text).toHaveLength(1024);
+    expect(window.body.text?.startsWith("56789")).toBe(true);
+  });
+
+  test("downloads with byte ranges", async () => {
+    const big = path.join(workdir, "sub", "big.txt");
+    const whole = await raw(big);
+    expect(whole.status).toBe(200);
+    expect(whole.headers.get("accept-ranges")).toBe("bytes");
+    expect(whole.headers.get("content-type")).toContain("text/plain");
+    expect((await whole.text()).length).toBe(10_000);
+    const part = await raw(big, { range: "bytes=10-19" });
+    expect(part.status).toBe(206);
+    expect(part.headers.get("content-range")).toBe("bytes 10-19/10000");
+    expect(await part.text()).toBe("0123456789");
+    const suffix = await raw(big, { range: "bytes=-3" });
+    expect(await suffix.text()).toBe("789");
+    const beyond = await raw(big, { range: "bytes=20000-" });
+    expect(beyond.status).toBe(416);
+    expect(beyond.headers.get("content-range")).toBe("bytes */10000");
+    const bin = await raw(path.join(workdir, "blob.bin"));
+    expect(bin.headers.get("content-type")).toBe("application/octet-stream");
+    expect(Buffer.from(await bin.arrayBuffer())).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 3]));
+    const link = await raw(path.join(workdir, "inner-link"));
+    expect(await link.text()).toBe("hola");
+  });
+
+  test("path escapes, special files and unknown directories are refused", async () => {
+    const refused = async (url: string, status: number, field = "path") => {
+      const res = await api<{ error: string; field?: string }>(server, "GET", url);
+      expect(res.status, `${url}: ${res.body.error}`).toBe(status);
+      expect(res.body.field).toBe(field);
+      return res.body.error;
+    };
+    expect(await refused(`/api/workdirs/read?path=${q(`${workdir}/../stranger/x.txt`)}`, 400)).toContain("..");
+    expect(await refused(`/api/workdirs/list?path=${q(`${workdir}/sub/..`)}`, 400)).toContain("..");
+    expect(await refused(`/api/workdirs/read?path=${q(path.join(workdir, "escape-file"))}`, 403)).toContain(outside);
+    await refused(`/api/workdirs/list?path=${q(path.join(workdir, "escape-dir"))}`, 403);
+    await refused(`/api/workdirs/raw?path=${q(path.join(workdir, "escape-dir", "secret.txt"))}`, 403);
+    await refused(`/api/workdirs/read?path=${q(path.join(outside, "secret.txt"))}`, 403);
+    await refused(`/api/workdirs/read?path=${q(path.join(server.root, "stranger", "x.txt"))}`, 403);
+    await refused(`/api/workdirs/list?path=${q("/etc")}`, 403);
+    await refused(`/api/workdirs/read?path=${q(path.join(server.dataDir, "corral.db"))}`, 403);
+    await refused(`/api/workdirs/read?path=relative.txt`, 400);
+    expect(await refused(`/api/workdirs/read?path=${q(path.join(workdir, "pipe"))}`, 400)).toContain("not a regular file");
+    await refused(`/api/workdirs/read?path=${q(path.join(workdir, "nope.txt"))}`, 404);
+    await refused(`/api/workdirs/list?path=${q(path.join(workdir, "hello.txt"))}`, 400);
+    const noToken = await fetch(`${server.url}/api/workdirs/list?path=${q(workdir)}`);
+    expect(noToken.status).toBe(401);
+  });
+});
+
+describe("what a job changed", () => {
+  test("a job that writes three files and deletes one reports exactly that in _done", async () => {
+    const dir = path.join(server.root, "three");
+    mkdirSync(dir);
+    writeFileSync(path.join(dir, "old.txt"), "old");
+    const mcp = await connectMcp(server);
+    try {
+      const id = textOf(
+        await mcp.callTool({
+          name: "gemini_run_async",
+          arguments: { prompt: "write a.txt 1\nwrite b.txt 22\nwrite c.txt 333\ndelete old.txt", workdir: dir },
+        }),
+      );
+      const waited = textOf(await mcp.callTool({ name: "corral_wait", arguments: { job_ids: [id], timeout_s: 30 } }));
+      expect(waited).toContain(`${id} · gemini · listo`);
+      expect(waited).toContain("files: 3 created, 1 deleted");
+      const done = textOf(await mcp.callTool({ name: "gemini_done", arguments: { job_id: id } }));
+      const lines = done.split("\n");
+      expect(lines.slice(0, 3)).toEqual(["listo", "created: a.txt (1 B), b.txt (2 B), c.txt (3 B)", "deleted: old.txt"]);
+      expect(done).not.toContain("modified:");
+      const jobs = textOf(await mcp.callTool({ name: "corral_jobs", arguments: { limit: 5 } }));
+      expect(jobs).toContain(`${id} · gemini · listo`);
+      expect(jobs.split("\n").find((l) => l.startsWith(id))).toContain("files: 3 created, 1 deleted");
+
+      const run = textOf(
+        await mcp.callTool({ name: "gemini_run", arguments: { prompt: "append a.txt more\ndelete b.txt", workdir: dir } }),
+      );
+      expect(run.split("\n").slice(0, 3)).toEqual(["ok", "modified: a.txt (6 B)", "deleted: b.txt"]);
+    } finally {
+      await mcp.close();
+    }
+  });
+});
