@@ -12,6 +12,7 @@ import { agentRoutes } from "./routes/agents/index.js";
 import { fileRoutes } from "./routes/files/index.js";
 import { healthRoutes } from "./routes/health.js";
 import { jobRoutes } from "./routes/jobs/index.js";
+import { costRoutes } from "./routes/costs/index.js";
 import { ollamaRoutes } from "./routes/ollama/index.js";
 import { registerGuard } from "./security/guard.js";
 import { loadOrCreateToken } from "./security/token.js";
@@ -57,6 +58,7 @@ export async function buildApp(config: AppConfig): Promise<CorralApp> {
   await app.register(healthRoutes);
   await app.register(agentRoutes(services));
   await app.register(jobRoutes(services));
+  await app.register(costRoutes(services));
   await app.register(fileRoutes(services));
   await app.register(wsRoutes(services));
   await app.register(ollamaRoutes(services));

@@ -3,7 +3,9 @@ import { AgentService } from "./agents/service.js";
 import { ollamaAvailability, ollamaBuiltinRows } from "./agents/ollama/catalog.js";
 import { createOllamaAdapter } from "./agents/ollama/ollama.js";
 import { OllamaService } from "./agents/ollama/service.js";
+import { CostService } from "./costs/service.js";
 import type { Db } from "./db/client.js";
+import { createCostsRepo } from "./db/repos/costs.js";
 import { createAgentsRepo } from "./db/repos/agents.js";
 import { createJobFilesRepo } from "./db/repos/job-files.js";
 import { createJobsRepo } from "./db/repos/jobs.js";
@@ -16,6 +18,8 @@ export interface Services {
   config: AppConfig;
   agents: AgentService;
   jobs: JobService;
+  /** Prices, budgets and the cost report. */
+  costs: CostService;
   /** What each job did to its workdir. */
   files: FileWatcher;
   ollama: OllamaService;
@@ -24,6 +28,7 @@ export interface Services {
 export function createServices(config: AppConfig, db: Db): Services {
   const agentsRepo = createAgentsRepo(db);
   const jobsRepo = createJobsRepo(db);
+  const costs = new CostService({ costs: createCostsRepo(db), agents: agentsRepo });
   const agents = new AgentService({
     config,
     agents: agentsRepo,
@@ -36,6 +41,7 @@ export function createServices(config: AppConfig, db: Db): Services {
     config,
     jobs: jobsRepo,
     agents: agentsRepo,
+    costs,
     inProcessAdapters: { ollama: createOllamaAdapter(config) },
     hooks: { starting: (row) => files.begin(row.id, row.workdir), ended: (row) => files.end(row.id) },
   });
@@ -43,5 +49,5 @@ export function createServices(config: AppConfig, db: Db): Services {
   agents.on("changed", ({ name, removed }) => {
     if (!removed) jobs.agentChanged(name);
   });
-  return { config, agents, jobs, files, ollama };
+  return { config, agents, jobs, costs, files, ollama };
 }

@@ -5,3 +5,4 @@ export * from "./errors.js";
 export * from "./ollama.js";
 export * from "./ws.js";
 export * from "./files.js";
+export * from "./costs.js";

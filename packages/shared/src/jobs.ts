@@ -21,6 +21,13 @@ export const JobInputSchema = z.object({
     .max(7 * 24 * 3600)
     .optional()
     .describe("Seconds before the job is killed. Default: the agent's timeout"),
+  max_cost_usd: z
+    .number()
+    .positive()
+    .max(1_000_000)
+    .optional()
+    .describe("Stop the job (budget_exceeded) once its cost passes this many USD"),
+  max_tokens: z.number().int().positive().optional().describe("Stop the job (budget_exceeded) once its tokens (input + output) pass this"),
 });
 export type JobInput = z.infer<typeof JobInputSchema>;
 
@@ -60,6 +67,9 @@ export const JobSchema = z.object({
   finalText: z.string().nullable(),
   outputBytes: z.number().int(),
   usage: UsageSchema,
+  /** Who bills this job, taken from its agent at launch. */
+  provider: z.string().nullable(),
+  limits: z.object({ maxCostUsd: z.number().nullable(), maxTokens: z.number().int().nullable() }),
   createdAt: z.number(),
   startedAt: z.number().nullable(),
   endedAt: z.number().nullable(),

@@ -32,10 +32,10 @@ const spec = (over: Partial<JobSpec> = {}): JobSpec => ({
   ...over,
 });
 
-test("gemini runs as pyCorral did: -m MODEL -y -p PROMPT", () => {
+test("gemini runs as pyCorral did (-m MODEL -y -p PROMPT), streaming JSON events", () => {
   expect(cliAdapters.gemini.invocation(spec(), "/bin/gemini")).toEqual({
     command: "/bin/gemini",
-    args: ["-m", "m1", "-y", "-p", "say 'hi'; rm -rf $HOME"],
+    args: ["-m", "m1", "-y", "-o", "stream-json", "-p", "say 'hi'; rm -rf $HOME"],
     env: {},
     cwd: "/w",
   });
@@ -43,7 +43,7 @@ test("gemini runs as pyCorral did: -m MODEL -y -p PROMPT", () => {
 
 test("opencode runs as pyCorral did and keeps its answer in output.md", () => {
   const inv = cliAdapters.opencode.invocation(spec(), "opencode");
-  expect(inv.args).toEqual(["--log-level", "ERROR", "-m", "m1", "run", "say 'hi'; rm -rf $HOME"]);
+  expect(inv.args).toEqual(["--log-level", "ERROR", "-m", "m1", "run", "--format", "json", "say 'hi'; rm -rf $HOME"]);
   expect(cliAdapters.opencode.finalTextFile).toBe("output.md");
 });
 
@@ -60,6 +60,9 @@ test("claude may edit files in its workdir without asking", () => {
   expect(cliAdapters.claude.invocation(spec(), "claude").args).toEqual([
     "-p",
     "say 'hi'; rm -rf $HOME",
+    "--output-format",
+    "stream-json",
+    "--verbose",
     "--permission-mode",
     "acceptEdits",
     "--model",
@@ -69,7 +72,7 @@ test("claude may edit files in its workdir without asking", () => {
 
 test("codex runs non-interactively, writing only in its workdir", () => {
   const args = cliAdapters.codex.invocation(spec(), "codex").args;
-  expect(args.slice(0, 1)).toEqual(["exec"]);
+  expect(args.slice(0, 2)).toEqual(["exec", "--json"]);
   expect(args).toContain("workspace-write");
   expect(args.at(-1)).toBe("say 'hi'; rm -rf $HOME");
 });
@@ -91,7 +94,7 @@ test("a command agent without a template gets the prompt as its only argument", 
 });
 
 test("the plain parser keeps stdout as the final text and ignores stderr", () => {
-  const parser = cliAdapters.gemini.createParser(spec());
+  const parser = cliAdapters.kiro.createParser(spec());
   parser.line("hello\n", "out");
   parser.line("warning\n", "err");
   parser.line("world\n", "out");

@@ -1,8 +1,10 @@
-import { plainTextParser, type CliAdapter } from "./types.js";
+import { claudeParser } from "./parsers/claude.js";
+import type { CliAdapter } from "./types.js";
 
 /**
  * `claude -p PROMPT` may only write in its workdir: `acceptEdits` lets it create and edit files
  * there without asking, and works as root, where `--dangerously-skip-permissions` is refused.
+ * `stream-json` (which needs `--verbose` with -p) gives the answer, tokens and cost as it runs.
  */
 export const claudeAdapter: CliAdapter = {
   kind: "claude",
@@ -12,10 +14,10 @@ export const claudeAdapter: CliAdapter = {
     const model = spec.model ? ["--model", spec.model] : [];
     return {
       command: binary,
-      args: ["-p", spec.prompt, "--permission-mode", "acceptEdits", ...model],
+      args: ["-p", spec.prompt, "--output-format", "stream-json", "--verbose", "--permission-mode", "acceptEdits", ...model],
       env: {},
       cwd: spec.workdir,
     };
   },
-  createParser: () => plainTextParser(),
+  createParser: claudeParser,
 };

@@ -1,6 +1,10 @@
-import { plainTextParser, type CliAdapter } from "./types.js";
+import { codexParser } from "./parsers/codex.js";
+import type { CliAdapter } from "./types.js";
 
-/** `codex exec` runs without questions; `workspace-write` lets it write in its workdir only. */
+/**
+ * `codex exec` runs without questions; `workspace-write` lets it write in its workdir only, and
+ * `--json` gives the answer and token counts as events.
+ */
 export const codexAdapter: CliAdapter = {
   kind: "codex",
   defaultBinary: "codex",
@@ -9,10 +13,10 @@ export const codexAdapter: CliAdapter = {
     const model = spec.model ? ["-m", spec.model] : [];
     return {
       command: binary,
-      args: ["exec", "--skip-git-repo-check", "--sandbox", "workspace-write", "-C", spec.workdir, ...model, spec.prompt],
+      args: ["exec", "--json", "--skip-git-repo-check", "--sandbox", "workspace-write", "-C", spec.workdir, ...model, spec.prompt],
       env: {},
       cwd: spec.workdir,
     };
   },
-  createParser: () => plainTextParser(),
+  createParser: codexParser,
 };

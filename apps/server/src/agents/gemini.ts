@@ -1,13 +1,17 @@
-import { plainTextParser, type CliAdapter } from "./types.js";
+import { geminiParser } from "./parsers/gemini.js";
+import type { CliAdapter } from "./types.js";
 
-/** pyCorral: `gemini -m MODEL -y -p PROMPT` (-y approves its own file writes). */
+/**
+ * pyCorral's `gemini -m MODEL -y -p PROMPT` (-y approves its own file writes), with
+ * `-o stream-json` so the answer and token counts can be told apart from the rest.
+ */
 export const geminiAdapter: CliAdapter = {
   kind: "gemini",
   defaultBinary: "gemini",
   installHint: "npm install -g @google/gemini-cli",
   invocation(spec, binary) {
     const model = spec.model ? ["-m", spec.model] : [];
-    return { command: binary, args: [...model, "-y", "-p", spec.prompt], env: {}, cwd: spec.workdir };
+    return { command: binary, args: [...model, "-y", "-o", "stream-json", "-p", spec.prompt], env: {}, cwd: spec.workdir };
   },
-  createParser: () => plainTextParser(),
+  createParser: geminiParser,
 };

@@ -1,6 +1,10 @@
-import { plainTextParser, type CliAdapter } from "./types.js";
+import { opencodeParser } from "./parsers/opencode.js";
+import type { CliAdapter } from "./types.js";
 
-/** pyCorral: `opencode --log-level ERROR -m MODEL run PROMPT`; the answer also lands in output.md. */
+/**
+ * pyCorral's `opencode --log-level ERROR -m MODEL run PROMPT`, with `--format json` for the
+ * answer, tokens and cost; the answer alone (not the events) lands in output.md.
+ */
 export const opencodeAdapter: CliAdapter = {
   kind: "opencode",
   defaultBinary: "opencode",
@@ -9,11 +13,11 @@ export const opencodeAdapter: CliAdapter = {
     const model = spec.model ? ["-m", spec.model] : [];
     return {
       command: binary,
-      args: ["--log-level", "ERROR", ...model, "run", spec.prompt],
+      args: ["--log-level", "ERROR", ...model, "run", "--format", "json", spec.prompt],
       env: {},
       cwd: spec.workdir,
     };
   },
-  createParser: () => plainTextParser(),
+  createParser: opencodeParser,
   finalTextFile: "output.md",
 };

@@ -23,6 +23,8 @@ export interface WorkerResult {
   /** The worker's answer, when it can be told apart from the rest of its output. */
   finalText?: string;
   usage?: UsageReport;
+  /** Why it failed, when its output says so (an API error in a CLI's JSON events). */
+  error?: string;
 }
 
 /** Reads a worker's output line by line as it is printed. */

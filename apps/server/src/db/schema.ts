@@ -1,4 +1,4 @@
-import { index, integer, primaryKey, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import type { AgentKind, FileChange, InvocationRecord, JobOrigin, JobStatus } from "@corral/shared";
 
 export const agents = sqliteTable("agents", {
@@ -46,6 +46,10 @@ export const jobs = sqliteTable(
     cachedInputTokens: integer("cached_input_tokens"),
     costUsd: real("cost_usd"),
     costSource: text("cost_source").$type<"reported" | "estimated">(),
+    /** The agent's provider at launch, so history keeps its payer when an agent changes. */
+    provider: text("provider"),
+    maxCostUsd: real("max_cost_usd"),
+    maxTokens: integer("max_tokens"),
     createdAt: integer("created_at").notNull(),
     startedAt: integer("started_at"),
     endedAt: integer("ended_at"),
@@ -54,6 +58,7 @@ export const jobs = sqliteTable(
     index("jobs_created_idx").on(t.createdAt),
     index("jobs_agent_created_idx").on(t.agent, t.createdAt),
     index("jobs_status_idx").on(t.status),
+    index("jobs_provider_created_idx").on(t.provider, t.createdAt),
   ],
 );
 
@@ -90,7 +95,38 @@ export const jobFiles = sqliteTable(
   (t) => [primaryKey({ columns: [t.jobId, t.path] })],
 );
 
+/** Prices set by users; they win over the shipped table. */
+export const priceOverrides = sqliteTable(
+  "price_overrides",
+  {
+    provider: text("provider").notNull(),
+    model: text("model").notNull(),
+    inputPerM: real("input_per_m").notNull(),
+    outputPerM: real("output_per_m").notNull(),
+    cachedInputPerM: real("cached_input_per_m"),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.provider, t.model] })],
+);
+
+/** Spending limits per provider and period (the server's local day or month). */
+export const budgets = sqliteTable(
+  "budgets",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    provider: text("provider").notNull(),
+    period: text("period").$type<"day" | "month">().notNull(),
+    maxCostUsd: real("max_cost_usd"),
+    maxTokens: integer("max_tokens"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [uniqueIndex("budgets_provider_period_idx").on(t.provider, t.period)],
+);
+
 export type AgentRow = typeof agents.$inferSelect;
 export type JobRow = typeof jobs.$inferSelect;
 export type OllamaModelRow = typeof ollamaModels.$inferSelect;
 export type JobFileRow = typeof jobFiles.$inferSelect;
+export type PriceOverrideRow = typeof priceOverrides.$inferSelect;
+export type BudgetRow = typeof budgets.$inferSelect;

@@ -26,6 +26,8 @@ export function toJob(row: JobRow): Job {
       costUsd: row.costUsd,
       costSource: row.costSource,
     },
+    provider: row.provider,
+    limits: { maxCostUsd: row.maxCostUsd, maxTokens: row.maxTokens },
     createdAt: row.createdAt,
     startedAt: row.startedAt,
     endedAt: row.endedAt,

@@ -17,6 +17,7 @@ import { cliAvailability } from "../agents/availability.js";
 import { cliAdapterFor, effectiveModel } from "../agents/catalog.js";
 import type { InProcessAdapter, JobSpec, UsageReport } from "../agents/types.js";
 import type { AppConfig } from "../config.js";
+import type { JobCostPolicy } from "../costs/service.js";
 import type { AgentsRepo } from "../db/repos/agents.js";
 import type { JobPatch, JobsRepo } from "../db/repos/jobs.js";
 import type { AgentRow, JobRow } from "../db/schema.js";
@@ -61,6 +62,8 @@ export interface JobServiceDeps {
   agents: AgentsRepo;
   /** In-process adapters by agent kind (the Ollama loop). */
   inProcessAdapters?: Partial<Record<string, InProcessAdapter>>;
+  /** Budgets, prices and per-job limits. */
+  costs?: JobCostPolicy;
   /** Records who launched and cancelled what. */
   audit?: Pick<AuditService, "record">;
 }
@@ -95,6 +98,7 @@ export class JobService extends EventEmitter<JobServiceEvents> {
     if (!agent) throw notFound(`agent ${agentName} does not exist; list agents with corral_agents or GET /api/agents`, "agent");
     if (!agent.enabled) throw new ServiceError(`agent ${agentName} is disabled; enable it to run jobs`, 409, "agent");
     this.scheduler.assertRoom();
+    this.deps.costs?.admit(agent, input.max_cost_usd ?? null);
     const workdir = resolveWorkdir(input.workdir ?? agent.workdir, this.config.workdirRoots, this.config.homeDir);
     const row = this.deps.jobs.insert({
       id: newJobId(),
@@ -104,6 +108,9 @@ export class JobService extends EventEmitter<JobServiceEvents> {
       workdir,
       model: input.model ?? effectiveModel(agent, this.config),
       timeoutS: input.timeout_s ?? agent.timeoutS,
+      provider: agent.provider,
+      maxCostUsd: input.max_cost_usd ?? null,
+      maxTokens: input.max_tokens ?? null,
       origin,
       createdAt: Date.now(),
     });
@@ -245,8 +252,22 @@ export class JobService extends EventEmitter<JobServiceEvents> {
   private executionListeners(id: string): ExecutionListeners {
     return {
       chunk: (stream, text, cursor) => this.emit("output", { jobId: id, stream, text, cursor }),
-      usage: (report) => this.update(id, usagePatch(report)),
+      usage: (report) => this.recordUsage(id, report),
     };
+  }
+
+  /** Streamed usage: stored with its cost, and the job stopped once it passes its own limits. */
+  private recordUsage(id: string, report: UsageReport): void {
+    const row = this.update(id, this.priced(id, usagePatch(report)));
+    const over = this.deps.costs?.overLimit(row);
+    if (over && row.status === "running") void this.stop(id, "budget_exceeded", over);
+  }
+
+  /** Adds the cost (reported, estimated or unknown) of the job's usage after this patch. */
+  private priced(id: string, patch: JobPatch): JobPatch {
+    const row = this.deps.jobs.get(id);
+    if (!row || !this.deps.costs) return patch;
+    return { ...patch, ...this.deps.costs.price({ ...row, ...patch } as JobRow) };
   }
 
   private async start(id: string): Promise<void> {
@@ -255,6 +276,15 @@ export class JobService extends EventEmitter<JobServiceEvents> {
     if (!row || !agent || row.status !== "queued" || this.closing) {
       if (row && !agent) this.finish(id, { status: "failed", error: `agent ${row.agent} no longer exists` });
       this.scheduler.released(row?.agent ?? "");
+      return;
+    }
+    try {
+      // A budget used up while this job waited in the queue still holds it back.
+      this.deps.costs?.admit(agent, row.maxCostUsd);
+    } catch (err) {
+      if (!(err instanceof ServiceError)) throw err;
+      this.finish(id, { status: "budget_exceeded", error: err.message });
+      this.scheduler.released(agent.name);
       return;
     }
     const files = jobFiles(this.config.dataDir, id);
@@ -313,14 +343,14 @@ export class JobService extends EventEmitter<JobServiceEvents> {
       if (finalText && adapter?.finalTextFile) writeFileSync(path.join(row.workdir, adapter.finalTextFile), finalText);
       const status: JobStatus = active.stopReason ?? (end.exitCode === 0 && !end.error ? "succeeded" : "failed");
       const error =
-        active.stopError ?? (status === "failed" ? (end.error ?? describeExit(end.exitCode, tailText(log.file, 600, ["err"]))) : null);
+        active.stopError ?? (status === "failed" ? (end.error ?? describeExit(end.exitCode, end.result.error ?? tailText(log.file, 600, ["err"]))) : null);
       this.finish(row.id, {
         status,
         exitCode: end.exitCode,
         error,
         finalText,
         outputBytes: log.size,
-        ...(end.result.usage ? usagePatch(end.result.usage) : {}),
+        ...this.priced(row.id, end.result.usage ? usagePatch(end.result.usage) : {}),
       });
       log.close();
       this.scheduler.released(row.agent);

@@ -2,6 +2,7 @@ import { McpServer, type RegisteredTool } from "@modelcontextprotocol/sdk/server
 import type { Services } from "../services.js";
 import { registerAgentTools } from "./tools/agent-tools.js";
 import { registerCorralTools } from "./tools/corral-tools.js";
+import { registerCostTools } from "./tools/cost-tools.js";
 import { registerOllamaTools } from "./tools/ollama-tools.js";
 
 export interface McpMount {
@@ -38,6 +39,7 @@ export function createMcpServer(services: Services, mount: McpMount): { server: 
   sync();
   if (!mount.agent) {
     registerCorralTools(server, services);
+    registerCostTools(server, services);
     registerOllamaTools(server, services);
   }
   services.agents.on("changed", sync);

@@ -20,7 +20,9 @@ function usageLine(job: Job): string | null {
   if (u.model) parts.push(`model ${u.model}`);
   if (u.inputTokens !== null) parts.push(`${u.inputTokens} tokens in`);
   if (u.outputTokens !== null) parts.push(`${u.outputTokens} tokens out`);
+  if (u.cachedInputTokens) parts.push(`${u.cachedInputTokens} cached`);
   if (u.costUsd !== null) parts.push(`$${u.costUsd.toFixed(4)} (${u.costSource})`);
+  else if ((u.inputTokens ?? 0) + (u.outputTokens ?? 0) > 0) parts.push("cost unknown (no price for this model)");
   return parts.length ? `usage: ${parts.join(" · ")}` : null;
 }
 
@@ -33,8 +35,9 @@ export function statusWord(job: Job): string {
 
 function details(job: Job): string[] {
   const exit = job.exitCode === null ? [] : [`exit ${job.exitCode}`];
+  const attempt = job.attempt > 1 ? [`attempt ${job.attempt}`] : [];
   return [
-    [`job ${job.id}`, `agent ${job.agent}`, job.status, ...exit, elapsed(job)].join(" · "),
+    [`job ${job.id}`, `agent ${job.agent}`, job.status, ...exit, ...attempt, elapsed(job)].join(" · "),
     `workdir: ${job.workdir}`,
     ...[usageLine(job)].filter((l): l is string => l !== null),
   ];
@@ -63,11 +66,13 @@ export function filesSummary(counts: JobFileCounts | undefined): string | null {
   return parts.length ? parts.join(", ") : null;
 }
 
-function outputSection(tail: string): string[] {
-  const text = tail.trimEnd();
+/** The worker's answer when its CLI told it apart (JSON modes), else the output's tail. */
+function outputSection(job: Job, tail: string): string[] {
+  const answer = job.finalText?.trimEnd();
+  const text = answer || tail.trimEnd();
   if (!text) return [];
   const cut = text.length > TAIL_CHARS ? `…${text.slice(-TAIL_CHARS)}` : text;
-  return ["--- output (tail) ---", cut];
+  return [answer ? "--- answer ---" : "--- output (tail) ---", cut];
 }
 
 /**
@@ -78,13 +83,13 @@ export function doneText(job: Job, tail: string, files: JobFile[] = []): string 
   if (job.status === "queued" || job.status === "running") {
     return ["pendiente", `${job.status} for ${elapsed(job)} · job ${job.id} · agent ${job.agent}`, ...filesLines(files)].join("\n");
   }
-  return [statusWord(job), ...filesLines(files), ...details(job), ...outputSection(tail)].join("\n");
+  return [statusWord(job), ...filesLines(files), ...details(job), ...outputSection(job, tail)].join("\n");
 }
 
 /** `<agent>_run`: `ok` or `error: …`, then the same files and details. */
 export function runText(job: Job, tail: string, files: JobFile[] = []): string {
   const head = job.status === "succeeded" ? "ok" : statusWord(job);
-  return [head, ...filesLines(files), ...details(job), ...outputSection(tail)].join("\n");
+  return [head, ...filesLines(files), ...details(job), ...outputSection(job, tail)].join("\n");
 }
 
 /** One line per job, for lists and waits. */

@@ -1,0 +1,140 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, test } from "vitest";
+import type { AgentRow } from "../../db/schema.js";
+import type { JobSpec, OutputParser, UsageReport } from "../types.js";
+import { claudeParser } from "./claude.js";
+import { codexParser } from "./codex.js";
+import { geminiParser } from "./gemini.js";
+import { opencodeParser } from "./opencode.js";
+
+const samples = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../test/fixtures/samples");
+const sample = (name: string) => readFileSync(path.join(samples, name), "utf8");
+
+const spec = (model: string | null): JobSpec => ({
+  jobId: "abc123",
+  prompt: "Create hello.txt containing a greeting, then say what you did.",
+  workdir: "/w",
+  model,
+  agent: { name: "x", kind: "gemini", provider: "google" } as AgentRow,
+});
+
+/** Feeds stdout (and stderr) line by line, as the job engine does; returns every streamed usage. */
+function feed(parser: OutputParser, stdout: string, stderr = ""): UsageReport[] {
+  const streamed: UsageReport[] = [];
+  const lines = (text: string) => text.split(/(?<=\n)/).filter(Boolean);
+  for (const line of lines(stderr)) parser.line(line, "err");
+  for (const line of lines(stdout)) {
+    const usage = parser.line(line, "out");
+    if (usage) streamed.push(usage);
+  }
+  return streamed;
+}
+
+describe("gemini 0.61.0 -o stream-json", () => {
+  test("joins the answer's deltas after the last tool call and counts thoughts as output", () => {
+    const parser = geminiParser(spec("gemini-2.5-flash"));
+    const streamed = feed(parser, sample("gemini-0.61.0-stream-json.ndjson"), sample("gemini-0.61.0-stream-json.stderr.txt"));
+    const result = parser.finish();
+    expect(result.finalText).toBe("Done: wrote hello.txt");
+    // prompt 2500 (cached 100 included), candidates 52 + thoughts 7 (= total 2559 − 2500 − 52).
+    expect(result.usage).toEqual({ model: "gemini-2.5-flash", inputTokens: 2500, outputTokens: 59, cachedInputTokens: 100 });
+    expect(result.usage?.costUsd).toBeUndefined();
+    expect(result.error).toBeUndefined();
+    expect(streamed.at(-1)).toEqual(result.usage);
+  });
+
+  test("an API error (exit 144, JSON on stderr, stdout empty) leaves no answer and no usage", () => {
+    const parser = geminiParser(spec("gemini-2.5-flash"));
+    feed(parser, sample("gemini-0.61.0-json-error400.json"), sample("gemini-0.61.0-json-error400.stderr.txt"));
+    expect(parser.finish()).toEqual({});
+  });
+});
+
+describe("claude 2.1.197 --output-format stream-json --verbose", () => {
+  test("takes answer, totals and cost from the result line, not the per-message snapshots", () => {
+    const parser = claudeParser(spec("claude-sonnet-4-5"));
+    const streamed = feed(parser, sample("claude-2.1.197-stream-json.ndjson"));
+    const result = parser.finish();
+    expect(result.finalText).toBe("Done: wrote hello.txt");
+    // input 2500 + cache read 100 + cache write 50; output 52 (the snapshots said 1 and 1).
+    expect(result.usage).toEqual({ model: "claude-sonnet-4-5", inputTokens: 2650, outputTokens: 52, cachedInputTokens: 100, costUsd: 0.008497499999999998 });
+    // While it runs, usage grows message by message: input is right, output is a lower bound.
+    // The init line names the model first.
+    expect(streamed[0]).toEqual({ model: "claude-sonnet-4-5" });
+    expect(streamed.slice(1).map((u) => u.inputTokens)).toEqual([1350, 2650, 2650]);
+    expect(streamed[2]?.outputTokens).toBe(2);
+  });
+
+  test("the json mode's single object reads the same", () => {
+    const parser = claudeParser(spec(null));
+    feed(parser, sample("claude-2.1.197-json.json"));
+    const result = parser.finish();
+    expect(result.finalText).toBe("Done: wrote hello.txt");
+    expect(result.usage).toMatchObject({ model: "claude-sonnet-4-5", inputTokens: 2650, outputTokens: 52, costUsd: 0.008497499999999998 });
+  });
+
+  test("is_error with subtype success is an error, with the API's message", () => {
+    const parser = claudeParser(spec("claude-sonnet-4-5"));
+    feed(parser, sample("claude-2.1.197-json-error400.json"));
+    const result = parser.finish();
+    expect(result.error).toBe("API Error: 400 fake: scripted failure 400");
+    expect(result.usage).toMatchObject({ inputTokens: 0, outputTokens: 0, costUsd: 0 });
+  });
+});
+
+describe("opencode 1.18.33 run --format json", () => {
+  test("sums tokens and cost over step_finish lines, streaming each step, and keeps the last text part", () => {
+    const parser = opencodeParser(spec("fake/fake-model"));
+    const streamed = feed(parser, sample("opencode-1.18.33-format-json.ndjson"));
+    const result = parser.finish();
+    expect(result.finalText).toBe("Done: wrote hello.txt");
+    // input 1100 + cache read 100 + 1300; output 33 + reasoning 7 + 12.
+    expect(result.usage).toMatchObject({ model: "fake/fake-model", inputTokens: 2500, outputTokens: 52, cachedInputTokens: 100 });
+    expect(result.usage?.costUsd).toBeCloseTo(0.00393 + 0.00408, 10);
+    expect(streamed).toHaveLength(2);
+    expect(streamed[0]).toMatchObject({ inputTokens: 1200, outputTokens: 40, cachedInputTokens: 100 });
+  });
+
+  test("an API error event gives its message", () => {
+    const parser = opencodeParser(spec("fake/fake-model"));
+    feed(parser, sample("opencode-1.18.33-format-json-error400.ndjson"));
+    expect(parser.finish()).toEqual({ finalText: undefined, error: "fake: scripted failure 400" });
+  });
+});
+
+describe("codex 0.171.0 exec --json", () => {
+  test("answer from the last agent_message, tokens from turn.completed, model from the job", () => {
+    const parser = codexParser(spec("gpt-5.5"));
+    const streamed = feed(parser, sample("codex-0.171.0-exec-json.ndjson"), sample("codex-0.171.0-exec-json.stderr.txt"));
+    const result = parser.finish();
+    expect(result.finalText).toBe("Done: wrote hello.txt");
+    expect(result.usage).toEqual({ model: "gpt-5.5", inputTokens: 2500, outputTokens: 52, cachedInputTokens: 100 });
+    expect(streamed).toEqual([result.usage]);
+  });
+
+  test("turn.failed gives the API error", () => {
+    const parser = codexParser(spec("gpt-5.5"));
+    feed(parser, sample("codex-0.171.0-exec-json-error400.ndjson"));
+    const result = parser.finish();
+    expect(result.error).toContain("fake: scripted failure 400");
+    expect(result.finalText).toBeUndefined();
+    expect(result.usage).toBeUndefined();
+  });
+});
+
+test("output with no JSON events at all (a CLI without the JSON flag) is kept as plain text", () => {
+  const parser = geminiParser(spec(null));
+  feed(parser, sample("gemini-0.61.0-text.txt"));
+  expect(parser.finish()).toEqual({ finalText: sample("gemini-0.61.0-text.txt").trim() });
+});
+
+test("a huge answer is bounded", () => {
+  const parser = geminiParser(spec(null));
+  const delta = JSON.stringify({ type: "message", role: "assistant", content: "x".repeat(64 * 1024), delta: true });
+  for (let i = 0; i < 10; i++) parser.line(`${delta}\n`, "out");
+  const text = parser.finish().finalText ?? "";
+  expect(text.length).toBeLessThan(300 * 1024);
+  expect(text.endsWith("[…truncated]")).toBe(true);
+});

@@ -1,0 +1,283 @@
+import type {
+  Budget,
+  BudgetPeriod,
+  CostGroupKey,
+  CostQuery,
+  CostReport,
+  CostTotals,
+  CreateBudgetBody,
+  Price,
+  PriceList,
+  SetPriceBody,
+  UpdateBudgetBody,
+} from "@corral/shared";
+import type { AgentsRepo } from "../db/repos/agents.js";
+import type { CostsRepo, CostSums, PricedJobFields } from "../db/repos/costs.js";
+import type { AgentRow, BudgetRow, JobRow } from "../db/schema.js";
+import { notFound, ServiceError } from "../lib/errors.js";
+import { localTime, parseTime, periodWindow } from "./periods.js";
+import { PRICE_TABLE, PRICE_TABLE_DATE, PRICE_TABLE_SOURCES } from "./price-table.js";
+import { costOf, isCloudOllama, priceKeys, usedTokens, type CostFields, type Rates } from "./pricing.js";
+
+const DAY_MS = 24 * 3600 * 1000;
+
+/** What the job service asks of cost accounting while jobs launch and run. */
+export interface JobCostPolicy {
+  /** Throws a ServiceError naming the budget when the agent's provider is over one. */
+  admit(agent: AgentRow, jobMaxCostUsd: number | null): void;
+  /** The cost fields of a job with this usage. */
+  price(row: JobRow): CostFields;
+  /** Why a running job must stop, when its usage has passed its own limits. */
+  overLimit(row: JobRow): string | null;
+}
+
+export interface CostServiceDeps {
+  costs: CostsRepo;
+  agents: AgentsRepo;
+}
+
+const usd = (n: number) => (n === 0 ? "$0" : n < 0.01 ? `$${n.toFixed(4)}` : `$${n.toFixed(2)}`);
+const periodWord = (p: BudgetPeriod) => (p === "day" ? "daily" : "monthly");
+const periodNow = (p: BudgetPeriod) => (p === "day" ? "today" : "this month");
+
+/** Prices, budgets and the cost report: the one place that turns tokens into money. */
+export class CostService implements JobCostPolicy {
+  private overrides = new Map<string, Rates>();
+
+  constructor(private readonly deps: CostServiceDeps) {
+    this.loadOverrides();
+    // The shipped table may be newer than the estimates stored with older jobs.
+    this.reprice();
+  }
+
+  private loadOverrides(): void {
+    this.overrides = new Map(
+      this.deps.costs.overrides().map((o) => [keyOf(o.provider, o.model), { inputPerM: o.inputPerM, outputPerM: o.outputPerM, cachedInputPerM: o.cachedInputPerM }]),
+    );
+  }
+
+  /** The price in force for a provider's model: a user's override, else the shipped table. */
+  rates = (provider: string | null, model: string): Rates | undefined => {
+    for (const [p, m] of priceKeys(provider, model)) {
+      const override = this.overrides.get(keyOf(p, m));
+      if (override) return override;
+      const row = PRICE_TABLE.find((r) => r.provider === p && r.model === m);
+      if (row) return { inputPerM: row.input, outputPerM: row.output, cachedInputPerM: row.cachedInput };
+    }
+    return undefined;
+  };
+
+  prices(): PriceList {
+    const overridden = new Set(this.overrides.keys());
+    const table: Price[] = PRICE_TABLE.filter((r) => !overridden.has(keyOf(r.provider, r.model))).map((r) => ({
+      provider: r.provider,
+      model: r.model,
+      inputPerM: r.input,
+      outputPerM: r.output,
+      cachedInputPerM: r.cachedInput,
+      origin: "table",
+      note: r.note ?? null,
+    }));
+    const overrides: Price[] = this.deps.costs.overrides().map((o) => ({
+      provider: o.provider,
+      model: o.model,
+      inputPerM: o.inputPerM,
+      outputPerM: o.outputPerM,
+      cachedInputPerM: o.cachedInputPerM,
+      origin: "override",
+      note: null,
+    }));
+    const prices = [...overrides, ...table].sort((a, b) => a.provider.localeCompare(b.provider) || a.model.localeCompare(b.model));
+    return { tableDate: PRICE_TABLE_DATE, sources: PRICE_TABLE_SOURCES, prices };
+  }
+
+  /** Sets a user's price; jobs estimated with the old one are estimated again. */
+  setPrice(body: SetPriceBody): Price {
+    const row = this.deps.costs.upsertOverride({
+      provider: body.provider,
+      model: body.model,
+      inputPerM: body.input_per_m,
+      outputPerM: body.output_per_m,
+      cachedInputPerM: body.cached_input_per_m ?? null,
+      updatedAt: Date.now(),
+    });
+    this.loadOverrides();
+    this.reprice();
+    return { ...row, origin: "override", note: null };
+  }
+
+  /** Removes a user's price; the shipped one (if any) applies again. */
+  deletePrice(provider: string, model: string): void {
+    if (!this.deps.costs.deleteOverride(provider, model)) {
+      throw notFound(`no price override for ${provider}/${model}; shipped prices cannot be deleted, only overridden`, "model");
+    }
+    this.loadOverrides();
+    this.reprice();
+  }
+
+  /** Estimates every job's cost again from today's prices (reported costs stay as reported). */
+  reprice(): number {
+    const changes = this.deps.costs
+      .repriceable()
+      .map((job) => ({ id: job.id, before: job, after: this.costOfJob(job) }))
+      .filter(({ before, after }) => before.costUsd !== after.costUsd || before.costSource !== after.costSource)
+      .map(({ id, after }) => ({ id, ...after }));
+    if (changes.length) this.deps.costs.setCosts(changes);
+    return changes.length;
+  }
+
+  private costOfJob(job: PricedJobFields): CostFields {
+    const agent = this.deps.agents.get(job.agent);
+    const provider = job.provider ?? agent?.provider ?? null;
+    const model = job.usageModel ?? job.model;
+    const local = provider === "ollama" && !isCloudOllama(model, agent?.baseUrl ?? null);
+    return costOf({ ...job, provider, model, local }, this.rates);
+  }
+
+  price(row: JobRow): CostFields {
+    return this.costOfJob(row);
+  }
+
+  overLimit(row: JobRow): string | null {
+    const tokens = usedTokens(row);
+    if (row.maxTokens !== null && tokens > row.maxTokens) {
+      return `budget exceeded: the job used ${tokens} tokens, over its max_tokens of ${row.maxTokens}`;
+    }
+    if (row.maxCostUsd !== null && row.costUsd !== null && row.costUsd > row.maxCostUsd) {
+      return `budget exceeded: the job cost ${usd(row.costUsd)} (${row.costSource}), over its max_cost_usd of ${usd(row.maxCostUsd)}`;
+    }
+    return null;
+  }
+
+  admit(agent: AgentRow, jobMaxCostUsd: number | null, now = Date.now()): void {
+    for (const row of this.deps.costs.budgets(agent.provider)) {
+      const budget = this.budgetView(row, now);
+      const used = `${agent.provider}'s ${periodWord(budget.period)} budget`;
+      const retry = `raise it with PATCH /api/costs/budgets/${budget.id} or wait until ${localTime(budget.periodEnd)}`;
+      const unpriced = budget.unpricedJobs ? ` (${budget.unpricedJobs} job(s) without a price are not in this sum)` : "";
+      if (budget.maxCostUsd !== null && budget.usedCostUsd >= budget.maxCostUsd) {
+        throw new ServiceError(
+          `budget exceeded: ${used} is ${usd(budget.maxCostUsd)} and ${usd(budget.usedCostUsd)} is used ${periodNow(budget.period)}${unpriced}; ${retry}`,
+          429,
+          "agent",
+        );
+      }
+      if (budget.maxTokens !== null && budget.usedTokens >= budget.maxTokens) {
+        throw new ServiceError(
+          `budget exceeded: ${used} is ${budget.maxTokens} tokens and ${budget.usedTokens} are used ${periodNow(budget.period)}; ${retry}`,
+          429,
+          "agent",
+        );
+      }
+      if (budget.maxCostUsd !== null && jobMaxCostUsd !== null && budget.usedCostUsd + jobMaxCostUsd > budget.maxCostUsd) {
+        throw new ServiceError(
+          `budget exceeded: this job may cost up to ${usd(jobMaxCostUsd)}, and ${used} of ${usd(budget.maxCostUsd)} has ${usd(budget.maxCostUsd - budget.usedCostUsd)} left ${periodNow(budget.period)}`,
+          429,
+          "max_cost_usd",
+        );
+      }
+    }
+  }
+
+  budgets(now = Date.now()): Budget[] {
+    return this.deps.costs.budgets().map((b) => this.budgetView(b, now));
+  }
+
+  budget(id: number): Budget {
+    const row = this.deps.costs.budget(id);
+    if (!row) throw notFound(`budget ${id} not found`, "id");
+    return this.budgetView(row);
+  }
+
+  createBudget(body: CreateBudgetBody): Budget {
+    const existing = this.deps.costs.findBudget(body.provider, body.period);
+    if (existing) {
+      throw new ServiceError(`${body.provider} already has a ${periodWord(body.period)} budget (id ${existing.id}); change it with PATCH`, 409, "period");
+    }
+    const now = Date.now();
+    const row = this.deps.costs.insertBudget({
+      provider: body.provider,
+      period: body.period,
+      maxCostUsd: body.max_cost_usd ?? null,
+      maxTokens: body.max_tokens ?? null,
+      createdAt: now,
+      updatedAt: now,
+    });
+    return this.budgetView(row);
+  }
+
+  updateBudget(id: number, body: UpdateBudgetBody): Budget {
+    const current = this.deps.costs.budget(id);
+    if (!current) throw notFound(`budget ${id} not found`, "id");
+    const maxCostUsd = body.max_cost_usd === undefined ? current.maxCostUsd : body.max_cost_usd;
+    const maxTokens = body.max_tokens === undefined ? current.maxTokens : body.max_tokens;
+    if (maxCostUsd === null && maxTokens === null) {
+      throw new ServiceError("a budget needs max_cost_usd, max_tokens or both; delete it instead", 400, "max_cost_usd");
+    }
+    const row = this.deps.costs.updateBudget(id, { maxCostUsd, maxTokens, updatedAt: Date.now() });
+    if (!row) throw notFound(`budget ${id} not found`, "id");
+    return this.budgetView(row);
+  }
+
+  deleteBudget(id: number): void {
+    if (!this.deps.costs.deleteBudget(id)) throw notFound(`budget ${id} not found`, "id");
+  }
+
+  private budgetView(row: BudgetRow, now = Date.now()): Budget {
+    const { start, end } = periodWindow(row.period, now);
+    const [sums] = this.deps.costs.aggregate({ from: start, to: end, provider: row.provider }, []);
+    const usedCostUsd = sums?.costUsd ?? 0;
+    const usedTokens = (sums?.inputTokens ?? 0) + (sums?.outputTokens ?? 0);
+    return {
+      id: row.id,
+      provider: row.provider,
+      period: row.period,
+      maxCostUsd: row.maxCostUsd,
+      maxTokens: row.maxTokens,
+      usedCostUsd,
+      usedTokens,
+      unpricedJobs: sums?.unpricedJobs ?? 0,
+      periodStart: start,
+      periodEnd: end,
+      exceeded: (row.maxCostUsd !== null && usedCostUsd >= row.maxCostUsd) || (row.maxTokens !== null && usedTokens >= row.maxTokens),
+    };
+  }
+
+  /** Cost and tokens over a range, grouped by provider, model, agent and/or day. */
+  report(query: CostQuery, now = Date.now()): CostReport {
+    const to = query.to === undefined ? now : parseTime(query.to, true);
+    const from = query.from === undefined ? to - 30 * DAY_MS : parseTime(query.from, false);
+    if (from >= to) throw new ServiceError(`from (${localTime(from)}) must be before to (${localTime(to)})`, 400, "from");
+    const groupBy = query.group_by?.length ? [...new Set(query.group_by)] : ["provider" as const];
+    const filter = { from, to, provider: query.provider, agent: query.agent };
+    const groups = this.deps.costs.aggregate(filter, groupBy).map((g) => ({ ...totals(g), ...pick(g, groupBy) }));
+    const [all] = this.deps.costs.aggregate(filter, []);
+    return { from, to, groupBy, groups, totals: totals(all) };
+  }
+}
+
+function keyOf(provider: string, model: string): string {
+  return `${provider}\u0000${model}`;
+}
+
+function totals(s: CostSums | undefined): CostTotals {
+  const n = (v: unknown) => Number(v ?? 0);
+  return {
+    jobs: n(s?.jobs),
+    inputTokens: n(s?.inputTokens),
+    outputTokens: n(s?.outputTokens),
+    cachedInputTokens: n(s?.cachedInputTokens),
+    costUsd: s?.costUsd === null || s?.costUsd === undefined ? null : Number(s.costUsd),
+    reportedUsd: n(s?.reportedUsd),
+    estimatedUsd: n(s?.estimatedUsd),
+    pricedJobs: n(s?.pricedJobs),
+    unpricedJobs: n(s?.unpricedJobs),
+    unpricedInputTokens: n(s?.unpricedInputTokens),
+    unpricedOutputTokens: n(s?.unpricedOutputTokens),
+    noUsageJobs: n(s?.noUsageJobs),
+  };
+}
+
+function pick(g: Partial<Record<CostGroupKey, string | null>>, keys: CostGroupKey[]): Partial<Record<CostGroupKey, string | null>> {
+  return Object.fromEntries(keys.map((k) => [k, g[k] ?? null]));
+}

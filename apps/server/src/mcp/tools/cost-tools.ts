@@ -1,0 +1,77 @@
+import { CostGroupKeySchema, CostQuerySchema, type Budget, type CostGroup, type CostTotals } from "@corral/shared";
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { z } from "zod";
+import { localDay, localTime } from "../../costs/periods.js";
+import { parseInput } from "../../lib/errors.js";
+import type { Services } from "../../services.js";
+import { guarded, textResult } from "./results.js";
+
+const count = (n: number) => n.toLocaleString("en-US");
+const usd = (n: number) => (n === 0 ? "$0" : n < 0.01 ? `$${n.toFixed(4)}` : `$${n.toFixed(2)}`);
+
+/** One line of money and tokens; unpriced work says so instead of passing for $0. */
+export function totalsText(t: CostTotals): string {
+  const parts = [`${t.jobs} job(s)`, `${count(t.inputTokens)} in / ${count(t.outputTokens)} out tokens`];
+  if (t.cachedInputTokens) parts.push(`${count(t.cachedInputTokens)} cached`);
+  if (t.costUsd !== null) {
+    const how = [t.reportedUsd ? `${usd(t.reportedUsd)} reported` : "", t.estimatedUsd ? `${usd(t.estimatedUsd)} estimated` : ""].filter(Boolean);
+    parts.push(`${usd(t.costUsd)}${how.length ? ` (${how.join(", ")})` : ""}`);
+  }
+  if (t.unpricedJobs) {
+    parts.push(`UNPRICED: ${t.unpricedJobs} job(s), ${count(t.unpricedInputTokens)} in / ${count(t.unpricedOutputTokens)} out tokens with no price`);
+  }
+  if (t.noUsageJobs) parts.push(`${t.noUsageJobs} without usage`);
+  return parts.join(" · ");
+}
+
+function groupName(g: CostGroup, keys: string[]): string {
+  return keys.map((k) => (g as Record<string, unknown>)[k] ?? "(none)").join(" · ");
+}
+
+function budgetText(b: Budget): string {
+  const limits = [
+    b.maxCostUsd !== null ? `${usd(b.usedCostUsd)} of ${usd(b.maxCostUsd)}` : "",
+    b.maxTokens !== null ? `${count(b.usedTokens)} of ${count(b.maxTokens)} tokens` : "",
+  ].filter(Boolean);
+  const state = b.exceeded ? "EXCEEDED: new jobs are refused" : "ok";
+  return `budget ${b.id}: ${b.provider} per ${b.period} · ${limits.join(" · ")} · ${state} (until ${localTime(b.periodEnd)})`;
+}
+
+/** `corral_costs`: what delegating cost, per provider, model, agent or day, and the budgets. */
+export function registerCostTools(server: McpServer, services: Services): void {
+  server.registerTool(
+    "corral_costs",
+    {
+      description:
+        "What delegated work cost: tokens and USD per provider, model, agent or day over a range, with unpriced work shown apart (never as $0), and the budgets with what they have used.",
+      inputSchema: {
+        days: z.number().int().min(1).max(3660).optional().describe("The last N days, today included (default 30); ignored when from is given"),
+        from: z.string().max(20).optional().describe("Start day, YYYY-MM-DD (server's local time)"),
+        to: z.string().max(20).optional().describe("End day, YYYY-MM-DD, included"),
+        group_by: z.array(CostGroupKeySchema).max(4).optional().describe("Group by these, in order (default [provider])"),
+        provider: z.string().min(1).max(100).optional().describe("Only this provider"),
+        agent: z.string().min(1).max(40).optional().describe("Only this agent"),
+      },
+    },
+    ({ days, from, to, group_by, provider, agent }) =>
+      guarded(() => {
+        const start = from ?? (days ? localDay(Date.now() - (days - 1) * 24 * 3600 * 1000) : undefined);
+        const query = parseInput(CostQuerySchema, {
+          ...(start ? { from: start } : {}),
+          ...(to ? { to } : {}),
+          ...(group_by?.length ? { group_by: group_by.join(",") } : {}),
+          ...(provider ? { provider } : {}),
+          ...(agent ? { agent } : {}),
+        });
+        const report = services.costs.report(query);
+        const lines = [
+          `costs from ${localTime(report.from)} to ${localTime(report.to)}, by ${report.groupBy.join(", ")}`,
+          ...report.groups.map((g) => `${groupName(g, report.groupBy)}: ${totalsText(g)}`),
+          `total: ${totalsText(report.totals)}`,
+          ...services.costs.budgets().map(budgetText),
+        ];
+        if (report.totals.unpricedJobs) lines.push("set a price with PUT /api/costs/prices {provider, model, input_per_m, output_per_m}");
+        return textResult(lines.join("\n"));
+      }),
+  );
+}
