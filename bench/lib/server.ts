@@ -1,0 +1,148 @@
+// Runs the built server (`node apps/server/dist/server.js`, what `pnpm start` runs) as a child
+// process in a temp dir, so its memory can be read from /proc and its start-up timed from spawn.
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+export const serverEntry = path.join(repo, "apps/server/dist/server.js");
+export const BENCH_TOKEN = "bench-token-0123456789abcdef";
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export interface RunningServer {
+  url: string;
+  pid: number;
+  root: string;
+  token: string;
+  /** Milliseconds from spawn to the first 200 from GET /api/health. */
+  startMs: number;
+  stop(): Promise<void>;
+}
+
+/** Kernel memory counters of a live process, in MiB: VmRSS (now) and VmHWM (peak). */
+export function memoryOf(pid: number): { rssMiB: number; peakMiB: number } {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kib = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? NaN);
+  return { rssMiB: kib("VmRSS") / 1024, peakMiB: kib("VmHWM") / 1024 };
+}
+
+/** Polls `url` until it answers 200; returns when it does. */
+export async function waitHealthy(url: string, child: ChildProcess, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`process exited with ${child.exitCode} before answering`);
+    try {
+      const res = await fetch(url);
+      if (res.ok) return;
+    } catch {
+      // Not listening yet.
+    }
+    if (Date.now() > deadline) throw new Error(`${url} did not answer within ${timeoutMs} ms`);
+    await sleep(5);
+  }
+}
+
+/** A free loopback port: the server prints its URL only after it is ready, so the port is chosen here. */
+export async function freePort(): Promise<number> {
+  const { createServer } = await import("node:net");
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const address = s.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once("exit", () => resolve());
+    child.kill("SIGTERM");
+    setTimeout(() => child.kill("SIGKILL"), 5000).unref();
+  });
+}
+
+export async function startCorral(env: Record<string, string> = {}): Promise<RunningServer> {
+  if (!existsSync(serverEntry)) throw new Error(`${serverEntry} is missing: run \`pnpm build\` first`);
+  const root = realpathSync(mkdtempSync(path.join(os.tmpdir(), "corral-bench-")));
+  const port = await freePort();
+  const started = performance.now();
+  const child = spawn(process.execPath, [serverEntry], {
+    cwd: root,
+    stdio: ["ignore", "ignore", "pipe"],
+    env: {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOME: root,
+      CORRAL_PORT: String(port),
+      CORRAL_DATA_DIR: path.join(root, "data"),
+      CORRAL_WORKDIR_ROOTS: root,
+      CORRAL_TOKEN: BENCH_TOKEN,
+      CORRAL_LOG_LEVEL: "warn",
+      ...env,
+    },
+  });
+  let stderr = "";
+  child.stderr?.setEncoding("utf8").on("data", (d: string) => (stderr = (stderr + d).slice(-4000)));
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await waitHealthy(`${url}/api/health`, child);
+  } catch (err) {
+    await stopChild(child);
+    rmSync(root, { recursive: true, force: true });
+    throw new Error(`Corral did not start: ${(err as Error).message}\n${stderr}`);
+  }
+  const startMs = performance.now() - started;
+  return {
+    url,
+    pid: child.pid!,
+    root,
+    token: BENCH_TOKEN,
+    startMs,
+    async stop() {
+      await stopChild(child);
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The floor for a Node HTTP server: a bare `http.createServer` answering 200, started the same way. */
+export async function startBareNode(): Promise<{ url: string; pid: number; startMs: number; stop(): Promise<void> }> {
+  const port = await freePort();
+  const started = performance.now();
+  const child = spawn(
+    process.execPath,
+    ["-e", `require("node:http").createServer((q, s) => s.end('{"ok":true}')).listen(${port}, "127.0.0.1")`],
+    { stdio: "ignore" },
+  );
+  const url = `http://127.0.0.1:${port}`;
+  await waitHealthy(url, child);
+  return { url, pid: child.pid!, startMs: performance.now() - started, stop: () => stopChild(child) };
+}
+
+/** Adds a `command` agent that runs `/bin/true`: a worker that does nothing, to time dispatch alone. */
+export async function addTrivialAgent(server: RunningServer, name: string, maxConcurrent = 4): Promise<string> {
+  const bin = ["/usr/bin/true", "/bin/true"].find((p) => existsSync(p));
+  if (!bin) throw new Error("no /usr/bin/true or /bin/true");
+  const res = await fetch(`${server.url}/api/agents`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${server.token}`, "content-type": "application/json" },
+    body: JSON.stringify({ name, kind: "command", command: bin, args: [], workdir: path.join(server.root, "work"), maxConcurrent }),
+  });
+  if (res.status !== 201) throw new Error(`adding agent ${name}: ${res.status} ${await res.text()}`);
+  return bin;
+}
+
+/** Spawns `command` and resolves when it exits: the physical cost of running a worker. */
+export function spawnAndWait(command: string, cwd: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, [], { cwd, stdio: "ignore" });
+    child.once("error", reject);
+    child.once("exit", () => resolve());
+  });
+}
