@@ -1,0 +1,193 @@
+// Output streaming: a worker printing 100 MiB as fast as it can, through capture, the output log
+// and one WebSocket subscriber, against the same worker writing to /dev/null; the server's memory
+// meanwhile; and line latency (worker write → WebSocket receipt) at 100 lines/s against the same
+// worker's lines read straight from its stdout pipe.
+import { spawn } from "node:child_process";
+import { mkdtempSync, openSync, closeSync, realpathSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { freePort, memoryOf, sleep, waitHealthy } from "./lib/server.js";
+import { percentile, type Benchmark, type BenchRow } from "./lib/stats.js";
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const fakeCli = path.join(repo, "apps/server/test/fixtures/fake-cli.mjs");
+const fakeBin = path.join(repo, "apps/server/test/fixtures/bin");
+const TOKEN = "bench-token-0123456789abcdef";
+const TOTAL = Number(process.env.BENCH_STREAM_BYTES ?? 100 * 1024 * 1024);
+const RATE = 100;
+const LINES = Number(process.env.BENCH_STREAM_LINES ?? 1000);
+/** The text-mode fake CLI: what it prints is the job's output as is. */
+const AGENT = "kiro";
+const DONE_LINE = "done kiro-cli-chat\n";
+
+// The `ws` client the server itself depends on (the repo root has no copy).
+const WebSocket = createRequire(path.join(repo, "apps/server/package.json"))("ws") as new (
+  url: string,
+  options: { headers: Record<string, string> },
+) => {
+  on(event: "message", cb: (data: Buffer) => void): void;
+  once(event: "open" | "error", cb: (err?: Error) => void): void;
+  send(data: string): void;
+  close(): void;
+};
+
+interface Server {
+  url: string;
+  pid: number;
+  root: string;
+  stop(): Promise<void>;
+}
+
+/** The server from its sources (as `pnpm dev` runs it), with the fake CLIs on PATH. */
+async function startServer(): Promise<Server> {
+  const root = realpathSync(mkdtempSync(path.join(os.tmpdir(), "corral-bench-stream-")));
+  const port = await freePort();
+  const child = spawn(process.execPath, ["--import", "tsx", "--conditions=corral-source", path.join(repo, "apps/server/src/server.ts")], {
+    cwd: repo,
+    stdio: ["ignore", "ignore", "inherit"],
+    env: {
+      PATH: `${fakeBin}${path.delimiter}${process.env.PATH ?? "/usr/bin:/bin"}`,
+      HOME: root,
+      CORRAL_PORT: String(port),
+      CORRAL_DATA_DIR: path.join(root, "data"),
+      CORRAL_WORKDIR_ROOTS: root,
+      CORRAL_TOKEN: TOKEN,
+      CORRAL_LOG_LEVEL: "warn",
+    },
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitHealthy(`${url}/api/health`, child);
+  return {
+    url,
+    pid: child.pid!,
+    root,
+    async stop() {
+      if (child.exitCode === null) {
+        await new Promise<void>((resolve) => {
+          child.once("exit", () => resolve());
+          child.kill("SIGTERM");
+        });
+      }
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
+
+function runWorker(prompt: string, stdout: "devnull" | "pipe", onData?: (chunk: Buffer) => void): Promise<void> {
+  const devnull = stdout === "devnull" ? openSync("/dev/null", "w") : null;
+  const child = spawn(process.execPath, [fakeCli, "kiro-cli-chat", prompt], { stdio: ["ignore", devnull ?? "pipe", "inherit"] });
+  if (onData) child.stdout?.on("data", onData);
+  return new Promise((resolve, reject) => {
+    child.once("error", reject);
+    child.once("exit", (code) => {
+      if (devnull !== null) closeSync(devnull);
+      if (code === 0) resolve();
+      else reject(new Error(`fake worker exited with ${code}`));
+    });
+  });
+}
+
+/** Launches a job, follows it from cursor 0 on one WebSocket, resolves when its final status arrives. */
+async function streamJob(server: Server, prompt: string, onText: (text: string) => void): Promise<void> {
+  const ws = new WebSocket(`${server.url.replace(/^http/, "ws")}/api/ws`, { headers: { authorization: `Bearer ${TOKEN}` } });
+  await new Promise<void>((resolve, reject) => {
+    ws.once("open", () => resolve());
+    ws.once("error", reject);
+  });
+  const res = await fetch(`${server.url}/api/jobs`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+    body: JSON.stringify({ agent: AGENT, prompt, workdir: path.join(server.root, "work") }),
+  });
+  if (res.status !== 201) throw new Error(`launch: ${res.status} ${await res.text()}`);
+  const { id } = (await res.json()) as { id: string };
+  await new Promise<void>((resolve, reject) => {
+    ws.on("message", (data) => {
+      const msg = JSON.parse(data.toString()) as { type: string; jobId?: string; text?: string; job?: { status: string; error: string | null } };
+      if (msg.jobId !== id) return;
+      if (msg.type === "output") onText(msg.text ?? "");
+      if (msg.type === "status" && msg.job && !["queued", "running"].includes(msg.job.status)) {
+        if (msg.job.status === "succeeded") resolve();
+        else reject(new Error(`job ${msg.job.status}: ${msg.job.error}`));
+      }
+    });
+    ws.send(JSON.stringify({ type: "subscribe_job", jobId: id, cursor: 0 }));
+  });
+  ws.close();
+}
+
+/** Write → receipt delays of `tick <i> <epoch ms>` lines, whatever the chunking. */
+function tickLatencies(): { feed(text: string): void; samples: number[] } {
+  const samples: number[] = [];
+  let partial = "";
+  return {
+    samples,
+    feed(text) {
+      const now = performance.timeOrigin + performance.now();
+      const lines = (partial + text).split("\n");
+      partial = lines.pop() ?? "";
+      for (const line of lines) {
+        const m = /^tick \d+ ([\d.]+)$/.exec(line);
+        if (m) samples.push(now - Number(m[1]));
+      }
+    },
+  };
+}
+
+export const stream: Benchmark = {
+  name: "stream",
+  async run() {
+    const mib = TOTAL / 2 ** 20;
+    const bytesPrompt = `bytes ${TOTAL}`;
+
+    let t0 = performance.now();
+    await runWorker(bytesPrompt, "devnull");
+    const alone = (performance.now() - t0) / 1000;
+
+    const server = await startServer();
+    try {
+      await sleep(500);
+      const idle = memoryOf(server.pid).rssMiB;
+      let received = 0;
+      let peakRss = idle;
+      const sampler = setInterval(() => {
+        peakRss = Math.max(peakRss, memoryOf(server.pid).rssMiB);
+      }, 20);
+      t0 = performance.now();
+      await streamJob(server, bytesPrompt, (text) => (received += Buffer.byteLength(text)));
+      const through = (performance.now() - t0) / 1000;
+      clearInterval(sampler);
+      const hwm = memoryOf(server.pid).peakMiB;
+      if (received !== TOTAL + DONE_LINE.length) throw new Error(`the subscriber got ${received} bytes of ${TOTAL + DONE_LINE.length}`);
+
+      const ticksPrompt = `ticks ${RATE} ${LINES}`;
+      const direct = tickLatencies();
+      await runWorker(ticksPrompt, "pipe", (chunk) => direct.feed(chunk.toString()));
+      const viaWs = tickLatencies();
+      await streamJob(server, ticksPrompt, (text) => viaWs.feed(text));
+      if (viaWs.samples.length !== LINES) throw new Error(`got ${viaWs.samples.length} of ${LINES} tick lines`);
+
+      const rows: BenchRow[] = [
+        { metric: `time to move ${mib} MiB of output`, corral: through, baseline: alone, unit: "s" },
+        { metric: "server RSS, peak while streaming (sampled every 20 ms)", corral: peakRss, baseline: idle, unit: "MiB" },
+        { metric: `line latency p50 at ${RATE} lines/s`, corral: percentile(viaWs.samples, 50), baseline: percentile(direct.samples, 50), unit: "ms" },
+        { metric: `line latency p99 at ${RATE} lines/s`, corral: percentile(viaWs.samples, 99), baseline: percentile(direct.samples, 99), unit: "ms" },
+      ];
+      return {
+        title: `Output streaming: ${mib} MiB through capture, the output log and one WebSocket subscriber`,
+        baseline:
+          "time: the same worker writing to /dev/null; RSS: the same server idle before the run; latency: the same worker's lines read straight from its stdout pipe",
+        rows,
+        notes: [
+          `Throughput: ${(mib / through).toFixed(0)} MiB/s through Corral to the subscriber, ${(mib / alone).toFixed(0)} MiB/s to /dev/null. ` +
+            `The subscriber received all ${received} bytes. Server VmHWM (peak since start): ${hwm.toFixed(0)} MiB.`,
+          "The server runs from its sources through tsx (its RSS includes the loader).",
+        ],
+      };
+    } finally {
+      await server.stop();
+    }
+  },
+};
