@@ -3,6 +3,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import fastifyStatic from "@fastify/static";
 import Fastify, { type FastifyInstance } from "fastify";
+import type { DestinationStream } from "pino";
 import type { AppConfig } from "./config.js";
 import { openDb } from "./db/client.js";
 import { registerDevWeb } from "./dev-web.js";
@@ -14,6 +15,10 @@ import { healthRoutes } from "./routes/health.js";
 import { jobRoutes } from "./routes/jobs/index.js";
 import { costRoutes } from "./routes/costs/index.js";
 import { ollamaRoutes } from "./routes/ollama/index.js";
+import { attachJobLog } from "./observability/job-log.js";
+import { loggerOptions } from "./observability/log-options.js";
+import { auditRoutes } from "./routes/audit/index.js";
+import { metricsRoutes } from "./routes/metrics.js";
 import { registerGuard } from "./security/guard.js";
 import { loadOrCreateToken } from "./security/token.js";
 import { createServices, type Services } from "./services.js";
@@ -28,7 +33,12 @@ export interface CorralApp {
   token: string;
 }
 
-export async function buildApp(config: AppConfig): Promise<CorralApp> {
+export interface BuildOptions {
+  /** Where logs go instead of stdout (tests read them back). */
+  logStream?: DestinationStream;
+}
+
+export async function buildApp(config: AppConfig, options: BuildOptions = {}): Promise<CorralApp> {
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const token = loadOrCreateToken(config.dataDir, config.token);
   const db = openDb(path.join(config.dataDir, "corral.db"));
@@ -36,9 +46,9 @@ export async function buildApp(config: AppConfig): Promise<CorralApp> {
   services.agents.seed();
 
   const app = Fastify({
-    logger: { level: config.logLevel, redact: ["req.headers.authorization", "req.headers.cookie"] },
+    logger: loggerOptions(config, options.logStream),
     forceCloseConnections: true,
-    bodyLimit: 2 * 1024 * 1024,
+    bodyLimit: config.bodyLimitBytes,
   });
 
   app.setErrorHandler((error, request, reply) => {
@@ -46,6 +56,9 @@ export async function buildApp(config: AppConfig): Promise<CorralApp> {
       return reply.code(error.status).send({ error: error.message, field: error.field, issues: error.issues });
     }
     const status = (error as { statusCode?: number }).statusCode;
+    if (status === 413) {
+      return reply.code(413).send({ error: `request body too large: the limit is ${config.bodyLimitBytes} bytes (CORRAL_BODY_LIMIT_BYTES)` });
+    }
     if (status && status >= 400 && status < 500) {
       return reply.code(status).send({ error: (error as Error).message });
     }
@@ -54,7 +67,8 @@ export async function buildApp(config: AppConfig): Promise<CorralApp> {
   });
 
   await registerWebsocket(app);
-  registerGuard(app, config, token);
+  const limiter = registerGuard(app, config, token);
+  const detachJobLog = attachJobLog(services.jobs, services.audit, app.log);
   await app.register(healthRoutes);
   await app.register(agentRoutes(services));
   await app.register(jobRoutes(services));
@@ -62,6 +76,8 @@ export async function buildApp(config: AppConfig): Promise<CorralApp> {
   await app.register(fileRoutes(services));
   await app.register(wsRoutes(services));
   await app.register(ollamaRoutes(services));
+  await app.register(auditRoutes(services));
+  await app.register(metricsRoutes(services, limiter));
   await app.register(mcpRoutes(services));
   if (config.devWeb) {
     await registerDevWeb(app);
@@ -76,6 +92,8 @@ export async function buildApp(config: AppConfig): Promise<CorralApp> {
   app.addHook("onClose", async () => {
     services.jobs.shutdown();
     services.files.shutdown();
+    detachJobLog();
+    services.metrics.dispose();
     db.close();
   });
   services.jobs.recover();

@@ -32,6 +32,9 @@ const EnvSchema = z.object({
   CORRAL_OLLAMA_MAX_CTX: positiveInt.default(32_768),
   CORRAL_OLLAMA_MAX_ITERATIONS: positiveInt.default(30),
   CORRAL_DEV_WEB: z.enum(["0", "1"]).default("0"),
+  CORRAL_AUTH_FAILURE_LIMIT: positiveInt.default(10),
+  CORRAL_AUTH_FAILURE_WINDOW_S: positiveInt.default(60),
+  CORRAL_BODY_LIMIT_BYTES: positiveInt.default(2 * 1024 * 1024),
   HOME: z.string().optional(),
   XDG_DATA_HOME: z.string().optional(),
 });
@@ -64,6 +67,11 @@ export interface AppConfig {
   devWeb: boolean;
   /** The environment workers inherit (agent overrides are added on top). */
   workerEnv: Record<string, string>;
+  /** Wrong tokens one remote address may send per window before it is answered 429. */
+  authFailureLimit: number;
+  authFailureWindowMs: number;
+  /** Largest request body (REST and MCP JSON) before a 413. */
+  bodyLimitBytes: number;
 }
 
 export class ConfigError extends Error {}
@@ -77,13 +85,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     throw new ConfigError(`Invalid settings:\n  ${details}`);
   }
   const e = parsed.data;
+  if (!e.CORRAL_TOKEN && !isLoopbackHost(e.CORRAL_HOST)) {
+    throw new ConfigError(
+      `Refusing to listen on CORRAL_HOST=${e.CORRAL_HOST} without CORRAL_TOKEN: other machines could reach Corral. ` +
+        "Set CORRAL_TOKEN to a secret of at least 16 characters, or leave CORRAL_HOST unset to listen on 127.0.0.1 only.",
+    );
+  }
   const homeDir = e.HOME ?? os.homedir();
   const dataHome = e.XDG_DATA_HOME ?? path.join(homeDir, ".local", "share");
   const binOverrides: Record<string, string> = {};
   const workerEnv: Record<string, string> = {};
   for (const [key, value] of Object.entries(env)) {
     if (value === undefined) continue;
-    workerEnv[key] = value;
+    // Workers (third-party AI CLIs) have no business holding the key to Corral itself.
+    if (key !== "CORRAL_TOKEN") workerEnv[key] = value;
     const bin = /^CORRAL_([A-Z0-9_]+)_BIN$/.exec(key);
     if (bin?.[1] && value) binOverrides[bin[1].toLowerCase()] = value;
   }
@@ -114,7 +129,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     binOverrides,
     devWeb: e.CORRAL_DEV_WEB === "1",
     workerEnv,
+    authFailureLimit: e.CORRAL_AUTH_FAILURE_LIMIT,
+    authFailureWindowMs: e.CORRAL_AUTH_FAILURE_WINDOW_S * 1000,
+    bodyLimitBytes: e.CORRAL_BODY_LIMIT_BYTES,
   };
+}
+
+/** 127.0.0.0/8, ::1 and localhost: addresses only this machine can reach. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, "").toLowerCase();
+  return h === "localhost" || h === "::1" || h === "0:0:0:0:0:0:0:1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h) || /^::ffff:127\./.test(h);
 }
 
 export function expandHome(p: string, homeDir: string): string {

@@ -7,11 +7,15 @@ import { CostService } from "./costs/service.js";
 import type { Db } from "./db/client.js";
 import { createCostsRepo } from "./db/repos/costs.js";
 import { createAgentsRepo } from "./db/repos/agents.js";
+import { createAuditRepo } from "./db/repos/audit.js";
+import { createJobStatsRepo } from "./db/repos/job-stats.js";
 import { createJobFilesRepo } from "./db/repos/job-files.js";
 import { createJobsRepo } from "./db/repos/jobs.js";
 import { createOllamaModelsRepo } from "./db/repos/ollama-models.js";
 import { FileWatcher } from "./jobs/file-watcher.js";
 import { JobService } from "./jobs/service.js";
+import { AuditService } from "./observability/audit.js";
+import { Metrics } from "./observability/metrics.js";
 
 /** The one service layer every door (MCP, REST, WebSocket) calls. */
 export interface Services {
@@ -23,6 +27,10 @@ export interface Services {
   /** What each job did to its workdir. */
   files: FileWatcher;
   ollama: OllamaService;
+  /** Who launched and cancelled what. */
+  audit: AuditService;
+  /** Prometheus samples for /metrics. */
+  metrics: Metrics;
 }
 
 export function createServices(config: AppConfig, db: Db): Services {
@@ -36,12 +44,14 @@ export function createServices(config: AppConfig, db: Db): Services {
     extraBuiltins: ollamaBuiltinRows,
     availabilityChecks: { ollama: (agent) => ollamaAvailability(agent, config) },
   });
+  const audit = new AuditService(createAuditRepo(db));
   const files = new FileWatcher(createJobFilesRepo(db), [config.dataDir]);
   const jobs = new JobService({
     config,
     jobs: jobsRepo,
     agents: agentsRepo,
     costs,
+    audit,
     inProcessAdapters: { ollama: createOllamaAdapter(config) },
     hooks: { starting: (row) => files.begin(row.id, row.workdir), ended: (row) => files.end(row.id) },
   });
@@ -49,5 +59,6 @@ export function createServices(config: AppConfig, db: Db): Services {
   agents.on("changed", ({ name, removed }) => {
     if (!removed) jobs.agentChanged(name);
   });
-  return { config, agents, jobs, costs, files, ollama };
+  const metrics = new Metrics(jobs, createJobStatsRepo(db));
+  return { config, agents, jobs, costs, files, ollama, audit, metrics };
 }

@@ -2,7 +2,7 @@ import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { buildApp, type CorralApp } from "../src/app.js";
+import { buildApp, type BuildOptions, type CorralApp } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
 
 export const fixturesDir = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures");
@@ -23,7 +23,7 @@ export function tempDir(prefix = "corral-test-"): string {
 }
 
 /** A real server on a real port, with its own data dir and the fake CLIs first on PATH. */
-export async function startServer(env: Record<string, string> = {}, options: { dataDir?: string; root?: string } = {}): Promise<TestServer> {
+export async function startServer(env: Record<string, string> = {}, options: { dataDir?: string; root?: string; logStream?: BuildOptions["logStream"] } = {}): Promise<TestServer> {
   const root = options.root ?? tempDir();
   const dataDir = options.dataDir ?? path.join(root, "data");
   const config = loadConfig({
@@ -38,7 +38,7 @@ export async function startServer(env: Record<string, string> = {}, options: { d
     CORRAL_TOKEN: "test-token-0123456789",
     ...env,
   });
-  const corral = await buildApp(config);
+  const corral = await buildApp(config, { logStream: options.logStream });
   await corral.app.listen({ host: "127.0.0.1", port: 0 });
   const address = corral.app.server.address();
   const port = typeof address === "object" && address ? address.port : 0;

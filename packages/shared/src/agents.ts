@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { AgentKindSchema } from "./enums.js";
+import { AgentKindSchema, SandboxModeSchema } from "./enums.js";
 
 export const AgentNameSchema = z
   .string()
@@ -23,6 +23,8 @@ const AgentFieldsSchema = z.object({
   /** Base URL of the server for `ollama` agents. */
   baseUrl: z.url().nullable(),
   description: z.string().max(2000),
+  /** `bwrap`: run CLI workers in a bubblewrap sandbox (see README, "Sandbox"). */
+  sandbox: SandboxModeSchema,
 });
 
 export const CreateAgentBodySchema = AgentFieldsSchema.partial()

@@ -28,6 +28,10 @@ export function isFinalStatus(status: JobStatus): boolean {
 export const AgentKindSchema = z.enum(["gemini", "opencode", "claude", "codex", "kiro", "command", "ollama"]);
 export type AgentKind = z.infer<typeof AgentKindSchema>;
 
+/** How a CLI worker is confined: not at all, or in a bubblewrap sandbox (system read-only, workdir writable). */
+export const SandboxModeSchema = z.enum(["none", "bwrap"]);
+export type SandboxMode = z.infer<typeof SandboxModeSchema>;
+
 export const JobOriginSchema = z.enum(["mcp", "rest", "panel"]);
 export type JobOrigin = z.infer<typeof JobOriginSchema>;
 

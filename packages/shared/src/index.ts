@@ -5,4 +5,5 @@ export * from "./errors.js";
 export * from "./ollama.js";
 export * from "./ws.js";
 export * from "./files.js";
+export * from "./audit.js";
 export * from "./costs.js";

@@ -17,6 +17,7 @@ const agent = (over: Partial<AgentRow> = {}): AgentRow => ({
   args: null,
   baseUrl: null,
   description: "",
+  sandbox: "none",
   builtin: true,
   createdAt: 0,
   updatedAt: 0,

@@ -86,6 +86,7 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
       args: body.args ?? null,
       baseUrl: body.baseUrl ?? null,
       description: body.description ?? "",
+      sandbox: body.sandbox ?? "none",
       builtin: false,
       createdAt: now,
       updatedAt: now,

@@ -1,5 +1,5 @@
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import type { AgentKind, FileChange, InvocationRecord, JobOrigin, JobStatus } from "@corral/shared";
+import type { AgentKind, AuditAction, FileChange, InvocationRecord, JobOrigin, JobStatus, SandboxMode } from "@corral/shared";
 
 export const agents = sqliteTable("agents", {
   name: text("name").primaryKey(),
@@ -15,6 +15,8 @@ export const agents = sqliteTable("agents", {
   args: text("args", { mode: "json" }).$type<string[]>(),
   baseUrl: text("base_url"),
   description: text("description").notNull().default(""),
+  /** How CLI workers are confined (jobs/sandbox.ts). */
+  sandbox: text("sandbox").$type<SandboxMode>().notNull().default("none"),
   builtin: integer("builtin", { mode: "boolean" }).notNull(),
   createdAt: integer("created_at").notNull(),
   updatedAt: integer("updated_at").notNull(),
@@ -124,9 +126,26 @@ export const budgets = sqliteTable(
   (t) => [uniqueIndex("budgets_provider_period_idx").on(t.provider, t.period)],
 );
 
+/** Who launched or cancelled which job, through which door and client. Append-only. */
+export const auditLog = sqliteTable(
+  "audit_log",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    at: integer("at").notNull(),
+    action: text("action").$type<AuditAction>().notNull(),
+    jobId: text("job_id").notNull(),
+    agent: text("agent").notNull(),
+    door: text("door").$type<JobOrigin>().notNull(),
+    /** MCP clientInfo `name/version`, or the REST caller's x-corral-client / user-agent. */
+    client: text("client"),
+  },
+  (t) => [index("audit_log_at_idx").on(t.at), index("audit_log_job_idx").on(t.jobId)],
+);
+
 export type AgentRow = typeof agents.$inferSelect;
 export type JobRow = typeof jobs.$inferSelect;
 export type OllamaModelRow = typeof ollamaModels.$inferSelect;
 export type JobFileRow = typeof jobFiles.$inferSelect;
+export type AuditRow = typeof auditLog.$inferSelect;
 export type PriceOverrideRow = typeof priceOverrides.$inferSelect;
 export type BudgetRow = typeof budgets.$inferSelect;

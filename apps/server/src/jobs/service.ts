@@ -66,6 +66,13 @@ export interface JobServiceDeps {
   costs?: JobCostPolicy;
   /** Records who launched and cancelled what. */
   audit?: Pick<AuditService, "record">;
+  hooks?: JobHooks;
+}
+
+/** Work tied to a worker's life (the file watcher): before it starts, and after it ended but before the final status is stored. */
+export interface JobHooks {
+  starting(row: JobRow): void;
+  ended(row: JobRow): void;
 }
 
 /** setTimeout's largest delay; longer ones would fire at once. */
@@ -292,8 +299,10 @@ export class JobService extends EventEmitter<JobServiceEvents> {
     const log = new OutputLog(files.log);
     let execution: Execution;
     try {
+      this.deps.hooks?.starting(row);
       execution = this.execute(row, agent, files, log);
     } catch (err) {
+      this.deps.hooks?.ended(row);
       log.close();
       this.finish(id, { status: "failed", error: err instanceof Error ? err.message : String(err) });
       this.scheduler.released(agent.name);
@@ -341,6 +350,7 @@ export class JobService extends EventEmitter<JobServiceEvents> {
       const adapter = agent && cliAdapterFor(agent.kind);
       const finalText = end.result.finalText ?? null;
       if (finalText && adapter?.finalTextFile) writeFileSync(path.join(row.workdir, adapter.finalTextFile), finalText);
+      this.deps.hooks?.ended(row);
       const status: JobStatus = active.stopReason ?? (end.exitCode === 0 && !end.error ? "succeeded" : "failed");
       const error =
         active.stopError ?? (status === "failed" ? (end.error ?? describeExit(end.exitCode, end.result.error ?? tailText(log.file, 600, ["err"]))) : null);

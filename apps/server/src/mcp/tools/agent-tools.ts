@@ -2,6 +2,7 @@ import { isFinalStatus, JobInputSchema } from "@corral/shared";
 import { z } from "zod";
 import type { McpServer, RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { AgentRow } from "../../db/schema.js";
+import { mcpActor } from "../../observability/audit.js";
 import type { Services } from "../../services.js";
 import { doneText, elapsed, OUTPUT_TAIL_CHARS, runText } from "./job-text.js";
 import { errorResult, guarded, keepReporting, textResult } from "./results.js";
@@ -12,6 +13,8 @@ export function registerAgentTools(server: McpServer, services: Services, agent:
   const name = agent.name;
   const about = agent.description ? ` (${agent.description})` : "";
   const tail = (id: string) => jobs.outputTail(id, OUTPUT_TAIL_CHARS);
+  /** The session's client, for the audit trail (known once `initialize` is done). */
+  const actor = () => mcpActor(server.server.getClientVersion());
 
   const run = server.registerTool(
     `${name}_run`,
@@ -21,12 +24,12 @@ export function registerAgentTools(server: McpServer, services: Services, agent:
     },
     (input, extra) =>
       guarded(async () => {
-        const job = jobs.launch(name, input, "mcp");
+        const job = jobs.launch(name, input, "mcp", actor().client);
         const stopReporting = keepReporting(extra, config.progressIntervalMs, () => {
           const now = jobs.get(job.id);
           return { progress: (Date.now() - job.createdAt) / 1000, message: `job ${job.id} ${now.status} for ${elapsed(now)}` };
         });
-        const onAbort = () => void jobs.cancel(job.id);
+        const onAbort = () => void jobs.cancel(job.id, actor());
         extra.signal.addEventListener("abort", onAbort, { once: true });
         try {
           const [done] = await jobs.waitFor([job.id], Number.MAX_SAFE_INTEGER, extra.signal);
@@ -44,7 +47,7 @@ export function registerAgentTools(server: McpServer, services: Services, agent:
       description: `Start a task with ${name}${about} in the background. Returns only the job id; check it with ${name}_done or wait for several with corral_wait.`,
       inputSchema: JobInputSchema.shape,
     },
-    (input) => guarded(() => textResult(jobs.launch(name, input, "mcp").id)),
+    (input) => guarded(() => textResult(jobs.launch(name, input, "mcp", actor().client).id)),
   );
 
   const done = server.registerTool(

@@ -1,6 +1,7 @@
 import { isFinalStatus, JobStatusSchema } from "@corral/shared";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
+import { mcpActor } from "../../observability/audit.js";
 import type { Services } from "../../services.js";
 import { jobLine, OUTPUT_TAIL_CHARS, statusWord } from "./job-text.js";
 import { guarded, keepReporting, textResult } from "./results.js";
@@ -82,7 +83,7 @@ export function registerCorralTools(server: McpServer, services: Services): void
     },
     ({ job_id }) =>
       guarded(async () => {
-        const job = await jobs.cancel(job_id);
+        const job = await jobs.cancel(job_id, mcpActor(server.server.getClientVersion()));
         return textResult(`${job.id}: ${job.status === "cancelled" ? "cancelled" : `already ended (${statusWord(job)})`}`);
       }),
   );

@@ -3,6 +3,7 @@ import { JobIdSchema, JobListQuerySchema, LaunchJobBodySchema, OutputQuerySchema
 import { z } from "zod";
 import type { Services } from "../../services.js";
 import { parseInput } from "../../lib/errors.js";
+import { restActor } from "../../observability/audit.js";
 
 const IdParamsSchema = z.object({ id: JobIdSchema });
 
@@ -14,14 +15,16 @@ export function jobRoutes(services: Services) {
 
     app.post("/api/jobs", async (request, reply) => {
       const { agent, ...input } = parseInput(LaunchJobBodySchema, request.body);
-      const origin = request.headers["x-corral-client"] === "panel" ? "panel" : "rest";
+      const { door, client } = restActor(request.headers);
       reply.code(201);
-      return jobs.launch(agent, input, origin);
+      return jobs.launch(agent, input, door, client);
     });
 
     app.get("/api/jobs/:id", async (request) => jobs.get(parseInput(IdParamsSchema, request.params).id));
 
-    app.post("/api/jobs/:id/cancel", async (request) => jobs.cancel(parseInput(IdParamsSchema, request.params).id));
+    app.post("/api/jobs/:id/cancel", async (request) =>
+      jobs.cancel(parseInput(IdParamsSchema, request.params).id, restActor(request.headers)),
+    );
 
     app.get("/api/jobs/:id/output", async (request) => {
       const { id } = parseInput(IdParamsSchema, request.params);

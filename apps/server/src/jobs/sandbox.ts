@@ -1,0 +1,110 @@
+import { spawnSync } from "node:child_process";
+import { lstatSync } from "node:fs";
+import path from "node:path";
+import type { AgentKind } from "@corral/shared";
+import { findExecutable } from "../agents/availability.js";
+import type { Invocation } from "../agents/types.js";
+import type { AppConfig } from "../config.js";
+import type { AgentRow } from "../db/schema.js";
+
+/**
+ * Where each CLI keeps its login and session state under $HOME. Home is read-only in the
+ * sandbox, but these CLIs refresh tokens and write session files, so their own dirs stay writable.
+ */
+const CLI_STATE: Partial<Record<AgentKind, string[]>> = {
+  gemini: [".gemini"],
+  claude: [".claude", ".claude.json"],
+  codex: [".codex"],
+  opencode: [".local/share/opencode", ".config/opencode", ".cache/opencode", ".local/state/opencode"],
+  kiro: [".kiro", ".local/share/kiro-cli"],
+};
+
+/** Secrets a worker has no need to read: hidden (an empty tmpfs, or /dev/null for a file). */
+const HIDDEN_IN_HOME = [".ssh", ".gnupg", ".password-store", ".netrc", ".docker/config.json", ".kube", ".git-credentials"];
+
+const probed = new Set<string>();
+
+/** Throws with the reason when bubblewrap cannot build a sandbox on this machine (no user namespaces, seccomp…). */
+function assertBwrapWorks(bwrap: string, agentName: string): void {
+  if (probed.has(bwrap)) return;
+  const probe = spawnSync(bwrap, ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--", "true"], {
+    encoding: "utf8",
+    timeout: 10_000,
+  });
+  if (probe.status !== 0) {
+    const why = (probe.stderr || probe.error?.message || `exit status ${probe.status}`).trim();
+    throw new Error(
+      `agent ${agentName} has sandbox "bwrap", but bubblewrap cannot create a sandbox here: ${why}. ` +
+        "It needs unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or in a container: a seccomp/AppArmor profile that allows them). " +
+        'The job was not run; set the agent\'s sandbox to "none" to run it unconfined.',
+    );
+  }
+  probed.add(bwrap);
+}
+
+function kindOf(p: string): "dir" | "file" | null {
+  try {
+    return lstatSync(p).isDirectory() ? "dir" : "file";
+  } catch {
+    return null;
+  }
+}
+
+/** The bubblewrap arguments that confine a worker to its workdir (see README, "Sandbox"). */
+export function bwrapArgs(kind: AgentKind, workdir: string, homeDir: string, dataDir: string): string[] {
+  const args = [
+    "--die-with-parent",
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--unshare-cgroup-try",
+    // The system, read-only; the network stays shared: CLIs talk to their providers' APIs.
+    "--ro-bind", "/", "/",
+    "--dev", "/dev",
+    "--proc", "/proc",
+    "--tmpfs", "/tmp",
+    // Home stays readable (CLIs and runtimes installed there), even when it lives under /tmp.
+    "--ro-bind-try", homeDir, homeDir,
+  ];
+  const hide = (p: string) => {
+    const what = kindOf(p);
+    if (what === "dir") args.push("--tmpfs", p);
+    else if (what === "file") args.push("--ro-bind", "/dev/null", p);
+  };
+  for (const rel of HIDDEN_IN_HOME) hide(path.join(homeDir, rel));
+  // Corral's own data: the token file, the registry and every job's output.
+  hide(dataDir);
+  for (const rel of CLI_STATE[kind] ?? []) {
+    const p = path.join(homeDir, rel);
+    if (kindOf(p)) args.push("--bind", p, p);
+  }
+  args.push("--bind", workdir, workdir, "--chdir", workdir);
+  return args;
+}
+
+/** The worker's invocation, wrapped in bubblewrap when its agent asks for it. Never silently unconfined. */
+export function sandboxed(invocation: Invocation, agent: AgentRow, config: AppConfig): Invocation {
+  if (agent.sandbox === "none") return invocation;
+  const bwrap = findExecutable("bwrap", agent.env.PATH ?? config.workerEnv.PATH) ?? findExecutable("/usr/bin/bwrap", undefined);
+  if (!bwrap) {
+    throw new Error(
+      `agent ${agent.name} has sandbox "bwrap", but bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap). ` +
+        'The job was not run; install it or set the agent\'s sandbox to "none".',
+    );
+  }
+  assertBwrapWorks(bwrap, agent.name);
+  return {
+    ...invocation,
+    command: bwrap,
+    args: [...bwrapArgs(agent.kind, invocation.cwd, config.homeDir, config.dataDir), "--", invocation.command, ...invocation.args],
+  };
+}
+
+/** In-process workers (Ollama) run inside Corral itself; a sandbox setting on them cannot be honoured. */
+export function refuseInProcessSandbox(agent: AgentRow): void {
+  if (agent.sandbox !== "none") {
+    throw new Error(
+      `agent ${agent.name} has sandbox "${agent.sandbox}", but ${agent.kind} agents run inside Corral (HTTP to the model, file tools confined to the workdir), not as a CLI process; set its sandbox to "none"`,
+    );
+  }
+}
