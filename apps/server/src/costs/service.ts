@@ -18,6 +18,7 @@ import { notFound, ServiceError } from "../lib/errors.js";
 import { localTime, parseTime, periodWindow } from "./periods.js";
 import { PRICE_TABLE, PRICE_TABLE_DATE, PRICE_TABLE_SOURCES } from "./price-table.js";
 import { costOf, isCloudOllama, priceKeys, usedTokens, type CostFields, type Rates } from "./pricing.js";
+import { usd } from "./format.js";
 
 const DAY_MS = 24 * 3600 * 1000;
 
@@ -36,7 +37,6 @@ export interface CostServiceDeps {
   agents: AgentsRepo;
 }
 
-const usd = (n: number) => (n === 0 ? "$0" : n < 0.01 ? `$${n.toFixed(4)}` : `$${n.toFixed(2)}`);
 const periodWord = (p: BudgetPeriod) => (p === "day" ? "daily" : "monthly");
 const periodNow = (p: BudgetPeriod) => (p === "day" ? "today" : "this month");
 

@@ -5,9 +5,9 @@ import { localDay, localTime } from "../../costs/periods.js";
 import { parseInput } from "../../lib/errors.js";
 import type { Services } from "../../services.js";
 import { guarded, textResult } from "./results.js";
+import { usd } from "../../costs/format.js";
 
 const count = (n: number) => n.toLocaleString("en-US");
-const usd = (n: number) => (n === 0 ? "$0" : n < 0.01 ? `$${n.toFixed(4)}` : `$${n.toFixed(2)}`);
 
 /** One line of money and tokens; unpriced work says so instead of passing for $0. */
 export function totalsText(t: CostTotals): string {
