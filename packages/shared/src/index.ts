@@ -6,4 +6,5 @@ export * from "./ollama.js";
 export * from "./ws.js";
 export * from "./files.js";
 export * from "./audit.js";
+export * from "./connect.js";
 export * from "./costs.js";

@@ -1,0 +1,27 @@
+import type { Job, JobList, JobStatus, LaunchJobBody, OutputPage } from "@corral/shared";
+import { apiFetch, queryString } from "./client.js";
+
+export interface JobFilters {
+  agent?: string;
+  statuses?: JobStatus[];
+  q?: string;
+}
+
+export const jobsApi = {
+  list: (filters: JobFilters, page: { limit: number; offset: number }, signal?: AbortSignal) =>
+    apiFetch<JobList>(
+      `/api/jobs${queryString({
+        agent: filters.agent,
+        status: filters.statuses?.length ? filters.statuses.join(",") : undefined,
+        q: filters.q?.trim() || undefined,
+        limit: page.limit,
+        offset: page.offset,
+      })}`,
+      { signal },
+    ),
+  get: (id: string, signal?: AbortSignal) => apiFetch<Job>(`/api/jobs/${encodeURIComponent(id)}`, { signal }),
+  launch: (body: LaunchJobBody) => apiFetch<Job>("/api/jobs", { method: "POST", body }),
+  cancel: (id: string) => apiFetch<Job>(`/api/jobs/${encodeURIComponent(id)}/cancel`, { method: "POST" }),
+  output: (id: string, cursor: number, signal?: AbortSignal) =>
+    apiFetch<OutputPage>(`/api/jobs/${encodeURIComponent(id)}/output${queryString({ cursor, limit: 1024 * 1024 })}`, { signal }),
+};

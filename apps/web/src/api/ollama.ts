@@ -1,0 +1,13 @@
+import type { OllamaModel, OllamaModelList, OllamaProbe, OllamaProbeBody } from "@corral/shared";
+import { apiFetch, queryString } from "./client.js";
+
+export const ollamaApi = {
+  models: (agent: string | undefined, signal?: AbortSignal) => apiFetch<OllamaModelList>(`/api/ollama/models${queryString({ agent })}`, { signal }),
+  probe: (body: OllamaProbeBody) => apiFetch<OllamaProbe & { model: string; url: string }>("/api/ollama/probe", { method: "POST", body }),
+};
+
+/** Tool-capable models first (probed ones before those whose template only mentions tools), then by name. */
+export function modelsForLaunch(models: OllamaModel[]): OllamaModel[] {
+  const rank = (m: OllamaModel) => (m.probe?.outcome === "calls_tools" ? 0 : m.tools ? 1 : m.capabilities.includes("embedding") ? 3 : 2);
+  return [...models].sort((a, b) => rank(a) - rank(b) || a.name.localeCompare(b.name));
+}

@@ -1,0 +1,105 @@
+import { lazy, Suspense, type ReactNode } from "react";
+import { Loading } from "./components/states.js";
+import { useActiveJobs } from "./hooks/use-jobs.js";
+import { useTheme, type ThemeChoice } from "./hooks/use-theme.js";
+import { useLiveStatus } from "./lib/live.js";
+import { Link, matchPath, useLocation } from "./lib/router.js";
+import { AgentsPage } from "./pages/agents-page.js";
+import { ConnectPage } from "./pages/connect-page.js";
+import { JobDetailPage } from "./pages/job-detail-page.js";
+import { JobsPage } from "./pages/jobs-page.js";
+import { LaunchPage } from "./pages/launch-page.js";
+import { OllamaPage } from "./pages/ollama-page.js";
+
+// The chart and highlighting libraries load only with the pages that use them.
+const CostsPage = lazy(() => import("./pages/costs-page.js").then((m) => ({ default: m.CostsPage })));
+const FilesPage = lazy(() => import("./pages/files-page.js").then((m) => ({ default: m.FilesPage })));
+
+const navItems = [
+  { to: "/", label: "Jobs", match: (p: string) => p === "/" || p.startsWith("/jobs") },
+  { to: "/launch", label: "Launch" },
+  { to: "/files", label: "Files" },
+  { to: "/costs", label: "Costs" },
+  { to: "/ollama", label: "Ollama" },
+  { to: "/agents", label: "Agents" },
+  { to: "/connect", label: "Connect" },
+];
+
+function route(pathname: string): ReactNode {
+  if (pathname === "/" || pathname === "/jobs") return <JobsPage />;
+  const job = matchPath("/jobs/:id", pathname);
+  if (job?.id) return <JobDetailPage key={job.id} id={job.id} />;
+  switch (pathname) {
+    case "/launch":
+      return <LaunchPage />;
+    case "/files":
+      return <FilesPage />;
+    case "/costs":
+      return <CostsPage />;
+    case "/ollama":
+      return <OllamaPage />;
+    case "/agents":
+      return <AgentsPage />;
+    case "/connect":
+      return <ConnectPage />;
+    default:
+      return (
+        <div className="empty">
+          <strong>No page at {pathname}</strong>
+          <Link to="/">Go to the jobs</Link>
+        </div>
+      );
+  }
+}
+
+export function App() {
+  const { pathname } = useLocation();
+  const [theme, setTheme] = useTheme();
+  const live = useLiveStatus();
+  const active = useActiveJobs();
+  const running = active.data?.jobs.filter((j) => j.status === "running").length ?? 0;
+  return (
+    <div className="shell">
+      <a className="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header className="sidebar">
+        <div className="brand">
+          <span aria-hidden="true">◎</span> Corral
+        </div>
+        <nav className="nav" aria-label="Main">
+          {navItems.map((item) => {
+            const current = item.match ? item.match(pathname) : pathname === item.to;
+            return (
+              <Link key={item.to} to={item.to} aria-current={current ? "page" : undefined}>
+                <span>{item.label}</span>
+                {item.to === "/" && running > 0 && (
+                  <span className="badge info" aria-label={`${running} running`}>
+                    {running}
+                  </span>
+                )}
+              </Link>
+            );
+          })}
+        </nav>
+        <div className="sidebar-foot">
+          <label className="row small" style={{ fontWeight: 400 }}>
+            <span className="hide-narrow">Theme</span>
+            <select value={theme} onChange={(e) => setTheme(e.target.value as ThemeChoice)} aria-label="Colour theme">
+              <option value="system">System</option>
+              <option value="light">Light</option>
+              <option value="dark">Dark</option>
+            </select>
+          </label>
+          <span className="row small" title={live ? "Live updates over WebSocket" : "Refreshing every few seconds"}>
+            <span className={`dot ${live ? "" : ""}`} style={{ color: live ? "var(--ok)" : "var(--muted)" }} aria-hidden="true" />
+            {live ? "live" : "polling"}
+          </span>
+        </div>
+      </header>
+      <main id="main" className="content" tabIndex={-1}>
+        <Suspense fallback={<Loading what="the page" />}>{route(pathname)}</Suspense>
+      </main>
+    </div>
+  );
+}

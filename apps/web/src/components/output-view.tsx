@@ -1,0 +1,171 @@
+import { useVirtualizer } from "@tanstack/react-virtual";
+import { memo, useEffect, useMemo, useRef, useState } from "react";
+import { ansiSegments, markMatches, matchOffsets, stripAnsi } from "../lib/ansi.js";
+import type { OutputBuffer, OutputLine } from "../lib/output-buffer.js";
+
+const Line = memo(function Line({ line, number, query, current }: { line: OutputLine; number: number; query: string; current: boolean }) {
+  const segments = useMemo(() => {
+    const base = ansiSegments(line.text);
+    return query ? markMatches(base, query) : base;
+  }, [line.text, query]);
+  return (
+    <div className={`output-line ${line.stream}${current ? " current" : ""}`} data-stream={line.stream}>
+      <span className="ln">{number}</span>
+      {segments.map((s, i) =>
+        s.match ? (
+          <mark key={i} className={s.className} style={s.style}>
+            {s.text}
+          </mark>
+        ) : (
+          <span key={i} className={s.className} style={s.style}>
+            {s.text}
+          </span>
+        ),
+      )}
+    </div>
+  );
+});
+
+/** Lines that contain `query` (case-insensitive, colours ignored). */
+export function matchingLines(lines: OutputLine[], query: string): number[] {
+  if (!query) return [];
+  const found: number[] = [];
+  lines.forEach((line, i) => {
+    if (matchOffsets(stripAnsi(line.text), query).length) found.push(i);
+  });
+  return found;
+}
+
+/**
+ * A job's output: virtualized so a long log stays smooth, following the end while the user is
+ * at the bottom and pausing as soon as they scroll up.
+ */
+export function OutputView({ buffer, running }: { buffer: OutputBuffer; running: boolean }) {
+  const scrollRef = useRef<HTMLDivElement>(null);
+  const [follow, setFollow] = useState(true);
+  const [query, setQuery] = useState("");
+  const [currentMatch, setCurrentMatch] = useState(0);
+  const lines = buffer.lines;
+  const virtualizer = useVirtualizer({
+    count: lines.length,
+    getScrollElement: () => scrollRef.current,
+    estimateSize: () => 20,
+    overscan: 20,
+  });
+  const matches = useMemo(() => matchingLines(lines, query), [lines, query]);
+  const currentLine = matches.length ? matches[Math.min(currentMatch, matches.length - 1)] : undefined;
+
+  useEffect(() => {
+    if (follow && lines.length) virtualizer.scrollToIndex(lines.length - 1, { align: "end" });
+  }, [follow, lines.length, virtualizer]);
+
+  useEffect(() => {
+    if (currentLine !== undefined) {
+      setFollow(false);
+      virtualizer.scrollToIndex(currentLine, { align: "center" });
+    }
+  }, [currentLine, virtualizer]);
+
+  // Only the user's own scrolling pauses follow mode; our scrollToIndex and late line measuring must not.
+  const userIntentAt = useRef(0);
+  const markIntent = () => {
+    userIntentAt.current = Date.now();
+  };
+  const onScroll = () => {
+    const el = scrollRef.current;
+    if (!el) return;
+    const atBottom = el.scrollHeight - el.scrollTop - el.clientHeight < 24;
+    if (atBottom && !follow && Date.now() - userIntentAt.current < 1000) setFollow(true);
+    else if (!atBottom && follow && Date.now() - userIntentAt.current < 1000) setFollow(false);
+  };
+
+  const step = (delta: number) => {
+    if (!matches.length) return;
+    setCurrentMatch((c) => (Math.min(c, matches.length - 1) + delta + matches.length) % matches.length);
+  };
+
+  return (
+    <div>
+      <div className="output-toolbar">
+        <div className="row grow" role="search" aria-label="Search in output">
+          <input
+            type="search"
+            placeholder="Search output"
+            aria-label="Search output"
+            value={query}
+            onChange={(e) => {
+              setQuery(e.target.value);
+              setCurrentMatch(0);
+            }}
+            onKeyDown={(e) => {
+              if (e.key === "Enter") {
+                e.preventDefault();
+                step(e.shiftKey ? -1 : 1);
+              }
+            }}
+          />
+          {query && (
+            <span className="small muted" aria-live="polite">
+              {matches.length ? `${Math.min(currentMatch, matches.length - 1) + 1} of ${matches.length} lines` : "no match"}
+            </span>
+          )}
+          {matches.length > 1 && (
+            <>
+              <button type="button" className="small" onClick={() => step(-1)} aria-label="Previous match">
+                ↑
+              </button>
+              <button type="button" className="small" onClick={() => step(1)} aria-label="Next match">
+                ↓
+              </button>
+            </>
+          )}
+        </div>
+        <span className="small muted">{lines.length.toLocaleString()} lines</span>
+        <button
+          type="button"
+          className={`small${follow ? " primary" : ""}`}
+          aria-pressed={follow}
+          onClick={() => setFollow((f) => !f)}
+          title="Keep the newest output in view"
+        >
+          {follow ? "Following" : running ? "Paused — follow" : "Follow"}
+        </button>
+      </div>
+      <div ref={scrollRef} className="output mono" onScroll={onScroll}
+        onWheel={markIntent}
+        onTouchMove={markIntent}
+        onMouseDown={markIntent}
+        onKeyDown={markIntent}
+        tabIndex={0} role="log" aria-label="Job output" aria-live="off">
+        {buffer.dropped > 0 && (
+          <div className="output-line sys">
+            <span className="ln" />… {buffer.dropped.toLocaleString()} earlier lines are not kept in the browser
+          </div>
+        )}
+        {lines.length === 0 ? (
+          <div className="output-line sys">
+            <span className="ln" />
+            {running ? "waiting for output…" : buffer.complete ? "(no output)" : "loading output…"}
+          </div>
+        ) : (
+          <div style={{ height: virtualizer.getTotalSize(), position: "relative" }}>
+            {virtualizer.getVirtualItems().map((item) => {
+              const line = lines[item.index];
+              if (!line) return null;
+              return (
+                <div
+                  key={item.key}
+                  data-index={item.index}
+                  ref={virtualizer.measureElement}
+                  style={{ position: "absolute", top: 0, left: 0, width: "100%", transform: `translateY(${item.start}px)` }}
+                >
+                  <Line line={line} number={item.index + 1 + buffer.dropped} query={query} current={item.index === currentLine} />
+                </div>
+              );
+            })}
+          </div>
+        )}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,109 @@
+import { isFinalStatus, type Job, type JobList, type LaunchJobBody } from "@corral/shared";
+import { keepPreviousData, useMutation, useQuery, useQueryClient, type QueryClient } from "@tanstack/react-query";
+import { apiFetch } from "../api/client.js";
+import { jobsApi, type JobFilters } from "../api/jobs.js";
+import { appendOutput, emptyOutput, type OutputBuffer } from "../lib/output-buffer.js";
+import { queryKeys } from "../lib/query-keys.js";
+import { useLiveStatus } from "../lib/live.js";
+
+/** Poll intervals while no WebSocket feeds the cache; with one, only a slow safety poll remains. */
+const POLL_FAST = 1000;
+const POLL_SLOW = 5000;
+
+export function useJobList(filters: JobFilters, page: { limit: number; offset: number }) {
+  const live = useLiveStatus();
+  return useQuery({
+    queryKey: queryKeys.jobs.list(filters, page),
+    queryFn: ({ signal }) => jobsApi.list(filters, page, signal),
+    placeholderData: keepPreviousData,
+    refetchInterval: live ? 15_000 : POLL_SLOW,
+  });
+}
+
+export function useActiveJobs() {
+  const live = useLiveStatus();
+  return useQuery({
+    queryKey: queryKeys.jobs.active(),
+    queryFn: ({ signal }) => jobsApi.list({ statuses: ["running", "queued"] }, { limit: 200, offset: 0 }, signal),
+    refetchInterval: live ? 10_000 : POLL_FAST,
+  });
+}
+
+export function useJob(id: string) {
+  const live = useLiveStatus();
+  return useQuery({
+    queryKey: queryKeys.jobs.detail(id),
+    queryFn: ({ signal }) => jobsApi.get(id, signal),
+    refetchInterval: (query) => (query.state.data && isFinalStatus(query.state.data.status) ? false : live ? 10_000 : POLL_FAST),
+  });
+}
+
+/** The last printed line of a running job, for its card on the Jobs page. */
+export function useJobActivity(id: string, outputBytes: number) {
+  return useQuery({
+    queryKey: [...queryKeys.jobs.detail(id), "tail", outputBytes],
+    queryFn: ({ signal }) => apiFetch<{ text: string }>(`/api/jobs/${encodeURIComponent(id)}/tail?chars=400`, { signal }),
+    placeholderData: keepPreviousData,
+    staleTime: Infinity,
+  });
+}
+
+/** Reads pages from the cursor the cache holds and appends them; a stream message racing it is kept, not doubled. */
+async function readMore(client: QueryClient, id: string, signal: AbortSignal): Promise<OutputBuffer> {
+  const key = queryKeys.jobs.output(id);
+  for (let pages = 0; pages < 8; pages++) {
+    const before = client.getQueryData<OutputBuffer>(key) ?? emptyOutput();
+    if (before.complete) return before;
+    const page = await jobsApi.output(id, before.cursor, signal);
+    const current = client.getQueryData<OutputBuffer>(key) ?? before;
+    const next = appendOutput(current, page.chunks, before.cursor, page.cursor, page.complete);
+    client.setQueryData(key, next);
+    if (page.complete || page.cursor === before.cursor || page.chunks.length === 0) return next;
+  }
+  return client.getQueryData<OutputBuffer>(key) ?? emptyOutput();
+}
+
+export function useJobOutput(id: string, running: boolean) {
+  const client = useQueryClient();
+  const live = useLiveStatus();
+  return useQuery({
+    queryKey: queryKeys.jobs.output(id),
+    // With the WebSocket up, the stream fills this entry (from the cursor it holds); REST only when it is down.
+    queryFn: ({ signal }) =>
+      live ? Promise.resolve(client.getQueryData<OutputBuffer>(queryKeys.jobs.output(id)) ?? emptyOutput()) : readMore(client, id, signal),
+    structuralSharing: false,
+    staleTime: live ? Infinity : 0,
+    refetchInterval: (query) => (query.state.data?.complete || live ? false : running ? 700 : 1500),
+  });
+}
+
+export function useCancelJob() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (id: string) => jobsApi.cancel(id),
+    onSuccess: (job) => {
+      client.setQueryData(queryKeys.jobs.detail(job.id), job);
+      void client.invalidateQueries({ queryKey: queryKeys.jobs.all });
+    },
+  });
+}
+
+export function useLaunchJob() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (body: LaunchJobBody) => jobsApi.launch(body),
+    onSuccess: (job) => {
+      client.setQueryData(queryKeys.jobs.detail(job.id), job);
+      void client.invalidateQueries({ queryKey: queryKeys.jobs.lists() });
+      void client.invalidateQueries({ queryKey: queryKeys.jobs.active() });
+    },
+  });
+}
+
+/** Puts a job the stream reported into every cached view of it. */
+export function writeJobToCache(client: QueryClient, job: Job): void {
+  client.setQueryData(queryKeys.jobs.detail(job.id), job);
+  const patch = (list: JobList | undefined): JobList | undefined =>
+    list && list.jobs.some((j) => j.id === job.id) ? { ...list, jobs: list.jobs.map((j) => (j.id === job.id ? job : j)) } : list;
+  client.setQueriesData<JobList>({ queryKey: queryKeys.jobs.lists() }, patch);
+}

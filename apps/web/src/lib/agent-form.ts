@@ -1,0 +1,104 @@
+import type { AgentWithAvailability, CreateAgentBody, UpdateAgentBody } from "@corral/shared";
+
+/** The agent form as text fields; converted to a request body on save. */
+export interface AgentFormState {
+  name: string;
+  model: string;
+  workdir: string;
+  timeoutS: string;
+  maxConcurrent: string;
+  description: string;
+  command: string;
+  /** One argument per line. */
+  args: string;
+  baseUrl: string;
+  /** KEY=VALUE per line. */
+  env: string;
+}
+
+export function formFromAgent(a: AgentWithAvailability): AgentFormState {
+  return {
+    name: a.name,
+    model: a.model ?? "",
+    workdir: a.workdir,
+    timeoutS: String(a.timeoutS),
+    maxConcurrent: String(a.maxConcurrent),
+    description: a.description,
+    command: a.command ?? "",
+    args: (a.args ?? []).join("\n"),
+    baseUrl: a.baseUrl ?? "",
+    env: Object.entries(a.env)
+      .map(([k, v]) => `${k}=${v}`)
+      .join("\n"),
+  };
+}
+
+export const newCommandAgentForm = (): AgentFormState => ({
+  name: "",
+  model: "",
+  workdir: "",
+  timeoutS: "",
+  maxConcurrent: "",
+  description: "",
+  command: "",
+  args: "{prompt}",
+  baseUrl: "",
+  env: "",
+});
+
+export type FormResult<T> = { body: T } | { field: string; message: string };
+
+function parseEnv(text: string): FormResult<Record<string, string>> {
+  const env: Record<string, string> = {};
+  for (const raw of text.split("\n")) {
+    const line = raw.trim();
+    if (!line) continue;
+    const eq = line.indexOf("=");
+    if (eq <= 0) return { field: "env", message: `"${line}" is not KEY=VALUE` };
+    env[line.slice(0, eq)] = line.slice(eq + 1);
+  }
+  return { body: env };
+}
+
+function int(text: string, field: string): FormResult<number | undefined> {
+  if (!text.trim()) return { body: undefined };
+  const n = Number(text.trim());
+  return Number.isInteger(n) ? { body: n } : { field, message: "give a whole number" };
+}
+
+/** Only the fields a user can set; empty optional fields become null (the agent's default). */
+export function updateBody(form: AgentFormState, kind: string): FormResult<UpdateAgentBody> {
+  const env = parseEnv(form.env);
+  if ("field" in env) return env;
+  const timeout = int(form.timeoutS, "timeoutS");
+  if ("field" in timeout) return timeout;
+  const max = int(form.maxConcurrent, "maxConcurrent");
+  if ("field" in max) return max;
+  const body: UpdateAgentBody = {
+    model: form.model.trim() || null,
+    description: form.description,
+    env: env.body,
+  };
+  if (form.workdir.trim()) body.workdir = form.workdir.trim();
+  if (timeout.body !== undefined) body.timeoutS = timeout.body;
+  if (max.body !== undefined) body.maxConcurrent = max.body;
+  if (kind === "command") {
+    body.command = form.command.trim() || null;
+    body.args = form.args.split("\n").filter((a) => a.length > 0);
+  } else if (kind === "ollama") {
+    body.baseUrl = form.baseUrl.trim() || null;
+  } else {
+    body.command = form.command.trim() || null;
+  }
+  return { body };
+}
+
+export function createCommandBody(form: AgentFormState): FormResult<CreateAgentBody> {
+  const update = updateBody(form, "command");
+  if ("field" in update) return update;
+  const { model, ...rest } = update.body;
+  const body: CreateAgentBody = { ...rest, name: form.name.trim(), kind: "command" };
+  if (model) body.model = model;
+  if (!body.command) delete body.command;
+  return { body };
+}

@@ -1,0 +1,13 @@
+/** The `claude mcp add` command for one mount, with the real token. */
+export function mcpAddCommand(name: string, url: string, token: string): string {
+  return `claude mcp add --transport http ${name} ${url} --header "Authorization: Bearer ${token}"`;
+}
+
+/**
+ * Permissions for ~/.claude/settings.json: Claude Code asks before each MCP tool call unless the
+ * tool is allowed; `mcp__<server>__*` allows every tool of one server.
+ */
+export function permissionsSnippet(agents: string[]): string {
+  const allow = ["mcp__corral__*", ...agents.map((a) => `mcp__${a}__*`)];
+  return JSON.stringify({ permissions: { allow } }, null, 2);
+}

@@ -1,0 +1,34 @@
+import type { JobFilters } from "../api/jobs.js";
+
+/** Every cache key the panel uses; the WebSocket client writes into the same keys. */
+export const queryKeys = {
+  jobs: {
+    all: ["jobs"] as const,
+    lists: () => [...queryKeys.jobs.all, "list"] as const,
+    list: (filters: JobFilters, page: { limit: number; offset: number }) => [...queryKeys.jobs.lists(), filters, page] as const,
+    active: () => [...queryKeys.jobs.all, "active"] as const,
+    detail: (id: string) => [...queryKeys.jobs.all, "detail", id] as const,
+    output: (id: string) => [...queryKeys.jobs.all, "output", id] as const,
+    files: (id: string) => [...queryKeys.jobs.all, "files", id] as const,
+  },
+  agents: {
+    all: ["agents"] as const,
+  },
+  connect: ["connect"] as const,
+  files: {
+    all: ["files"] as const,
+    roots: () => [...queryKeys.files.all, "roots"] as const,
+    dir: (root: string, path: string) => [...queryKeys.files.all, "dir", root, path] as const,
+    file: (root: string, path: string) => [...queryKeys.files.all, "file", root, path] as const,
+  },
+  ollama: {
+    all: ["ollama"] as const,
+    models: (agent: string) => [...queryKeys.ollama.all, "models", agent] as const,
+  },
+  costs: {
+    all: ["costs"] as const,
+    summary: (range: { from: string; to: string }) => [...queryKeys.costs.all, "summary", range] as const,
+    budgets: () => [...queryKeys.costs.all, "budgets"] as const,
+    prices: () => [...queryKeys.costs.all, "prices"] as const,
+  },
+};

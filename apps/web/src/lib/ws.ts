@@ -1,0 +1,193 @@
+import {
+  isFinalStatus,
+  ServerMessageSchema,
+  type ClientMessage,
+  type JobFile,
+  type JobList,
+  type JobStatus,
+  type ServerMessage,
+} from "@corral/shared";
+import type { QueryClient } from "@tanstack/react-query";
+import { writeJobToCache } from "../hooks/use-jobs.js";
+import { mergeJobFiles } from "./job-files.js";
+import { liveKey } from "./live.js";
+import { appendStreamed, emptyOutput, type OutputBuffer } from "./output-buffer.js";
+import { queryKeys } from "./query-keys.js";
+
+/**
+ * The panel's one WebSocket. It follows the job list always and a job's stream while a page
+ * shows that job, writing everything into the query cache; pages only read the cache. On a
+ * drop it reconnects and resumes each job from the cursor the cache holds, so nothing is lost
+ * or doubled; while it is down, the queries poll REST instead.
+ */
+export class LiveClient {
+  private socket: WebSocket | null = null;
+  private follows = new Map<string, number>();
+  private retryMs = 500;
+  private retryTimer: ReturnType<typeof setTimeout> | null = null;
+  private refreshTimer: ReturnType<typeof setTimeout> | null = null;
+  private stopped = false;
+  /** Jobs whose replay has reached the live edge on this connection. */
+  private caughtUp = new Set<string>();
+
+  constructor(
+    private readonly client: QueryClient,
+    private readonly url = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/api/ws`,
+  ) {}
+
+  start(): void {
+    this.stopped = false;
+    this.connect();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    if (this.refreshTimer) clearTimeout(this.refreshTimer);
+    this.socket?.close();
+    this.socket = null;
+    this.setLive(false);
+  }
+
+  /** Streams a job's output, files and status into the cache until the returned function is called. */
+  follow(jobId: string): () => void {
+    const count = this.follows.get(jobId) ?? 0;
+    this.follows.set(jobId, count + 1);
+    if (count === 0) void this.subscribeJob(jobId);
+    return () => {
+      const left = (this.follows.get(jobId) ?? 1) - 1;
+      if (left > 0) {
+        this.follows.set(jobId, left);
+        return;
+      }
+      this.follows.delete(jobId);
+      this.send({ type: "unsubscribe_job", jobId });
+    };
+  }
+
+  private connect(): void {
+    if (this.stopped) return;
+    let socket: WebSocket;
+    try {
+      socket = new WebSocket(this.url);
+    } catch {
+      this.scheduleRetry();
+      return;
+    }
+    this.socket = socket;
+    socket.onopen = () => {
+      this.retryMs = 500;
+      this.setLive(true);
+      this.send({ type: "subscribe_jobs" });
+      for (const jobId of this.follows.keys()) void this.subscribeJob(jobId);
+      // Whatever changed while disconnected is read once over REST.
+      void this.client.invalidateQueries({ queryKey: queryKeys.jobs.all });
+    };
+    socket.onmessage = (event) => {
+      if (typeof event.data !== "string") return;
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(event.data);
+      } catch {
+        return;
+      }
+      const message = ServerMessageSchema.safeParse(parsed);
+      if (message.success) this.handle(message.data);
+    };
+    socket.onclose = () => {
+      if (this.socket !== socket) return;
+      this.caughtUp.clear();
+      this.socket = null;
+      this.setLive(false);
+      this.scheduleRetry();
+    };
+  }
+
+  private scheduleRetry(): void {
+    if (this.stopped || this.retryTimer) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      this.connect();
+    }, this.retryMs);
+    this.retryMs = Math.min(this.retryMs * 2, 10_000);
+  }
+
+  private setLive(live: boolean): void {
+    this.client.setQueryData(liveKey, live);
+  }
+
+  private send(message: ClientMessage): void {
+    if (this.socket?.readyState === WebSocket.OPEN) this.socket.send(JSON.stringify(message));
+  }
+
+  private async subscribeJob(jobId: string): Promise<void> {
+    if (this.socket?.readyState !== WebSocket.OPEN) return;
+    // A REST read in flight would race the replay; stop it and resume from what the cache holds.
+    await this.client.cancelQueries({ queryKey: queryKeys.jobs.output(jobId) });
+    const held = this.client.getQueryData<OutputBuffer>(queryKeys.jobs.output(jobId));
+    this.caughtUp.delete(jobId);
+    this.send({ type: "subscribe_job", jobId, cursor: held?.cursor ?? 0 });
+  }
+
+  /** New jobs and jobs leaving the running set change list pages; one REST refresh covers a burst. */
+  private refreshLists(): void {
+    if (this.refreshTimer) return;
+    this.refreshTimer = setTimeout(() => {
+      this.refreshTimer = null;
+      void this.client.invalidateQueries({ queryKey: queryKeys.jobs.lists() });
+      void this.client.invalidateQueries({ queryKey: queryKeys.jobs.active() });
+    }, 300);
+  }
+
+  /** Output is written before the status that ends a job, so once live and final the stream is whole. */
+  private markComplete(jobId: string): void {
+    this.client.setQueryData<OutputBuffer>(queryKeys.jobs.output(jobId), (b) => ({ ...(b ?? emptyOutput()), complete: true }));
+  }
+
+  private handle(message: ServerMessage): void {
+    const { client } = this;
+    switch (message.type) {
+      case "job": {
+        const before = client.getQueryData<{ status: string }>(queryKeys.jobs.detail(message.job.id));
+        writeJobToCache(client, message.job);
+        const active = client.getQueryData<JobList>(queryKeys.jobs.active());
+        if (!before || before.status !== message.job.status || !active?.jobs.some((j) => j.id === message.job.id)) this.refreshLists();
+        break;
+      }
+      case "status": {
+        writeJobToCache(client, message.job);
+        if (isFinalStatus(message.job.status)) {
+          if (this.caughtUp.has(message.jobId)) this.markComplete(message.jobId);
+          void client.invalidateQueries({ queryKey: queryKeys.costs.all });
+        }
+        break;
+      }
+      case "caught_up": {
+        this.caughtUp.add(message.jobId);
+        const job = client.getQueryData<{ status: JobStatus }>(queryKeys.jobs.detail(message.jobId));
+        if (job && isFinalStatus(job.status)) this.markComplete(message.jobId);
+        break;
+      }
+      case "output":
+        client.setQueryData<OutputBuffer>(queryKeys.jobs.output(message.jobId), (b) =>
+          appendStreamed(b ?? emptyOutput(), { stream: message.stream, text: message.text }, message.cursor),
+        );
+        break;
+      case "files":
+      case "file": {
+        const incoming: JobFile[] = message.type === "files" ? message.files : [message.file];
+        client.setQueryData<{ files: JobFile[] }>(queryKeys.jobs.files(message.jobId), (held) => ({
+          files: mergeJobFiles(held?.files ?? [], incoming),
+        }));
+        void client.invalidateQueries({ queryKey: queryKeys.files.all });
+        break;
+      }
+      case "usage":
+        client.setQueryData<{ usage: unknown }>(queryKeys.jobs.detail(message.jobId), (job) => (job ? { ...job, usage: message.usage } : job));
+        break;
+      case "subscribed":
+      case "error":
+        break;
+    }
+  }
+}

@@ -1,0 +1,77 @@
+import { useConnectInfo } from "../api/connect.js";
+import { CopyBlock } from "../components/copy-button.js";
+import { ErrorState, Loading } from "../components/states.js";
+import { mcpAddCommand, permissionsSnippet } from "../lib/connect-snippets.js";
+
+export function ConnectPage() {
+  const info = useConnectInfo();
+  if (info.isError) return <ErrorState error={info.error} what="connection details" onRetry={() => void info.refetch()} />;
+  if (info.isPending) return <Loading what="connection details" />;
+  const d = info.data;
+  const enabled = d.mounts.filter((m) => m.enabled);
+  return (
+    <>
+      <div className="page-head">
+        <h1>Connect an MCP client</h1>
+      </div>
+      <p className="muted">
+        Corral speaks MCP over Streamable HTTP. Every request needs the token below; treat it like a password (anyone with it can run
+        workers on this machine).
+      </p>
+      <section className="card stack" aria-labelledby="all-heading">
+        <h2 id="all-heading" style={{ margin: 0 }}>
+          Every agent, plus the corral tools
+        </h2>
+        <p className="small muted" style={{ margin: 0 }}>
+          One server named <code>corral</code> at <code>{d.mcpUrl}</code>: tools <code>&lt;agent&gt;_run</code>, <code>_run_async</code>,{" "}
+          <code>_done</code> for each agent, and <code>corral_*</code> tools to list, wait for and cancel jobs.
+        </p>
+        <CopyBlock text={mcpAddCommand("corral", d.mcpUrl, d.token)} label="claude mcp add command for all agents" />
+      </section>
+
+      <section aria-labelledby="mounts-heading">
+        <h2 id="mounts-heading">One agent per server</h2>
+        <p className="small muted">
+          Each agent is also served alone, so its tools keep pyCorral's names (<code>mcp__gemini__gemini_run</code>…). Add only the ones you want.
+        </p>
+        {enabled.length === 0 ? (
+          <p className="muted">No agent is enabled.</p>
+        ) : (
+          <div className="stack">
+            {enabled.map((m) => (
+              <div key={m.agent}>
+                <h3 className="mono">{m.agent}</h3>
+                <CopyBlock text={mcpAddCommand(m.agent, m.url, d.token)} label={`claude mcp add command for ${m.agent}`} />
+              </div>
+            ))}
+          </div>
+        )}
+      </section>
+
+      <section aria-labelledby="perm-heading">
+        <h2 id="perm-heading">Let Claude Code call them without asking</h2>
+        <p className="small muted">
+          Merge this into <code>~/.claude/settings.json</code> (or a project's <code>.claude/settings.json</code>). Each rule allows every tool of
+          one MCP server.
+        </p>
+        <CopyBlock text={permissionsSnippet(enabled.map((m) => m.agent))} label="permissions snippet" />
+      </section>
+
+      <section aria-labelledby="token-heading">
+        <h2 id="token-heading">Token and URLs</h2>
+        <dl className="facts card">
+          <dt>Panel</dt>
+          <dd className="mono">{d.baseUrl}/</dd>
+          <dt>MCP</dt>
+          <dd className="mono">{d.mcpUrl}</dd>
+          <dt>REST</dt>
+          <dd className="mono">{d.baseUrl}/api</dd>
+          <dt>Token</dt>
+          <dd className="mono">{d.token}</dd>
+          <dt>Workdir roots</dt>
+          <dd className="mono">{d.workdirRoots.join(", ")}</dd>
+        </dl>
+      </section>
+    </>
+  );
+}

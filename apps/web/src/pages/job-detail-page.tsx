@@ -1,0 +1,220 @@
+import { isFinalStatus, type Job, type JobFile } from "@corral/shared";
+import { useQuery } from "@tanstack/react-query";
+import { filesApi } from "../api/files.js";
+import { CopyBlock } from "../components/copy-button.js";
+import { CancelButton, RelaunchButton } from "../components/job-actions.js";
+import { OutputView } from "../components/output-view.js";
+import { ErrorState, Loading } from "../components/states.js";
+import { StatusBadge } from "../components/status-badge.js";
+import { useJob, useJobOutput } from "../hooks/use-jobs.js";
+import { useNow } from "../hooks/use-now.js";
+import { formatBytes, formatCost, formatDuration, formatTime, formatTokens, shellQuote, statusLabels } from "../lib/format.js";
+import { useFollowJob } from "../lib/live-context.js";
+import { useLiveStatus } from "../lib/live.js";
+import { queryKeys } from "../lib/query-keys.js";
+import { emptyOutput } from "../lib/output-buffer.js";
+import { Link } from "../lib/router.js";
+
+function Timeline({ job, now }: { job: Job; now: number }) {
+  const steps: { label: string; at: number | null; note?: string }[] = [
+    { label: "queued", at: job.createdAt, note: `from ${job.origin}` },
+    { label: "started", at: job.startedAt, note: job.pid ? `pid ${job.pid}` : undefined },
+  ];
+  if (isFinalStatus(job.status)) {
+    steps.push({
+      label: statusLabels[job.status],
+      at: job.endedAt,
+      note: job.exitCode !== null ? `exit code ${job.exitCode}` : undefined,
+    });
+  }
+  return (
+    <ol className="timeline" aria-label="Status timeline">
+      {steps.map((s) => (
+        <li key={s.label}>
+          <span className="when">{s.at ? formatTime(s.at) : "—"}</span>
+          <strong>{s.label}</strong>
+          {s.note && <span className="muted small">{s.note}</span>}
+        </li>
+      ))}
+      {!isFinalStatus(job.status) && (
+        <li>
+          <span className="when">now</span>
+          <strong>{statusLabels[job.status]}</strong>
+          <span className="muted small">for {formatDuration(now - (job.startedAt ?? job.createdAt))}</span>
+        </li>
+      )}
+    </ol>
+  );
+}
+
+function fileLink(job: Job, file: JobFile): string {
+  const full = `${job.workdir.replace(/\/$/, "")}/${file.path}`;
+  return `/files?workdir=${encodeURIComponent(job.workdir)}&path=${encodeURIComponent(full)}`;
+}
+
+function JobFilesSection({ job }: { job: Job }) {
+  const live = useLiveStatus();
+  const files = useQuery({
+    queryKey: queryKeys.jobs.files(job.id),
+    queryFn: ({ signal }) => filesApi.jobFiles(job.id, signal),
+    refetchInterval: isFinalStatus(job.status) || live ? false : 2000,
+  });
+  if (files.isError) return <ErrorState error={files.error} what="this job's files" />;
+  if (files.isPending) return <Loading what="files" />;
+  if (files.data.files.length === 0) {
+    return (
+      <p className="muted small">
+        {isFinalStatus(job.status) ? "This job created, changed or deleted no files." : "No file changes yet."}{" "}
+        <Link to={`/files?workdir=${encodeURIComponent(job.workdir)}`}>Browse the workdir</Link>
+      </p>
+    );
+  }
+  return (
+    <ul className="tree" aria-label="Files changed by this job">
+      {files.data.files.map((f) => (
+        <li key={f.path} className="row">
+          <span className={`badge ${f.change === "created" ? "ok" : f.change === "modified" ? "warn" : "bad"}`}>{f.change}</span>
+          {f.change === "deleted" ? (
+            <span className={`mono change-${f.change}`}>{f.path}</span>
+          ) : (
+            <Link to={fileLink(job, f)} className="mono">
+              {f.path}
+            </Link>
+          )}
+          {f.size !== null && <span className="size">{formatBytes(f.size)}</span>}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function UsageSection({ job }: { job: Job }) {
+  const u = job.usage;
+  return (
+    <dl className="facts">
+      <dt>Model</dt>
+      <dd>{u.model ?? job.model ?? "the agent's default"}</dd>
+      <dt>Tokens in</dt>
+      <dd>
+        {formatTokens(u.inputTokens)}
+        {u.cachedInputTokens ? <span className="muted small"> ({formatTokens(u.cachedInputTokens)} cached)</span> : null}
+      </dd>
+      <dt>Tokens out</dt>
+      <dd>{formatTokens(u.outputTokens)}</dd>
+      <dt>Cost</dt>
+      <dd>
+        {formatCost(u.costUsd)}
+        {u.costSource && <span className="muted small"> ({u.costSource})</span>}
+        {u.costUsd === null && <span className="muted small"> — no price known for this model, so not counted as free</span>}
+      </dd>
+    </dl>
+  );
+}
+
+export function JobDetailPage({ id }: { id: string }) {
+  useFollowJob(id);
+  const job = useJob(id);
+  const running = job.data ? !isFinalStatus(job.data.status) : false;
+  const output = useJobOutput(id, running);
+  const now = useNow(1000);
+
+  if (job.isError) {
+    return (
+      <>
+        <p>
+          <Link to="/">← Jobs</Link>
+        </p>
+        <ErrorState error={job.error} what={`job ${id}`} onRetry={() => void job.refetch()} />
+      </>
+    );
+  }
+  if (job.isPending) return <Loading what={`job ${id}`} />;
+  const j = job.data;
+  const command = j.invocation ? [j.invocation.command, ...j.invocation.args].map(shellQuote).join(" ") : null;
+
+  return (
+    <>
+      <p className="small">
+        <Link to="/">← Jobs</Link>
+      </p>
+      <div className="page-head">
+        <div className="row">
+          <h1 className="mono">{j.id}</h1>
+          <StatusBadge status={j.status} />
+          <span className="muted">
+            {j.agent}
+            {j.model ? ` · ${j.model}` : ""}
+          </span>
+          {j.startedAt && <span className="muted small mono">{formatDuration((j.endedAt ?? now) - j.startedAt)}</span>}
+        </div>
+        <div className="row">
+          <CancelButton job={j} small={false} />
+          <RelaunchButton job={j} small={false} />
+          <Link to={`/launch?from=${j.id}`} className="button">
+            Edit and relaunch
+          </Link>
+        </div>
+      </div>
+      {j.error && (
+        <div className="alert" role="alert" style={{ marginBottom: "0.75rem" }}>
+          <strong>{statusLabels[j.status]}</strong>
+          <p style={{ whiteSpace: "pre-wrap" }}>{j.error}</p>
+        </div>
+      )}
+      <section aria-labelledby="output-heading">
+        <h2 id="output-heading">Output</h2>
+        {output.isError ? (
+          <ErrorState error={output.error} what="the output" onRetry={() => void output.refetch()} />
+        ) : (
+          <OutputView buffer={output.data ?? emptyOutput()} running={running} />
+        )}
+      </section>
+      <div className="grid-2" style={{ marginTop: "0.75rem" }}>
+        <section className="card" aria-labelledby="timeline-heading">
+          <h2 id="timeline-heading" style={{ marginTop: 0 }}>
+            Timeline
+          </h2>
+          <Timeline job={j} now={now} />
+        </section>
+        <section className="card" aria-labelledby="usage-heading">
+          <h2 id="usage-heading" style={{ marginTop: 0 }}>
+            Usage and cost
+          </h2>
+          <UsageSection job={j} />
+        </section>
+        <section className="card" aria-labelledby="files-heading">
+          <h2 id="files-heading" style={{ marginTop: 0 }}>
+            Files
+          </h2>
+          <p className="small muted mono" style={{ marginTop: 0 }}>
+            {j.workdir}
+          </p>
+          <JobFilesSection job={j} />
+        </section>
+        <section className="card" aria-labelledby="command-heading">
+          <h2 id="command-heading" style={{ marginTop: 0 }}>
+            Command
+          </h2>
+          {command ? (
+            <>
+              <CopyBlock text={command} label="The exact command that ran" />
+              <p className="small muted">in {j.invocation?.cwd}</p>
+            </>
+          ) : (
+            <p className="muted small">{j.status === "queued" ? "Not started yet." : "This agent runs in-process (no command line)."}</p>
+          )}
+        </section>
+      </div>
+      <section aria-labelledby="prompt-heading">
+        <h2 id="prompt-heading">Prompt</h2>
+        <CopyBlock text={j.prompt} label="Prompt" />
+      </section>
+      {j.finalText && (
+        <section aria-labelledby="final-heading">
+          <h2 id="final-heading">Answer</h2>
+          <pre className="block">{j.finalText}</pre>
+        </section>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,234 @@
+import { JobStatusSchema, type Job, type JobStatus } from "@corral/shared";
+import { useEffect, useMemo, useState } from "react";
+import { CancelButton, RelaunchButton } from "../components/job-actions.js";
+import { EmptyState, ErrorState, Loading } from "../components/states.js";
+import { StatusBadge } from "../components/status-badge.js";
+import { useAgents } from "../hooks/use-agents.js";
+import { useDebounced } from "../hooks/use-debounced.js";
+import { useActiveJobs, useJobActivity, useJobList } from "../hooks/use-jobs.js";
+import { useNow } from "../hooks/use-now.js";
+import { formatAgo, formatCost, formatDuration, statusLabels } from "../lib/format.js";
+import { lastLine } from "../lib/relaunch.js";
+import { Link, useSearchParams } from "../lib/router.js";
+
+const PAGE_SIZE = 50;
+
+function RunningCard({ job, now }: { job: Job; now: number }) {
+  const activity = useJobActivity(job.id, job.outputBytes);
+  const line = lastLine(activity.data?.text ?? "");
+  return (
+    <article className="card running-card" aria-label={`Job ${job.id} on ${job.agent}`}>
+      <div className="row">
+        <StatusBadge status={job.status} />
+        <strong>{job.agent}</strong>
+        <span className="grow" />
+        <span className="mono small" title="Elapsed">
+          {job.startedAt ? formatDuration(now - job.startedAt) : `waiting ${formatDuration(now - job.createdAt)}`}
+        </span>
+      </div>
+      <Link to={`/jobs/${job.id}`} className="truncate" title={job.prompt}>
+        {job.prompt.split("\n")[0] || job.id}
+      </Link>
+      <div className="activity mono small" aria-label="Latest output" title={line}>
+        {line || <span className="muted">{job.status === "queued" ? "queued, waiting for a free slot" : "no output yet"}</span>}
+      </div>
+      <div className="row small">
+        <span className="muted mono">{job.id}</span>
+        {job.model && <span className="muted truncate">{job.model}</span>}
+        <span className="grow" />
+        <CancelButton job={job} />
+      </div>
+    </article>
+  );
+}
+
+function RunningSection() {
+  const active = useActiveJobs();
+  const now = useNow(1000);
+  const jobs = active.data?.jobs ?? [];
+  const sorted = useMemo(() => [...jobs].sort((a, b) => (a.status === b.status ? b.createdAt - a.createdAt : a.status === "running" ? -1 : 1)), [jobs]);
+  return (
+    <section aria-labelledby="running-heading">
+      <h2 id="running-heading">
+        Running now {jobs.length > 0 && <span className="muted small">({jobs.length})</span>}
+      </h2>
+      {active.isError ? (
+        <ErrorState error={active.error} what="running jobs" onRetry={() => void active.refetch()} />
+      ) : active.isPending ? (
+        <Loading what="running jobs" />
+      ) : sorted.length === 0 ? (
+        <EmptyState title="Nothing is running">
+          <span>
+            Workers appear here while they run. <Link to="/launch">Launch a job</Link> or call an agent's tool from your MCP client.
+          </span>
+        </EmptyState>
+      ) : (
+        <div className="running-grid">
+          {sorted.map((job) => (
+            <RunningCard key={job.id} job={job} now={now} />
+          ))}
+        </div>
+      )}
+    </section>
+  );
+}
+
+function duration(job: Job, now: number): string {
+  if (!job.startedAt) return "—";
+  return formatDuration((job.endedAt ?? now) - job.startedAt);
+}
+
+function HistorySection() {
+  const [params, setParams] = useSearchParams();
+  const agents = useAgents();
+  const agent = params.get("agent") ?? "";
+  const statuses = (params.get("status") ?? "").split(",").filter((s): s is JobStatus => JobStatusSchema.safeParse(s).success);
+  const page = Math.max(0, Number(params.get("page") ?? "0") || 0);
+  const [text, setText] = useState(params.get("q") ?? "");
+  const q = useDebounced(text, 250);
+  useEffect(() => {
+    if (q !== (params.get("q") ?? "")) setParams({ q: q || undefined, page: undefined });
+  }, [q, params, setParams]);
+
+  const filters = { agent: agent || undefined, statuses, q: q || undefined };
+  const list = useJobList(filters, { limit: PAGE_SIZE, offset: page * PAGE_SIZE });
+  const now = useNow(5000);
+  const total = list.data?.total ?? 0;
+  const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
+  const toggleStatus = (s: JobStatus) => {
+    const next = statuses.includes(s) ? statuses.filter((x) => x !== s) : [...statuses, s];
+    setParams({ status: next.join(",") || undefined, page: undefined });
+  };
+  const filtered = Boolean(agent || statuses.length || q);
+
+  return (
+    <section aria-labelledby="history-heading">
+      <h2 id="history-heading">History</h2>
+      <div className="filters" role="search" aria-label="Filter jobs">
+        <div className="field">
+          <label htmlFor="filter-agent">Agent</label>
+          <select id="filter-agent" value={agent} onChange={(e) => setParams({ agent: e.target.value || undefined, page: undefined })}>
+            <option value="">All agents</option>
+            {agents.data?.map((a) => (
+              <option key={a.name} value={a.name}>
+                {a.name}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="field grow" style={{ minWidth: 200 }}>
+          <label htmlFor="filter-q">Search</label>
+          <input id="filter-q" type="search" placeholder="prompt, job id or error" value={text} onChange={(e) => setText(e.target.value)} />
+        </div>
+        <fieldset className="field" style={{ border: 0, padding: 0, margin: 0 }}>
+          <legend className="small" style={{ fontWeight: 600, marginBottom: "0.25rem" }}>
+            Status
+          </legend>
+          <div className="row">
+            {JobStatusSchema.options.map((s) => (
+              <button key={s} type="button" className="small" aria-pressed={statuses.includes(s)} onClick={() => toggleStatus(s)}
+                style={statuses.includes(s) ? { background: "var(--accent)", color: "var(--accent-text)", borderColor: "var(--accent)" } : undefined}>
+                {statusLabels[s]}
+              </button>
+            ))}
+          </div>
+        </fieldset>
+        {filtered && (
+          <button type="button" className="link small" onClick={() => { setText(""); setParams({ agent: undefined, status: undefined, q: undefined, page: undefined }); }}>
+            Clear filters
+          </button>
+        )}
+      </div>
+      {list.isError ? (
+        <ErrorState error={list.error} what="jobs" onRetry={() => void list.refetch()} />
+      ) : list.isPending ? (
+        <Loading what="jobs" />
+      ) : list.data.jobs.length === 0 ? (
+        <EmptyState title={filtered ? "No job matches these filters" : "No jobs yet"}>
+          {filtered ? <span>Try fewer filters.</span> : <span>Jobs launched here or through MCP are listed with their output and cost. <Link to="/launch">Launch one</Link>.</span>}
+        </EmptyState>
+      ) : (
+        <>
+          <div className="table-wrap" aria-busy={list.isFetching}>
+            <table aria-label="Jobs">
+              <thead>
+                <tr>
+                  <th>Job</th>
+                  <th>Agent</th>
+                  <th>Status</th>
+                  <th>Prompt</th>
+                  <th className="hide-narrow">Created</th>
+                  <th className="hide-narrow num">Took</th>
+                  <th className="hide-narrow num">Cost</th>
+                  <th>
+                    <span className="hide-narrow">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {list.data.jobs.map((job) => (
+                  <tr key={job.id}>
+                    <td className="mono">
+                      <Link to={`/jobs/${job.id}`}>{job.id}</Link>
+                    </td>
+                    <td>{job.agent}</td>
+                    <td>
+                      <StatusBadge status={job.status} />
+                    </td>
+                    <td style={{ maxWidth: 380 }}>
+                      <div className="truncate" title={job.prompt}>
+                        {job.prompt.split("\n")[0]}
+                      </div>
+                    </td>
+                    <td className="hide-narrow small" title={new Date(job.createdAt).toLocaleString()}>
+                      {formatAgo(job.createdAt, now)}
+                    </td>
+                    <td className="hide-narrow num small">{duration(job, now)}</td>
+                    <td className="hide-narrow num small">{job.usage.costUsd === null && !job.usage.inputTokens ? "—" : formatCost(job.usage.costUsd)}</td>
+                    <td>
+                      <div className="row" style={{ flexWrap: "nowrap" }}>
+                        <CancelButton job={job} />
+                        <span className="hide-narrow">
+                          <RelaunchButton job={job} />
+                        </span>
+                      </div>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <nav className="pager" aria-label="Pages">
+            <span className="small muted">
+              {page * PAGE_SIZE + 1}–{Math.min(total, (page + 1) * PAGE_SIZE)} of {total.toLocaleString()}
+            </span>
+            <button type="button" className="small" disabled={page === 0} onClick={() => setParams({ page: page - 1 > 0 ? String(page - 1) : undefined })}>
+              ← Newer
+            </button>
+            <span className="small">
+              Page {page + 1} of {pages.toLocaleString()}
+            </span>
+            <button type="button" className="small" disabled={page + 1 >= pages} onClick={() => setParams({ page: String(page + 1) })}>
+              Older →
+            </button>
+          </nav>
+        </>
+      )}
+    </section>
+  );
+}
+
+export function JobsPage() {
+  return (
+    <>
+      <div className="page-head">
+        <h1>Jobs</h1>
+        <Link to="/launch" className="button primary">
+          Launch a job
+        </Link>
+      </div>
+      <RunningSection />
+      <HistorySection />
+    </>
+  );
+}

@@ -1,0 +1,229 @@
+import type { LaunchJobBody } from "@corral/shared";
+import { useQuery } from "@tanstack/react-query";
+import { useEffect, useMemo, useState, type FormEvent } from "react";
+import { ApiRequestError } from "../api/client.js";
+import { useConnectInfo } from "../api/connect.js";
+import { jobsApi } from "../api/jobs.js";
+import { modelsForLaunch, ollamaApi } from "../api/ollama.js";
+import { describedBy, Field } from "../components/field.js";
+import { ErrorState } from "../components/states.js";
+import { useAgents } from "../hooks/use-agents.js";
+import { useJobList, useLaunchJob } from "../hooks/use-jobs.js";
+import { queryKeys } from "../lib/query-keys.js";
+import { Link, navigate, useSearchParams } from "../lib/router.js";
+
+interface FormState {
+  agent: string;
+  prompt: string;
+  workdir: string;
+  model: string;
+  timeout: string;
+}
+
+const emptyForm: FormState = { agent: "", prompt: "", workdir: "", model: "", timeout: "" };
+
+/** Builds the body; a bad timeout is reported at its field before anything is sent. */
+export function launchBody(form: FormState): { body: LaunchJobBody } | { field: string; message: string } {
+  const body: LaunchJobBody = { agent: form.agent, prompt: form.prompt };
+  if (form.workdir.trim()) body.workdir = form.workdir.trim();
+  if (form.model.trim()) body.model = form.model.trim();
+  if (form.timeout.trim()) {
+    const n = Number(form.timeout.trim());
+    if (!Number.isInteger(n) || n < 1) return { field: "timeout_s", message: "give a whole number of seconds, 1 or more" };
+    body.timeout_s = n;
+  }
+  return { body };
+}
+
+export function LaunchPage() {
+  const [params] = useSearchParams();
+  const from = params.get("from");
+  const agents = useAgents();
+  const connect = useConnectInfo();
+  const recent = useJobList({}, { limit: 100, offset: 0 });
+  const launch = useLaunchJob();
+  const [form, setForm] = useState<FormState>(emptyForm);
+  const [localError, setLocalError] = useState<{ field: string; message: string } | null>(null);
+
+  const source = useQuery({
+    queryKey: queryKeys.jobs.detail(from ?? ""),
+    queryFn: ({ signal }) => jobsApi.get(from as string, signal),
+    enabled: Boolean(from),
+  });
+  useEffect(() => {
+    const j = source.data;
+    if (j) setForm({ agent: j.agent, prompt: j.prompt, workdir: j.workdir, model: j.model ?? "", timeout: String(j.timeoutS) });
+  }, [source.data]);
+
+  const enabledAgents = useMemo(() => agents.data?.filter((a) => a.enabled) ?? [], [agents.data]);
+  useEffect(() => {
+    if (!form.agent && !from && enabledAgents.length) {
+      const first = enabledAgents.find((a) => a.availability.available) ?? enabledAgents[0];
+      if (first) setForm((f) => ({ ...f, agent: first.name }));
+    }
+  }, [enabledAgents, form.agent, from]);
+  const agent = agents.data?.find((a) => a.name === form.agent);
+
+  const ollama = useQuery({
+    queryKey: queryKeys.ollama.models(form.agent),
+    queryFn: ({ signal }) => ollamaApi.models(form.agent, signal),
+    enabled: agent?.kind === "ollama",
+    staleTime: 30_000,
+  });
+
+  const workdirs = useMemo(() => {
+    const seen = new Set<string>();
+    const out: string[] = [];
+    const add = (p: string | undefined) => {
+      if (p && !seen.has(p)) {
+        seen.add(p);
+        out.push(p);
+      }
+    };
+    add(agent?.workdir);
+    for (const j of recent.data?.jobs ?? []) if (!form.agent || j.agent === form.agent) add(j.workdir);
+    for (const j of recent.data?.jobs ?? []) add(j.workdir);
+    for (const root of connect.data?.workdirRoots ?? []) add(root);
+    return out;
+  }, [agent, recent.data, connect.data, form.agent]);
+
+  const models = useMemo(() => {
+    if (agent?.kind === "ollama" && ollama.data) {
+      return modelsForLaunch(ollama.data.models).map((m) => ({
+        name: m.name,
+        note: m.probe?.outcome === "calls_tools" ? "calls tools (probed)" : m.tools ? "tools" : "no tools",
+      }));
+    }
+    const names = new Set<string>();
+    if (agent?.effectiveModel) names.add(agent.effectiveModel);
+    for (const j of recent.data?.jobs ?? []) if (j.agent === form.agent && j.model) names.add(j.model);
+    return [...names].map((name) => ({ name, note: name === agent?.effectiveModel ? "default" : "used before" }));
+  }, [agent, ollama.data, recent.data, form.agent]);
+
+  const serverError = launch.error instanceof ApiRequestError ? launch.error : null;
+  const errorFor = (field: string) => (localError?.field === field ? localError.message : serverError?.messageFor(field));
+  const fieldNames = ["agent", "prompt", "workdir", "model", "timeout_s"];
+  const unplaced = launch.error && !fieldNames.some((f) => errorFor(f)) ? launch.error.message : null;
+
+  const set = (key: keyof FormState) => (value: string) => setForm((f) => ({ ...f, [key]: value }));
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    const built = launchBody(form);
+    if ("field" in built) {
+      setLocalError(built);
+      return;
+    }
+    setLocalError(null);
+    launch.mutate(built.body, { onSuccess: (job) => navigate(`/jobs/${job.id}`) });
+  };
+
+  if (agents.isError) return <ErrorState error={agents.error} what="agents" onRetry={() => void agents.refetch()} />;
+
+  return (
+    <>
+      <div className="page-head">
+        <h1>Launch a job</h1>
+        {from && (
+          <span className="muted small">
+            Inputs of <Link to={`/jobs/${from}`}>{from}</Link>
+          </span>
+        )}
+      </div>
+      <form className="card stack" onSubmit={submit} noValidate aria-label="Launch a job">
+        <div className="form-grid">
+          <Field id="launch-agent" label="Agent" error={errorFor("agent")} hint={agent ? agent.description || agent.kind : undefined}>
+            <select id="launch-agent" value={form.agent} onChange={(e) => set("agent")(e.target.value)} {...describedBy("launch-agent", errorFor("agent"), Boolean(agent))}>
+              {!form.agent && <option value="">Choose an agent</option>}
+              {agents.data?.map((a) => (
+                <option key={a.name} value={a.name} disabled={!a.enabled}>
+                  {a.name}
+                  {!a.enabled ? " (disabled)" : !a.availability.available ? " (not available)" : ""}
+                </option>
+              ))}
+            </select>
+          </Field>
+          <Field id="launch-timeout" label="Timeout (seconds)" error={errorFor("timeout_s")} hint={agent ? `default ${agent.timeoutS}s` : undefined}>
+            <input
+              id="launch-timeout"
+              inputMode="numeric"
+              value={form.timeout}
+              placeholder={agent ? String(agent.timeoutS) : ""}
+              onChange={(e) => set("timeout")(e.target.value)}
+              {...describedBy("launch-timeout", errorFor("timeout_s"), Boolean(agent))}
+            />
+          </Field>
+        </div>
+        {agent && !agent.availability.available && (
+          <div className="alert warn" role="status">
+            <strong>{agent.name} is not available on this machine.</strong>
+            <p>{agent.availability.hint}</p>
+          </div>
+        )}
+        <Field id="launch-prompt" label="Prompt" error={errorFor("prompt")} hint="Ctrl+Enter launches">
+          <textarea
+            id="launch-prompt"
+            rows={8}
+            value={form.prompt}
+            onChange={(e) => set("prompt")(e.target.value)}
+            onKeyDown={(e) => {
+              if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) submit(e);
+            }}
+            placeholder="The task, as you would type it to that CLI"
+            {...describedBy("launch-prompt", errorFor("prompt"), true)}
+          />
+        </Field>
+        <div className="form-grid">
+          <Field id="launch-workdir" label="Workdir" error={errorFor("workdir")} hint={agent ? `default ${agent.workdir}` : "Recent and allowed directories are offered"}>
+            <input
+              id="launch-workdir"
+              list="launch-workdirs"
+              value={form.workdir}
+              placeholder={agent?.workdir ?? ""}
+              onChange={(e) => set("workdir")(e.target.value)}
+              {...describedBy("launch-workdir", errorFor("workdir"), true)}
+            />
+            <datalist id="launch-workdirs">
+              {workdirs.map((w) => (
+                <option key={w} value={w} />
+              ))}
+            </datalist>
+          </Field>
+          <Field
+            id="launch-model"
+            label="Model"
+            error={errorFor("model")}
+            hint={agent?.kind === "ollama" ? (ollama.isError ? `Ollama models unavailable: ${ollama.error.message}` : "tool-capable models first") : agent?.effectiveModel ? `default ${agent.effectiveModel}` : "the CLI's default"}
+          >
+            <input
+              id="launch-model"
+              list="launch-models"
+              value={form.model}
+              placeholder={agent?.effectiveModel ?? ""}
+              onChange={(e) => set("model")(e.target.value)}
+              {...describedBy("launch-model", errorFor("model"), true)}
+            />
+            <datalist id="launch-models">
+              {models.map((m) => (
+                <option key={m.name} value={m.name}>
+                  {m.note}
+                </option>
+              ))}
+            </datalist>
+          </Field>
+        </div>
+        {unplaced && (
+          <div className="alert" role="alert">
+            <strong>The server refused this job.</strong>
+            <p>{unplaced}</p>
+          </div>
+        )}
+        <div className="row">
+          <button type="submit" className="primary" disabled={launch.isPending || !form.agent}>
+            {launch.isPending ? "Launching…" : "Launch"}
+          </button>
+          <span className="muted small">The job opens as soon as it is queued, with its live output.</span>
+        </div>
+      </form>
+    </>
+  );
+}

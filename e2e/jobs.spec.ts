@@ -1,0 +1,90 @@
+import { expect, test } from "@playwright/test";
+import { launchFromForm, signIn, snapshot, workdir } from "./helpers.js";
+
+test.beforeEach(async ({ page }) => {
+  await signIn(page);
+});
+
+test("launch a job from the form and watch its output stream", async ({ page }, testInfo) => {
+  const id = await launchFromForm(page, "kiro", "print 3\nsleep 2\n\u001b[32mgreen text\u001b[0m\nwrite hello.txt hi from gemini\nprint 2", workdir("stream"));
+  const output = page.getByRole("log", { name: "Job output" });
+  // The first lines arrive while the worker still sleeps: streamed, not read at the end.
+  await expect(output).toContainText("line 3");
+  await expect(page.locator("[data-status]").first()).toHaveAttribute("data-status", "running");
+  await expect(output).toContainText("done kiro");
+  await expect(page.locator("[data-status]").first()).toHaveAttribute("data-status", "succeeded");
+  await expect(output.locator(".ansi-green-fg")).toHaveText("green text");
+  await expect(page.getByLabel("The exact command that ran")).toContainText("kiro-cli-chat");
+  await expect(page.getByRole("heading", { name: id })).toBeVisible();
+  await snapshot(page, testInfo, "job-detail");
+
+  await page.getByLabel("Search output").fill("line 2");
+  await expect(page.getByText("1 of 2 lines")).toBeVisible();
+  await expect(output.locator("mark").first()).toHaveText("line 2");
+
+  // The file it wrote, from the job's file list into the workdir browser.
+  const files = page.getByRole("list", { name: "Files changed by this job" });
+  await expect(files).toContainText("created");
+  await files.getByRole("link", { name: "hello.txt" }).click();
+  await expect(page).toHaveURL(/\/files\?/);
+  await expect(page.getByRole("region", { name: "File hello.txt" })).toContainText("hi from gemini");
+  await expect(page.getByRole("navigation", { name: "Workdir tree" })).toContainText("hello.txt");
+  await snapshot(page, testInfo, "files");
+});
+
+test("the server's validation message appears at the field", async ({ page }) => {
+  await page.getByRole("link", { name: "Launch", exact: true }).click();
+  await page.getByLabel("Agent").selectOption("gemini");
+  await page.getByLabel("Prompt").fill("print 1");
+  await page.getByLabel("Workdir").fill("/etc/corral-not-allowed");
+  await page.getByRole("button", { name: "Launch", exact: true }).click();
+  await expect(page.locator("#launch-workdir-error")).toContainText("outside the allowed workdir roots");
+  await expect(page.getByLabel("Workdir")).toHaveAttribute("aria-invalid", "true");
+
+  await page.getByLabel("Workdir").fill(workdir("valid"));
+  await page.getByLabel("Prompt").fill("");
+  await page.getByRole("button", { name: "Launch", exact: true }).click();
+  await expect(page.locator("#launch-prompt-error")).toContainText("the prompt is empty");
+});
+
+test("cancel a running job from the jobs page", async ({ page }, testInfo) => {
+  const id = await launchFromForm(page, "kiro", "print 1\nhang", workdir("cancel"));
+  await expect(page.getByRole("log", { name: "Job output" })).toContainText("line 1");
+  await page.getByRole("link", { name: /^Jobs/ }).click();
+  const card = page.getByRole("article", { name: `Job ${id} on kiro` });
+  await expect(card).toBeVisible();
+  await expect(card.getByLabel("Latest output")).toContainText("line 1");
+  await snapshot(page, testInfo, "jobs-running");
+  await card.getByRole("button", { name: `Cancel job ${id}` }).click();
+  await expect(card).toBeHidden();
+  const row = page.getByRole("row").filter({ has: page.getByRole("link", { name: id }) });
+  await expect(row.locator("[data-status]")).toHaveAttribute("data-status", "cancelled");
+  await snapshot(page, testInfo, "jobs");
+});
+
+test("history filters by agent, status and text", async ({ page }) => {
+  await launchFromForm(page, "claude", "print 1\nunique-needle-42", workdir("filters"));
+  await expect(page.locator("[data-status]").first()).toHaveAttribute("data-status", "succeeded");
+  await page.getByRole("link", { name: /^Jobs/ }).click();
+  await page.getByLabel("Search").fill("unique-needle");
+  await expect(page.getByRole("table", { name: "Jobs" }).getByRole("row")).toHaveCount(2);
+  await page.getByLabel("Agent").selectOption("gemini");
+  await expect(page.getByText("No job matches these filters")).toBeVisible();
+  await page.getByRole("button", { name: "Clear filters" }).click();
+  await page.getByRole("button", { name: "cancelled" }).click();
+  await expect(page).toHaveURL(/status=cancelled/);
+});
+
+test("costs change when a priced job ends", async ({ page }, testInfo) => {
+  await page.getByRole("link", { name: "Costs" }).click();
+  const total = page.getByTestId("total-cost");
+  await expect(total).toBeVisible();
+  const before = await total.textContent();
+  await launchFromForm(page, "claude", "write answer.md 42\nthe answer is 42", workdir("costs"));
+  await expect(page.locator("[data-status]").first()).toHaveAttribute("data-status", "succeeded");
+  await expect(page.getByRole("region", { name: "Usage and cost" })).toContainText("reported");
+  await page.getByRole("link", { name: "Costs" }).click();
+  await expect(total).not.toHaveText(before ?? "");
+  await expect(page.getByRole("region", { name: "By provider" })).toContainText("anthropic");
+  await snapshot(page, testInfo, "costs");
+});

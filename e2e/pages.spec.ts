@@ -1,0 +1,59 @@
+import { expect, test } from "@playwright/test";
+import { signIn, snapshot } from "./helpers.js";
+
+test.beforeEach(async ({ page }) => {
+  await signIn(page);
+});
+
+test("agents: availability, enable and disable, add a command agent", async ({ page }, testInfo) => {
+  await page.getByRole("link", { name: "Agents" }).click();
+  const table = page.getByRole("table", { name: "Agents" });
+  await expect(table.getByRole("row").filter({ hasText: "gemini" }).first()).toContainText("available");
+  await page.getByRole("button", { name: "Add a command agent" }).click();
+  const dialog = page.getByRole("dialog");
+  await dialog.getByLabel("Name").fill("echoer");
+  await dialog.getByRole("button", { name: "Add agent" }).click();
+  await expect(dialog.getByRole("alert")).toContainText("executable");
+  await dialog.getByLabel("Executable").fill("echo");
+  await dialog.getByRole("button", { name: "Add agent" }).click();
+  await expect(dialog).toBeHidden();
+  const row = table.getByRole("row").filter({ hasText: "echoer" });
+  await expect(row).toContainText("available");
+  await row.getByLabel("echoer enabled").click();
+  await expect(row.getByLabel("echoer enabled")).not.toBeChecked();
+  await snapshot(page, testInfo, "agents");
+});
+
+test("connect: MCP commands with the real token and the permissions snippet", async ({ page }, testInfo) => {
+  await page.getByRole("link", { name: "Connect" }).click();
+  const all = page.getByLabel("claude mcp add command for all agents");
+  await expect(all).toContainText(`claude mcp add --transport http corral http://127.0.0.1:${process.env.CORRAL_E2E_PORT}/mcp --header "Authorization: Bearer ${process.env.CORRAL_E2E_TOKEN}"`);
+  await expect(page.getByLabel("claude mcp add command for gemini")).toContainText("/mcp/gemini");
+  await expect(page.getByLabel("permissions snippet")).toContainText("mcp__corral__*");
+  await expect(page.getByLabel("permissions snippet")).toContainText("mcp__gemini__*");
+  await snapshot(page, testInfo, "connect");
+});
+
+test("ollama: models with capabilities, and a tool-calling probe", async ({ page }, testInfo) => {
+  await page.getByRole("link", { name: "Ollama" }).click();
+  const table = page.getByRole("table", { name: "Ollama models" });
+  const qwen = table.getByRole("row").filter({ hasText: "qwen2.5:7b" });
+  await expect(qwen).toContainText("tools");
+  await expect(qwen).toContainText("loaded");
+  await expect(table.getByRole("row").filter({ hasText: "gpt-oss:120b-cloud" })).toContainText("cloud");
+  await expect(table.getByRole("row").filter({ hasText: "nomic-embed-text" })).toContainText("embedding");
+  await qwen.getByRole("button", { name: "Probe tool calling of qwen2.5:7b" }).click();
+  await expect(qwen).toContainText("calls tools");
+  await snapshot(page, testInfo, "ollama");
+});
+
+test("phone width and dark theme", async ({ page }, testInfo) => {
+  await page.getByLabel("Colour theme").selectOption("dark");
+  await expect(page.locator("html")).toHaveAttribute("data-theme", "dark");
+  await snapshot(page, testInfo, "jobs-dark");
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.getByRole("link", { name: "Launch", exact: true }).click();
+  await expect(page.getByLabel("Prompt")).toBeVisible();
+  await snapshot(page, testInfo, "launch-phone");
+  await page.getByLabel("Colour theme").selectOption("light");
+});

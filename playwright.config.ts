@@ -1,0 +1,43 @@
+import { mkdtempSync, realpathSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { defineConfig } from "@playwright/test";
+
+// The config is loaded by the runner and again by each worker; the runner picks the temp root,
+// port and token once and the workers inherit them through the environment.
+process.env.CORRAL_E2E_ROOT ??= realpathSync(mkdtempSync(path.join(os.tmpdir(), "corral-e2e-")));
+process.env.CORRAL_E2E_PORT ??= String(17_400 + Math.floor(Math.random() * 500));
+process.env.CORRAL_E2E_TOKEN ??= "e2e-token-0123456789abcdef";
+const baseURL = `http://127.0.0.1:${process.env.CORRAL_E2E_PORT}`;
+
+export default defineConfig({
+  testDir: "e2e",
+  outputDir: "test-results",
+  timeout: 60_000,
+  expect: { timeout: 15_000 },
+  fullyParallel: false,
+  workers: 1,
+  retries: 0,
+  reporter: process.env.CI ? [["list"]] : [["list"]],
+  use: {
+    baseURL,
+    trace: "retain-on-failure",
+    screenshot: "only-on-failure",
+    viewport: { width: 1280, height: 860 },
+    launchOptions: {
+      // Debian's Chromium (apt install chromium); Playwright's own browser download is never used.
+      executablePath: process.env.CORRAL_E2E_CHROMIUM ?? "/usr/bin/chromium",
+      args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+    },
+  },
+  projects: [{ name: "chromium", use: { browserName: "chromium" } }],
+  webServer: {
+    command: "npx tsx e2e/serve.ts",
+    url: `${baseURL}/api/health`,
+    reuseExistingServer: false,
+    timeout: 60_000,
+    stdout: "pipe",
+    stderr: "pipe",
+    gracefulShutdown: { signal: "SIGTERM", timeout: 10_000 },
+  },
+});
