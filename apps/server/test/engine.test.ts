@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { isFinalStatus, type Job } from "@corral/shared";
+import { isFinalStatus, type Job, type JobInput } from "@corral/shared";
 import { groupAlive } from "../src/jobs/process-group.js";
 import { startServer, until, type TestServer } from "./helpers.js";
 
@@ -11,8 +11,10 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const launch = (prompt: string, extra: { agent?: string; timeout_s?: number; workdir?: string } = {}) => {
-  const { agent = "gemini", workdir = path.join(server.root, "work"), ...rest } = extra;
+let workdirs = 0;
+/** kiro prints plain text; each job gets a workdir of its own unless it names one. */
+const launch = (prompt: string, extra: Partial<JobInput> & { agent?: string } = {}) => {
+  const { agent = "kiro", workdir = path.join(server.root, `work-${++workdirs}`), ...rest } = extra;
   return server.services.jobs.launch(agent, { prompt, workdir, ...rest }, "rest");
 };
 const finished = async (job: Job) => (await server.services.jobs.waitFor([job.id], 20_000))[0] as Job;
@@ -28,7 +30,7 @@ describe("a worker", () => {
     expect(job.status).toBe("succeeded");
     expect(job.exitCode).toBe(0);
     expect(readFileSync(path.join(job.workdir, "hello.txt"), "utf8")).toBe("hi there");
-    expect(job.invocation?.args).toEqual(["-m", "gemini-2.5-flash", "-y", "-p", "write hello.txt hi there"]);
+    expect(job.invocation?.args).toEqual(["chat", "--no-interactive", "--trust-all-tools", "write hello.txt hi there"]);
     expect(job.startedAt).not.toBeNull();
     expect(job.endedAt).not.toBeNull();
   });
@@ -61,13 +63,14 @@ describe("a worker", () => {
   });
 
   test("that fails reports its exit code and stderr tail", async () => {
-    const job = await finished(launch("stderr quota exceeded for model\nexit 3"));
+    const job = await finished(launch("stderr invalid flag --frobnicate\nexit 3"));
     expect(job.status).toBe("failed");
     expect(job.exitCode).toBe(3);
     expect(job.error).toContain("exit code 3");
-    expect(job.error).toContain("quota exceeded for model");
+    expect(job.error).toContain("invalid flag --frobnicate");
+    expect(job.attempt).toBe(1);
     const chunks = server.services.jobs.readOutput(job.id, 0, 65536).chunks;
-    expect(chunks).toContainEqual({ stream: "err", text: "quota exceeded for model\n" });
+    expect(chunks).toContainEqual({ stream: "err", text: "invalid flag --frobnicate\n" });
   });
 
   test("that hangs is killed at its timeout, with every process of its group", async () => {
@@ -107,7 +110,73 @@ describe("a worker", () => {
   test("of opencode leaves its answer in output.md", async () => {
     const job = await finished(launch("the answer is 42", { agent: "opencode", workdir: path.join(server.root, "oc") }));
     expect(job.status).toBe("succeeded");
-    expect(readFileSync(path.join(job.workdir, "output.md"), "utf8")).toBe("the answer is 42\ndone opencode");
+    expect(readFileSync(path.join(job.workdir, "output.md"), "utf8")).toContain("the answer is 42");
+  });
+});
+
+describe("retries", () => {
+  const attemptText = (job: Job, attempt: { outputStart: number; outputEnd: number | null }) => {
+    const text = server.services.jobs
+      .readOutput(job.id, attempt.outputStart, 1 << 20)
+      .chunks.map((c) => c.text)
+      .join("");
+    return attempt.outputEnd === null ? text : Buffer.from(text).subarray(0, attempt.outputEnd - attempt.outputStart).toString();
+  };
+
+  test("a transient failure is tried again after the backoff; each attempt keeps its own output", async () => {
+    const marker = path.join(server.root, "first-attempt-done");
+    const job = await finished(
+      launch(`print 2\nfail-once ${marker} 75\nwrite ok.txt fine`, {
+        retry: { max_attempts: 3, exit_codes: [75], output_patterns: [], backoff_s: 0.2 },
+      }),
+    );
+    expect(job.status).toBe("succeeded");
+    expect(job.attempt).toBe(2);
+    const attempts = server.services.jobs.attempts(job.id);
+    expect(attempts.map((a) => [a.attempt, a.status, a.exitCode])).toEqual([
+      [1, "failed", 75],
+      [2, "succeeded", 0],
+    ]);
+    const [first, second] = attempts;
+    if (!first || !second) throw new Error("two attempts expected");
+    expect(first.outputEnd).not.toBeNull();
+    expect(attemptText(job, second)).toContain("wrote ok.txt");
+    expect(output(job)).toMatch(/attempt 1 of 3 failed \(exit code 75\); retrying in 0.2 s/);
+  });
+
+  test("a failure the policy does not name ends the job at once", async () => {
+    const job = await finished(launch("exit 9", { retry: { max_attempts: 3, exit_codes: [75], output_patterns: ["rate limit"], backoff_s: 0 } }));
+    expect(job.status).toBe("failed");
+    expect(server.services.jobs.attempts(job.id)).toHaveLength(1);
+  });
+
+  test("an agent's policy applies to its jobs; built-in CLI agents retry rate limits", async () => {
+    expect(server.services.agents.get("gemini").retry?.output_patterns).toContain("rate.?limit");
+    const marker = path.join(server.root, "rate-limited-once");
+    server.services.agents.update("claude", { retry: { max_attempts: 2, exit_codes: [], output_patterns: ["rate.?limit"], backoff_s: 0.1 } });
+    const job = await finished(launch(`fail-once ${marker} 1 429 rate limit exceeded`, { agent: "claude" }));
+    expect(job.status).toBe("succeeded");
+    expect(job.attempt).toBe(2);
+  });
+
+  test("cancel during the backoff ends the job", async () => {
+    const job = launch("exit 75", { retry: { max_attempts: 5, exit_codes: [75], output_patterns: [], backoff_s: 60 } });
+    await until(() => (server.services.jobs.get(job.id).attempt === 2 ? true : undefined));
+    const cancelled = await server.services.jobs.cancel(job.id);
+    expect(cancelled.status).toBe("cancelled");
+    expect(cancelled.error).toMatch(/while waiting to retry/);
+  });
+});
+
+describe("the workdir guard", () => {
+  test("refuses a second job in a busy workdir unless it opts in", async () => {
+    const workdir = path.join(server.root, "busy");
+    const first = launch("sleep 0.5", { workdir });
+    expect(() => launch("x", { workdir })).toThrowError(new RegExp(`in use by job ${first.id}`));
+    const second = launch("x", { workdir, shared_workdir: true });
+    await finished(first);
+    await finished(second);
+    expect((await finished(launch("y", { workdir }))).status).toBe("succeeded");
   });
 });
 
@@ -147,7 +216,9 @@ test("200 jobs at once with a limit of 8 all end, and never more than 8 run", as
     peak = Math.max(peak, running);
   };
   server.services.jobs.on("job", onJob);
-  const jobs = Array.from({ length: 200 }, (_, i) => launch(`write out-${i}.txt ${i}`, { agent: "kiro", workdir: path.join(server.root, "burst") }));
+  const jobs = Array.from({ length: 200 }, (_, i) =>
+    launch(`write out-${i}.txt ${i}`, { agent: "kiro", workdir: path.join(server.root, "burst"), shared_workdir: true }),
+  );
   const ended = await server.services.jobs.waitFor(
     jobs.map((j) => j.id),
     120_000,

@@ -18,7 +18,9 @@ afterAll(async () => {
 });
 
 const call = async (name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: args });
-const workdir = () => path.join(server.root, "mcp-work");
+let workdirs = 0;
+/** A fresh workdir per job: a busy one is refused unless the job shares it. */
+const workdir = () => path.join(server.root, `mcp-work-${++workdirs}`);
 
 describe("/mcp", () => {
   test("lists every agent's three tools and the corral tools", async () => {
@@ -28,12 +30,13 @@ describe("/mcp", () => {
     }
     expect(names).toEqual(expect.arrayContaining(["corral_agents", "corral_jobs", "corral_wait", "corral_cancel", "corral_logs"]));
     const run = (await client.listTools()).tools.find((t) => t.name === "gemini_run");
-    expect(Object.keys(run?.inputSchema.properties ?? {})).toEqual(["prompt", "workdir", "model", "timeout_s"]);
+    expect(Object.keys(run?.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(["prompt", "workdir", "model", "timeout_s", "shared_workdir"]));
     expect(run?.inputSchema.required).toEqual(["prompt"]);
   });
 
   test("_run_async gives the bare id; _done says pendiente, then listo with the file", async () => {
-    const started = await call("gemini_run_async", { prompt: "sleep 0.5\nwrite result.txt 42", workdir: workdir() });
+    const dir = workdir();
+    const started = await call("gemini_run_async", { prompt: "sleep 0.5\nwrite result.txt 42", workdir: dir });
     const id = textOf(started);
     expect(id).toMatch(/^[a-z0-9]{12}$/);
     expect(textOf(await call("gemini_done", { job_id: id }))).toMatch(/^pendiente\n/);
@@ -43,7 +46,7 @@ describe("/mcp", () => {
     });
     expect(done).toMatch(/^listo\n/);
     expect(done).toContain("wrote result.txt");
-    expect(readFileSync(path.join(workdir(), "result.txt"), "utf8")).toBe("42");
+    expect(readFileSync(path.join(dir, "result.txt"), "utf8")).toBe("42");
   });
 
   test("_run waits, reports progress, and answers ok", async () => {
@@ -60,11 +63,11 @@ describe("/mcp", () => {
   });
 
   test("a failing worker gives error: with its exit code and stderr tail", async () => {
-    const id = textOf(await call("gemini_run_async", { prompt: "stderr rate limit hit\nexit 2", workdir: workdir() }));
+    const id = textOf(await call("gemini_run_async", { prompt: "stderr invalid api key\nexit 2", workdir: workdir() }));
     await call("corral_wait", { job_ids: [id], timeout_s: 20 });
     const text = textOf(await call("gemini_done", { job_id: id }));
     expect(text).toMatch(/^error: exit code 2\n/);
-    expect(text).toContain("rate limit hit");
+    expect(text).toContain("invalid api key");
     const run = textOf(await call("gemini_run", { prompt: "exit 5", workdir: workdir() }));
     expect(run).toMatch(/^error: exit code 5/);
   });
@@ -109,10 +112,10 @@ describe("/mcp", () => {
   });
 
   test("corral_logs gives the tail, or pages from a cursor", async () => {
-    const id = textOf(await call("gemini_run_async", { prompt: "print 300", workdir: workdir() }));
+    const id = textOf(await call("kiro_run_async", { prompt: "print 300", workdir: workdir() }));
     await call("corral_wait", { job_ids: [id], timeout_s: 20 });
     const tail = textOf(await call("corral_logs", { job_id: id, tail: 30 }));
-    expect(tail).toContain("done gemini");
+    expect(tail).toContain("done kiro-cli-chat");
     expect(tail).not.toContain("line 1\n");
     const page = textOf(await call("corral_logs", { job_id: id, cursor: 0 }));
     expect(page).toContain("line 1\n");

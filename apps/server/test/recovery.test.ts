@@ -25,7 +25,7 @@ const outputOf = (server: TestServer, id: string) =>
 test("a worker keeps running while the server is down and is picked up at the next start", async () => {
   const { root, start } = await restartable();
   const first = await start();
-  const job = first.services.jobs.launch("gemini", { prompt: "print 3\nsleep 1.5\nprint 2\nwrite after.txt ok", workdir: path.join(root, "w") }, "rest");
+  const job = first.services.jobs.launch("kiro", { prompt: "print 3\nsleep 1.5\nprint 2\nwrite after.txt ok", workdir: path.join(root, "w") }, "rest");
   await sleep(500);
   await first.app.close();
   const second = await start();
@@ -33,7 +33,7 @@ test("a worker keeps running while the server is down and is picked up at the ne
     const [ended] = await second.services.jobs.waitFor([job.id], 15_000);
     expect(ended?.status).toBe("succeeded");
     expect(ended?.exitCode).toBe(0);
-    expect(outputOf(second, job.id)).toBe("line 1\nline 2\nline 3\nline 1\nline 2\nwrote after.txt\ndone gemini\n");
+    expect(outputOf(second, job.id)).toBe("line 1\nline 2\nline 3\nline 1\nline 2\nwrote after.txt\ndone kiro-cli-chat\n");
   } finally {
     await second.app.close();
   }
@@ -42,7 +42,7 @@ test("a worker keeps running while the server is down and is picked up at the ne
 test("a worker that ended while the server was down gets its recorded exit status", async () => {
   const { root, start } = await restartable();
   const first = await start();
-  const job = first.services.jobs.launch("gemini", { prompt: "sleep 0.5\nstderr bad things\nexit 4", workdir: path.join(root, "w") }, "rest");
+  const job = first.services.jobs.launch("kiro", { prompt: "sleep 0.5\nstderr bad things\nexit 4", workdir: path.join(root, "w") }, "rest");
   await sleep(200);
   await first.app.close();
   await sleep(1500);
@@ -60,13 +60,13 @@ test("a worker that ended while the server was down gets its recorded exit statu
 test("a worker gone without an exit status is marked lost, with the reason", async () => {
   const { root, start } = await restartable();
   const first = await start();
-  const job = first.services.jobs.launch("gemini", { prompt: "hang", workdir: path.join(root, "w") }, "rest");
+  const job = first.services.jobs.launch("kiro", { prompt: "hang", workdir: path.join(root, "w") }, "rest");
   await sleep(300);
   const pid = first.services.jobs.get(job.id).pid as number;
   await first.app.close();
   process.kill(-pid, "SIGKILL");
   await sleep(300);
-  rmSync(jobFiles(path.join(root, "data"), job.id).exit, { force: true });
+  rmSync(jobFiles(path.join(root, "data"), job.id, 1).exit, { force: true });
   const second = await start();
   try {
     const lost = second.services.jobs.get(job.id);
@@ -81,7 +81,7 @@ test("queued jobs wait again in order after a restart", async () => {
   const { root, start } = await restartable();
   const first = await start();
   first.services.agents.update("kiro", { maxConcurrent: 1 });
-  const ids = [0, 1, 2].map((i) => first.services.jobs.launch("kiro", { prompt: `sleep 0.3\nwrite q${i}.txt ${i}`, workdir: path.join(root, "q") }, "rest").id);
+  const ids = [0, 1, 2].map((i) => first.services.jobs.launch("kiro", { prompt: `sleep 0.3\nwrite q${i}.txt ${i}`, workdir: path.join(root, "q"), shared_workdir: true }, "rest").id);
   await first.app.close();
   const second = await start();
   try {

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import type { AgentWithAvailability, Job, JobList, OutputPage } from "@corral/shared";
+import type { AgentWithAvailability, Job, JobAttempt, JobList, OutputPage } from "@corral/shared";
 import { api, startServer, type TestServer } from "./helpers.js";
 
 let server: TestServer;
@@ -67,22 +67,23 @@ describe("agents", () => {
 });
 
 describe("jobs", () => {
-  const workdir = () => path.join(server.root, "rest");
+  let workdirs = 0;
+  const workdir = () => path.join(server.root, `rest-${++workdirs}`);
 
   test("launch, detail, output from a cursor, and the list with filters", async () => {
-    const launched = await api<Job>(server, "POST", "/api/jobs", { agent: "claude", prompt: "print 3", workdir: workdir() });
+    const launched = await api<Job>(server, "POST", "/api/jobs", { agent: "kiro", prompt: "print 3", workdir: workdir() });
     expect(launched.status).toBe(201);
-    expect(launched.body).toMatchObject({ agent: "claude", status: "queued", origin: "rest" });
+    expect(launched.body).toMatchObject({ agent: "kiro", status: "queued", origin: "rest" });
     await server.services.jobs.waitFor([launched.body.id], 10_000);
     const detail = await api<Job>(server, "GET", `/api/jobs/${launched.body.id}`);
     expect(detail.body.status).toBe("succeeded");
     const out = await api<OutputPage>(server, "GET", `/api/jobs/${launched.body.id}/output?cursor=0`);
-    expect(out.body.chunks.map((c) => c.text).join("")).toBe("line 1\nline 2\nline 3\ndone claude\n");
+    expect(out.body.chunks.map((c) => c.text).join("")).toBe("line 1\nline 2\nline 3\ndone kiro-cli-chat\n");
     expect(out.body.complete).toBe(true);
     const again = await api<OutputPage>(server, "GET", `/api/jobs/${launched.body.id}/output?cursor=${out.body.cursor}`);
     expect(again.body.chunks).toEqual([]);
-    const list = await api<JobList>(server, "GET", "/api/jobs?agent=claude&status=succeeded,failed&limit=5");
-    expect(list.body.jobs.every((j) => j.agent === "claude")).toBe(true);
+    const list = await api<JobList>(server, "GET", "/api/jobs?agent=kiro&status=succeeded,failed&limit=5");
+    expect(list.body.jobs.every((j) => j.agent === "kiro")).toBe(true);
     expect(list.body.total).toBeGreaterThanOrEqual(1);
     const search = await api<JobList>(server, "GET", "/api/jobs?q=print%203");
     expect(search.body.jobs.map((j) => j.id)).toContain(launched.body.id);
@@ -98,10 +99,10 @@ describe("jobs", () => {
 
   test("paging keeps the newest first and counts them all", async () => {
     const ids = [];
-    for (let i = 0; i < 5; i++) ids.push((await api<Job>(server, "POST", "/api/jobs", { agent: "kiro", prompt: `page ${i}`, workdir: workdir() })).body.id);
+    for (let i = 0; i < 5; i++) ids.push((await api<Job>(server, "POST", "/api/jobs", { agent: "codex", prompt: `page ${i}`, workdir: workdir() })).body.id);
     await server.services.jobs.waitFor(ids, 10_000);
-    const first = await api<JobList>(server, "GET", "/api/jobs?agent=kiro&limit=2");
-    const second = await api<JobList>(server, "GET", "/api/jobs?agent=kiro&limit=2&offset=2");
+    const first = await api<JobList>(server, "GET", "/api/jobs?agent=codex&limit=2");
+    const second = await api<JobList>(server, "GET", "/api/jobs?agent=codex&limit=2&offset=2");
     expect(first.body.jobs.map((j) => j.prompt)).toEqual(["page 4", "page 3"]);
     expect(second.body.jobs.map((j) => j.prompt)).toEqual(["page 2", "page 1"]);
     expect(first.body.total).toBe(5);
@@ -149,4 +150,24 @@ describe("jobs", () => {
     expect(res.status).toBe(400);
     expect(((await res.json()) as ErrorBody).error).toMatch(/JSON/i);
   });
+});
+
+test("each attempt of a retried job is listed with its part of the output", async () => {
+  const marker = path.join(server.root, "attempt-marker");
+  const launched = await api<Job>(server, "POST", "/api/jobs", {
+    agent: "kiro",
+    prompt: `fail-once ${marker} 75\nprint 1`,
+    workdir: path.join(server.root, "attempts"),
+    retry: { max_attempts: 2, exit_codes: [75], backoff_s: 0 },
+  });
+  expect(launched.status).toBe(201);
+  await server.services.jobs.waitFor([launched.body.id], 10_000);
+  const { body } = await api<{ attempts: JobAttempt[] }>(server, "GET", `/api/jobs/${launched.body.id}/attempts`);
+  expect(body.attempts.map((a) => a.status)).toEqual(["failed", "succeeded"]);
+  const [first, second] = body.attempts;
+  expect(first?.outputStart).toBe(0);
+  expect(second?.outputStart).toBeGreaterThanOrEqual(first?.outputEnd ?? Number.POSITIVE_INFINITY);
+  const bad = await api<ErrorBody>(server, "POST", "/api/jobs", { agent: "kiro", prompt: "x", retry: { max_attempts: 2, output_patterns: ["(unclosed"] } });
+  expect(bad.status).toBe(400);
+  expect(bad.body.issues?.map((i) => i.field)).toContain("retry.output_patterns.0");
 });

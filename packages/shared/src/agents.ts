@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { AgentKindSchema, SandboxModeSchema } from "./enums.js";
+import { RetryPolicySchema } from "./retry.js";
 
 export const AgentNameSchema = z
   .string()
@@ -23,6 +24,8 @@ const AgentFieldsSchema = z.object({
   /** Base URL of the server for `ollama` agents. */
   baseUrl: z.url().nullable(),
   description: z.string().max(2000),
+  /** When a failed job is tried again; null never retries. */
+  retry: RetryPolicySchema.nullable(),
   /** `bwrap`: run CLI workers in a bubblewrap sandbox (see README, "Sandbox"). */
   sandbox: SandboxModeSchema,
 });

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { AgentNameSchema } from "./agents.js";
 import { JobOriginSchema, JobStatusSchema, OutputStreamSchema } from "./enums.js";
+import { RetryPolicySchema } from "./retry.js";
 
 export const JobIdSchema = z.string().regex(/^[a-z0-9]{6,32}$/, "not a job id");
 
@@ -28,6 +29,11 @@ export const JobInputSchema = z.object({
     .optional()
     .describe("Stop the job (budget_exceeded) once its cost passes this many USD"),
   max_tokens: z.number().int().positive().optional().describe("Stop the job (budget_exceeded) once its tokens (input + output) pass this"),
+  retry: RetryPolicySchema.optional().describe("When to try a failed job again. Default: the agent's policy"),
+  shared_workdir: z
+    .boolean()
+    .optional()
+    .describe("Allow this job to run while another job is queued or running in the same workdir (default false)"),
 });
 export type JobInput = z.infer<typeof JobInputSchema>;
 
@@ -67,6 +73,9 @@ export const JobSchema = z.object({
   finalText: z.string().nullable(),
   outputBytes: z.number().int(),
   usage: UsageSchema,
+  /** 1 for the first try; more when the retry policy tried again. */
+  attempt: z.number().int(),
+  retry: RetryPolicySchema.nullable(),
   /** Who bills this job, taken from its agent at launch. */
   provider: z.string().nullable(),
   limits: z.object({ maxCostUsd: z.number().nullable(), maxTokens: z.number().int().nullable() }),
@@ -105,6 +114,19 @@ export const OutputQuerySchema = z
 export type OutputQuery = z.infer<typeof OutputQuerySchema>;
 
 /** One piece of a job's output log; `cursor` is where the next read starts. */
+/** One try of a job, with the part of the job's output it wrote (cursors `outputStart`..`outputEnd`). */
+export const JobAttemptSchema = z.object({
+  attempt: z.number().int(),
+  status: JobStatusSchema,
+  exitCode: z.number().int().nullable(),
+  error: z.string().nullable(),
+  startedAt: z.number(),
+  endedAt: z.number().nullable(),
+  outputStart: z.number().int(),
+  outputEnd: z.number().int().nullable(),
+});
+export type JobAttempt = z.infer<typeof JobAttemptSchema>;
+
 export const OutputChunkSchema = z.object({ stream: OutputStreamSchema, text: z.string() });
 export type OutputChunk = z.infer<typeof OutputChunkSchema>;
 

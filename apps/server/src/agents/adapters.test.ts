@@ -17,6 +17,7 @@ const agent = (over: Partial<AgentRow> = {}): AgentRow => ({
   args: null,
   baseUrl: null,
   description: "",
+  retry: null,
   sandbox: "none",
   builtin: true,
   createdAt: 0,

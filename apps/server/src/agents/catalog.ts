@@ -8,6 +8,7 @@ import { commandAdapter } from "./command.js";
 import { geminiAdapter } from "./gemini.js";
 import { kiroAdapter } from "./kiro.js";
 import { opencodeAdapter } from "./opencode.js";
+import { DEFAULT_RETRY_POLICY } from "../jobs/retry.js";
 import type { CliAdapter } from "./types.js";
 
 export const cliAdapters: Record<CliAdapter["kind"], CliAdapter> = {
@@ -64,6 +65,7 @@ export function builtinAgentRows(config: AppConfig, now = Date.now()): NewAgentR
     args: null,
     baseUrl: null,
     description: b.description,
+    retry: DEFAULT_RETRY_POLICY,
     builtin: true,
     createdAt: now,
     updatedAt: now,

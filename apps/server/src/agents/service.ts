@@ -5,7 +5,8 @@ import type { AgentsRepo } from "../db/repos/agents.js";
 import type { AgentRow } from "../db/schema.js";
 import { notFound, ServiceError } from "../lib/errors.js";
 import { cliAvailability } from "./availability.js";
-import { builtinAgentRows, defaultProviders, effectiveModel } from "./catalog.js";
+import { DEFAULT_RETRY_POLICY } from "../jobs/retry.js";
+import { builtinAgentRows, cliAdapterFor, defaultProviders, effectiveModel } from "./catalog.js";
 
 export type AvailabilityCheck = (agent: AgentRow) => Promise<AgentAvailability>;
 
@@ -86,6 +87,7 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
       args: body.args ?? null,
       baseUrl: body.baseUrl ?? null,
       description: body.description ?? "",
+      retry: body.retry !== undefined ? body.retry : cliAdapterFor(body.kind) && body.kind !== "command" ? DEFAULT_RETRY_POLICY : null,
       sandbox: body.sandbox ?? "none",
       builtin: false,
       createdAt: now,

@@ -1,5 +1,5 @@
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import type { AgentKind, AuditAction, FileChange, InvocationRecord, JobOrigin, JobStatus, SandboxMode } from "@corral/shared";
+import type { AgentKind, AuditAction, FileChange, InvocationRecord, JobOrigin, JobStatus, RetryPolicy, SandboxMode } from "@corral/shared";
 
 export const agents = sqliteTable("agents", {
   name: text("name").primaryKey(),
@@ -15,6 +15,7 @@ export const agents = sqliteTable("agents", {
   args: text("args", { mode: "json" }).$type<string[]>(),
   baseUrl: text("base_url"),
   description: text("description").notNull().default(""),
+  retry: text("retry", { mode: "json" }).$type<RetryPolicy>(),
   /** How CLI workers are confined (jobs/sandbox.ts). */
   sandbox: text("sandbox").$type<SandboxMode>().notNull().default("none"),
   builtin: integer("builtin", { mode: "boolean" }).notNull(),
@@ -50,6 +51,9 @@ export const jobs = sqliteTable(
     costSource: text("cost_source").$type<"reported" | "estimated">(),
     /** The agent's provider at launch, so history keeps its payer when an agent changes. */
     provider: text("provider"),
+    attempt: integer("attempt").notNull().default(1),
+    /** The retry policy in force for this job (its own, else its agent's at launch). */
+    retry: text("retry", { mode: "json" }).$type<RetryPolicy>(),
     maxCostUsd: real("max_cost_usd"),
     maxTokens: integer("max_tokens"),
     createdAt: integer("created_at").notNull(),
@@ -126,6 +130,25 @@ export const budgets = sqliteTable(
   (t) => [uniqueIndex("budgets_provider_period_idx").on(t.provider, t.period)],
 );
 
+/** Each try of a job; its output is the part of the job's log between two cursors. */
+export const jobAttempts = sqliteTable(
+  "job_attempts",
+  {
+    jobId: text("job_id")
+      .notNull()
+      .references(() => jobs.id, { onDelete: "cascade" }),
+    attempt: integer("attempt").notNull(),
+    status: text("status").$type<JobStatus>().notNull(),
+    exitCode: integer("exit_code"),
+    error: text("error"),
+    startedAt: integer("started_at").notNull(),
+    endedAt: integer("ended_at"),
+    outputStart: integer("output_start").notNull(),
+    outputEnd: integer("output_end"),
+  },
+  (t) => [primaryKey({ columns: [t.jobId, t.attempt] })],
+);
+
 /** Who launched or cancelled which job, through which door and client. Append-only. */
 export const auditLog = sqliteTable(
   "audit_log",
@@ -146,6 +169,7 @@ export type AgentRow = typeof agents.$inferSelect;
 export type JobRow = typeof jobs.$inferSelect;
 export type OllamaModelRow = typeof ollamaModels.$inferSelect;
 export type JobFileRow = typeof jobFiles.$inferSelect;
-export type AuditRow = typeof auditLog.$inferSelect;
 export type PriceOverrideRow = typeof priceOverrides.$inferSelect;
 export type BudgetRow = typeof budgets.$inferSelect;
+export type JobAttemptRow = typeof jobAttempts.$inferSelect;
+export type AuditRow = typeof auditLog.$inferSelect;

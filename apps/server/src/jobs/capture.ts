@@ -72,6 +72,7 @@ export class Capture {
     offsets: { out: number; err: number },
     private readonly onChunk: ChunkListener,
     private readonly onLine: LineListener,
+    private readonly attempt: number,
   ) {
     this.files = [new RawFile("out", raw.out, offsets.out), new RawFile("err", raw.err, offsets.err)];
   }
@@ -116,7 +117,7 @@ export class Capture {
 
   private emit(file: RawFile, text: string, final: boolean): void {
     if (text) {
-      const cursor = this.log.append(file.stream, text, file.offset);
+      const cursor = this.log.append(file.stream, text, { offset: file.offset, attempt: this.attempt });
       this.onChunk(file.stream, text, cursor);
     }
     for (const line of file.lines(text, final)) this.onLine(line, file.stream);

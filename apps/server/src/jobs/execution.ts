@@ -41,10 +41,11 @@ interface CliContext {
 
 function followProcess(worker: WorkerProcess, invocation: InvocationRecord, ctx: CliContext, offsets: { out: number; err: number }): Execution {
   const parser = ctx.adapter.createParser(ctx.spec);
-  const capture = new Capture(ctx.log, { out: ctx.files.out, err: ctx.files.err }, offsets, ctx.listeners.chunk, (line, stream) => {
+  const onLine = (line: string, stream: OutputStream) => {
     const usage = parser.line(line, stream);
     if (usage) ctx.listeners.usage(usage);
-  });
+  };
+  const capture = new Capture(ctx.log, { out: ctx.files.out, err: ctx.files.err }, offsets, ctx.listeners.chunk, onLine, ctx.files.attempt);
   capture.start();
   let detached = false;
   const ended = worker.ended.then(async (exitCode) => {
@@ -78,7 +79,7 @@ export function startCli(invocation: Invocation, env: Record<string, string>, ct
 /** Picks a worker up again after a restart, from where its output was last copied. */
 export function reattachCli(pid: number, pidStart: number | null, invocation: InvocationRecord, ctx: CliContext): Execution {
   const worker = reattachWorker(pid, pidStart, ctx.files);
-  return followProcess(worker, invocation, ctx, lastRawOffsets(ctx.files.log));
+  return followProcess(worker, invocation, ctx, lastRawOffsets(ctx.files.log, ctx.files.attempt));
 }
 
 export function startInProcess(adapter: InProcessAdapter, spec: JobSpec, log: OutputLog, listeners: ExecutionListeners): Execution {

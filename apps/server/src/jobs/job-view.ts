@@ -17,6 +17,8 @@ export function toJob(row: JobRow): Job {
     exitCode: row.exitCode,
     error: row.error,
     finalText: row.finalText,
+    attempt: row.attempt,
+    retry: row.retry ?? null,
     outputBytes: row.outputBytes,
     usage: {
       model: row.usageModel,

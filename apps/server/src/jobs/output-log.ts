@@ -2,15 +2,22 @@ import { closeSync, fstatSync, openSync, readSync, writeSync } from "node:fs";
 import type { OutputChunk, OutputStream } from "@corral/shared";
 
 /**
- * A job's output: one JSON record per line, `{"s":stream,"d":text,"o":rawOffset}`. A cursor is a
- * byte offset at a record boundary, so any reader can resume exactly where it stopped.
- * `o` is how far the worker's raw capture file of that stream had been read, so capture can
+ * A job's output: one JSON record per line, `{"s":stream,"d":text,"o":rawOffset,"a":attempt}`. A
+ * cursor is a byte offset at a record boundary, so any reader can resume exactly where it stopped.
+ * `o` is how far attempt `a`'s raw capture file of that stream had been read, so capture can
  * resume after a restart.
  */
 interface LogRecord {
   s: OutputStream;
   d: string;
   o?: number;
+  a?: number;
+}
+
+/** Where a piece of captured output came from. */
+export interface RawPosition {
+  offset: number;
+  attempt: number;
 }
 
 export class OutputLog {
@@ -23,8 +30,8 @@ export class OutputLog {
   }
 
   /** Appends synchronously, so a reader told about this chunk can already read it. Returns the new end. */
-  append(stream: OutputStream, text: string, rawOffset?: number): number {
-    const record: LogRecord = rawOffset === undefined ? { s: stream, d: text } : { s: stream, d: text, o: rawOffset };
+  append(stream: OutputStream, text: string, raw?: RawPosition): number {
+    const record: LogRecord = raw ? { s: stream, d: text, o: raw.offset, a: raw.attempt } : { s: stream, d: text };
     const line = Buffer.from(`${JSON.stringify(record)}\n`);
     writeSync(this.fd, line);
     this.bytes += line.length;
@@ -125,18 +132,22 @@ export function readCursorChunks(
   });
 }
 
-/** The last records, about `bytes` of them. */
+/** The last records: about `bytes` of them, and at least the last whole one. */
 export function readTail(file: string, bytes: number): OutputChunk[] {
   return withFile(file, (fd, size) => {
-    const start = Math.max(0, size - bytes);
-    let buf = readAt(fd, start, size - start);
-    if (start > 0) buf = buf.subarray(buf.indexOf(0x0a) + 1);
-    return parseLines(buf);
+    for (let want = bytes; ; want *= 2) {
+      const start = Math.max(0, size - want);
+      const buf = readAt(fd, start, size - start);
+      if (start === 0) return parseLines(buf);
+      // Skip the partial record the window begins in; widen it if nothing whole is left.
+      const first = buf.indexOf(0x0a) + 1;
+      if (first > 0 && first < buf.length) return parseLines(buf.subarray(first));
+    }
   });
 }
 
-/** How far each raw capture file had been read when the log was last written. */
-export function lastRawOffsets(file: string): { out: number; err: number } {
+/** How far each raw capture file of an attempt had been read when the log was last written. */
+export function lastRawOffsets(file: string, attempt: number): { out: number; err: number } {
   const offsets = { out: 0, err: 0 };
   withFile(file, (fd, size) => {
     // Scan backwards in windows until both streams' last offsets are found.
@@ -151,6 +162,8 @@ export function lastRawOffsets(file: string): { out: number; err: number } {
         if (!line) continue;
         const record = JSON.parse(line) as LogRecord;
         if (record.o === undefined || record.s === "sys") continue;
+        // Older attempts wrote other files: nothing before this point is ours.
+        if ((record.a ?? 1) < attempt) return;
         if (offsets[record.s] === 0 && record.o > 0) {
           offsets[record.s] = record.o;
           found++;

@@ -5,6 +5,7 @@ import path from "node:path";
 import {
   isFinalStatus,
   type Job,
+  type JobAttempt,
   type JobInput,
   type JobList,
   type JobListQuery,
@@ -27,6 +28,7 @@ import { reattachCli, startCli, startInProcess, type Execution, type ExecutionLi
 import { toJob } from "./job-view.js";
 import { CursorError, OutputLog, readOutput, tailText } from "./output-log.js";
 import { Scheduler } from "./scheduler.js";
+import { backoffMs, retryReason } from "./retry.js";
 import { isSameProcessAlive, jobFiles, readExitFile } from "./worker-process.js";
 import { resolveWorkdir } from "./workdir.js";
 import { refuseInProcessSandbox, sandboxed } from "./sandbox.js";
@@ -62,11 +64,11 @@ export interface JobServiceDeps {
   agents: AgentsRepo;
   /** In-process adapters by agent kind (the Ollama loop). */
   inProcessAdapters?: Partial<Record<string, InProcessAdapter>>;
-  /** Budgets, prices and per-job limits. */
-  costs?: JobCostPolicy;
+  hooks?: JobHooks;
   /** Records who launched and cancelled what. */
   audit?: Pick<AuditService, "record">;
-  hooks?: JobHooks;
+  /** Budgets, prices and per-job limits. */
+  costs?: JobCostPolicy;
 }
 
 /** Work tied to a worker's life (the file watcher): before it starts, and after it ended but before the final status is stored. */
@@ -83,6 +85,8 @@ const newJobId = () => randomBytes(8).toString("hex").slice(0, 12);
 /** Jobs from launch to their end: the one service behind MCP, REST and the panel. */
 export class JobService extends EventEmitter<JobServiceEvents> {
   private active = new Map<string, ActiveJob>();
+  /** Jobs waiting out their retry backoff before they queue again. */
+  private retryTimers = new Map<string, NodeJS.Timeout>();
   private scheduler: Scheduler;
   private closing = false;
 
@@ -107,6 +111,14 @@ export class JobService extends EventEmitter<JobServiceEvents> {
     this.scheduler.assertRoom();
     this.deps.costs?.admit(agent, input.max_cost_usd ?? null);
     const workdir = resolveWorkdir(input.workdir ?? agent.workdir, this.config.workdirRoots, this.config.homeDir);
+    const busy = input.shared_workdir ? undefined : this.deps.jobs.activeInWorkdir(workdir);
+    if (busy) {
+      throw new ServiceError(
+        `${workdir} is in use by job ${busy.id} (${busy.agent}, ${busy.status}); use another workdir, wait for that job (corral_wait), or pass shared_workdir: true to let both write there`,
+        409,
+        "workdir",
+      );
+    }
     const row = this.deps.jobs.insert({
       id: newJobId(),
       agent: agent.name,
@@ -115,6 +127,7 @@ export class JobService extends EventEmitter<JobServiceEvents> {
       workdir,
       model: input.model ?? effectiveModel(agent, this.config),
       timeoutS: input.timeout_s ?? agent.timeoutS,
+      retry: input.retry ?? agent.retry,
       provider: agent.provider,
       maxCostUsd: input.max_cost_usd ?? null,
       maxTokens: input.max_tokens ?? null,
@@ -149,6 +162,12 @@ export class JobService extends EventEmitter<JobServiceEvents> {
     if (!row) throw notFound(`job ${id} not found`, "job_id");
     if (isFinalStatus(row.status)) return toJob(row);
     if (actor) this.deps.audit?.record("cancel", row, actor);
+    const retryTimer = this.retryTimers.get(id);
+    if (retryTimer) {
+      clearTimeout(retryTimer);
+      this.retryTimers.delete(id);
+      return toJob(this.finish(id, { status: "cancelled", error: `cancelled while waiting to retry (attempt ${row.attempt})` }));
+    }
     if (row.status === "queued" && this.scheduler.remove(row.agent, id)) {
       return toJob(this.finish(id, { status: "cancelled", error: "cancelled before it started" }));
     }
@@ -209,6 +228,11 @@ export class JobService extends EventEmitter<JobServiceEvents> {
     });
   }
 
+  attempts(id: string): JobAttempt[] {
+    this.get(id);
+    return this.deps.jobs.attempts(id).map(({ jobId: _, ...attempt }) => attempt);
+  }
+
   queuedCount(): number {
     return this.scheduler.queuedCount();
   }
@@ -229,6 +253,8 @@ export class JobService extends EventEmitter<JobServiceEvents> {
   /** Stops following workers and leaves them running; the next start picks them up. */
   shutdown(): void {
     this.closing = true;
+    for (const timer of this.retryTimers.values()) clearTimeout(timer);
+    this.retryTimers.clear();
     for (const active of this.active.values()) {
       if (active.timer) clearTimeout(active.timer);
       active.execution.detach();
@@ -294,17 +320,21 @@ export class JobService extends EventEmitter<JobServiceEvents> {
       this.scheduler.released(agent.name);
       return;
     }
-    const files = jobFiles(this.config.dataDir, id);
+    const files = jobFiles(this.config.dataDir, id, row.attempt);
     mkdirSync(files.dir, { recursive: true });
     const log = new OutputLog(files.log);
+    if (row.attempt > 1) log.append("sys", `\n[corral] attempt ${row.attempt} of ${row.retry?.max_attempts ?? row.attempt}\n`);
+    this.deps.jobs.startAttempt({ jobId: id, attempt: row.attempt, status: "running", startedAt: Date.now(), outputStart: log.size });
     let execution: Execution;
     try {
       this.deps.hooks?.starting(row);
       execution = this.execute(row, agent, files, log);
     } catch (err) {
       this.deps.hooks?.ended(row);
+      const error = err instanceof Error ? err.message : String(err);
+      this.deps.jobs.endAttempt(id, row.attempt, { status: "failed", error, endedAt: Date.now(), outputEnd: log.size });
       log.close();
-      this.finish(id, { status: "failed", error: err instanceof Error ? err.message : String(err) });
+      this.finish(id, { status: "failed", error });
       this.scheduler.released(agent.name);
       return;
     }
@@ -354,6 +384,12 @@ export class JobService extends EventEmitter<JobServiceEvents> {
       const status: JobStatus = active.stopReason ?? (end.exitCode === 0 && !end.error ? "succeeded" : "failed");
       const error =
         active.stopError ?? (status === "failed" ? (end.error ?? describeExit(end.exitCode, end.result.error ?? tailText(log.file, 600, ["err"]))) : null);
+      this.deps.jobs.endAttempt(row.id, row.attempt, { status, exitCode: end.exitCode, error, endedAt: Date.now(), outputEnd: log.size });
+      const retry = status === "failed" ? retryReason(row.retry, row.attempt, end.exitCode, tailText(log.file, 8192)) : null;
+      if (retry && row.retry && !this.closing) {
+        this.scheduleRetry(row, row.retry, retry, log);
+        return;
+      }
       this.finish(row.id, {
         status,
         exitCode: end.exitCode,
@@ -367,8 +403,23 @@ export class JobService extends EventEmitter<JobServiceEvents> {
     });
   }
 
+  /** The attempt failed in a way the policy calls transient: queue the job again after the backoff. */
+  private scheduleRetry(row: JobRow, policy: NonNullable<JobRow["retry"]>, reason: string, log: OutputLog): void {
+    const next = row.attempt + 1;
+    const waitMs = backoffMs(policy, next);
+    log.append("sys", `\n[corral] attempt ${row.attempt} of ${policy.max_attempts} failed (${reason}); retrying in ${waitMs / 1000} s\n`);
+    this.update(row.id, { status: "queued", attempt: next, pid: null, pidStart: null, outputBytes: log.size });
+    log.close();
+    this.scheduler.released(row.agent);
+    const timer = setTimeout(() => {
+      this.retryTimers.delete(row.id);
+      this.scheduler.enqueue(row.agent, row.id);
+    }, waitMs);
+    this.retryTimers.set(row.id, timer);
+  }
+
   private reattach(row: JobRow): void {
-    const files = jobFiles(this.config.dataDir, row.id);
+    const files = jobFiles(this.config.dataDir, row.id, row.attempt);
     const agent = this.deps.agents.get(row.agent);
     const adapter = agent && cliAdapterFor(agent.kind);
     const exitCode = readExitFile(files.exit);

@@ -6,24 +6,20 @@ import { groupAlive, processStartTicks } from "./process-group.js";
 /** Where a job keeps its files inside the data dir. */
 export interface JobFiles {
   dir: string;
-  /** The worker's raw stdout and stderr, written by the worker itself. */
+  attempt: number;
+  /** The attempt's raw stdout and stderr, written by the worker itself. */
   out: string;
   err: string;
   /** Written by the wrapper when the worker ends, so an exit is known even if Corral was down. */
   exit: string;
-  /** The output log read by cursor. */
+  /** The job's output log (all attempts), read by cursor. */
   log: string;
 }
 
-export function jobFiles(dataDir: string, jobId: string): JobFiles {
+export function jobFiles(dataDir: string, jobId: string, attempt = 1): JobFiles {
   const dir = path.join(dataDir, "jobs", jobId);
-  return {
-    dir,
-    out: path.join(dir, "stdout"),
-    err: path.join(dir, "stderr"),
-    exit: path.join(dir, "exit"),
-    log: path.join(dir, "output.log"),
-  };
+  const raw = (name: string) => path.join(dir, `attempt-${attempt}.${name}`);
+  return { dir, attempt, out: raw("stdout"), err: raw("stderr"), exit: raw("exit"), log: path.join(dir, "output.log") };
 }
 
 export interface WorkerProcess {

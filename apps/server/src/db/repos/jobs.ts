@@ -2,7 +2,7 @@ import { and, asc, count, desc, eq, inArray, or, sql, type SQL } from "drizzle-o
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { JobListQuery, JobStatus } from "@corral/shared";
 import type { Db } from "../client.js";
-import { jobs, type JobRow } from "../schema.js";
+import { jobAttempts, jobs, type JobAttemptRow, type JobRow } from "../schema.js";
 
 export type NewJobRow = typeof jobs.$inferInsert;
 export type JobPatch = Partial<Omit<NewJobRow, "id" | "agent" | "createdAt">>;
@@ -43,6 +43,27 @@ export function createJobsRepo(db: Db) {
         .all();
       const total = db.select({ n: count() }).from(jobs).where(where).get()?.n ?? 0;
       return { rows, total };
+    },
+    /** A queued or running job in this workdir, if any. */
+    activeInWorkdir(workdir: string): JobRow | undefined {
+      return db
+        .select()
+        .from(jobs)
+        .where(and(eq(jobs.workdir, workdir), inArray(jobs.status, ["queued", "running"])))
+        .limit(1)
+        .get();
+    },
+    startAttempt(row: typeof jobAttempts.$inferInsert): void {
+      db.insert(jobAttempts).values(row).onConflictDoNothing().run();
+    },
+    endAttempt(jobId: string, attempt: number, patch: Partial<typeof jobAttempts.$inferInsert>): void {
+      db.update(jobAttempts)
+        .set(patch)
+        .where(and(eq(jobAttempts.jobId, jobId), eq(jobAttempts.attempt, attempt)))
+        .run();
+    },
+    attempts(jobId: string): JobAttemptRow[] {
+      return db.select().from(jobAttempts).where(eq(jobAttempts.jobId, jobId)).orderBy(asc(jobAttempts.attempt)).all();
     },
     hasJobs(agent: string): boolean {
       return db.select({ id: jobs.id }).from(jobs).where(eq(jobs.agent, agent)).limit(1).get() !== undefined;

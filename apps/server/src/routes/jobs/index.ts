@@ -22,6 +22,10 @@ export function jobRoutes(services: Services) {
 
     app.get("/api/jobs/:id", async (request) => jobs.get(parseInput(IdParamsSchema, request.params).id));
 
+    app.get("/api/jobs/:id/attempts", async (request) => ({
+      attempts: jobs.attempts(parseInput(IdParamsSchema, request.params).id),
+    }));
+
     app.post("/api/jobs/:id/cancel", async (request) =>
       jobs.cancel(parseInput(IdParamsSchema, request.params).id, restActor(request.headers)),
     );

@@ -1,0 +1,39 @@
+import type { RetryPolicy } from "@corral/shared";
+
+/** Rate limits, quotas and overloads as the CLIs and their APIs word them. */
+export const TRANSIENT_OUTPUT_PATTERNS = [
+  "rate.?limit",
+  "too many requests",
+  "\\b429\\b",
+  "quota",
+  "resource.?exhausted",
+  "overloaded",
+  "\\b503\\b",
+  "temporarily unavailable",
+];
+
+/** Built-in CLI agents retry what looks transient, twice, waiting 10 s then 20 s. */
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  max_attempts: 3,
+  exit_codes: [],
+  output_patterns: TRANSIENT_OUTPUT_PATTERNS,
+  backoff_s: 10,
+};
+
+/**
+ * Why a failed attempt should be tried again, or null. Only plain failures qualify: a cancel,
+ * timeout or budget stop is never retried.
+ */
+export function retryReason(policy: RetryPolicy | null, attempt: number, exitCode: number | null, outputTail: string): string | null {
+  if (!policy || attempt >= policy.max_attempts) return null;
+  if (exitCode !== null && policy.exit_codes.includes(exitCode)) return `exit code ${exitCode}`;
+  for (const pattern of policy.output_patterns) {
+    if (new RegExp(pattern, "i").test(outputTail)) return `output matched /${pattern}/`;
+  }
+  return null;
+}
+
+/** Wait before attempt `next` (2, 3, …): backoff_s, doubling each time. */
+export function backoffMs(policy: RetryPolicy, next: number): number {
+  return policy.backoff_s * 1000 * 2 ** Math.max(0, next - 2);
+}

@@ -1,0 +1,32 @@
+import { z } from "zod";
+
+/**
+ * When a failed attempt is tried again: its exit code is listed, or its output matches one of the
+ * patterns (case-insensitive regular expressions, e.g. rate limits and quota errors).
+ */
+export const RetryPolicySchema = z
+  .object({
+    max_attempts: z.number().int().min(1).max(10).describe("Attempts in all, the first included (1 = never retry)"),
+    exit_codes: z.array(z.number().int().min(1).max(255)).max(50).default([]).describe("Exit codes that mean a transient failure"),
+    output_patterns: z
+      .array(
+        z
+          .string()
+          .min(1)
+          .max(200)
+          .refine((p) => {
+            try {
+              new RegExp(p, "i");
+              return true;
+            } catch {
+              return false;
+            }
+          }, "not a valid regular expression"),
+      )
+      .max(50)
+      .default([])
+      .describe("Regular expressions; a failure whose output matches one is retried"),
+    backoff_s: z.number().min(0).max(3600).default(10).describe("Wait before the second attempt; doubles after each further failure"),
+  })
+  .strict();
+export type RetryPolicy = z.infer<typeof RetryPolicySchema>;
