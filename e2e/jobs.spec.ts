@@ -60,6 +60,13 @@ test("cancel a running job from the jobs page", async ({ page }, testInfo) => {
   const row = page.getByRole("row").filter({ has: page.getByRole("link", { name: id }) });
   await expect(row.locator("[data-status]")).toHaveAttribute("data-status", "cancelled");
   await snapshot(page, testInfo, "jobs");
+
+  // Relaunch runs the same inputs again as a new job.
+  await row.getByRole("button", { name: `Relaunch job ${id} with the same inputs` }).click();
+  await page.waitForURL((url) => /\/jobs\/[a-z0-9]+$/.test(url.pathname) && !url.pathname.endsWith(id));
+  await expect(page.locator('pre[aria-label="Prompt"]')).toContainText("hang");
+  await page.getByRole("button", { name: /^Cancel job/ }).click();
+  await expect(page.locator("[data-status]").first()).toHaveAttribute("data-status", "cancelled");
 });
 
 test("history filters by agent, status and text", async ({ page }) => {

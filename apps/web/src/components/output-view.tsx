@@ -3,7 +3,7 @@ import { memo, useEffect, useMemo, useRef, useState } from "react";
 import { ansiSegments, markMatches, matchOffsets, stripAnsi } from "../lib/ansi.js";
 import type { OutputBuffer, OutputLine } from "../lib/output-buffer.js";
 
-const Line = memo(function Line({ line, number, query, current }: { line: OutputLine; number: number; query: string; current: boolean }) {
+export const OutputLineView = memo(function Line({ line, number, query, current }: { line: OutputLine; number: number; query: string; current: boolean }) {
   const segments = useMemo(() => {
     const base = ansiSegments(line.text);
     return query ? markMatches(base, query) : base;
@@ -51,6 +51,8 @@ export function OutputView({ buffer, running }: { buffer: OutputBuffer; running:
     getScrollElement: () => scrollRef.current,
     estimateSize: () => 20,
     overscan: 20,
+    // Rows render on the first paint, before the container has been measured.
+    initialRect: { width: 800, height: 480 },
   });
   const matches = useMemo(() => matchingLines(lines, query), [lines, query]);
   const currentLine = matches.length ? matches[Math.min(currentMatch, matches.length - 1)] : undefined;
@@ -159,7 +161,7 @@ export function OutputView({ buffer, running }: { buffer: OutputBuffer; running:
                   ref={virtualizer.measureElement}
                   style={{ position: "absolute", top: 0, left: 0, width: "100%", transform: `translateY(${item.start}px)` }}
                 >
-                  <Line line={line} number={item.index + 1 + buffer.dropped} query={query} current={item.index === currentLine} />
+                  <OutputLineView line={line} number={item.index + 1 + buffer.dropped} query={query} current={item.index === currentLine} />
                 </div>
               );
             })}
@@ -167,5 +169,18 @@ export function OutputView({ buffer, running }: { buffer: OutputBuffer; running:
         )}
       </div>
     </div>
+  );
+}
+
+/** Short text with colour codes (a final answer), rendered like the log. */
+export function AnsiText({ text }: { text: string }) {
+  return (
+    <pre className="block mono">
+      {ansiSegments(text).map((s, i) => (
+        <span key={i} className={s.className} style={s.style}>
+          {s.text}
+        </span>
+      ))}
+    </pre>
   );
 }

@@ -19,6 +19,13 @@ export function formatAgo(at: number, now: number): string {
   return new Date(at).toLocaleDateString();
 }
 
+/** Time of day for today's moments, date and time for older ones. */
+export function formatClock(at: number, now: number): string {
+  const d = new Date(at);
+  if (d.toDateString() === new Date(now).toDateString()) return d.toLocaleTimeString();
+  return formatTime(at);
+}
+
 export function formatTime(at: number): string {
   return new Date(at).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "medium" });
 }
@@ -59,5 +66,12 @@ export const statusLabels: Record<JobStatus, string> = {
 /** Shell-quotes one argument so the command can be pasted into a terminal as it ran. */
 export function shellQuote(arg: string): string {
   if (/^[A-Za-z0-9_@%+=:,./-]+$/.test(arg)) return arg;
+  // Control characters (colour codes) cannot be pasted inside '…'; bash's $'…' spells them out.
+  if (/[\u0000-\u0008\u000b-\u001f\u007f]/.test(arg)) {
+    const escaped = arg.replace(/[\\']/g, (c) => `\\${c}`).replace(/[\u0000-\u001f\u007f]/g, (c) =>
+      c === "\n" ? "\\n" : c === "\t" ? "\\t" : `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`,
+    );
+    return `$'${escaped}'`;
+  }
   return `'${arg.replace(/'/g, `'\\''`)}'`;
 }

@@ -29,7 +29,15 @@ function useReport(range: CostRange, groupBy: CostGroupKey[]) {
 function CostCell({ t }: { t: CostTotals }) {
   return (
     <>
-      {t.costUsd === null ? <span className="badge warn">unpriced</span> : formatCost(t.costUsd)}
+      {t.costUsd === null ? (
+        t.unpricedJobs > 0 ? (
+          <span className="badge warn">unpriced</span>
+        ) : (
+          <span className="muted" title="These jobs reported no token usage">no usage</span>
+        )
+      ) : (
+        formatCost(t.costUsd)
+      )}
       {t.costUsd !== null && t.unpricedJobs > 0 && (
         <div className="small" style={{ color: "var(--warn)" }}>
           + {t.unpricedJobs} unpriced
@@ -270,6 +278,12 @@ export function CostsPage() {
               <span className="value" style={t.unpricedJobs ? { color: "var(--warn)" } : undefined}>{t.unpricedJobs}</span>
               <span className="label">unpriced jobs (cost unknown)</span>
             </div>
+            {t.noUsageJobs > 0 && (
+              <div className="stat">
+                <span className="value muted">{t.noUsageJobs}</span>
+                <span className="label">jobs reported no usage</span>
+              </div>
+            )}
           </div>
           <section aria-labelledby="chart-heading">
             <h2 id="chart-heading">Cost per provider per day</h2>
@@ -281,7 +295,7 @@ export function CostsPage() {
                   <BarChart data={chart.rows} margin={{ top: 8, right: 8, bottom: 0, left: 0 }}>
                     <CartesianGrid strokeDasharray="3 3" stroke="var(--border)" />
                     <XAxis dataKey="day" tick={{ fill: "var(--muted)", fontSize: 12 }} tickFormatter={(d: string) => d.slice(5)} />
-                    <YAxis tick={{ fill: "var(--muted)", fontSize: 12 }} tickFormatter={(v: number) => `$${v.toFixed(v < 1 ? 2 : 0)}`} width={56} />
+                    <YAxis tick={{ fill: "var(--muted)", fontSize: 12 }} tickFormatter={(v: number) => (v === 0 ? "$0" : `$${v.toFixed(v < 0.1 ? 4 : v < 10 ? 2 : 0)}`)} width={64} />
                     <Tooltip formatter={(v) => formatCost(Number(v))} contentStyle={{ background: "var(--surface)", border: "1px solid var(--border)", color: "var(--text)" }} />
                     <Legend />
                     {chart.providers.map((p, i) => (

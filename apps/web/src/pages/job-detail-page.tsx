@@ -3,12 +3,12 @@ import { useQuery } from "@tanstack/react-query";
 import { filesApi } from "../api/files.js";
 import { CopyBlock } from "../components/copy-button.js";
 import { CancelButton, RelaunchButton } from "../components/job-actions.js";
-import { OutputView } from "../components/output-view.js";
+import { AnsiText, OutputView } from "../components/output-view.js";
 import { ErrorState, Loading } from "../components/states.js";
 import { StatusBadge } from "../components/status-badge.js";
 import { useJob, useJobOutput } from "../hooks/use-jobs.js";
 import { useNow } from "../hooks/use-now.js";
-import { formatBytes, formatCost, formatDuration, formatTime, formatTokens, shellQuote, statusLabels } from "../lib/format.js";
+import { formatBytes, formatCost, formatDuration, formatClock, formatTokens, shellQuote, statusLabels } from "../lib/format.js";
 import { useFollowJob } from "../lib/live-context.js";
 import { useLiveStatus } from "../lib/live.js";
 import { queryKeys } from "../lib/query-keys.js";
@@ -31,7 +31,7 @@ function Timeline({ job, now }: { job: Job; now: number }) {
     <ol className="timeline" aria-label="Status timeline">
       {steps.map((s) => (
         <li key={s.label}>
-          <span className="when">{s.at ? formatTime(s.at) : "—"}</span>
+          <span className="when" title={s.at ? new Date(s.at).toLocaleString() : undefined}>{s.at ? formatClock(s.at, now) : "—"}</span>
           <strong>{s.label}</strong>
           {s.note && <span className="muted small">{s.note}</span>}
         </li>
@@ -103,9 +103,11 @@ function UsageSection({ job }: { job: Job }) {
       <dd>{formatTokens(u.outputTokens)}</dd>
       <dt>Cost</dt>
       <dd>
-        {formatCost(u.costUsd)}
+        {u.costUsd === null && u.inputTokens === null && u.outputTokens === null ? "not reported by this worker" : formatCost(u.costUsd)}
         {u.costSource && <span className="muted small"> ({u.costSource})</span>}
-        {u.costUsd === null && <span className="muted small"> — no price known for this model, so not counted as free</span>}
+        {u.costUsd === null && (u.inputTokens !== null || u.outputTokens !== null) && (
+          <span className="muted small"> — no price known for this model, so not counted as free</span>
+        )}
       </dd>
     </dl>
   );
@@ -212,7 +214,7 @@ export function JobDetailPage({ id }: { id: string }) {
       {j.finalText && (
         <section aria-labelledby="final-heading">
           <h2 id="final-heading">Answer</h2>
-          <pre className="block">{j.finalText}</pre>
+          <AnsiText text={j.finalText} />
         </section>
       )}
     </>

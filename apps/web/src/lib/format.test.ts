@@ -1,0 +1,47 @@
+import { describe, expect, it } from "vitest";
+import { formatCost, formatDuration, shellQuote } from "./format.js";
+import { permissionsSnippet, mcpAddCommand } from "./connect-snippets.js";
+import { mergeJobFiles } from "./job-files.js";
+
+describe("format", () => {
+  it("never shows an unknown cost as free", () => {
+    expect(formatCost(null)).toBe("unpriced");
+    expect(formatCost(0)).toBe("$0");
+    expect(formatCost(0.0042)).toBe("$0.0042");
+    expect(formatCost(1.5)).toBe("$1.50");
+  });
+
+  it("formats durations", () => {
+    expect(formatDuration(5_000)).toBe("5s");
+    expect(formatDuration(65_000)).toBe("1m 05s");
+    expect(formatDuration(3_660_000)).toBe("1h 01m");
+  });
+
+  it("quotes arguments so the command pastes into a shell as it ran", () => {
+    expect(shellQuote("--json")).toBe("--json");
+    expect(shellQuote("it's here")).toBe(`'it'\\''s here'`);
+    expect(shellQuote("a\n\u001b[31mb")).toBe("$'a\\n\\x1b[31mb'");
+  });
+});
+
+describe("connect snippets", () => {
+  it("builds the claude mcp add command and the permission rules", () => {
+    expect(mcpAddCommand("corral", "http://127.0.0.1:7433/mcp", "tok")).toBe(
+      'claude mcp add --transport http corral http://127.0.0.1:7433/mcp --header "Authorization: Bearer tok"',
+    );
+    expect(JSON.parse(permissionsSnippet(["gemini"]))).toEqual({ permissions: { allow: ["mcp__corral__*", "mcp__gemini__*"] } });
+  });
+});
+
+describe("job files", () => {
+  it("keeps the latest change of each path", () => {
+    const merged = mergeJobFiles(
+      [{ path: "b.txt", change: "created", size: 1, at: 1 }],
+      [
+        { path: "b.txt", change: "modified", size: 2, at: 2 },
+        { path: "a.txt", change: "created", size: 3, at: 3 },
+      ],
+    );
+    expect(merged.map((f) => `${f.path}:${f.change}`)).toEqual(["a.txt:created", "b.txt:modified"]);
+  });
+});
