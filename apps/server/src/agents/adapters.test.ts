@@ -97,8 +97,8 @@ test("a command agent without a template gets the prompt as its only argument", 
 
 test("the plain parser keeps stdout as the final text and ignores stderr", () => {
   const parser = cliAdapters.kiro.createParser(spec());
-  parser.line("hello\n", "out");
-  parser.line("warning\n", "err");
-  parser.line("world\n", "out");
+  parser.push("hello\n", "out");
+  parser.push("warning\n", "err");
+  parser.push("world\n", "out");
   expect(parser.finish()).toEqual({ finalText: "hello\nworld" });
 });

@@ -27,10 +27,10 @@ export interface WorkerResult {
   error?: string;
 }
 
-/** Reads a worker's output line by line as it is printed. */
+/** Reads a worker's output as it is printed, in chunks of any size. */
 export interface OutputParser {
-  /** Returns usage known so far when this line changed it. */
-  line(text: string, stream: OutputStream): UsageReport | undefined;
+  /** Returns usage known so far when this chunk changed it. */
+  push(text: string, stream: OutputStream): UsageReport | undefined;
   finish(): WorkerResult;
 }
 
@@ -60,13 +60,14 @@ export function plainTextParser(maxChars = 256 * 1024): OutputParser {
   let text = "";
   let truncated = false;
   return {
-    line(line, stream) {
+    push(chunk, stream) {
       if (stream !== "out" || truncated) return undefined;
-      if (text.length + line.length > maxChars) {
+      if (text.length + chunk.length > maxChars) {
+        text += chunk.slice(0, maxChars - text.length);
         truncated = true;
         return undefined;
       }
-      text += line;
+      text += chunk;
       return undefined;
     },
     finish() {
@@ -74,6 +75,37 @@ export function plainTextParser(maxChars = 256 * 1024): OutputParser {
       return trimmed ? { finalText: truncated ? `${trimmed}\n[…truncated]` : trimmed } : {};
     },
   };
+}
+
+/** Cuts chunks into whole lines; a line longer than `maxLine` is passed on in pieces. */
+export class LineSplitter {
+  private partial = "";
+
+  constructor(private readonly maxLine = 1024 * 1024) {}
+
+  push(text: string): string[] {
+    const lines: string[] = [];
+    let start = 0;
+    let data = this.partial + text;
+    for (let nl = data.indexOf("\n"); nl >= 0; nl = data.indexOf("\n", start)) {
+      lines.push(data.slice(start, nl + 1));
+      start = nl + 1;
+    }
+    data = data.slice(start);
+    if (data.length > this.maxLine) {
+      lines.push(data);
+      data = "";
+    }
+    this.partial = data;
+    return lines;
+  }
+
+  /** What is left after the last newline. */
+  end(): string[] {
+    const rest = this.partial;
+    this.partial = "";
+    return rest ? [rest] : [];
+  }
 }
 
 /** What an in-process worker (the Ollama loop) may do while it runs. */

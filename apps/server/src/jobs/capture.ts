@@ -7,15 +7,13 @@ const READ_SIZE = 64 * 1024;
 /** A pass yields to the event loop after this much, so one fast worker cannot starve the others. */
 const PASS_LIMIT = 4 * 1024 * 1024;
 const POLL_MS = 250;
-const MAX_LINE = 1024 * 1024;
 
 export type ChunkListener = (stream: OutputStream, text: string, cursor: number) => void;
-export type LineListener = (line: string, stream: OutputStream) => void;
+export type TextListener = (text: string, stream: OutputStream) => void;
 
 class RawFile {
   private fd: number | null = null;
   private decoder = new StringDecoder("utf8");
-  private partial = "";
 
   constructor(
     readonly stream: "out" | "err",
@@ -30,23 +28,6 @@ class RawFile {
     const n = readSync(this.fd, buf, 0, buf.length, this.offset);
     this.offset += n;
     return { text: n ? this.decoder.write(buf.subarray(0, n)) : "", bytes: n };
-  }
-
-  /** Splits text into whole lines for parsers; an endless line is cut at MAX_LINE. */
-  lines(text: string, final: boolean): string[] {
-    this.partial += text;
-    const lines: string[] = [];
-    let start = 0;
-    for (let nl = this.partial.indexOf("\n"); nl >= 0; nl = this.partial.indexOf("\n", start)) {
-      lines.push(this.partial.slice(start, nl + 1));
-      start = nl + 1;
-    }
-    this.partial = this.partial.slice(start);
-    if (this.partial.length > MAX_LINE || (final && this.partial)) {
-      lines.push(this.partial);
-      this.partial = "";
-    }
-    return lines;
   }
 
   close(): void {
@@ -71,7 +52,8 @@ export class Capture {
     raw: { out: string; err: string },
     offsets: { out: number; err: number },
     private readonly onChunk: ChunkListener,
-    private readonly onLine: LineListener,
+    /** Every piece of text, as decoded, for the adapter's parser. */
+    private readonly onText: TextListener,
     private readonly attempt: number,
   ) {
     this.files = [new RawFile("out", raw.out, offsets.out), new RawFile("err", raw.err, offsets.err)];
@@ -100,34 +82,30 @@ export class Capture {
   }
 
   /** Copies up to `limit` bytes; returns how many were copied. */
-  private pass(limit: number, final = false): number {
+  private pass(limit: number): number {
     let total = 0;
     for (const file of this.files) {
       for (;;) {
         const { text, bytes } = file.read(limit - total);
         if (!bytes) break;
         total += bytes;
-        if (text) this.emit(file, text, false);
+        if (text) this.emit(file, text);
         if (total >= limit) return total;
       }
-      if (final) this.emit(file, "", true);
     }
     return total;
   }
 
-  private emit(file: RawFile, text: string, final: boolean): void {
-    if (text) {
-      const cursor = this.log.append(file.stream, text, { offset: file.offset, attempt: this.attempt });
-      this.onChunk(file.stream, text, cursor);
-    }
-    for (const line of file.lines(text, final)) this.onLine(line, file.stream);
+  private emit(file: RawFile, text: string): void {
+    const cursor = this.log.append(file.stream, text, { offset: file.offset, attempt: this.attempt });
+    this.onChunk(file.stream, text, cursor);
+    this.onText(text, file.stream);
   }
 
   /** Stops following and copies everything that is left. */
   finish(): void {
     this.stopWatching();
     while (this.pass(PASS_LIMIT) > 0);
-    this.pass(PASS_LIMIT, true);
     for (const file of this.files) file.close();
   }
 

@@ -41,11 +41,11 @@ interface CliContext {
 
 function followProcess(worker: WorkerProcess, invocation: InvocationRecord, ctx: CliContext, offsets: { out: number; err: number }): Execution {
   const parser = ctx.adapter.createParser(ctx.spec);
-  const onLine = (line: string, stream: OutputStream) => {
-    const usage = parser.line(line, stream);
+  const onText = (text: string, stream: OutputStream) => {
+    const usage = parser.push(text, stream);
     if (usage) ctx.listeners.usage(usage);
   };
-  const capture = new Capture(ctx.log, { out: ctx.files.out, err: ctx.files.err }, offsets, ctx.listeners.chunk, onLine, ctx.files.attempt);
+  const capture = new Capture(ctx.log, { out: ctx.files.out, err: ctx.files.err }, offsets, ctx.listeners.chunk, onText, ctx.files.attempt);
   capture.start();
   let detached = false;
   const ended = worker.ended.then(async (exitCode) => {

@@ -1,5 +1,5 @@
 import type { OutputStream } from "@corral/shared";
-import { plainTextParser, type OutputParser, type UsageReport, type WorkerResult } from "../types.js";
+import { LineSplitter, plainTextParser, type OutputParser, type UsageReport, type WorkerResult } from "../types.js";
 
 export type Json = Record<string, unknown>;
 
@@ -69,19 +69,27 @@ export interface EventReader {
  */
 export function jsonLinesParser(reader: EventReader): OutputParser {
   const plain = plainTextParser();
+  const lines = new LineSplitter();
   let sawEvent = false;
+  let usage: UsageReport | undefined;
+  const line = (text: string) => {
+    const ev = parseJsonLine(text);
+    if (!ev) {
+      if (!sawEvent) plain.push(text, "out");
+      return;
+    }
+    sawEvent = true;
+    usage = reader.event(ev) ?? usage;
+  };
   return {
-    line(text: string, stream: OutputStream) {
+    push(text: string, stream: OutputStream) {
       if (stream !== "out") return undefined;
-      const ev = parseJsonLine(text);
-      if (!ev) {
-        if (!sawEvent) plain.line(text, stream);
-        return undefined;
-      }
-      sawEvent = true;
-      return reader.event(ev);
+      usage = undefined;
+      for (const l of lines.push(text)) line(l);
+      return usage;
     },
     finish() {
+      for (const l of lines.end()) line(l);
       return sawEvent ? reader.finish() : plain.finish();
     },
   };

@@ -24,9 +24,9 @@ const spec = (model: string | null): JobSpec => ({
 function feed(parser: OutputParser, stdout: string, stderr = ""): UsageReport[] {
   const streamed: UsageReport[] = [];
   const lines = (text: string) => text.split(/(?<=\n)/).filter(Boolean);
-  for (const line of lines(stderr)) parser.line(line, "err");
+  for (const line of lines(stderr)) parser.push(line, "err");
   for (const line of lines(stdout)) {
-    const usage = parser.line(line, "out");
+    const usage = parser.push(line, "out");
     if (usage) streamed.push(usage);
   }
   return streamed;
@@ -133,7 +133,7 @@ test("output with no JSON events at all (a CLI without the JSON flag) is kept as
 test("a huge answer is bounded", () => {
   const parser = geminiParser(spec(null));
   const delta = JSON.stringify({ type: "message", role: "assistant", content: "x".repeat(64 * 1024), delta: true });
-  for (let i = 0; i < 10; i++) parser.line(`${delta}\n`, "out");
+  for (let i = 0; i < 10; i++) parser.push(`${delta}\n`, "out");
   const text = parser.finish().finalText ?? "";
   expect(text.length).toBeLessThan(300 * 1024);
   expect(text.endsWith("[…truncated]")).toBe(true);
