@@ -2,7 +2,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import fastifyStatic from "@fastify/static";
-import Fastify, { type FastifyInstance } from "fastify";
+import Fastify, { type FastifyInstance, type FastifyReply } from "fastify";
 import type { DestinationStream } from "pino";
 import type { AppConfig } from "./config.js";
 import { openDb } from "./db/client.js";
@@ -51,6 +51,10 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
     logger: loggerOptions(config, options.logStream),
     forceCloseConnections: true,
     bodyLimit: config.bodyLimitBytes,
+    // Malformed percent-encoding in a path: answer in the API's error shape, naming the URL.
+    frameworkErrors: (error, _request, reply) => {
+      void (reply as FastifyReply).code(400).send({ error: `invalid URL: ${error.message}`, field: "url" });
+    },
   });
 
   app.setErrorHandler((error, request, reply) => {
@@ -58,6 +62,12 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
       return reply.code(error.status).send({ error: error.message, field: error.field, issues: error.issues });
     }
     const status = (error as { statusCode?: number }).statusCode;
+    if ((error as { code?: string }).code === "FST_ERR_CTP_INVALID_JSON_BODY") {
+      // secure-json-parse refuses `__proto__` and `constructor.prototype` keys (prototype pollution) the same way as broken JSON.
+      const message = "request body is not valid JSON, or has a __proto__ or constructor.prototype key (refused: prototype pollution)";
+      if (request.url.startsWith("/mcp")) return reply.code(400).send({ jsonrpc: "2.0", error: { code: -32700, message }, id: null });
+      return reply.code(400).send({ error: message });
+    }
     if (status === 413) {
       return reply.code(413).send({ error: `request body too large: the limit is ${config.bodyLimitBytes} bytes (CORRAL_BODY_LIMIT_BYTES)` });
     }
