@@ -1,0 +1,100 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync, rmSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import Database from "better-sqlite3";
+import { afterAll, expect, test } from "vitest";
+import type { Job } from "@corral/shared";
+import { groupAlive } from "../src/jobs/process-group.js";
+import { fakeBinDir, sleep, tempDir, until } from "./helpers.js";
+
+const serverEntry = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../src/server.ts");
+const root = tempDir();
+const token = "crash-test-token-0123456789";
+let port = 0;
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+/** The real server as its own process, as `pnpm start` runs it (from source here). */
+async function startProcess(): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ["--import", "tsx", "--conditions=corral-source", serverEntry], {
+    env: {
+      ...process.env,
+      HOME: root,
+      PATH: `${fakeBinDir}${path.delimiter}${process.env.PATH ?? ""}`,
+      CORRAL_DATA_DIR: path.join(root, "data"),
+      CORRAL_WORKDIR_ROOTS: root,
+      CORRAL_PORT: String(port),
+      CORRAL_TOKEN: token,
+      CORRAL_LOG_LEVEL: "warn",
+    },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const printed = await new Promise<string>((resolve, reject) => {
+    let out = "";
+    child.stdout?.on("data", (d: Buffer) => {
+      out += d.toString();
+      if (out.includes("Open:")) resolve(out);
+    });
+    child.once("exit", (code) => reject(new Error(`server exited with ${code}: ${out}`)));
+  });
+  port = Number(/127\.0\.0\.1:(\d+)/.exec(printed)?.[1]);
+  return child;
+}
+
+async function rest<T>(method: string, url: string, body?: unknown): Promise<T> {
+  const res = await fetch(`http://127.0.0.1:${port}${url}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body ? { "content-type": "application/json" } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  return (await res.json()) as T;
+}
+
+test("kill -9 of the server while three jobs run: after a restart all three finish with full output", async () => {
+  const first = await startProcess();
+  const jobs: Job[] = [];
+  for (const i of [1, 2, 3]) {
+    jobs.push(
+      await rest<Job>("POST", "/api/jobs", {
+        agent: "kiro",
+        prompt: `print 3\nsleep 2\nprint 3\nwrite done-${i}.txt ok`,
+        workdir: path.join(root, `w${i}`),
+      }),
+    );
+  }
+  await until(async () => ((await rest<Job>("GET", `/api/jobs/${jobs[2]?.id}`)).status === "running" ? true : undefined));
+  await sleep(300);
+  first.kill("SIGKILL");
+  await new Promise((resolve) => first.once("exit", resolve));
+  // The workers did not notice: their process groups are still there.
+  for (const job of jobs) expect(groupAlive(storedPid(job.id))).toBe(true);
+  const second = await startProcess();
+  try {
+    for (const [i, job] of jobs.entries()) {
+      const ended = await until(async () => {
+        const now = await rest<Job>("GET", `/api/jobs/${job.id}`);
+        return now.status === "running" ? undefined : now;
+      }, 20_000);
+      expect(ended.status).toBe("succeeded");
+      expect(ended.exitCode).toBe(0);
+      const page = await rest<{ chunks: { text: string }[] }>("GET", `/api/jobs/${job.id}/output?cursor=0`);
+      expect(page.chunks.map((c) => c.text).join("")).toBe(
+        `line 1\nline 2\nline 3\nline 1\nline 2\nline 3\nwrote done-${i + 1}.txt\ndone kiro-cli-chat\n`,
+      );
+      expect(readFileSync(path.join(root, `w${i + 1}`, `done-${i + 1}.txt`), "utf8")).toBe("ok");
+    }
+  } finally {
+    second.kill("SIGTERM");
+    await new Promise((resolve) => second.once("exit", resolve));
+  }
+}, 60_000);
+
+/** The server is down: read the pid it stored, straight from SQLite. */
+function storedPid(jobId: string): number {
+  const db = new Database(path.join(root, "data", "corral.db"), { readonly: true });
+  try {
+    return (db.prepare("select pid from jobs where id = ?").get(jobId) as { pid: number }).pid;
+  } finally {
+    db.close();
+  }
+}
