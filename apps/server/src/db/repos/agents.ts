@@ -1,16 +1,18 @@
-import { asc, eq } from "drizzle-orm";
+import { asc, eq, sql } from "drizzle-orm";
 import type { Db } from "../client.js";
 import { agents, type AgentRow } from "../schema.js";
 
 export type NewAgentRow = typeof agents.$inferInsert;
 
 export function createAgentsRepo(db: Db) {
+  // Prepared once: the scheduler and every job start look agents up.
+  const byName = db.select().from(agents).where(eq(agents.name, sql.placeholder("name"))).prepare();
   return {
     list(): AgentRow[] {
       return db.select().from(agents).orderBy(asc(agents.name)).all();
     },
     get(name: string): AgentRow | undefined {
-      return db.select().from(agents).where(eq(agents.name, name)).get();
+      return byName.get({ name });
     },
     insert(row: NewAgentRow): AgentRow {
       return db.insert(agents).values(row).returning().get();

@@ -12,12 +12,14 @@ function escapeLike(text: string): string {
 }
 
 export function createJobsRepo(db: Db) {
+  // Prepared once: these run several times for every job.
+  const byId = db.select().from(jobs).where(eq(jobs.id, sql.placeholder("id"))).prepare();
   return {
     insert(row: NewJobRow): JobRow {
       return db.insert(jobs).values(row).returning().get();
     },
     get(id: string): JobRow | undefined {
-      return db.select().from(jobs).where(eq(jobs.id, id)).get();
+      return byId.get({ id });
     },
     update(id: string, patch: JobPatch): JobRow | undefined {
       return db.update(jobs).set(patch).where(eq(jobs.id, id)).returning().get();
