@@ -3,7 +3,7 @@ import { ConfigError, loadConfig } from "./config.js";
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const { app, token } = await buildApp(config);
+  const { app, services, token } = await buildApp(config);
   await app.listen({ host: config.host, port: config.port });
   const address = app.server.address();
   const port = typeof address === "object" && address ? address.port : config.port;
@@ -16,7 +16,12 @@ async function main(): Promise<void> {
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    app.log.info({ signal }, "shutting down; running workers keep going and are picked up at the next start");
+    if (config.stopWorkersOnExit) {
+      app.log.info({ signal }, "shutting down; cancelling running jobs (CORRAL_STOP_WORKERS_ON_EXIT=1)");
+      await services.jobs.cancelAll();
+    } else {
+      app.log.info({ signal }, "shutting down; running workers keep going and are picked up at the next start");
+    }
     await app.close();
     process.exit(0);
   };

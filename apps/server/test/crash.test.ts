@@ -15,7 +15,7 @@ let port = 0;
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 /** The real server as its own process, as `pnpm start` runs it (from source here). */
-async function startProcess(): Promise<ChildProcess> {
+async function startProcess(extraEnv: Record<string, string> = {}): Promise<ChildProcess> {
   const child = spawn(process.execPath, ["--import", "tsx", "--conditions=corral-source", serverEntry], {
     env: {
       ...process.env,
@@ -26,6 +26,7 @@ async function startProcess(): Promise<ChildProcess> {
       CORRAL_PORT: String(port),
       CORRAL_TOKEN: token,
       CORRAL_LOG_LEVEL: "warn",
+      ...extraEnv,
     },
     stdio: ["ignore", "pipe", "inherit"],
   });
@@ -98,3 +99,25 @@ function storedPid(jobId: string): number {
     db.close();
   }
 }
+
+test("SIGTERM leaves workers running; with CORRAL_STOP_WORKERS_ON_EXIT=1 it cancels them first", async () => {
+  const keep = await startProcess();
+  const left = await rest<Job>("POST", "/api/jobs", { agent: "kiro", prompt: "hang", workdir: path.join(root, "keep") });
+  await until(async () => ((await rest<Job>("GET", `/api/jobs/${left.id}`)).status === "running" ? true : undefined));
+  keep.kill("SIGTERM");
+  expect(await new Promise((resolve) => keep.once("exit", resolve))).toBe(0);
+  const leftPid = storedPid(left.id);
+  expect(groupAlive(leftPid)).toBe(true);
+
+  const stopping = await startProcess({ CORRAL_STOP_WORKERS_ON_EXIT: "1" });
+  expect((await rest<Job>("GET", `/api/jobs/${left.id}`)).status).toBe("running");
+  stopping.kill("SIGTERM");
+  await new Promise((resolve) => stopping.once("exit", resolve));
+  expect(groupAlive(leftPid)).toBe(false);
+  const db = new Database(path.join(root, "data", "corral.db"), { readonly: true });
+  try {
+    expect((db.prepare("select status from jobs where id = ?").get(left.id) as { status: string }).status).toBe("cancelled");
+  } finally {
+    db.close();
+  }
+}, 60_000);

@@ -250,6 +250,12 @@ export class JobService extends EventEmitter<JobServiceEvents> {
     }
   }
 
+  /** Cancels every queued and running job (the server stops and was asked to take its workers along). */
+  async cancelAll(): Promise<void> {
+    const open = this.deps.jobs.withStatus(["queued", "running"]);
+    await Promise.all(open.map((row) => this.cancel(row.id)));
+  }
+
   /** Stops following workers and leaves them running; the next start picks them up. */
   shutdown(): void {
     this.closing = true;
