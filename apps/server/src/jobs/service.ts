@@ -56,6 +56,8 @@ interface ActiveJob {
   timer: NodeJS.Timeout | null;
   stopReason: StopReason | null;
   stopError: string | null;
+  /** Settles once the job's end is stored (or it was left running at shutdown). */
+  settled: Promise<void>;
 }
 
 export interface JobServiceDeps {
@@ -184,7 +186,7 @@ export class JobService extends EventEmitter<JobServiceEvents> {
       active.stopError = error;
     }
     await active.execution.stop();
-    await this.waitFor([id], 60_000);
+    await active.settled;
   }
 
   readOutput(id: string, cursor: number, limit: number): OutputPage {
@@ -372,13 +374,13 @@ export class JobService extends EventEmitter<JobServiceEvents> {
   }
 
   private follow(row: JobRow, execution: Execution, log: OutputLog, timeoutMs: number): void {
-    const active: ActiveJob = { execution, log, timer: null, stopReason: null, stopError: null };
+    const active: ActiveJob = { execution, log, timer: null, stopReason: null, stopError: null, settled: Promise.resolve() };
     this.active.set(row.id, active);
     active.timer = setTimeout(
       () => void this.stop(row.id, "timed_out", `timed out after ${row.timeoutS} s`),
       Math.min(timeoutMs, MAX_TIMER_MS),
     );
-    void execution.ended.then((end) => {
+    active.settled = execution.ended.then((end) => {
       if (this.active.get(row.id) !== active) return; // detached at shutdown
       if (active.timer) clearTimeout(active.timer);
       this.active.delete(row.id);
