@@ -2,7 +2,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import fastifyStatic from "@fastify/static";
-import Fastify, { type FastifyInstance, type FastifyReply } from "fastify";
+import Fastify, { LogController, type FastifyInstance, type FastifyReply } from "fastify";
 import type { DestinationStream } from "pino";
 import type { AppConfig } from "./config.js";
 import { openDb } from "./db/client.js";
@@ -49,6 +49,8 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
 
   const app = Fastify({
     logger: loggerOptions(config, options.logStream),
+    // Request lines would carry `?token=` from the URL Corral prints; errors are still logged.
+    logController: new LogController({ disableRequestLogging: true }),
     forceCloseConnections: true,
     bodyLimit: config.bodyLimitBytes,
     // Malformed percent-encoding in a path: answer in the API's error shape, naming the URL.
