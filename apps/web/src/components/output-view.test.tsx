@@ -27,6 +27,37 @@ describe("OutputView", () => {
     expect(screen.getByRole("button", { pressed: false }).textContent).toBe("Follow");
   });
 
+  it("shows JSON-mode output readable by default, raw on request, and searches what is shown", () => {
+    const events = [
+      { type: "init", model: "gemini-2.5-flash" },
+      { type: "tool_use", tool_name: "write_file", tool_id: "w1", parameters: { file_path: "/w/hello.txt", content: "hi" } },
+      { type: "tool_result", tool_id: "w1", status: "success" },
+      { type: "message", role: "assistant", content: "Done: wrote ", delta: true },
+      { type: "message", role: "assistant", content: "hello.txt", delta: true },
+    ];
+    const text = `${events.map((e) => JSON.stringify(e)).join("\n")}\nplain noise\n`;
+    const buffer = appendOutput(emptyOutput(), [{ stream: "out", text }], 0, text.length, true);
+    render(<OutputView buffer={buffer} running={false} format="gemini" />);
+    expect(screen.getByRole("button", { name: "Readable" }).getAttribute("aria-pressed")).toBe("true");
+    // Five events (the answer's two pieces are one line) and the plain line, kept as is.
+    expect(screen.getByText("5 lines")).toBeTruthy();
+    fireEvent.change(screen.getByLabelText("Search output"), { target: { value: "wrote hello" } });
+    expect(screen.getByText("1 of 1 lines")).toBeTruthy();
+    fireEvent.change(screen.getByLabelText("Search output"), { target: { value: "→ write_file /w/hello.txt" } });
+    expect(screen.getByText("1 of 1 lines")).toBeTruthy();
+    fireEvent.click(screen.getByRole("button", { name: "Raw" }));
+    expect(screen.getByRole("button", { name: "Raw" }).getAttribute("aria-pressed")).toBe("true");
+    expect(screen.getByText("6 lines")).toBeTruthy();
+    expect(screen.getByText("no match")).toBeTruthy();
+    fireEvent.change(screen.getByLabelText("Search output"), { target: { value: '"tool_name":"write_file"' } });
+    expect(screen.getByText("1 of 1 lines")).toBeTruthy();
+  });
+
+  it("has no view toggle for plain-text agents", () => {
+    render(<OutputView buffer={appendOutput(emptyOutput(), [{ stream: "out", text: "{}\n" }], 0, 3, true)} running={false} />);
+    expect(screen.queryByRole("button", { name: "Raw" })).toBeNull();
+  });
+
   it("says when there is no output", () => {
     render(<OutputView buffer={{ ...emptyOutput(), complete: true }} running={false} />);
     expect(screen.getByText("(no output)")).toBeTruthy();

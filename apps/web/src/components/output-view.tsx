@@ -1,6 +1,7 @@
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { memo, useEffect, useMemo, useRef, useState } from "react";
 import { ansiSegments, markMatches, matchOffsets, stripAnsi } from "../lib/ansi.js";
+import { readableView, type EventFormat } from "../lib/event-lines.js";
 import type { OutputBuffer, OutputLine } from "../lib/output-buffer.js";
 
 export const OutputLineView = memo(function Line({ line, number, query, current }: { line: OutputLine; number: number; query: string; current: boolean }) {
@@ -38,14 +39,21 @@ export function matchingLines(lines: OutputLine[], query: string): number[] {
 
 /**
  * A job's output: virtualized so a long log stays smooth, following the end while the user is
- * at the bottom and pausing as soon as they scroll up.
+ * at the bottom and pausing as soon as they scroll up. With an event `format` (a JSON-mode
+ * worker) it shows one readable line per event by default, and the raw NDJSON on request;
+ * search, follow and line numbers work on what is shown.
  */
-export function OutputView({ buffer, running }: { buffer: OutputBuffer; running: boolean }) {
+export function OutputView({ buffer, running, format = null }: { buffer: OutputBuffer; running: boolean; format?: EventFormat | null }) {
   const scrollRef = useRef<HTMLDivElement>(null);
   const [follow, setFollow] = useState(true);
   const [query, setQuery] = useState("");
   const [currentMatch, setCurrentMatch] = useState(0);
-  const lines = buffer.lines;
+  // Until the user picks, readable is the default whenever the agent's format is known.
+  const [rawChosen, setRawChosen] = useState<boolean | null>(null);
+  const readable = format !== null && rawChosen !== true;
+  const view = useMemo(() => (readable && format ? readableView(format, buffer.lines) : null), [readable, format, buffer.lines]);
+  const lines = view ? view.lines : buffer.lines;
+  const lineNumber = (index: number) => (view ? (view.sources[index] ?? index) : index) + 1 + buffer.dropped;
   const virtualizer = useVirtualizer({
     count: lines.length,
     getScrollElement: () => scrollRef.current,
@@ -122,6 +130,28 @@ export function OutputView({ buffer, running }: { buffer: OutputBuffer; running:
             </>
           )}
         </div>
+        {format && (
+          <div className="row" role="group" aria-label="Output view">
+            {(["Readable", "Raw"] as const).map((label) => {
+              const pressed = (label === "Readable") === readable;
+              return (
+                <button
+                  key={label}
+                  type="button"
+                  className={`small${pressed ? " primary" : ""}`}
+                  aria-pressed={pressed}
+                  title={label === "Readable" ? "One short line per worker event" : "The worker's output as printed (NDJSON)"}
+                  onClick={() => {
+                    setRawChosen(label === "Raw");
+                    setCurrentMatch(0);
+                  }}
+                >
+                  {label}
+                </button>
+              );
+            })}
+          </div>
+        )}
         <span className="small muted">{lines.length.toLocaleString()} lines</span>
         <button
           type="button"
@@ -161,7 +191,7 @@ export function OutputView({ buffer, running }: { buffer: OutputBuffer; running:
                   ref={virtualizer.measureElement}
                   style={{ position: "absolute", top: 0, left: 0, width: "100%", transform: `translateY(${item.start}px)` }}
                 >
-                  <OutputLineView line={line} number={item.index + 1 + buffer.dropped} query={query} current={item.index === currentLine} />
+                  <OutputLineView line={line} number={lineNumber(item.index)} query={query} current={item.index === currentLine} />
                 </div>
               );
             })}

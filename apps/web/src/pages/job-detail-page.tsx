@@ -6,12 +6,14 @@ import { CancelButton, RelaunchButton } from "../components/job-actions.js";
 import { AnsiText, OutputView } from "../components/output-view.js";
 import { ErrorState, Loading } from "../components/states.js";
 import { StatusBadge } from "../components/status-badge.js";
+import { useAgents } from "../hooks/use-agents.js";
 import { useJob, useJobOutput } from "../hooks/use-jobs.js";
 import { useNow } from "../hooks/use-now.js";
 import { formatBytes, formatCost, formatDuration, formatClock, formatTokens, shellQuote, statusLabels } from "../lib/format.js";
 import { useFollowJob } from "../lib/live-context.js";
 import { useLiveStatus } from "../lib/live.js";
 import { queryKeys } from "../lib/query-keys.js";
+import { eventFormatFor } from "../lib/event-lines.js";
 import { emptyOutput } from "../lib/output-buffer.js";
 import { Link } from "../lib/router.js";
 
@@ -118,6 +120,9 @@ export function JobDetailPage({ id }: { id: string }) {
   const job = useJob(id);
   const running = job.data ? !isFinalStatus(job.data.status) : false;
   const output = useJobOutput(id, running);
+  // JSON-mode workers print events; the agent's kind says which shape to read them as.
+  const agents = useAgents();
+  const outputFormat = eventFormatFor(agents.data?.find((a) => a.name === job.data?.agent)?.kind);
   const now = useNow(1000);
 
   if (job.isError) {
@@ -168,7 +173,7 @@ export function JobDetailPage({ id }: { id: string }) {
         {output.isError ? (
           <ErrorState error={output.error} what="the output" onRetry={() => void output.refetch()} />
         ) : (
-          <OutputView buffer={output.data ?? emptyOutput()} running={running} />
+          <OutputView buffer={output.data ?? emptyOutput()} running={running} format={outputFormat} />
         )}
       </section>
       <div className="grid-2" style={{ marginTop: "0.75rem" }}>
