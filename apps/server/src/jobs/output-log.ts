@@ -49,15 +49,22 @@ export class OutputLog {
 
 export class CursorError extends Error {}
 
-function parseLines(buf: Buffer): OutputChunk[] {
-  const chunks: OutputChunk[] = [];
-  for (const line of buf.toString("utf8").split("\n")) {
-    if (!line) continue;
-    const record = JSON.parse(line) as LogRecord;
+/** A chunk with the cursor right after it, so a reader can resume after any chunk it delivered. */
+export type CursorChunk = OutputChunk & { cursor: number };
+
+/** Whole records in `buf`, which starts at cursor `base`; each chunk carries the cursor after it. */
+function parseRecords(buf: Buffer, base: number): CursorChunk[] {
+  const chunks: CursorChunk[] = [];
+  let start = 0;
+  for (let nl = buf.indexOf(0x0a); nl >= 0; nl = buf.indexOf(0x0a, start)) {
+    const record = JSON.parse(buf.toString("utf8", start, nl)) as LogRecord;
+    start = nl + 1;
     const last = chunks.at(-1);
     // Consecutive pieces of one stream travel as one chunk.
-    if (last && last.stream === record.s) last.text += record.d;
-    else chunks.push({ stream: record.s, text: record.d });
+    if (last && last.stream === record.s) {
+      last.text += record.d;
+      last.cursor = base + start;
+    } else chunks.push({ stream: record.s, text: record.d, cursor: base + start });
   }
   return chunks;
 }
@@ -84,7 +91,7 @@ function readAt(fd: number, position: number, length: number): Buffer {
 }
 
 /** Reads whole records from `cursor`, about `limit` bytes of them (at least one record). */
-export function readOutput(file: string, cursor: number, limit: number): { chunks: OutputChunk[]; cursor: number; size: number } {
+export function readOutput(file: string, cursor: number, limit: number): { chunks: CursorChunk[]; cursor: number; size: number } {
   return withFile(file, (fd, size) => {
     if (cursor > size) throw new CursorError(`cursor ${cursor} is past the end of the output (${size} bytes)`);
     if (cursor > 0 && readAt(fd, cursor - 1, 1)[0] !== 0x0a) {
@@ -94,54 +101,23 @@ export function readOutput(file: string, cursor: number, limit: number): { chunk
     for (;;) {
       const buf = readAt(fd, cursor, length);
       const end = buf.lastIndexOf(0x0a);
-      if (end >= 0) return { chunks: parseLines(buf.subarray(0, end)), cursor: cursor + end + 1, size };
+      if (end >= 0) return { chunks: parseRecords(buf.subarray(0, end + 1), cursor), cursor: cursor + end + 1, size };
       if (cursor + length >= size) return { chunks: [], cursor, size };
       length = Math.min(length * 2, size - cursor);
     }
   });
 }
 
-/**
- * Like readOutput, but each chunk carries the cursor just after it, so a stream can resume
- * exactly after any chunk it delivered (consecutive records of one stream are still merged).
- */
-export function readCursorChunks(
-  file: string,
-  cursor: number,
-  limit: number,
-): { chunks: (OutputChunk & { cursor: number })[]; cursor: number; size: number } {
-  const page = readOutput(file, cursor, limit);
-  if (page.chunks.length <= 1) {
-    return { chunks: page.chunks.map((c) => ({ ...c, cursor: page.cursor })), cursor: page.cursor, size: page.size };
-  }
-  // Several streams in one page: walk its records to find where each chunk ends.
-  return withFile(file, (fd) => {
-    const buf = readAt(fd, cursor, page.cursor - cursor);
-    const chunks: (OutputChunk & { cursor: number })[] = [];
-    let start = 0;
-    for (let nl = buf.indexOf(0x0a); nl >= 0; nl = buf.indexOf(0x0a, start)) {
-      const record = JSON.parse(buf.subarray(start, nl).toString("utf8")) as LogRecord;
-      start = nl + 1;
-      const last = chunks.at(-1);
-      if (last && last.stream === record.s) {
-        last.text += record.d;
-        last.cursor = cursor + start;
-      } else chunks.push({ stream: record.s, text: record.d, cursor: cursor + start });
-    }
-    return { chunks, cursor: page.cursor, size: page.size };
-  });
-}
-
 /** The last records: about `bytes` of them, and at least the last whole one. */
-export function readTail(file: string, bytes: number): OutputChunk[] {
+export function readTail(file: string, bytes: number): CursorChunk[] {
   return withFile(file, (fd, size) => {
     for (let want = bytes; ; want *= 2) {
       const start = Math.max(0, size - want);
       const buf = readAt(fd, start, size - start);
-      if (start === 0) return parseLines(buf);
+      if (start === 0) return parseRecords(buf, 0);
       // Skip the partial record the window begins in; widen it if nothing whole is left.
       const first = buf.indexOf(0x0a) + 1;
-      if (first > 0 && first < buf.length) return parseLines(buf.subarray(first));
+      if (first > 0 && first < buf.length) return parseRecords(buf.subarray(first), start + first);
     }
   });
 }

@@ -193,7 +193,8 @@ export class JobService extends EventEmitter<JobServiceEvents> {
     const job = this.get(id);
     try {
       const page = readOutput(jobFiles(this.config.dataDir, id).log, cursor, limit);
-      return { chunks: page.chunks, cursor: page.cursor, complete: isFinalStatus(job.status) && page.cursor >= page.size };
+      const chunks = page.chunks.map(({ stream, text }) => ({ stream, text }));
+      return { chunks, cursor: page.cursor, complete: isFinalStatus(job.status) && page.cursor >= page.size };
     } catch (err) {
       if (err instanceof CursorError) throw new ServiceError(err.message, 400, "cursor");
       throw err;

@@ -1,6 +1,6 @@
 import { ClientMessageSchema, fieldIssues, type ClientMessage, type Job, type ServerMessage } from "@corral/shared";
 import WebSocket from "ws";
-import { CursorError, readCursorChunks } from "../jobs/output-log.js";
+import { CursorError, readOutput } from "../jobs/output-log.js";
 import { jobFiles } from "../jobs/worker-process.js";
 import type { Services } from "../services.js";
 import { JobStream } from "./job-stream.js";
@@ -171,7 +171,7 @@ export class Connection implements StreamSink {
     }
     const logFile = jobFiles(this.services.config.dataDir, jobId).log;
     try {
-      readCursorChunks(logFile, cursor, 1);
+      readOutput(logFile, cursor, 1);
     } catch (err) {
       if (err instanceof CursorError) return this.send({ type: "error", field: "cursor", jobId, message: err.message });
       throw err;

@@ -1,6 +1,6 @@
 import type { Job, JobFile, JobStatus } from "@corral/shared";
 import type { OutputEvent } from "../jobs/service.js";
-import { readCursorChunks } from "../jobs/output-log.js";
+import { readOutput } from "../jobs/output-log.js";
 import type { StreamSink } from "./connection.js";
 
 /** Bytes of log read per catch-up step. */
@@ -114,7 +114,7 @@ export class JobStream {
     for (;;) {
       if (!(await this.sink.drained()) || this.stopped) return;
       // From this read to going live nothing else runs, so no event can fall in between.
-      const page = readCursorChunks(this.source.logFile, this.cursor, PAGE_BYTES);
+      const page = readOutput(this.source.logFile, this.cursor, PAGE_BYTES);
       if (!page.chunks.length || page.cursor === this.cursor) {
         this.live = true;
         for (const file of this.heldFiles.values()) this.sink.send({ type: "file", jobId: this.jobId, file });

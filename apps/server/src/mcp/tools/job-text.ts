@@ -66,9 +66,12 @@ export function filesSummary(counts: JobFileCounts | undefined): string | null {
   return parts.length ? parts.join(", ") : null;
 }
 
-/** The worker's answer when its CLI told it apart (JSON modes), else the output's tail. */
+/**
+ * A succeeded job's answer when its CLI told it apart (JSON modes), else the output's tail —
+ * always the tail for a failure, where stderr says what went wrong.
+ */
 function outputSection(job: Job, tail: string): string[] {
-  const answer = job.finalText?.trimEnd();
+  const answer = job.status === "succeeded" ? job.finalText?.trimEnd() : undefined;
   const text = answer || tail.trimEnd();
   if (!text) return [];
   const cut = text.length > TAIL_CHARS ? `…${text.slice(-TAIL_CHARS)}` : text;
