@@ -49,6 +49,8 @@ export const AgentAvailabilitySchema = z.object({
   resolved: z.string().nullable(),
   /** What to do when it is not available. */
   hint: z.string().nullable(),
+  /** What the CLI's `--version` says (first version-like line), when it answered in time. */
+  version: z.string().nullable(),
 });
 export type AgentAvailability = z.infer<typeof AgentAvailabilitySchema>;
 

@@ -4,6 +4,7 @@ import type { AgentAvailability } from "@corral/shared";
 import type { AppConfig } from "../config.js";
 import type { AgentRow } from "../db/schema.js";
 import { cliAdapterFor } from "./catalog.js";
+import { cliVersion } from "./cli-version.js";
 
 function isExecutableFile(file: string): boolean {
   try {
@@ -31,8 +32,11 @@ export function binaryName(agent: AgentRow, config: AppConfig): string {
   return agent.command ?? config.binOverrides[agent.name] ?? adapter?.defaultBinary ?? agent.name;
 }
 
+/** Where a CLI agent's binary is; its version is only asked for listings (see cliAvailabilityWithVersion). */
+export type CliLocation = Omit<AgentAvailability, "version">;
+
 /** Checked when asked (listing, job start), never cached: users install CLIs while Corral runs. */
-export function cliAvailability(agent: AgentRow, config: AppConfig): AgentAvailability {
+export function cliAvailability(agent: AgentRow, config: AppConfig): CliLocation {
   const adapter = cliAdapterFor(agent.kind);
   const name = binaryName(agent, config);
   const pathVar = agent.env.PATH ?? config.workerEnv.PATH;
@@ -44,4 +48,15 @@ export function cliAvailability(agent: AgentRow, config: AppConfig): AgentAvaila
       ? `${name} was not found on PATH; set the agent's command to an executable or an absolute path`
       : `${name} was not found on PATH; install it (${adapter?.installHint ?? "see its documentation"}) or set ${setting} to its path`;
   return { available: false, resolved: null, hint };
+}
+
+/**
+ * Availability with the CLI's `--version`. Only the known CLIs are asked: a command agent can
+ * be any executable, and running it with an argument it does not expect could do real work.
+ */
+export async function cliAvailabilityWithVersion(agent: AgentRow, config: AppConfig): Promise<AgentAvailability> {
+  const location = cliAvailability(agent, config);
+  const asks = location.resolved !== null && agent.kind !== "command" && cliAdapterFor(agent.kind) !== undefined;
+  const version = asks && location.resolved ? await cliVersion(location.resolved, { ...config.workerEnv, ...agent.env }) : null;
+  return { ...location, version };
 }

@@ -4,7 +4,7 @@ import type { AppConfig } from "../config.js";
 import type { AgentsRepo } from "../db/repos/agents.js";
 import type { AgentRow } from "../db/schema.js";
 import { notFound, ServiceError } from "../lib/errors.js";
-import { cliAvailability } from "./availability.js";
+import { cliAvailabilityWithVersion } from "./availability.js";
 import { DEFAULT_RETRY_POLICY } from "../jobs/retry.js";
 import { builtinAgentRows, cliAdapterFor, defaultProviders, effectiveModel } from "./catalog.js";
 
@@ -63,9 +63,10 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
 
   async availability(row: AgentRow): Promise<AgentAvailability> {
     const check = this.deps.availabilityChecks?.[row.kind];
-    return check ? check(row) : cliAvailability(row, this.deps.config);
+    return check ? check(row) : cliAvailabilityWithVersion(row, this.deps.config);
   }
 
+  /** All agents are checked at once, so a slow `--version` or Ollama host delays the list only by itself. */
   async withAvailability(agents: Agent[]): Promise<AgentWithAvailability[]> {
     return Promise.all(agents.map(async (a) => ({ ...a, availability: await this.availability(this.row(a.name)) })));
   }

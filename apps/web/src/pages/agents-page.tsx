@@ -11,6 +11,11 @@ function Availability({ agent }: { agent: AgentWithAvailability }) {
   return a.available ? (
     <div>
       <span className="badge ok">available</span>
+      {a.version && (
+        <span className="small muted mono" title={`${a.resolved ?? agent.name} --version`} style={{ marginLeft: "0.4rem" }}>
+          {a.version}
+        </span>
+      )}
       {a.resolved && (
         <div className="small muted mono truncate" title={a.resolved} style={{ maxWidth: 260 }}>
           {a.resolved}

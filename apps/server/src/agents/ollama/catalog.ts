@@ -44,10 +44,10 @@ export async function ollamaAvailability(agent: AgentRow, config: AppConfig): Pr
   const model = effectiveModel(agent, config) ?? config.defaultModels.ollama ?? "";
   try {
     const { models } = await ollamaClient(baseUrl, AbortSignal.timeout(AVAILABILITY_TIMEOUT_MS)).list();
-    if (models.some((m) => sameModel(m.name, model))) return { available: true, resolved: `${baseUrl} (${model})`, hint: null };
-    return { available: false, resolved: null, hint: pullHint(model) };
+    if (models.some((m) => sameModel(m.name, model))) return { available: true, resolved: `${baseUrl} (${model})`, hint: null, version: null };
+    return { available: false, resolved: null, hint: pullHint(model), version: null };
   } catch (err) {
     const hint = isUnreachable(err) ? unreachableMessage(baseUrl, err) : `Ollama at ${baseUrl} did not list its models: ${err instanceof Error ? err.message : String(err)}`;
-    return { available: false, resolved: null, hint };
+    return { available: false, resolved: null, hint, version: null };
   }
 }
