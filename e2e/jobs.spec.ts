@@ -32,6 +32,19 @@ test("launch a job from the form and watch its output stream", async ({ page }, 
   await snapshot(page, testInfo, "files");
 });
 
+test("a JSON-mode worker's events read as short lines, and raw on request", async ({ page }) => {
+  await launchFromForm(page, "gemini", "write hello.txt hi\nall good", workdir("readable"));
+  const output = page.getByRole("log", { name: "Job output" });
+  await expect(page.locator("[data-status]").first()).toHaveAttribute("data-status", "succeeded");
+  await expect(output).toContainText("→ write_file");
+  await expect(output).toContainText("✓ done");
+  await expect(output).not.toContainText('"type":"tool_use"');
+  await page.getByLabel("Search output").fill("write_file");
+  await expect(page.getByText("1 of 1 lines")).toBeVisible();
+  await page.getByRole("button", { name: "Raw", exact: true }).click();
+  await expect(output).toContainText('"type":"tool_use"');
+});
+
 test("the server's validation message appears at the field", async ({ page }) => {
   await page.getByRole("link", { name: "Launch", exact: true }).click();
   await page.getByLabel("Agent").selectOption("gemini");
