@@ -437,6 +437,7 @@ export class JobService extends EventEmitter<JobServiceEvents> {
       const reason = !adapter
         ? "the server stopped while this in-process job ran"
         : "the worker ended while the server was down and left no exit status";
+      this.deps.jobs.endAttempt(row.id, row.attempt, { status: "lost", error: reason, endedAt: Date.now() });
       this.finish(row.id, { status: "lost", error: reason });
       return;
     }
