@@ -178,3 +178,52 @@ describe("/mcp/<agent>", () => {
     expect(res.status).toBe(404);
   });
 });
+
+describe("sessions", () => {
+  const initialize = (s: TestServer) =>
+    fetch(`${s.url}/mcp`, {
+      method: "POST",
+      headers: { ...s.auth, "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+      }),
+    });
+
+  test("an idle session expires; its id is then refused with 404 so the client starts over", async () => {
+    const short = await startServer({ CORRAL_MCP_SESSION_IDLE_S: "1" });
+    try {
+      const res = await initialize(short);
+      const sessionId = res.headers.get("mcp-session-id") ?? "";
+      await res.text();
+      expect(sessionId).not.toBe("");
+      await new Promise((r) => setTimeout(r, 2500));
+      const late = await fetch(`${short.url}/mcp`, {
+        method: "POST",
+        headers: { ...short.auth, "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-session-id": sessionId },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }),
+      });
+      expect(late.status).toBe(404);
+    } finally {
+      await short.close();
+    }
+  });
+
+  test("shutdown closes an open SSE stream at once", async () => {
+    const s = await startServer();
+    const res = await initialize(s);
+    const sessionId = res.headers.get("mcp-session-id") ?? "";
+    await res.text();
+    const stream = await fetch(`${s.url}/mcp`, { headers: { ...s.auth, accept: "text/event-stream", "mcp-session-id": sessionId } });
+    expect(stream.status).toBe(200);
+    const reading = stream.text().then(
+      () => "ended",
+      () => "ended",
+    );
+    // Without forceCloseConnections this close would wait for the client, and the test would time out.
+    await s.close();
+    expect(await reading).toBe("ended");
+  });
+});
