@@ -28,6 +28,11 @@ describe("the security floor", () => {
     await expect(connectMcp(server, "/mcp", { authorization: "Bearer nope" })).rejects.toThrow();
   });
 
+  test("a malformed cookie is a plain 401, not a server error", async () => {
+    const res = await get("/api/jobs", { cookie: "corral_token=%E0%A4%A" });
+    expect(res.status).toBe(401);
+  });
+
   test("a foreign Origin is refused, even with the token", async () => {
     const res = await fetch(`${server.url}/api/jobs`, {
       method: "POST",

@@ -20,7 +20,12 @@ function hostnameOf(hostHeader: string): string {
 function readCookie(header: string | undefined, name: string): string | null {
   for (const part of header?.split(";") ?? []) {
     const [key, ...rest] = part.trim().split("=");
-    if (key === name) return decodeURIComponent(rest.join("="));
+    if (key !== name) continue;
+    try {
+      return decodeURIComponent(rest.join("="));
+    } catch {
+      return null; // Malformed escapes: treated as no cookie, so the answer is a plain 401.
+    }
   }
   return null;
 }
