@@ -29,7 +29,8 @@ import { toJob } from "./job-view.js";
 import { CursorError, OutputLog, readOutput, tailText } from "./output-log.js";
 import { Scheduler } from "./scheduler.js";
 import { backoffMs, retryReason } from "./retry.js";
-import { isSameProcessAlive, jobFiles, readExitFile } from "./worker-process.js";
+import { recoveryOf } from "./recovery.js";
+import { jobFiles } from "./worker-process.js";
 import { resolveWorkdir } from "./workdir.js";
 import { refuseInProcessSandbox, sandboxed } from "./sandbox.js";
 
@@ -430,21 +431,17 @@ export class JobService extends EventEmitter<JobServiceEvents> {
   private reattach(row: JobRow): void {
     const files = jobFiles(this.config.dataDir, row.id, row.attempt);
     const agent = this.deps.agents.get(row.agent);
-    const adapter = agent && cliAdapterFor(agent.kind);
-    const exitCode = readExitFile(files.exit);
-    const alive = row.pid !== null && isSameProcessAlive(row.pid, row.pidStart);
-    if (!agent || !adapter || !row.invocation || row.pid === null || (!alive && exitCode === null)) {
-      const reason = !adapter
-        ? "the server stopped while this in-process job ran"
-        : "the worker ended while the server was down and left no exit status";
+    const recovery = agent ? recoveryOf(row, files, cliAdapterFor(agent.kind)) : null;
+    if (!agent || !recovery || recovery.kind === "lost") {
+      const reason = recovery?.kind === "lost" ? recovery.reason : `agent ${row.agent} no longer exists`;
       this.deps.jobs.endAttempt(row.id, row.attempt, { status: "lost", error: reason, endedAt: Date.now() });
       this.finish(row.id, { status: "lost", error: reason });
       return;
     }
     this.scheduler.adopt(row.agent);
     const log = new OutputLog(files.log);
-    const execution = reattachCli(row.pid, row.pidStart, row.invocation, {
-      adapter,
+    const execution = reattachCli(recovery.pid, row.pidStart, recovery.invocation, {
+      adapter: recovery.adapter,
       spec: this.spec(row, agent),
       files,
       log,
