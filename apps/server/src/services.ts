@@ -1,3 +1,4 @@
+import path from "node:path";
 import type { AppConfig } from "./config.js";
 import { AgentService } from "./agents/service.js";
 import { ollamaAvailability, ollamaBuiltinRows } from "./agents/ollama/catalog.js";
@@ -14,6 +15,7 @@ import { createJobsRepo } from "./db/repos/jobs.js";
 import { createOllamaModelsRepo } from "./db/repos/ollama-models.js";
 import { FileWatcher } from "./jobs/file-watcher.js";
 import { JobService } from "./jobs/service.js";
+import { jobFiles } from "./jobs/worker-process.js";
 import { AuditService } from "./observability/audit.js";
 import { Metrics } from "./observability/metrics.js";
 
@@ -46,6 +48,7 @@ export function createServices(config: AppConfig, db: Db): Services {
   });
   const audit = new AuditService(createAuditRepo(db));
   const files = new FileWatcher(createJobFilesRepo(db), [config.dataDir]);
+  const snapshotFile = (jobId: string) => path.join(jobFiles(config.dataDir, jobId).dir, "workdir-before.json");
   const jobs = new JobService({
     config,
     jobs: jobsRepo,
@@ -53,7 +56,11 @@ export function createServices(config: AppConfig, db: Db): Services {
     costs,
     audit,
     inProcessAdapters: { ollama: createOllamaAdapter(config) },
-    hooks: { starting: (row) => files.begin(row.id, row.workdir), ended: (row) => files.end(row.id) },
+    hooks: {
+      starting: (row) => files.begin(row.id, row.workdir, snapshotFile(row.id)),
+      resumed: (row) => files.resume(row.id, row.workdir, snapshotFile(row.id)),
+      ended: (row) => files.end(row.id),
+    },
   });
   const ollama = new OllamaService({ config, agents: agentsRepo, models: createOllamaModelsRepo(db) });
   agents.on("changed", ({ name, removed }) => {

@@ -1,4 +1,4 @@
-import { rmSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, expect, test } from "vitest";
 import { jobFiles } from "../src/jobs/worker-process.js";
@@ -89,6 +89,32 @@ test("queued jobs wait again in order after a restart", async () => {
     expect(ended.map((j) => j.status)).toEqual(["succeeded", "succeeded", "succeeded"]);
     const starts = ended.map((j) => j.startedAt as number);
     expect([...starts].sort((a, b) => a - b)).toEqual(starts);
+  } finally {
+    await second.app.close();
+  }
+});
+
+test("files a job changes before, during and after the outage are all reported", async () => {
+  const { root, start } = await restartable();
+  const workdir = path.join(root, "files");
+  mkdirSync(workdir, { recursive: true });
+  writeFileSync(path.join(workdir, "old.txt"), "keep?");
+  writeFileSync(path.join(workdir, "same.txt"), "untouched");
+  const first = await start();
+  const job = first.services.jobs.launch("kiro", { prompt: "write a.txt 1\nsleep 1\nwrite b.txt 2\ndelete old.txt", workdir }, "rest");
+  await sleep(400);
+  await first.app.close();
+  await sleep(1500);
+  const second = await start();
+  try {
+    const [ended] = await second.services.jobs.waitFor([job.id], 10_000);
+    expect(ended?.status).toBe("succeeded");
+    const files = second.services.files.list(job.id).map((f) => [f.path, f.change]);
+    expect(files).toEqual([
+      ["a.txt", "created"],
+      ["b.txt", "created"],
+      ["old.txt", "deleted"],
+    ]);
   } finally {
     await second.app.close();
   }

@@ -1,5 +1,5 @@
 import { EventEmitter } from "node:events";
-import { lstatSync, readdirSync, realpathSync, type Stats } from "node:fs";
+import { lstatSync, readdirSync, readFileSync, realpathSync, writeFileSync, type Stats } from "node:fs";
 import path from "node:path";
 import type { FileChange, JobFile, JobFileCounts } from "@corral/shared";
 import { watch, type FSWatcher } from "chokidar";
@@ -77,6 +77,21 @@ export function snapshotDir(root: string, excluded: string[] = [], limit = MAX_T
   return { files, complete: true };
 }
 
+/** The before-snapshot on disk, so a job picked up after a restart is still compared with it. */
+function saveSnapshot(file: string, snapshot: Snapshot): void {
+  const rows = [...snapshot.files].map(([rel, st]) => [rel, st.size, st.mtimeMs, st.ino]);
+  writeFileSync(file, JSON.stringify({ complete: snapshot.complete, files: rows }));
+}
+
+function loadSnapshot(file: string): Snapshot | null {
+  try {
+    const saved = JSON.parse(readFileSync(file, "utf8")) as { complete: boolean; files: [string, number, number, number][] };
+    return { complete: saved.complete, files: new Map(saved.files.map(([rel, size, mtimeMs, ino]) => [rel, { size, mtimeMs, ino }])) };
+  } catch {
+    return null;
+  }
+}
+
 const sameFile = (a: FileStat, b: FileStat) => a.size === b.size && a.mtimeMs === b.mtimeMs && a.ino === b.ino;
 
 /**
@@ -127,14 +142,35 @@ export class FileWatcher extends EventEmitter<FileWatcherEvents> {
     });
   }
 
-  /** Before the worker starts: remember the workdir as it is, and start watching it. */
-  begin(jobId: string, workdir: string): void {
-    this.end(jobId, false);
+  /**
+   * Before the worker starts: remember the workdir as it is (in memory, and in `snapshotFile` for
+   * a restart), and start watching it.
+   */
+  begin(jobId: string, workdir: string, snapshotFile: string): void {
     const excluded = this.excluded.filter((dir) => isInside(dir, workdir));
     const before = snapshotDir(workdir, excluded);
-    const tracker: Tracker = { jobId, workdir, before, watcher: null, pending: new Set(), timer: null, stored: new Map() };
+    saveSnapshot(snapshotFile, before);
+    this.track(jobId, workdir, before, new Map());
+  }
+
+  /**
+   * A job picked up after a restart: compare with the snapshot taken before it started, and
+   * with what was stored, so changes made while the server was down are reported too.
+   */
+  resume(jobId: string, workdir: string, snapshotFile: string): void {
+    const before = loadSnapshot(snapshotFile);
+    if (!before) return;
+    const stored = new Map(this.repo.list(jobId).map((f) => [f.path, { change: f.change, size: f.size }]));
+    // What changed while the server was down is stored and announced now, not only at the end.
+    this.diff(this.track(jobId, workdir, before, stored));
+  }
+
+  private track(jobId: string, workdir: string, before: Snapshot, stored: Tracker["stored"]): Tracker {
+    this.end(jobId, false);
+    const excluded = this.excluded.filter((dir) => isInside(dir, workdir));
+    const tracker: Tracker = { jobId, workdir, before, watcher: null, pending: new Set(), timer: null, stored };
     this.trackers.set(jobId, tracker);
-    if (!before.complete) return;
+    if (!before.complete) return tracker;
     const watcher = watch(workdir, {
       ignoreInitial: true,
       followSymlinks: false,
@@ -152,6 +188,7 @@ export class FileWatcher extends EventEmitter<FileWatcherEvents> {
     // A watcher that fails (e.g. out of inotify watches) leaves the end snapshot to report changes.
     watcher.on("error", () => void this.closeWatcher(tracker));
     tracker.watcher = watcher;
+    return tracker;
   }
 
   /**
@@ -164,7 +201,11 @@ export class FileWatcher extends EventEmitter<FileWatcherEvents> {
     if (!tracker) return;
     this.trackers.delete(jobId);
     this.closeWatcher(tracker);
-    if (!diff) return;
+    if (diff) this.diff(tracker);
+  }
+
+  /** Compares the workdir now with the before-snapshot and stores every change. */
+  private diff(tracker: Tracker): void {
     try {
       if (!tracker.before.complete) return;
       const excluded = this.excluded.filter((dir) => isInside(dir, tracker.workdir));

@@ -77,6 +77,8 @@ export interface JobServiceDeps {
 /** Work tied to a worker's life (the file watcher): before it starts, and after it ended but before the final status is stored. */
 export interface JobHooks {
   starting(row: JobRow): void;
+  /** The job's worker was picked up again after a restart. */
+  resumed(row: JobRow): void;
   ended(row: JobRow): void;
 }
 
@@ -439,6 +441,7 @@ export class JobService extends EventEmitter<JobServiceEvents> {
       return;
     }
     this.scheduler.adopt(row.agent);
+    this.deps.hooks?.resumed(row);
     const log = new OutputLog(files.log);
     const execution = reattachCli(recovery.pid, row.pidStart, recovery.invocation, {
       adapter: recovery.adapter,
