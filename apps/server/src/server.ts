@@ -29,8 +29,17 @@ async function main(): Promise<void> {
   process.on("SIGTERM", () => void stop("SIGTERM"));
 }
 
+/** What went wrong at start, and what to do about it. */
+function startError(err: unknown): string {
+  if (err instanceof ConfigError) return err.message;
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === "EADDRINUSE") return "Corral could not start: the port is in use (another Corral?). Stop it, or choose another port with CORRAL_PORT.";
+  if (code === "EACCES") return "Corral could not start: not allowed to listen on that port. Choose a port above 1024 with CORRAL_PORT.";
+  if (code === "EADDRNOTAVAIL") return "Corral could not start: CORRAL_HOST is not an address of this machine.";
+  return `Corral could not start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`;
+}
+
 main().catch((err: unknown) => {
-  if (err instanceof ConfigError) process.stderr.write(`${err.message}\n`);
-  else process.stderr.write(`Corral could not start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.stderr.write(`${startError(err)}\n`);
   process.exit(1);
 });

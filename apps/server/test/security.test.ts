@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from "node:child_process";
-import { mkdirSync, symlinkSync } from "node:fs";
+import { mkdirSync, rmSync, symlinkSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import path from "node:path";
 import { PassThrough } from "node:stream";
@@ -100,6 +100,22 @@ describe("binding", () => {
     const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
     expect(code).toBe(1);
     expect(stderr).toMatch(/Refusing to listen on CORRAL_HOST=0\.0\.0\.0 without CORRAL_TOKEN/);
+  });
+
+  test("a port in use is named, with the setting to change", async () => {
+    const busy = await start();
+    const root = tempDir();
+    const child = spawn(process.execPath, ["--import", "tsx", "--conditions=corral-source", "src/server.ts"], {
+      cwd: serverDir,
+      env: { ...process.env, CORRAL_PORT: new URL(busy.url).port, CORRAL_TOKEN: "a-long-enough-secret", CORRAL_DATA_DIR: path.join(root, "data") },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+    const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+    rmSync(root, { recursive: true, force: true });
+    expect(code).toBe(1);
+    expect(stderr.trim()).toBe("Corral could not start: the port is in use (another Corral?). Stop it, or choose another port with CORRAL_PORT.");
   });
 
   test("workers do not inherit CORRAL_TOKEN", () => {
