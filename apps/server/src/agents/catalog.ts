@@ -49,14 +49,17 @@ const builtins: BuiltinAgent[] = [
   { name: "kiro", kind: "kiro", description: "Kiro CLI chat, trusting all tools" },
 ];
 
-/** Built-in agents as first stored; their model stays null so `CORRAL_<AGENT>_MODEL` applies. */
-export function builtinAgentRows(config: AppConfig, now = Date.now()): NewAgentRow[] {
-  return builtins.map((b) => ({
-    name: b.name,
-    kind: b.kind,
-    provider: defaultProviders[b.kind],
+/**
+ * A new agent's row: Corral's defaults (pyCorral's workdir, 30 min timeout, 4 at once, retries of
+ * transient failures for CLI agents) for every field `fields` leaves unset.
+ */
+export function newAgentRow(fields: Pick<NewAgentRow, "name" | "kind"> & Partial<NewAgentRow>, now = Date.now()): NewAgentRow {
+  const set = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
+  const retries = fields.kind !== "command" && fields.kind !== "ollama";
+  return {
+    provider: defaultProviders[fields.kind],
     model: null,
-    workdir: `~/misRepos/corral/${b.name}`,
+    workdir: `~/misRepos/corral/${fields.name}`,
     timeoutS: 1800,
     maxConcurrent: 4,
     env: {},
@@ -64,12 +67,21 @@ export function builtinAgentRows(config: AppConfig, now = Date.now()): NewAgentR
     command: null,
     args: null,
     baseUrl: null,
-    description: b.description,
-    retry: DEFAULT_RETRY_POLICY,
-    builtin: true,
+    description: "",
+    retry: retries ? DEFAULT_RETRY_POLICY : null,
+    sandbox: "none",
+    builtin: false,
     createdAt: now,
     updatedAt: now,
-  }));
+    ...set,
+    name: fields.name,
+    kind: fields.kind,
+  };
+}
+
+/** Built-in agents as first stored; their model stays null so `CORRAL_<AGENT>_MODEL` applies. */
+export function builtinAgentRows(now = Date.now()): NewAgentRow[] {
+  return builtins.map((b) => newAgentRow({ ...b, builtin: true }, now));
 }
 
 /** The model a job runs with when it names none. */

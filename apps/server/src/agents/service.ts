@@ -1,12 +1,11 @@
 import { EventEmitter } from "node:events";
 import type { Agent, AgentAvailability, AgentWithAvailability, CreateAgentBody, UpdateAgentBody } from "@corral/shared";
 import type { AppConfig } from "../config.js";
-import type { AgentsRepo } from "../db/repos/agents.js";
+import type { AgentsRepo, NewAgentRow } from "../db/repos/agents.js";
 import type { AgentRow } from "../db/schema.js";
 import { notFound, ServiceError } from "../lib/errors.js";
 import { cliAvailabilityWithVersion } from "./availability.js";
-import { DEFAULT_RETRY_POLICY } from "../jobs/retry.js";
-import { builtinAgentRows, cliAdapterFor, defaultProviders, effectiveModel } from "./catalog.js";
+import { builtinAgentRows, effectiveModel, newAgentRow } from "./catalog.js";
 
 export type AvailabilityCheck = (agent: AgentRow) => Promise<AgentAvailability>;
 
@@ -16,7 +15,7 @@ export interface AgentServiceDeps {
   /** Agents with jobs cannot be deleted (their history would lose its agent). */
   hasJobs: (agent: string) => boolean;
   /** Built-in rows from other catalogs (Ollama agents). */
-  extraBuiltins?: (config: AppConfig) => ReturnType<typeof builtinAgentRows>;
+  extraBuiltins?: () => NewAgentRow[];
   /** Availability of kinds that are not CLIs, e.g. whether the Ollama server answers. */
   availabilityChecks?: Partial<Record<string, AvailabilityCheck>>;
 }
@@ -34,7 +33,7 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
 
   /** Stores built-in agents that are not there yet; what users changed stays. */
   seed(): void {
-    const rows = [...builtinAgentRows(this.deps.config), ...(this.deps.extraBuiltins?.(this.deps.config) ?? [])];
+    const rows = [...builtinAgentRows(), ...(this.deps.extraBuiltins?.() ?? [])];
     this.deps.agents.insertMissing(rows);
   }
 
@@ -73,27 +72,7 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
 
   create(body: CreateAgentBody): Agent {
     if (this.deps.agents.get(body.name)) throw new ServiceError(`agent ${body.name} already exists`, 409, "name");
-    const now = Date.now();
-    const row = this.deps.agents.insert({
-      name: body.name,
-      kind: body.kind,
-      provider: body.provider ?? defaultProviders[body.kind],
-      model: body.model ?? null,
-      workdir: body.workdir ?? `~/misRepos/corral/${body.name}`,
-      timeoutS: body.timeoutS ?? 1800,
-      maxConcurrent: body.maxConcurrent ?? 4,
-      env: body.env ?? {},
-      enabled: body.enabled ?? true,
-      command: body.command ?? null,
-      args: body.args ?? null,
-      baseUrl: body.baseUrl ?? null,
-      description: body.description ?? "",
-      retry: body.retry !== undefined ? body.retry : cliAdapterFor(body.kind) && body.kind !== "command" ? DEFAULT_RETRY_POLICY : null,
-      sandbox: body.sandbox ?? "none",
-      builtin: false,
-      createdAt: now,
-      updatedAt: now,
-    });
+    const row = this.deps.agents.insert(newAgentRow(body));
     this.emit("changed", { name: row.name, removed: false });
     return this.toAgent(row);
   }

@@ -2,7 +2,7 @@ import type { AgentAvailability } from "@corral/shared";
 import type { AppConfig } from "../../config.js";
 import type { NewAgentRow } from "../../db/repos/agents.js";
 import type { AgentRow } from "../../db/schema.js";
-import { defaultProviders, effectiveModel } from "../catalog.js";
+import { effectiveModel, newAgentRow } from "../catalog.js";
 import { isUnreachable, ollamaClient, pullHint, sameModel, unreachableMessage } from "./client.js";
 import { ollamaBaseUrl } from "./ollama.js";
 
@@ -13,26 +13,9 @@ const builtins = [
   { name: "gemma", description: "Gemma (tools build) on Ollama with file tools in its workdir" },
 ];
 
-export function ollamaBuiltinRows(_config: AppConfig, now = Date.now()): NewAgentRow[] {
-  return builtins.map((b) => ({
-    name: b.name,
-    kind: "ollama" as const,
-    provider: defaultProviders.ollama,
-    model: null,
-    workdir: `~/misRepos/corral/${b.name}`,
-    timeoutS: 1800,
-    // One GPU serves one model at a time; further jobs wait in Corral, visible and cancellable.
-    maxConcurrent: 1,
-    env: {},
-    enabled: true,
-    command: null,
-    args: null,
-    baseUrl: null,
-    description: b.description,
-    builtin: true,
-    createdAt: now,
-    updatedAt: now,
-  }));
+export function ollamaBuiltinRows(now = Date.now()): NewAgentRow[] {
+  // One GPU serves one model at a time; further jobs wait in Corral, visible and cancellable.
+  return builtins.map((b) => newAgentRow({ ...b, kind: "ollama", maxConcurrent: 1, builtin: true }, now));
 }
 
 /** Listing agents must stay quick even when a remote Ollama host is down. */
