@@ -1,0 +1,280 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import type { JobStatus } from "@corral/shared";
+import { cliAvailability } from "../agents/availability.js";
+import { cliAdapterFor } from "../agents/catalog.js";
+import type { JobSpec, UsageReport } from "../agents/types.js";
+import type { JobPatch } from "../db/repos/jobs.js";
+import type { AgentRow, JobRow } from "../db/schema.js";
+import { ServiceError } from "../lib/errors.js";
+import { reattachCli, startCli, startInProcess, type Execution, type ExecutionListeners } from "./execution.js";
+import { OutputLog, tailText } from "./output-log.js";
+import { recoveryOf } from "./recovery.js";
+import { backoffMs, retryReason } from "./retry.js";
+import { refuseInProcessSandbox, sandboxed } from "./sandbox.js";
+import type { Scheduler } from "./scheduler.js";
+import type { JobServiceDeps, OutputEvent } from "./service.js";
+import { jobFiles, type JobFiles } from "./worker-process.js";
+
+export type StopReason = "cancelled" | "timed_out" | "budget_exceeded";
+
+/** How the runner stores a job's changes: written first, then announced (JobService does both). */
+export interface RunStore {
+  update(id: string, patch: JobPatch): JobRow;
+  finish(id: string, patch: JobPatch & { status: JobStatus }): JobRow;
+  output(event: OutputEvent): void;
+}
+
+interface ActiveJob {
+  execution: Execution;
+  log: OutputLog;
+  timer: NodeJS.Timeout | null;
+  stopReason: StopReason | null;
+  stopError: string | null;
+  /** Settles once the job's end is stored (or it was left running at shutdown). */
+  settled: Promise<void>;
+}
+
+/** setTimeout's largest delay; longer ones would fire at once. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * A job's life once the scheduler lets it start: its worker, timeout, streamed usage and limits,
+ * its end (with retries of transient failures), and picking it up again after a restart.
+ */
+export class JobRunner {
+  private active = new Map<string, ActiveJob>();
+  /** Jobs waiting out their retry backoff before they queue again. */
+  private retryTimers = new Map<string, NodeJS.Timeout>();
+  private closing = false;
+
+  constructor(
+    private readonly deps: JobServiceDeps,
+    private readonly store: RunStore,
+    private readonly scheduler: Scheduler,
+  ) {}
+
+  private get config() {
+    return this.deps.config;
+  }
+
+  async start(id: string): Promise<void> {
+    const row = this.deps.jobs.get(id);
+    const agent = row && this.deps.agents.get(row.agent);
+    if (!row || !agent || row.status !== "queued" || this.closing) {
+      if (row && !agent) this.store.finish(id, { status: "failed", error: `agent ${row.agent} no longer exists` });
+      this.scheduler.released(row?.agent ?? "");
+      return;
+    }
+    try {
+      // A budget used up while this job waited in the queue still holds it back.
+      this.deps.costs?.admit(agent, row.maxCostUsd);
+    } catch (err) {
+      if (!(err instanceof ServiceError)) throw err;
+      this.store.finish(id, { status: "budget_exceeded", error: err.message });
+      this.scheduler.released(agent.name);
+      return;
+    }
+    const files = jobFiles(this.config.dataDir, id, row.attempt);
+    mkdirSync(files.dir, { recursive: true });
+    const log = new OutputLog(files.log);
+    if (row.attempt > 1) log.append("sys", `\n[corral] attempt ${row.attempt} of ${row.retry?.max_attempts ?? row.attempt}\n`);
+    this.deps.jobs.startAttempt({ jobId: id, attempt: row.attempt, status: "running", startedAt: Date.now(), outputStart: log.size });
+    let execution: Execution;
+    try {
+      this.deps.hooks?.starting(row);
+      execution = this.execute(row, agent, files, log);
+    } catch (err) {
+      this.deps.hooks?.ended(row);
+      const error = err instanceof Error ? err.message : String(err);
+      this.deps.jobs.endAttempt(id, row.attempt, { status: "failed", error, endedAt: Date.now(), outputEnd: log.size });
+      log.close();
+      this.store.finish(id, { status: "failed", error });
+      this.scheduler.released(agent.name);
+      return;
+    }
+    this.store.update(id, {
+      status: "running",
+      startedAt: Date.now(),
+      pid: execution.pid,
+      pidStart: execution.pidStart,
+      invocation: execution.invocation,
+    });
+    this.follow(row, execution, log, row.timeoutS * 1000);
+  }
+
+  /** Stops a running job; it ends with the given status once its worker is gone. */
+  async stop(id: string, reason: StopReason, error: string): Promise<void> {
+    const active = this.active.get(id);
+    if (!active) return;
+    if (!active.stopReason) {
+      active.stopReason = reason;
+      active.stopError = error;
+    }
+    await active.execution.stop();
+    await active.settled;
+  }
+
+  /** Ends a job waiting out its retry backoff; false when it is not waiting. */
+  cancelRetry(row: JobRow): boolean {
+    const timer = this.retryTimers.get(row.id);
+    if (!timer) return false;
+    clearTimeout(timer);
+    this.retryTimers.delete(row.id);
+    this.store.finish(row.id, { status: "cancelled", error: `cancelled while waiting to retry (attempt ${row.attempt})` });
+    return true;
+  }
+
+  /** Stops following workers and leaves them running; the next start picks them up. */
+  shutdown(): void {
+    this.closing = true;
+    for (const timer of this.retryTimers.values()) clearTimeout(timer);
+    this.retryTimers.clear();
+    for (const active of this.active.values()) {
+      if (active.timer) clearTimeout(active.timer);
+      active.execution.detach();
+      active.log.close();
+    }
+    this.active.clear();
+  }
+
+  /** At boot, a job the registry says is running: follow its worker again, or call it lost. */
+  reattach(row: JobRow): void {
+    const files = jobFiles(this.config.dataDir, row.id, row.attempt);
+    const agent = this.deps.agents.get(row.agent);
+    const recovery = agent ? recoveryOf(row, files, cliAdapterFor(agent.kind)) : null;
+    if (!agent || !recovery || recovery.kind === "lost") {
+      const reason = recovery?.kind === "lost" ? recovery.reason : `agent ${row.agent} no longer exists`;
+      this.deps.jobs.endAttempt(row.id, row.attempt, { status: "lost", error: reason, endedAt: Date.now() });
+      this.store.finish(row.id, { status: "lost", error: reason });
+      return;
+    }
+    this.scheduler.adopt(row.agent);
+    this.deps.hooks?.resumed(row);
+    const log = new OutputLog(files.log);
+    const execution = reattachCli(recovery.pid, row.pidStart, recovery.invocation, {
+      adapter: recovery.adapter,
+      spec: spec(row, agent),
+      files,
+      log,
+      listeners: this.listeners(row.id),
+      killGraceMs: this.config.killGraceMs,
+    });
+    const remaining = row.startedAt === null ? row.timeoutS * 1000 : row.startedAt + row.timeoutS * 1000 - Date.now();
+    this.follow(row, execution, log, Math.max(1, remaining));
+  }
+
+  private execute(row: JobRow, agent: AgentRow, files: JobFiles, log: OutputLog): Execution {
+    const jobSpec = spec(row, agent);
+    const listeners = this.listeners(row.id);
+    const inProcess = this.deps.inProcessAdapters?.[agent.kind];
+    if (inProcess) {
+      refuseInProcessSandbox(agent);
+      return startInProcess(inProcess, jobSpec, log, listeners);
+    }
+    const adapter = cliAdapterFor(agent.kind);
+    if (!adapter) throw new Error(`agent ${agent.name} has kind ${agent.kind}, which this server cannot run`);
+    const availability = cliAvailability(agent, this.config);
+    if (!availability.resolved) throw new Error(availability.hint ?? `${agent.name} is not available`);
+    const invocation = sandboxed(adapter.invocation(jobSpec, availability.resolved), agent, this.config);
+    const env = { ...this.config.workerEnv, ...agent.env, ...invocation.env };
+    return startCli(invocation, env, { adapter, spec: jobSpec, files, log, listeners, killGraceMs: this.config.killGraceMs });
+  }
+
+  private listeners(id: string): ExecutionListeners {
+    return {
+      chunk: (stream, text, cursor) => this.store.output({ jobId: id, stream, text, cursor }),
+      usage: (report) => this.recordUsage(id, report),
+    };
+  }
+
+  /** Streamed usage: stored with its cost, and the job stopped once it passes its own limits. */
+  private recordUsage(id: string, report: UsageReport): void {
+    const row = this.store.update(id, this.priced(id, usagePatch(report)));
+    const over = this.deps.costs?.overLimit(row);
+    if (over && row.status === "running") void this.stop(id, "budget_exceeded", over);
+  }
+
+  /** Adds the cost (reported, estimated or unknown) of the job's usage after this patch. */
+  private priced(id: string, patch: JobPatch): JobPatch {
+    const row = this.deps.jobs.get(id);
+    if (!row || !this.deps.costs) return patch;
+    return { ...patch, ...this.deps.costs.price({ ...row, ...patch } as JobRow) };
+  }
+
+  private follow(row: JobRow, execution: Execution, log: OutputLog, timeoutMs: number): void {
+    const active: ActiveJob = { execution, log, timer: null, stopReason: null, stopError: null, settled: Promise.resolve() };
+    this.active.set(row.id, active);
+    active.timer = setTimeout(
+      () => void this.stop(row.id, "timed_out", `timed out after ${row.timeoutS} s`),
+      Math.min(timeoutMs, MAX_TIMER_MS),
+    );
+    active.settled = execution.ended.then((end) => {
+      if (this.active.get(row.id) !== active) return; // detached at shutdown
+      if (active.timer) clearTimeout(active.timer);
+      this.active.delete(row.id);
+      const agent = this.deps.agents.get(row.agent);
+      const adapter = agent && cliAdapterFor(agent.kind);
+      const finalText = end.result.finalText ?? null;
+      if (finalText && adapter?.finalTextFile) writeFileSync(path.join(row.workdir, adapter.finalTextFile), finalText);
+      this.deps.hooks?.ended(row);
+      const status: JobStatus = active.stopReason ?? (end.exitCode === 0 && !end.error ? "succeeded" : "failed");
+      const error =
+        active.stopError ?? (status === "failed" ? (end.error ?? describeExit(end.exitCode, end.result.error ?? tailText(log.file, 600, ["err"]))) : null);
+      this.deps.jobs.endAttempt(row.id, row.attempt, { status, exitCode: end.exitCode, error, endedAt: Date.now(), outputEnd: log.size });
+      const retry = status === "failed" ? retryReason(row.retry, row.attempt, end.exitCode, tailText(log.file, 8192)) : null;
+      if (retry && row.retry && !this.closing) {
+        this.scheduleRetry(row, row.retry, retry, log);
+        return;
+      }
+      this.store.finish(row.id, {
+        status,
+        exitCode: end.exitCode,
+        error,
+        finalText,
+        outputBytes: log.size,
+        ...this.priced(row.id, end.result.usage ? usagePatch(end.result.usage) : {}),
+      });
+      log.close();
+      this.scheduler.released(row.agent);
+    });
+  }
+
+  /** The attempt failed in a way the policy calls transient: queue the job again after the backoff. */
+  private scheduleRetry(row: JobRow, policy: NonNullable<JobRow["retry"]>, reason: string, log: OutputLog): void {
+    const next = row.attempt + 1;
+    const waitMs = backoffMs(policy, next);
+    log.append("sys", `\n[corral] attempt ${row.attempt} of ${policy.max_attempts} failed (${reason}); retrying in ${waitMs / 1000} s\n`);
+    this.store.update(row.id, { status: "queued", attempt: next, pid: null, pidStart: null, outputBytes: log.size });
+    log.close();
+    this.scheduler.released(row.agent);
+    const timer = setTimeout(() => {
+      this.retryTimers.delete(row.id);
+      this.scheduler.enqueue(row.agent, row.id);
+    }, waitMs);
+    this.retryTimers.set(row.id, timer);
+  }
+}
+
+function spec(row: JobRow, agent: AgentRow): JobSpec {
+  return { jobId: row.id, prompt: row.prompt, workdir: row.workdir, model: row.model, agent };
+}
+
+function describeExit(exitCode: number | null, stderrTail: string): string {
+  const head = exitCode === null ? "the worker was killed by a signal" : `exit code ${exitCode}`;
+  const tail = stderrTail.trim();
+  return tail ? `${head}\n${tail}` : head;
+}
+
+function usagePatch(report: UsageReport): JobPatch {
+  const patch: JobPatch = {};
+  if (report.model !== undefined) patch.usageModel = report.model;
+  if (report.inputTokens !== undefined) patch.inputTokens = report.inputTokens;
+  if (report.outputTokens !== undefined) patch.outputTokens = report.outputTokens;
+  if (report.cachedInputTokens !== undefined) patch.cachedInputTokens = report.cachedInputTokens;
+  if (report.costUsd !== undefined) {
+    patch.costUsd = report.costUsd;
+    patch.costSource = "reported";
+  }
+  return patch;
+}
