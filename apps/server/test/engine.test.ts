@@ -180,6 +180,14 @@ describe("the workdir guard", () => {
   });
 });
 
+test("a worker that moves its own workdir away still ends cleanly; the answer file's failure is noted", async () => {
+  const workdir = path.join(server.root, "moved-away");
+  const job = await finished(launch("rename ../moved-away ../moved-away-gone\nthe answer", { agent: "opencode", workdir }));
+  expect(job.status).toBe("succeeded");
+  expect(output(job)).toMatch(/could not write output\.md/);
+  expect(server.services.jobs.get(job.id).status).toBe("succeeded");
+});
+
 describe("workdirs", () => {
   test("outside the allowed roots are refused with the field named", () => {
     expect(() => launch("x", { workdir: "/etc/corral" })).toThrowError(/outside the allowed workdir roots/);

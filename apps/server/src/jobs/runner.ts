@@ -216,7 +216,7 @@ export class JobRunner {
       const agent = this.deps.agents.get(row.agent);
       const adapter = agent && cliAdapterFor(agent.kind);
       const finalText = end.result.finalText ?? null;
-      if (finalText && adapter?.finalTextFile) writeFileSync(path.join(row.workdir, adapter.finalTextFile), finalText);
+      if (finalText && adapter?.finalTextFile) this.writeAnswerFile(row, adapter.finalTextFile, finalText, log);
       this.deps.hooks?.ended(row);
       const status: JobStatus = active.stopReason ?? (end.exitCode === 0 && !end.error ? "succeeded" : "failed");
       const error =
@@ -238,6 +238,15 @@ export class JobRunner {
       log.close();
       this.scheduler.released(row.agent);
     });
+  }
+
+  /** pyCorral's answer file (opencode's output.md); a workdir the worker removed only costs a note in the log. */
+  private writeAnswerFile(row: JobRow, name: string, text: string, log: OutputLog): void {
+    try {
+      writeFileSync(path.join(row.workdir, name), text);
+    } catch (err) {
+      log.append("sys", `\n[corral] could not write ${name}: ${err instanceof Error ? err.message : String(err)}\n`);
+    }
   }
 
   /** The attempt failed in a way the policy calls transient: queue the job again after the backoff. */
