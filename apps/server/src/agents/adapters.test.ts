@@ -1,29 +1,10 @@
 import { expect, test } from "vitest";
 import type { AgentRow } from "../db/schema.js";
-import { cliAdapters } from "./catalog.js";
+import { cliAdapters, newAgentRow } from "./catalog.js";
 import type { JobSpec } from "./types.js";
 
-const agent = (over: Partial<AgentRow> = {}): AgentRow => ({
-  name: "x",
-  kind: "gemini",
-  provider: "google",
-  model: null,
-  workdir: "/w",
-  timeoutS: 60,
-  maxConcurrent: 1,
-  env: {},
-  enabled: true,
-  command: null,
-  args: null,
-  baseUrl: null,
-  description: "",
-  retry: null,
-  sandbox: "none",
-  builtin: true,
-  createdAt: 0,
-  updatedAt: 0,
-  ...over,
-});
+/** A stored agent as the registry returns it: every default filled in. */
+const agent = (over: Partial<AgentRow> = {}): AgentRow => ({ ...newAgentRow({ name: "x", kind: "gemini" }, 0), workdir: "/w", ...over }) as AgentRow;
 
 const spec = (over: Partial<JobSpec> = {}): JobSpec => ({
   jobId: "abc123",
