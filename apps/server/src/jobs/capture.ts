@@ -14,6 +14,8 @@ export type TextListener = (text: string, stream: OutputStream) => void;
 class RawFile {
   private fd: number | null = null;
   private decoder = new StringDecoder("utf8");
+  /** Reused: each read is decoded to a string before the next one. */
+  private buf = Buffer.allocUnsafe(READ_SIZE);
 
   constructor(
     readonly stream: "out" | "err",
@@ -24,10 +26,14 @@ class RawFile {
   /** Reads what is new, up to `budget` bytes; returns the text and how many bytes were read. */
   read(budget: number): { text: string; bytes: number } {
     this.fd ??= openSync(this.path, "r");
-    const buf = Buffer.allocUnsafe(Math.min(READ_SIZE, budget));
-    const n = readSync(this.fd, buf, 0, buf.length, this.offset);
+    const n = readSync(this.fd, this.buf, 0, Math.min(READ_SIZE, budget), this.offset);
     this.offset += n;
-    return { text: n ? this.decoder.write(buf.subarray(0, n)) : "", bytes: n };
+    return { text: n ? this.decoder.write(this.buf.subarray(0, n)) : "", bytes: n };
+  }
+
+  /** Bytes of a character the worker never finished, as the replacement character. */
+  rest(): string {
+    return this.decoder.end();
   }
 
   close(): void {
@@ -106,7 +112,11 @@ export class Capture {
   finish(): void {
     this.stopWatching();
     while (this.pass(PASS_LIMIT) > 0);
-    for (const file of this.files) file.close();
+    for (const file of this.files) {
+      const rest = file.rest();
+      if (rest) this.emit(file, rest);
+      file.close();
+    }
   }
 
   private stopWatching(): void {
