@@ -2,6 +2,7 @@ import { constants, type Dirent } from "node:fs";
 import { lstat, mkdir, open, readdir, readFile, realpath } from "node:fs/promises";
 import path from "node:path";
 import type { Tool } from "ollama";
+import { isInside } from "../../jobs/workdir.js";
 
 /** A file read back to the model is cut here: a small model's context is the scarce resource. */
 const MAX_READ_CHARS = 64 * 1024;
@@ -60,11 +61,6 @@ export interface ToolOutcome {
 
 class Refusal extends Error {}
 
-function inside(child: string, parent: string): boolean {
-  const rel = path.relative(parent, child);
-  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
-}
-
 /**
  * Where `requested` really lands once symlinks are resolved, refusing anything outside the
  * workdir: `..`, absolute paths elsewhere, and symlinks (followed or dangling) that point out.
@@ -75,7 +71,7 @@ export async function confine(workdir: string, requested: string): Promise<strin
   if (requested.includes("\0")) throw new Refusal("path contains a NUL byte");
   const root = await realpath(workdir);
   const target = path.resolve(root, requested);
-  if (!inside(target, root)) throw new Refusal(`${requested} is outside the working directory`);
+  if (!isInside(target, root)) throw new Refusal(`${requested} is outside the working directory`);
   let existing = target;
   for (;;) {
     try {
@@ -94,7 +90,7 @@ export async function confine(workdir: string, requested: string): Promise<strin
     throw new Refusal(`${requested} is a symlink to nowhere; refusing to follow it`);
   }
   const resolved = path.join(real, path.relative(existing, target));
-  if (!inside(resolved, root)) throw new Refusal(`${requested} resolves outside the working directory (through a symlink)`);
+  if (!isInside(resolved, root)) throw new Refusal(`${requested} resolves outside the working directory (through a symlink)`);
   return resolved;
 }
 

@@ -1,4 +1,4 @@
-import { and, eq } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import type { Db } from "../client.js";
 import { ollamaModels, type OllamaModelRow } from "../schema.js";
 
@@ -6,13 +6,6 @@ export function createOllamaModelsRepo(db: Db) {
   return {
     forServer(baseUrl: string): OllamaModelRow[] {
       return db.select().from(ollamaModels).where(eq(ollamaModels.baseUrl, baseUrl)).all();
-    },
-    get(baseUrl: string, model: string): OllamaModelRow | undefined {
-      return db
-        .select()
-        .from(ollamaModels)
-        .where(and(eq(ollamaModels.baseUrl, baseUrl), eq(ollamaModels.model, model)))
-        .get();
     },
     saveFacts(baseUrl: string, model: string, facts: Record<string, unknown>, checkedAt: number): void {
       db.insert(ollamaModels)
