@@ -24,4 +24,6 @@ export const jobsApi = {
   cancel: (id: string) => apiFetch<Job>(`/api/jobs/${encodeURIComponent(id)}/cancel`, { method: "POST" }),
   output: (id: string, cursor: number, signal?: AbortSignal) =>
     apiFetch<OutputPage>(`/api/jobs/${encodeURIComponent(id)}/output${queryString({ cursor, limit: 1024 * 1024 })}`, { signal }),
+  tail: (id: string, chars: number, signal?: AbortSignal) =>
+    apiFetch<{ text: string }>(`/api/jobs/${encodeURIComponent(id)}/tail${queryString({ chars })}`, { signal }),
 };

@@ -1,6 +1,5 @@
 import { isFinalStatus, type Job, type JobList, type LaunchJobBody } from "@corral/shared";
 import { keepPreviousData, useMutation, useQuery, useQueryClient, type QueryClient } from "@tanstack/react-query";
-import { apiFetch } from "../api/client.js";
 import { jobsApi, type JobFilters } from "../api/jobs.js";
 import { appendOutput, emptyOutput, type OutputBuffer } from "../lib/output-buffer.js";
 import { queryKeys } from "../lib/query-keys.js";
@@ -41,8 +40,8 @@ export function useJob(id: string) {
 /** The last printed line of a running job, for its card on the Jobs page. */
 export function useJobActivity(id: string, outputBytes: number) {
   return useQuery({
-    queryKey: [...queryKeys.jobs.detail(id), "tail", outputBytes],
-    queryFn: ({ signal }) => apiFetch<{ text: string }>(`/api/jobs/${encodeURIComponent(id)}/tail?chars=400`, { signal }),
+    queryKey: queryKeys.jobs.tail(id, outputBytes),
+    queryFn: ({ signal }) => jobsApi.tail(id, 400, signal),
     placeholderData: keepPreviousData,
     staleTime: Infinity,
   });

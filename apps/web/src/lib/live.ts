@@ -1,11 +1,10 @@
 import { useQuery } from "@tanstack/react-query";
+import { queryKeys } from "./query-keys.js";
 
 /** Whether the WebSocket is connected, kept in the query cache like all other shared state. */
-export const liveKey = ["live"] as const;
-
 export function useLiveStatus(): boolean {
   const { data } = useQuery<boolean>({
-    queryKey: liveKey,
+    queryKey: queryKeys.live,
     queryFn: () => false,
     initialData: false,
     staleTime: Infinity,

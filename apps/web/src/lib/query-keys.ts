@@ -8,6 +8,8 @@ export const queryKeys = {
     list: (filters: JobFilters, page: { limit: number; offset: number }) => [...queryKeys.jobs.lists(), filters, page] as const,
     active: () => [...queryKeys.jobs.all, "active"] as const,
     detail: (id: string) => [...queryKeys.jobs.all, "detail", id] as const,
+    /** Keyed by the output size, so a job that printed more reads its tail again. */
+    tail: (id: string, outputBytes: number) => [...queryKeys.jobs.detail(id), "tail", outputBytes] as const,
     output: (id: string) => [...queryKeys.jobs.all, "output", id] as const,
     files: (id: string) => [...queryKeys.jobs.all, "files", id] as const,
   },
@@ -15,11 +17,13 @@ export const queryKeys = {
     all: ["agents"] as const,
   },
   connect: ["connect"] as const,
+  /** Whether the WebSocket is connected; written by lib/ws.ts, read by useLiveStatus. */
+  live: ["live"] as const,
   files: {
     all: ["files"] as const,
     roots: () => [...queryKeys.files.all, "roots"] as const,
-    dir: (root: string, path: string) => [...queryKeys.files.all, "dir", root, path] as const,
-    file: (root: string, path: string) => [...queryKeys.files.all, "file", root, path] as const,
+    dir: (path: string) => [...queryKeys.files.all, "dir", path] as const,
+    file: (path: string) => [...queryKeys.files.all, "file", path] as const,
   },
   ollama: {
     all: ["ollama"] as const,
@@ -27,7 +31,7 @@ export const queryKeys = {
   },
   costs: {
     all: ["costs"] as const,
-    summary: (range: { from: string; to: string }) => [...queryKeys.costs.all, "summary", range] as const,
+    summary: (range: { from: string; to: string }, groupBy: readonly string[]) => [...queryKeys.costs.all, "summary", range, groupBy.join(",")] as const,
     budgets: () => [...queryKeys.costs.all, "budgets"] as const,
     prices: () => [...queryKeys.costs.all, "prices"] as const,
   },

@@ -10,7 +10,6 @@ import {
 import type { QueryClient } from "@tanstack/react-query";
 import { writeJobToCache } from "../hooks/use-jobs.js";
 import { mergeJobFiles } from "./job-files.js";
-import { liveKey } from "./live.js";
 import { appendStreamed, emptyOutput, type OutputBuffer } from "./output-buffer.js";
 import { queryKeys } from "./query-keys.js";
 
@@ -113,7 +112,7 @@ export class LiveClient {
   }
 
   private setLive(live: boolean): void {
-    this.client.setQueryData(liveKey, live);
+    this.client.setQueryData(queryKeys.live, live);
   }
 
   private send(message: ClientMessage): void {

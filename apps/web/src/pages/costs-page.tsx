@@ -19,7 +19,7 @@ const presets = [
 
 function useReport(range: CostRange, groupBy: CostGroupKey[]) {
   return useQuery({
-    queryKey: [...queryKeys.costs.summary(range), groupBy.join(",")],
+    queryKey: queryKeys.costs.summary(range, groupBy),
     queryFn: ({ signal }) => costsApi.report(range, groupBy, signal),
     refetchInterval: 10_000,
   });

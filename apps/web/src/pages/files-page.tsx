@@ -14,7 +14,7 @@ const join = (dir: string, name: string) => `${dir.replace(/\/$/, "")}/${name}`;
 function useDir(path: string, enabled = true) {
   const live = useLiveStatus();
   return useQuery({
-    queryKey: queryKeys.files.dir("", path),
+    queryKey: queryKeys.files.dir(path),
     queryFn: ({ signal }) => filesApi.list(path, signal),
     enabled,
     // File events invalidate these when the stream is up; otherwise look again now and then.
@@ -65,7 +65,7 @@ function Entry({ entry, parent, depth, selected, onSelect }: { entry: DirEntry; 
 function Viewer({ path }: { path: string }) {
   const image = isImage(path);
   const file = useQuery({
-    queryKey: queryKeys.files.file("", path),
+    queryKey: queryKeys.files.file(path),
     queryFn: ({ signal }) => filesApi.read(path, signal),
     enabled: !image,
   });
