@@ -1,4 +1,5 @@
 import { isFinalStatus, type Job, type JobFile } from "@corral/shared";
+import type { ReactNode } from "react";
 import { useQuery } from "@tanstack/react-query";
 import { filesApi } from "../api/files.js";
 import { CopyBlock } from "../components/copy-button.js";
@@ -115,6 +116,17 @@ function UsageSection({ job }: { job: Job }) {
   );
 }
 
+function Card({ id, title, children }: { id: string; title: string; children: ReactNode }) {
+  return (
+    <section className="card" aria-labelledby={id}>
+      <h2 id={id} style={{ marginTop: 0 }}>
+        {title}
+      </h2>
+      {children}
+    </section>
+  );
+}
+
 export function JobDetailPage({ id }: { id: string }) {
   useFollowJob(id);
   const job = useJob(id);
@@ -177,31 +189,19 @@ export function JobDetailPage({ id }: { id: string }) {
         )}
       </section>
       <div className="grid-2" style={{ marginTop: "0.75rem" }}>
-        <section className="card" aria-labelledby="timeline-heading">
-          <h2 id="timeline-heading" style={{ marginTop: 0 }}>
-            Timeline
-          </h2>
+        <Card id="timeline-heading" title="Timeline">
           <Timeline job={j} now={now} />
-        </section>
-        <section className="card" aria-labelledby="usage-heading">
-          <h2 id="usage-heading" style={{ marginTop: 0 }}>
-            Usage and cost
-          </h2>
+        </Card>
+        <Card id="usage-heading" title="Usage and cost">
           <UsageSection job={j} />
-        </section>
-        <section className="card" aria-labelledby="files-heading">
-          <h2 id="files-heading" style={{ marginTop: 0 }}>
-            Files
-          </h2>
+        </Card>
+        <Card id="files-heading" title="Files">
           <p className="small muted mono" style={{ marginTop: 0 }}>
             {j.workdir}
           </p>
           <JobFilesSection job={j} />
-        </section>
-        <section className="card" aria-labelledby="command-heading">
-          <h2 id="command-heading" style={{ marginTop: 0 }}>
-            Command
-          </h2>
+        </Card>
+        <Card id="command-heading" title="Command">
           {command ? (
             <>
               <CopyBlock text={command} label="The exact command that ran" />
@@ -210,7 +210,7 @@ export function JobDetailPage({ id }: { id: string }) {
           ) : (
             <p className="muted small">{j.status === "queued" ? "Not started yet." : "This agent runs in-process (no command line)."}</p>
           )}
-        </section>
+        </Card>
       </div>
       <section aria-labelledby="prompt-heading">
         <h2 id="prompt-heading">Prompt</h2>
