@@ -19,7 +19,7 @@ export const costsApi = {
 };
 
 /** Local calendar date as `YYYY-MM-DD`. */
-export function isoDay(d: Date): string {
+function isoDay(d: Date): string {
   return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, "0")}-${String(d.getDate()).padStart(2, "0")}`;
 }
 

@@ -26,7 +26,7 @@ export const MAX_TEXT = 2000;
 export const MAX_SHORT = 160;
 
 /** Cuts `text` to `max` characters with an ellipsis; `oneLine` also folds it onto one line. */
-export function cut(text: string, max: number, oneLine = false): string {
+function cut(text: string, max: number, oneLine = false): string {
   const t = oneLine ? text.replace(/\s+/g, " ").trim() : text.trim();
   return t.length > max ? `${t.slice(0, max - 1)}…` : t;
 }
@@ -59,7 +59,7 @@ const fileKeys = ["file_path", "filePath", "path", "notebook_path", "absolute_pa
 const commandKeys = ["command", "cmd", "pattern", "query", "url", "prompt", "description"];
 
 /** A tool call's most telling argument: a file, a command, a pattern; else its arguments in short. */
-export function toolArgs(input: unknown): string {
+function toolArgs(input: unknown): string {
   const args = obj(input);
   if (!args) return typeof input === "string" ? cut(input, MAX_SHORT, true) : "";
   for (const key of [...fileKeys, ...commandKeys]) {

@@ -9,7 +9,7 @@ const byExtension: Record<string, string> = {
   diff: "diff", patch: "diff", makefile: "makefile", dockerfile: "dockerfile",
 };
 
-export function languageFor(path: string): string | null {
+function languageFor(path: string): string | null {
   const name = path.split("/").pop()?.toLowerCase() ?? "";
   const ext = name.includes(".") ? name.split(".").pop() ?? "" : name;
   const lang = byExtension[ext];

@@ -19,7 +19,7 @@ export interface OutputBuffer {
 export const emptyOutput = (): OutputBuffer => ({ lines: [], open: false, cursor: 0, complete: false, dropped: 0 });
 
 /** Enough for any log a person scrolls through; older lines stay readable on the server. */
-export const MAX_LINES = 100_000;
+const MAX_LINES = 100_000;
 
 /**
  * Adds chunks read from `from` (the cursor they start at). Chunks from an older cursor — a
