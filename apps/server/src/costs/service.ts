@@ -117,17 +117,18 @@ export class CostService implements JobCostPolicy {
 
   /** Estimates every job's cost again from today's prices (reported costs stay as reported). */
   reprice(): number {
+    // Runs at every start over every estimated job: look each agent up once, not once per job.
+    const agents = new Map(this.deps.agents.list().map((a) => [a.name, a]));
     const changes = this.deps.costs
       .repriceable()
-      .map((job) => ({ id: job.id, before: job, after: this.costOfJob(job) }))
+      .map((job) => ({ id: job.id, before: job, after: this.costOfJob(job, agents.get(job.agent)) }))
       .filter(({ before, after }) => before.costUsd !== after.costUsd || before.costSource !== after.costSource)
       .map(({ id, after }) => ({ id, ...after }));
     if (changes.length) this.deps.costs.setCosts(changes);
     return changes.length;
   }
 
-  private costOfJob(job: PricedJobFields): CostFields {
-    const agent = this.deps.agents.get(job.agent);
+  private costOfJob(job: PricedJobFields, agent: AgentRow | undefined): CostFields {
     const provider = job.provider ?? agent?.provider ?? null;
     const model = job.usageModel ?? job.model;
     const local = provider === "ollama" && !isCloudOllama(model, agent?.baseUrl ?? null);
@@ -135,7 +136,7 @@ export class CostService implements JobCostPolicy {
   }
 
   price(row: JobRow): CostFields {
-    return this.costOfJob(row);
+    return this.costOfJob(row, this.deps.agents.get(row.agent));
   }
 
   overLimit(row: JobRow): string | null {
