@@ -50,6 +50,10 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
     return this.deps.agents.list().filter((a) => a.enabled);
   }
 
+  isEnabled(name: string): boolean {
+    return this.deps.agents.get(name)?.enabled === true;
+  }
+
   row(name: string): AgentRow {
     const row = this.deps.agents.get(name);
     if (!row) throw notFound(`agent ${name} does not exist`, "name");

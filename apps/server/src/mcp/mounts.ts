@@ -27,9 +27,8 @@ export function mcpRoutes(services: Services) {
     const sessions = new Map<string, Session>();
 
     const handle = async (request: FastifyRequest, reply: FastifyReply, mount: McpMount) => {
-      if (mount.agent) {
-        const agent = services.agents.enabledRows().find((a) => a.name === mount.agent);
-        if (!agent) return jsonRpcError(reply, 404, `no enabled agent named ${mount.agent}; see GET /api/agents`);
+      if (mount.agent && !services.agents.isEnabled(mount.agent)) {
+        return jsonRpcError(reply, 404, `no enabled agent named ${mount.agent}; see GET /api/agents`);
       }
       const sessionId = request.headers["mcp-session-id"];
       let session = typeof sessionId === "string" ? sessions.get(sessionId) : undefined;

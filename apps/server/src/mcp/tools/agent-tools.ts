@@ -1,4 +1,4 @@
-import { isFinalStatus, JobInputSchema } from "@corral/shared";
+import { JobInputSchema } from "@corral/shared";
 import { z } from "zod";
 import type { McpServer, RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { AgentRow } from "../../db/schema.js";
@@ -12,7 +12,8 @@ export function registerAgentTools(server: McpServer, services: Services, agent:
   const { jobs, config } = services;
   const name = agent.name;
   const about = agent.description ? ` (${agent.description})` : "";
-  const tail = (id: string) => jobs.outputTail(id, OUTPUT_TAIL_CHARS);
+  /** Read only when the text needs it: a succeeded job with an answer shows the answer instead. */
+  const tail = (id: string) => () => jobs.outputTail(id, OUTPUT_TAIL_CHARS);
   /** The session's client, for the audit trail (known once `initialize` is done). */
   const actor = () => mcpActor(server.server.getClientVersion());
 
@@ -60,7 +61,7 @@ export function registerAgentTools(server: McpServer, services: Services, agent:
       guarded(() => {
         const row = services.jobs.find(job_id);
         if (!row) return errorResult(`error: job ${job_id} no encontrado`);
-        return textResult(doneText(row, isFinalStatus(row.status) ? tail(job_id) : "", services.files.list(job_id)));
+        return textResult(doneText(row, tail(job_id), services.files.list(job_id)));
       }),
   );
 

@@ -70,9 +70,9 @@ export function filesSummary(counts: JobFileCounts | undefined): string | null {
  * A succeeded job's answer when its CLI told it apart (JSON modes), else the output's tail —
  * always the tail for a failure, where stderr says what went wrong.
  */
-function outputSection(job: Job, tail: string): string[] {
+function outputSection(job: Job, tail: () => string): string[] {
   const answer = job.status === "succeeded" ? job.finalText?.trimEnd() : undefined;
-  const text = answer || tail.trimEnd();
+  const text = answer || tail().trimEnd();
   if (!text) return [];
   const cut = text.length > TAIL_CHARS ? `…${text.slice(-TAIL_CHARS)}` : text;
   return [answer ? "--- answer ---" : "--- output (tail) ---", cut];
@@ -82,7 +82,7 @@ function outputSection(job: Job, tail: string): string[] {
  * `<agent>_done`: `pendiente`, `listo` or `error: …`, then the files the job created, modified
  * and deleted, details and the output's tail.
  */
-export function doneText(job: Job, tail: string, files: JobFile[] = []): string {
+export function doneText(job: Job, tail: () => string, files: JobFile[] = []): string {
   if (job.status === "queued" || job.status === "running") {
     return ["pendiente", `${job.status} for ${elapsed(job)} · job ${job.id} · agent ${job.agent}`, ...filesLines(files)].join("\n");
   }
@@ -90,7 +90,7 @@ export function doneText(job: Job, tail: string, files: JobFile[] = []): string 
 }
 
 /** `<agent>_run`: `ok` or `error: …`, then the same files and details. */
-export function runText(job: Job, tail: string, files: JobFile[] = []): string {
+export function runText(job: Job, tail: () => string, files: JobFile[] = []): string {
   const head = job.status === "succeeded" ? "ok" : statusWord(job);
   return [head, ...filesLines(files), ...details(job), ...outputSection(job, tail)].join("\n");
 }
