@@ -2,7 +2,7 @@
 // last release that runs on Node 20) has no way to send headers from its CLI, so this stands in
 // for the `--header` flag later releases have. Bodies and SSE responses stream through untouched.
 import { createServer, request as httpRequest } from "node:http";
-import type { AddressInfo } from "node:net";
+import { listenOnLoopback } from "../../test/fixtures/loopback.js";
 
 export interface HeaderProxy {
   url: string;
@@ -30,19 +30,5 @@ export function startHeaderProxy(target: string, header: { name: string; value: 
     });
     req.pipe(forward);
   });
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as AddressInfo;
-      resolve({
-        url: `http://127.0.0.1:${port}`,
-        seen,
-        close: () =>
-          new Promise<void>((done) => {
-            server.closeAllConnections();
-            server.close(() => done());
-          }),
-      });
-    });
-  });
+  return listenOnLoopback(server).then((listening) => ({ ...listening, seen }));
 }
