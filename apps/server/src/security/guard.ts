@@ -85,13 +85,13 @@ export function registerGuard(app: FastifyInstance, config: AppConfig, token: st
       if (given) {
         const wait = limiter.retryAfterS(request.ip);
         if (wait) return tooMany(reply, wait);
-        if (!tokensMatch(given, token)) limiter.recordFailure(request.ip);
-      }
-      if (given && tokensMatch(given, token)) {
-        params.delete("token");
-        const rest = params.toString();
-        reply.header("set-cookie", `${TOKEN_COOKIE}=${encodeURIComponent(token)}; HttpOnly; SameSite=Strict; Path=/`);
-        return reply.redirect(`${url.slice(0, query)}${rest ? `?${rest}` : ""}`, 302);
+        if (tokensMatch(given, token)) {
+          params.delete("token");
+          const rest = params.toString();
+          reply.header("set-cookie", `${TOKEN_COOKIE}=${encodeURIComponent(token)}; HttpOnly; SameSite=Strict; Path=/`);
+          return reply.redirect(`${url.slice(0, query)}${rest ? `?${rest}` : ""}`, 302);
+        }
+        limiter.recordFailure(request.ip);
       }
     }
   });
