@@ -7,8 +7,8 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-export const serverEntry = path.join(repo, "apps/server/dist/server.js");
-export const BENCH_TOKEN = "bench-token-0123456789abcdef";
+const serverEntry = path.join(repo, "apps/server/dist/server.js");
+const BENCH_TOKEN = "bench-token-0123456789abcdef";
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

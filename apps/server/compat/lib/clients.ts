@@ -18,7 +18,7 @@ export function clientBin(name: Client): string {
 }
 
 /** PATH with only node and the system tools, so no globally installed client is picked up. */
-export const basePath = [path.dirname(process.execPath), "/usr/local/bin", "/usr/bin", "/bin"].join(path.delimiter);
+const basePath = [path.dirname(process.execPath), "/usr/local/bin", "/usr/bin", "/bin"].join(path.delimiter);
 
 /** The environment a client gets: nothing from the host but PATH, plus a private HOME and TMPDIR. */
 export function cleanEnv(home: string, extra: Record<string, string> = {}): Record<string, string> {
