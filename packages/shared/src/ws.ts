@@ -102,5 +102,3 @@ export const ServerMessageSchema = z.discriminatedUnion("type", [
   ErrorMessageSchema,
 ]);
 export type ServerMessage = z.infer<typeof ServerMessageSchema>;
-export type OutputMessage = z.infer<typeof OutputMessageSchema>;
-export type FileMessage = z.infer<typeof FileMessageSchema>;

@@ -11,7 +11,7 @@ export interface Actor {
 const MAX_CLIENT = 200;
 
 /** A header or clientInfo value, bounded and printable, or null when there is nothing useful. */
-export function clientLabel(value: unknown): string | null {
+function clientLabel(value: unknown): string | null {
   if (typeof value !== "string") return null;
   // eslint-disable-next-line no-control-regex
   const clean = value.replace(/[\u0000-\u001f\u007f]/g, "").trim();

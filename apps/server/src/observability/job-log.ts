@@ -15,8 +15,7 @@ export function attachJobLog(jobs: JobService, audit: AuditService, log: Fastify
   const onJob = (job: Job) => {
     const previous = seen.get(job.id);
     if (previous === job.status) return;
-    // Retried jobs carry their attempt number (jobs/retry.ts).
-    const base = { jobId: job.id, agent: job.agent, status: job.status, ...("attempt" in job ? { attempt: job.attempt } : {}) };
+    const base = { jobId: job.id, agent: job.agent, status: job.status, attempt: job.attempt };
     if (isFinalStatus(job.status)) {
       seen.delete(job.id);
       const started = job.startedAt ?? job.createdAt;

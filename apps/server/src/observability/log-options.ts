@@ -6,7 +6,7 @@ import type { AppConfig } from "../config.js";
  * a `token` field) and environment maps (an agent's `env`, the workers' inherited environment),
  * which carry API keys. Request lines are not logged at all (app.ts), so `?token=` never is.
  */
-export const REDACT_PATHS = [
+const REDACT_PATHS = [
   "req.headers.authorization",
   "req.headers.cookie",
   "headers.authorization",

@@ -4,7 +4,7 @@ import { applyCors } from "./cors.js";
 import { FailedAuthLimiter } from "./rate-limit.js";
 import { tokensMatch } from "./token.js";
 
-export const TOKEN_COOKIE = "corral_token";
+const TOKEN_COOKIE = "corral_token";
 const LOOPBACK_NAMES = ["localhost", "127.0.0.1", "::1"];
 /** Everything but readiness and the panel's own files (which hold no data) needs the token. */
 const isProtected = (url: string) => /^\/(api|mcp|metrics)(\/|\?|$)/.test(url) && !/^\/api\/health(\?|$)/.test(url);
@@ -30,7 +30,7 @@ function readCookie(header: string | undefined, name: string): string | null {
   return null;
 }
 
-export function tokenFromRequest(request: FastifyRequest): string | null {
+function tokenFromRequest(request: FastifyRequest): string | null {
   const auth = request.headers.authorization;
   if (auth?.startsWith("Bearer ")) return auth.slice(7).trim();
   return readCookie(request.headers.cookie, TOKEN_COOKIE);

@@ -1,7 +1,7 @@
 import { Ollama } from "ollama";
 
 /** How long a metadata call (/api/tags, /api/show, /api/ps) may take: those answer at once. */
-export const METADATA_TIMEOUT_MS = 10_000;
+const METADATA_TIMEOUT_MS = 10_000;
 
 /**
  * The official client, bound to one server and one abort signal. The client passes a signal only

@@ -30,7 +30,7 @@ function contextLength(info: Record<string, unknown> | undefined): number | null
   return null;
 }
 
-export function factsFromShow(show: ShowBody): ModelFacts {
+function factsFromShow(show: ShowBody): ModelFacts {
   // Servers before capabilities existed only had the template; `.Tools` in it is what they checked.
   const capabilities = Array.isArray(show.capabilities)
     ? show.capabilities

@@ -8,7 +8,7 @@ import { writeConfined } from "./tools.js";
 export const ollamaBaseUrl = (agent: AgentRow, config: AppConfig) => agent.baseUrl ?? config.ollamaUrl;
 
 /** The model a job runs: the job's, else the agent's, else `CORRAL_<AGENT>_MODEL`, else CORRAL_OLLAMA_MODEL. */
-export function ollamaModel(spec: JobSpec, config: AppConfig): string {
+function ollamaModel(spec: JobSpec, config: AppConfig): string {
   return spec.model ?? spec.agent.model ?? config.defaultModels[spec.agent.name] ?? (config.defaultModels.ollama as string);
 }
 

@@ -8,7 +8,7 @@ export const num = (v: unknown): number | undefined => (typeof v === "number" &&
 export const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
 
 /** One NDJSON event, or undefined for anything else (noise, a partial line, a pretty-printed object). */
-export function parseJsonLine(line: string): Json | undefined {
+function parseJsonLine(line: string): Json | undefined {
   const text = line.trim();
   if (!text.startsWith("{") || !text.endsWith("}")) return undefined;
   try {

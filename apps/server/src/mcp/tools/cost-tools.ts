@@ -10,7 +10,7 @@ import { usd } from "../../costs/format.js";
 const count = (n: number) => n.toLocaleString("en-US");
 
 /** One line of money and tokens; unpriced work says so instead of passing for $0. */
-export function totalsText(t: CostTotals): string {
+function totalsText(t: CostTotals): string {
   const parts = [`${t.jobs} job(s)`, `${count(t.inputTokens)} in / ${count(t.outputTokens)} out tokens`];
   if (t.cachedInputTokens) parts.push(`${count(t.cachedInputTokens)} cached`);
   if (t.costUsd !== null) {

@@ -80,7 +80,7 @@ function wholeUtf8(buf: Buffer): number {
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 /** Text if the start of the file is valid UTF-8 without NUL bytes; that is what editors assume too. */
-export function looksBinary(sample: Buffer): boolean {
+function looksBinary(sample: Buffer): boolean {
   if (sample.includes(0)) return true;
   try {
     utf8.decode(sample.subarray(0, wholeUtf8(sample)));
