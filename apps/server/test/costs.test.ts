@@ -94,6 +94,12 @@ describe("cost accounting", () => {
     const bad = await api<ErrorBody>(server, "GET", "/api/costs?group_by=planet");
     expect(bad.status).toBe(400);
     expect(bad.body.field).toBe("group_by.0");
+    const reversed = await api<ErrorBody>(server, "GET", "/api/costs?from=2026-02-01&to=2026-01-01");
+    expect(reversed.status).toBe(400);
+    expect(reversed.body).toMatchObject({ field: "from", error: expect.stringContaining("must be before") });
+    const notADay = await api<ErrorBody>(server, "GET", "/api/costs?from=last-week");
+    expect(notADay.status).toBe(400);
+    expect(notADay.body.field).toBe("from");
   });
 
   test("prices: the shipped table with its date, overrides that win, and bad input named", async () => {
