@@ -150,7 +150,8 @@ export class CostService implements JobCostPolicy {
     return null;
   }
 
-  admit(agent: AgentRow, jobMaxCostUsd: number | null, now = Date.now()): void {
+  admit(agent: AgentRow, jobMaxCostUsd: number | null): void {
+    const now = Date.now();
     for (const row of this.deps.costs.budgets(agent.provider)) {
       const budget = this.budgetView(row, now);
       const used = `${agent.provider}'s ${periodWord(budget.period)} budget`;
@@ -180,7 +181,8 @@ export class CostService implements JobCostPolicy {
     }
   }
 
-  budgets(now = Date.now()): Budget[] {
+  budgets(): Budget[] {
+    const now = Date.now();
     return this.deps.costs.budgets().map((b) => this.budgetView(b, now));
   }
 
@@ -245,8 +247,8 @@ export class CostService implements JobCostPolicy {
   }
 
   /** Cost and tokens over a range, grouped by provider, model, agent and/or day. */
-  report(query: CostQuery, now = Date.now()): CostReport {
-    const to = query.to === undefined ? now : parseTime(query.to, true);
+  report(query: CostQuery): CostReport {
+    const to = query.to === undefined ? Date.now() : parseTime(query.to, true);
     const from = query.from === undefined ? to - 30 * DAY_MS : parseTime(query.from, false);
     if (from >= to) throw new ServiceError(`from (${localTime(from)}) must be before to (${localTime(to)})`, 400, "from");
     const groupBy = query.group_by?.length ? [...new Set(query.group_by)] : ["provider" as const];
