@@ -24,12 +24,12 @@ test("writes inside the workdir, creating parents; absolute paths inside are fin
   expect(readFileSync(path.join(wd, "a/b/c.txt"), "utf8")).toBe("x");
 });
 
-test("refuses .., absolute paths elsewhere, links pointing out (followed or dangling) and the workdir itself", async () => {
+test("refuses .., absolute paths elsewhere, links pointing out (followed or dangling), the workdir itself, empty paths and NUL bytes", async () => {
   symlinkSync(outside, path.join(wd, "link"));
   symlinkSync(path.join(outside, "d.txt"), path.join(wd, "dangling.txt"));
   writeFileSync(path.join(outside, "secret.txt"), "secret");
   symlinkSync(path.join(outside, "secret.txt"), path.join(wd, "secret.txt"));
-  for (const p of ["../x", "a/../../x", "link/y.txt", "link", "dangling.txt", "secret.txt", path.join(outside, "abs.txt"), "."]) {
+  for (const p of ["../x", "a/../../x", "link/y.txt", "link", "dangling.txt", "secret.txt", path.join(outside, "abs.txt"), ".", "", "  ", "a\0b"]) {
     const outcome = await write(p);
     expect(outcome.ok, p).toBe(false);
     expect(outcome.text, p).toMatch(/^error: refused: /);
