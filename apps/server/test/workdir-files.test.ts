@@ -82,6 +82,10 @@ describe("browsing workdirs", () => {
     const beyond = await raw(big, { range: "bytes=20000-" });
     expect(beyond.status).toBe(416);
     expect(beyond.headers.get("content-range")).toBe("bytes */10000");
+    expect((await raw(big, { range: "bytes=-0" })).status).toBe(416);
+    expect((await raw(big, { range: "bytes=19-10" })).status).toBe(416);
+    // Several ranges or a malformed header: the whole file, as RFC 9110 allows.
+    for (const range of ["bytes=0-1,5-6", "bytes=abc", "pages=1-2"]) expect((await raw(big, { range })).status, range).toBe(200);
     const bin = await raw(path.join(workdir, "blob.bin"));
     expect(bin.headers.get("content-type")).toBe("application/octet-stream");
     expect(Buffer.from(await bin.arrayBuffer())).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 3]));
