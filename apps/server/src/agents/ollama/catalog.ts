@@ -2,9 +2,9 @@ import type { AgentAvailability } from "@corral/shared";
 import type { AppConfig } from "../../config.js";
 import type { NewAgentRow } from "../../db/repos/agents.js";
 import type { AgentRow } from "../../db/schema.js";
-import { effectiveModel, newAgentRow } from "../catalog.js";
+import { newAgentRow } from "../catalog.js";
 import { isUnreachable, ollamaClient, pullHint, sameModel, unreachableMessage } from "./client.js";
-import { ollamaBaseUrl } from "./ollama.js";
+import { ollamaAgentModel, ollamaBaseUrl } from "./ollama.js";
 
 /** pyCorral's three Ollama "becarios"; their models come from CORRAL_<AGENT>_MODEL. */
 const builtins = [
@@ -24,7 +24,7 @@ const AVAILABILITY_TIMEOUT_MS = 2_000;
 /** Available when the server answers and has the agent's model. */
 export async function ollamaAvailability(agent: AgentRow, config: AppConfig): Promise<AgentAvailability> {
   const baseUrl = ollamaBaseUrl(agent, config);
-  const model = effectiveModel(agent, config) ?? config.defaultModels.ollama ?? "";
+  const model = ollamaAgentModel(agent, config);
   try {
     const { models } = await ollamaClient(baseUrl, AbortSignal.timeout(AVAILABILITY_TIMEOUT_MS)).list();
     if (models.some((m) => sameModel(m.name, model))) return { available: true, resolved: `${baseUrl} (${model})`, hint: null, version: null };

@@ -1,5 +1,6 @@
 import type { AppConfig } from "../../config.js";
 import type { AgentRow } from "../../db/schema.js";
+import { effectiveModel } from "../catalog.js";
 import type { InProcessAdapter, JobSpec, WorkerIO, WorkerResult } from "../types.js";
 import { runToolLoop } from "./loop.js";
 import { writeConfined } from "./tools.js";
@@ -7,10 +8,9 @@ import { writeConfined } from "./tools.js";
 /** The server an Ollama agent talks to: its own baseUrl, else CORRAL_OLLAMA_URL. */
 export const ollamaBaseUrl = (agent: AgentRow, config: AppConfig) => agent.baseUrl ?? config.ollamaUrl;
 
-/** The model a job runs: the job's, else the agent's, else `CORRAL_<AGENT>_MODEL`, else CORRAL_OLLAMA_MODEL. */
-function ollamaModel(spec: JobSpec, config: AppConfig): string {
-  return spec.model ?? spec.agent.model ?? config.defaultModels[spec.agent.name] ?? (config.defaultModels.ollama as string);
-}
+/** An Ollama agent's model: its own, else `CORRAL_<AGENT>_MODEL`, else (user-added agents) CORRAL_OLLAMA_MODEL. */
+export const ollamaAgentModel = (agent: AgentRow, config: AppConfig): string =>
+  effectiveModel(agent, config) ?? config.defaultModels.ollama ?? "";
 
 /** Every Ollama agent runs through this one adapter; agents differ only in server and model. */
 export function createOllamaAdapter(config: AppConfig): InProcessAdapter {
@@ -19,7 +19,7 @@ export function createOllamaAdapter(config: AppConfig): InProcessAdapter {
     async run(spec: JobSpec, io: WorkerIO): Promise<WorkerResult> {
       const result = await runToolLoop({
         baseUrl: ollamaBaseUrl(spec.agent, config),
-        model: ollamaModel(spec, config),
+        model: spec.model ?? ollamaAgentModel(spec.agent, config),
         workdir: spec.workdir,
         prompt: spec.prompt,
         maxIterations: config.ollamaMaxIterations,
