@@ -43,11 +43,12 @@ export class OllamaService {
     }
     const checkedAt = Date.now();
     const stored = new Map(this.deps.models.forServer(url).map((row) => [row.model, row]));
-    const models: OllamaModel[] = listed.models.map((m) => {
-      const { name, ...facts } = m;
-      this.deps.models.saveFacts(url, name, facts, checkedAt);
-      return { name, ...facts, checkedAt, probe: storedProbe(stored.get(name)) };
-    });
+    this.deps.models.saveFacts(
+      url,
+      listed.models.map(({ name, ...facts }) => ({ model: name, facts })),
+      checkedAt,
+    );
+    const models: OllamaModel[] = listed.models.map((m) => ({ ...m, checkedAt, probe: storedProbe(stored.get(m.name)) }));
     return { url, version: listed.version, models };
   }
 
