@@ -167,6 +167,9 @@ describe("CORS", () => {
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get("access-control-allow-origin")).toBe("https://tools.example");
     expect(preflight.headers.get("access-control-allow-headers")).toMatch(/authorization/);
+    // Every method the REST API uses (PUT: /api/costs/prices).
+    const methods = preflight.headers.get("access-control-allow-methods")?.split(/,\s*/) ?? [];
+    for (const m of ["GET", "POST", "PUT", "PATCH", "DELETE"]) expect(methods, m).toContain(m);
     expect(preflight.headers.get("access-control-allow-credentials")).toBeNull();
     const get = await fetch(`${server.url}/api/jobs`, { headers: { ...server.auth, origin: "https://tools.example" } });
     expect(get.status).toBe(200);

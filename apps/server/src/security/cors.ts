@@ -15,7 +15,7 @@ export function applyCors(request: FastifyRequest, reply: FastifyReply, allowedO
   reply.header("access-control-allow-origin", origin);
   reply.header("vary", "Origin");
   if (request.method === "OPTIONS" && request.headers["access-control-request-method"]) {
-    reply.header("access-control-allow-methods", "GET, POST, PATCH, DELETE");
+    reply.header("access-control-allow-methods", "GET, POST, PUT, PATCH, DELETE");
     reply.header("access-control-allow-headers", ALLOWED_HEADERS);
     reply.header("access-control-max-age", "600");
     return "preflight";
