@@ -16,7 +16,6 @@ import { healthRoutes } from "./routes/health.js";
 import { jobRoutes } from "./routes/jobs/index.js";
 import { costRoutes } from "./routes/costs/index.js";
 import { ollamaRoutes } from "./routes/ollama/index.js";
-import { jobTailRoutes } from "./routes/jobs/tail.js";
 import { attachJobLog } from "./observability/job-log.js";
 import { loggerOptions } from "./observability/log-options.js";
 import { auditRoutes } from "./routes/audit/index.js";
@@ -90,7 +89,6 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   await app.register(fileRoutes(services));
   await app.register(wsRoutes(services));
   await app.register(ollamaRoutes(services));
-  await app.register(jobTailRoutes(services));
   await app.register(connectRoutes(services, token));
   await app.register(auditRoutes(services));
   await app.register(metricsRoutes(services, limiter));

@@ -171,3 +171,15 @@ test("each attempt of a retried job is listed with its part of the output", asyn
   expect(bad.status).toBe(400);
   expect(bad.body.issues?.map((i) => i.field)).toContain("retry.output_patterns.0");
 });
+
+test("the tail of a job's output, for the panel's activity line", async () => {
+  const launched = await api<Job>(server, "POST", "/api/jobs", { agent: "kiro", prompt: "print 40", workdir: path.join(server.root, "tail") });
+  await server.services.jobs.waitFor([launched.body.id], 10_000);
+  const tail = await api<{ text: string }>(server, "GET", `/api/jobs/${launched.body.id}/tail?chars=30`);
+  expect(tail.body.text).toContain("done kiro-cli-chat");
+  expect(tail.body.text).not.toContain("line 1\n");
+  const bad = await api<ErrorBody>(server, "GET", `/api/jobs/${launched.body.id}/tail?chars=0`);
+  expect(bad.status).toBe(400);
+  expect(bad.body.issues?.map((i) => i.field)).toContain("chars");
+  expect((await api(server, "GET", "/api/jobs/abcdefabcdef/tail")).status).toBe(404);
+});

@@ -6,6 +6,7 @@ import { parseInput } from "../../lib/errors.js";
 import { restActor } from "../../observability/audit.js";
 
 const IdParamsSchema = z.object({ id: JobIdSchema });
+const TailQuerySchema = z.object({ chars: z.coerce.number().int().min(1).max(16_384).default(400) }).strict();
 
 export function jobRoutes(services: Services) {
   return async (app: FastifyInstance) => {
@@ -34,6 +35,13 @@ export function jobRoutes(services: Services) {
       const { id } = parseInput(IdParamsSchema, request.params);
       const { cursor, limit } = parseInput(OutputQuerySchema, request.query);
       return jobs.readOutput(id, cursor, limit);
+    });
+
+    // The last characters a job printed: the panel's live-activity line, without a cursor walk.
+    app.get("/api/jobs/:id/tail", async (request) => {
+      const { id } = parseInput(IdParamsSchema, request.params);
+      const { chars } = parseInput(TailQuerySchema, request.query);
+      return { text: jobs.outputTail(id, chars) };
     });
   };
 }
