@@ -201,6 +201,10 @@ test("WebSocket: random frames get error messages; the connection and server sta
     else if (r < 0.3) socket.send(g.string().slice(0, 20_000));
     else socket.send(JSON.stringify(g.rand() < 0.6 ? { ...g.object(), type: g.pick(["subscribe_job", "unsubscribe_job", "subscribe_jobs", "nope", g.string().slice(0, 20)]) } : g.value()).slice(0, 20_000));
   }
+  // Replies come in order: once the answer to this last frame is in, every earlier one is too.
+  const sentinel = "fuzzend00000";
+  socket.send(JSON.stringify({ type: "subscribe_job", jobId: sentinel, cursor: 0 }));
+  await until(() => received.find((m) => m.type === "error" && m.message === `job ${sentinel} not found`), 10_000, "the answer to the last frame");
   const noise = received.length;
   socket.send(JSON.stringify({ type: "subscribe_jobs" }));
   await until(() => received.slice(noise).find((m) => m.type === "subscribed"), 10_000, "the subscription after the noise");
