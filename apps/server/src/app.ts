@@ -1,12 +1,11 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
+import { createServer } from "node:http";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
-import fastifyStatic from "@fastify/static";
 import Fastify, { LogController, type FastifyInstance, type FastifyReply } from "fastify";
 import type { DestinationStream } from "pino";
 import type { AppConfig } from "./config.js";
 import { openDb } from "./db/client.js";
-import { registerDevWeb } from "./dev-web.js";
+import { isHotReloadSocket } from "./dev-web.js";
 import { ServiceError } from "./lib/errors.js";
 import { mcpRoutes } from "./mcp/mounts.js";
 import { agentRoutes } from "./routes/agents/index.js";
@@ -20,18 +19,20 @@ import { attachJobLog } from "./observability/job-log.js";
 import { loggerOptions } from "./observability/log-options.js";
 import { auditRoutes } from "./routes/audit/index.js";
 import { metricsRoutes } from "./routes/metrics.js";
+import { panelRoutes } from "./routes/panel.js";
+import { sessionRoutes } from "./routes/sessions/index.js";
+import type { RouteEntry } from "./security/access.js";
 import { registerGuard } from "./security/guard.js";
 import { loadOrCreateToken } from "./security/token.js";
 import { createServices, type Services } from "./services.js";
 import { registerWebsocket, wsRoutes } from "./ws/index.js";
 
-/** The built panel: apps/web/dist, the same relative path from src/ and dist/. */
-const webDist = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../web/dist");
-
 export interface CorralApp {
   app: FastifyInstance;
   services: Services;
   token: string;
+  /** Every route and the access it declared (security/access.ts). */
+  routes(): RouteEntry[];
 }
 
 export interface BuildOptions {
@@ -79,8 +80,16 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
     return reply.code(500).send({ error: "internal error; the server log has the details" });
   });
 
-  await registerWebsocket(app);
-  const limiter = registerGuard(app, config, token);
+  // One listener for upgrades: under `pnpm dev` hot reload's socket goes to Vite, every other
+  // one through Fastify's router and so through the guard. Neither server listens itself.
+  const routedUpgrades = createServer();
+  const hotReloadUpgrades = createServer();
+  app.server.on("upgrade", (request, socket, head) => {
+    const target = config.devWeb && isHotReloadSocket(request) ? hotReloadUpgrades : routedUpgrades;
+    target.emit("upgrade", request, socket, head);
+  });
+  await registerWebsocket(app, routedUpgrades);
+  const guard = registerGuard(app, config, token, services.sessions);
   const detachJobLog = attachJobLog(services.jobs, services.audit, app.log);
   await app.register(healthRoutes);
   await app.register(agentRoutes(services));
@@ -91,17 +100,10 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   await app.register(ollamaRoutes(services));
   await app.register(connectRoutes(services, token));
   await app.register(auditRoutes(services));
-  await app.register(metricsRoutes(services, limiter));
+  await app.register(sessionRoutes(services));
+  await app.register(metricsRoutes(services, guard.limiter));
   await app.register(mcpRoutes(services));
-  if (config.devWeb) {
-    await registerDevWeb(app);
-  } else if (existsSync(webDist)) {
-    await app.register(fastifyStatic, { root: webDist, wildcard: false });
-    app.setNotFoundHandler((request, reply) => {
-      if (request.method === "GET" && !/^\/(api|mcp)(\/|$)/.test(request.url)) return reply.sendFile("index.html");
-      return reply.code(404).send({ error: `no route ${request.method} ${request.url.split("?")[0]}` });
-    });
-  }
+  await app.register(panelRoutes(config, hotReloadUpgrades));
 
   app.addHook("onClose", async () => {
     services.jobs.shutdown();
@@ -111,5 +113,5 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
     db.close();
   });
   services.jobs.recover();
-  return { app, services, token };
+  return { app, services, token, routes: guard.routes };
 }

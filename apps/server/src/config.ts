@@ -36,6 +36,7 @@ const EnvSchema = z.object({
   CORRAL_AUTH_FAILURE_LIMIT: positiveInt.default(10),
   CORRAL_AUTH_FAILURE_WINDOW_S: positiveInt.default(60),
   CORRAL_BODY_LIMIT_BYTES: positiveInt.default(2 * 1024 * 1024),
+  CORRAL_SESSION_TTL_DAYS: positiveInt.max(3650).default(30),
   HOME: z.string().optional(),
   XDG_DATA_HOME: z.string().optional(),
 });
@@ -75,6 +76,8 @@ export interface AppConfig {
   authFailureWindowMs: number;
   /** Largest request body (REST and MCP JSON) before a 413. */
   bodyLimitBytes: number;
+  /** How long a browser session lasts without being used. */
+  sessionTtlMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -136,6 +139,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     authFailureLimit: e.CORRAL_AUTH_FAILURE_LIMIT,
     authFailureWindowMs: e.CORRAL_AUTH_FAILURE_WINDOW_S * 1000,
     bodyLimitBytes: e.CORRAL_BODY_LIMIT_BYTES,
+    sessionTtlMs: e.CORRAL_SESSION_TTL_DAYS * 24 * 3600 * 1000,
   };
 }
 

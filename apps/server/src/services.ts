@@ -13,11 +13,13 @@ import { createJobStatsRepo } from "./db/repos/job-stats.js";
 import { createJobFilesRepo } from "./db/repos/job-files.js";
 import { createJobsRepo } from "./db/repos/jobs.js";
 import { createOllamaModelsRepo } from "./db/repos/ollama-models.js";
+import { createSessionsRepo } from "./db/repos/sessions.js";
 import { FileWatcher } from "./jobs/file-watcher.js";
 import { JobService } from "./jobs/service.js";
 import { jobFiles } from "./jobs/worker-process.js";
 import { AuditService } from "./observability/audit.js";
 import { Metrics } from "./observability/metrics.js";
+import { SessionService } from "./security/sessions.js";
 
 /** The one service layer every door (MCP, REST, WebSocket) calls. */
 export interface Services {
@@ -33,6 +35,8 @@ export interface Services {
   audit: AuditService;
   /** Prometheus samples for /metrics. */
   metrics: Metrics;
+  /** Signed-in browsers. */
+  sessions: SessionService;
 }
 
 export function createServices(config: AppConfig, db: Db): Services {
@@ -67,5 +71,6 @@ export function createServices(config: AppConfig, db: Db): Services {
     if (!removed) jobs.agentChanged(name);
   });
   const metrics = new Metrics(jobs, createJobStatsRepo(db));
-  return { config, agents, jobs, costs, files, ollama, audit, metrics };
+  const sessions = new SessionService(createSessionsRepo(db), config.dataDir, config.sessionTtlMs);
+  return { config, agents, jobs, costs, files, ollama, audit, metrics, sessions };
 }

@@ -29,7 +29,7 @@ describe("the security floor", () => {
   });
 
   test("a malformed cookie is a plain 401, not a server error", async () => {
-    const res = await get("/api/jobs", { cookie: "corral_token=%E0%A4%A" });
+    const res = await get("/api/jobs", { cookie: `${server.services.sessions.cookieName}=%E0%A4%A` });
     expect(res.status).toBe(401);
   });
 

@@ -65,6 +65,13 @@ export async function api<T = unknown>(server: TestServer, method: string, url: 
   return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T };
 }
 
+/** Signs a browser in the way the panel does (`/?token=`), returning its `Cookie` header value. */
+export async function signIn(server: TestServer): Promise<string> {
+  const res = await fetch(`${server.url}/?token=${server.token}`, { redirect: "manual" });
+  if (res.status !== 302) throw new Error(`sign-in answered ${res.status}`);
+  return (res.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+}
+
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Polls until `check` returns a value other than undefined, or fails after `timeoutMs`. */

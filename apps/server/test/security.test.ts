@@ -8,7 +8,7 @@ import type { AuditList, Job } from "@corral/shared";
 import { afterEach, describe, expect, test } from "vitest";
 import WebSocket from "ws";
 import { ConfigError, loadConfig } from "../src/config.js";
-import { api, startServer, tempDir, until, type TestServer } from "./helpers.js";
+import { api, signIn, startServer, tempDir, until, type TestServer } from "./helpers.js";
 import { connectMcp, textOf } from "./mcp-client.js";
 
 const serverDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -63,10 +63,11 @@ describe("failed-auth rate limiting", () => {
     expect(retryAfter).toBeGreaterThan(0);
     expect(retryAfter).toBeLessThanOrEqual(120);
     expect(((await limited.json()) as { error: string }).error).toMatch(/too many wrong tokens.*CORRAL_AUTH_FAILURE_LIMIT/);
-    // Blocked means blocked: a guesser must not learn that a guess was right.
-    expect((await fetch(`${server.url}/api/jobs`, { headers: server.auth })).status).toBe(429);
-    expect((await upgradeStatus(server, bearer(server.token))).status).toBe(429);
-    expect((await fetch(`${server.url}/jobs?token=${server.token}`, { redirect: "manual" })).status).toBe(429);
+    // Wrong tokens stay blocked; the right one is never refused, so nobody can lock the owner out.
+    expect((await fetch(`${server.url}/api/jobs`, { headers: bearer("wrong-token-y-0123456789") })).status).toBe(429);
+    expect((await fetch(`${server.url}/api/jobs`, { headers: server.auth })).status).toBe(200);
+    expect((await upgradeStatus(server, bearer(server.token))).status).toBe(101);
+    expect((await fetch(`${server.url}/jobs?token=${server.token}`, { redirect: "manual" })).status).toBe(302);
     // Health stays open.
     expect((await fetch(`${server.url}/api/health`)).status).toBe(200);
   });
@@ -139,7 +140,7 @@ describe("the WebSocket upgrade passes the same guard", () => {
     expect((await upgradeStatus(server, { ...server.auth, host: "attacker.example" })).status).toBe(403);
     // The owner gets in with the header, or with the panel's cookie from its own origin.
     expect((await upgradeStatus(server, server.auth)).status).toBe(101);
-    expect((await upgradeStatus(server, { cookie: `corral_token=${server.token}`, origin: `http://${host}` })).status).toBe(101);
+    expect((await upgradeStatus(server, { cookie: await signIn(server), origin: `http://${host}` })).status).toBe(101);
   });
 });
 

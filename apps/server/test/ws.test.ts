@@ -5,7 +5,7 @@ import type { Job, JobFile, OutputPage } from "@corral/shared";
 import { PAGE_BYTES } from "../src/ws/job-stream.js";
 import { SEND_BUFFER_CAP } from "../src/ws/connection.js";
 import type { HubStats } from "../src/ws/hub.js";
-import { api, until, type TestServer, startServer } from "./helpers.js";
+import { api, signIn, startServer, type TestServer, until } from "./helpers.js";
 import { WsClient } from "./ws-client.js";
 
 let server: TestServer;
@@ -228,7 +228,8 @@ describe("WebSocket security", () => {
     await expect(WsClient.open(server, {})).rejects.toThrow("HTTP 401");
     await expect(WsClient.open(server, { authorization: "Bearer wrong-token-0123456789" })).rejects.toThrow("HTTP 401");
     await expect(WsClient.open(server, { ...server.auth, origin: "http://evil.example" })).rejects.toThrow("HTTP 403");
-    const viaCookie = await open({ cookie: `corral_token=${server.token}` });
+    await expect(WsClient.open(server, { cookie: `corral_token=${server.token}` })).rejects.toThrow("HTTP 401");
+    const viaCookie = await open({ cookie: await signIn(server) });
     viaCookie.send({ type: "subscribe_jobs" });
     await viaCookie.waitFor("subscribed");
   });

@@ -9,3 +9,4 @@ export * from "./files.js";
 export * from "./connect.js";
 export * from "./costs.js";
 export * from "./audit.js";
+export * from "./sessions.js";

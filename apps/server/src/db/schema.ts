@@ -165,6 +165,21 @@ export const auditLog = sqliteTable(
   (t) => [index("audit_log_at_idx").on(t.at), index("audit_log_job_idx").on(t.jobId)],
 );
 
+/** Browser sessions: the panel's cookie holds a random secret; only its SHA-256 is stored. */
+export const browserSessions = sqliteTable(
+  "browser_sessions",
+  {
+    /** Public id, shown on the Connect page and used to sign one session out. */
+    id: text("id").primaryKey(),
+    secretHash: text("secret_hash").notNull(),
+    userAgent: text("user_agent").notNull().default(""),
+    createdAt: integer("created_at").notNull(),
+    lastSeenAt: integer("last_seen_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [uniqueIndex("browser_sessions_secret_hash").on(t.secretHash)],
+);
+
 export type AgentRow = typeof agents.$inferSelect;
 export type JobRow = typeof jobs.$inferSelect;
 export type OllamaModelRow = typeof ollamaModels.$inferSelect;
@@ -173,3 +188,4 @@ export type PriceOverrideRow = typeof priceOverrides.$inferSelect;
 export type BudgetRow = typeof budgets.$inferSelect;
 export type JobAttemptRow = typeof jobAttempts.$inferSelect;
 export type AuditRow = typeof auditLog.$inferSelect;
+export type BrowserSessionRow = typeof browserSessions.$inferSelect;

@@ -1,13 +1,24 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { AppConfig } from "../config.js";
+import type { BrowserSessionRow } from "../db/schema.js";
+import { accessOf, collectRoutes, type RouteEntry } from "./access.js";
 import { applyCors } from "./cors.js";
 import { FailedAuthLimiter } from "./rate-limit.js";
+import type { SessionService } from "./sessions.js";
 import { tokensMatch } from "./token.js";
 
-const TOKEN_COOKIE = "corral_token";
+/** The cookie earlier versions kept the master token in; it is cleared wherever it still shows up. */
+const LEGACY_TOKEN_COOKIE = "corral_token";
 const LOOPBACK_NAMES = ["localhost", "127.0.0.1", "::1"];
-/** Everything but readiness and the panel's own files (which hold no data) needs the token. */
-const isProtected = (url: string) => /^\/(api|mcp|metrics)(\/|\?|$)/.test(url) && !/^\/api\/health(\?|$)/.test(url);
+/** A redirect target we build must be a plain local path: no scheme, no `//host`, no controls. */
+const SAFE_LOCAL_PATH = /^\/(?![/\\])[\x21-\x7e]*$/;
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** The panel session this request came in with; null for the token or no credentials. */
+    browserSession: BrowserSessionRow | null;
+  }
+}
 
 function hostnameOf(hostHeader: string): string {
   try {
@@ -17,43 +28,111 @@ function hostnameOf(hostHeader: string): string {
   }
 }
 
-function readCookie(header: string | undefined, name: string): string | null {
+/** Every value sent under `name`: another local page can plant a second cookie of the same name. */
+function cookieValues(header: string | undefined, name: string): string[] {
+  const values: string[] = [];
   for (const part of header?.split(";") ?? []) {
-    const [key, ...rest] = part.trim().split("=");
-    if (key !== name) continue;
-    try {
-      return decodeURIComponent(rest.join("="));
-    } catch {
-      return null; // Malformed escapes: treated as no cookie, so the answer is a plain 401.
-    }
+    const eq = part.indexOf("=");
+    if (eq < 0 || part.slice(0, eq).trim() !== name) continue;
+    values.push(part.slice(eq + 1).trim());
   }
-  return null;
+  return values;
 }
 
-function tokenFromRequest(request: FastifyRequest): string | null {
-  const auth = request.headers.authorization;
-  if (auth?.startsWith("Bearer ")) return auth.slice(7).trim();
-  return readCookie(request.headers.cookie, TOKEN_COOKIE);
+type Verdict =
+  | { ok: true; session: BrowserSessionRow | null }
+  | { ok: false; status: 401; error: string; wrongToken: boolean };
+
+const missing: Verdict = {
+  ok: false,
+  status: 401,
+  wrongToken: false,
+  error: "missing token: send Authorization: Bearer <token> (printed at startup, kept in the data dir's token file), or open the panel URL printed at startup",
+};
+const wrongToken: Verdict = {
+  ok: false,
+  status: 401,
+  wrongToken: true,
+  error: "wrong token: use the token printed at startup (kept in the data dir's token file)",
+};
+const staleSession: Verdict = {
+  ok: false,
+  status: 401,
+  wrongToken: false,
+  error: "this browser's session has expired or was signed out: open the panel URL printed at startup (it ends in ?token=…) to sign in again",
+};
+
+export interface Guard {
+  limiter: FailedAuthLimiter;
+  /** Every route and the access it declared (complete once the app is ready). */
+  routes(): RouteEntry[];
 }
 
 /**
  * The security floor, on every request — WebSocket upgrades included, since @fastify/websocket
- * runs onRequest hooks before it upgrades: a Host we answer to (DNS rebinding), no foreign Origin
- * (cross-site requests), and the token on /api, /mcp and /metrics. `?token=` on a page URL is
- * traded for an HttpOnly cookie, so the panel never keeps the token where scripts can read it.
- * Wrong tokens are counted per remote address; too many in a window get 429 (rate-limit.ts).
+ * runs onRequest hooks before it upgrades. A Host we answer to (DNS rebinding) and no foreign
+ * Origin (cross-site requests) everywhere; then what the matched route declared (access.ts):
+ * credentials unless it is public or a panel page. Credentials are the token as a Bearer header
+ * (every client), or a browser session cookie — only on same-origin requests, so an origin
+ * allowed by CORRAL_ALLOWED_ORIGINS must send the token itself. Wrong tokens are counted per
+ * remote address; past the limit more wrong ones get 429, while the right one always gets in.
  */
-export function registerGuard(app: FastifyInstance, config: AppConfig, token: string): FailedAuthLimiter {
+export function registerGuard(app: FastifyInstance, config: AppConfig, token: string, sessions: SessionService): Guard {
   const limiter = new FailedAuthLimiter(config.authFailureLimit, config.authFailureWindowMs);
+  const routes = collectRoutes(app);
   const allowedHosts = new Set([...LOOPBACK_NAMES, ...config.allowedHosts.map((h) => h.toLowerCase())]);
   if (!["0.0.0.0", "::"].includes(config.host)) allowedHosts.add(config.host.toLowerCase());
+  app.decorateRequest("browserSession", null);
 
   const refuse = (reply: FastifyReply, status: number, error: string) => reply.code(status).send({ error });
   const tooMany = (reply: FastifyReply, retryAfterS: number) =>
     reply
       .code(429)
       .header("retry-after", String(retryAfterS))
-      .send({ error: `too many wrong tokens from this address; try again in ${retryAfterS} s (CORRAL_AUTH_FAILURE_LIMIT per CORRAL_AUTH_FAILURE_WINDOW_S)` });
+      .send({ error: `too many wrong tokens from this address; try again in ${retryAfterS} s, or use the right token (CORRAL_AUTH_FAILURE_LIMIT per CORRAL_AUTH_FAILURE_WINDOW_S)` });
+
+  /** Whether the browser says this request comes from Corral's own pages. */
+  const fromOwnPage = (request: FastifyRequest, sameOrigin: boolean) => {
+    const site = request.headers["sec-fetch-site"];
+    return sameOrigin && (site === undefined || site === "same-origin" || site === "none");
+  };
+
+  const authenticate = (request: FastifyRequest, sameOrigin: boolean): Verdict => {
+    const auth = request.headers.authorization;
+    if (auth !== undefined) {
+      const given = auth.startsWith("Bearer ") ? auth.slice(7).trim() : "";
+      return given && tokensMatch(given, token) ? { ok: true, session: null } : wrongToken;
+    }
+    const secrets = fromOwnPage(request, sameOrigin) ? cookieValues(request.headers.cookie, sessions.cookieName) : [];
+    for (const secret of secrets) {
+      const session = sessions.verify(secret);
+      if (session) return { ok: true, session };
+    }
+    return secrets.length ? staleSession : missing;
+  };
+
+  /** `?token=` on a page URL: a new session for this browser, and the URL again without the token. */
+  const exchange = (request: FastifyRequest, reply: FastifyReply) => {
+    const query = request.url.indexOf("?");
+    if (request.method !== "GET" || query < 0) return;
+    const params = new URLSearchParams(request.url.slice(query + 1));
+    const given = params.get("token");
+    if (!given) return;
+    if (!tokensMatch(given, token)) {
+      const wait = limiter.retryAfterS(request.ip);
+      if (wait) return tooMany(reply, wait);
+      limiter.recordFailure(request.ip);
+      return; // The page loads and says how to sign in.
+    }
+    const { secret } = sessions.create(String(request.headers["user-agent"] ?? ""));
+    params.delete("token");
+    const rest = params.toString();
+    const path = request.url.slice(0, query);
+    const location = `${SAFE_LOCAL_PATH.test(path) ? path : "/"}${rest ? `?${rest}` : ""}`;
+    reply.header("set-cookie", sessions.cookie(secret));
+    reply.header("cache-control", "no-store");
+    return reply.redirect(location, 302);
+  };
 
   app.addHook("onRequest", async (request, reply) => {
     const host = request.headers.host ?? "";
@@ -61,39 +140,36 @@ export function registerGuard(app: FastifyInstance, config: AppConfig, token: st
       return refuse(reply, 403, `Host "${host}" is not allowed; open Corral through localhost or add the name to CORRAL_ALLOWED_HOSTS`);
     }
     const origin = request.headers.origin;
-    if (origin && origin !== `http://${host}` && origin !== `https://${host}` && !config.allowedOrigins.includes(origin)) {
+    const sameOrigin = !origin || origin === `http://${host}` || origin === `https://${host}`;
+    if (!sameOrigin && !config.allowedOrigins.includes(origin)) {
       return refuse(reply, 403, `Origin "${origin}" is not allowed; add it to CORRAL_ALLOWED_ORIGINS to permit it`);
     }
-    // A preflight carries no token by design; it only learns what the allowed origin may send.
+    // A preflight carries no credentials by design; it only learns what the allowed origin may send.
     if (applyCors(request, reply, config.allowedOrigins) === "preflight") return reply.code(204).send();
-    const url = request.url;
-    if (isProtected(url)) {
-      const given = tokenFromRequest(request);
-      if (!given) return refuse(reply, 401, "missing token: send Authorization: Bearer <token> (printed at startup, kept in the data dir's token file)");
-      const wait = limiter.retryAfterS(request.ip);
-      if (wait) return tooMany(reply, wait);
-      if (!tokensMatch(given, token)) {
-        limiter.recordFailure(request.ip);
-        return refuse(reply, 401, "wrong token: use the token printed at startup (kept in the data dir's token file)");
-      }
+    const cleared = legacyCookieClear(request);
+    if (cleared.length) reply.header("set-cookie", cleared);
+
+    const access = accessOf(request);
+    if (access === "public") return;
+    if (access === "page") return exchange(request, reply);
+    const verdict = authenticate(request, sameOrigin);
+    if (verdict.ok) {
+      request.browserSession = verdict.session;
       return;
     }
-    const query = url.indexOf("?");
-    if (request.method === "GET" && query >= 0) {
-      const params = new URLSearchParams(url.slice(query + 1));
-      const given = params.get("token");
-      if (given) {
-        const wait = limiter.retryAfterS(request.ip);
-        if (wait) return tooMany(reply, wait);
-        if (tokensMatch(given, token)) {
-          params.delete("token");
-          const rest = params.toString();
-          reply.header("set-cookie", `${TOKEN_COOKIE}=${encodeURIComponent(token)}; HttpOnly; SameSite=Strict; Path=/`);
-          return reply.redirect(`${url.slice(0, query)}${rest ? `?${rest}` : ""}`, 302);
-        }
-        limiter.recordFailure(request.ip);
-      }
+    if (verdict.wrongToken) {
+      const wait = limiter.retryAfterS(request.ip);
+      if (wait) return tooMany(reply, wait);
+      limiter.recordFailure(request.ip);
     }
+    return refuse(reply, verdict.status, verdict.error);
   });
-  return limiter;
+  return { limiter, routes };
+}
+
+/** A `Set-Cookie` that deletes the old master-token cookie, when the browser still sends one. */
+function legacyCookieClear(request: FastifyRequest): string[] {
+  return cookieValues(request.headers.cookie, LEGACY_TOKEN_COOKIE).length
+    ? [`${LEGACY_TOKEN_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0`]
+    : [];
 }

@@ -1,3 +1,4 @@
+import type { Server } from "node:http";
 import websocket from "@fastify/websocket";
 import type { FastifyInstance } from "fastify";
 import type { Services } from "../services.js";
@@ -7,11 +8,12 @@ import { WsHub } from "./hub.js";
 const MAX_CLIENT_MESSAGE = 64 * 1024;
 
 /**
- * Upgrade handling for the whole app. Registered before the guard: its hooks must see every
- * upgrade request, so that a refused one (401, 403) has its socket closed, not left dangling.
+ * Upgrade handling for the whole app, fed the upgrades app.ts routes to Fastify. Registered
+ * before the guard: its hooks must see every upgrade request, so that a refused one (401, 403)
+ * has its socket closed, not left dangling.
  */
-export async function registerWebsocket(app: FastifyInstance): Promise<void> {
-  await app.register(websocket, { options: { maxPayload: MAX_CLIENT_MESSAGE } });
+export async function registerWebsocket(app: FastifyInstance, upgrades: Server): Promise<void> {
+  await app.register(websocket, { options: { maxPayload: MAX_CLIENT_MESSAGE, server: upgrades } });
 }
 
 /**

@@ -1,0 +1,38 @@
+import { existsSync } from "node:fs";
+import type { Server } from "node:http";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import fastifyStatic from "@fastify/static";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { AppConfig } from "../config.js";
+import { registerDevWeb } from "../dev-web.js";
+import { declarePages } from "../security/access.js";
+
+/** The built panel: apps/web/dist, the same relative path from src/ and dist/. */
+const webDist = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../web/dist");
+
+/** Paths that belong to the API: an unknown one is a JSON 404, never the panel's page. */
+const API_PATH = /^\/(api|mcp|metrics)(\/|$)/;
+
+/**
+ * The control panel: its built files (or Vite serving the sources, under `pnpm dev`), and its
+ * page for any other GET so that deep links work. All of it is declared a page: it holds no data,
+ * and a `?token=` on it signs the browser in (security/guard.ts).
+ */
+export function panelRoutes(config: AppConfig, hmrUpgrades: Server) {
+  return async (app: FastifyInstance) => {
+    declarePages(app);
+    let page: ((request: FastifyRequest, reply: FastifyReply) => unknown) | null = null;
+    if (config.devWeb) {
+      page = await registerDevWeb(app, hmrUpgrades, [...config.allowedHosts, ...(config.host === "0.0.0.0" || config.host === "::" ? [] : [config.host])]);
+    } else if (existsSync(webDist)) {
+      await app.register(fastifyStatic, { root: webDist, wildcard: false });
+      page = (_request, reply) => reply.sendFile("index.html");
+    }
+    app.setNotFoundHandler((request, reply) => {
+      const pathname = request.url.split("?")[0] ?? "";
+      if (page && (request.method === "GET" || request.method === "HEAD") && !API_PATH.test(pathname)) return page(request, reply);
+      return reply.code(404).send({ error: `no route ${request.method} ${pathname}` });
+    });
+  };
+}

@@ -1,0 +1,84 @@
+import { createHash, randomBytes } from "node:crypto";
+import type { BrowserSession } from "@corral/shared";
+import type { BrowserSessionRow } from "../db/schema.js";
+import type { SessionsRepo } from "../db/repos/sessions.js";
+
+/** Signed-in browsers kept at most; past it the least recently seen one is signed out. */
+const MAX_SESSIONS = 200;
+/** A session's last use is written at most this often (every request would be a write). */
+const TOUCH_EVERY_MS = 60_000;
+/** What a user agent string is cut to before it is stored. */
+const USER_AGENT_MAX = 300;
+
+const hashOf = (secret: string) => createHash("sha256").update(secret).digest("hex");
+
+/**
+ * The panel's sign-in: trading the token for a random secret that only this browser holds. The
+ * registry keeps its hash, so a copy of the database signs nobody in; each session expires after
+ * `ttlMs` without use, and can be signed out alone or all at once from the Connect page.
+ */
+export class SessionService {
+  /**
+   * Browsers send a cookie to every port of a host, so the name is this server's own (from its
+   * data dir): two Corrals on one machine keep their sessions apart.
+   */
+  readonly cookieName: string;
+
+  constructor(
+    private readonly repo: SessionsRepo,
+    dataDir: string,
+    readonly ttlMs: number,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.cookieName = `corral_session_${createHash("sha256").update(dataDir).digest("hex").slice(0, 12)}`;
+  }
+
+  /** The `Set-Cookie` value that gives a browser its session. */
+  cookie(secret: string): string {
+    return `${this.cookieName}=${secret}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${Math.floor(this.ttlMs / 1000)}`;
+  }
+
+  /** The `Set-Cookie` value that removes it (after signing this browser out). */
+  clearCookie(): string {
+    return `${this.cookieName}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0`;
+  }
+
+  create(userAgent: string): { id: string; secret: string } {
+    const now = this.now();
+    this.repo.removeExpired(now);
+    const live = this.repo.listLive(now);
+    for (const old of live.slice(MAX_SESSIONS - 1)) this.repo.remove(old.id);
+    const id = randomBytes(9).toString("base64url");
+    const secret = randomBytes(32).toString("base64url");
+    this.repo.insert({
+      id,
+      secretHash: hashOf(secret),
+      userAgent: userAgent.replace(/[\u0000-\u001f\u007f]/g, "").slice(0, USER_AGENT_MAX),
+      createdAt: now,
+      lastSeenAt: now,
+      expiresAt: now + this.ttlMs,
+    });
+    return { id, secret };
+  }
+
+  /** The live session this secret opens, its expiry pushed back; null if none. */
+  verify(secret: string): BrowserSessionRow | null {
+    const now = this.now();
+    const row = this.repo.findLive(hashOf(secret), now);
+    if (!row) return null;
+    if (now - row.lastSeenAt >= TOUCH_EVERY_MS) this.repo.touch(row.id, now, now + this.ttlMs);
+    return row;
+  }
+
+  list(currentId: string | null): BrowserSession[] {
+    return this.repo.listLive(this.now()).map(({ secretHash: _secret, ...row }) => ({ ...row, current: row.id === currentId }));
+  }
+
+  revoke(id: string): boolean {
+    return this.repo.remove(id);
+  }
+
+  revokeAll(): number {
+    return this.repo.removeAll();
+  }
+}
