@@ -36,6 +36,26 @@ test("connect: MCP commands with the real token and the permissions snippet", as
   await snapshot(page, testInfo, "connect");
 });
 
+test("connect: signed-in browsers, one signed out, then everywhere", async ({ page, browser }, testInfo) => {
+  const other = await browser.newPage();
+  await signIn(other);
+  await page.getByRole("link", { name: "Connect" }).click();
+  const sessions = page.getByRole("table", { name: "Signed-in browsers" });
+  await expect(sessions.getByRole("row").filter({ hasText: "this browser" })).toHaveCount(1);
+  await expect.poll(() => sessions.getByRole("button", { name: /^Sign out/ }).count()).toBeGreaterThanOrEqual(2);
+  await snapshot(page, testInfo, "connect-sessions");
+  // The other browser signs itself out here: its panel then says how to sign in again.
+  await other.getByRole("link", { name: "Connect" }).click();
+  await other.getByRole("table", { name: "Signed-in browsers" }).getByRole("button", { name: "Sign out here" }).click();
+  await other.reload();
+  await expect(other.getByRole("alert")).toContainText("not signed in");
+  await expect(page.getByRole("table", { name: "Signed-in browsers" })).toBeVisible();
+  page.once("dialog", (dialog) => void dialog.accept());
+  await page.getByRole("button", { name: "Sign out everywhere" }).click();
+  await expect(page.getByRole("alert").first()).toContainText("not signed in");
+  await other.close();
+});
+
 test("ollama: models with capabilities, and a tool-calling probe", async ({ page }, testInfo) => {
   await page.getByRole("link", { name: "Ollama" }).click();
   const table = page.getByRole("table", { name: "Ollama models" });

@@ -1,4 +1,5 @@
 import { useConnectInfo } from "../api/connect.js";
+import { BrowserSessions } from "../components/browser-sessions.js";
 import { CopyBlock } from "../components/copy-button.js";
 import { ErrorState, Loading } from "../components/states.js";
 import { mcpAddCommand, permissionsSnippet } from "../lib/connect-snippets.js";
@@ -71,6 +72,15 @@ export function ConnectPage() {
           <dt>Workdir roots</dt>
           <dd className="mono">{d.workdirRoots.join(", ")}</dd>
         </dl>
+      </section>
+
+      <section aria-labelledby="sessions-heading">
+        <h2 id="sessions-heading">Signed-in browsers</h2>
+        <p className="small muted">
+          Opening the printed URL signs a browser in: it gets a session of its own (its cookie holds that session, never the token), which lasts
+          until it goes unused for <code>CORRAL_SESSION_TTL_DAYS</code> days or is signed out here.
+        </p>
+        <BrowserSessions />
       </section>
     </>
   );
