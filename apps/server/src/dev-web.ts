@@ -3,11 +3,27 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 
-const webRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../web");
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
+const webRoot = path.join(repoRoot, "apps/web");
+/**
+ * What Vite may serve to anyone who can reach the port (panel pages need no sign-in): the panel's
+ * sources, the shared schemas and the installed packages — not the server's code or the repo's
+ * other files.
+ */
+const servedRoots = [webRoot, path.join(repoRoot, "packages/shared"), path.join(repoRoot, "node_modules")];
 
-/** Vite's hot-reload client opens its socket with one of these subprotocols. */
-export const isHotReloadSocket = (request: IncomingMessage) =>
-  ["vite-hmr", "vite-ping"].includes(String(request.headers["sec-websocket-protocol"]));
+/**
+ * Vite's hot-reload client opens its socket on `/` with one of these subprotocols. Anything else
+ * goes to Fastify: Vite leaves an upgrade it does not take unanswered.
+ */
+export function isHotReloadSocket(request: IncomingMessage): boolean {
+  if (!["vite-hmr", "vite-ping"].includes(String(request.headers["sec-websocket-protocol"]))) return false;
+  try {
+    return new URL(request.url ?? "", "http://localhost").pathname === "/";
+  } catch {
+    return false;
+  }
+}
 
 /**
  * `pnpm dev`: Vite serves the panel from source with hot reload through this server, so one
@@ -25,7 +41,7 @@ export async function registerDevWeb(
   const vite = await createServer({
     root: webRoot,
     configFile: path.join(webRoot, "vite.config.ts"),
-    server: { middlewareMode: true, hmr: { server: hmrUpgrades }, allowedHosts },
+    server: { middlewareMode: true, hmr: { server: hmrUpgrades }, allowedHosts, fs: { strict: true, allow: servedRoots } },
     appType: "spa",
   });
   app.addHook("onClose", () => vite.close());
