@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { AppConfig } from "../config.js";
 import { registerDevWeb } from "../dev-web.js";
 import { declarePages } from "../security/access.js";
+import { allowedHostNames } from "../security/guard.js";
 
 /** The built panel: apps/web/dist, the same relative path from src/ and dist/. */
 const webDist = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../web/dist");
@@ -24,7 +25,7 @@ export function panelRoutes(config: AppConfig, hmrUpgrades: Server) {
     declarePages(app);
     let page: ((request: FastifyRequest, reply: FastifyReply) => unknown) | null = null;
     if (config.devWeb) {
-      page = await registerDevWeb(app, hmrUpgrades, [...config.allowedHosts, ...(config.host === "0.0.0.0" || config.host === "::" ? [] : [config.host])]);
+      page = await registerDevWeb(app, hmrUpgrades, allowedHostNames(config));
     } else if (existsSync(webDist)) {
       await app.register(fastifyStatic, { root: webDist, wildcard: false });
       page = (_request, reply) => reply.sendFile("index.html");

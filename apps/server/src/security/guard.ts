@@ -20,6 +20,13 @@ declare module "fastify" {
   }
 }
 
+/** The `Host` names Corral answers to: loopback, the address it listens on, CORRAL_ALLOWED_HOSTS. */
+export function allowedHostNames(config: AppConfig): string[] {
+  const names = [...LOOPBACK_NAMES, ...config.allowedHosts];
+  if (!["0.0.0.0", "::"].includes(config.host)) names.push(config.host);
+  return names.map((h) => h.toLowerCase());
+}
+
 function hostnameOf(hostHeader: string): string {
   try {
     return new URL(`http://${hostHeader}`).hostname.replace(/^\[|\]$/g, "");
@@ -80,8 +87,7 @@ export interface Guard {
 export function registerGuard(app: FastifyInstance, config: AppConfig, token: string, sessions: SessionService): Guard {
   const limiter = new FailedAuthLimiter(config.authFailureLimit, config.authFailureWindowMs);
   const routes = collectRoutes(app);
-  const allowedHosts = new Set([...LOOPBACK_NAMES, ...config.allowedHosts.map((h) => h.toLowerCase())]);
-  if (!["0.0.0.0", "::"].includes(config.host)) allowedHosts.add(config.host.toLowerCase());
+  const allowedHosts = new Set(allowedHostNames(config));
   app.decorateRequest("browserSession", null);
 
   const refuse = (reply: FastifyReply, status: number, error: string) => reply.code(status).send({ error });
