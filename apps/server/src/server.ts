@@ -1,5 +1,6 @@
 import { buildApp } from "./app.js";
 import { ConfigError, loadConfig } from "./config.js";
+import { RegistryError } from "./db/registry-error.js";
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -31,7 +32,7 @@ async function main(): Promise<void> {
 
 /** What went wrong at start, and what to do about it. */
 function startError(err: unknown): string {
-  if (err instanceof ConfigError) return err.message;
+  if (err instanceof ConfigError || err instanceof RegistryError) return err.message;
   const code = (err as NodeJS.ErrnoException).code;
   if (code === "EADDRINUSE") return "Corral could not start: the port is in use (another Corral?). Stop it, or choose another port with CORRAL_PORT.";
   if (code === "EACCES") return "Corral could not start: not allowed to listen on that port. Choose a port above 1024 with CORRAL_PORT.";
