@@ -35,7 +35,7 @@ test("the token is in no line the server writes at trace level: token exchange, 
     expect(exchange.status).toBe(302);
     const cookie = exchange.headers.get("set-cookie")?.split(";")[0] ?? "";
     expect((await fetch(`${url}/api/jobs`, { headers: { cookie } })).status).toBe(200);
-    for (const wrong of [{ authorization: `Bearer ${token}x` }, { cookie: `${cookie}x` }]) {
+    for (const wrong of [{ authorization: `Bearer ${token}x` }, { cookie: `${cookie}x` }] as Record<string, string>[]) {
       expect((await fetch(`${url}/api/jobs`, { headers: wrong })).status).toBe(401);
     }
     expect((await fetch(`${url}/?token=${token.slice(1)}`, { redirect: "manual" })).status).not.toBe(302);
