@@ -1,5 +1,7 @@
+import path from "node:path";
 import { buildApp } from "./app.js";
-import { ConfigError, loadConfig } from "./config.js";
+import { ConfigError, loadConfig, type AppConfig } from "./config.js";
+import { RegistryError } from "./db/registry-error.js";
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -9,9 +11,7 @@ async function main(): Promise<void> {
   const port = typeof address === "object" && address ? address.port : config.port;
   const host = config.host.includes(":") ? `[${config.host}]` : config.host;
   const base = `http://${host === "0.0.0.0" || host === "[::]" ? "127.0.0.1" : host}:${port}`;
-  process.stdout.write(
-    `\nCorral is running.\n  Open:  ${base}/?token=${token}\n  MCP:   ${base}/mcp  (header Authorization: Bearer <token>)\n  Data:  ${config.dataDir}\n\n`,
-  );
+  process.stdout.write(banner(base, token, config));
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -29,9 +29,20 @@ async function main(): Promise<void> {
   process.on("SIGTERM", () => void stop("SIGTERM"));
 }
 
+/**
+ * The URL to open, with the token when a person reads stdout. The JSON log goes to stdout too: when
+ * that is a file or a pipe (a service manager, `> corral.log`), the banner says where the token is
+ * instead of writing it into the log.
+ */
+function banner(base: string, token: string, config: AppConfig): string {
+  const where = config.token ? "CORRAL_TOKEN" : `the file ${path.join(config.dataDir, "token")}`;
+  const open = process.stdout.isTTY ? `${base}/?token=${token}` : `${base}/?token=<token>  (the token is in ${where}; it is printed only to a terminal)`;
+  return `\nCorral is running.\n  Open:  ${open}\n  MCP:   ${base}/mcp  (header Authorization: Bearer <token>)\n  Data:  ${config.dataDir}\n\n`;
+}
+
 /** What went wrong at start, and what to do about it. */
 function startError(err: unknown): string {
-  if (err instanceof ConfigError) return err.message;
+  if (err instanceof ConfigError || err instanceof RegistryError) return err.message;
   const code = (err as NodeJS.ErrnoException).code;
   if (code === "EADDRINUSE") return "Corral could not start: the port is in use (another Corral?). Stop it, or choose another port with CORRAL_PORT.";
   if (code === "EACCES") return "Corral could not start: not allowed to listen on that port. Choose a port above 1024 with CORRAL_PORT.";

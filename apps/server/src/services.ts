@@ -5,7 +5,7 @@ import { ollamaAvailability, ollamaBuiltinRows } from "./agents/ollama/catalog.j
 import { createOllamaAdapter } from "./agents/ollama/ollama.js";
 import { OllamaService } from "./agents/ollama/service.js";
 import { CostService } from "./costs/service.js";
-import type { Db } from "./db/client.js";
+import { transactor, type Db } from "./db/client.js";
 import { createCostsRepo } from "./db/repos/costs.js";
 import { createAgentsRepo } from "./db/repos/agents.js";
 import { createAuditRepo } from "./db/repos/audit.js";
@@ -59,6 +59,7 @@ export function createServices(config: AppConfig, db: Db): Services {
     agents: agentsRepo,
     costs,
     audit,
+    transact: transactor(db),
     inProcessAdapters: { ollama: createOllamaAdapter(config) },
     hooks: {
       starting: (row) => files.begin(row.id, row.workdir, snapshotFile(row.id)),

@@ -1,6 +1,8 @@
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { execFileSync } from "node:child_process";
+import { once } from "node:events";
+import net from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { DirListing, FileRead, Job, WorkdirList } from "@corral/shared";
 import { isFinalStatus } from "@corral/shared";
@@ -102,19 +104,102 @@ describe("browsing workdirs", () => {
     };
     expect(await refused(`/api/workdirs/read?path=${q(`${workdir}/../stranger/x.txt`)}`, 400)).toContain("..");
     expect(await refused(`/api/workdirs/list?path=${q(`${workdir}/sub/..`)}`, 400)).toContain("..");
-    expect(await refused(`/api/workdirs/read?path=${q(path.join(workdir, "escape-file"))}`, 403)).toContain(outside);
-    await refused(`/api/workdirs/list?path=${q(path.join(workdir, "escape-dir"))}`, 403);
-    await refused(`/api/workdirs/raw?path=${q(path.join(workdir, "escape-dir", "secret.txt"))}`, 403);
-    await refused(`/api/workdirs/read?path=${q(path.join(outside, "secret.txt"))}`, 403);
-    await refused(`/api/workdirs/read?path=${q(path.join(server.root, "stranger", "x.txt"))}`, 403);
-    await refused(`/api/workdirs/list?path=${q("/etc")}`, 403);
-    await refused(`/api/workdirs/read?path=${q(path.join(server.dataDir, "corral.db"))}`, 403);
+    expect(await refused(`/api/workdirs/read?path=${q(path.join(workdir, "escape-file"))}`, 404)).not.toContain(outside);
+    await refused(`/api/workdirs/list?path=${q(path.join(workdir, "escape-dir"))}`, 404);
+    await refused(`/api/workdirs/raw?path=${q(path.join(workdir, "escape-dir", "secret.txt"))}`, 404);
+    await refused(`/api/workdirs/read?path=${q(path.join(outside, "secret.txt"))}`, 404);
+    await refused(`/api/workdirs/read?path=${q(path.join(server.root, "stranger", "x.txt"))}`, 404);
+    await refused(`/api/workdirs/list?path=${q("/etc")}`, 404);
+    await refused(`/api/workdirs/read?path=${q(path.join(server.dataDir, "corral.db"))}`, 404);
     await refused(`/api/workdirs/read?path=relative.txt`, 400);
     expect(await refused(`/api/workdirs/read?path=${q(path.join(workdir, "pipe"))}`, 400)).toContain("not a regular file");
     await refused(`/api/workdirs/read?path=${q(path.join(workdir, "nope.txt"))}`, 404);
     await refused(`/api/workdirs/list?path=${q(path.join(workdir, "hello.txt"))}`, 400);
     const noToken = await fetch(`${server.url}/api/workdirs/list?path=${q(workdir)}`);
     expect(noToken.status).toBe(401);
+  });
+});
+
+describe("the file API is no oracle for paths outside the workdirs", () => {
+  const endpoints = ["list", "read", "raw"] as const;
+  async function answer(endpoint: string, query: string) {
+    const res = await fetch(`${server.url}/api/workdirs/${endpoint}?path=${query}`, { headers: server.auth });
+    return { status: res.status, body: (await res.json()) as { error: string; field?: string } };
+  }
+
+  test("missing, outside, in an unknown directory, or reached through a link out: one status and one message", async () => {
+    const hidden = [
+      path.join(workdir, "nope.txt"),
+      path.join(workdir, "no-dir", "nope.txt"),
+      path.join(outside, "secret.txt"),
+      path.join(outside, "missing.txt"),
+      path.join(server.root, "stranger", "x.txt"),
+      path.join(server.root, "stranger", "missing.txt"),
+      "/etc/passwd",
+      "/etc/no-such-file",
+      "/no-such-dir/at/all",
+      path.join(server.dataDir, "corral.db"),
+      path.join(server.dataDir, "token"),
+      path.join(workdir, "escape-file"),
+      path.join(workdir, "escape-dir"),
+      path.join(workdir, "escape-dir", "secret.txt"),
+      path.join(workdir, "escape-dir", "missing.txt"),
+      path.join(workdir, "hello.txt", "under-a-file"),
+    ];
+    const answers = new Set<string>();
+    for (const endpoint of endpoints) {
+      for (const requested of hidden) {
+        const { status, body } = await answer(endpoint, encodeURIComponent(requested));
+        // Never where a link leads.
+        expect(body.error.replace(requested, "<path>"), `${endpoint} ${requested}`).not.toContain(outside);
+        answers.add(JSON.stringify({ status, field: body.field, error: body.error.replace(requested, "<path>") }));
+      }
+    }
+    expect([...answers].map((a) => JSON.parse(a) as unknown)).toEqual([
+      { status: 404, field: "path", error: "<path> was not found in the workdirs of known jobs and agents (only those can be browsed)" },
+    ]);
+  });
+
+  test("traversal spellings, a NUL byte and over-long names are bad input naming the field; a FIFO is refused without hanging", async () => {
+    const base = encodeURIComponent(workdir);
+    const bad = [
+      `${base}/../stranger/x.txt`,
+      `${base}/%2e%2e/stranger/x.txt`,
+      `${base}/%2E%2E/stranger/x.txt`,
+      `${base}/.%2e/stranger/x.txt`,
+      `${base}%2F..%2Fstranger%2Fx.txt`,
+      `${base}%2F%2E%2E%2Fstranger%2Fx.txt`,
+      `${base}/sub/..`,
+      `${base}%5C..%5Cstranger%5Cx.txt`,
+      `${base}/hello.txt%00.png`,
+      `${base}/${"n".repeat(300)}`,
+      "relative.txt",
+    ];
+    for (const endpoint of endpoints) {
+      for (const query of bad) {
+        const { status, body } = await answer(endpoint, query);
+        expect({ status, field: body.field }, `${endpoint} ${query}: ${body.error}`).toEqual({ status: 400, field: "path" });
+      }
+      const fifo = await answer(endpoint === "list" ? "read" : endpoint, encodeURIComponent(path.join(workdir, "pipe")));
+      expect(fifo.status).toBe(400);
+      expect(fifo.body.error).toContain("not a regular file");
+    }
+    const socketPath = path.join(workdir, "socket");
+    const listener = net.createServer().listen(socketPath);
+    await once(listener, "listening");
+    try {
+      for (const endpoint of ["read", "raw"]) {
+        const socket = await answer(endpoint, encodeURIComponent(socketPath));
+        expect({ status: socket.status, field: socket.body.field }, socket.body.error).toEqual({ status: 400, field: "path" });
+      }
+    } finally {
+      listener.close();
+    }
+    // Spellings that stay inside are read as what they are.
+    for (const inside of [`${base}/./hello.txt`, `${base}//hello.txt`, `${base}%2Fhello.txt`, encodeURIComponent(path.join(workdir, "inner-link"))]) {
+      const { status } = await answer("read", inside);
+      expect(status, inside).toBe(200);
+    }
   });
 });
 

@@ -10,7 +10,7 @@ export class WsClient {
     socket.on("message", (data) => this.messages.push(ServerMessageSchema.parse(JSON.parse(data.toString()))));
   }
 
-  static open(server: TestServer, headers: Record<string, string> = server.auth): Promise<WsClient> {
+  static open(server: Pick<TestServer, "url" | "auth">, headers: Record<string, string> = server.auth): Promise<WsClient> {
     const socket = new WebSocket(`${server.url.replace(/^http/, "ws")}/api/ws`, { headers });
     return new Promise((resolve, reject) => {
       socket.once("open", () => resolve(new WsClient(socket)));

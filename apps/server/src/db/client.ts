@@ -1,8 +1,11 @@
+import { closeSync, openSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { drizzle, type BetterSQLite3Database } from "drizzle-orm/better-sqlite3";
 import { migrate } from "drizzle-orm/better-sqlite3/migrator";
+import { ensurePrivateDir, makePrivate, PRIVATE_FILE_MODE } from "../lib/private-files.js";
+import { damagedRegistry, registryFailure } from "./registry-error.js";
 import * as schema from "./schema.js";
 
 export type Db = BetterSQLite3Database<typeof schema>;
@@ -10,18 +13,66 @@ export type Db = BetterSQLite3Database<typeof schema>;
 /** drizzle/ sits at the repo root; the same relative path works from src/ and dist/. */
 const migrationsFolder = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../../drizzle");
 
+/** Problems the integrity check lists at most; one is enough to refuse the file. */
+const MAX_PROBLEMS = 20;
+
 export interface DbHandle {
   db: Db;
   close(): void;
 }
 
+/** Runs `fn` in one transaction (a savepoint when nested): all of its writes are stored, or none. */
+export type Transact = <T>(fn: () => T) => T;
+
+/** Repos share the one connection, so their writes inside `fn` belong to the transaction. */
+export const transactor =
+  (db: Db): Transact =>
+  (fn) =>
+    db.transaction(() => fn());
+
+/**
+ * Opens the registry in an owner-only data dir, refuses a damaged one and migrates it. Every
+ * failure its owner can act on is a RegistryError.
+ */
 export function openDb(file: string): DbHandle {
-  const sqlite = new Database(file);
-  sqlite.pragma("journal_mode = WAL");
-  sqlite.pragma("synchronous = NORMAL");
-  sqlite.pragma("foreign_keys = ON");
-  sqlite.pragma("busy_timeout = 5000");
-  const db = drizzle(sqlite, { schema });
-  migrate(db, { migrationsFolder });
-  return { db, close: () => sqlite.close() };
+  let sqlite: Database.Database | undefined;
+  try {
+    makeRegistryPrivate(file);
+    sqlite = new Database(file);
+    sqlite.pragma("journal_mode = WAL");
+    sqlite.pragma("synchronous = NORMAL");
+    sqlite.pragma("foreign_keys = ON");
+    sqlite.pragma("busy_timeout = 5000");
+    checkIntegrity(sqlite, file);
+    const db = drizzle(sqlite, { schema });
+    migrate(db, { migrationsFolder });
+    const opened = sqlite;
+    return { db, close: () => opened.close() };
+  } catch (err) {
+    sqlite?.close();
+    throw registryFailure(file, err);
+  }
+}
+
+/**
+ * quick_check first: it lists broken pages where integrity_check can stop at the first one with a
+ * bare SQLITE_CORRUPT. integrity_check then also compares every index with its table. On 10,000
+ * jobs (16 MiB) they take about 15 ms and 40 ms.
+ */
+function checkIntegrity(sqlite: Database.Database, file: string): void {
+  for (const check of ["quick_check", "integrity_check"]) {
+    const rows = sqlite.pragma(`${check}(${MAX_PROBLEMS})`) as Record<string, string>[];
+    const problems = rows.map((r) => r[check] ?? "");
+    if (problems.join() !== "ok") throw damagedRegistry(file, problems);
+  }
+}
+
+/**
+ * SQLite creates the database 0644 and gives its -wal and -shm files the database's mode, so the
+ * file is made 0600 before SQLite sees it; files from older versions are narrowed.
+ */
+function makeRegistryPrivate(file: string): void {
+  ensurePrivateDir(path.dirname(file));
+  closeSync(openSync(file, "a", PRIVATE_FILE_MODE));
+  for (const f of [file, `${file}-wal`, `${file}-shm`]) makePrivate(f);
 }

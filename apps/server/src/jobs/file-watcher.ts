@@ -4,6 +4,7 @@ import path from "node:path";
 import type { FileChange, JobFile, JobFileCounts } from "@corral/shared";
 import { watch, type FSWatcher } from "chokidar";
 import type { JobFilesRepo } from "../db/repos/job-files.js";
+import { PRIVATE_FILE_MODE } from "../lib/private-files.js";
 import { isInside } from "./workdir.js";
 
 /** Directories whose churn says nothing about the task (and can hold huge trees). */
@@ -80,7 +81,7 @@ export function snapshotDir(root: string, excluded: string[] = [], limit = MAX_T
 /** The before-snapshot on disk, so a job picked up after a restart is still compared with it. */
 function saveSnapshot(file: string, snapshot: Snapshot): void {
   const rows = [...snapshot.files].map(([rel, st]) => [rel, st.size, st.mtimeMs, st.ino]);
-  writeFileSync(file, JSON.stringify({ complete: snapshot.complete, files: rows }));
+  writeFileSync(file, JSON.stringify({ complete: snapshot.complete, files: rows }), { mode: PRIVATE_FILE_MODE });
 }
 
 function loadSnapshot(file: string): Snapshot | null {

@@ -1,5 +1,6 @@
 import { closeSync, fstatSync, openSync, readSync, writeSync } from "node:fs";
 import type { OutputChunk, OutputStream } from "@corral/shared";
+import { PRIVATE_FILE_MODE } from "../lib/private-files.js";
 
 /**
  * A job's output: one JSON record per line, `{"s":stream,"d":text,"o":rawOffset,"a":attempt}`. A
@@ -25,7 +26,7 @@ export class OutputLog {
   private bytes: number;
 
   constructor(readonly file: string) {
-    this.fd = openSync(file, "a");
+    this.fd = openSync(file, "a", PRIVATE_FILE_MODE);
     this.bytes = fstatSync(this.fd).size;
   }
 

@@ -7,6 +7,7 @@ import type { JobSpec, UsageReport } from "../agents/types.js";
 import type { JobPatch } from "../db/repos/jobs.js";
 import type { AgentRow, JobRow } from "../db/schema.js";
 import { ServiceError } from "../lib/errors.js";
+import { PRIVATE_DIR_MODE } from "../lib/private-files.js";
 import { reattachCli, startCli, startInProcess, type Execution, type ExecutionListeners } from "./execution.js";
 import { OutputLog, tailText } from "./output-log.js";
 import { recoveryOf } from "./recovery.js";
@@ -76,7 +77,7 @@ export class JobRunner {
       return;
     }
     const files = jobFiles(this.config.dataDir, id, row.attempt);
-    mkdirSync(files.dir, { recursive: true });
+    mkdirSync(files.dir, { recursive: true, mode: PRIVATE_DIR_MODE });
     const log = new OutputLog(files.log);
     if (row.attempt > 1) log.append("sys", `\n[corral] attempt ${row.attempt} of ${row.retry?.max_attempts ?? row.attempt}\n`);
     this.deps.jobs.startAttempt({ jobId: id, attempt: row.attempt, status: "running", startedAt: Date.now(), outputStart: log.size });

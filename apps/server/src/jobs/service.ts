@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { EventEmitter } from "node:events";
 import {
   isFinalStatus,
+  type AuditAction,
   type Job,
   type JobAttempt,
   type JobInput,
@@ -16,6 +17,7 @@ import { effectiveModel } from "../agents/catalog.js";
 import type { InProcessAdapter } from "../agents/types.js";
 import type { AppConfig } from "../config.js";
 import type { JobCostPolicy } from "../costs/service.js";
+import type { Transact } from "../db/client.js";
 import type { AgentsRepo } from "../db/repos/agents.js";
 import type { JobPatch, JobsRepo } from "../db/repos/jobs.js";
 import type { JobRow } from "../db/schema.js";
@@ -51,7 +53,9 @@ export interface JobServiceDeps {
   inProcessAdapters?: Partial<Record<string, InProcessAdapter>>;
   hooks?: JobHooks;
   /** Records who launched and cancelled what. */
-  audit?: Pick<AuditService, "record">;
+  audit: Pick<AuditService, "store" | "announce">;
+  /** A transaction over the registry, for a change and its audit entry. */
+  transact: Transact;
   /** Budgets, prices and per-job limits. */
   costs?: JobCostPolicy;
 }
@@ -73,6 +77,8 @@ const newJobId = () => randomBytes(8).toString("hex").slice(0, 12);
 export class JobService extends EventEmitter<JobServiceEvents> {
   private scheduler: Scheduler;
   private runner: JobRunner;
+  /** Announcements held back until the transaction in progress has committed; null outside one. */
+  private afterCommit: (() => void)[] | null = null;
 
   constructor(private readonly deps: JobServiceDeps) {
     super();
@@ -109,23 +115,26 @@ export class JobService extends EventEmitter<JobServiceEvents> {
         "workdir",
       );
     }
-    const row = this.deps.jobs.insert({
-      id: newJobId(),
-      agent: agent.name,
-      status: "queued",
-      prompt: input.prompt,
-      workdir,
-      model: input.model ?? effectiveModel(agent, this.config),
-      timeoutS: input.timeout_s ?? agent.timeoutS,
-      retry: input.retry ?? agent.retry,
-      provider: agent.provider,
-      maxCostUsd: input.max_cost_usd ?? null,
-      maxTokens: input.max_tokens ?? null,
-      origin,
-      createdAt: Date.now(),
+    // The job and its audit entry are stored together: a failed write leaves neither behind.
+    const row = this.atomically(() => {
+      const inserted = this.deps.jobs.insert({
+        id: newJobId(),
+        agent: agent.name,
+        status: "queued",
+        prompt: input.prompt,
+        workdir,
+        model: input.model ?? effectiveModel(agent, this.config),
+        timeoutS: input.timeout_s ?? agent.timeoutS,
+        retry: input.retry ?? agent.retry,
+        provider: agent.provider,
+        maxCostUsd: input.max_cost_usd ?? null,
+        maxTokens: input.max_tokens ?? null,
+        origin,
+        createdAt: Date.now(),
+      });
+      this.audit("launch", inserted, { door: origin, client });
+      return this.announce(inserted);
     });
-    this.deps.audit?.record("launch", row, { door: origin, client });
-    this.announce(row);
     this.scheduler.enqueue(agent.name, row.id);
     return toJob(row);
   }
@@ -151,12 +160,17 @@ export class JobService extends EventEmitter<JobServiceEvents> {
     const row = this.deps.jobs.get(id);
     if (!row) throw notFound(`job ${id} not found`, "job_id");
     if (isFinalStatus(row.status)) return toJob(row);
-    if (actor) this.deps.audit?.record("cancel", row, actor);
-    if (this.runner.cancelRetry(row)) return this.get(id);
-    if (row.status === "queued" && this.scheduler.remove(row.agent, id)) {
-      return toJob(this.finish(id, { status: "cancelled", error: "cancelled before it started" }));
-    }
-    await this.runner.stop(id, "cancelled", "cancelled");
+    // A job that never started ends here, in the transaction of its audit entry; a running one
+    // ends once its worker is gone, so only the request is stored with the entry.
+    const ended = this.atomically(() => {
+      if (actor) this.audit("cancel", row, actor);
+      if (this.runner.cancelRetry(row)) return true;
+      if (row.status !== "queued") return false;
+      this.finish(id, { status: "cancelled", error: "cancelled before it started" });
+      this.scheduler.remove(row.agent, id);
+      return true;
+    });
+    if (!ended) await this.runner.stop(id, "cancelled", "cancelled");
     return this.get(id);
   }
 
@@ -235,8 +249,37 @@ export class JobService extends EventEmitter<JobServiceEvents> {
     this.runner.shutdown();
   }
 
+  /**
+   * Runs `fn` in one transaction. What it announces (job changes, audit entries) is told once the
+   * transaction has committed, and never if it rolled back: nothing is announced that is not stored.
+   */
+  private atomically<T>(fn: () => T): T {
+    if (this.afterCommit) return fn();
+    const held: (() => void)[] = [];
+    this.afterCommit = held;
+    let result: T;
+    try {
+      result = this.deps.transact(fn);
+    } finally {
+      this.afterCommit = null;
+    }
+    for (const tell of held) tell();
+    return result;
+  }
+
+  private whenStored(tell: () => void): void {
+    if (this.afterCommit) this.afterCommit.push(tell);
+    else tell();
+  }
+
+  private audit(action: AuditAction, row: JobRow, actor: Actor): void {
+    const entry = this.deps.audit.store(action, row, actor);
+    this.whenStored(() => this.deps.audit.announce(entry));
+  }
+
   private announce(row: JobRow): JobRow {
-    this.emit("job", toJob(row));
+    const job = toJob(row);
+    this.whenStored(() => this.emit("job", job));
     return row;
   }
 

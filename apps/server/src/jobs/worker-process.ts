@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync } from "node:fs";
 import path from "node:path";
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "../lib/private-files.js";
 import { groupAlive, processStartTicks } from "./process-group.js";
 
 /** Where a job keeps its files inside the data dir. */
@@ -32,18 +33,19 @@ export interface WorkerProcess {
 
 /**
  * The prompt and every argument reach the worker as argv: `sh` only runs `"$@"` and records the
- * exit code, it never parses them. Its own group, so a kill reaches every descendant.
+ * exit code (owner-only, like every file in the data dir), it never parses them. Its own group,
+ * so a kill reaches every descendant.
  */
-const WRAPPER = '"$@"; code=$?; echo $code > "$0.tmp" && mv "$0.tmp" "$0"; exit $code';
+const WRAPPER = '"$@"; code=$?; umask 077; echo $code > "$0.tmp" && mv "$0.tmp" "$0"; exit $code';
 
 export function spawnWorker(
   invocation: { command: string; args: string[]; cwd: string },
   env: Record<string, string>,
   files: JobFiles,
 ): WorkerProcess {
-  mkdirSync(files.dir, { recursive: true });
-  const out = openSync(files.out, "a");
-  const err = openSync(files.err, "a");
+  mkdirSync(files.dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+  const out = openSync(files.out, "a", PRIVATE_FILE_MODE);
+  const err = openSync(files.err, "a", PRIVATE_FILE_MODE);
   try {
     const child = spawn("/bin/sh", ["-c", WRAPPER, files.exit, invocation.command, ...invocation.args], {
       cwd: invocation.cwd,

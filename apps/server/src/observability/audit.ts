@@ -43,10 +43,13 @@ export class AuditService extends EventEmitter<AuditServiceEvents> {
     this.setMaxListeners(0);
   }
 
-  record(action: AuditAction, job: { id: string; agent: string }, actor: Actor): AuditEntry {
-    const entry = this.repo.insert({ at: Date.now(), action, jobId: job.id, agent: job.agent, door: actor.door, client: actor.client });
+  /** Writes an entry, usually in the transaction of the change it records; `announce` it once that committed. */
+  store(action: AuditAction, job: { id: string; agent: string }, actor: Actor): AuditEntry {
+    return this.repo.insert({ at: Date.now(), action, jobId: job.id, agent: job.agent, door: actor.door, client: actor.client });
+  }
+
+  announce(entry: AuditEntry): void {
     this.emit("recorded", entry);
-    return entry;
   }
 
   list(query: AuditListQuery): AuditList {

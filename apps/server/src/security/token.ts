@@ -1,6 +1,7 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { ensurePrivateDir, makePrivate, PRIVATE_FILE_MODE } from "../lib/private-files.js";
 
 /** `CORRAL_TOKEN`, else the one kept in the data dir, else a new one stored there with mode 0600. */
 export function loadOrCreateToken(dataDir: string, configured: string | null): string {
@@ -8,14 +9,17 @@ export function loadOrCreateToken(dataDir: string, configured: string | null): s
   const file = path.join(dataDir, "token");
   try {
     const stored = readFileSync(file, "utf8").trim();
-    if (stored) return stored;
+    if (stored) {
+      makePrivate(file);
+      return stored;
+    }
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
   }
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  ensurePrivateDir(dataDir);
   const token = randomBytes(24).toString("base64url");
-  writeFileSync(file, `${token}\n`, { mode: 0o600 });
-  chmodSync(file, 0o600);
+  writeFileSync(file, `${token}\n`, { mode: PRIVATE_FILE_MODE });
+  makePrivate(file);
   return token;
 }
 

@@ -41,8 +41,15 @@ export function knownWorkdirs(services: Services): KnownWorkdir[] {
 }
 
 /**
+ * One answer for a path that does not exist and for one outside the known workdirs (or that a
+ * link leads out of), so the file API tells nothing about what exists beyond them.
+ */
+const notInWorkdirs = (requested: string) =>
+  notFound(`${requested} was not found in the workdirs of known jobs and agents (only those can be browsed)`, "path");
+
+/**
  * The real path of `requested`, if it lies inside a known workdir once every symlink is
- * resolved. The schema already refused `..`; realpath takes care of links that point out.
+ * resolved. The schema already refused `..` and NUL bytes; realpath takes care of links that point out.
  */
 export function resolveInWorkdir(services: Services, requested: string): { real: string; workdir: string } {
   const expanded = expandHome(requested, services.config.homeDir);
@@ -51,17 +58,27 @@ export function resolveInWorkdir(services: Services, requested: string): { real:
   try {
     real = realpathSync(expanded);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR") throw notFound(`${requested} does not exist`, "path");
-    throw new ServiceError(`${requested} cannot be opened (${code ?? "error"})`, 403, "path");
+    if ((err as NodeJS.ErrnoException).code === "ENAMETOOLONG") throw badInput("the path or one of its names is too long for this system", "path");
+    throw notInWorkdirs(requested);
   }
   const workdir = knownWorkdirs(services).find((w) => isInside(real, w.path));
-  if (!workdir) {
-    throw new ServiceError(
-      `${requested} is outside the workdirs of known jobs and agents${real !== expanded ? ` (it resolves to ${real})` : ""}; only those can be browsed`,
-      403,
-      "path",
-    );
-  }
+  if (!workdir) throw notInWorkdirs(requested);
   return { real, workdir: workdir.path };
+}
+
+/**
+ * Runs `use` on the real path of `requested`. A file that vanished or was swapped for a link
+ * since it was resolved answers as if it had never been there; the rest say why it cannot be read.
+ */
+export function onResolvedPath<T>(services: Services, requested: string, use: (real: string) => T): T {
+  const { real } = resolveInWorkdir(services, requested);
+  try {
+    return use(real);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR" || code === "ELOOP") throw notInWorkdirs(requested);
+    if (code === "EACCES" || code === "EPERM") throw new ServiceError(`${requested} cannot be read: permission denied`, 403, "path");
+    if (code === "ENXIO") throw badInput(`${requested} is a socket; only files can be read`, "path");
+    throw err;
+  }
 }

@@ -5,7 +5,7 @@ import { FileRawQuerySchema, FileReadQuerySchema, JobIdSchema, WorkdirPathQueryS
 import { z } from "zod";
 import { parseInput } from "../../lib/errors.js";
 import type { Services } from "../../services.js";
-import { knownWorkdirs, resolveInWorkdir } from "./access.js";
+import { knownWorkdirs, onResolvedPath } from "./access.js";
 import { listDir, openRegularFile, parseRange, readWindow, sniffBinary } from "./file-io.js";
 
 const IdParamsSchema = z.object({ id: JobIdSchema });
@@ -23,19 +23,18 @@ export function fileRoutes(services: Services) {
 
     app.get("/api/workdirs/list", async (request) => {
       const { path: requested } = parseInput(WorkdirPathQuerySchema, request.query);
-      return listDir(resolveInWorkdir(services, requested).real);
+      return onResolvedPath(services, requested, listDir);
     });
 
     app.get("/api/workdirs/read", async (request) => {
       const { path: requested, offset, limit } = parseInput(FileReadQuerySchema, request.query);
-      return readWindow(resolveInWorkdir(services, requested).real, offset, limit);
+      return onResolvedPath(services, requested, (real) => readWindow(real, offset, limit));
     });
 
     // The file's bytes, with single byte ranges for big files and resumed downloads.
     app.get("/api/workdirs/raw", async (request, reply) => {
       const { path: requested, download } = parseInput(FileRawQuerySchema, request.query);
-      const { real } = resolveInWorkdir(services, requested);
-      const { fd, stat } = openRegularFile(real);
+      const { real, fd, stat } = onResolvedPath(services, requested, (resolved) => ({ real: resolved, ...openRegularFile(resolved) }));
       const range = parseRange(request.headers.range, stat.size);
       reply.header("accept-ranges", "bytes");
       if (range === "unsatisfiable") {

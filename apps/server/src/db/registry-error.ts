@@ -1,0 +1,70 @@
+import path from "node:path";
+
+/**
+ * The registry (corral.db) cannot be used: damaged, not a database, locked, unreadable. The
+ * message says what is wrong, where the file is and what to do; `server.ts` prints it alone.
+ */
+export class RegistryError extends Error {}
+
+/** Problems SQLite's integrity check reports; a damaged file has a long list, the first few tell the story. */
+const SHOWN_PROBLEMS = 3;
+
+const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+function remedies(file: string, canDump: boolean): string {
+  const dir = path.dirname(file);
+  const name = path.basename(file);
+  const aside = `damaged-${new Date().toISOString().slice(0, 19).replace(/:/g, "-")}`;
+  const moveAside = `mkdir ${aside} && mv ${name}* ${aside}/`;
+  const steps = [
+    `Restore ${name} from a backup into ${dir}, and delete ${name}-wal and ${name}-shm there.`,
+    ...(canDump
+      ? [
+          `Copy out what can still be read (needs the sqlite3 program); the damaged files go to ${path.join(dir, aside)}:\n` +
+            `       cd ${shellQuote(dir)} && sqlite3 ${name} .dump | sed '$s/^ROLLBACK; -- due to errors$/COMMIT;/' | sqlite3 recovered.db && ${moveAside} && mv recovered.db ${name}`,
+        ]
+      : []),
+    `Start with an empty registry (agents, jobs and the audit trail start over; job output in ${path.join(dir, "jobs")} stays):\n` +
+      `       cd ${shellQuote(dir)} && ${moveAside}`,
+  ];
+  return `Stop every Corral that uses ${dir}, then do one of these:\n${steps.map((s, i) => `  ${i + 1}. ${s}`).join("\n")}`;
+}
+
+/** What SQLite's integrity check found wrong with the file. */
+export function damagedRegistry(file: string, problems: string[]): RegistryError {
+  const lines = problems.flatMap((p) => p.split("\n")).filter((l) => l.trim() && !l.startsWith("*** in database"));
+  const more = lines.length > SHOWN_PROBLEMS ? `\n    (and ${lines.length - SHOWN_PROBLEMS} more)` : "";
+  const found = lines.slice(0, SHOWN_PROBLEMS).map((l) => `    ${l.trim()}`).join("\n");
+  return new RegistryError(`Corral could not start: its registry ${file} is damaged. SQLite found:\n${found}${more}\n${remedies(file, true)}`);
+}
+
+/** A failure to open or prepare the registry, as something its owner can act on; other errors pass through. */
+export function registryFailure(file: string, err: unknown): unknown {
+  if (err instanceof RegistryError) return err;
+  const code = String((err as { code?: unknown }).code ?? "");
+  const detail = err instanceof Error ? err.message : String(err);
+  const dir = path.dirname(file);
+  if (code === "SQLITE_NOTADB") {
+    return new RegistryError(
+      `Corral could not start: ${file} is not an SQLite database (its header is damaged, or another program wrote over it).\n${remedies(file, false)}`,
+    );
+  }
+  if (code.startsWith("SQLITE_CORRUPT")) return damagedRegistry(file, [detail]);
+  if (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED")) {
+    return new RegistryError(
+      `Corral could not start: its registry ${file} is locked by another process (another Corral using ${dir}, or a sqlite3 shell in a transaction). Stop that process, or give this Corral its own CORRAL_DATA_DIR.`,
+    );
+  }
+  if (code === "SQLITE_FULL" || code === "ENOSPC") {
+    return new RegistryError(`Corral could not start: the disk that holds ${dir} is full. Free some space and start again.`);
+  }
+  if (code.startsWith("SQLITE_IOERR") || code === "EIO") {
+    return new RegistryError(`Corral could not start: reading or writing its registry ${file} failed (${code}: ${detail}). Check the disk, then start again.`);
+  }
+  if (["SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_AUTH", "EACCES", "EPERM", "EISDIR", "EROFS"].includes(code) || code.startsWith("SQLITE_READONLY")) {
+    return new RegistryError(
+      `Corral could not start: cannot open its registry ${file} for writing (${code}: ${detail}). It must be a file this user can read and write, in a directory it can write (SQLite keeps ${path.basename(file)}-wal and ${path.basename(file)}-shm beside it); or set CORRAL_DATA_DIR to another directory.`,
+    );
+  }
+  return err;
+}
