@@ -73,7 +73,7 @@ describe("with default settings", () => {
   const loaderVars = ["LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "NODE_OPTIONS", "BASH_ENV", "ENV", "PYTHONSTARTUP", "PERL5OPT", "GCONV_PATH"];
 
   test.each(loaderVars)("an agent's env may not set %s (create and patch), naming env.<NAME>", async (name) => {
-    const created = await api<{ error: string; field: string }>(server, "POST", "/api/agents", {
+    const created = await api<{ error: string; field: string; issues: { field: string }[] }>(server, "POST", "/api/agents", {
       name: "loaded",
       kind: "command",
       command: "/bin/true",
@@ -82,6 +82,7 @@ describe("with default settings", () => {
     expect(created.status).toBe(400);
     expect(created.body.field).toBe(`env.${name}`);
     expect(created.body.error).toContain("CORRAL_ALLOW_LOADER_ENV=1");
+    expect(created.body.issues.map((i) => i.field)).toEqual([`env.${name}`]);
     const patched = await api<{ field: string }>(server, "PATCH", "/api/agents/gemini", { env: { [name]: "/tmp/x" } });
     expect(patched.status).toBe(400);
     expect(patched.body.field).toBe(`env.${name}`);

@@ -1,4 +1,4 @@
-import { badInput } from "../lib/errors.js";
+import { ServiceError } from "../lib/errors.js";
 
 /**
  * Variables that make a program load or run code named by their value, in the worker or in
@@ -44,12 +44,18 @@ export function refusedLoaderVariable(env: Record<string, string>, allowLoaderEn
   return Object.keys(env).find(isLoaderVariable) ?? null;
 }
 
+const reason = (name: string) =>
+  `${name} makes programs load code it names, so an agent's env may not set it (set ${ALLOW_LOADER_ENV_SETTING}=1 on the server to allow it)`;
+
+/** Why an agent with that variable cannot run, as a job's error and the agent's availability hint. */
 export function loaderRefusal(name: string): string {
-  return `env.${name}: ${name} makes programs load code it names, so an agent's env may not set it (set ${ALLOW_LOADER_ENV_SETTING}=1 on the server to allow it)`;
+  return `env.${name}: ${reason(name)}`;
 }
 
-/** Refuses an agent's `env` that sets a loader variable: a 400 naming `env.<NAME>`. */
+/** Refuses an agent's `env` that sets a loader variable: a 400 naming `env.<NAME>`, shaped as a schema issue so the panel shows it at the field. */
 export function assertAgentEnv(env: Record<string, string> | undefined, allowLoaderEnv: boolean): void {
   const refused = env ? refusedLoaderVariable(env, allowLoaderEnv) : null;
-  if (refused) throw badInput(loaderRefusal(refused), `env.${refused}`);
+  if (!refused) return;
+  const field = `env.${refused}`;
+  throw new ServiceError(loaderRefusal(refused), 400, field, [{ field, message: reason(refused) }]);
 }
