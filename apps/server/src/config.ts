@@ -33,6 +33,7 @@ const EnvSchema = z.object({
   CORRAL_OLLAMA_MAX_ITERATIONS: positiveInt.default(30),
   CORRAL_DEV_WEB: z.enum(["0", "1"]).default("0"),
   CORRAL_STOP_WORKERS_ON_EXIT: z.enum(["0", "1"]).default("0"),
+  CORRAL_ALLOW_LOADER_ENV: z.enum(["0", "1"]).default("0"),
   CORRAL_AUTH_FAILURE_LIMIT: positiveInt.default(10),
   CORRAL_AUTH_FAILURE_WINDOW_S: positiveInt.default(60),
   CORRAL_BODY_LIMIT_BYTES: positiveInt.default(2 * 1024 * 1024),
@@ -69,6 +70,8 @@ export interface AppConfig {
   devWeb: boolean;
   /** Cancel running jobs when the server stops, instead of leaving them for the next start. */
   stopWorkersOnExit: boolean;
+  /** Agents' `env` may set loader variables (LD_PRELOAD, NODE_OPTIONS…); see agents/agent-env.ts. */
+  allowLoaderEnv: boolean;
   /** The environment workers inherit (agent overrides are added on top). */
   workerEnv: Record<string, string>;
   /** Wrong tokens one remote address may send per window before it is answered 429. */
@@ -135,6 +138,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     binOverrides,
     devWeb: e.CORRAL_DEV_WEB === "1",
     stopWorkersOnExit: e.CORRAL_STOP_WORKERS_ON_EXIT === "1",
+    allowLoaderEnv: e.CORRAL_ALLOW_LOADER_ENV === "1",
     workerEnv,
     authFailureLimit: e.CORRAL_AUTH_FAILURE_LIMIT,
     authFailureWindowMs: e.CORRAL_AUTH_FAILURE_WINDOW_S * 1000,

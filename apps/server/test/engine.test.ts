@@ -30,7 +30,7 @@ describe("a worker", () => {
     expect(job.status).toBe("succeeded");
     expect(job.exitCode).toBe(0);
     expect(readFileSync(path.join(job.workdir, "hello.txt"), "utf8")).toBe("hi there");
-    expect(job.invocation?.args).toEqual(["chat", "--no-interactive", "--trust-all-tools", "write hello.txt hi there"]);
+    expect(job.invocation?.args).toEqual(["chat", "--no-interactive", "--trust-all-tools", "--", "write hello.txt hi there"]);
     expect(job.startedAt).not.toBeNull();
     expect(job.endedAt).not.toBeNull();
   });

@@ -6,12 +6,23 @@ export const AgentNameSchema = z
   .string()
   .regex(/^[a-z][a-z0-9_]{0,39}$/, "use 1-40 lowercase letters, digits or _, starting with a letter");
 
+/**
+ * A model name, as every door takes it (agent settings, launches, MCP tools). Workers get it as a
+ * command-line value, so it may not look like an option or carry control characters.
+ */
+export const ModelSchema = z
+  .string()
+  .min(1)
+  .max(200)
+  .refine((model) => !model.startsWith("-"), "a model name cannot start with '-' (it would read as a command-line option)")
+  .refine((model) => !/[\u0000-\u001f\u007f]/.test(model), "a model name cannot contain control characters");
+
 const EnvSchema = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "not a valid variable name"), z.string());
 
 /** Fields a user may set on any agent. */
 const AgentFieldsSchema = z.object({
   provider: z.string().min(1).max(40),
-  model: z.string().min(1).max(200).nullable(),
+  model: ModelSchema.nullable(),
   workdir: z.string().min(1).max(4096),
   timeoutS: z.number().int().min(1).max(7 * 24 * 3600),
   maxConcurrent: z.number().int().min(1).max(256),

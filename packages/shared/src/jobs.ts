@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { AgentNameSchema } from "./agents.js";
+import { AgentNameSchema, ModelSchema } from "./agents.js";
 import { JobOriginSchema, JobStatusSchema, OutputStreamSchema } from "./enums.js";
 import { RetryPolicySchema } from "./retry.js";
 
@@ -14,7 +14,7 @@ export const JobInputSchema = z.object({
     .max(4096)
     .optional()
     .describe("Directory the worker runs in and writes files to (~ allowed; created if missing). Default: the agent's workdir"),
-  model: z.string().min(1).max(200).optional().describe("Model for this job. Default: the agent's model"),
+  model: ModelSchema.optional().describe("Model for this job. Default: the agent's model"),
   timeout_s: z
     .number()
     .int()

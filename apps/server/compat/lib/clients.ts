@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../..");
 export const clientsDir = path.join(repo, ".compat-clients");
 
-export type Client = "claude" | "gemini" | "opencode" | "mcp-inspector";
+export type Client = "claude" | "gemini" | "opencode" | "codex" | "mcp-inspector";
 
 /** Absolute path of a pinned client's executable. */
 export function clientBin(name: Client): string {

@@ -1,4 +1,4 @@
-import { expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import type { AgentRow } from "../db/schema.js";
 import { cliAdapters, newAgentRow } from "./catalog.js";
 import type { JobSpec } from "./types.js";
@@ -15,10 +15,10 @@ const spec = (over: Partial<JobSpec> = {}): JobSpec => ({
   ...over,
 });
 
-test("gemini runs as pyCorral did (-m MODEL -y -p PROMPT), streaming JSON events", () => {
+test("gemini runs as pyCorral did (-m MODEL -y -p PROMPT), streaming JSON events, values glued to their options", () => {
   expect(cliAdapters.gemini.invocation(spec(), "/bin/gemini")).toEqual({
     command: "/bin/gemini",
-    args: ["-m", "m1", "-y", "-o", "stream-json", "-p", "say 'hi'; rm -rf $HOME"],
+    args: ["--model=m1", "-y", "-o", "stream-json", "--prompt=say 'hi'; rm -rf $HOME"],
     env: {},
     cwd: "/w",
   });
@@ -26,7 +26,7 @@ test("gemini runs as pyCorral did (-m MODEL -y -p PROMPT), streaming JSON events
 
 test("opencode runs as pyCorral did and keeps its answer in output.md", () => {
   const inv = cliAdapters.opencode.invocation(spec(), "opencode");
-  expect(inv.args).toEqual(["--log-level", "ERROR", "-m", "m1", "run", "--format", "json", "say 'hi'; rm -rf $HOME"]);
+  expect(inv.args).toEqual(["--log-level", "ERROR", "--model=m1", "run", "--format", "json", "--message=say 'hi'; rm -rf $HOME"]);
   expect(cliAdapters.opencode.finalTextFile).toBe("output.md");
 });
 
@@ -35,6 +35,7 @@ test("kiro trusts its tools and never asks", () => {
     "chat",
     "--no-interactive",
     "--trust-all-tools",
+    "--",
     "say 'hi'; rm -rf $HOME",
   ]);
 });
@@ -42,22 +43,64 @@ test("kiro trusts its tools and never asks", () => {
 test("claude may edit files in its workdir without asking", () => {
   expect(cliAdapters.claude.invocation(spec(), "claude").args).toEqual([
     "-p",
-    "say 'hi'; rm -rf $HOME",
     "--output-format",
     "stream-json",
     "--verbose",
     "--permission-mode",
     "acceptEdits",
-    "--model",
-    "m1",
+    "--model=m1",
+    "--",
+    "say 'hi'; rm -rf $HOME",
   ]);
 });
 
 test("codex runs non-interactively, writing only in its workdir", () => {
-  const args = cliAdapters.codex.invocation(spec(), "codex").args;
-  expect(args.slice(0, 2)).toEqual(["exec", "--json"]);
-  expect(args).toContain("workspace-write");
-  expect(args.at(-1)).toBe("say 'hi'; rm -rf $HOME");
+  expect(cliAdapters.codex.invocation(spec(), "codex").args).toEqual([
+    "exec",
+    "--json",
+    "--skip-git-repo-check",
+    "--sandbox",
+    "workspace-write",
+    "-C",
+    "/w",
+    "--model=m1",
+    "--",
+    "say 'hi'; rm -rf $HOME",
+  ]);
+});
+
+/**
+ * Where each CLI takes the prompt and the model so that no value can be read as an option: after
+ * a `--` that ends the options, or glued to its option as `--name=value` (one argv element that a
+ * parser never splits into a new option). The compatibility suite checks the same against the
+ * real pinned CLIs.
+ */
+const promptPlacement: Record<Exclude<keyof typeof cliAdapters, "command">, string> = {
+  claude: "after --",
+  codex: "after --",
+  kiro: "after --",
+  gemini: "--prompt=",
+  opencode: "--message=",
+};
+
+describe.each(Object.entries(promptPlacement))("%s: values that look like options stay values", (kind, placement) => {
+  const adapter = cliAdapters[kind as keyof typeof promptPlacement];
+
+  test.each(["--version", "-h", "-", "--", "-p=x", "help", "--model=evil"])("prompt %j", (prompt) => {
+    const args = adapter.invocation(spec({ prompt, model: null }), kind).args;
+    const tail = placement === "after --" ? ["--", prompt] : [`${placement}${prompt}`];
+    expect(args.slice(-tail.length)).toEqual(tail);
+    // Nowhere else, and one `--` only: the prompt is never a bare element an option parser reads.
+    expect(args.slice(0, -tail.length)).not.toContain(prompt);
+  });
+
+  test("a model is glued to its option, wherever the options end", () => {
+    const args = adapter.invocation(spec({ model: "-x --version" }), kind).args;
+    expect(args).toContain("--model=-x --version");
+    expect(args).not.toContain("-x --version");
+    const end = args.indexOf("--");
+    if (end >= 0) expect(args.indexOf("--model=-x --version")).toBeLessThan(end);
+  });
 });
 
 test("a command agent fills its argument template, each placeholder inside one argument", () => {
@@ -74,6 +117,16 @@ test("a command agent fills its argument template, each placeholder inside one a
 test("a command agent without a template gets the prompt as its only argument", () => {
   const a = agent({ kind: "command", command: "script.sh" });
   expect(cliAdapters.command.invocation(spec({ agent: a }), "script.sh").args).toEqual(["say 'hi'; rm -rf $HOME"]);
+});
+
+test("a command agent gets {prompt} as one argument, so a `--` in its template ends the options before it", () => {
+  const a = agent({ kind: "command", command: "tool", args: ["--out", "{workdir}", "--", "{prompt}"] });
+  expect(cliAdapters.command.invocation(spec({ agent: a, prompt: "--version -h\nrm -rf /" }), "tool").args).toEqual([
+    "--out",
+    "/w",
+    "--",
+    "--version -h\nrm -rf /",
+  ]);
 });
 
 test("the plain parser keeps stdout as the final text and ignores stderr", () => {

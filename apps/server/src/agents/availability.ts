@@ -3,6 +3,7 @@ import path from "node:path";
 import type { AgentAvailability } from "@corral/shared";
 import type { AppConfig } from "../config.js";
 import type { AgentRow } from "../db/schema.js";
+import { loaderRefusal, refusedLoaderVariable } from "./agent-env.js";
 import { cliAdapterFor } from "./catalog.js";
 import { cliVersion } from "./cli-version.js";
 
@@ -35,8 +36,14 @@ export function binaryName(agent: AgentRow, config: AppConfig): string {
 /** Where a CLI agent's binary is; its version is only asked for listings (see cliAvailabilityWithVersion). */
 export type CliLocation = Omit<AgentAvailability, "version">;
 
-/** Checked when asked (listing, job start), never cached: users install CLIs while Corral runs. */
+/**
+ * Checked when asked (listing, job start), never cached: users install CLIs while Corral runs.
+ * An agent stored with a loader variable in its `env` (before Corral refused them, or while
+ * `CORRAL_ALLOW_LOADER_ENV` was set) is unavailable, so its jobs fail with why instead of running.
+ */
 export function cliAvailability(agent: AgentRow, config: AppConfig): CliLocation {
+  const refused = refusedLoaderVariable(agent.env, config.allowLoaderEnv);
+  if (refused) return { available: false, resolved: null, hint: loaderRefusal(refused) };
   const adapter = cliAdapterFor(agent.kind);
   const name = binaryName(agent, config);
   const pathVar = agent.env.PATH ?? config.workerEnv.PATH;
@@ -53,10 +60,12 @@ export function cliAvailability(agent: AgentRow, config: AppConfig): CliLocation
 /**
  * Availability with the CLI's `--version`. Only the known CLIs are asked: a command agent can
  * be any executable, and running it with an argument it does not expect could do real work.
+ * The probe gets the server's environment, not the agent's `env`: listing agents must not run
+ * code that whoever edited an agent chose (its `env` reaches the CLI only when a job runs).
  */
 export async function cliAvailabilityWithVersion(agent: AgentRow, config: AppConfig): Promise<AgentAvailability> {
   const location = cliAvailability(agent, config);
   const asks = location.resolved !== null && agent.kind !== "command" && cliAdapterFor(agent.kind) !== undefined;
-  const version = asks && location.resolved ? await cliVersion(location.resolved, { ...config.workerEnv, ...agent.env }) : null;
+  const version = asks && location.resolved ? await cliVersion(location.resolved, config.workerEnv) : null;
   return { ...location, version };
 }

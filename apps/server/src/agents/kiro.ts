@@ -1,15 +1,19 @@
 import { plainTextParser, type CliAdapter } from "./types.js";
 
-/** pyCorral: `kiro-cli-chat chat --no-interactive --trust-all-tools PROMPT`. */
+/**
+ * pyCorral: `kiro-cli-chat chat --no-interactive --trust-all-tools PROMPT`. Kiro CLI parses its
+ * arguments with clap, where `--` ends the options: the prompt comes after it so it can never be
+ * read as one, and the model is glued to its option (`--model=M`).
+ */
 export const kiroAdapter: CliAdapter = {
   kind: "kiro",
   defaultBinary: "kiro-cli-chat",
   installHint: "install Kiro CLI (kiro-cli-chat) from kiro.dev",
   invocation(spec, binary) {
-    const model = spec.model ? ["--model", spec.model] : [];
+    const model = spec.model ? [`--model=${spec.model}`] : [];
     return {
       command: binary,
-      args: ["chat", "--no-interactive", "--trust-all-tools", ...model, spec.prompt],
+      args: ["chat", "--no-interactive", "--trust-all-tools", ...model, "--", spec.prompt],
       env: {},
       cwd: spec.workdir,
     };

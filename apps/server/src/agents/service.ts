@@ -4,6 +4,7 @@ import type { AppConfig } from "../config.js";
 import type { AgentsRepo, NewAgentRow } from "../db/repos/agents.js";
 import type { AgentRow } from "../db/schema.js";
 import { notFound, ServiceError } from "../lib/errors.js";
+import { assertAgentEnv } from "./agent-env.js";
 import { cliAvailabilityWithVersion } from "./availability.js";
 import { builtinAgentRows, effectiveModel, newAgentRow } from "./catalog.js";
 
@@ -76,6 +77,7 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
 
   create(body: CreateAgentBody): Agent {
     if (this.deps.agents.get(body.name)) throw new ServiceError(`agent ${body.name} already exists`, 409, "name");
+    assertAgentEnv(body.env, this.deps.config.allowLoaderEnv);
     const row = this.deps.agents.insert(newAgentRow(body));
     this.emit("changed", { name: row.name, removed: false });
     return this.toAgent(row);
@@ -86,6 +88,7 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
     if (current.kind === "command" && patch.command === null) {
       throw new ServiceError("a command agent needs the executable to run", 400, "command");
     }
+    assertAgentEnv(patch.env, this.deps.config.allowLoaderEnv);
     const row = this.deps.agents.update(name, { ...patch, updatedAt: Date.now() });
     if (!row) throw notFound(`agent ${name} does not exist`, "name");
     this.emit("changed", { name, removed: false });

@@ -1,12 +1,18 @@
-import { constants, type Dirent } from "node:fs";
-import { lstat, mkdir, open, readdir, readFile, realpath } from "node:fs/promises";
+import { closeSync, constants, ftruncateSync, writeFileSync, type Dirent } from "node:fs";
+import { lstat, mkdir, opendir, realpath } from "node:fs/promises";
 import path from "node:path";
 import type { Tool } from "ollama";
 import { isInside } from "../../jobs/workdir.js";
+import { ServiceError } from "../../lib/errors.js";
+import { openRegularFile, readWindow } from "../../lib/regular-file.js";
 
-/** A file read back to the model is cut here: a small model's context is the scarce resource. */
-const MAX_READ_CHARS = 64 * 1024;
-const MAX_LIST_ENTRIES = 500;
+/**
+ * One read_file answer holds at most this much of a file, read from disk and no more: a small
+ * model's context is the scarce resource, and a huge file must not land in the server's memory.
+ */
+export const MAX_READ_BYTES = 64 * 1024;
+/** A listing stops reading the directory here, however many entries it has. */
+export const MAX_LIST_ENTRIES = 500;
 const MAX_WRITE_CHARS = 4 * 1024 * 1024;
 
 export const fileTools: Tool[] = [
@@ -29,10 +35,13 @@ export const fileTools: Tool[] = [
     type: "function",
     function: {
       name: "read_file",
-      description: "Read a text file from the working directory.",
+      description: `Read a text file from the working directory, at most ${MAX_READ_BYTES / 1024} KiB per call. A longer file ends with a note saying where it was cut; call again with that offset to read on.`,
       parameters: {
         type: "object",
-        properties: { path: { type: "string", description: "Path relative to the working directory" } },
+        properties: {
+          path: { type: "string", description: "Path relative to the working directory" },
+          offset: { type: "integer", description: "Byte to start reading at; default 0 (the start of the file)" },
+        },
         required: ["path"],
       },
     },
@@ -94,7 +103,10 @@ export async function confine(workdir: string, requested: string): Promise<strin
   return resolved;
 }
 
-/** Writes through the confined path; O_NOFOLLOW closes the gap if a link appears after the check. */
+/**
+ * Writes through the confined path; O_NOFOLLOW closes the gap if a link appears after the check,
+ * and only a regular file is written (a FIFO in the workdir would otherwise hold the job).
+ */
 export async function writeConfined(workdir: string, requested: string, content: string): Promise<string> {
   const target = await confine(workdir, requested);
   const root = await realpath(workdir);
@@ -102,11 +114,12 @@ export async function writeConfined(workdir: string, requested: string, content:
   await mkdir(path.dirname(target), { recursive: true });
   // Parents created just now could have been swapped for links in between; check once more.
   if ((await confine(workdir, target)) !== target) throw new Refusal(`${requested} changed while it was being written`);
-  const handle = await open(target, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o644);
+  const { fd } = openRegularFile(target, constants.O_WRONLY | constants.O_CREAT);
   try {
-    await handle.writeFile(content, "utf8");
+    ftruncateSync(fd);
+    writeFileSync(fd, content, "utf8");
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
   return path.relative(root, target);
 }
@@ -119,6 +132,50 @@ function stringArg(args: Record<string, unknown>, name: string, required: boolea
   }
   if (typeof value !== "string") throw new Refusal(`argument "${name}" must be a string`);
   return value;
+}
+
+function offsetArg(args: Record<string, unknown>): number {
+  const value = args.offset;
+  if (value === undefined || value === null) return 0;
+  // Models often send numbers as strings.
+  const offset = typeof value === "string" && /^\s*\d+\s*$/.test(value) ? Number(value) : value;
+  if (typeof offset !== "number" || !Number.isSafeInteger(offset) || offset < 0) {
+    throw new Refusal('argument "offset" must be a whole number of bytes, 0 or more');
+  }
+  return offset;
+}
+
+/** A window of a text file, saying where it was cut when there is more. */
+function readText(requested: string, file: string, offset: number): ToolOutcome {
+  const read = readWindow(file, offset, MAX_READ_BYTES);
+  if (read.binary) return { ok: false, text: `error: ${requested} is a binary file (${read.size} bytes); read_file reads text files` };
+  const end = read.offset + read.length;
+  if (end < read.size) {
+    return { ok: true, text: `${read.text}\n[…cut at byte ${end} of ${read.size}; call read_file with offset ${end} to read on]` };
+  }
+  if (read.length === 0 && read.offset > 0) return { ok: true, text: `[end of file: ${requested} has ${read.size} bytes]` };
+  return { ok: true, text: read.text ?? "" };
+}
+
+/** Reads at most MAX_LIST_ENTRIES entries, however big the directory. */
+async function listEntries(dir: string): Promise<string> {
+  const handle = await opendir(dir);
+  const entries: Dirent[] = [];
+  let more = false;
+  try {
+    for (let entry = await handle.read(); entry; entry = await handle.read()) {
+      if (entries.length === MAX_LIST_ENTRIES) {
+        more = true;
+        break;
+      }
+      entries.push(entry);
+    }
+  } finally {
+    await handle.close();
+  }
+  const shown = entries.sort((a, b) => a.name.localeCompare(b.name)).map(describeEntry);
+  if (more) shown.push(`[…listing stopped at ${MAX_LIST_ENTRIES} entries; there are more: list a subdirectory, or read a file by name]`);
+  return shown.join("\n") || "(empty)";
 }
 
 function describeEntry(entry: Dirent): string {
@@ -137,22 +194,18 @@ export async function runFileTool(workdir: string, name: string, args: Record<st
         return { ok: true, text: `wrote ${Buffer.byteLength(content)} bytes to ${wrote}`, wrote };
       }
       case "read_file": {
-        const file = await confine(workdir, stringArg(args, "path", true) as string);
-        const text = await readFile(file, "utf8");
-        return { ok: true, text: text.length > MAX_READ_CHARS ? `${text.slice(0, MAX_READ_CHARS)}\n[…truncated at ${MAX_READ_CHARS} characters]` : text };
+        const requested = stringArg(args, "path", true) as string;
+        return readText(requested, await confine(workdir, requested), offsetArg(args));
       }
-      case "list_files": {
-        const dir = await confine(workdir, stringArg(args, "path", false) || ".");
-        const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name));
-        const shown = entries.slice(0, MAX_LIST_ENTRIES).map(describeEntry);
-        if (entries.length > shown.length) shown.push(`[…${entries.length - shown.length} more]`);
-        return { ok: true, text: shown.join("\n") || "(empty)" };
-      }
+      case "list_files":
+        return { ok: true, text: await listEntries(await confine(workdir, stringArg(args, "path", false) || ".")) };
       default:
         return { ok: false, text: `error: unknown tool ${name}; the tools are write_file, read_file and list_files` };
     }
   } catch (err) {
     if (err instanceof Refusal) return { ok: false, text: `error: refused: ${err.message}` };
+    // Not a regular file (a FIFO, a device) or a directory: said so without ever blocking on it.
+    if (err instanceof ServiceError) return { ok: false, text: `error: ${err.message}` };
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ELOOP") return { ok: false, text: "error: refused: the path is a symlink" };
     if (code === "ENOENT") return { ok: false, text: "error: no such file or directory" };

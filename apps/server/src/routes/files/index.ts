@@ -6,7 +6,8 @@ import { z } from "zod";
 import { parseInput } from "../../lib/errors.js";
 import type { Services } from "../../services.js";
 import { knownWorkdirs, onResolvedPath } from "./access.js";
-import { listDir, openRegularFile, parseRange, readWindow, sniffBinary } from "./file-io.js";
+import { openRegularFile, readWindow, sniffBinary } from "../../lib/regular-file.js";
+import { listDir, parseRange } from "./file-io.js";
 
 const IdParamsSchema = z.object({ id: JobIdSchema });
 
