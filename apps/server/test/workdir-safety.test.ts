@@ -81,6 +81,23 @@ describe("a workdir is checked again when its job starts", () => {
     expect(readdirSync(outside).sort()).toEqual(["victim.txt"]);
   });
 
+  test("a retry is a start too: a workdir swapped for a link out during the backoff fails the next attempt", async () => {
+    const workdir = path.join(server.root, "retried");
+    const retry = { max_attempts: 3, exit_codes: [75], backoff_s: 2 };
+    const res = await launch({ agent: "gemini", prompt: "fail-once marker 75 busy\nwrite escaped.txt pwned", workdir, retry });
+    await until(() => {
+      const job = server.services.jobs.get(res.body.id);
+      return job.attempt === 2 && job.status === "queued" ? true : undefined;
+    });
+    renameSync(workdir, `${workdir}.old`);
+    symlinkSync(outside, workdir);
+    const job = await finished(res.body.id);
+    expect(job.status).toBe("failed");
+    expect(job.attempt).toBe(2);
+    expect(job.error).toMatch(/the job was not run: its workdir changed after launch/);
+    expect(readdirSync(outside).sort()).toEqual(["victim.txt"]);
+  });
+
   test("a queued job whose workdir became a link inside the roots runs in the real directory", async () => {
     const release = await occupy("kiro");
     const workdir = path.join(server.root, "moved");
