@@ -40,7 +40,7 @@ describe("answer files are written inside the workdir only", () => {
     expect(job.status).toBe("succeeded");
     expect(job.finalText).toContain("the answer is 42");
     expect(readFileSync(path.join(outside, "victim.txt"), "utf8")).toBe("precious");
-    expect(outputOf(job.id)).toMatch(/\[corral\] did not write output\.md: refused: output\.md resolves outside the working directory/);
+    expect(outputOf(job.id)).toMatch(/\[corral\] could not write output\.md: refused: output\.md resolves outside the working directory/);
   });
 
   test("output.md made a FIFO: the job ends at once instead of hanging on it", async () => {
@@ -50,7 +50,7 @@ describe("answer files are written inside the workdir only", () => {
     const res = await launch({ agent: "opencode", prompt: "the answer is 42", workdir });
     const job = await finished(res.body.id);
     expect(job.status).toBe("succeeded");
-    expect(outputOf(job.id)).toMatch(/did not write output\.md: refused: output\.md is not a regular file/);
+    expect(outputOf(job.id)).toMatch(/could not write output\.md: refused: output\.md is not a regular file/);
   });
 });
 

@@ -80,6 +80,6 @@ test("writeAnswerFile notes a refusal instead of throwing", async () => {
   symlinkSync(path.join(outside, "victim.txt"), path.join(wd, "output.md"));
   const notes: string[] = [];
   await writeAnswerFile(wd, "output.md", "answer", (line) => notes.push(line));
-  expect(notes.join("")).toMatch(/\[corral\] did not write output\.md: refused: output\.md resolves outside the working directory/);
+  expect(notes.join("")).toMatch(/\[corral\] could not write output\.md: refused: output\.md resolves outside the working directory/);
   expect(victim()).toBe("precious");
 });

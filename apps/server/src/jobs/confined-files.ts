@@ -106,6 +106,6 @@ export async function writeAnswerFile(workdir: string, name: string, text: strin
     await writeConfined(workdir, name, text);
   } catch (err) {
     const why = err instanceof Refusal ? `refused: ${err.message}` : err instanceof Error ? err.message : String(err);
-    note(`\n[corral] did not write ${name}: ${why}\n`);
+    note(`\n[corral] could not write ${name}: ${why}\n`);
   }
 }
