@@ -208,9 +208,13 @@ export class JobRunner {
 
   /** At boot, a job that cannot be followed again ends `lost`, with why. */
   lose(row: JobRow, reason: string): void {
-    this.deps.hooks?.ended(row);
-    this.deps.jobs.endAttempt(row.id, row.attempt, { status: "lost", error: reason, endedAt: Date.now() });
-    this.store.finish(row.id, { status: "lost", error: reason });
+    try {
+      this.deps.hooks?.ended(row);
+      this.deps.jobs.endAttempt(row.id, row.attempt, { status: "lost", error: reason, endedAt: Date.now() });
+      this.store.finish(row.id, { status: "lost", error: reason });
+    } catch {
+      // The registry cannot record even that: the row stays as it is, and the server still starts.
+    }
   }
 
   private execute(row: JobRow, agent: AgentRow, files: JobFiles, log: OutputLog): Execution {
