@@ -1,5 +1,6 @@
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, expect, test } from "vitest";
 import { jobFiles } from "../src/jobs/worker-process.js";
 import { sleep, startServer, tempDir, type TestServer } from "./helpers.js";
@@ -115,6 +116,81 @@ test("files a job changes before, during and after the outage are all reported",
       ["b.txt", "created"],
       ["old.txt", "deleted"],
     ]);
+  } finally {
+    await second.app.close();
+  }
+});
+
+/** Writes a job row straight into the registry, as a bug, an older version or a hand edit could leave it. */
+function insertJob(root: string, row: Record<string, unknown>): void {
+  const db = new Database(path.join(root, "data", "corral.db"));
+  try {
+    const columns = Object.keys(row);
+    db.prepare(`insert into jobs (${columns.join(", ")}) values (${columns.map((c) => `@${c}`).join(", ")})`).run(row);
+  } finally {
+    db.close();
+  }
+}
+
+const poisonedRow = (id: string, agent: string, root: string, extra: Record<string, unknown> = {}) => ({
+  id,
+  agent,
+  status: "queued",
+  prompt: "p",
+  workdir: path.join(root, id),
+  timeout_s: 60,
+  origin: "rest",
+  created_at: Date.now(),
+  ...extra,
+});
+
+test("a queued job too big to start, left in the registry, fails with the reason while the server comes up", async () => {
+  const { root, start } = await restartable();
+  const first = await start();
+  // 200 arguments of 500 {prompt}s each: with a 100 kB prompt, 10 GB of command line if it were built.
+  first.services.agents.create({ name: "echo_many", kind: "command", command: "echo", args: Array.from({ length: 200 }, () => "{prompt}".repeat(500)) });
+  await first.app.close();
+  insertJob(root, poisonedRow("poison000001", "echo_many", root, { prompt: "p".repeat(100_000) }));
+  const second = await start();
+  try {
+    const health = await fetch(`${second.url}/api/health`);
+    expect(health.status).toBe(200);
+    const [job] = await second.services.jobs.waitFor(["poison000001"], 10_000);
+    expect(job?.status).toBe("failed");
+    expect(job?.error).toMatch(/command line 100000 times.*over Corral's limit of 1 MiB/);
+    // The agent still runs jobs that fit.
+    const small = second.services.jobs.launch("echo_many", { prompt: "p", workdir: path.join(root, "small") }, "rest");
+    const [ok] = await second.services.jobs.waitFor([small.id], 10_000);
+    expect(ok?.status).toBe("succeeded");
+  } finally {
+    await second.app.close();
+  }
+});
+
+test("a running job that cannot be picked up again ends lost with why, and the rest of recovery goes on", async () => {
+  const { root, start } = await restartable();
+  const first = await start();
+  await first.app.close();
+  // Its worker's exit status is there, but its output log cannot be opened (a directory in its place).
+  const files = jobFiles(path.join(root, "data"), "broken000001", 1);
+  mkdirSync(files.log, { recursive: true });
+  writeFileSync(files.exit, "0\n");
+  const invocation = JSON.stringify({ command: "kiro-cli-chat", args: [], cwd: root });
+  insertJob(root, poisonedRow("broken000001", "kiro", root, { status: "running", pid: 4194304, invocation, created_at: 1 }));
+  // A queued one whose start throws where nothing should (the same broken log).
+  mkdirSync(jobFiles(path.join(root, "data"), "stuck0000001", 1).log, { recursive: true });
+  insertJob(root, poisonedRow("stuck0000001", "kiro", root, { created_at: 2 }));
+  insertJob(root, poisonedRow("queued000001", "kiro", root, { prompt: "write after.txt ok", created_at: 3 }));
+  const second = await start();
+  try {
+    const lost = second.services.jobs.get("broken000001");
+    expect(lost.status).toBe("lost");
+    expect(lost.error).toMatch(/^the server could not recover this job at start: .*EISDIR/);
+    const stuck = second.services.jobs.get("stuck0000001");
+    expect(stuck.status).toBe("failed");
+    expect(stuck.error).toMatch(/^internal error: .*EISDIR/);
+    const [queued] = await second.services.jobs.waitFor(["queued000001"], 10_000);
+    expect(queued?.status).toBe("succeeded");
   } finally {
     await second.app.close();
   }

@@ -3,7 +3,10 @@ import path from "node:path";
 import type { Job } from "@corral/shared";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { groupAlive } from "../src/jobs/process-group.js";
-import { api, startServer, until, type TestServer } from "./helpers.js";
+import { api, fakeBinDir, startServer, until, type TestServer } from "./helpers.js";
+import { hasTool } from "./required-tool.js";
+
+const hasBwrap = hasTool("bwrap", ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--", "true"], "apt-get install bubblewrap");
 
 let server: TestServer;
 beforeAll(async () => {
@@ -27,7 +30,7 @@ async function run(agent: string, prompt: string): Promise<{ job: Job; output: s
   return { job: job!, output };
 }
 
-describe("bubblewrap sandbox (agent setting sandbox: bwrap)", () => {
+describe.skipIf(!hasBwrap)("bubblewrap sandbox (agent setting sandbox: bwrap)", () => {
   test("the worker writes inside its workdir and nowhere else; Corral's data and ~/.ssh are hidden", async () => {
     const workdir = path.join(server.root, "project");
     mkdirSync(path.join(server.root, ".ssh"));
@@ -77,6 +80,39 @@ describe("bubblewrap sandbox (agent setting sandbox: bwrap)", () => {
     expect(groupAlive(running.pid!)).toBe(false);
   });
 
+  test("a workdir that is home itself uncovers neither ~/.ssh nor Corral's data", async () => {
+    await sandboxedAgent("home_boxed", server.root);
+    const script = [
+      `test -e ${path.join(server.root, ".ssh", "id_ed25519")} && echo ssh-visible || echo ssh-hidden`,
+      `test -e ${path.join(server.dataDir, "corral.db")} && echo data-visible || echo data-hidden`,
+      "echo home > in-home.txt && echo wrote-home",
+    ].join("\n");
+    const { job, output } = await run("home_boxed", script);
+    expect(job.status).toBe("succeeded");
+    expect(output).toContain("ssh-hidden");
+    expect(output).toContain("data-hidden");
+    expect(output).toContain("wrote-home");
+  });
+});
+
+describe("sandbox settings (no bubblewrap needed)", () => {
+  test("an agent with sandbox bwrap on a machine without bubblewrap fails its jobs with the reason, never running unconfined", async () => {
+    // A server whose PATH has no bwrap, as on a machine without bubblewrap.
+    const bare = await startServer({ PATH: fakeBinDir });
+    try {
+      const workdir = path.join(bare.root, "unboxed");
+      const created = await api(bare, "POST", "/api/agents", { name: "boxed", kind: "command", command: "/bin/sh", args: ["-c", "{prompt}"], workdir, sandbox: "bwrap" });
+      expect(created.status).toBe(201);
+      const launched = await api<Job>(bare, "POST", "/api/jobs", { agent: "boxed", prompt: "echo ran > ran.txt" });
+      const [job] = await bare.services.jobs.waitFor([launched.body.id], 30_000);
+      expect(job?.status).toBe("failed");
+      expect(job?.error).toMatch(/sandbox "bwrap", but bubblewrap is not installed \(Debian\/Ubuntu: apt-get install bubblewrap\)/);
+      expect(existsSync(path.join(workdir, "ran.txt"))).toBe(false);
+    } finally {
+      await bare.close();
+    }
+  });
+
   test("an unsandboxable agent fails loudly instead of running unconfined", async () => {
     const res = await api(server, "POST", "/api/agents", { name: "local_llm", kind: "ollama", baseUrl: "http://127.0.0.1:9", sandbox: "bwrap", workdir: path.join(server.root, "llm") });
     expect(res.status).toBe(201);
@@ -86,7 +122,7 @@ describe("bubblewrap sandbox (agent setting sandbox: bwrap)", () => {
   });
 
   test("sandbox takes only known values", async () => {
-    const res = await api<{ field: string }>(server, "PATCH", "/api/agents/boxed", { sandbox: "docker" });
+    const res = await api<{ field: string }>(server, "PATCH", "/api/agents/gemini", { sandbox: "docker" });
     expect(res.status).toBe(400);
     expect(res.body.field).toBe("sandbox");
   });

@@ -1,6 +1,5 @@
-import { mkdirSync, writeFileSync } from "node:fs";
-import path from "node:path";
-import type { JobStatus } from "@corral/shared";
+import { mkdirSync } from "node:fs";
+import { isFinalStatus, type JobStatus } from "@corral/shared";
 import { cliAvailability } from "../agents/availability.js";
 import { cliAdapterFor } from "../agents/catalog.js";
 import type { JobSpec, UsageReport } from "../agents/types.js";
@@ -8,6 +7,8 @@ import type { JobPatch } from "../db/repos/jobs.js";
 import type { AgentRow, JobRow } from "../db/schema.js";
 import { ServiceError } from "../lib/errors.js";
 import { PRIVATE_DIR_MODE } from "../lib/private-files.js";
+import { assertCommandLineFits, boundedInvocation } from "./command-line.js";
+import { writeAnswerFile } from "./confined-files.js";
 import { reattachCli, startCli, startInProcess, type Execution, type ExecutionListeners } from "./execution.js";
 import { OutputLog, tailText } from "./output-log.js";
 import { recoveryOf } from "./recovery.js";
@@ -15,6 +16,7 @@ import { backoffMs, retryReason } from "./retry.js";
 import { refuseInProcessSandbox, sandboxed } from "./sandbox.js";
 import type { Scheduler } from "./scheduler.js";
 import type { JobServiceDeps, OutputEvent } from "./service.js";
+import { resolveWorkdir } from "./workdir.js";
 import { jobFiles, type JobFiles } from "./worker-process.js";
 
 export type StopReason = "cancelled" | "timed_out" | "budget_exceeded";
@@ -59,7 +61,16 @@ export class JobRunner {
     return this.deps.config;
   }
 
+  /** Starts a job the scheduler let through. Never throws: whatever goes wrong ends this job, not the server. */
   async start(id: string): Promise<void> {
+    try {
+      this.begin(id);
+    } catch (err) {
+      this.failUnexpectedly(id, err);
+    }
+  }
+
+  private begin(id: string): void {
     const row = this.deps.jobs.get(id);
     const agent = row && this.deps.agents.get(row.agent);
     if (!row || !agent || row.status !== "queued" || this.closing) {
@@ -82,9 +93,11 @@ export class JobRunner {
     if (row.attempt > 1) log.append("sys", `\n[corral] attempt ${row.attempt} of ${row.retry?.max_attempts ?? row.attempt}\n`);
     this.deps.jobs.startAttempt({ jobId: id, attempt: row.attempt, status: "running", startedAt: Date.now(), outputStart: log.size });
     let execution: Execution;
+    let started: JobRow;
     try {
-      this.deps.hooks?.starting(row);
-      execution = this.execute(row, agent, files, log);
+      started = { ...row, workdir: this.workdirAtStart(row) };
+      this.deps.hooks?.starting(started);
+      execution = this.execute(started, agent, files, log);
     } catch (err) {
       this.deps.hooks?.ended(row);
       const error = err instanceof Error ? err.message : String(err);
@@ -96,12 +109,42 @@ export class JobRunner {
     }
     this.store.update(id, {
       status: "running",
+      workdir: started.workdir,
       startedAt: Date.now(),
       pid: execution.pid,
       pidStart: execution.pidStart,
       invocation: execution.invocation,
     });
-    this.follow(row, execution, log, row.timeoutS * 1000);
+    this.follow(started, execution, log, row.timeoutS * 1000);
+  }
+
+  /**
+   * The workdir checked again, as at launch: while the job waited (queued, or before a retry) it
+   * may have become a link out of the allowed roots. The worker, its sandbox and the answer file
+   * all use the real path found now.
+   */
+  private workdirAtStart(row: JobRow): string {
+    try {
+      return resolveWorkdir(row.workdir, this.config.workdirRoots, this.config.homeDir);
+    } catch (err) {
+      if (!(err instanceof ServiceError)) throw err;
+      throw new Error(`the job was not run: its workdir changed after launch and no longer passes the check: ${err.message}`);
+    }
+  }
+
+  /** A start or an end that threw where nothing should: the job fails with the reason and frees its slot. */
+  private failUnexpectedly(id: string, err: unknown): void {
+    const error = `internal error: ${err instanceof Error ? err.message : String(err)}`;
+    let agent = "";
+    try {
+      const row = this.deps.jobs.get(id);
+      agent = row?.agent ?? "";
+      if (row && !isFinalStatus(row.status)) this.store.finish(id, { status: "failed", error });
+    } catch {
+      // The registry cannot take it (closed at shutdown, or the row cannot be read): nothing more can be recorded.
+    } finally {
+      this.scheduler.released(agent);
+    }
   }
 
   /** Stops a running job; it ends with the given status once its worker is gone. */
@@ -145,12 +188,9 @@ export class JobRunner {
     const agent = this.deps.agents.get(row.agent);
     const recovery = agent ? recoveryOf(row, files, cliAdapterFor(agent.kind)) : null;
     if (!agent || !recovery || recovery.kind === "lost") {
-      const reason = recovery?.kind === "lost" ? recovery.reason : `agent ${row.agent} no longer exists`;
-      this.deps.jobs.endAttempt(row.id, row.attempt, { status: "lost", error: reason, endedAt: Date.now() });
-      this.store.finish(row.id, { status: "lost", error: reason });
+      this.lose(row, recovery?.kind === "lost" ? recovery.reason : `agent ${row.agent} no longer exists`);
       return;
     }
-    this.scheduler.adopt(row.agent);
     this.deps.hooks?.resumed(row);
     const log = new OutputLog(files.log);
     const execution = reattachCli(recovery.pid, row.pidStart, recovery.invocation, {
@@ -161,8 +201,21 @@ export class JobRunner {
       listeners: this.listeners(row.id),
       killGraceMs: this.config.killGraceMs,
     });
+    // Counted only once nothing above can throw: a job that ends lost instead holds no slot.
+    this.scheduler.adopt(row.agent);
     const remaining = row.startedAt === null ? row.timeoutS * 1000 : row.startedAt + row.timeoutS * 1000 - Date.now();
     this.follow(row, execution, log, Math.max(1, remaining));
+  }
+
+  /** At boot, a job that cannot be followed again ends `lost`, with why. */
+  lose(row: JobRow, reason: string): void {
+    try {
+      this.deps.hooks?.ended(row);
+      this.deps.jobs.endAttempt(row.id, row.attempt, { status: "lost", error: reason, endedAt: Date.now() });
+      this.store.finish(row.id, { status: "lost", error: reason });
+    } catch {
+      // The registry cannot record even that: the row stays as it is, and the server still starts.
+    }
   }
 
   private execute(row: JobRow, agent: AgentRow, files: JobFiles, log: OutputLog): Execution {
@@ -177,8 +230,10 @@ export class JobRunner {
     if (!adapter) throw new Error(`agent ${agent.name} has kind ${agent.kind}, which this server cannot run`);
     const availability = cliAvailability(agent, this.config);
     if (!availability.resolved) throw new Error(availability.hint ?? `${agent.name} is not available`);
-    const invocation = sandboxed(adapter.invocation(jobSpec, availability.resolved), agent, this.config);
-    const env = { ...this.config.workerEnv, ...agent.env, ...invocation.env };
+    const baseEnv = { ...this.config.workerEnv, ...agent.env };
+    const invocation = sandboxed(boundedInvocation(adapter, jobSpec, availability.resolved, baseEnv), agent, this.config);
+    const env = { ...baseEnv, ...invocation.env };
+    assertCommandLineFits(invocation, env, jobSpec);
     return startCli(invocation, env, { adapter, spec: jobSpec, files, log, listeners, killGraceMs: this.config.killGraceMs });
   }
 
@@ -210,14 +265,18 @@ export class JobRunner {
       () => void this.stop(row.id, "timed_out", `timed out after ${row.timeoutS} s`),
       Math.min(timeoutMs, MAX_TIMER_MS),
     );
-    active.settled = execution.ended.then((end) => {
+    active.settled = execution.ended.then(async (end) => {
       if (this.active.get(row.id) !== active) return; // detached at shutdown
       if (active.timer) clearTimeout(active.timer);
-      this.active.delete(row.id);
+      active.timer = null;
       const agent = this.deps.agents.get(row.agent);
       const adapter = agent && cliAdapterFor(agent.kind);
       const finalText = end.result.finalText ?? null;
-      if (finalText && adapter?.finalTextFile) this.writeAnswerFile(row, adapter.finalTextFile, finalText, log);
+      if (finalText && adapter?.finalTextFile) {
+        await writeAnswerFile(row.workdir, adapter.finalTextFile, finalText, (line) => log.append("sys", line));
+        if (this.active.get(row.id) !== active) return; // detached at shutdown while it was written
+      }
+      this.active.delete(row.id);
       this.deps.hooks?.ended(row);
       const status: JobStatus = active.stopReason ?? (end.exitCode === 0 && !end.error ? "succeeded" : "failed");
       const error =
@@ -238,16 +297,10 @@ export class JobRunner {
       });
       log.close();
       this.scheduler.released(row.agent);
+    }).catch((err: unknown) => {
+      this.active.delete(row.id);
+      this.failUnexpectedly(row.id, err);
     });
-  }
-
-  /** pyCorral's answer file (opencode's output.md); a workdir the worker removed only costs a note in the log. */
-  private writeAnswerFile(row: JobRow, name: string, text: string, log: OutputLog): void {
-    try {
-      writeFileSync(path.join(row.workdir, name), text);
-    } catch (err) {
-      log.append("sys", `\n[corral] could not write ${name}: ${err instanceof Error ? err.message : String(err)}\n`);
-    }
   }
 
   /** The attempt failed in a way the policy calls transient: queue the job again after the backoff. */

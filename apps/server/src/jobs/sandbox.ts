@@ -65,6 +65,9 @@ export function bwrapArgs(kind: AgentKind, workdir: string, homeDir: string, dat
     "--tmpfs", "/tmp",
     // Home stays readable (CLIs and runtimes installed there), even when it lives under /tmp.
     "--ro-bind-try", homeDir, homeDir,
+    // Bound before anything is hidden: a workdir that contains home's secrets or Corral's data
+    // (the workdir may be ~ itself) must not uncover them again.
+    "--bind", workdir, workdir,
   ];
   const hide = (p: string) => {
     const what = kindOf(p);
@@ -78,14 +81,17 @@ export function bwrapArgs(kind: AgentKind, workdir: string, homeDir: string, dat
     const p = path.join(homeDir, rel);
     if (kindOf(p)) args.push("--bind", p, p);
   }
-  args.push("--bind", workdir, workdir, "--chdir", workdir);
+  args.push("--chdir", workdir);
   return args;
 }
 
-/** The worker's invocation, wrapped in bubblewrap when its agent asks for it. Never silently unconfined. */
+/**
+ * The worker's invocation, wrapped in bubblewrap when its agent asks for it. Never silently
+ * unconfined. `invocation.cwd` is the workdir's real path, resolved when the job started.
+ */
 export function sandboxed(invocation: Invocation, agent: AgentRow, config: AppConfig): Invocation {
   if (agent.sandbox === "none") return invocation;
-  const bwrap = findExecutable("bwrap", agent.env.PATH ?? config.workerEnv.PATH) ?? findExecutable("/usr/bin/bwrap", undefined);
+  const bwrap = findExecutable("bwrap", agent.env.PATH) ?? findExecutable("bwrap", config.workerEnv.PATH);
   if (!bwrap) {
     throw new Error(
       `agent ${agent.name} has sandbox "bwrap", but bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap). ` +

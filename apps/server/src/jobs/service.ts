@@ -23,6 +23,7 @@ import type { JobPatch, JobsRepo } from "../db/repos/jobs.js";
 import type { JobRow } from "../db/schema.js";
 import { notFound, ServiceError } from "../lib/errors.js";
 import type { Actor, AuditService } from "../observability/audit.js";
+import { assertLaunchFits } from "./command-line.js";
 import { toJob } from "./job-view.js";
 import { CursorError, readOutput, tailText } from "./output-log.js";
 import { JobRunner, MAX_TIMER_MS, type RunStore } from "./runner.js";
@@ -107,6 +108,7 @@ export class JobService extends EventEmitter<JobServiceEvents> {
     this.scheduler.assertRoom();
     this.deps.costs?.admit(agent, input.max_cost_usd ?? null);
     const workdir = resolveWorkdir(input.workdir ?? agent.workdir, this.config.workdirRoots, this.config.homeDir);
+    assertLaunchFits(agent, { prompt: input.prompt, workdir, model: input.model ?? effectiveModel(agent, this.config) }, this.config);
     const busy = input.shared_workdir ? undefined : this.deps.jobs.activeInWorkdir(workdir);
     if (busy) {
       throw new ServiceError(
@@ -230,11 +232,18 @@ export class JobService extends EventEmitter<JobServiceEvents> {
     this.scheduler.pump(agent);
   }
 
-  /** At boot: queued jobs wait again in order; running ones are picked up where they are. */
+  /**
+   * At boot: queued jobs wait again in order; running ones are picked up where they are. A job
+   * that cannot be recovered ends `lost` with the reason; it never keeps the server from starting.
+   */
   recover(): void {
     for (const row of this.deps.jobs.withStatus(["queued", "running"])) {
-      if (row.status === "queued") this.scheduler.enqueue(row.agent, row.id);
-      else this.runner.reattach(row);
+      try {
+        if (row.status === "queued") this.scheduler.enqueue(row.agent, row.id);
+        else this.runner.reattach(row);
+      } catch (err) {
+        this.runner.lose(row, `the server could not recover this job at start: ${err instanceof Error ? err.message : String(err)}`);
+      }
     }
   }
 

@@ -29,12 +29,30 @@ function realpathOfPlanned(p: string): string {
   }
 }
 
+/** Linux's PATH_MAX (with the terminating NUL) and NAME_MAX: longer paths cannot be opened at all. */
+const MAX_PATH_BYTES = 4095;
+const MAX_NAME_BYTES = 255;
+
+/** Refuses, naming the field, what no file system call could take (instead of failing deep inside one). */
+function assertPathShape(absolute: string, requested: string, field: string): void {
+  if (absolute.includes("\0")) throw badInput(`${field} contains a NUL byte`, field);
+  if (Buffer.byteLength(absolute) > MAX_PATH_BYTES) {
+    throw badInput(`${field} is ${Buffer.byteLength(absolute)} bytes long once resolved; paths are limited to ${MAX_PATH_BYTES} bytes`, field);
+  }
+  const long = absolute.split(path.sep).find((name) => Buffer.byteLength(name) > MAX_NAME_BYTES);
+  if (long !== undefined) {
+    throw badInput(`${requested} has a name of ${Buffer.byteLength(long)} bytes; each part of a path is limited to ${MAX_NAME_BYTES} bytes`, field);
+  }
+}
+
 /**
  * A job's workdir: `~` expanded, created if missing, and inside one of the allowed roots once
- * symlinks are resolved — checked before anything is created and again after.
+ * symlinks are resolved — checked before anything is created and again after. Used at launch and
+ * again each time the job starts, since a directory can become a link while the job waits.
  */
 export function resolveWorkdir(requested: string, roots: string[], homeDir: string, field = "workdir"): string {
   const absolute = path.resolve(expandHome(requested, homeDir));
+  assertPathShape(absolute, requested, field);
   const allowed = realRoots(roots);
   const refuse = () =>
     badInput(
@@ -42,8 +60,15 @@ export function resolveWorkdir(requested: string, roots: string[], homeDir: stri
       field,
     );
   if (!allowed.some((root) => isInside(realpathOfPlanned(absolute), root))) throw refuse();
-  mkdirSync(absolute, { recursive: true });
-  const real = realpathSync(absolute);
+  let real: string;
+  try {
+    mkdirSync(absolute, { recursive: true });
+    real = realpathSync(absolute);
+  } catch (err) {
+    // A file in the way, a parent without write permission, a link loop: the caller can fix the path.
+    const code = (err as NodeJS.ErrnoException).code ?? "error";
+    throw badInput(`${requested} cannot be used as a workdir (${code}: ${err instanceof Error ? err.message : String(err)})`, field);
+  }
   if (!allowed.some((root) => isInside(real, root))) throw refuse();
   return real;
 }

@@ -1,9 +1,9 @@
 import type { AppConfig } from "../../config.js";
 import type { AgentRow } from "../../db/schema.js";
+import { writeAnswerFile } from "../../jobs/confined-files.js";
 import { effectiveModel } from "../catalog.js";
 import type { InProcessAdapter, JobSpec, WorkerIO, WorkerResult } from "../types.js";
 import { runToolLoop } from "./loop.js";
-import { writeConfined } from "./tools.js";
 
 /** The server an Ollama agent talks to: its own baseUrl, else CORRAL_OLLAMA_URL. */
 export const ollamaBaseUrl = (agent: AgentRow, config: AppConfig) => agent.baseUrl ?? config.ollamaUrl;
@@ -27,8 +27,9 @@ export function createOllamaAdapter(config: AppConfig): InProcessAdapter {
         io,
       });
       // As pyCorral: output.md only when there is an answer; output-<job>.md keeps each job's own.
-      if (result.finalText) await writeConfined(spec.workdir, "output.md", `${result.finalText}\n`);
-      await writeConfined(spec.workdir, `output-${spec.jobId}.md`, result.finalText ? `${result.finalText}\n` : "");
+      const note = (line: string) => io.write("sys", line);
+      if (result.finalText) await writeAnswerFile(spec.workdir, "output.md", `${result.finalText}\n`, note);
+      await writeAnswerFile(spec.workdir, `output-${spec.jobId}.md`, result.finalText ? `${result.finalText}\n` : "", note);
       if (result.filesWritten.length) io.write("sys", `[ollama] files written: ${[...new Set(result.filesWritten)].join(", ")}\n`);
       return { finalText: result.finalText || undefined, usage: result.usage };
     },

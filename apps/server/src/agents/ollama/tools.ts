@@ -1,10 +1,9 @@
-import { closeSync, constants, ftruncateSync, writeFileSync, type Dirent } from "node:fs";
-import { lstat, mkdir, opendir, realpath } from "node:fs/promises";
-import path from "node:path";
+import type { Dirent } from "node:fs";
+import { opendir } from "node:fs/promises";
 import type { Tool } from "ollama";
-import { isInside } from "../../jobs/workdir.js";
+import { confine, Refusal, writeConfined } from "../../jobs/confined-files.js";
 import { ServiceError } from "../../lib/errors.js";
-import { openRegularFile, readWindow } from "../../lib/regular-file.js";
+import { readWindow } from "../../lib/regular-file.js";
 
 /**
  * One read_file answer holds at most this much of a file, read from disk and no more: a small
@@ -66,62 +65,6 @@ export interface ToolOutcome {
   text: string;
   /** A file the tool wrote, relative to the workdir. */
   wrote?: string;
-}
-
-class Refusal extends Error {}
-
-/**
- * Where `requested` really lands once symlinks are resolved, refusing anything outside the
- * workdir: `..`, absolute paths elsewhere, and symlinks (followed or dangling) that point out.
- * Components that do not exist yet cannot be links, so the deepest existing ancestor decides.
- */
-export async function confine(workdir: string, requested: string): Promise<string> {
-  if (typeof requested !== "string" || !requested.trim()) throw new Refusal("path is empty");
-  if (requested.includes("\0")) throw new Refusal("path contains a NUL byte");
-  const root = await realpath(workdir);
-  const target = path.resolve(root, requested);
-  if (!isInside(target, root)) throw new Refusal(`${requested} is outside the working directory`);
-  let existing = target;
-  for (;;) {
-    try {
-      await lstat(existing);
-      break;
-    } catch {
-      if (existing === root) break;
-      existing = path.dirname(existing);
-    }
-  }
-  let real: string;
-  try {
-    real = await realpath(existing);
-  } catch {
-    // It exists but does not resolve: a dangling symlink, whose target could be anywhere.
-    throw new Refusal(`${requested} is a symlink to nowhere; refusing to follow it`);
-  }
-  const resolved = path.join(real, path.relative(existing, target));
-  if (!isInside(resolved, root)) throw new Refusal(`${requested} resolves outside the working directory (through a symlink)`);
-  return resolved;
-}
-
-/**
- * Writes through the confined path; O_NOFOLLOW closes the gap if a link appears after the check,
- * and only a regular file is written (a FIFO in the workdir would otherwise hold the job).
- */
-export async function writeConfined(workdir: string, requested: string, content: string): Promise<string> {
-  const target = await confine(workdir, requested);
-  const root = await realpath(workdir);
-  if (target === root) throw new Refusal(`${requested} is the working directory itself; name a file in it`);
-  await mkdir(path.dirname(target), { recursive: true });
-  // Parents created just now could have been swapped for links in between; check once more.
-  if ((await confine(workdir, target)) !== target) throw new Refusal(`${requested} changed while it was being written`);
-  const { fd } = openRegularFile(target, constants.O_WRONLY | constants.O_CREAT);
-  try {
-    ftruncateSync(fd);
-    writeFileSync(fd, content, "utf8");
-  } finally {
-    closeSync(fd);
-  }
-  return path.relative(root, target);
 }
 
 function stringArg(args: Record<string, unknown>, name: string, required: boolean): string | undefined {

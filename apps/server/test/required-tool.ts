@@ -1,0 +1,18 @@
+import { spawnSync } from "node:child_process";
+import { findExecutable } from "../src/agents/availability.js";
+
+/**
+ * Whether tests that need `command` can run here. Where it is missing (or cannot work) they are
+ * skipped with a printed reason, so the README's test command passes on a fresh machine; with
+ * CORRAL_REQUIRE_TOOLS=1 (CI, which installs every tool) a missing tool fails the run instead.
+ */
+export function hasTool(command: string, probeArgs: string[], install: string): boolean {
+  const found = findExecutable(command, process.env.PATH);
+  const probe = found && spawnSync(found, probeArgs, { encoding: "utf8", timeout: 10_000 });
+  const why = !found ? "not installed" : probe && probe.status !== 0 ? `installed but not working: ${(probe.stderr || probe.error?.message || `exit status ${probe.status}`).trim()}` : null;
+  if (!why) return true;
+  const message = `${command} is ${why} (${install})`;
+  if (process.env.CORRAL_REQUIRE_TOOLS === "1") throw new Error(`CORRAL_REQUIRE_TOOLS=1 and ${message}`);
+  console.log(`skipped: ${message}`);
+  return false;
+}

@@ -1,0 +1,177 @@
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Job } from "@corral/shared";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { api, startServer, tempDir, until, type TestServer } from "./helpers.js";
+import { connectMcp, textOf } from "./mcp-client.js";
+
+let server: TestServer;
+let outside: string;
+let mcp: Client;
+beforeAll(async () => {
+  server = await startServer();
+  mcp = await connectMcp(server);
+  outside = tempDir("corral-outside-");
+  writeFileSync(path.join(outside, "victim.txt"), "precious");
+});
+afterAll(async () => {
+  await mcp.close();
+  await server.close();
+});
+
+const finished = (id: string) => server.services.jobs.waitFor([id], 20_000).then(([job]) => job as Job);
+const outputOf = (id: string) => server.services.jobs.outputTail(id, 100_000);
+
+async function launch(body: Record<string, unknown>) {
+  const res = await api<Job & { error?: string; field?: string }>(server, "POST", "/api/jobs", body);
+  return res;
+}
+
+describe("answer files are written inside the workdir only", () => {
+  test("output.md made a link out by the repo: refused, noted in the log, the job still succeeds", async () => {
+    const workdir = path.join(server.root, "linked-answer");
+    mkdirSync(workdir);
+    symlinkSync(path.join(outside, "victim.txt"), path.join(workdir, "output.md"));
+    const res = await launch({ agent: "opencode", prompt: "the answer is 42", workdir });
+    expect(res.status).toBe(201);
+    const job = await finished(res.body.id);
+    expect(job.status).toBe("succeeded");
+    expect(job.finalText).toContain("the answer is 42");
+    expect(readFileSync(path.join(outside, "victim.txt"), "utf8")).toBe("precious");
+    expect(outputOf(job.id)).toMatch(/\[corral\] could not write output\.md: refused: output\.md resolves outside the working directory/);
+  });
+
+  test("output.md made a FIFO: the job ends at once instead of hanging on it", async () => {
+    const workdir = path.join(server.root, "fifo-answer");
+    mkdirSync(workdir);
+    execFileSync("mkfifo", [path.join(workdir, "output.md")]);
+    const res = await launch({ agent: "opencode", prompt: "the answer is 42", workdir });
+    const job = await finished(res.body.id);
+    expect(job.status).toBe("succeeded");
+    expect(outputOf(job.id)).toMatch(/could not write output\.md: refused: output\.md is not a regular file/);
+  });
+});
+
+describe("a workdir is checked again when its job starts", () => {
+  /** Holds the agent's only slot so the next job waits in the queue; returns a function that frees it. */
+  async function occupy(agent: string): Promise<() => Promise<void>> {
+    server.services.agents.update(agent, { maxConcurrent: 1 });
+    const blocker = await launch({ agent, prompt: "hang", workdir: path.join(server.root, `${agent}-blocker`) });
+    await until(() => (server.services.jobs.get(blocker.body.id).status === "running" ? true : undefined));
+    return async () => {
+      await api(server, "POST", `/api/jobs/${blocker.body.id}/cancel`);
+    };
+  }
+
+  test("a queued job whose workdir became a link out of the roots fails with the reason and writes nothing", async () => {
+    const release = await occupy("gemini");
+    const workdir = path.join(server.root, "swapped");
+    const res = await launch({ agent: "gemini", prompt: "write escaped.txt pwned", workdir });
+    expect(res.status).toBe(201);
+    expect(server.services.jobs.get(res.body.id).status).toBe("queued");
+    renameSync(workdir, `${workdir}.old`);
+    symlinkSync(outside, workdir);
+    await release();
+    const job = await finished(res.body.id);
+    expect(job.status).toBe("failed");
+    expect(job.error).toMatch(/the job was not run: its workdir changed after launch.*outside the allowed workdir roots/);
+    expect(job.invocation).toBeNull();
+    expect(readdirSync(outside).sort()).toEqual(["victim.txt"]);
+  });
+
+  test("a retry is a start too: a workdir swapped for a link out during the backoff fails the next attempt", async () => {
+    const workdir = path.join(server.root, "retried");
+    const retry = { max_attempts: 3, exit_codes: [75], backoff_s: 2 };
+    const res = await launch({ agent: "gemini", prompt: "fail-once marker 75 busy\nwrite escaped.txt pwned", workdir, retry });
+    await until(() => {
+      const job = server.services.jobs.get(res.body.id);
+      return job.attempt === 2 && job.status === "queued" ? true : undefined;
+    });
+    renameSync(workdir, `${workdir}.old`);
+    symlinkSync(outside, workdir);
+    const job = await finished(res.body.id);
+    expect(job.status).toBe("failed");
+    expect(job.attempt).toBe(2);
+    expect(job.error).toMatch(/the job was not run: its workdir changed after launch/);
+    expect(readdirSync(outside).sort()).toEqual(["victim.txt"]);
+  });
+
+  test("a queued job whose workdir became a link inside the roots runs in the real directory", async () => {
+    const release = await occupy("kiro");
+    const workdir = path.join(server.root, "moved");
+    const real = path.join(server.root, "real-target");
+    mkdirSync(real);
+    const res = await launch({ agent: "kiro", prompt: "write here.txt ok", workdir });
+    renameSync(workdir, `${workdir}.old`);
+    symlinkSync(real, workdir);
+    await release();
+    const job = await finished(res.body.id);
+    expect(job.status).toBe("succeeded");
+    expect(job.workdir).toBe(real);
+    expect(job.invocation?.cwd).toBe(real);
+    expect(existsSync(path.join(real, "here.txt"))).toBe(true);
+  });
+});
+
+describe("workdirs no file system call could take are refused with 400, naming workdir", () => {
+  const bad = () => [
+    ["a NUL byte", path.join(server.root, "a\0b")],
+    ["a name over 255 bytes", path.join(server.root, "n".repeat(256))],
+    ["a path over 4095 bytes", `~/${[...Array.from({ length: 20 }, () => "d".repeat(200)), "e".repeat(70)].join("/")}`],
+    ["an existing file", path.join(server.root, "plain-file")],
+  ];
+
+  test("over REST", async () => {
+    writeFileSync(path.join(server.root, "plain-file"), "");
+    for (const [what, workdir] of bad()) {
+      const res = await launch({ agent: "gemini", prompt: "x", workdir });
+      expect(res.status, what).toBe(400);
+      expect(res.body.field, what).toBe("workdir");
+    }
+  });
+
+  test("over MCP", async () => {
+    writeFileSync(path.join(server.root, "plain-file"), "");
+    for (const [what, workdir] of bad()) {
+      const res = await mcp.callTool({ name: "gemini_run_async", arguments: { prompt: "x", workdir } });
+      expect(res.isError, what).toBe(true);
+      expect(textOf(res), what).toMatch(/^error: workdir: /);
+    }
+  });
+});
+
+describe("a worker's command line is bounded", () => {
+  test("an argument template that repeats {prompt} is refused at launch, naming args and the limit; no job is made", async () => {
+    const name = "echo_many";
+    const created = await api(server, "POST", "/api/agents", {
+      name,
+      kind: "command",
+      command: "echo",
+      args: Array.from({ length: 200 }, () => "{prompt}".repeat(500)),
+      workdir: path.join(server.root, "many"),
+    });
+    expect(created.status).toBe(201);
+    const before = server.services.jobs.list({ limit: 1, offset: 0 }).total;
+    const res = await launch({ agent: name, prompt: "p".repeat(100_000) });
+    expect(res.status).toBe(400);
+    expect(res.body.field).toBe("args");
+    expect(res.body.error).toMatch(/100000 times.*1 MiB/);
+    expect(server.services.jobs.list({ limit: 1, offset: 0 }).total).toBe(before);
+    // A prompt small enough for every copy still runs.
+    const small = await launch({ agent: name, prompt: "p" });
+    expect(small.status).toBe(201);
+    expect((await finished(small.body.id)).status).toBe("succeeded");
+  });
+
+  test("a prompt longer than one argument may be is refused at launch, naming prompt and the limit", async () => {
+    const res = await launch({ agent: "gemini", prompt: "q".repeat(200_000), workdir: path.join(server.root, "long-prompt") });
+    expect(res.status).toBe(400);
+    expect(res.body.field).toBe("prompt");
+    expect(res.body.error).toMatch(/200000 bytes.*128 KiB per argument/);
+    const viaMcp = await mcp.callTool({ name: "gemini_run_async", arguments: { prompt: "q".repeat(200_000) } });
+    expect(viaMcp.isError).toBe(true);
+    expect(textOf(viaMcp)).toMatch(/^error: prompt: .*128 KiB/);
+  });
+});
