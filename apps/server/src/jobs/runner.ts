@@ -78,7 +78,7 @@ export class JobRunner {
     const files = jobFiles(this.config.dataDir, id, row.attempt);
     mkdirSync(files.dir, { recursive: true });
     const log = new OutputLog(files.log);
-    if (row.attempt > 1) log.append("sys", `\n[corral] attempt ${row.attempt} of ${row.retry?.max_attempts ?? row.attempt}\n`);
+    if (row.attempt > 1) this.note(id, log, `\n[corral] attempt ${row.attempt} of ${row.retry?.max_attempts ?? row.attempt}\n`);
     this.deps.jobs.startAttempt({ jobId: id, attempt: row.attempt, status: "running", startedAt: Date.now(), outputStart: log.size });
     let execution: Execution;
     try {
@@ -181,6 +181,11 @@ export class JobRunner {
     return startCli(invocation, env, { adapter, spec: jobSpec, files, log, listeners, killGraceMs: this.config.killGraceMs });
   }
 
+  /** Corral's own line in the log, announced like the worker's output so a live stream has no gap. */
+  private note(id: string, log: OutputLog, text: string): void {
+    this.store.output({ jobId: id, stream: "sys", text, cursor: log.append("sys", text) });
+  }
+
   private listeners(id: string): ExecutionListeners {
     return {
       chunk: (stream, text, cursor) => this.store.output({ jobId: id, stream, text, cursor }),
@@ -245,7 +250,7 @@ export class JobRunner {
     try {
       writeFileSync(path.join(row.workdir, name), text);
     } catch (err) {
-      log.append("sys", `\n[corral] could not write ${name}: ${err instanceof Error ? err.message : String(err)}\n`);
+      this.note(row.id, log, `\n[corral] could not write ${name}: ${err instanceof Error ? err.message : String(err)}\n`);
     }
   }
 
@@ -253,7 +258,7 @@ export class JobRunner {
   private scheduleRetry(row: JobRow, policy: NonNullable<JobRow["retry"]>, reason: string, log: OutputLog): void {
     const next = row.attempt + 1;
     const waitMs = backoffMs(policy, next);
-    log.append("sys", `\n[corral] attempt ${row.attempt} of ${policy.max_attempts} failed (${reason}); retrying in ${waitMs / 1000} s\n`);
+    this.note(row.id, log, `\n[corral] attempt ${row.attempt} of ${policy.max_attempts} failed (${reason}); retrying in ${waitMs / 1000} s\n`);
     this.store.update(row.id, { status: "queued", attempt: next, pid: null, pidStart: null, outputBytes: log.size });
     log.close();
     this.scheduler.released(row.agent);
