@@ -95,7 +95,7 @@ export class JobStream {
     void this.run()
       .catch((err: unknown) => {
         this.stopped = true;
-        this.sink.send({ type: "error", jobId: this.jobId, message: `stream stopped: ${err instanceof Error ? err.message : String(err)}` });
+        this.sink.failed(err, `the stream of job ${this.jobId} (it stopped; subscribe again to resume)`, this.jobId);
       })
       .finally(() => {
         this.running = false;
