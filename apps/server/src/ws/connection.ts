@@ -82,12 +82,13 @@ export class Connection implements StreamSink {
 
   send(message: ServerMessage): void {
     if (!this.open) return;
-    const data = JSON.stringify(message);
-    const bytes = Buffer.byteLength(data);
+    // Bytes, not a string: ws would queue a string as is and Node copy it again when writing.
+    const data = Buffer.from(JSON.stringify(message));
+    const bytes = data.length;
     this.queued += bytes;
     if (this.queued > this.peak) this.peak = this.queued;
     // Called once the frame is written to the kernel, or with an error when the socket is gone.
-    this.socket.send(data, () => {
+    this.socket.send(data, { binary: false }, () => {
       this.queued -= bytes;
       this.grant();
     });
@@ -177,9 +178,12 @@ export class Connection implements StreamSink {
     this.flushingJobs = true;
     try {
       while (this.heldJobs.size && (await this.drained())) {
-        const jobs = [...this.heldJobs.values()];
-        this.heldJobs.clear();
-        for (const job of jobs) if (this.jobList) this.send({ type: "job", job });
+        // A job carries its prompt and answer: a burst of them is sent only as far as the cap.
+        for (const [id, job] of this.heldJobs) {
+          if (this.congested()) break;
+          this.heldJobs.delete(id);
+          if (this.jobList) this.send({ type: "job", job });
+        }
       }
     } finally {
       this.flushingJobs = false;
@@ -227,8 +231,7 @@ export class Connection implements StreamSink {
   }
 
   private subscribeJob(jobId: string, cursor: number): void {
-    const job = this.services.jobs.find(jobId);
-    if (!job) return this.send({ type: "error", field: "jobId", jobId, message: `job ${jobId} not found` });
+    if (!this.services.jobs.find(jobId)) return this.send({ type: "error", field: "jobId", jobId, message: `job ${jobId} not found` });
     if (!this.streams.has(jobId) && this.streams.size >= MAX_STREAMS) {
       return this.send({ type: "error", field: "jobId", jobId, message: `at most ${MAX_STREAMS} job streams per connection; unsubscribe from one first` });
     }
@@ -240,7 +243,8 @@ export class Connection implements StreamSink {
       throw err;
     }
     this.streams.get(jobId)?.stop();
-    const stream = new JobStream(jobId, cursor, job, { logFile, files: () => this.services.files.list(jobId) }, this);
+    const source = { logFile, job: () => this.services.jobs.find(jobId), files: () => this.services.files.list(jobId) };
+    const stream = new JobStream(jobId, cursor, source, this);
     this.streams.set(jobId, stream);
   }
 
