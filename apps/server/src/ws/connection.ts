@@ -12,18 +12,23 @@ import { JobStream } from "./job-stream.js";
  * holds for a client is this plus one message, however many streams it follows.
  */
 export const SEND_BUFFER_CAP = 1024 * 1024;
-/** A catch-up page is sent only once the queue is down to this, one stream at a time. */
+/** Catch-up turns are given only while the queue is below this. */
 const LOW_WATER = SEND_BUFFER_CAP / 2;
 /** A client that lets this much pile up (only small control messages can) is cut off. */
 const HARD_CAP = 8 * SEND_BUFFER_CAP;
 const MAX_STREAMS = 200;
 
+export type Turn = (open: boolean) => void;
+
 /** What a job stream needs from its connection. */
 export interface StreamSink {
   send(message: ServerMessage): void;
   congested(): boolean;
-  /** Resolves true when it is this stream's turn to send a page; false if the connection closed. */
-  drained(): Promise<boolean>;
+  /**
+   * Calls `turn(true)` once the queue is low and the waiters before it had their turn, to send
+   * one piece (a page at most); `turn(false)` if the connection closed.
+   */
+  whenRoom(turn: Turn): void;
   /** A stream went back to catching up (counted for /api/ws/stats). */
   caughtBehind(): void;
   /** Something failed unexpectedly: the client is told (and the server log has it). */
@@ -55,7 +60,7 @@ export class Connection implements StreamSink {
   private peak = 0;
   private catchUps = 0;
   /** Streams (and the job list) waiting for room to send, served in turn. */
-  private waiters: ((open: boolean) => void)[] = [];
+  private waiters: Turn[] = [];
   private granting = false;
 
   constructor(
@@ -99,29 +104,29 @@ export class Connection implements StreamSink {
     return this.queued > SEND_BUFFER_CAP;
   }
 
-  drained(): Promise<boolean> {
-    if (!this.open) return Promise.resolve(false);
-    return new Promise((resolve) => {
-      this.waiters.push(resolve);
-      this.grant();
-    });
+  whenRoom(turn: Turn): void {
+    if (!this.open) return turn(false);
+    this.waiters.push(turn);
+    this.grant();
   }
 
   /**
-   * Wakes one waiter once the queue is low. The next is woken only after the previous one has
-   * had its turn (its page is sent within the tick it wakes in), so 32 streams cannot each add
-   * a page on the same drain.
+   * Gives turns, one waiter at a time and each sending before the next is asked, while the
+   * queue is low: 32 streams cannot each add a page on the same drain. A waiter that wants
+   * another turn queues again behind the others.
    */
   private grant(): void {
-    if (this.granting || this.queued > LOW_WATER) return;
-    const next = this.waiters.shift();
-    if (!next) return;
+    if (this.granting) return;
     this.granting = true;
-    next(this.open);
-    setImmediate(() => {
+    try {
+      while (this.queued <= LOW_WATER && this.open) {
+        const turn = this.waiters.shift();
+        if (!turn) break;
+        turn(true);
+      }
+    } finally {
       this.granting = false;
-      this.grant();
-    });
+    }
   }
 
   caughtBehind(): void {
@@ -144,7 +149,7 @@ export class Connection implements StreamSink {
       if (this.congested() || this.heldJobs.size) {
         this.heldJobs.delete(job.id);
         this.heldJobs.set(job.id, job);
-        this.flushJobs().catch((err: unknown) => this.broken(err, "the job list"));
+        this.flushJobs();
       } else this.send({ type: "job", job });
     }
     this.streams.get(job.id)?.onJob(job);
@@ -173,21 +178,25 @@ export class Connection implements StreamSink {
     if (this.open) this.socket.close(1011, "internal error; reconnect and resume from your last cursor");
   }
 
-  private async flushJobs(): Promise<void> {
+  private flushJobs(): void {
     if (this.flushingJobs) return;
     this.flushingJobs = true;
-    try {
-      while (this.heldJobs.size && (await this.drained())) {
+    const turn: Turn = (open) => {
+      try {
         // A job carries its prompt and answer: a burst of them is sent only as far as the cap.
         for (const [id, job] of this.heldJobs) {
-          if (this.congested()) break;
+          if (!open || this.congested()) break;
           this.heldJobs.delete(id);
           if (this.jobList) this.send({ type: "job", job });
         }
+      } catch (err) {
+        this.heldJobs.clear();
+        this.broken(err, "the job list");
       }
-    } finally {
+      if (open && this.heldJobs.size) return this.whenRoom(turn);
       this.flushingJobs = false;
-    }
+    };
+    this.whenRoom(turn);
   }
 
   private receive(text: string | null): void {

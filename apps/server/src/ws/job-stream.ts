@@ -1,7 +1,7 @@
 import type { Job, JobFile, JobStatus } from "@corral/shared";
 import type { OutputEvent } from "../jobs/service.js";
 import { readOutput } from "../jobs/output-log.js";
-import type { StreamSink } from "./connection.js";
+import type { StreamSink, Turn } from "./connection.js";
 
 /** Bytes of log read per catch-up step. */
 export const PAGE_BYTES = 256 * 1024;
@@ -97,23 +97,25 @@ export class JobStream {
     if (this.running) return;
     this.running = true;
     this.sink.caughtBehind();
-    void this.run()
-      .catch((err: unknown) => {
-        this.stopped = true;
-        this.sink.failed(err, `the stream of job ${this.jobId} (it stopped; subscribe again to resume)`, this.jobId);
-      })
-      .finally(() => {
-        this.running = false;
-      });
+    this.sink.whenRoom(this.turn);
   }
 
-  private async run(): Promise<void> {
-    for (;;) {
-      if (!(await this.sink.drained()) || this.stopped) return;
-      // From here to going live nothing else runs, so no event can fall in between.
-      if (!this.sendNext()) return this.goLive();
+  /** One piece of catch-up per turn; going live happens within the turn that found the log's end. */
+  private readonly turn: Turn = (open) => {
+    if (!open || this.stopped) {
+      this.running = false;
+      return;
     }
-  }
+    try {
+      if (this.sendNext()) return this.sink.whenRoom(this.turn);
+      this.running = false;
+      this.goLive();
+    } catch (err) {
+      this.running = false;
+      this.stopped = true;
+      this.sink.failed(err, `the stream of job ${this.jobId} (it stopped; subscribe again to resume)`, this.jobId);
+    }
+  };
 
   /** Sends the next piece of catch-up (about a page at most); false when there is none left. */
   private sendNext(): boolean {
