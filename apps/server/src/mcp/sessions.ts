@@ -49,10 +49,6 @@ export class McpSessions {
     return this.services.config.mcpMaxSessions;
   }
 
-  get size(): number {
-    return this.all.size;
-  }
-
   get(id: string): McpSession | undefined {
     return this.byId.get(id);
   }
