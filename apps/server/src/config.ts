@@ -22,6 +22,8 @@ const EnvSchema = z.object({
   CORRAL_QUEUE_LIMIT: positiveInt.default(10_000),
   CORRAL_PROGRESS_INTERVAL_MS: positiveInt.default(10_000),
   CORRAL_MCP_SESSION_IDLE_S: positiveInt.default(1800),
+  CORRAL_MCP_MAX_SESSIONS: positiveInt.default(128),
+  CORRAL_WS_MAX_CONNECTIONS: positiveInt.default(64),
   CORRAL_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   CORRAL_GEMINI_MODEL: z.string().min(1).default("gemini-2.5-flash"),
   CORRAL_OPENCODE_MODEL: z.string().min(1).default("opencode/deepseek-v4-flash-free"),
@@ -56,6 +58,10 @@ export interface AppConfig {
   queueLimit: number;
   progressIntervalMs: number;
   mcpSessionIdleMs: number;
+  /** MCP sessions held at once; past it the least recently used idle one is closed. */
+  mcpMaxSessions: number;
+  /** WebSocket connections accepted at once. */
+  wsMaxConnections: number;
   logLevel: z.infer<typeof EnvSchema>["CORRAL_LOG_LEVEL"];
   /** pyCorral's model settings, keyed by built-in agent name. */
   defaultModels: Record<string, string>;
@@ -124,6 +130,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     queueLimit: e.CORRAL_QUEUE_LIMIT,
     progressIntervalMs: e.CORRAL_PROGRESS_INTERVAL_MS,
     mcpSessionIdleMs: e.CORRAL_MCP_SESSION_IDLE_S * 1000,
+    mcpMaxSessions: e.CORRAL_MCP_MAX_SESSIONS,
+    wsMaxConnections: e.CORRAL_WS_MAX_CONNECTIONS,
     logLevel: e.CORRAL_LOG_LEVEL,
     defaultModels: {
       gemini: e.CORRAL_GEMINI_MODEL,

@@ -54,11 +54,11 @@ export class CursorError extends Error {}
 export type CursorChunk = OutputChunk & { cursor: number };
 
 /** Whole records in `buf`, which starts at cursor `base`; each chunk carries the cursor after it. */
-function parseRecords(buf: Buffer, base: number): CursorChunk[] {
+function parseRecords(file: string, buf: Buffer, base: number): CursorChunk[] {
   const chunks: CursorChunk[] = [];
   let start = 0;
   for (let nl = buf.indexOf(0x0a); nl >= 0; nl = buf.indexOf(0x0a, start)) {
-    const record = JSON.parse(buf.toString("utf8", start, nl)) as LogRecord;
+    const record = parseRecord(file, buf.toString("utf8", start, nl), base + start);
     start = nl + 1;
     const last = chunks.at(-1);
     // Consecutive pieces of one stream travel as one chunk.
@@ -70,16 +70,32 @@ function parseRecords(buf: Buffer, base: number): CursorChunk[] {
   return chunks;
 }
 
-function withFile<T>(file: string, fn: (fd: number, size: number) => T): T {
+/** A damaged log (a disk full mid-write, a hand edit) says where, instead of a bare JSON error. */
+function parseRecord(file: string, line: string, at: number): LogRecord {
+  try {
+    return JSON.parse(line) as LogRecord;
+  } catch {
+    throw new Error(`the output log ${file} is damaged near byte ${at}: a record there is not JSON`);
+  }
+}
+
+/** Reads `length` bytes at `position` (fewer at the end of the file). */
+type ReadAt = (position: number, length: number) => Buffer;
+
+/**
+ * Runs `fn` on the log's bytes. A log that does not exist yet (the job is queued, or was
+ * cancelled before it started) reads as empty: every reader works in every job state.
+ */
+function withFile<T>(file: string, fn: (read: ReadAt, size: number) => T): T {
   let fd: number;
   try {
     fd = openSync(file, "r");
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return fn(-1, 0);
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return fn(() => Buffer.alloc(0), 0);
     throw err;
   }
   try {
-    return fn(fd, fstatSync(fd).size);
+    return fn((position, length) => readAt(fd, position, length), fstatSync(fd).size);
   } finally {
     closeSync(fd);
   }
@@ -93,16 +109,16 @@ function readAt(fd: number, position: number, length: number): Buffer {
 
 /** Reads whole records from `cursor`, about `limit` bytes of them (at least one record). */
 export function readOutput(file: string, cursor: number, limit: number): { chunks: CursorChunk[]; cursor: number; size: number } {
-  return withFile(file, (fd, size) => {
+  return withFile(file, (read, size) => {
     if (cursor > size) throw new CursorError(`cursor ${cursor} is past the end of the output (${size} bytes)`);
-    if (cursor > 0 && readAt(fd, cursor - 1, 1)[0] !== 0x0a) {
+    if (cursor > 0 && read(cursor - 1, 1)[0] !== 0x0a) {
       throw new CursorError(`cursor ${cursor} is not a record boundary; use a cursor this server returned`);
     }
     let length = Math.min(limit, size - cursor);
     for (;;) {
-      const buf = readAt(fd, cursor, length);
+      const buf = read(cursor, length);
       const end = buf.lastIndexOf(0x0a);
-      if (end >= 0) return { chunks: parseRecords(buf.subarray(0, end + 1), cursor), cursor: cursor + end + 1, size };
+      if (end >= 0) return { chunks: parseRecords(file, buf.subarray(0, end + 1), cursor), cursor: cursor + end + 1, size };
       if (cursor + length >= size) return { chunks: [], cursor, size };
       length = Math.min(length * 2, size - cursor);
     }
@@ -111,14 +127,14 @@ export function readOutput(file: string, cursor: number, limit: number): { chunk
 
 /** The last records: about `bytes` of them, and at least the last whole one. */
 export function readTail(file: string, bytes: number): CursorChunk[] {
-  return withFile(file, (fd, size) => {
+  return withFile(file, (read, size) => {
     for (let want = bytes; ; want *= 2) {
       const start = Math.max(0, size - want);
-      const buf = readAt(fd, start, size - start);
-      if (start === 0) return parseRecords(buf, 0);
+      const buf = read(start, size - start);
+      if (start === 0) return parseRecords(file, buf, 0);
       // Skip the partial record the window begins in; widen it if nothing whole is left.
       const first = buf.indexOf(0x0a) + 1;
-      if (first > 0 && first < buf.length) return parseRecords(buf.subarray(first), start + first);
+      if (first > 0 && first < buf.length) return parseRecords(file, buf.subarray(first), start + first);
     }
   });
 }
@@ -126,18 +142,18 @@ export function readTail(file: string, bytes: number): CursorChunk[] {
 /** How far each raw capture file of an attempt had been read when the log was last written. */
 export function lastRawOffsets(file: string, attempt: number): { out: number; err: number } {
   const offsets = { out: 0, err: 0 };
-  withFile(file, (fd, size) => {
+  withFile(file, (read, size) => {
     // Scan backwards in windows until both streams' last offsets are found.
     let end = size;
     let found = 0;
     while (end > 0 && found < 2) {
       const start = Math.max(0, end - 256 * 1024);
-      const buf = readAt(fd, start, end - start);
+      const buf = read(start, end - start);
       const from = start > 0 ? buf.indexOf(0x0a) + 1 : 0;
       const lines = buf.subarray(from).toString("utf8").split("\n").reverse();
       for (const line of lines) {
         if (!line) continue;
-        const record = JSON.parse(line) as LogRecord;
+        const record = parseRecord(file, line, start);
         if (record.o === undefined || record.s === "sys") continue;
         // Older attempts wrote other files: nothing before this point is ours.
         if ((record.a ?? 1) < attempt) return;

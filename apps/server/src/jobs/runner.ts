@@ -90,7 +90,7 @@ export class JobRunner {
     const files = jobFiles(this.config.dataDir, id, row.attempt);
     mkdirSync(files.dir, { recursive: true, mode: PRIVATE_DIR_MODE });
     const log = new OutputLog(files.log);
-    if (row.attempt > 1) log.append("sys", `\n[corral] attempt ${row.attempt} of ${row.retry?.max_attempts ?? row.attempt}\n`);
+    if (row.attempt > 1) this.note(id, log, `\n[corral] attempt ${row.attempt} of ${row.retry?.max_attempts ?? row.attempt}\n`);
     this.deps.jobs.startAttempt({ jobId: id, attempt: row.attempt, status: "running", startedAt: Date.now(), outputStart: log.size });
     let execution: Execution;
     let started: JobRow;
@@ -237,6 +237,11 @@ export class JobRunner {
     return startCli(invocation, env, { adapter, spec: jobSpec, files, log, listeners, killGraceMs: this.config.killGraceMs });
   }
 
+  /** Corral's own line in the log, announced like the worker's output so a live stream has no gap. */
+  private note(id: string, log: OutputLog, text: string): void {
+    this.store.output({ jobId: id, stream: "sys", text, cursor: log.append("sys", text) });
+  }
+
   private listeners(id: string): ExecutionListeners {
     return {
       chunk: (stream, text, cursor) => this.store.output({ jobId: id, stream, text, cursor }),
@@ -273,7 +278,7 @@ export class JobRunner {
       const adapter = agent && cliAdapterFor(agent.kind);
       const finalText = end.result.finalText ?? null;
       if (finalText && adapter?.finalTextFile) {
-        await writeAnswerFile(row.workdir, adapter.finalTextFile, finalText, (line) => log.append("sys", line));
+        await writeAnswerFile(row.workdir, adapter.finalTextFile, finalText, (line) => this.note(row.id, log, line));
         if (this.active.get(row.id) !== active) return; // detached at shutdown while it was written
       }
       this.active.delete(row.id);
@@ -307,7 +312,7 @@ export class JobRunner {
   private scheduleRetry(row: JobRow, policy: NonNullable<JobRow["retry"]>, reason: string, log: OutputLog): void {
     const next = row.attempt + 1;
     const waitMs = backoffMs(policy, next);
-    log.append("sys", `\n[corral] attempt ${row.attempt} of ${policy.max_attempts} failed (${reason}); retrying in ${waitMs / 1000} s\n`);
+    this.note(row.id, log, `\n[corral] attempt ${row.attempt} of ${policy.max_attempts} failed (${reason}); retrying in ${waitMs / 1000} s\n`);
     this.store.update(row.id, { status: "queued", attempt: next, pid: null, pidStart: null, outputBytes: log.size });
     log.close();
     this.scheduler.released(row.agent);

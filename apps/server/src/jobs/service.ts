@@ -198,13 +198,19 @@ export class JobService extends EventEmitter<JobServiceEvents> {
     const current = () => ids.map((id) => this.get(id));
     const jobs = current();
     if (jobs.every((j) => isFinalStatus(j.status))) return Promise.resolve(jobs);
-    return new Promise((resolve) => {
+    return new Promise((resolve, reject) => {
       const pending = new Set(jobs.filter((j) => !isFinalStatus(j.status)).map((j) => j.id));
       const done = () => {
         clearTimeout(timer);
         this.off("job", onJob);
         signal?.removeEventListener("abort", done);
-        resolve(current());
+        // Runs from a timer or an event: a failed read (the registry closed at shutdown) must
+        // reject this one wait, not escape as an uncaught exception.
+        try {
+          resolve(current());
+        } catch (err) {
+          reject(err);
+        }
       };
       const onJob = (job: Job) => {
         if (pending.has(job.id) && isFinalStatus(job.status)) {

@@ -4,27 +4,19 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { Services } from "../services.js";
 import { createMcpServer, type McpMount } from "./server-factory.js";
-
-interface Session {
-  transport: StreamableHTTPServerTransport;
-  mount: McpMount;
-  lastSeen: number;
-  /** Requests still open (a long `_run`, an SSE stream): a session is idle only at zero. */
-  inFlight: number;
-  close(): Promise<void>;
-}
+import { McpSessions, SessionsFullError, type McpSession } from "./sessions.js";
 
 function jsonRpcError(reply: FastifyReply, status: number, message: string) {
   return reply.code(status).send({ jsonrpc: "2.0", error: { code: -32000, message }, id: null });
 }
 
 /**
- * Streamable HTTP MCP at `/mcp` and `/mcp/<agent>`. Sessions live in memory; idle ones expire
- * (real clients rarely send DELETE) and all are closed at shutdown.
+ * Streamable HTTP MCP at `/mcp` and `/mcp/<agent>`. Sessions live in memory, capped; idle ones
+ * expire (real clients rarely send DELETE) and all are closed at shutdown.
  */
 export function mcpRoutes(services: Services) {
   return async (app: FastifyInstance) => {
-    const sessions = new Map<string, Session>();
+    const sessions = new McpSessions(services);
 
     const handle = async (request: FastifyRequest, reply: FastifyReply, mount: McpMount) => {
       if (mount.agent && !services.agents.isEnabled(mount.agent)) {
@@ -33,62 +25,76 @@ export function mcpRoutes(services: Services) {
       const sessionId = request.headers["mcp-session-id"];
       let session = typeof sessionId === "string" ? sessions.get(sessionId) : undefined;
       if (typeof sessionId === "string" && (!session || session.mount.agent !== mount.agent)) {
-        return jsonRpcError(reply, 404, "session not found or expired; initialize a new session");
+        return jsonRpcError(
+          reply,
+          404,
+          `session not found: it expired, was closed, or made room for newer sessions (at most ${sessions.max}, CORRAL_MCP_MAX_SESSIONS); initialize a new session`,
+        );
       }
       if (!session) {
         if (request.method !== "POST" || !isInitializeRequest(request.body)) {
           return jsonRpcError(reply, 400, "no session: send an initialize request first (without an mcp-session-id header)");
         }
+        try {
+          sessions.makeRoom();
+        } catch (err) {
+          if (err instanceof SessionsFullError) return jsonRpcError(reply.header("retry-after", "5"), 503, err.message);
+          throw err;
+        }
         session = await openSession(mount);
       }
+      sessions.touch(session);
+      const isCall = request.method === "POST";
       reply.hijack();
-      session.inFlight++;
+      if (isCall) session.calls++;
       try {
         await session.transport.handleRequest(request.raw, reply.raw, request.body);
+      } catch (err) {
+        // The reply is hijacked: Fastify's error handler cannot answer for us.
+        request.log.error(err);
+        if (!reply.raw.headersSent) {
+          reply.raw.writeHead(500, { "content-type": "application/json" });
+          reply.raw.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32603, message: "internal error; the server log has the details" }, id: null }));
+        } else reply.raw.destroy();
       } finally {
-        session.inFlight--;
+        if (isCall) session.calls--;
         session.lastSeen = Date.now();
+        // An initialize the transport refused (a bad Accept header, say) leaves no session to keep.
+        if (!session.transport.sessionId) sessions.close(session);
       }
     };
 
-    const openSession = async (mount: McpMount): Promise<Session> => {
-      const { server, dispose } = createMcpServer(services, mount);
-      const session: Session = {
+    const openSession = async (mount: McpMount): Promise<McpSession> => {
+      const tools = createMcpServer(services, mount, sessions.enabledAgents());
+      const session: McpSession = {
         mount,
+        tools,
+        toolsGeneration: 0,
         lastSeen: Date.now(),
-        inFlight: 0,
+        calls: 0,
         transport: new StreamableHTTPServerTransport({
           sessionIdGenerator: randomUUID,
-          onsessioninitialized: (id) => void sessions.set(id, session),
-          onsessionclosed: (id) => void sessions.delete(id),
+          onsessioninitialized: (id) => sessions.initialized(id, session),
+          onsessionclosed: () => sessions.forget(session),
         }),
-        async close() {
-          dispose();
-          await server.close();
-        },
+        close: () => tools.server.close(),
       };
-      session.transport.onclose = () => {
-        if (session.transport.sessionId) sessions.delete(session.transport.sessionId);
-        dispose();
-      };
-      await server.connect(session.transport);
+      session.transport.onclose = () => sessions.forget(session);
+      sessions.opened(session);
+      try {
+        await tools.server.connect(session.transport);
+      } catch (err) {
+        sessions.forget(session);
+        throw err;
+      }
       return session;
     };
 
-    const sweep = setInterval(() => {
-      const cutoff = Date.now() - services.config.mcpSessionIdleMs;
-      for (const [id, session] of sessions) {
-        if (session.inFlight === 0 && session.lastSeen < cutoff) {
-          sessions.delete(id);
-          void session.close();
-        }
-      }
-    }, Math.min(60_000, services.config.mcpSessionIdleMs)).unref();
+    const sweep = setInterval(() => sessions.sweep(services.config.mcpSessionIdleMs), Math.min(60_000, services.config.mcpSessionIdleMs)).unref();
 
     app.addHook("onClose", async () => {
       clearInterval(sweep);
-      await Promise.all([...sessions.values()].map((s) => s.close()));
-      sessions.clear();
+      await sessions.closeAll();
     });
 
     for (const method of ["GET", "POST", "DELETE"] as const) {

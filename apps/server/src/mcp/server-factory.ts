@@ -1,4 +1,5 @@
 import { McpServer, type RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { AgentRow } from "../db/schema.js";
 import type { Services } from "../services.js";
 import { registerAgentTools } from "./tools/agent-tools.js";
 import { registerCorralTools } from "./tools/corral-tools.js";
@@ -10,38 +11,43 @@ export interface McpMount {
   agent: string | null;
 }
 
+export interface SessionServer {
+  server: McpServer;
+  /** Makes the agent tools match these enabled agents; the SDK tells the client (tools/list_changed). */
+  syncTools(enabled: AgentRow[]): void;
+}
+
 /**
- * One MCP server per session. Its agent tools follow the registry: an agent added, enabled,
- * disabled or removed changes the list, and the SDK tells the client (tools/list_changed).
+ * One MCP server per session. Its agent tools follow the registry through `syncTools`, which the
+ * session table calls with one read of the registry for all sessions.
  */
-export function createMcpServer(services: Services, mount: McpMount): { server: McpServer; dispose(): void } {
+export function createMcpServer(services: Services, mount: McpMount, enabled: AgentRow[]): SessionServer {
   const server = new McpServer(
     { name: mount.agent ? `corral-${mount.agent}` : "corral", version: "0.1.0" },
-    { capabilities: { tools: { listChanged: true } } },
+    {
+      capabilities: { tools: { listChanged: true } },
+      // Adding an agent registers three tools: the client hears of it once, not three times.
+      debouncedNotificationMethods: ["notifications/tools/list_changed"],
+    },
   );
-  const tools = new Map<string, RegisteredTool[]>();
-  const sync = () => {
-    const wanted = new Map(
-      services.agents
-        .enabledRows()
-        .filter((a) => mount.agent === null || a.name === mount.agent)
-        .map((a) => [a.name, a]),
-    );
-    for (const [name, registered] of tools) {
-      if (wanted.has(name)) continue;
-      for (const tool of registered) tool.remove();
+  /** Registered tools by agent, with the description they were registered with. */
+  const tools = new Map<string, { description: string; registered: RegisteredTool[] }>();
+  const syncTools = (rows: AgentRow[]) => {
+    const wanted = new Map(rows.filter((a) => mount.agent === null || a.name === mount.agent).map((a) => [a.name, a]));
+    for (const [name, entry] of tools) {
+      if (wanted.get(name)?.description === entry.description) continue;
+      for (const tool of entry.registered) tool.remove();
       tools.delete(name);
     }
     for (const [name, agent] of wanted) {
-      if (!tools.has(name)) tools.set(name, registerAgentTools(server, services, agent));
+      if (!tools.has(name)) tools.set(name, { description: agent.description, registered: registerAgentTools(server, services, agent) });
     }
   };
-  sync();
+  syncTools(enabled);
   if (!mount.agent) {
     registerCorralTools(server, services);
     registerCostTools(server, services);
     registerOllamaTools(server, services);
   }
-  services.agents.on("changed", sync);
-  return { server, dispose: () => services.agents.off("changed", sync) };
+  return { server, syncTools };
 }

@@ -1,4 +1,5 @@
 import { ClientMessageSchema, fieldIssues, type ClientMessage, type Job, type ServerMessage } from "@corral/shared";
+import type { FastifyBaseLogger } from "fastify";
 import WebSocket from "ws";
 import { CursorError, readOutput } from "../jobs/output-log.js";
 import { jobFiles } from "../jobs/worker-process.js";
@@ -6,54 +7,76 @@ import type { Services } from "../services.js";
 import { JobStream } from "./job-stream.js";
 
 /**
- * Bytes a connection may have queued before its streams stop sending live and switch to
- * catching up from the log. What the server holds for a client is this plus one message.
+ * Bytes a connection may have queued (handed to the socket, not yet written to the kernel)
+ * before its streams stop sending live and switch to catching up from the log. What the server
+ * holds for a client is this plus one message, however many streams it follows.
  */
 export const SEND_BUFFER_CAP = 1024 * 1024;
-/** Catch-up sends a page only once the queue is down to this. */
+/** Catch-up turns are given only while the queue is below this. */
 const LOW_WATER = SEND_BUFFER_CAP / 2;
 /** A client that lets this much pile up (only small control messages can) is cut off. */
 const HARD_CAP = 8 * SEND_BUFFER_CAP;
-const DRAIN_POLL_MS = 20;
 const MAX_STREAMS = 200;
+
+export type Turn = (open: boolean) => void;
 
 /** What a job stream needs from its connection. */
 export interface StreamSink {
   send(message: ServerMessage): void;
   congested(): boolean;
-  /** Resolves true once the queue is short enough for a page; false if the connection closed. */
-  drained(): Promise<boolean>;
+  /**
+   * Calls `turn(true)` once the queue is low and the waiters before it had their turn, to send
+   * one piece (a page at most); `turn(false)` if the connection closed.
+   */
+  whenRoom(turn: Turn): void;
   /** A stream went back to catching up (counted for /api/ws/stats). */
   caughtBehind(): void;
+  /** Something failed unexpectedly: the client is told (and the server log has it). */
+  failed(err: unknown, what: string, jobId?: string): void;
 }
 
 export interface ConnectionStats {
   id: number;
   jobList: boolean;
   streams: string[];
+  /** Bytes handed to the socket that it has not written out yet. */
   bufferedBytes: number;
   peakBufferedBytes: number;
   catchUps: number;
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** One WebSocket client: its subscriptions, and a send queue that never grows past the cap. */
+/**
+ * One WebSocket client: its subscriptions, and a send queue that never grows past the cap.
+ * Every byte given to `socket.send` is counted until ws reports it written, so the count is
+ * exact whatever ws and the socket buffer inside; catch-up pages go out one stream at a time.
+ */
 export class Connection implements StreamSink {
   private jobList = false;
   /** Job-list updates held while the socket is backed up; only each job's latest matters. */
   private heldJobs = new Map<string, Job>();
   private flushingJobs = false;
   private streams = new Map<string, JobStream>();
+  private queued = 0;
   private peak = 0;
   private catchUps = 0;
+  /** Streams (and the job list) waiting for room to send, served in turn. */
+  private waiters: Turn[] = [];
+  private granting = false;
 
   constructor(
     readonly id: number,
     private readonly socket: WebSocket,
     private readonly services: Services,
+    private readonly log: FastifyBaseLogger,
   ) {
-    socket.on("message", (data, isBinary) => this.receive(isBinary ? null : data.toString()));
+    socket.on("message", (data, isBinary) => {
+      try {
+        this.receive(isBinary ? null : data.toString());
+      } catch (err) {
+        // A throw here would escape ws's socket handler and end the process with every job in it.
+        this.failed(err, "your message");
+      }
+    });
     socket.on("close", () => this.closed());
     socket.on("error", () => socket.terminate());
   }
@@ -64,20 +87,46 @@ export class Connection implements StreamSink {
 
   send(message: ServerMessage): void {
     if (!this.open) return;
-    this.socket.send(JSON.stringify(message));
-    const buffered = this.socket.bufferedAmount;
-    if (buffered > this.peak) this.peak = buffered;
-    if (buffered > HARD_CAP) this.socket.terminate();
+    // Bytes, not a string: ws would queue a string as is and Node copy it again when writing.
+    const data = Buffer.from(JSON.stringify(message));
+    const bytes = data.length;
+    this.queued += bytes;
+    if (this.queued > this.peak) this.peak = this.queued;
+    // Called once the frame is written to the kernel, or with an error when the socket is gone.
+    this.socket.send(data, { binary: false }, () => {
+      this.queued -= bytes;
+      this.grant();
+    });
+    if (this.queued > HARD_CAP) this.socket.terminate();
   }
 
   congested(): boolean {
-    return this.socket.bufferedAmount > SEND_BUFFER_CAP;
+    return this.queued > SEND_BUFFER_CAP;
   }
 
-  async drained(): Promise<boolean> {
-    // ws has no drain event of its own; polling only happens while a client is behind.
-    while (this.open && this.socket.bufferedAmount > LOW_WATER) await sleep(DRAIN_POLL_MS);
-    return this.open;
+  whenRoom(turn: Turn): void {
+    if (!this.open) return turn(false);
+    this.waiters.push(turn);
+    this.grant();
+  }
+
+  /**
+   * Gives turns, one waiter at a time and each sending before the next is asked, while the
+   * queue is low: 32 streams cannot each add a page on the same drain. A waiter that wants
+   * another turn queues again behind the others.
+   */
+  private grant(): void {
+    if (this.granting) return;
+    this.granting = true;
+    try {
+      while (this.queued <= LOW_WATER && this.open) {
+        const turn = this.waiters.shift();
+        if (!turn) break;
+        turn(true);
+      }
+    } finally {
+      this.granting = false;
+    }
   }
 
   caughtBehind(): void {
@@ -89,7 +138,7 @@ export class Connection implements StreamSink {
       id: this.id,
       jobList: this.jobList,
       streams: [...this.streams.keys()],
-      bufferedBytes: this.socket.bufferedAmount,
+      bufferedBytes: this.queued,
       peakBufferedBytes: this.peak,
       catchUps: this.catchUps,
     };
@@ -100,7 +149,7 @@ export class Connection implements StreamSink {
       if (this.congested() || this.heldJobs.size) {
         this.heldJobs.delete(job.id);
         this.heldJobs.set(job.id, job);
-        void this.flushJobs();
+        this.flushJobs();
       } else this.send({ type: "job", job });
     }
     this.streams.get(job.id)?.onJob(job);
@@ -114,18 +163,40 @@ export class Connection implements StreamSink {
     this.socket.close(1001, "server shutting down");
   }
 
-  private async flushJobs(): Promise<void> {
+  /** Serving one of this client's messages failed unexpectedly: it is told, and the connection stays. */
+  failed(err: unknown, what: string, jobId?: string): void {
+    this.log.error({ err, connection: this.id }, `WebSocket: handling ${what} failed`);
+    this.send({ type: "error", jobId, message: `the server could not handle ${what}: ${errorText(err)}` });
+  }
+
+  /**
+   * Delivering a live event failed: the stream's position is no longer known, so this one
+   * connection is closed (1011) and the client resumes from its last cursor.
+   */
+  broken(err: unknown, what: string): void {
+    this.log.error({ err, connection: this.id }, `WebSocket: delivering ${what} failed; closing the connection`);
+    if (this.open) this.socket.close(1011, "internal error; reconnect and resume from your last cursor");
+  }
+
+  private flushJobs(): void {
     if (this.flushingJobs) return;
     this.flushingJobs = true;
-    try {
-      while (this.heldJobs.size && (await this.drained())) {
-        const jobs = [...this.heldJobs.values()];
+    const turn: Turn = (open) => {
+      try {
+        // A job carries its prompt and answer: a burst of them is sent only as far as the cap.
+        for (const [id, job] of this.heldJobs) {
+          if (!open || this.congested()) break;
+          this.heldJobs.delete(id);
+          if (this.jobList) this.send({ type: "job", job });
+        }
+      } catch (err) {
         this.heldJobs.clear();
-        for (const job of jobs) if (this.jobList) this.send({ type: "job", job });
+        this.broken(err, "the job list");
       }
-    } finally {
+      if (open && this.heldJobs.size) return this.whenRoom(turn);
       this.flushingJobs = false;
-    }
+    };
+    this.whenRoom(turn);
   }
 
   private receive(text: string | null): void {
@@ -141,7 +212,12 @@ export class Connection implements StreamSink {
       const [issue] = fieldIssues(parsed.error);
       return this.send({ type: "error", field: issue?.field, message: `invalid message: ${issue ? `${issue.field}: ${issue.message}` : "unknown"}` });
     }
-    this.handle(parsed.data);
+    const message = parsed.data;
+    try {
+      this.handle(message);
+    } catch (err) {
+      this.failed(err, message.type, "jobId" in message ? message.jobId : undefined);
+    }
   }
 
   private handle(message: ClientMessage): void {
@@ -164,8 +240,7 @@ export class Connection implements StreamSink {
   }
 
   private subscribeJob(jobId: string, cursor: number): void {
-    const job = this.services.jobs.find(jobId);
-    if (!job) return this.send({ type: "error", field: "jobId", jobId, message: `job ${jobId} not found` });
+    if (!this.services.jobs.find(jobId)) return this.send({ type: "error", field: "jobId", jobId, message: `job ${jobId} not found` });
     if (!this.streams.has(jobId) && this.streams.size >= MAX_STREAMS) {
       return this.send({ type: "error", field: "jobId", jobId, message: `at most ${MAX_STREAMS} job streams per connection; unsubscribe from one first` });
     }
@@ -177,14 +252,18 @@ export class Connection implements StreamSink {
       throw err;
     }
     this.streams.get(jobId)?.stop();
-    const stream = new JobStream(jobId, cursor, job, { logFile, files: () => this.services.files.list(jobId) }, this);
+    const source = { logFile, job: () => this.services.jobs.find(jobId), files: () => this.services.files.list(jobId) };
+    const stream = new JobStream(jobId, cursor, source, this);
     this.streams.set(jobId, stream);
   }
 
   private closed(): void {
+    for (const wake of this.waiters.splice(0)) wake(false);
     for (const stream of this.streams.values()) stream.stop();
     this.streams.clear();
     this.heldJobs.clear();
     this.jobList = false;
   }
 }
+
+const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));

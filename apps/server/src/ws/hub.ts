@@ -1,4 +1,5 @@
 import type { Job } from "@corral/shared";
+import type { FastifyBaseLogger } from "fastify";
 import type WebSocket from "ws";
 import type { FileEvent } from "../jobs/file-watcher.js";
 import type { OutputEvent } from "../jobs/service.js";
@@ -8,37 +9,70 @@ import { Connection, SEND_BUFFER_CAP, type ConnectionStats } from "./connection.
 export interface HubStats {
   /** Bytes a connection may queue before its streams switch to catching up. */
   sendBufferCap: number;
+  /** Connections accepted at once (CORRAL_WS_MAX_CONNECTIONS). */
+  maxConnections: number;
+  /** Bytes queued over all connections: at most about maxConnections × sendBufferCap. */
+  bufferedBytes: number;
+  /** Connections refused because the server was full, since it started. */
+  refused: number;
   connections: ConnectionStats[];
 }
 
-/** Every WebSocket connection, fed from the job service's and the file watcher's events. */
+/**
+ * Every WebSocket connection, fed from the job service's and the file watcher's events. Those
+ * events are emitted from inside the job runner, so a failure to deliver one to a client is
+ * kept to that client: it must never reach the worker loop (an Ollama job runs in-process).
+ */
 export class WsHub {
   private connections = new Map<number, Connection>();
   private nextId = 1;
-  private readonly onJob = (job: Job) => {
-    for (const c of this.connections.values()) c.onJob(job);
-  };
-  private readonly onOutput = (event: OutputEvent) => {
-    for (const c of this.connections.values()) c.streamFor(event.jobId)?.onOutput(event);
-  };
-  private readonly onFile = (event: FileEvent) => {
-    for (const c of this.connections.values()) c.streamFor(event.jobId)?.onFile(event.file);
-  };
+  private refused = 0;
+  private readonly onJob = (job: Job) => this.each((c) => c.onJob(job), "a job update");
+  private readonly onOutput = (event: OutputEvent) => this.each((c) => c.streamFor(event.jobId)?.onOutput(event), "job output");
+  private readonly onFile = (event: FileEvent) => this.each((c) => c.streamFor(event.jobId)?.onFile(event.file), "a file event");
 
-  constructor(private readonly services: Services) {
+  constructor(
+    private readonly services: Services,
+    private readonly log: FastifyBaseLogger,
+  ) {
     services.jobs.on("job", this.onJob);
     services.jobs.on("output", this.onOutput);
     services.files.on("file", this.onFile);
   }
 
+  private each(deliver: (c: Connection) => void, what: string): void {
+    for (const c of this.connections.values()) {
+      try {
+        deliver(c);
+      } catch (err) {
+        c.broken(err, what);
+      }
+    }
+  }
+
+  /** Takes a new socket, or closes it with 1013 (try again later) when the server is full. */
   connect(socket: WebSocket): void {
+    const max = this.services.config.wsMaxConnections;
+    if (this.connections.size >= max) {
+      this.refused++;
+      // Close reasons are capped at 123 bytes; a browser shows this one in its close event.
+      socket.close(1013, `too many WebSocket connections (${max}); close one or raise CORRAL_WS_MAX_CONNECTIONS`);
+      return;
+    }
     const id = this.nextId++;
-    this.connections.set(id, new Connection(id, socket, this.services));
+    this.connections.set(id, new Connection(id, socket, this.services, this.log));
     socket.once("close", () => this.connections.delete(id));
   }
 
   stats(): HubStats {
-    return { sendBufferCap: SEND_BUFFER_CAP, connections: [...this.connections.values()].map((c) => c.stats()) };
+    const connections = [...this.connections.values()].map((c) => c.stats());
+    return {
+      sendBufferCap: SEND_BUFFER_CAP,
+      maxConnections: this.services.config.wsMaxConnections,
+      bufferedBytes: connections.reduce((sum, c) => sum + c.bufferedBytes, 0),
+      refused: this.refused,
+      connections,
+    };
   }
 
   close(): void {

@@ -22,7 +22,7 @@ export async function registerWebsocket(app: FastifyInstance, upgrades: Server):
  */
 export function wsRoutes(services: Services) {
   return async (app: FastifyInstance) => {
-    const hub = new WsHub(services);
+    const hub = new WsHub(services, app.log);
     app.get("/api/ws", { websocket: true }, (socket) => hub.connect(socket));
     app.get("/api/ws/stats", async () => hub.stats());
     app.addHook("preClose", async () => hub.close());

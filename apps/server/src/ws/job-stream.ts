@@ -1,7 +1,7 @@
 import type { Job, JobFile, JobStatus } from "@corral/shared";
 import type { OutputEvent } from "../jobs/service.js";
 import { readOutput } from "../jobs/output-log.js";
-import type { StreamSink } from "./connection.js";
+import type { StreamSink, Turn } from "./connection.js";
 
 /** Bytes of log read per catch-up step. */
 export const PAGE_BYTES = 256 * 1024;
@@ -10,38 +10,43 @@ const FILES_BATCH = 500;
 
 export interface JobStreamSource {
   logFile: string;
+  /** The job as stored now. */
+  job(): Job | undefined;
   files(): JobFile[];
 }
 
 /**
- * One job followed by one connection. It is either catching up — reading the output log from
- * its cursor, one page at a time and only when the socket has room — or live, forwarding each
- * event as it comes. Output events carry their cursor, so the hand-over cannot skip or repeat:
- * catch-up ends in the same tick as the read that found the log's end, and every later event
- * lies past that end. A live stream whose socket backs up goes back to catching up, so a slow
- * client costs a page of memory, not its backlog.
+ * One job followed by one connection. It is either catching up — sending its status, stored
+ * files and the output log from its cursor, one piece per turn the connection grants it — or
+ * live, forwarding each event as it comes. Output events carry their cursor, so the hand-over
+ * cannot skip or repeat: catch-up ends in the same tick as the read that found the log's end,
+ * and every later event lies past that end. A live stream whose socket backs up goes back to
+ * catching up, so a slow client costs a page of memory, not its backlog.
  */
 export class JobStream {
   private live = false;
   private running = false;
   private stopped = false;
-  private filesSent = false;
-  private lastStatus: JobStatus;
-  private lastUsage: string;
-  /** Held while catching up; only the latest of each matters. */
+  /** The first status goes out on the stream's first turn, like everything else it sends. */
+  private statusSent = false;
+  /** Stored files still to send, read at the first turn that needs them. */
+  private storedFiles: JobFile[] | null = null;
+  private lastStatus: JobStatus | null = null;
+  private lastUsage = "";
+  /**
+   * Held while catching up; only the latest of each matters. Job events are shared by every
+   * connection, so holding one costs nothing; the first status is read when it is sent, so a
+   * stalled client following many finished jobs does not hold a copy of each job's answer.
+   */
   private heldJob: Job | null = null;
   private heldFiles = new Map<string, JobFile>();
 
   constructor(
     readonly jobId: string,
     private cursor: number,
-    job: Job,
     private readonly source: JobStreamSource,
     private readonly sink: StreamSink,
   ) {
-    this.lastStatus = job.status;
-    this.lastUsage = JSON.stringify(job.usage);
-    sink.send({ type: "status", jobId, job });
     this.catchUp();
   }
 
@@ -92,42 +97,64 @@ export class JobStream {
     if (this.running) return;
     this.running = true;
     this.sink.caughtBehind();
-    void this.run()
-      .catch((err: unknown) => {
-        this.stopped = true;
-        this.sink.send({ type: "error", jobId: this.jobId, message: `stream stopped: ${err instanceof Error ? err.message : String(err)}` });
-      })
-      .finally(() => {
-        this.running = false;
-      });
+    this.sink.whenRoom(this.turn);
   }
 
-  private async run(): Promise<void> {
-    if (!this.filesSent) {
-      const files = this.source.files();
-      for (let i = 0; i < files.length; i += FILES_BATCH) {
-        if (!(await this.sink.drained()) || this.stopped) return;
-        this.sink.send({ type: "files", jobId: this.jobId, files: files.slice(i, i + FILES_BATCH) });
-      }
-      this.filesSent = true;
+  /** One piece of catch-up per turn; going live happens within the turn that found the log's end. */
+  private readonly turn: Turn = (open) => {
+    if (!open || this.stopped) {
+      this.running = false;
+      return;
     }
-    for (;;) {
-      if (!(await this.sink.drained()) || this.stopped) return;
-      // From this read to going live nothing else runs, so no event can fall in between.
-      const page = readOutput(this.source.logFile, this.cursor, PAGE_BYTES);
-      if (!page.chunks.length || page.cursor === this.cursor) {
-        this.live = true;
-        for (const file of this.heldFiles.values()) this.sink.send({ type: "file", jobId: this.jobId, file });
-        this.heldFiles.clear();
-        if (this.heldJob) this.deliverJob(this.heldJob);
-        this.heldJob = null;
-        this.sink.send({ type: "caught_up", jobId: this.jobId, cursor: this.cursor });
-        return;
-      }
-      for (const chunk of page.chunks) {
-        this.sink.send({ type: "output", jobId: this.jobId, stream: chunk.stream, text: chunk.text, cursor: chunk.cursor });
-      }
-      this.cursor = page.cursor;
+    try {
+      if (this.sendNext()) return this.sink.whenRoom(this.turn);
+      this.running = false;
+      this.goLive();
+    } catch (err) {
+      this.running = false;
+      this.stopped = true;
+      this.sink.failed(err, `the stream of job ${this.jobId} (it stopped; subscribe again to resume)`, this.jobId);
     }
+  };
+
+  /** Sends the next piece of catch-up (about a page at most); false when there is none left. */
+  private sendNext(): boolean {
+    if (!this.statusSent) {
+      const job = this.heldJob ?? this.source.job();
+      if (!job) throw new Error(`job ${this.jobId} is no longer in the registry`);
+      this.heldJob = null;
+      this.statusSent = true;
+      this.lastStatus = job.status;
+      this.lastUsage = JSON.stringify(job.usage);
+      this.sink.send({ type: "status", jobId: this.jobId, job });
+      return true;
+    }
+    this.storedFiles ??= this.source.files();
+    if (this.storedFiles.length) {
+      this.sink.send({ type: "files", jobId: this.jobId, files: this.storedFiles.splice(0, FILES_BATCH) });
+      return true;
+    }
+    if (this.heldFiles.size) {
+      for (const [filePath, file] of [...this.heldFiles].slice(0, FILES_BATCH)) {
+        this.heldFiles.delete(filePath);
+        this.sink.send({ type: "file", jobId: this.jobId, file });
+      }
+      return true;
+    }
+    const page = readOutput(this.source.logFile, this.cursor, PAGE_BYTES);
+    if (!page.chunks.length || page.cursor === this.cursor) return false;
+    for (const chunk of page.chunks) {
+      this.sink.send({ type: "output", jobId: this.jobId, stream: chunk.stream, text: chunk.text, cursor: chunk.cursor });
+    }
+    this.cursor = page.cursor;
+    return true;
+  }
+
+  /** The log's end was just read: the held status follows all output and files, then live events. */
+  private goLive(): void {
+    this.live = true;
+    if (this.heldJob) this.deliverJob(this.heldJob);
+    this.heldJob = null;
+    this.sink.send({ type: "caught_up", jobId: this.jobId, cursor: this.cursor });
   }
 }

@@ -12,8 +12,17 @@ export function registerAgentTools(server: McpServer, services: Services, agent:
   const { jobs, config } = services;
   const name = agent.name;
   const about = agent.description ? ` (${agent.description})` : "";
-  /** Read only when the text needs it: a succeeded job with an answer shows the answer instead. */
-  const tail = (id: string) => () => jobs.outputTail(id, OUTPUT_TAIL_CHARS);
+  /**
+   * Read only when the text needs it: a succeeded job with an answer shows the answer instead.
+   * The status comes from the registry, so an unreadable log costs the tail, not the answer.
+   */
+  const tail = (id: string) => () => {
+    try {
+      return jobs.outputTail(id, OUTPUT_TAIL_CHARS);
+    } catch (err) {
+      return `(the output could not be read: ${err instanceof Error ? err.message : String(err)})`;
+    }
+  };
   /** The session's client, for the audit trail (known once `initialize` is done). */
   const actor = () => mcpActor(server.server.getClientVersion());
 
@@ -30,7 +39,8 @@ export function registerAgentTools(server: McpServer, services: Services, agent:
           const now = jobs.get(job.id);
           return { progress: (Date.now() - job.createdAt) / 1000, message: `job ${job.id} ${now.status} for ${elapsed(now)}` };
         });
-        const onAbort = () => void jobs.cancel(job.id, actor());
+        // The caller gave up: its job goes too. Nobody awaits this, so a failure is only dropped.
+        const onAbort = () => void jobs.cancel(job.id, actor()).catch(() => undefined);
         extra.signal.addEventListener("abort", onAbort, { once: true });
         try {
           const [done] = await jobs.waitFor([job.id], Number.MAX_SAFE_INTEGER, extra.signal);

@@ -7,13 +7,16 @@ export type ToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 export const textResult = (text: string): CallToolResult => ({ content: [{ type: "text", text }] });
 export const errorResult = (text: string): CallToolResult => ({ content: [{ type: "text", text }], isError: true });
 
-/** Runs a tool body; a ServiceError becomes an `error: …` result naming the field. */
+/**
+ * Runs a tool body; any failure becomes an `error: …` result (naming the field for bad input),
+ * so pyCorral callers see their `error:` prefix and the session goes on.
+ */
 export async function guarded(body: () => Promise<CallToolResult> | CallToolResult): Promise<CallToolResult> {
   try {
     return await body();
   } catch (err) {
     if (err instanceof ServiceError) return errorResult(`error: ${err.field ? `${err.field}: ` : ""}${err.message}`);
-    throw err;
+    return errorResult(`error: the server could not complete this call: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
 
@@ -25,9 +28,12 @@ export function keepReporting(extra: ToolExtra, intervalMs: number, describe: ()
   const progressToken = extra._meta?.progressToken;
   if (progressToken === undefined) return () => {};
   const timer = setInterval(() => {
-    void extra
-      .sendNotification({ method: "notifications/progress", params: { progressToken, ...describe() } })
-      .catch(() => clearInterval(timer));
+    // A throw in a timer would end the process: a report that cannot be made stops the reports.
+    try {
+      extra.sendNotification({ method: "notifications/progress", params: { progressToken, ...describe() } }).catch(() => clearInterval(timer));
+    } catch {
+      clearInterval(timer);
+    }
   }, intervalMs);
   return () => clearInterval(timer);
 }

@@ -1,0 +1,155 @@
+import type { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import type { AgentRow } from "../db/schema.js";
+import type { Services } from "../services.js";
+import type { McpMount, SessionServer } from "./server-factory.js";
+
+export interface McpSession {
+  mount: McpMount;
+  transport: StreamableHTTPServerTransport;
+  tools: SessionServer;
+  /** The registry generation its tools match. */
+  toolsGeneration: number;
+  lastSeen: number;
+  /**
+   * Calls (POSTs) still being answered, such as a long `_run`. A session is idle at zero even
+   * with a GET stream open: SDK clients keep one open for as long as they live.
+   */
+  calls: number;
+  close(): Promise<void>;
+}
+
+/** Sessions whose tools are brought up to date per event-loop turn after an agent change. */
+const REFRESH_BATCH = 100;
+
+/**
+ * The MCP sessions held in memory, at most `CORRAL_MCP_MAX_SESSIONS`. A new session takes the
+ * place of the least recently used idle one; when every session is busy with a call it is
+ * refused. An agent change reads the registry once and updates the sessions' tools a batch at a
+ * time, so the change itself costs the same with 2 sessions or 2,000.
+ */
+export class McpSessions {
+  /** Initialized sessions by id, least recently used first. */
+  private byId = new Map<string, McpSession>();
+  /** Every session, initialized or still being opened: what the cap counts. */
+  private all = new Set<McpSession>();
+  private generation = 0;
+  private enabled: { generation: number; rows: AgentRow[] } | null = null;
+  private refreshing = false;
+  private refreshAgain = false;
+  private readonly onAgentsChanged = () => {
+    this.generation++;
+    this.refreshAll();
+  };
+
+  constructor(private readonly services: Services) {
+    services.agents.on("changed", this.onAgentsChanged);
+  }
+
+  get max(): number {
+    return this.services.config.mcpMaxSessions;
+  }
+
+  get(id: string): McpSession | undefined {
+    return this.byId.get(id);
+  }
+
+  /** The enabled agents, read once per change of the registry. */
+  enabledAgents(): AgentRow[] {
+    if (this.enabled?.generation !== this.generation) this.enabled = { generation: this.generation, rows: this.services.agents.enabledRows() };
+    return this.enabled.rows;
+  }
+
+  /** Frees a place for a new session, closing the least recently used idle one if need be. */
+  makeRoom(): void {
+    if (this.all.size < this.max) return;
+    for (const session of this.byId.values()) {
+      if (session.calls > 0) continue;
+      this.close(session);
+      return;
+    }
+    throw new SessionsFullError(
+      `too many MCP sessions: all ${this.max} are busy with calls (CORRAL_MCP_MAX_SESSIONS); wait for a call to end, ` +
+        "close a session you no longer use (DELETE /mcp with its mcp-session-id header), or raise CORRAL_MCP_MAX_SESSIONS",
+    );
+  }
+
+  /** A session being opened counts against the cap from now on. */
+  opened(session: McpSession): void {
+    session.toolsGeneration = this.generation;
+    this.all.add(session);
+  }
+
+  initialized(id: string, session: McpSession): void {
+    this.byId.set(id, session);
+  }
+
+  /** A request arrived for the session: it becomes the most recently used, with current tools. */
+  touch(session: McpSession): void {
+    session.lastSeen = Date.now();
+    const id = session.transport.sessionId;
+    if (id && this.byId.delete(id)) this.byId.set(id, session);
+    this.syncTools(session);
+  }
+
+  /** Forgets a session that closed (DELETE, transport closed, never initialized). */
+  forget(session: McpSession): void {
+    this.all.delete(session);
+    const id = session.transport.sessionId;
+    if (id && this.byId.get(id) === session) this.byId.delete(id);
+  }
+
+  close(session: McpSession): void {
+    this.forget(session);
+    session.close().catch(() => undefined);
+  }
+
+  /** Closes sessions without a call for `idleMs`. */
+  sweep(idleMs: number): void {
+    const cutoff = Date.now() - idleMs;
+    for (const session of [...this.byId.values()]) if (session.calls === 0 && session.lastSeen < cutoff) this.close(session);
+  }
+
+  async closeAll(): Promise<void> {
+    this.services.agents.off("changed", this.onAgentsChanged);
+    const sessions = [...this.all];
+    this.all.clear();
+    this.byId.clear();
+    await Promise.all(sessions.map((s) => s.close().catch(() => undefined)));
+  }
+
+  private syncTools(session: McpSession): void {
+    if (session.toolsGeneration === this.generation) return;
+    session.toolsGeneration = this.generation;
+    session.tools.syncTools(this.enabledAgents());
+  }
+
+  /** Brings every session's tools up to date (and so notifies their clients), a batch per turn. */
+  private refreshAll(): void {
+    if (this.refreshing) {
+      this.refreshAgain = true;
+      return;
+    }
+    this.refreshing = true;
+    const queue = [...this.all];
+    const step = () => {
+      for (const session of queue.splice(0, REFRESH_BATCH)) {
+        if (!this.all.has(session)) continue;
+        try {
+          this.syncTools(session);
+        } catch {
+          // A session that cannot take its new tools is closed; its client starts a new one.
+          this.close(session);
+        }
+      }
+      if (queue.length) return void setImmediate(step);
+      this.refreshing = false;
+      if (this.refreshAgain) {
+        this.refreshAgain = false;
+        this.refreshAll();
+      }
+    };
+    setImmediate(step);
+  }
+}
+
+export class SessionsFullError extends Error {}
