@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { launchFromForm, signIn, snapshot, workdir } from "./helpers.js";
+import { launchFromForm, signIn, snapshot, token, workdir } from "./helpers.js";
 
 test.beforeEach(async ({ page }) => {
   await signIn(page);
@@ -107,4 +107,25 @@ test("costs change when a priced job ends", async ({ page }, testInfo) => {
   await expect(total).not.toHaveText(before ?? "");
   await expect(page.getByRole("region", { name: "By provider" })).toContainText("anthropic");
   await snapshot(page, testInfo, "costs");
+});
+
+test("a queued job's page says queued, then streams when its turn comes; the server stays up", async ({ page, request }, testInfo) => {
+  const auth = { authorization: `Bearer ${token}` };
+  const api = (method: "post" | "patch", url: string, data: unknown) => request[method](url, { headers: auth, data });
+  expect((await api("patch", "/api/agents/kiro", { maxConcurrent: 1 })).ok()).toBe(true);
+  try {
+    const busy = (await (await api("post", "/api/jobs", { agent: "kiro", prompt: "print 1\nsleep 3", workdir: workdir("busy") })).json()) as { id: string };
+    const waiting = (await (await api("post", "/api/jobs", { agent: "kiro", prompt: "print 2", workdir: workdir("waiting") })).json()) as { id: string };
+    await page.goto(`/jobs/${waiting.id}`);
+    await expect(page.locator("[data-status]").first()).toHaveAttribute("data-status", "queued");
+    await snapshot(page, testInfo, "job-queued");
+    const output = page.getByRole("log", { name: "Job output" });
+    await expect(output).toContainText("line 2", { timeout: 20_000 });
+    await expect(page.locator("[data-status]").first()).toHaveAttribute("data-status", "succeeded");
+    // The same server answered throughout: the busy job it was running ended normally.
+    const ended = (await (await request.get(`/api/jobs/${busy.id}`, { headers: auth })).json()) as { status: string };
+    expect(ended.status).toBe("succeeded");
+  } finally {
+    await api("patch", "/api/agents/kiro", { maxConcurrent: 4 });
+  }
 });
