@@ -12,7 +12,7 @@ import { startFakeGemini } from "../test/fixtures/fake-llm/gemini.js";
 import { startFakeOpenAI } from "../test/fixtures/fake-llm/openai.js";
 import { isRecord, type FakeServer, type RecordedRequest, type Script } from "../test/fixtures/fake-llm/script.js";
 import { api, startServer, until, type TestServer } from "../test/helpers.js";
-import { clientBin } from "./lib/clients.js";
+import { clientBin, prepareWorkerHome } from "./lib/clients.js";
 
 let server: TestServer;
 const fakes: FakeServer[] = [];
@@ -148,18 +148,7 @@ beforeAll(async () => {
     CORRAL_OPENCODE_BIN: clientBin("opencode"),
     CORRAL_CODEX_BIN: clientBin("codex"),
   });
-  // Workers inherit the server's HOME (the test root): Gemini CLI reads its settings there.
-  mkdirSync(path.join(server.root, ".gemini"), { recursive: true });
-  writeFileSync(
-    path.join(server.root, ".gemini", "settings.json"),
-    JSON.stringify({
-      security: { auth: { selectedType: "gemini-api-key" } },
-      general: { disableAutoUpdate: true, disableUpdateNag: true },
-      privacy: { usageStatisticsEnabled: false },
-      telemetry: { enabled: false },
-    }),
-  );
-  mkdirSync(path.join(server.root, "tmp"), { recursive: true });
+  prepareWorkerHome(server.root);
 });
 
 afterAll(async () => {

@@ -2,7 +2,7 @@
 // its LLM API: the scripted model asks the CLI to write a file with the CLI's own write tool, the
 // job succeeds, the file is there, and the usage Corral parsed from the CLI's real output matches
 // what the fake API reported.
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { isFinalStatus, type Job } from "@corral/shared";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -10,7 +10,7 @@ import { startFakeGemini } from "../test/fixtures/fake-llm/gemini.js";
 import { startFakeOpenAI } from "../test/fixtures/fake-llm/openai.js";
 import type { FakeServer, Script } from "../test/fixtures/fake-llm/script.js";
 import { api, startServer, until, type TestServer } from "../test/helpers.js";
-import { clientBin } from "./lib/clients.js";
+import { clientBin, prepareWorkerHome } from "./lib/clients.js";
 
 let server: TestServer;
 const fakes: FakeServer[] = [];
@@ -48,18 +48,7 @@ beforeAll(async () => {
     CORRAL_GEMINI_BIN: clientBin("gemini"),
     CORRAL_OPENCODE_BIN: clientBin("opencode"),
   });
-  // Workers inherit the server's HOME (the test root): Gemini CLI reads its settings there.
-  mkdirSync(path.join(server.root, ".gemini"), { recursive: true });
-  writeFileSync(
-    path.join(server.root, ".gemini", "settings.json"),
-    JSON.stringify({
-      security: { auth: { selectedType: "gemini-api-key" } },
-      general: { disableAutoUpdate: true, disableUpdateNag: true },
-      privacy: { usageStatisticsEnabled: false },
-      telemetry: { enabled: false },
-    }),
-  );
-  mkdirSync(path.join(server.root, "tmp"), { recursive: true });
+  prepareWorkerHome(server.root);
 });
 
 afterAll(async () => {

@@ -1,45 +1,22 @@
-import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync, rmSync } from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { afterAll, expect, test } from "vitest";
 import type { Job } from "@corral/shared";
 import { groupAlive } from "../src/jobs/process-group.js";
-import { fakeBinDir, sleep, tempDir, until } from "./helpers.js";
+import { sleep, tempDir, until } from "./helpers.js";
+import { startServerProcess, type ServerProcess } from "./server-process.js";
 
-const serverEntry = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../src/server.ts");
 const root = tempDir();
 const token = "crash-test-token-0123456789";
 let port = 0;
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-/** The real server as its own process, as `pnpm start` runs it (from source here). */
-async function startProcess(extraEnv: Record<string, string> = {}): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", "--conditions=corral-source", serverEntry], {
-    env: {
-      ...process.env,
-      HOME: root,
-      PATH: `${fakeBinDir}${path.delimiter}${process.env.PATH ?? ""}`,
-      CORRAL_DATA_DIR: path.join(root, "data"),
-      CORRAL_WORKDIR_ROOTS: root,
-      CORRAL_PORT: String(port),
-      CORRAL_TOKEN: token,
-      CORRAL_LOG_LEVEL: "warn",
-      ...extraEnv,
-    },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const printed = await new Promise<string>((resolve, reject) => {
-    let out = "";
-    child.stdout?.on("data", (d: Buffer) => {
-      out += d.toString();
-      if (out.includes("Open:")) resolve(out);
-    });
-    child.once("exit", (code) => reject(new Error(`server exited with ${code}: ${out}`)));
-  });
-  port = Number(/127\.0\.0\.1:(\d+)/.exec(printed)?.[1]);
-  return child;
+/** The real server as its own process, on the same port and data dir each time. */
+async function startProcess(extraEnv: Record<string, string> = {}): Promise<ServerProcess> {
+  const server = await startServerProcess(root, { CORRAL_PORT: String(port), CORRAL_TOKEN: token, ...extraEnv });
+  port = server.port;
+  return server;
 }
 
 async function rest<T>(method: string, url: string, body?: unknown): Promise<T> {
@@ -65,8 +42,9 @@ test("kill -9 of the server while three jobs run: after a restart all three fini
   }
   await until(async () => ((await rest<Job>("GET", `/api/jobs/${jobs[2]?.id}`)).status === "running" ? true : undefined));
   await sleep(300);
-  first.kill("SIGKILL");
-  await new Promise((resolve) => first.once("exit", resolve));
+  const killed = new Promise((resolve) => first.child.once("exit", resolve));
+  first.child.kill("SIGKILL");
+  await killed;
   // The workers did not notice: their process groups are still there.
   for (const job of jobs) expect(groupAlive(storedPid(job.id))).toBe(true);
   const second = await startProcess();
@@ -85,8 +63,7 @@ test("kill -9 of the server while three jobs run: after a restart all three fini
       expect(readFileSync(path.join(root, `w${i + 1}`, `done-${i + 1}.txt`), "utf8")).toBe("ok");
     }
   } finally {
-    second.kill("SIGTERM");
-    await new Promise((resolve) => second.once("exit", resolve));
+    await second.stop();
   }
 }, 60_000);
 
@@ -104,15 +81,13 @@ test("SIGTERM leaves workers running; with CORRAL_STOP_WORKERS_ON_EXIT=1 it canc
   const keep = await startProcess();
   const left = await rest<Job>("POST", "/api/jobs", { agent: "kiro", prompt: "hang", workdir: path.join(root, "keep") });
   await until(async () => ((await rest<Job>("GET", `/api/jobs/${left.id}`)).status === "running" ? true : undefined));
-  keep.kill("SIGTERM");
-  expect(await new Promise((resolve) => keep.once("exit", resolve))).toBe(0);
+  expect(await keep.stop()).toBe(0);
   const leftPid = storedPid(left.id);
   expect(groupAlive(leftPid)).toBe(true);
 
   const stopping = await startProcess({ CORRAL_STOP_WORKERS_ON_EXIT: "1" });
   expect((await rest<Job>("GET", `/api/jobs/${left.id}`)).status).toBe("running");
-  stopping.kill("SIGTERM");
-  await new Promise((resolve) => stopping.once("exit", resolve));
+  await stopping.stop();
   expect(groupAlive(leftPid)).toBe(false);
   const db = new Database(path.join(root, "data", "corral.db"), { readonly: true });
   try {

@@ -1,7 +1,7 @@
 // The pinned real clients (installed by setup.mjs) and a clean way to run them: an empty
 // environment plus what each test passes, stdin closed, output collected, a hard time limit.
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -74,4 +74,22 @@ export function runClient(
 /** A failed expectation about a client run shows what the client printed. */
 export function describeRun(run: ClientRun): string {
   return `exit ${run.code ?? run.signal}\n--- stdout ---\n${run.stdout.slice(-4000)}\n--- stderr ---\n${run.stderr.slice(-4000)}`;
+}
+
+/**
+ * What a CLI worker needs in the server's HOME (the test root, which workers inherit): Gemini
+ * CLI's settings (API-key auth, no update checks, no telemetry) and a `tmp` dir.
+ */
+export function prepareWorkerHome(home: string): void {
+  mkdirSync(path.join(home, ".gemini"), { recursive: true });
+  writeFileSync(
+    path.join(home, ".gemini", "settings.json"),
+    JSON.stringify({
+      security: { auth: { selectedType: "gemini-api-key" } },
+      general: { disableAutoUpdate: true, disableUpdateNag: true },
+      privacy: { usageStatisticsEnabled: false },
+      telemetry: { enabled: false },
+    }),
+  );
+  mkdirSync(path.join(home, "tmp"), { recursive: true });
 }
