@@ -77,7 +77,8 @@ async function startServer(): Promise<Server> {
 
 function runWorker(prompt: string, stdout: "devnull" | "pipe", onData?: (chunk: Buffer) => void): Promise<void> {
   const devnull = stdout === "devnull" ? openSync("/dev/null", "w") : null;
-  const child = spawn(process.execPath, [fakeCli, "kiro-cli-chat", prompt], { stdio: ["ignore", devnull ?? "pipe", "inherit"] });
+  // As Corral runs kiro: the prompt after `--`.
+  const child = spawn(process.execPath, [fakeCli, "kiro-cli-chat", "--", prompt], { stdio: ["ignore", devnull ?? "pipe", "inherit"] });
   if (onData) child.stdout?.on("data", onData);
   return new Promise((resolve, reject) => {
     child.once("error", reject);
