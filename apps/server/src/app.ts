@@ -23,6 +23,7 @@ import { panelRoutes } from "./routes/panel.js";
 import { sessionRoutes } from "./routes/sessions/index.js";
 import type { RouteEntry } from "./security/access.js";
 import { registerGuard } from "./security/guard.js";
+import { registerSecurityHeaders } from "./security/headers.js";
 import { loadOrCreateToken } from "./security/token.js";
 import { createServices, type Services } from "./services.js";
 import { registerWebsocket, wsRoutes } from "./ws/index.js";
@@ -89,6 +90,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
     target.emit("upgrade", request, socket, head);
   });
   await registerWebsocket(app, routedUpgrades);
+  registerSecurityHeaders(app);
   const guard = registerGuard(app, config, token, services.sessions);
   const detachJobLog = attachJobLog(services.jobs, services.audit, app.log);
   await app.register(healthRoutes);

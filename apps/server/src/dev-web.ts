@@ -11,6 +11,11 @@ const webRoot = path.join(repoRoot, "apps/web");
  * other files.
  */
 const servedRoots = [webRoot, path.join(repoRoot, "packages/shared"), path.join(repoRoot, "node_modules")];
+/**
+ * Vite's own deny list (setting one replaces it), plus the server's package: pnpm links the
+ * workspace's packages under node_modules, and Vite checks the path it was asked for, not the link's target.
+ */
+const servedDeny = [".env", ".env.*", "*.{crt,pem,key,p12,pfx,cer,der}", ".npmrc", ".yarnrc.yml", "**/.git/**", "**/@corral/server/**"];
 
 /**
  * Vite's hot-reload client opens its socket on `/` with one of these subprotocols. Anything else
@@ -41,11 +46,18 @@ export async function registerDevWeb(
   const vite = await createServer({
     root: webRoot,
     configFile: path.join(webRoot, "vite.config.ts"),
-    server: { middlewareMode: true, hmr: { server: hmrUpgrades }, allowedHosts, fs: { strict: true, allow: servedRoots } },
+    server: {
+      middlewareMode: true,
+      hmr: { server: hmrUpgrades },
+      allowedHosts,
+      fs: { strict: true, allow: servedRoots, deny: servedDeny },
+    },
     appType: "spa",
   });
   app.addHook("onClose", () => vite.close());
   return (request, reply) => {
+    // Vite writes the answer itself: carry over the headers set so far (security/headers.ts).
+    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value);
     reply.hijack();
     vite.middlewares(request.raw, reply.raw, () => {
       reply.raw.statusCode = 404;

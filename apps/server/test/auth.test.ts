@@ -28,6 +28,22 @@ describe("the security floor", () => {
     await expect(connectMcp(server, "/mcp", { authorization: "Bearer nope" })).rejects.toThrow();
   });
 
+  test("the Bearer scheme is case-insensitive, the token is not", async () => {
+    expect((await get("/api/jobs", { authorization: `bearer ${server.token}` })).status).toBe(200);
+    expect((await get("/api/jobs", { authorization: `BEARER   ${server.token}` })).status).toBe(200);
+    expect((await get("/api/jobs", { authorization: `Bearer ${server.token.toUpperCase()}` })).status).toBe(401);
+    expect((await get("/api/jobs", { authorization: `Basic ${server.token}` })).status).toBe(401);
+  });
+
+  test("no page can be framed, and content types are never guessed", async () => {
+    for (const url of ["/", "/jobs/x", "/api/health", "/api/jobs"]) {
+      const res = await get(url, server.auth);
+      expect(res.headers.get("x-frame-options"), url).toBe("DENY");
+      expect(res.headers.get("content-security-policy"), url).toContain("frame-ancestors 'none'");
+      expect(res.headers.get("x-content-type-options"), url).toBe("nosniff");
+    }
+  });
+
   test("a malformed cookie is a plain 401, not a server error", async () => {
     const res = await get("/api/jobs", { cookie: `${server.services.sessions.cookieName}=%E0%A4%A` });
     expect(res.status).toBe(401);

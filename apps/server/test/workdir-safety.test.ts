@@ -175,3 +175,20 @@ describe("a worker's command line is bounded", () => {
     expect(textOf(viaMcp)).toMatch(/^error: prompt: .*128 KiB/);
   });
 });
+
+describe("Corral's data dir is never a workdir", () => {
+  test("the data dir, a directory inside it and one that holds it are refused, naming workdir", async () => {
+    const server = await startServer();
+    try {
+      for (const workdir of [server.dataDir, path.join(server.dataDir, "jobs", "x"), server.root]) {
+        const res = await api<{ error: string; field: string }>(server, "POST", "/api/jobs", { agent: "kiro", prompt: "print 1", workdir });
+        expect(res.status, workdir).toBe(400);
+        expect(res.body.field).toBe("workdir");
+        expect(res.body.error).toMatch(/Corral's data dir/);
+      }
+      expect(existsSync(path.join(server.dataDir, "jobs", "x"))).toBe(false);
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -125,7 +125,7 @@ export class JobRunner {
    */
   private workdirAtStart(row: JobRow): string {
     try {
-      return resolveWorkdir(row.workdir, this.config.workdirRoots, this.config.homeDir);
+      return resolveWorkdir(row.workdir, this.config);
     } catch (err) {
       if (!(err instanceof ServiceError)) throw err;
       throw new Error(`the job was not run: its workdir changed after launch and no longer passes the check: ${err.message}`);

@@ -91,7 +91,9 @@ export function bwrapArgs(kind: AgentKind, workdir: string, homeDir: string, dat
  */
 export function sandboxed(invocation: Invocation, agent: AgentRow, config: AppConfig): Invocation {
   if (agent.sandbox === "none") return invocation;
-  const bwrap = findExecutable("bwrap", agent.env.PATH) ?? findExecutable("bwrap", config.workerEnv.PATH);
+  // The server's PATH only: a directory on the agent's PATH may be one a sandboxed worker can
+  // write, and a fake bwrap left there would run the next job unconfined.
+  const bwrap = findExecutable("bwrap", config.workerEnv.PATH);
   if (!bwrap) {
     throw new Error(
       `agent ${agent.name} has sandbox "bwrap", but bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap). ` +

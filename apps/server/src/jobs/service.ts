@@ -107,7 +107,7 @@ export class JobService extends EventEmitter<JobServiceEvents> {
     if (!agent.enabled) throw new ServiceError(`agent ${agentName} is disabled; enable it to run jobs`, 409, "agent");
     this.scheduler.assertRoom();
     this.deps.costs?.admit(agent, input.max_cost_usd ?? null);
-    const workdir = resolveWorkdir(input.workdir ?? agent.workdir, this.config.workdirRoots, this.config.homeDir);
+    const workdir = resolveWorkdir(input.workdir ?? agent.workdir, this.config);
     assertLaunchFits(agent, { prompt: input.prompt, workdir, model: input.model ?? effectiveModel(agent, this.config) }, this.config);
     const busy = input.shared_workdir ? undefined : this.deps.jobs.activeInWorkdir(workdir);
     if (busy) {

@@ -1,6 +1,6 @@
 import { mkdirSync, realpathSync } from "node:fs";
 import path from "node:path";
-import { expandHome } from "../config.js";
+import { expandHome, type AppConfig } from "../config.js";
 import { badInput } from "../lib/errors.js";
 
 export function isInside(child: string, parent: string): boolean {
@@ -45,12 +45,18 @@ function assertPathShape(absolute: string, requested: string, field: string): vo
   }
 }
 
+/** What decides where jobs may run: the allowed roots, `~`, and Corral's own data dir (never). */
+export type WorkdirPolicy = Pick<AppConfig, "workdirRoots" | "homeDir" | "dataDir">;
+
 /**
  * A job's workdir: `~` expanded, created if missing, and inside one of the allowed roots once
  * symlinks are resolved — checked before anything is created and again after. Used at launch and
  * again each time the job starts, since a directory can become a link while the job waits.
+ * Corral's data dir (token, registry, every job's output) is never part of a workdir, nor holds
+ * one: workers and Corral's own file tools would otherwise write there.
  */
-export function resolveWorkdir(requested: string, roots: string[], homeDir: string, field = "workdir"): string {
+export function resolveWorkdir(requested: string, policy: WorkdirPolicy, field = "workdir"): string {
+  const { workdirRoots: roots, homeDir } = policy;
   const absolute = path.resolve(expandHome(requested, homeDir));
   assertPathShape(absolute, requested, field);
   const allowed = realRoots(roots);
@@ -59,7 +65,12 @@ export function resolveWorkdir(requested: string, roots: string[], homeDir: stri
       `${requested} is outside the allowed workdir roots (${roots.join(", ")}); choose a directory under one of them or add its root to CORRAL_WORKDIR_ROOTS`,
       field,
     );
+  const dataDir = realpathOfPlanned(path.resolve(policy.dataDir));
+  const overlapsData = (p: string) => isInside(p, dataDir) || isInside(dataDir, p);
+  const refuseData = () =>
+    badInput(`${requested} ${isInside(dataDir, realpathOfPlanned(absolute)) ? "contains" : "is inside"} Corral's data dir (${policy.dataDir}); choose a project directory`, field);
   if (!allowed.some((root) => isInside(realpathOfPlanned(absolute), root))) throw refuse();
+  if (overlapsData(realpathOfPlanned(absolute))) throw refuseData();
   let real: string;
   try {
     mkdirSync(absolute, { recursive: true });
@@ -70,5 +81,6 @@ export function resolveWorkdir(requested: string, roots: string[], homeDir: stri
     throw badInput(`${requested} cannot be used as a workdir (${code}: ${err instanceof Error ? err.message : String(err)})`, field);
   }
   if (!allowed.some((root) => isInside(real, root))) throw refuse();
+  if (overlapsData(real)) throw refuseData();
   return real;
 }

@@ -103,16 +103,20 @@ export function registerGuard(app: FastifyInstance, config: AppConfig, token: st
     return sameOrigin && (site === undefined || site === "same-origin" || site === "none");
   };
 
-  const authenticate = (request: FastifyRequest, sameOrigin: boolean): Verdict => {
+  const authenticate = (request: FastifyRequest, reply: FastifyReply, sameOrigin: boolean): Verdict => {
     const auth = request.headers.authorization;
     if (auth !== undefined) {
-      const given = auth.startsWith("Bearer ") ? auth.slice(7).trim() : "";
+      // The scheme is case-insensitive (RFC 9110), the token is not.
+      const given = /^bearer\s+(\S+)\s*$/i.exec(auth)?.[1];
       return given && tokensMatch(given, token) ? { ok: true, session: null } : wrongToken;
     }
     const secrets = fromOwnPage(request, sameOrigin) ? cookieValues(request.headers.cookie, sessions.cookieName) : [];
     for (const secret of secrets) {
-      const session = sessions.verify(secret);
-      if (session) return { ok: true, session };
+      const found = sessions.verify(secret);
+      if (!found) continue;
+      // The browser keeps the cookie as long as the session now lasts.
+      if (found.renewed) reply.header("set-cookie", sessions.cookie(secret));
+      return { ok: true, session: found.session };
     }
     return secrets.length ? staleSession : missing;
   };
@@ -158,7 +162,7 @@ export function registerGuard(app: FastifyInstance, config: AppConfig, token: st
     const access = accessOf(request);
     if (access === "public") return;
     if (access === "page") return exchange(request, reply);
-    const verdict = authenticate(request, sameOrigin);
+    const verdict = authenticate(request, reply, sameOrigin);
     if (verdict.ok) {
       request.browserSession = verdict.session;
       return;

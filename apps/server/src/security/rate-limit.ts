@@ -9,9 +9,11 @@ interface Failures {
 
 /**
  * Wrong tokens per remote address. After `limit` failures inside `windowMs` the address is
- * blocked for `windowMs`: every protected request from it gets 429, the right token included —
- * otherwise a blocked guesser would still learn which guess is right. Successes never count and
- * never reset the count (on loopback every local user shares one address). Memory is bounded.
+ * blocked for `windowMs`: its wrong tokens get 429. The guard checks the right token first and
+ * never asks the limiter about it, so nobody — a web page firing `?token=x` images, another local
+ * process — can lock the owner out (on loopback every local client shares one address). The
+ * price: a blocked guesser still learns when a guess is right, so the limiter quiets noise and
+ * misconfigured clients, and the token's length is what defeats guessing. Memory is bounded.
  */
 export class FailedAuthLimiter {
   private byAddress = new Map<string, Failures>();

@@ -24,8 +24,10 @@ test("a session lasts its TTL after its last use, then opens nothing", () => {
   let now = 1_000_000;
   const sessions = service(() => now);
   const { secret } = sessions.create("ua");
+  expect(sessions.verify(secret)?.renewed).toBe(false); // just created
   now += 20 * DAY;
-  expect(sessions.verify(secret)).not.toBeNull(); // used: 30 more days from here
+  expect(sessions.verify(secret)?.renewed).toBe(true); // used: 30 more days from here
+  expect(sessions.verify(secret)?.renewed).toBe(false); // written at most once a minute
   now += 29 * DAY;
   expect(sessions.verify(secret)).not.toBeNull();
   now += 31 * DAY;

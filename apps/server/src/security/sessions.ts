@@ -61,13 +61,17 @@ export class SessionService {
     return { id, secret };
   }
 
-  /** The live session this secret opens, its expiry pushed back; null if none. */
-  verify(secret: string): BrowserSessionRow | null {
+  /**
+   * The live session this secret opens, null if none. Its expiry is pushed back (at most once a
+   * minute); `renewed` says so, for the cookie's own lifetime to follow.
+   */
+  verify(secret: string): { session: BrowserSessionRow; renewed: boolean } | null {
     const now = this.now();
-    const row = this.repo.findLive(hashOf(secret), now);
-    if (!row) return null;
-    if (now - row.lastSeenAt >= TOUCH_EVERY_MS) this.repo.touch(row.id, now, now + this.ttlMs);
-    return row;
+    const session = this.repo.findLive(hashOf(secret), now);
+    if (!session) return null;
+    const renewed = now - session.lastSeenAt >= TOUCH_EVERY_MS;
+    if (renewed) this.repo.touch(session.id, now, now + this.ttlMs);
+    return { session, renewed };
   }
 
   list(currentId: string | null): BrowserSession[] {

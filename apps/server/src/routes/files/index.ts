@@ -4,6 +4,7 @@ import type { FastifyInstance } from "fastify";
 import { FileRawQuerySchema, FileReadQuerySchema, JobIdSchema, WorkdirPathQuerySchema, type JobFiles, type WorkdirList } from "@corral/shared";
 import { z } from "zod";
 import { parseInput } from "../../lib/errors.js";
+import { FRAME_POLICY } from "../../security/headers.js";
 import type { Services } from "../../services.js";
 import { knownWorkdirs, onResolvedPath } from "./access.js";
 import { openRegularFile, readWindow, sniffBinary } from "../../lib/regular-file.js";
@@ -54,8 +55,7 @@ export function fileRoutes(services: Services) {
       }
       reply.header("last-modified", stat.mtime.toUTCString());
       // Never let a browser run what a worker wrote as a page of this origin.
-      reply.header("x-content-type-options", "nosniff");
-      reply.header("content-security-policy", "default-src 'none'; sandbox");
+      reply.header("content-security-policy", `default-src 'none'; sandbox; ${FRAME_POLICY}`);
       reply.header("content-type", binary ? "application/octet-stream" : "text/plain; charset=utf-8");
       if (download === "1") reply.header("content-disposition", `attachment; filename*=UTF-8''${encodeURIComponent(path.basename(real))}`);
       const start = range?.start ?? 0;
