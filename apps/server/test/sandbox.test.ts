@@ -1,9 +1,9 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { Job } from "@corral/shared";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { groupAlive } from "../src/jobs/process-group.js";
-import { api, fakeBinDir, startServer, until, type TestServer } from "./helpers.js";
+import { api, fakeBinDir, startServer, tempDir, until, type TestServer } from "./helpers.js";
 import { hasTool } from "./required-tool.js";
 
 const hasBwrap = hasTool("bwrap", ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--", "true"], "apt-get install bubblewrap");
@@ -15,18 +15,18 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 /** A `command` agent that runs its prompt as a shell script, in the bubblewrap sandbox. */
-async function sandboxedAgent(name: string, workdir: string) {
+async function sandboxedAgent(name: string, workdir: string, on: TestServer = server) {
   mkdirSync(workdir, { recursive: true });
-  const res = await api(server, "POST", "/api/agents", { name, kind: "command", command: "/bin/sh", args: ["-c", "{prompt}"], workdir, sandbox: "bwrap" });
+  const res = await api(on, "POST", "/api/agents", { name, kind: "command", command: "/bin/sh", args: ["-c", "{prompt}"], workdir, sandbox: "bwrap" });
   expect(res.status).toBe(201);
   expect(res.body).toMatchObject({ sandbox: "bwrap" });
 }
 
-async function run(agent: string, prompt: string): Promise<{ job: Job; output: string }> {
-  const launched = await api<Job>(server, "POST", "/api/jobs", { agent, prompt });
+async function run(agent: string, prompt: string, on: TestServer = server): Promise<{ job: Job; output: string }> {
+  const launched = await api<Job>(on, "POST", "/api/jobs", { agent, prompt });
   expect(launched.status).toBe(201);
-  const [job] = await server.services.jobs.waitFor([launched.body.id], 30_000);
-  const output = server.services.jobs.outputTail(launched.body.id, 100_000);
+  const [job] = await on.services.jobs.waitFor([launched.body.id], 30_000);
+  const output = on.services.jobs.outputTail(launched.body.id, 100_000);
   return { job: job!, output };
 }
 
@@ -80,18 +80,26 @@ describe.skipIf(!hasBwrap)("bubblewrap sandbox (agent setting sandbox: bwrap)", 
     expect(groupAlive(running.pid!)).toBe(false);
   });
 
-  test("a workdir that is home itself uncovers neither ~/.ssh nor Corral's data", async () => {
-    await sandboxedAgent("home_boxed", server.root);
-    const script = [
-      `test -e ${path.join(server.root, ".ssh", "id_ed25519")} && echo ssh-visible || echo ssh-hidden`,
-      `test -e ${path.join(server.dataDir, "corral.db")} && echo data-visible || echo data-hidden`,
-      "echo home > in-home.txt && echo wrote-home",
-    ].join("\n");
-    const { job, output } = await run("home_boxed", script);
-    expect(job.status).toBe("succeeded");
-    expect(output).toContain("ssh-hidden");
-    expect(output).toContain("data-hidden");
-    expect(output).toContain("wrote-home");
+  test("a workdir that is home itself does not uncover ~/.ssh", async () => {
+    // Home is a workdir only while the data dir lies elsewhere (workdirs never hold it).
+    const dataElsewhere = tempDir("corral-sandbox-data-");
+    const homeServer = await startServer({}, { dataDir: path.join(dataElsewhere, "data") });
+    try {
+      mkdirSync(path.join(homeServer.root, ".ssh"));
+      writeFileSync(path.join(homeServer.root, ".ssh", "id_ed25519"), "PRIVATE KEY");
+      await sandboxedAgent("home_boxed", homeServer.root, homeServer);
+      const script = [
+        `test -e ${path.join(homeServer.root, ".ssh", "id_ed25519")} && echo ssh-visible || echo ssh-hidden`,
+        "echo home > in-home.txt && echo wrote-home",
+      ].join("\n");
+      const { job, output } = await run("home_boxed", script, homeServer);
+      expect(job.status).toBe("succeeded");
+      expect(output).toContain("ssh-hidden");
+      expect(output).toContain("wrote-home");
+    } finally {
+      await homeServer.close();
+      rmSync(dataElsewhere, { recursive: true, force: true });
+    }
   });
 });
 

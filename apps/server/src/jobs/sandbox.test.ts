@@ -4,19 +4,21 @@ import { expect, test } from "vitest";
 import { tempDir } from "../../test/helpers.js";
 import { bwrapArgs } from "./sandbox.js";
 
-test("secrets and Corral's data are hidden after the workdir is bound, so a workdir that contains them (home itself) cannot uncover them", () => {
+test("secrets and Corral's data are hidden after every bind, so neither a workdir of ~ nor a CLI's state dir uncovers them", () => {
   const home = tempDir("corral-bwrap-args-");
   try {
     const dataDir = path.join(home, ".local", "share", "corral");
     mkdirSync(path.join(home, ".ssh"));
     mkdirSync(dataDir, { recursive: true });
-    const args = bwrapArgs("gemini", home, home, dataDir);
+    mkdirSync(path.join(home, ".local", "share", "opencode"), { recursive: true });
+    const args = bwrapArgs("opencode", home, home, dataDir);
     // Mounts apply in order: a later bind of a parent would cover an earlier tmpfs over its child.
-    const workdirBind = args.findIndex((arg, i) => arg === "--bind" && args[i + 1] === home && args[i + 2] === home);
-    expect(workdirBind).toBeGreaterThan(0);
+    const lastBind = args.lastIndexOf("--bind");
+    expect(args[lastBind + 1]).toBe(path.join(home, ".local", "share", "opencode"));
+    expect(args.includes("--bind") && args[args.indexOf("--bind") + 1]).toBe(home);
     for (const hidden of [path.join(home, ".ssh"), dataDir]) {
       const tmpfs = args.findIndex((arg, i) => arg === "--tmpfs" && args[i + 1] === hidden);
-      expect(tmpfs, hidden).toBeGreaterThan(workdirBind);
+      expect(tmpfs, hidden).toBeGreaterThan(lastBind);
     }
     expect(args.slice(-2)).toEqual(["--chdir", home]);
   } finally {

@@ -65,10 +65,14 @@ export function bwrapArgs(kind: AgentKind, workdir: string, homeDir: string, dat
     "--tmpfs", "/tmp",
     // Home stays readable (CLIs and runtimes installed there), even when it lives under /tmp.
     "--ro-bind-try", homeDir, homeDir,
-    // Bound before anything is hidden: a workdir that contains home's secrets or Corral's data
-    // (the workdir may be ~ itself) must not uncover them again.
     "--bind", workdir, workdir,
   ];
+  for (const rel of CLI_STATE[kind] ?? []) {
+    const p = path.join(homeDir, rel);
+    if (kindOf(p)) args.push("--bind", p, p);
+  }
+  // Hidden last: mounts apply in order, and a later bind of a parent (the workdir may be ~ itself;
+  // opencode's state is ~/.local/share, where Corral's data dir lives by default) would uncover them.
   const hide = (p: string) => {
     const what = kindOf(p);
     if (what === "dir") args.push("--tmpfs", p);
@@ -77,10 +81,6 @@ export function bwrapArgs(kind: AgentKind, workdir: string, homeDir: string, dat
   for (const rel of HIDDEN_IN_HOME) hide(path.join(homeDir, rel));
   // Corral's own data: the token file, the registry and every job's output.
   hide(dataDir);
-  for (const rel of CLI_STATE[kind] ?? []) {
-    const p = path.join(homeDir, rel);
-    if (kindOf(p)) args.push("--bind", p, p);
-  }
   args.push("--chdir", workdir);
   return args;
 }
