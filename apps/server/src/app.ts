@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { createServer } from "node:http";
 import path from "node:path";
+import fastifyCookie from "@fastify/cookie";
 import Fastify, { LogController, type FastifyInstance, type FastifyReply } from "fastify";
 import type { DestinationStream } from "pino";
 import type { AppConfig } from "./config.js";
@@ -22,6 +23,7 @@ import { metricsRoutes } from "./routes/metrics.js";
 import { panelRoutes } from "./routes/panel.js";
 import { sessionRoutes } from "./routes/sessions/index.js";
 import type { RouteEntry } from "./security/access.js";
+import { registerCors } from "./security/cors.js";
 import { registerGuard } from "./security/guard.js";
 import { registerSecurityHeaders } from "./security/headers.js";
 import { loadOrCreateToken } from "./security/token.js";
@@ -91,6 +93,9 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   });
   await registerWebsocket(app, routedUpgrades);
   registerSecurityHeaders(app);
+  // Cookies are set through @fastify/cookie; the guard reads them itself (see cookieValues).
+  await app.register(fastifyCookie, { hook: false });
+  await registerCors(app, config.allowedOrigins);
   const guard = registerGuard(app, config, token, services.sessions);
   const detachJobLog = attachJobLog(services.jobs, services.audit, app.log);
   await app.register(healthRoutes);

@@ -1,25 +1,20 @@
-import type { FastifyReply, FastifyRequest } from "fastify";
-
-/** Headers a browser page may send cross-origin: the API's and the MCP transport's. */
-const ALLOWED_HEADERS = "authorization, content-type, x-corral-client, mcp-session-id, mcp-protocol-version, last-event-id";
-const EXPOSED_HEADERS = "mcp-session-id, retry-after";
+import fastifyCors from "@fastify/cors";
+import type { FastifyInstance } from "fastify";
 
 /**
- * CORS only for the origins in CORRAL_ALLOWED_ORIGINS, and only with the token in a header:
- * credentials (the panel's cookie) are never allowed cross-origin. With the setting empty no
- * CORS header is ever sent, so browsers keep other pages out on their own too.
+ * CORS only for the origins in CORRAL_ALLOWED_ORIGINS, and never with credentials: such a page
+ * sends the token itself, and the guard ignores the panel's cookie on its requests. With the
+ * setting empty no CORS header is ever sent. Registered before the guard: a preflight carries no
+ * credentials by design, and its answer only says what the allowed origin may send.
  */
-export function applyCors(request: FastifyRequest, reply: FastifyReply, allowedOrigins: readonly string[]): "preflight" | "simple" | null {
-  const origin = request.headers.origin;
-  if (!origin || !allowedOrigins.includes(origin)) return null;
-  reply.header("access-control-allow-origin", origin);
-  reply.header("vary", "Origin");
-  if (request.method === "OPTIONS" && request.headers["access-control-request-method"]) {
-    reply.header("access-control-allow-methods", "GET, POST, PUT, PATCH, DELETE");
-    reply.header("access-control-allow-headers", ALLOWED_HEADERS);
-    reply.header("access-control-max-age", "600");
-    return "preflight";
-  }
-  reply.header("access-control-expose-headers", EXPOSED_HEADERS);
-  return "simple";
+export async function registerCors(app: FastifyInstance, allowedOrigins: readonly string[]): Promise<void> {
+  await app.register(fastifyCors, {
+    origin: (origin, callback) => callback(null, origin !== undefined && allowedOrigins.includes(origin)),
+    credentials: false,
+    methods: ["GET", "POST", "PUT", "PATCH", "DELETE"],
+    // The API's and the MCP transport's request headers, and what a page may read back.
+    allowedHeaders: ["authorization", "content-type", "x-corral-client", "mcp-session-id", "mcp-protocol-version", "last-event-id"],
+    exposedHeaders: ["mcp-session-id", "retry-after"],
+    maxAge: 600,
+  });
 }

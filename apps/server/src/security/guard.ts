@@ -2,7 +2,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { AppConfig } from "../config.js";
 import type { BrowserSessionRow } from "../db/schema.js";
 import { accessOf, collectRoutes, type RouteEntry } from "./access.js";
-import { applyCors } from "./cors.js";
 import { FailedAuthLimiter } from "./rate-limit.js";
 import type { SessionService } from "./sessions.js";
 import { tokensMatch } from "./token.js";
@@ -35,7 +34,10 @@ function hostnameOf(hostHeader: string): string {
   }
 }
 
-/** Every value sent under `name`: another local page can plant a second cookie of the same name. */
+/**
+ * Every value sent under `name`. Read by hand (@fastify/cookie keeps one value per name) because
+ * another local page can plant a second cookie of the same name to shadow the real one.
+ */
 function cookieValues(header: string | undefined, name: string): string[] {
   const values: string[] = [];
   for (const part of header?.split(";") ?? []) {
@@ -115,7 +117,7 @@ export function registerGuard(app: FastifyInstance, config: AppConfig, token: st
       const found = sessions.verify(secret);
       if (!found) continue;
       // The browser keeps the cookie as long as the session now lasts.
-      if (found.renewed) reply.header("set-cookie", sessions.cookie(secret));
+      if (found.renewed) reply.setCookie(sessions.cookieName, secret, sessions.cookieOptions());
       return { ok: true, session: found.session };
     }
     return secrets.length ? staleSession : missing;
@@ -139,7 +141,7 @@ export function registerGuard(app: FastifyInstance, config: AppConfig, token: st
     const rest = params.toString();
     const path = request.url.slice(0, query);
     const location = `${SAFE_LOCAL_PATH.test(path) ? path : "/"}${rest ? `?${rest}` : ""}`;
-    reply.header("set-cookie", sessions.cookie(secret));
+    reply.setCookie(sessions.cookieName, secret, sessions.cookieOptions());
     reply.header("cache-control", "no-store");
     return reply.redirect(location, 302);
   };
@@ -154,10 +156,7 @@ export function registerGuard(app: FastifyInstance, config: AppConfig, token: st
     if (!sameOrigin && !config.allowedOrigins.includes(origin)) {
       return refuse(reply, 403, `Origin "${origin}" is not allowed; add it to CORRAL_ALLOWED_ORIGINS to permit it`);
     }
-    // A preflight carries no credentials by design; it only learns what the allowed origin may send.
-    if (applyCors(request, reply, config.allowedOrigins) === "preflight") return reply.code(204).send();
-    const cleared = legacyCookieClear(request);
-    if (cleared.length) reply.header("set-cookie", cleared);
+    if (cookieValues(request.headers.cookie, LEGACY_TOKEN_COOKIE).length) reply.clearCookie(LEGACY_TOKEN_COOKIE, { path: "/" });
 
     const access = accessOf(request);
     if (access === "public") return;
@@ -175,11 +174,4 @@ export function registerGuard(app: FastifyInstance, config: AppConfig, token: st
     return refuse(reply, verdict.status, verdict.error);
   });
   return { limiter, routes };
-}
-
-/** A `Set-Cookie` that deletes the old master-token cookie, when the browser still sends one. */
-function legacyCookieClear(request: FastifyRequest): string[] {
-  return cookieValues(request.headers.cookie, LEGACY_TOKEN_COOKIE).length
-    ? [`${LEGACY_TOKEN_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0`]
-    : [];
 }

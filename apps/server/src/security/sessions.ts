@@ -33,14 +33,9 @@ export class SessionService {
     this.cookieName = `corral_session_${createHash("sha256").update(dataDir).digest("hex").slice(0, 12)}`;
   }
 
-  /** The `Set-Cookie` value that gives a browser its session. */
-  cookie(secret: string): string {
-    return `${this.cookieName}=${secret}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${Math.floor(this.ttlMs / 1000)}`;
-  }
-
-  /** The `Set-Cookie` value that removes it (after signing this browser out). */
-  clearCookie(): string {
-    return `${this.cookieName}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0`;
+  /** How the session cookie is set: script-proof, same-site only, as long as the session lasts. */
+  cookieOptions(): { httpOnly: true; sameSite: "strict"; path: "/"; maxAge: number } {
+    return { httpOnly: true, sameSite: "strict", path: "/", maxAge: Math.floor(this.ttlMs / 1000) };
   }
 
   create(userAgent: string): { id: string; secret: string } {

@@ -18,13 +18,13 @@ export function sessionRoutes(services: Services) {
     app.delete("/api/sessions/:id", async (request, reply) => {
       const { id } = parseInput(IdParamsSchema, request.params);
       if (!sessions.revoke(id)) throw notFound(`no session ${id}; see GET /api/sessions`, "id");
-      if (request.browserSession?.id === id) reply.header("set-cookie", sessions.clearCookie());
+      if (request.browserSession?.id === id) reply.clearCookie(sessions.cookieName, { path: "/" });
       return reply.code(204).send();
     });
 
     app.delete("/api/sessions", async (request, reply) => {
       const revoked = sessions.revokeAll();
-      if (request.browserSession) reply.header("set-cookie", sessions.clearCookie());
+      if (request.browserSession) reply.clearCookie(sessions.cookieName, { path: "/" });
       return { revoked };
     });
   };
