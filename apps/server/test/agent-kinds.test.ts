@@ -3,7 +3,7 @@ import path from "node:path";
 import { readableText, type AgentWithAvailability, type Job, type OutputPage, type ReadablePage } from "@corral/shared";
 import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
 import { bwrapArgs } from "../src/jobs/sandbox.js";
-import { api, startServer, type TestServer } from "./helpers.js";
+import { api, startServer, until, type TestServer } from "./helpers.js";
 import { connectMcp, textOf } from "./mcp-client.js";
 import { hasTool } from "./required-tool.js";
 
@@ -64,6 +64,24 @@ describe("an agent kind added with one module and one registry line", () => {
     expect(page.body.events.map(readableText)).toEqual(["· session started · parrot-1", "→ write said.txt", "← ok", "hello there", "✓ done · 3 in / 5 out"]);
     const raw = await api<OutputPage>(server, "GET", `/api/jobs/${job.id}/output`);
     expect(raw.body.chunks.map((c) => c.text).join("")).toContain('{"type":"say","text":"hello there"}');
+  });
+
+  test("a running job's readable output has each whole line as soon as it is printed, the open one once it ends", async () => {
+    const created = await api(server, "POST", "/api/agents", { name: "printer", kind: "command", command: "/bin/sh", args: ["-c", "{prompt}"], workdir: workdir("printer") });
+    expect(created.status).toBe(201);
+    // One write holding a whole line and the start of the next.
+    const launched = await api<Job>(server, "POST", "/api/jobs", { agent: "printer", prompt: "printf 'one\\ntw'; sleep 30" });
+    const id = launched.body.id;
+    const page = await until(async () => {
+      const read = await api<ReadablePage>(server, "GET", `/api/jobs/${id}/readable`);
+      return read.body.events.length ? read.body : undefined;
+    });
+    expect(page.events).toEqual([{ type: "output", stream: "out", text: "one" }]);
+    expect(page.complete).toBe(false);
+    await api(server, "POST", `/api/jobs/${id}/cancel`);
+    const rest = await api<ReadablePage>(server, "GET", `/api/jobs/${id}/readable?cursor=${page.cursor}`);
+    expect(rest.body.events[0]).toEqual({ type: "output", stream: "out", text: "tw" });
+    expect(rest.body.complete).toBe(true);
   });
 
   test("the sandbox lets it write its own state dirs", async () => {
