@@ -1,9 +1,8 @@
 import path from "node:path";
 import type { AppConfig } from "./config.js";
 import { AgentService } from "./agents/service.js";
-import { ollamaAvailability, ollamaBuiltinRows } from "./agents/ollama/catalog.js";
-import { createOllamaAdapter } from "./agents/ollama/ollama.js";
 import { OllamaService } from "./agents/ollama/service.js";
+import { inProcessAdapters } from "./agents/registry.js";
 import { CostService } from "./costs/service.js";
 import { transactor, type Db } from "./db/client.js";
 import { createCostsRepo } from "./db/repos/costs.js";
@@ -43,13 +42,7 @@ export function createServices(config: AppConfig, db: Db): Services {
   const agentsRepo = createAgentsRepo(db);
   const jobsRepo = createJobsRepo(db);
   const costs = new CostService({ costs: createCostsRepo(db), agents: agentsRepo });
-  const agents = new AgentService({
-    config,
-    agents: agentsRepo,
-    hasJobs: (name) => jobsRepo.hasJobs(name),
-    extraBuiltins: ollamaBuiltinRows,
-    availabilityChecks: { ollama: (agent) => ollamaAvailability(agent, config) },
-  });
+  const agents = new AgentService({ config, agents: agentsRepo, hasJobs: (name) => jobsRepo.hasJobs(name) });
   const audit = new AuditService(createAuditRepo(db));
   const files = new FileWatcher(createJobFilesRepo(db), [config.dataDir]);
   const snapshotFile = (jobId: string) => path.join(jobFiles(config.dataDir, jobId).dir, "workdir-before.json");
@@ -60,7 +53,7 @@ export function createServices(config: AppConfig, db: Db): Services {
     costs,
     audit,
     transact: transactor(db),
-    inProcessAdapters: { ollama: createOllamaAdapter(config) },
+    inProcessAdapters: inProcessAdapters(config),
     hooks: {
       starting: (row) => files.begin(row.id, row.workdir, snapshotFile(row.id)),
       resumed: (row) => files.resume(row.id, row.workdir, snapshotFile(row.id)),

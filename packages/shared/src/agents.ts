@@ -43,12 +43,7 @@ const AgentFieldsSchema = z.object({
 
 export const CreateAgentBodySchema = AgentFieldsSchema.partial()
   .extend({ name: AgentNameSchema, kind: AgentKindSchema })
-  .strict()
-  .superRefine((agent, ctx) => {
-    if (agent.kind === "command" && !agent.command) {
-      ctx.addIssue({ code: "custom", path: ["command"], message: "a command agent needs the executable to run" });
-    }
-  });
+  .strict();
 export type CreateAgentBody = z.infer<typeof CreateAgentBodySchema>;
 
 export const UpdateAgentBodySchema = AgentFieldsSchema.partial().strict();
@@ -69,6 +64,8 @@ export const AgentSchema = AgentFieldsSchema.extend({
   name: AgentNameSchema,
   kind: AgentKindSchema,
   builtin: z.boolean(),
+  /** Its kind reads the worker's output as events, so the panel offers a Readable view. */
+  readable: z.boolean(),
   /** The model a job gets when it names none (agent setting, else the CORRAL_<AGENT>_MODEL default). */
   effectiveModel: z.string().nullable(),
   createdAt: z.number(),

@@ -25,7 +25,11 @@ export function isFinalStatus(status: JobStatus): boolean {
   return FINAL_JOB_STATUSES.includes(status);
 }
 
-export const AgentKindSchema = z.enum(["gemini", "opencode", "claude", "codex", "kiro", "command", "ollama"]);
+/**
+ * An agent kind names one of the server's agent modules (gemini, opencode, claude, codex, kiro,
+ * command, ollama, and any added later); the server checks it against its registry.
+ */
+export const AgentKindSchema = z.string().regex(/^[a-z][a-z0-9_]{0,39}$/, "use 1-40 lowercase letters, digits or _, starting with a letter");
 export type AgentKind = z.infer<typeof AgentKindSchema>;
 
 /** How a CLI worker is confined: not at all, or in a bubblewrap sandbox (system read-only, workdir writable). */

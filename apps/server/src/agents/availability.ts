@@ -4,7 +4,7 @@ import type { AgentAvailability } from "@corral/shared";
 import type { AppConfig } from "../config.js";
 import type { AgentRow } from "../db/schema.js";
 import { loaderRefusal, refusedLoaderVariable } from "./agent-env.js";
-import { cliAdapterFor } from "./catalog.js";
+import { cliAdapterFor } from "./registry.js";
 import { cliVersion } from "./cli-version.js";
 
 function isExecutableFile(file: string): boolean {
@@ -51,21 +51,22 @@ export function cliAvailability(agent: AgentRow, config: AppConfig): CliLocation
   if (resolved) return { available: true, resolved, hint: null };
   const setting = `CORRAL_${agent.name.toUpperCase()}_BIN`;
   const hint =
-    agent.kind === "command"
+    adapter?.commandRequired
       ? `${name} was not found on PATH; set the agent's command to an executable or an absolute path`
       : `${name} was not found on PATH; install it (${adapter?.installHint ?? "see its documentation"}) or set ${setting} to its path`;
   return { available: false, resolved: null, hint };
 }
 
 /**
- * Availability with the CLI's `--version`. Only the known CLIs are asked: a command agent can
- * be any executable, and running it with an argument it does not expect could do real work.
+ * Availability with the CLI's version, asked with its kind's `versionArgs`. Kinds without them
+ * are not asked: a command agent can be any executable, and running it with an argument it does
+ * not expect could do real work.
  * The probe gets the server's environment, not the agent's `env`: listing agents must not run
  * code that whoever edited an agent chose (its `env` reaches the CLI only when a job runs).
  */
 export async function cliAvailabilityWithVersion(agent: AgentRow, config: AppConfig): Promise<AgentAvailability> {
   const location = cliAvailability(agent, config);
-  const asks = location.resolved !== null && agent.kind !== "command" && cliAdapterFor(agent.kind) !== undefined;
-  const version = asks && location.resolved ? await cliVersion(location.resolved, config.workerEnv) : null;
+  const versionArgs = cliAdapterFor(agent.kind)?.versionArgs;
+  const version = versionArgs && location.resolved ? await cliVersion(location.resolved, versionArgs, config.workerEnv) : null;
   return { ...location, version };
 }

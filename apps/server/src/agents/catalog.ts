@@ -1,63 +1,18 @@
-import type { AgentKind } from "@corral/shared";
-import type { AppConfig } from "../config.js";
-import type { AgentRow } from "../db/schema.js";
 import type { NewAgentRow } from "../db/repos/agents.js";
-import { claudeAdapter } from "./claude.js";
-import { codexAdapter } from "./codex.js";
-import { commandAdapter } from "./command.js";
-import { geminiAdapter } from "./gemini.js";
-import { kiroAdapter } from "./kiro.js";
-import { opencodeAdapter } from "./opencode.js";
 import { DEFAULT_RETRY_POLICY } from "../jobs/retry.js";
-import type { CliAdapter } from "./types.js";
-
-export const cliAdapters: Record<CliAdapter["kind"], CliAdapter> = {
-  gemini: geminiAdapter,
-  opencode: opencodeAdapter,
-  claude: claudeAdapter,
-  codex: codexAdapter,
-  kiro: kiroAdapter,
-  command: commandAdapter,
-};
-
-export function cliAdapterFor(kind: AgentKind): CliAdapter | undefined {
-  return kind === "ollama" ? undefined : cliAdapters[kind];
-}
-
-/** The provider billed for an agent's work, by kind. */
-export const defaultProviders: Record<AgentKind, string> = {
-  gemini: "google",
-  opencode: "opencode",
-  claude: "anthropic",
-  codex: "openai",
-  kiro: "aws",
-  command: "local",
-  ollama: "ollama",
-};
-
-interface BuiltinAgent {
-  name: string;
-  kind: AgentKind;
-  description: string;
-}
-
-const builtins: BuiltinAgent[] = [
-  { name: "gemini", kind: "gemini", description: "Google Gemini CLI" },
-  { name: "opencode", kind: "opencode", description: "OpenCode CLI; its answer is also written to output.md" },
-  { name: "claude", kind: "claude", description: "Claude Code in print mode, allowed to edit files in its workdir" },
-  { name: "codex", kind: "codex", description: "OpenAI Codex CLI (codex exec)" },
-  { name: "kiro", kind: "kiro", description: "Kiro CLI chat, trusting all tools" },
-];
+import { agentKindModule } from "./registry.js";
+import { agentKindModules } from "./kinds/index.js";
 
 /**
- * A new agent's row: Corral's defaults (pyCorral's workdir, 30 min timeout, 4 at once, retries of
- * transient failures for CLI agents) for every field `fields` leaves unset.
+ * A new agent's row: Corral's defaults (pyCorral's workdir, 30 min timeout, 4 at once, its kind's
+ * provider, retries of transient failures when its kind asks for them) for every field `fields`
+ * leaves unset.
  */
 export function newAgentRow(fields: Pick<NewAgentRow, "name" | "kind"> & Partial<NewAgentRow>, now = Date.now()): NewAgentRow {
   const set = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
-  const retries = fields.kind !== "command" && fields.kind !== "ollama";
+  const module = agentKindModule(fields.kind);
   return {
-    provider: defaultProviders[fields.kind],
+    provider: module?.provider ?? "local",
     model: null,
     workdir: `~/misRepos/corral/${fields.name}`,
     timeoutS: 1800,
@@ -68,7 +23,7 @@ export function newAgentRow(fields: Pick<NewAgentRow, "name" | "kind"> & Partial
     args: null,
     baseUrl: null,
     description: "",
-    retry: retries ? DEFAULT_RETRY_POLICY : null,
+    retry: module?.retries ? DEFAULT_RETRY_POLICY : null,
     sandbox: "none",
     builtin: false,
     createdAt: now,
@@ -79,12 +34,9 @@ export function newAgentRow(fields: Pick<NewAgentRow, "name" | "kind"> & Partial
   };
 }
 
-/** Built-in agents as first stored; their model stays null so `CORRAL_<AGENT>_MODEL` applies. */
+/** Every kind's built-in agents as first stored; their model stays null so `CORRAL_<AGENT>_MODEL` applies. */
 export function builtinAgentRows(now = Date.now()): NewAgentRow[] {
-  return builtins.map((b) => newAgentRow({ ...b, builtin: true }, now));
-}
-
-/** The model a job runs with when it names none. */
-export function effectiveModel(agent: AgentRow, config: AppConfig): string | null {
-  return agent.model ?? config.defaultModels[agent.name] ?? null;
+  return agentKindModules.flatMap((m) =>
+    m.builtins.map((b) => newAgentRow({ ...b, kind: m.kind, builtin: true }, now)),
+  );
 }

@@ -21,11 +21,11 @@ export function versionFromOutput(output: string): string | null {
 
 type Outcome = { version: string | null; timedOut: boolean };
 
-function runVersion(file: string, env: NodeJS.ProcessEnv): Promise<Outcome> {
+function runVersion(file: string, args: string[], env: NodeJS.ProcessEnv): Promise<Outcome> {
   return new Promise((resolve) => {
     const child = execFile(
       file,
-      ["--version"],
+      args,
       { env, timeout: VERSION_TIMEOUT_MS, killSignal: "SIGKILL", maxBuffer: MAX_OUTPUT_BYTES, encoding: "utf8", windowsHide: true },
       (err, stdout, stderr) => {
         const timedOut = !!err && (err as NodeJS.ErrnoException & { killed?: boolean }).killed === true;
@@ -50,18 +50,18 @@ const cache = new Map<string, { stamp: string; version: Promise<string | null>; 
  * listings run each binary once and an upgrade in place is noticed. A timeout is remembered
  * only for a while: a busy machine should not hide the version for good.
  */
-export function cliVersion(resolved: string, env: NodeJS.ProcessEnv): Promise<string | null> {
+export function cliVersion(resolved: string, args: string[], env: NodeJS.ProcessEnv): Promise<string | null> {
   let stamp: string;
   try {
     const real = realpathSync(resolved);
-    stamp = `${real}:${statSync(real).mtimeMs}`;
+    stamp = `${real}:${statSync(real).mtimeMs}:${args.join(" ")}`;
   } catch {
     return Promise.resolve(null);
   }
   const hit = cache.get(resolved);
   if (hit && hit.stamp === stamp && hit.expires > Date.now()) return hit.version;
   const entry = { stamp, version: Promise.resolve<string | null>(null), expires: Number.POSITIVE_INFINITY };
-  entry.version = runVersion(resolved, env).then((outcome) => {
+  entry.version = runVersion(resolved, args, env).then((outcome) => {
     if (outcome.timedOut) entry.expires = Date.now() + RETRY_AFTER_TIMEOUT_MS;
     return outcome.version;
   });

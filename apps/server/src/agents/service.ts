@@ -1,24 +1,20 @@
 import { EventEmitter } from "node:events";
-import type { Agent, AgentAvailability, AgentWithAvailability, CreateAgentBody, UpdateAgentBody } from "@corral/shared";
+import { describeIssues, type Agent, type AgentAvailability, type AgentWithAvailability, type CreateAgentBody, type UpdateAgentBody } from "@corral/shared";
 import type { AppConfig } from "../config.js";
-import type { AgentsRepo, NewAgentRow } from "../db/repos/agents.js";
+import type { AgentsRepo } from "../db/repos/agents.js";
 import type { AgentRow } from "../db/schema.js";
 import { notFound, ServiceError } from "../lib/errors.js";
 import { assertAgentEnv } from "./agent-env.js";
 import { cliAvailabilityWithVersion } from "./availability.js";
-import { builtinAgentRows, effectiveModel, newAgentRow } from "./catalog.js";
-
-export type AvailabilityCheck = (agent: AgentRow) => Promise<AgentAvailability>;
+import { builtinAgentRows, newAgentRow } from "./catalog.js";
+import { effectiveModel } from "./model.js";
+import { agentKindModule, agentKindNames, cliAdapterFor } from "./registry.js";
 
 export interface AgentServiceDeps {
   config: AppConfig;
   agents: AgentsRepo;
   /** Agents with jobs cannot be deleted (their history would lose its agent). */
   hasJobs: (agent: string) => boolean;
-  /** Built-in rows from other catalogs (Ollama agents). */
-  extraBuiltins?: () => NewAgentRow[];
-  /** Availability of kinds that are not CLIs, e.g. whether the Ollama server answers. */
-  availabilityChecks?: Partial<Record<string, AvailabilityCheck>>;
 }
 
 export interface AgentServiceEvents {
@@ -34,12 +30,12 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
 
   /** Stores built-in agents that are not there yet; what users changed stays. */
   seed(): void {
-    const rows = [...builtinAgentRows(), ...(this.deps.extraBuiltins?.() ?? [])];
-    this.deps.agents.insertMissing(rows);
+    this.deps.agents.insertMissing(builtinAgentRows());
   }
 
   toAgent(row: AgentRow): Agent {
-    return { ...row, args: row.args ?? null, effectiveModel: effectiveModel(row, this.deps.config) };
+    const readable = agentKindModule(row.kind)?.readEvent !== undefined;
+    return { ...row, args: row.args ?? null, readable, effectiveModel: effectiveModel(row, this.deps.config) };
   }
 
   list(): Agent[] {
@@ -66,8 +62,9 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
   }
 
   async availability(row: AgentRow): Promise<AgentAvailability> {
-    const check = this.deps.availabilityChecks?.[row.kind];
-    return check ? check(row) : cliAvailabilityWithVersion(row, this.deps.config);
+    const module = agentKindModule(row.kind);
+    if (module && "inProcess" in module) return module.inProcess.availability(row, this.deps.config);
+    return cliAvailabilityWithVersion(row, this.deps.config);
   }
 
   /** All agents are checked at once, so a slow `--version` or Ollama host delays the list only by itself. */
@@ -77,6 +74,8 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
 
   create(body: CreateAgentBody): Agent {
     if (this.deps.agents.get(body.name)) throw new ServiceError(`agent ${body.name} already exists`, 409, "name");
+    if (!agentKindModule(body.kind)) throw invalidField("kind", `unknown agent kind ${body.kind}; this server runs ${agentKindNames().join(", ")}`);
+    if (cliAdapterFor(body.kind)?.commandRequired && !body.command) throw commandRequired(body.kind);
     assertAgentEnv(body.env, this.deps.config.allowLoaderEnv);
     const row = this.deps.agents.insert(newAgentRow(body));
     this.emit("changed", { name: row.name, removed: false });
@@ -85,9 +84,7 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
 
   update(name: string, patch: UpdateAgentBody): Agent {
     const current = this.row(name);
-    if (current.kind === "command" && patch.command === null) {
-      throw new ServiceError("a command agent needs the executable to run", 400, "command");
-    }
+    if (cliAdapterFor(current.kind)?.commandRequired && patch.command === null) throw commandRequired(current.kind);
     assertAgentEnv(patch.env, this.deps.config.allowLoaderEnv);
     const row = this.deps.agents.update(name, { ...patch, updatedAt: Date.now() });
     if (!row) throw notFound(`agent ${name} does not exist`, "name");
@@ -103,3 +100,11 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
     this.emit("changed", { name, removed: true });
   }
 }
+
+/** Shaped as a body that failed its schema, since the registry completes the schema's checks. */
+function invalidField(field: string, message: string): ServiceError {
+  const issues = [{ field, message }];
+  return new ServiceError(`invalid input: ${describeIssues(issues)}`, 400, field, issues);
+}
+
+const commandRequired = (kind: string) => invalidField("command", `a ${kind} agent needs the executable to run`);

@@ -1,4 +1,5 @@
-import type { AgentKind, OutputStream } from "@corral/shared";
+import type { AgentAvailability, OutputStream, ReadableEvent } from "@corral/shared";
+import type { AppConfig } from "../config.js";
 import type { AgentRow } from "../db/schema.js";
 
 /** What a job asks of its agent, with every default already applied. */
@@ -44,7 +45,6 @@ export interface Invocation {
 
 /** A CLI worker: pure functions from a job to an invocation and from output to results. */
 export interface CliAdapter {
-  kind: Exclude<AgentKind, "ollama">;
   /** Executable looked up on PATH unless the agent or `CORRAL_<AGENT>_BIN` names another. */
   defaultBinary: string;
   /** How to get the binary, shown when it is missing. */
@@ -53,6 +53,12 @@ export interface CliAdapter {
   createParser(spec: JobSpec): OutputParser;
   /** A workdir file that receives the final text, as pyCorral wrote it. */
   finalTextFile?: string;
+  /** Files and folders under $HOME where the CLI keeps its login and sessions; a sandbox lets it write them. */
+  stateDirs: string[];
+  /** Arguments that make the CLI print its version, or null when it must not be run to ask (any executable). */
+  versionArgs: string[] | null;
+  /** The agent's `command` is the executable itself, so it cannot be left unset. */
+  commandRequired?: boolean;
 }
 
 /** Keeps the worker's stdout as its final text, bounded so a huge output stays out of memory. */
@@ -120,7 +126,47 @@ export interface WorkerIO {
 
 /** A worker that runs inside Corral, talking to a server over HTTP instead of spawning a CLI. */
 export interface InProcessAdapter {
-  kind: "ollama";
   /** Resolves with the result; throws an Error whose message is the job's error. */
   run(spec: JobSpec, io: WorkerIO): Promise<WorkerResult>;
 }
+
+/** A built-in agent of a kind, stored at first start; users may change all but its name and kind. */
+export interface BuiltinAgent {
+  name: string;
+  description: string;
+  maxConcurrent?: number;
+}
+
+/** One JSON event a worker printed, as its kind's reader gets it. */
+export type Json = Record<string, unknown>;
+
+interface AgentKindBase {
+  kind: string;
+  /** Who bills the agent's work: the price table's provider for its models. */
+  provider: string;
+  builtins: BuiltinAgent[];
+  /** Whether new agents of this kind try transient failures again by default. */
+  retries: boolean;
+  /**
+   * What the panel's Readable view shows for one JSON event on stdout: [] for events with
+   * nothing to say. Kinds that print plain text have none and show their output as printed.
+   */
+  readEvent?: (ev: Json) => ReadableEvent[];
+}
+
+/** A kind whose workers are a CLI Corral spawns. */
+export interface CliAgentKind extends AgentKindBase {
+  cli: CliAdapter;
+}
+
+/** A kind whose workers run inside the server (the Ollama tool loop). */
+export interface InProcessAgentKind extends AgentKindBase {
+  inProcess: {
+    adapter(config: AppConfig): InProcessAdapter;
+    /** Whether an agent can run now (its server answers, its model is there), checked when asked. */
+    availability(agent: AgentRow, config: AppConfig): Promise<AgentAvailability>;
+  };
+}
+
+/** Everything about one agent kind; the registry (agents/kinds/index.ts) lists them. */
+export type AgentKindModule = CliAgentKind | InProcessAgentKind;

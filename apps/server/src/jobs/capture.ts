@@ -1,7 +1,7 @@
 import { closeSync, openSync, readSync, watch, type FSWatcher } from "node:fs";
 import { StringDecoder } from "node:string_decoder";
 import type { OutputStream } from "@corral/shared";
-import type { OutputLog } from "./output-log.js";
+import { atLastLineEnd, type OutputLog } from "./output-log.js";
 
 const READ_SIZE = 64 * 1024;
 /** A pass yields to the event loop after this much, so one fast worker cannot starve the others. */
@@ -103,8 +103,12 @@ export class Capture {
   }
 
   private emit(file: RawFile, text: string): void {
-    const cursor = this.log.append(file.stream, text, { offset: file.offset, attempt: this.attempt });
-    this.onChunk(file.stream, text, cursor);
+    const pieces = atLastLineEnd(text);
+    pieces.forEach((piece, i) => {
+      // The raw offset is that of the whole read: a restart resumes after the last piece.
+      const raw = i === pieces.length - 1 ? { offset: file.offset, attempt: this.attempt } : undefined;
+      this.onChunk(file.stream, piece, this.log.append(file.stream, piece, raw));
+    });
     this.onText(text, file.stream);
   }
 

@@ -1,5 +1,5 @@
 import { binaryName } from "../agents/availability.js";
-import { cliAdapterFor } from "../agents/catalog.js";
+import { cliAdapterFor } from "../agents/registry.js";
 import type { CliAdapter, Invocation, JobSpec } from "../agents/types.js";
 import type { AppConfig } from "../config.js";
 import type { AgentRow } from "../db/schema.js";

@@ -1,7 +1,7 @@
 import type { InvocationRecord, OutputStream } from "@corral/shared";
 import type { CliAdapter, InProcessAdapter, Invocation, JobSpec, UsageReport, WorkerResult } from "../agents/types.js";
 import { Capture } from "./capture.js";
-import { lastRawOffsets, type OutputLog } from "./output-log.js";
+import { atLastLineEnd, lastRawOffsets, type OutputLog } from "./output-log.js";
 import { groupAlive, killGroup } from "./process-group.js";
 import { reattachWorker, spawnWorker, type JobFiles, type WorkerProcess } from "./worker-process.js";
 
@@ -86,7 +86,7 @@ export function startInProcess(adapter: InProcessAdapter, spec: JobSpec, log: Ou
   const controller = new AbortController();
   const io = {
     write(stream: OutputStream, text: string) {
-      if (text) listeners.chunk(stream, text, log.append(stream, text));
+      if (text) for (const piece of atLastLineEnd(text)) listeners.chunk(stream, piece, log.append(stream, piece));
     },
     usage: listeners.usage,
     signal: controller.signal,

@@ -48,21 +48,32 @@ export class OutputLog {
   }
 }
 
+/**
+ * Text cut after its last newline. Written as two records, a record ends where a line ends
+ * whenever it can, so a reader of whole lines (the Readable view) can stop between records.
+ */
+export function atLastLineEnd(text: string): string[] {
+  const end = text.lastIndexOf("\n") + 1;
+  return end > 0 && end < text.length ? [text.slice(0, end), text.slice(end)] : [text];
+}
+
 export class CursorError extends Error {}
 
 /** A chunk with the cursor right after it, so a reader can resume after any chunk it delivered. */
 export type CursorChunk = OutputChunk & { cursor: number };
 
-/** Whole records in `buf`, which starts at cursor `base`; each chunk carries the cursor after it. */
-function parseRecords(file: string, buf: Buffer, base: number): CursorChunk[] {
+/**
+ * Whole records in `buf`, which starts at cursor `base`; each chunk carries the cursor after it.
+ * Consecutive pieces of one stream travel as one chunk unless `join` is false.
+ */
+function parseRecords(file: string, buf: Buffer, base: number, join = true): CursorChunk[] {
   const chunks: CursorChunk[] = [];
   let start = 0;
   for (let nl = buf.indexOf(0x0a); nl >= 0; nl = buf.indexOf(0x0a, start)) {
     const record = parseRecord(file, buf.toString("utf8", start, nl), base + start);
     start = nl + 1;
     const last = chunks.at(-1);
-    // Consecutive pieces of one stream travel as one chunk.
-    if (last && last.stream === record.s) {
+    if (join && last && last.stream === record.s) {
       last.text += record.d;
       last.cursor = base + start;
     } else chunks.push({ stream: record.s, text: record.d, cursor: base + start });
@@ -107,8 +118,11 @@ function readAt(fd: number, position: number, length: number): Buffer {
   return buf.subarray(0, n);
 }
 
-/** Reads whole records from `cursor`, about `limit` bytes of them (at least one record). */
-export function readOutput(file: string, cursor: number, limit: number): { chunks: CursorChunk[]; cursor: number; size: number } {
+/**
+ * Reads whole records from `cursor`, about `limit` bytes of them (at least one record); with
+ * `join` false each record is a chunk of its own, so a reader may stop after any of them.
+ */
+export function readOutput(file: string, cursor: number, limit: number, join = true): { chunks: CursorChunk[]; cursor: number; size: number } {
   return withFile(file, (read, size) => {
     if (cursor > size) throw new CursorError(`cursor ${cursor} is past the end of the output (${size} bytes)`);
     if (cursor > 0 && read(cursor - 1, 1)[0] !== 0x0a) {
@@ -118,7 +132,7 @@ export function readOutput(file: string, cursor: number, limit: number): { chunk
     for (;;) {
       const buf = read(cursor, length);
       const end = buf.lastIndexOf(0x0a);
-      if (end >= 0) return { chunks: parseRecords(file, buf.subarray(0, end + 1), cursor), cursor: cursor + end + 1, size };
+      if (end >= 0) return { chunks: parseRecords(file, buf.subarray(0, end + 1), cursor, join), cursor: cursor + end + 1, size };
       if (cursor + length >= size) return { chunks: [], cursor, size };
       length = Math.min(length * 2, size - cursor);
     }

@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { isFinalStatus, type JobStatus } from "@corral/shared";
 import { cliAvailability } from "../agents/availability.js";
-import { cliAdapterFor } from "../agents/catalog.js";
+import { cliAdapterFor } from "../agents/registry.js";
 import type { JobSpec, UsageReport } from "../agents/types.js";
 import type { JobPatch } from "../db/repos/jobs.js";
 import type { AgentRow, JobRow } from "../db/schema.js";

@@ -1,23 +1,11 @@
 import { spawnSync } from "node:child_process";
 import { lstatSync } from "node:fs";
 import path from "node:path";
-import type { AgentKind } from "@corral/shared";
 import { findExecutable } from "../agents/availability.js";
+import { cliAdapterFor } from "../agents/registry.js";
 import type { Invocation } from "../agents/types.js";
 import type { AppConfig } from "../config.js";
 import type { AgentRow } from "../db/schema.js";
-
-/**
- * Where each CLI keeps its login and session state under $HOME. Home is read-only in the
- * sandbox, but these CLIs refresh tokens and write session files, so their own dirs stay writable.
- */
-const CLI_STATE: Partial<Record<AgentKind, string[]>> = {
-  gemini: [".gemini"],
-  claude: [".claude", ".claude.json"],
-  codex: [".codex"],
-  opencode: [".local/share/opencode", ".config/opencode", ".cache/opencode", ".local/state/opencode"],
-  kiro: [".kiro", ".local/share/kiro-cli"],
-};
 
 /** Secrets a worker has no need to read: hidden (an empty tmpfs, or /dev/null for a file). */
 const HIDDEN_IN_HOME = [".ssh", ".gnupg", ".password-store", ".netrc", ".docker/config.json", ".kube", ".git-credentials"];
@@ -51,7 +39,7 @@ function kindOf(p: string): "dir" | "file" | null {
 }
 
 /** The bubblewrap arguments that confine a worker to its workdir (see README, "Sandbox"). */
-export function bwrapArgs(kind: AgentKind, workdir: string, homeDir: string, dataDir: string): string[] {
+export function bwrapArgs(kind: string, workdir: string, homeDir: string, dataDir: string): string[] {
   const args = [
     "--die-with-parent",
     "--unshare-pid",
@@ -67,7 +55,8 @@ export function bwrapArgs(kind: AgentKind, workdir: string, homeDir: string, dat
     "--ro-bind-try", homeDir, homeDir,
     "--bind", workdir, workdir,
   ];
-  for (const rel of CLI_STATE[kind] ?? []) {
+  // Home is read-only in the sandbox, but CLIs refresh tokens and write session files there.
+  for (const rel of cliAdapterFor(kind)?.stateDirs ?? []) {
     const p = path.join(homeDir, rel);
     if (kindOf(p)) args.push("--bind", p, p);
   }

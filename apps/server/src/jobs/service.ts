@@ -11,9 +11,11 @@ import {
   type JobOrigin,
   type JobStatus,
   type OutputPage,
+  type ReadablePage,
   type OutputStream,
 } from "@corral/shared";
-import { effectiveModel } from "../agents/catalog.js";
+import { effectiveModel } from "../agents/model.js";
+import { agentKindModule } from "../agents/registry.js";
 import type { InProcessAdapter } from "../agents/types.js";
 import type { AppConfig } from "../config.js";
 import type { JobCostPolicy } from "../costs/service.js";
@@ -26,6 +28,7 @@ import type { Actor, AuditService } from "../observability/audit.js";
 import { assertLaunchFits } from "./command-line.js";
 import { toJob } from "./job-view.js";
 import { CursorError, readOutput, tailText } from "./output-log.js";
+import { readReadable } from "./readable-output.js";
 import { JobRunner, MAX_TIMER_MS, type RunStore } from "./runner.js";
 import { Scheduler } from "./scheduler.js";
 import { jobFiles } from "./worker-process.js";
@@ -182,6 +185,18 @@ export class JobService extends EventEmitter<JobServiceEvents> {
       const page = readOutput(jobFiles(this.config.dataDir, id).log, cursor, limit);
       const chunks = page.chunks.map(({ stream, text }) => ({ stream, text }));
       return { chunks, cursor: page.cursor, complete: isFinalStatus(job.status) && page.cursor >= page.size };
+    } catch (err) {
+      if (err instanceof CursorError) throw new ServiceError(err.message, 400, "cursor");
+      throw err;
+    }
+  }
+
+  /** The output as its agent kind reads it (see readReadable), for the panel's Readable view. */
+  readReadable(id: string, cursor: number, limit: number): ReadablePage {
+    const job = this.get(id);
+    const kind = this.deps.agents.get(job.agent)?.kind;
+    try {
+      return readReadable(jobFiles(this.config.dataDir, id).log, kind ? agentKindModule(kind) : undefined, cursor, limit, isFinalStatus(job.status));
     } catch (err) {
       if (err instanceof CursorError) throw new ServiceError(err.message, 400, "cursor");
       throw err;

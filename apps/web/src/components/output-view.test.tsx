@@ -1,7 +1,9 @@
 // @vitest-environment happy-dom
 import { cleanup, fireEvent, render, screen } from "@testing-library/react";
 import { afterEach, describe, expect, it } from "vitest";
+import type { ReadableEvent } from "@corral/shared";
 import { appendOutput, emptyOutput } from "../lib/output-buffer.js";
+import { appendReadable, emptyReadable } from "../lib/readable-buffer.js";
 import { matchingLines, OutputLineView, OutputView } from "./output-view.js";
 import { StatusBadge } from "./status-badge.js";
 
@@ -27,21 +29,24 @@ describe("OutputView", () => {
     expect(screen.getByRole("button", { pressed: false }).textContent).toBe("Follow");
   });
 
-  it("shows JSON-mode output readable by default, raw on request, and searches what is shown", () => {
-    const events = [
-      { type: "init", model: "gemini-2.5-flash" },
-      { type: "tool_use", tool_name: "write_file", tool_id: "w1", parameters: { file_path: "/w/hello.txt", content: "hi" } },
-      { type: "tool_result", tool_id: "w1", status: "success" },
-      { type: "message", role: "assistant", content: "Done: wrote ", delta: true },
-      { type: "message", role: "assistant", content: "hello.txt", delta: true },
-    ];
-    const text = `${events.map((e) => JSON.stringify(e)).join("\n")}\nplain noise\n`;
+  it("shows the server's readable events by default, raw output on request, and searches what is shown", () => {
+    const raw = ['{"type":"init"}', '{"type":"tool_use"}', '{"type":"tool_result"}', '{"type":"message"}', '{"type":"message"}', "plain noise"];
+    const text = `${raw.join("\n")}\n`;
     const buffer = appendOutput(emptyOutput(), [{ stream: "out", text }], 0, text.length, true);
-    render(<OutputView buffer={buffer} running={false} format="gemini" />);
+    const events: ReadableEvent[] = [
+      { type: "session", model: "gemini-2.5-flash" },
+      { type: "tool_call", name: "write_file", args: "/w/hello.txt" },
+      { type: "tool_result", ok: true, detail: "" },
+      { type: "text", text: "Done: wrote ", delta: true },
+      { type: "text", text: "hello.txt\n", delta: true },
+      { type: "output", stream: "out", text: "plain noise" },
+    ];
+    const readable = appendReadable(emptyReadable(), events, 0, text.length, true);
+    render(<OutputView buffer={buffer} running={false} readable={readable} />);
     expect(screen.getByRole("button", { name: "Readable" }).getAttribute("aria-pressed")).toBe("true");
     // Five events (the answer's two pieces are one line) and the plain line, kept as is.
     expect(screen.getByText("5 lines")).toBeTruthy();
-    fireEvent.change(screen.getByLabelText("Search output"), { target: { value: "wrote hello" } });
+    fireEvent.change(screen.getByLabelText("Search output"), { target: { value: "wrote hello.txt" } });
     expect(screen.getByText("1 of 1 lines")).toBeTruthy();
     fireEvent.change(screen.getByLabelText("Search output"), { target: { value: "→ write_file /w/hello.txt" } });
     expect(screen.getByText("1 of 1 lines")).toBeTruthy();
@@ -49,7 +54,7 @@ describe("OutputView", () => {
     expect(screen.getByRole("button", { name: "Raw" }).getAttribute("aria-pressed")).toBe("true");
     expect(screen.getByText("6 lines")).toBeTruthy();
     expect(screen.getByText("no match")).toBeTruthy();
-    fireEvent.change(screen.getByLabelText("Search output"), { target: { value: '"tool_name":"write_file"' } });
+    fireEvent.change(screen.getByLabelText("Search output"), { target: { value: '"tool_use"' } });
     expect(screen.getByText("1 of 1 lines")).toBeTruthy();
   });
 

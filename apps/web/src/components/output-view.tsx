@@ -1,8 +1,8 @@
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { memo, useEffect, useMemo, useRef, useState } from "react";
 import { ansiSegments, markMatches, matchOffsets, stripAnsi } from "../lib/ansi.js";
-import { readableView, type EventFormat } from "../lib/event-lines.js";
 import type { OutputBuffer, OutputLine } from "../lib/output-buffer.js";
+import type { ReadableBuffer } from "../lib/readable-buffer.js";
 
 export const OutputLineView = memo(function Line({ line, number, query, current }: { line: OutputLine; number: number; query: string; current: boolean }) {
   const segments = useMemo(() => {
@@ -39,21 +39,20 @@ export function matchingLines(lines: OutputLine[], query: string): number[] {
 
 /**
  * A job's output: virtualized so a long log stays smooth, following the end while the user is
- * at the bottom and pausing as soon as they scroll up. With an event `format` (a JSON-mode
- * worker) it shows one readable line per event by default, and the raw NDJSON on request;
- * search, follow and line numbers work on what is shown.
+ * at the bottom and pausing as soon as they scroll up. With a `readable` buffer (an agent kind
+ * whose events the server reads) it shows one readable line per event by default, and the raw
+ * output on request; search, follow and line numbers work on what is shown.
  */
-export function OutputView({ buffer, running, format = null }: { buffer: OutputBuffer; running: boolean; format?: EventFormat | null }) {
+export function OutputView({ buffer, running, readable = null }: { buffer: OutputBuffer; running: boolean; readable?: ReadableBuffer | null }) {
   const scrollRef = useRef<HTMLDivElement>(null);
   const [follow, setFollow] = useState(true);
   const [query, setQuery] = useState("");
   const [currentMatch, setCurrentMatch] = useState(0);
-  // Until the user picks, readable is the default whenever the agent's format is known.
+  // Until the user picks, readable is the default whenever the agent's kind has events.
   const [rawChosen, setRawChosen] = useState<boolean | null>(null);
-  const readable = format !== null && rawChosen !== true;
-  const view = useMemo(() => (readable && format ? readableView(format, buffer.lines) : null), [readable, format, buffer.lines]);
-  const lines = view ? view.lines : buffer.lines;
-  const lineNumber = (index: number) => (view ? (view.sources[index] ?? index) : index) + 1 + buffer.dropped;
+  const shown = readable !== null && rawChosen !== true ? readable : buffer;
+  const lines = shown.lines;
+  const lineNumber = (index: number) => index + 1 + shown.dropped;
   const virtualizer = useVirtualizer({
     count: lines.length,
     getScrollElement: () => scrollRef.current,
@@ -130,17 +129,17 @@ export function OutputView({ buffer, running, format = null }: { buffer: OutputB
             </>
           )}
         </div>
-        {format && (
+        {readable && (
           <div className="row" role="group" aria-label="Output view">
             {(["Readable", "Raw"] as const).map((label) => {
-              const pressed = (label === "Readable") === readable;
+              const pressed = (label === "Readable") === (shown === readable);
               return (
                 <button
                   key={label}
                   type="button"
                   className={`small${pressed ? " primary" : ""}`}
                   aria-pressed={pressed}
-                  title={label === "Readable" ? "One short line per worker event" : "The worker's output as printed (NDJSON)"}
+                  title={label === "Readable" ? "One short line per worker event" : "The worker's output as printed"}
                   onClick={() => {
                     setRawChosen(label === "Raw");
                     setCurrentMatch(0);
@@ -169,15 +168,15 @@ export function OutputView({ buffer, running, format = null }: { buffer: OutputB
         onMouseDown={markIntent}
         onKeyDown={markIntent}
         tabIndex={0} role="log" aria-label="Job output" aria-live="off">
-        {buffer.dropped > 0 && (
+        {shown.dropped > 0 && (
           <div className="output-line sys">
-            <span className="ln" />… {buffer.dropped.toLocaleString()} earlier lines are not kept in the browser
+            <span className="ln" />… {shown.dropped.toLocaleString()} earlier lines are not kept in the browser
           </div>
         )}
         {lines.length === 0 ? (
           <div className="output-line sys">
             <span className="ln" />
-            {running ? "waiting for output…" : buffer.complete ? "(no output)" : "loading output…"}
+            {running ? "waiting for output…" : shown.complete ? "(no output)" : "loading output…"}
           </div>
         ) : (
           <div style={{ height: virtualizer.getTotalSize(), position: "relative" }}>

@@ -1,7 +1,9 @@
 import { isFinalStatus, type Job, type JobList, type LaunchJobBody } from "@corral/shared";
+import { useEffect, useRef } from "react";
 import { keepPreviousData, useMutation, useQuery, useQueryClient, type QueryClient } from "@tanstack/react-query";
 import { jobsApi, type JobFilters } from "../api/jobs.js";
 import { appendOutput, emptyOutput, type OutputBuffer } from "../lib/output-buffer.js";
+import { appendReadable, emptyReadable, type ReadableBuffer } from "../lib/readable-buffer.js";
 import { queryKeys } from "../lib/query-keys.js";
 import { useLiveStatus } from "../lib/live.js";
 
@@ -74,6 +76,47 @@ export function useJobOutput(id: string, running: boolean) {
     staleTime: live ? Infinity : 0,
     refetchInterval: (query) => (query.state.data?.complete || live ? false : running ? 700 : 1500),
   });
+}
+
+/** Reads readable pages from the cursor the cache holds, as readMore does for the raw output. */
+async function readMoreReadable(client: QueryClient, id: string, signal: AbortSignal): Promise<ReadableBuffer> {
+  const key = queryKeys.jobs.readable(id);
+  for (let pages = 0; pages < 8; pages++) {
+    const before = client.getQueryData<ReadableBuffer>(key) ?? emptyReadable();
+    if (before.complete) return before;
+    const page = await jobsApi.readable(id, before.cursor, signal);
+    const next = appendReadable(client.getQueryData<ReadableBuffer>(key) ?? before, page.events, before.cursor, page.cursor, page.complete);
+    client.setQueryData(key, next);
+    if (page.complete || page.cursor === before.cursor) return next;
+  }
+  return client.getQueryData<ReadableBuffer>(key) ?? emptyReadable();
+}
+
+/**
+ * The job's output as events its agent kind read on the server (the Readable view). It reads on
+ * whenever the raw output grows, which the stream (or the poll without it) already tells.
+ */
+export function useJobReadable(id: string, enabled: boolean, raw: OutputBuffer | undefined) {
+  const client = useQueryClient();
+  const query = useQuery({
+    queryKey: queryKeys.jobs.readable(id),
+    queryFn: ({ signal }) => readMoreReadable(client, id, signal),
+    enabled,
+    structuralSharing: false,
+    staleTime: Infinity,
+  });
+  const { refetch, isFetching } = query;
+  // A read in flight is left to finish (restarting it on every streamed chunk could starve it);
+  // the next read starts once it has, if the raw output moved meanwhile.
+  const rawState = `${raw?.cursor ?? 0}:${raw?.complete ?? false}`;
+  const readFor = useRef("");
+  useEffect(() => {
+    if (!enabled || isFetching || readFor.current === rawState) return;
+    if (client.getQueryData<ReadableBuffer>(queryKeys.jobs.readable(id))?.complete) return;
+    readFor.current = rawState;
+    void refetch({ cancelRefetch: false });
+  }, [client, id, enabled, isFetching, rawState, refetch]);
+  return query;
 }
 
 export function useCancelJob() {

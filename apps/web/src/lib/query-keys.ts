@@ -11,6 +11,7 @@ export const queryKeys = {
     /** Keyed by the output size, so a job that printed more reads its tail again. */
     tail: (id: string, outputBytes: number) => [...queryKeys.jobs.detail(id), "tail", outputBytes] as const,
     output: (id: string) => [...queryKeys.jobs.all, "output", id] as const,
+    readable: (id: string) => [...queryKeys.jobs.all, "readable", id] as const,
     files: (id: string) => [...queryKeys.jobs.all, "files", id] as const,
   },
   agents: {

@@ -8,14 +8,14 @@ import { AnsiText, OutputView } from "../components/output-view.js";
 import { ErrorState, Loading } from "../components/states.js";
 import { StatusBadge } from "../components/status-badge.js";
 import { useAgents } from "../hooks/use-agents.js";
-import { useJob, useJobOutput } from "../hooks/use-jobs.js";
+import { useJob, useJobOutput, useJobReadable } from "../hooks/use-jobs.js";
 import { useNow } from "../hooks/use-now.js";
 import { formatBytes, formatCost, formatDuration, formatClock, formatTokens, shellQuote, statusLabels } from "../lib/format.js";
 import { useFollowJob } from "../lib/live-context.js";
 import { useLiveStatus } from "../lib/live.js";
 import { queryKeys } from "../lib/query-keys.js";
-import { eventFormatFor } from "../lib/event-lines.js";
 import { emptyOutput } from "../lib/output-buffer.js";
+import { emptyReadable } from "../lib/readable-buffer.js";
 import { Link } from "../lib/router.js";
 
 function Timeline({ job, now }: { job: Job; now: number }) {
@@ -132,9 +132,10 @@ export function JobDetailPage({ id }: { id: string }) {
   const job = useJob(id);
   const running = job.data ? !isFinalStatus(job.data.status) : false;
   const output = useJobOutput(id, running);
-  // JSON-mode workers print events; the agent's kind says which shape to read them as.
+  // Agents whose kind reads its workers' events get a Readable view, read on the server.
   const agents = useAgents();
-  const outputFormat = eventFormatFor(agents.data?.find((a) => a.name === job.data?.agent)?.kind);
+  const readableKind = agents.data?.find((a) => a.name === job.data?.agent)?.readable === true;
+  const readable = useJobReadable(id, readableKind, output.data);
   const now = useNow(1000);
 
   if (job.isError) {
@@ -185,7 +186,7 @@ export function JobDetailPage({ id }: { id: string }) {
         {output.isError ? (
           <ErrorState error={output.error} what="the output" onRetry={() => void output.refetch()} />
         ) : (
-          <OutputView buffer={output.data ?? emptyOutput()} running={running} format={outputFormat} />
+          <OutputView buffer={output.data ?? emptyOutput()} running={running} readable={readableKind ? (readable.data ?? emptyReadable()) : null} />
         )}
       </section>
       <div className="grid-2" style={{ marginTop: "0.75rem" }}>

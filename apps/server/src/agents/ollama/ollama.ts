@@ -1,7 +1,7 @@
 import type { AppConfig } from "../../config.js";
 import type { AgentRow } from "../../db/schema.js";
 import { writeAnswerFile } from "../../jobs/confined-files.js";
-import { effectiveModel } from "../catalog.js";
+import { effectiveModel } from "../model.js";
 import type { InProcessAdapter, JobSpec, WorkerIO, WorkerResult } from "../types.js";
 import { runToolLoop } from "./loop.js";
 
@@ -15,7 +15,6 @@ export const ollamaAgentModel = (agent: AgentRow, config: AppConfig): string =>
 /** Every Ollama agent runs through this one adapter; agents differ only in server and model. */
 export function createOllamaAdapter(config: AppConfig): InProcessAdapter {
   return {
-    kind: "ollama",
     async run(spec: JobSpec, io: WorkerIO): Promise<WorkerResult> {
       const result = await runToolLoop({
         baseUrl: ollamaBaseUrl(spec.agent, config),

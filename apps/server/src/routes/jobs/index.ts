@@ -37,6 +37,13 @@ export function jobRoutes(services: Services) {
       return jobs.readOutput(id, cursor, limit);
     });
 
+    // The output as the job's agent kind reads it: the panel's Readable view, with its own cursor.
+    app.get("/api/jobs/:id/readable", async (request) => {
+      const { id } = parseInput(IdParamsSchema, request.params);
+      const { cursor, limit } = parseInput(OutputQuerySchema, request.query);
+      return jobs.readReadable(id, cursor, limit);
+    });
+
     // The last characters a job printed: the panel's live-activity line, without a cursor walk.
     app.get("/api/jobs/:id/tail", async (request) => {
       const { id } = parseInput(IdParamsSchema, request.params);

@@ -1,14 +1,12 @@
 import type { OutputStream } from "@corral/shared";
-import { LineSplitter, plainTextParser, type OutputParser, type UsageReport, type WorkerResult } from "../types.js";
-
-export type Json = Record<string, unknown>;
+import { type Json, LineSplitter, plainTextParser, type OutputParser, type UsageReport, type WorkerResult } from "./types.js";
 
 export const obj = (v: unknown): Json | undefined => (v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Json) : undefined);
 export const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
 export const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
 
 /** One NDJSON event, or undefined for anything else (noise, a partial line, a pretty-printed object). */
-function parseJsonLine(line: string): Json | undefined {
+export function parseJsonLine(line: string): Json | undefined {
   const text = line.trim();
   if (!text.startsWith("{") || !text.endsWith("}")) return undefined;
   try {

@@ -1,7 +1,15 @@
 import { describe, expect, test } from "vitest";
-import type { AgentRow } from "../db/schema.js";
-import { cliAdapters, newAgentRow } from "./catalog.js";
-import type { JobSpec } from "./types.js";
+import type { AgentRow } from "../../db/schema.js";
+import { newAgentRow } from "../catalog.js";
+import { cliAdapterFor } from "../registry.js";
+import type { CliAdapter, JobSpec } from "../types.js";
+
+/** A CLI kind's adapter from the registry. */
+function cli(kind: string): CliAdapter {
+  const adapter = cliAdapterFor(kind);
+  if (!adapter) throw new Error(`no CLI kind ${kind}`);
+  return adapter;
+}
 
 /** A stored agent as the registry returns it: every default filled in. */
 const agent = (over: Partial<AgentRow> = {}): AgentRow => ({ ...newAgentRow({ name: "x", kind: "gemini" }, 0), workdir: "/w", ...over }) as AgentRow;
@@ -16,7 +24,7 @@ const spec = (over: Partial<JobSpec> = {}): JobSpec => ({
 });
 
 test("gemini runs as pyCorral did (-m MODEL -y -p PROMPT), streaming JSON events, values glued to their options", () => {
-  expect(cliAdapters.gemini.invocation(spec(), "/bin/gemini")).toEqual({
+  expect(cli("gemini").invocation(spec(), "/bin/gemini")).toEqual({
     command: "/bin/gemini",
     args: ["--model=m1", "-y", "-o", "stream-json", "--prompt=say 'hi'; rm -rf $HOME"],
     env: {},
@@ -25,13 +33,13 @@ test("gemini runs as pyCorral did (-m MODEL -y -p PROMPT), streaming JSON events
 });
 
 test("opencode runs as pyCorral did and keeps its answer in output.md", () => {
-  const inv = cliAdapters.opencode.invocation(spec(), "opencode");
+  const inv = cli("opencode").invocation(spec(), "opencode");
   expect(inv.args).toEqual(["--log-level", "ERROR", "--model=m1", "run", "--format", "json", "--message=say 'hi'; rm -rf $HOME"]);
-  expect(cliAdapters.opencode.finalTextFile).toBe("output.md");
+  expect(cli("opencode").finalTextFile).toBe("output.md");
 });
 
 test("kiro trusts its tools and never asks", () => {
-  expect(cliAdapters.kiro.invocation(spec({ model: null }), "kiro-cli-chat").args).toEqual([
+  expect(cli("kiro").invocation(spec({ model: null }), "kiro-cli-chat").args).toEqual([
     "chat",
     "--no-interactive",
     "--trust-all-tools",
@@ -41,7 +49,7 @@ test("kiro trusts its tools and never asks", () => {
 });
 
 test("claude may edit files in its workdir without asking", () => {
-  expect(cliAdapters.claude.invocation(spec(), "claude").args).toEqual([
+  expect(cli("claude").invocation(spec(), "claude").args).toEqual([
     "-p",
     "--output-format",
     "stream-json",
@@ -55,7 +63,7 @@ test("claude may edit files in its workdir without asking", () => {
 });
 
 test("codex runs non-interactively, writing only in its workdir", () => {
-  expect(cliAdapters.codex.invocation(spec(), "codex").args).toEqual([
+  expect(cli("codex").invocation(spec(), "codex").args).toEqual([
     "exec",
     "--json",
     "--skip-git-repo-check",
@@ -75,7 +83,7 @@ test("codex runs non-interactively, writing only in its workdir", () => {
  * parser never splits into a new option). The compatibility suite checks the same against the
  * real pinned CLIs.
  */
-const promptPlacement: Record<Exclude<keyof typeof cliAdapters, "command">, string> = {
+const promptPlacement: Record<string, string> = {
   claude: "after --",
   codex: "after --",
   kiro: "after --",
@@ -84,7 +92,7 @@ const promptPlacement: Record<Exclude<keyof typeof cliAdapters, "command">, stri
 };
 
 describe.each(Object.entries(promptPlacement))("%s: values that look like options stay values", (kind, placement) => {
-  const adapter = cliAdapters[kind as keyof typeof promptPlacement];
+  const adapter = cli(kind);
 
   test.each(["--version", "-h", "-", "--", "-p=x", "help", "--model=evil"])("prompt %j", (prompt) => {
     const args = adapter.invocation(spec({ prompt, model: null }), kind).args;
@@ -105,7 +113,7 @@ describe.each(Object.entries(promptPlacement))("%s: values that look like option
 
 test("a command agent fills its argument template, each placeholder inside one argument", () => {
   const a = agent({ kind: "command", command: "dot", args: ["-Tpng", "-o", "{workdir}/out.png", "--label={prompt}", "{model}"] });
-  expect(cliAdapters.command.invocation(spec({ agent: a }), "/usr/bin/dot").args).toEqual([
+  expect(cli("command").invocation(spec({ agent: a }), "/usr/bin/dot").args).toEqual([
     "-Tpng",
     "-o",
     "/w/out.png",
@@ -116,12 +124,12 @@ test("a command agent fills its argument template, each placeholder inside one a
 
 test("a command agent without a template gets the prompt as its only argument", () => {
   const a = agent({ kind: "command", command: "script.sh" });
-  expect(cliAdapters.command.invocation(spec({ agent: a }), "script.sh").args).toEqual(["say 'hi'; rm -rf $HOME"]);
+  expect(cli("command").invocation(spec({ agent: a }), "script.sh").args).toEqual(["say 'hi'; rm -rf $HOME"]);
 });
 
 test("a command agent gets {prompt} as one argument, so a `--` in its template ends the options before it", () => {
   const a = agent({ kind: "command", command: "tool", args: ["--out", "{workdir}", "--", "{prompt}"] });
-  expect(cliAdapters.command.invocation(spec({ agent: a, prompt: "--version -h\nrm -rf /" }), "tool").args).toEqual([
+  expect(cli("command").invocation(spec({ agent: a, prompt: "--version -h\nrm -rf /" }), "tool").args).toEqual([
     "--out",
     "/w",
     "--",
@@ -130,7 +138,7 @@ test("a command agent gets {prompt} as one argument, so a `--` in its template e
 });
 
 test("the plain parser keeps stdout as the final text and ignores stderr", () => {
-  const parser = cliAdapters.kiro.createParser(spec());
+  const parser = cli("kiro").createParser(spec());
   parser.push("hello\n", "out");
   parser.push("warning\n", "err");
   parser.push("world\n", "out");

@@ -1,0 +1,133 @@
+import type { ReadableEvent } from "@corral/shared";
+import { BoundedText, jsonLinesParser, num, obj, str, UsageSum } from "../json-lines.js";
+import { blockText, readable } from "../readable.js";
+import type { CliAgentKind, Json, JobSpec, UsageReport } from "../types.js";
+
+/** Anthropic counts cache reads and writes apart from `input_tokens`; Corral's input includes both. */
+function anthropicTokens(usage: Json | undefined) {
+  const cacheRead = num(usage?.cache_read_input_tokens) ?? 0;
+  const cacheWrite = num(usage?.cache_creation_input_tokens) ?? 0;
+  return { input: (num(usage?.input_tokens) ?? 0) + cacheRead + cacheWrite, output: num(usage?.output_tokens) ?? 0, cached: cacheRead };
+}
+
+/**
+ * `claude -p --output-format stream-json --verbose` (or `json`, whose one object is the same
+ * `result` line). Each `assistant` line's usage is the message_start snapshot: its input is
+ * right but its output is 1, so their sum is only a running lower bound for limits; the
+ * `result` line has the totals, the cost Claude computed, and the final text. Errors say
+ * `is_error: true` even when `subtype` is "success".
+ */
+export function claudeParser(spec: JobSpec) {
+  const running = new UsageSum();
+  const lastText = new BoundedText();
+  let model = spec.model ?? undefined;
+  let result: { text?: string; usage?: UsageReport; error?: string } | undefined;
+  return jsonLinesParser({
+    event(ev) {
+      if (ev.type === "system" && ev.subtype === "init") {
+        model = str(ev.model) ?? model;
+        return model ? { model } : undefined;
+      }
+      if (ev.type === "assistant") {
+        const message = obj(ev.message);
+        model = str(message?.model) ?? model;
+        const blocks = Array.isArray(message?.content) ? message.content : [];
+        const texts = blocks.map(obj).filter((b) => b?.type === "text").map((b) => str(b?.text) ?? "");
+        if (texts.length) lastText.set(texts.join(""));
+        const t = anthropicTokens(obj(message?.usage));
+        running.add(t.input, t.output, t.cached);
+        return running.report(model);
+      }
+      if (ev.type === "result") {
+        const t = anthropicTokens(obj(ev.usage));
+        const models = Object.entries(obj(ev.modelUsage) ?? {});
+        const main = models.sort(([, a], [, b]) => (num(obj(b)?.costUSD) ?? 0) - (num(obj(a)?.costUSD) ?? 0))[0]?.[0];
+        const cost = num(ev.total_cost_usd);
+        const usage: UsageReport = {
+          ...((main ?? model) ? { model: main ?? model } : {}),
+          inputTokens: t.input,
+          outputTokens: t.output,
+          cachedInputTokens: t.cached,
+          ...(cost !== undefined ? { costUsd: cost } : {}),
+        };
+        const text = str(ev.result);
+        result = { text, usage, ...(ev.is_error === true ? { error: text ?? `claude reported an error (${String(ev.subtype)})` } : {}) };
+        return usage;
+      }
+      return undefined;
+    },
+    finish() {
+      if (result) return { finalText: result.text?.trim() || undefined, usage: result.usage, ...(result.error ? { error: result.error } : {}) };
+      return { finalText: lastText.value(), ...(running.seen ? { usage: running.report(model) } : {}) };
+    },
+  });
+}
+
+/** One line per block: the answer, thinking, tool calls and their results; the result line's totals. */
+function readEvent(ev: Json): ReadableEvent[] {
+  if (ev.type === "system") {
+    if (ev.subtype !== "init") return [{ type: "note", text: String(ev.subtype ?? "system") }];
+    const model = str(ev.model);
+    return [{ type: "session", ...(model ? { model } : {}), ...(Array.isArray(ev.tools) ? { tools: ev.tools.length } : {}) }];
+  }
+  if (ev.type === "assistant" || ev.type === "user") {
+    const message = obj(ev.message);
+    const blocks = Array.isArray(message?.content) ? message.content : [];
+    const events = blocks.map(obj).flatMap((b): ReadableEvent[] => {
+      if (!b) return [];
+      if (b.type === "text") return [ev.type === "assistant" ? readable.text(str(b.text)) : readable.prompt(str(b.text))];
+      if (b.type === "thinking") return [readable.thinking(str(b.thinking))];
+      if (b.type === "tool_use") return [readable.call(str(b.name) ?? "tool", b.input)];
+      if (b.type === "tool_result") return [readable.result(b.is_error !== true, blockText(b.content))];
+      return [];
+    });
+    if (!events.length && typeof message?.content === "string") events.push(readable.prompt(message.content));
+    return events;
+  }
+  if (ev.type === "result") {
+    const t = anthropicTokens(obj(ev.usage));
+    const turns = num(ev.num_turns);
+    const usage = {
+      inputTokens: t.input,
+      outputTokens: num(obj(ev.usage)?.output_tokens),
+      costUsd: num(ev.total_cost_usd),
+      durationMs: num(ev.duration_ms),
+      extra: turns !== undefined ? [`${turns} turn${turns === 1 ? "" : "s"}`] : [],
+    };
+    if (ev.is_error === true) return [readable.error(str(ev.result) ?? String(ev.subtype), usage)];
+    return [readable.usage("job", usage)];
+  }
+  return [];
+}
+
+/**
+ * `claude -p PROMPT` may only write in its workdir: `acceptEdits` lets it create and edit files
+ * there without asking, and works as root, where `--dangerously-skip-permissions` is refused.
+ * `stream-json` (which needs `--verbose` with -p) gives the answer, tokens and cost as it runs.
+ * `-p` takes no value: the prompt is the positional argument, after `--` so a prompt such as
+ * `--version` is sent to the model instead of being read as an option; the model is glued to
+ * its option (`--model=M`) for the same reason.
+ */
+export const claude: CliAgentKind = {
+  kind: "claude",
+  provider: "anthropic",
+  builtins: [{ name: "claude", description: "Claude Code in print mode, allowed to edit files in its workdir" }],
+  retries: true,
+  readEvent,
+  cli: {
+    defaultBinary: "claude",
+    installHint: "npm install -g @anthropic-ai/claude-code",
+    invocation(spec, binary) {
+      const model = spec.model ? [`--model=${spec.model}`] : [];
+      return {
+        command: binary,
+        args: ["-p", "--output-format", "stream-json", "--verbose", "--permission-mode", "acceptEdits", ...model, "--", spec.prompt],
+        env: {},
+        cwd: spec.workdir,
+      };
+    },
+    createParser: claudeParser,
+    stateDirs: [".claude", ".claude.json"],
+    versionArgs: ["--version"],
+  },
+};

@@ -1,0 +1,27 @@
+import { plainTextParser, type CliAgentKind } from "../types.js";
+
+/**
+ * Any executable is a worker ("the minimal contract"): the agent's argument template has
+ * `{prompt}`, `{workdir}` and `{model}` replaced inside each argument; without a template the
+ * prompt is the only argument. It is never run to ask its version: it could do real work.
+ */
+export const command: CliAgentKind = {
+  kind: "command",
+  provider: "local",
+  builtins: [],
+  retries: false,
+  cli: {
+    defaultBinary: "",
+    installHint: "set the agent's command to an executable on PATH or an absolute path",
+    invocation(spec, binary) {
+      const template = spec.agent.args ?? ["{prompt}"];
+      const values: Record<string, string> = { prompt: spec.prompt, workdir: spec.workdir, model: spec.model ?? "" };
+      const args = template.map((arg) => arg.replace(/\{(prompt|workdir|model)\}/g, (_, key: string) => values[key] ?? ""));
+      return { command: binary, args, env: {}, cwd: spec.workdir };
+    },
+    createParser: () => plainTextParser(),
+    stateDirs: [],
+    versionArgs: null,
+    commandRequired: true,
+  },
+};

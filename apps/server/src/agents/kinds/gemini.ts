@@ -1,0 +1,126 @@
+import type { ReadableEvent } from "@corral/shared";
+import { BoundedText, jsonLinesParser, num, obj, str } from "../json-lines.js";
+import { errorMessage, readable } from "../readable.js";
+import type { CliAgentKind, Json, JobSpec, UsageReport } from "../types.js";
+
+/**
+ * `gemini -o stream-json`: the answer arrives as assistant `message` deltas, and the text after
+ * the last tool call is the final one. Usage comes once, in the closing `result` line; its
+ * summary leaves thought tokens out, but `total_tokens` keeps them, and they bill as output.
+ */
+export function geminiParser(spec: JobSpec) {
+  const answer = new BoundedText();
+  let afterTool = false;
+  let model = spec.model ?? undefined;
+  let usage: UsageReport | undefined;
+  let error: string | undefined;
+  return jsonLinesParser({
+    event(ev) {
+      switch (ev.type) {
+        case "init":
+          model = str(ev.model) ?? model;
+          return model ? { model } : undefined;
+        case "tool_use":
+        case "tool_result":
+          afterTool = true;
+          return undefined;
+        case "message":
+          if (ev.role !== "assistant") return undefined;
+          if (afterTool) {
+            answer.reset();
+            afterTool = false;
+          }
+          answer.append(str(ev.content) ?? "");
+          return undefined;
+        case "error":
+          error = str(obj(ev.error)?.message) ?? str(ev.message) ?? error;
+          return undefined;
+        case "result":
+          if (ev.status !== "success") error = str(obj(ev.error)?.message) ?? error ?? `gemini ended with status ${String(ev.status)}`;
+          usage = resultUsage(obj(ev.stats), model);
+          return usage;
+        default:
+          return undefined;
+      }
+    },
+    finish() {
+      return { finalText: answer.value(), ...(usage ? { usage } : {}), ...(error ? { error } : {}) };
+    },
+  });
+}
+
+function resultUsage(stats: Json | undefined, fallbackModel: string | undefined): UsageReport | undefined {
+  if (!stats) return undefined;
+  const input = num(stats.input_tokens) ?? 0;
+  const output = num(stats.output_tokens) ?? 0;
+  const thoughts = Math.max(0, (num(stats.total_tokens) ?? input + output) - input - output);
+  const models = Object.entries(obj(stats.models) ?? {});
+  // The model that did most of the work names the job; helpers (routing, titles) are small.
+  const main = models.sort(([, a], [, b]) => (num(obj(b)?.total_tokens) ?? 0) - (num(obj(a)?.total_tokens) ?? 0))[0]?.[0];
+  const model = main ?? fallbackModel;
+  return {
+    ...(model ? { model } : {}),
+    inputTokens: input,
+    outputTokens: output + thoughts,
+    cachedInputTokens: num(stats.cached) ?? 0,
+  };
+}
+
+function readEvent(ev: Json): ReadableEvent[] {
+  switch (ev.type) {
+    case "init": {
+      const model = str(ev.model);
+      return [{ type: "session", ...(model ? { model } : {}) }];
+    }
+    case "message":
+      if (ev.role === "assistant") return [readable.text(str(ev.content), ev.delta === true)];
+      return [readable.prompt(str(ev.content))];
+    case "tool_use":
+      return [readable.call(str(ev.tool_name) ?? "tool", ev.parameters)];
+    case "tool_result": {
+      const ok = ev.status === "success";
+      return [readable.result(ok, ok ? str(ev.output) : (str(obj(ev.error)?.message) ?? str(ev.output)))];
+    }
+    case "error":
+      return [readable.error(errorMessage(str(ev.message) ?? str(obj(ev.error)?.message)) ?? "error")];
+    case "result": {
+      const stats = obj(ev.stats);
+      const calls = num(stats?.tool_calls);
+      const usage = {
+        inputTokens: num(stats?.input_tokens),
+        outputTokens: num(stats?.output_tokens),
+        durationMs: num(stats?.duration_ms),
+        extra: calls !== undefined ? [`${calls} tool calls`] : [],
+      };
+      if (ev.status === "success") return [readable.usage("job", usage)];
+      return [readable.error(errorMessage(str(obj(ev.error)?.message)) ?? `ended with status ${String(ev.status)}`, usage)];
+    }
+    default:
+      return [];
+  }
+}
+
+/**
+ * pyCorral's `gemini -m MODEL -y -p PROMPT` (-y approves its own file writes), with
+ * `-o stream-json` so the answer and token counts can be told apart from the rest. Values are
+ * glued to their options (`--model=M`, `--prompt=PROMPT`): `-p --version` would print the
+ * version and exit, and Gemini CLI 0.61 does not take a prompt given after `--`.
+ */
+export const gemini: CliAgentKind = {
+  kind: "gemini",
+  provider: "google",
+  builtins: [{ name: "gemini", description: "Google Gemini CLI" }],
+  retries: true,
+  readEvent,
+  cli: {
+    defaultBinary: "gemini",
+    installHint: "npm install -g @google/gemini-cli",
+    invocation(spec, binary) {
+      const model = spec.model ? [`--model=${spec.model}`] : [];
+      return { command: binary, args: [...model, "-y", "-o", "stream-json", `--prompt=${spec.prompt}`], env: {}, cwd: spec.workdir };
+    },
+    createParser: geminiParser,
+    stateDirs: [".gemini"],
+    versionArgs: ["--version"],
+  },
+};

@@ -1,0 +1,29 @@
+import { plainTextParser, type CliAgentKind } from "../types.js";
+
+/**
+ * pyCorral: `kiro-cli-chat chat --no-interactive --trust-all-tools PROMPT`. Kiro CLI parses its
+ * arguments with clap, where `--` ends the options: the prompt comes after it so it can never be
+ * read as one, and the model is glued to its option (`--model=M`). It prints plain text.
+ */
+export const kiro: CliAgentKind = {
+  kind: "kiro",
+  provider: "aws",
+  builtins: [{ name: "kiro", description: "Kiro CLI chat, trusting all tools" }],
+  retries: true,
+  cli: {
+    defaultBinary: "kiro-cli-chat",
+    installHint: "install Kiro CLI (kiro-cli-chat) from kiro.dev",
+    invocation(spec, binary) {
+      const model = spec.model ? [`--model=${spec.model}`] : [];
+      return {
+        command: binary,
+        args: ["chat", "--no-interactive", "--trust-all-tools", ...model, "--", spec.prompt],
+        env: {},
+        cwd: spec.workdir,
+      };
+    },
+    createParser: () => plainTextParser(),
+    stateDirs: [".kiro", ".local/share/kiro-cli"],
+    versionArgs: ["--version"],
+  },
+};

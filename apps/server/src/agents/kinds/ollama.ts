@@ -1,0 +1,23 @@
+import { ollamaAvailability } from "../ollama/availability.js";
+import { createOllamaAdapter } from "../ollama/ollama.js";
+import type { InProcessAgentKind } from "../types.js";
+
+/** One GPU serves one model at a time; further jobs wait in Corral, visible and cancellable. */
+const oneAtATime = 1;
+
+/**
+ * Models on an Ollama server, run by Corral's own tool loop (write_file, read_file, list_files in
+ * the workdir). pyCorral's three "becarios" are built in; their models come from
+ * CORRAL_<AGENT>_MODEL. The loop prints plain text, shown as printed.
+ */
+export const ollama: InProcessAgentKind = {
+  kind: "ollama",
+  provider: "ollama",
+  builtins: [
+    { name: "ollama", description: "Local Ollama model with file tools (write_file, read_file, list_files) in its workdir", maxConcurrent: oneAtATime },
+    { name: "qwen", description: "Qwen on Ollama with file tools in its workdir", maxConcurrent: oneAtATime },
+    { name: "gemma", description: "Gemma (tools build) on Ollama with file tools in its workdir", maxConcurrent: oneAtATime },
+  ],
+  retries: false,
+  inProcess: { adapter: createOllamaAdapter, availability: ollamaAvailability },
+};

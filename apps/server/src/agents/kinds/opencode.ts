@@ -1,0 +1,113 @@
+import type { ReadableEvent } from "@corral/shared";
+import { BoundedText, jsonLinesParser, num, obj, str, UsageSum } from "../json-lines.js";
+import { readable } from "../readable.js";
+import type { CliAgentKind, Json, JobSpec } from "../types.js";
+
+/**
+ * `opencode run --format json`: every model step ends with `step_finish` carrying that step's
+ * tokens and cost, so totals are their sum and they stream as the job runs. `input` leaves the
+ * cache out and `output` leaves reasoning out; Corral's counts include them. The answer is the
+ * last `text` part. The model is not in the events: it is the `-m` Corral passed.
+ */
+export function opencodeParser(spec: JobSpec) {
+  const sum = new UsageSum();
+  const answer = new BoundedText();
+  const model = spec.model ?? undefined;
+  let error: string | undefined;
+  return jsonLinesParser({
+    event(ev) {
+      const part = obj(ev.part);
+      if (ev.type === "text") {
+        answer.set(str(part?.text) ?? "");
+        return undefined;
+      }
+      if (ev.type === "step_finish") {
+        const tokens = obj(part?.tokens);
+        const cache = obj(tokens?.cache);
+        const read = num(cache?.read) ?? 0;
+        const write = num(cache?.write) ?? 0;
+        sum.add(
+          (num(tokens?.input) ?? 0) + read + write,
+          (num(tokens?.output) ?? 0) + (num(tokens?.reasoning) ?? 0),
+          read,
+          num(part?.cost),
+        );
+        return sum.report(model);
+      }
+      if (ev.type === "error") {
+        const err = obj(ev.error);
+        error = str(obj(err?.data)?.message) ?? str(err?.message) ?? str(err?.name) ?? "opencode reported an error";
+      }
+      return undefined;
+    },
+    finish() {
+      return { finalText: answer.value(), ...(sum.seen ? { usage: sum.report(model) } : {}), ...(error ? { error } : {}) };
+    },
+  });
+}
+
+function readEvent(ev: Json): ReadableEvent[] {
+  const part = obj(ev.part);
+  switch (ev.type) {
+    case "text":
+      return [readable.text(str(part?.text))];
+    case "reasoning":
+      return [readable.thinking(str(part?.text))];
+    case "tool_use": {
+      const state = obj(part?.state);
+      const call = readable.call(str(part?.tool) ?? "tool", state?.input);
+      if (state?.status === "completed") return [call, readable.result(true, str(state.output))];
+      if (state?.status === "error") return [call, readable.result(false, str(state.error))];
+      return [call];
+    }
+    case "step_finish": {
+      const tokens = obj(part?.tokens);
+      const cache = obj(tokens?.cache);
+      return [
+        readable.usage("step", {
+          inputTokens: (num(tokens?.input) ?? 0) + (num(cache?.read) ?? 0) + (num(cache?.write) ?? 0),
+          outputTokens: (num(tokens?.output) ?? 0) + (num(tokens?.reasoning) ?? 0),
+          costUsd: num(part?.cost),
+        }),
+      ];
+    }
+    case "error": {
+      const err = obj(ev.error);
+      return [readable.error(str(obj(err?.data)?.message) ?? str(err?.message) ?? str(err?.name) ?? "error")];
+    }
+    default:
+      return [];
+  }
+}
+
+/**
+ * pyCorral's `opencode --log-level ERROR -m MODEL run PROMPT`, with `--format json` for the
+ * answer, tokens and cost; the answer alone (not the events) lands in output.md. The prompt is
+ * `run`'s `message` positional given in its option form, glued (`--message=PROMPT`), so a prompt
+ * such as `--version` reaches the model. Not `-- PROMPT`: OpenCode 1.18 turns a number-like
+ * prompt after `--` (`42`, `1e3`) into a number and crashes on it.
+ */
+export const opencode: CliAgentKind = {
+  kind: "opencode",
+  provider: "opencode",
+  builtins: [{ name: "opencode", description: "OpenCode CLI; its answer is also written to output.md" }],
+  retries: true,
+  readEvent,
+  cli: {
+    defaultBinary: "opencode",
+    installHint: "npm install -g opencode-ai",
+    invocation(spec, binary) {
+      const model = spec.model ? [`--model=${spec.model}`] : [];
+      return {
+        command: binary,
+        args: ["--log-level", "ERROR", ...model, "run", "--format", "json", `--message=${spec.prompt}`],
+        env: {},
+        cwd: spec.workdir,
+      };
+    },
+    createParser: opencodeParser,
+    finalTextFile: "output.md",
+    stateDirs: [".local/share/opencode", ".config/opencode", ".cache/opencode", ".local/state/opencode"],
+    versionArgs: ["--version"],
+  },
+};

@@ -1,0 +1,22 @@
+import type { AppConfig } from "../config.js";
+import { agentKindModules } from "./kinds/index.js";
+import type { AgentKindModule, CliAdapter, InProcessAdapter } from "./types.js";
+
+/** The module of an agent kind, or undefined for a kind this server does not know. */
+export function agentKindModule(kind: string): AgentKindModule | undefined {
+  return agentKindModules.find((m) => m.kind === kind);
+}
+
+/** The CLI adapter of a kind whose workers Corral spawns; undefined for in-process and unknown kinds. */
+export function cliAdapterFor(kind: string): CliAdapter | undefined {
+  const module = agentKindModule(kind);
+  return module && "cli" in module ? module.cli : undefined;
+}
+
+/** Kinds this server knows, for error messages. */
+export const agentKindNames = (): string[] => agentKindModules.map((m) => m.kind);
+
+/** The in-process adapters of kinds that run inside the server, by kind. */
+export function inProcessAdapters(config: AppConfig): Record<string, InProcessAdapter> {
+  return Object.fromEntries(agentKindModules.flatMap((m) => ("inProcess" in m ? [[m.kind, m.inProcess.adapter(config)]] : [])));
+}
