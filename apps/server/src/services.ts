@@ -47,7 +47,7 @@ export function createServices(config: AppConfig, db: Db): Services {
     config,
     agents: agentsRepo,
     hasJobs: (name) => jobsRepo.hasJobs(name),
-    extraBuiltins: ollamaBuiltinRows,
+    extraBuiltins: () => ollamaBuiltinRows(config),
     availabilityChecks: { ollama: (agent) => ollamaAvailability(agent, config) },
   });
   const audit = new AuditService(createAuditRepo(db));

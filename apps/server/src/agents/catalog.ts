@@ -1,5 +1,5 @@
 import type { AgentKind } from "@corral/shared";
-import type { AppConfig } from "../config.js";
+import { defaultWorkdir, type AppConfig } from "../config.js";
 import type { AgentRow } from "../db/schema.js";
 import type { NewAgentRow } from "../db/repos/agents.js";
 import { claudeAdapter } from "./claude.js";
@@ -50,16 +50,16 @@ const builtins: BuiltinAgent[] = [
 ];
 
 /**
- * A new agent's row: Corral's defaults (pyCorral's workdir, 30 min timeout, 4 at once, retries of
- * transient failures for CLI agents) for every field `fields` leaves unset.
+ * A new agent's row: Corral's defaults (30 min timeout, 4 at once, retries of transient failures
+ * for CLI agents) for every field `fields` leaves unset. The workdir is always given: its default
+ * depends on the settings (`defaultWorkdir`).
  */
-export function newAgentRow(fields: Pick<NewAgentRow, "name" | "kind"> & Partial<NewAgentRow>, now = Date.now()): NewAgentRow {
+export function newAgentRow(fields: Pick<NewAgentRow, "name" | "kind" | "workdir"> & Partial<NewAgentRow>, now = Date.now()): NewAgentRow {
   const set = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
   const retries = fields.kind !== "command" && fields.kind !== "ollama";
   return {
     provider: defaultProviders[fields.kind],
     model: null,
-    workdir: `~/misRepos/corral/${fields.name}`,
     timeoutS: 1800,
     maxConcurrent: 4,
     env: {},
@@ -76,12 +76,13 @@ export function newAgentRow(fields: Pick<NewAgentRow, "name" | "kind"> & Partial
     ...set,
     name: fields.name,
     kind: fields.kind,
+    workdir: fields.workdir,
   };
 }
 
 /** Built-in agents as first stored; their model stays null so `CORRAL_<AGENT>_MODEL` applies. */
-export function builtinAgentRows(now = Date.now()): NewAgentRow[] {
-  return builtins.map((b) => newAgentRow({ ...b, builtin: true }, now));
+export function builtinAgentRows(config: Pick<AppConfig, "defaultWorkdir">, now = Date.now()): NewAgentRow[] {
+  return builtins.map((b) => newAgentRow({ ...b, workdir: defaultWorkdir(config, b.name), builtin: true }, now));
 }
 
 /** The model a job runs with when it names none. */

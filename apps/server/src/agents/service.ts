@@ -1,6 +1,6 @@
 import { EventEmitter } from "node:events";
 import type { Agent, AgentAvailability, AgentWithAvailability, CreateAgentBody, UpdateAgentBody } from "@corral/shared";
-import type { AppConfig } from "../config.js";
+import { defaultWorkdir, type AppConfig } from "../config.js";
 import type { AgentsRepo, NewAgentRow } from "../db/repos/agents.js";
 import type { AgentRow } from "../db/schema.js";
 import { notFound, ServiceError } from "../lib/errors.js";
@@ -34,7 +34,7 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
 
   /** Stores built-in agents that are not there yet; what users changed stays. */
   seed(): void {
-    const rows = [...builtinAgentRows(), ...(this.deps.extraBuiltins?.() ?? [])];
+    const rows = [...builtinAgentRows(this.deps.config), ...(this.deps.extraBuiltins?.() ?? [])];
     this.deps.agents.insertMissing(rows);
   }
 
@@ -78,7 +78,7 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
   create(body: CreateAgentBody): Agent {
     if (this.deps.agents.get(body.name)) throw new ServiceError(`agent ${body.name} already exists`, 409, "name");
     assertAgentEnv(body.env, this.deps.config.allowLoaderEnv);
-    const row = this.deps.agents.insert(newAgentRow(body));
+    const row = this.deps.agents.insert(newAgentRow({ ...body, workdir: body.workdir ?? defaultWorkdir(this.deps.config, body.name) }));
     this.emit("changed", { name: row.name, removed: false });
     return this.toAgent(row);
   }

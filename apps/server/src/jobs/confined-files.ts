@@ -1,7 +1,7 @@
 import { constants } from "node:fs";
 import { lstat, mkdir, open, readlink, realpath } from "node:fs/promises";
 import path from "node:path";
-import { isInside } from "./workdir.js";
+import { isInside } from "../lib/paths.js";
 
 /** A path the workdir's confinement does not allow; the message says why. */
 export class Refusal extends Error {}

@@ -5,7 +5,7 @@ import type { FileChange, JobFile, JobFileCounts } from "@corral/shared";
 import { watch, type FSWatcher } from "chokidar";
 import type { JobFilesRepo } from "../db/repos/job-files.js";
 import { PRIVATE_FILE_MODE } from "../lib/private-files.js";
-import { isInside } from "./workdir.js";
+import { isInside } from "../lib/paths.js";
 
 /** Directories whose churn says nothing about the task (and can hold huge trees). */
 const SKIPPED_DIRS = new Set([".git", "node_modules"]);

@@ -1,21 +1,21 @@
 import type { AgentAvailability } from "@corral/shared";
-import type { AppConfig } from "../../config.js";
+import { defaultWorkdir, type AppConfig } from "../../config.js";
 import type { NewAgentRow } from "../../db/repos/agents.js";
 import type { AgentRow } from "../../db/schema.js";
 import { newAgentRow } from "../catalog.js";
 import { isUnreachable, ollamaClient, pullHint, sameModel, unreachableMessage } from "./client.js";
 import { ollamaAgentModel, ollamaBaseUrl } from "./ollama.js";
 
-/** pyCorral's three Ollama "becarios"; their models come from CORRAL_<AGENT>_MODEL. */
+/** The built-in Ollama agents; each one's model comes from CORRAL_<AGENT>_MODEL. */
 const builtins = [
   { name: "ollama", description: "Local Ollama model with file tools (write_file, read_file, list_files) in its workdir" },
   { name: "qwen", description: "Qwen on Ollama with file tools in its workdir" },
   { name: "gemma", description: "Gemma (tools build) on Ollama with file tools in its workdir" },
 ];
 
-export function ollamaBuiltinRows(now = Date.now()): NewAgentRow[] {
+export function ollamaBuiltinRows(config: Pick<AppConfig, "defaultWorkdir">, now = Date.now()): NewAgentRow[] {
   // One GPU serves one model at a time; further jobs wait in Corral, visible and cancellable.
-  return builtins.map((b) => newAgentRow({ ...b, kind: "ollama", maxConcurrent: 1, builtin: true }, now));
+  return builtins.map((b) => newAgentRow({ ...b, kind: "ollama", workdir: defaultWorkdir(config, b.name), maxConcurrent: 1, builtin: true }, now));
 }
 
 /** Listing agents must stay quick even when a remote Ollama host is down. */
