@@ -3,7 +3,7 @@ import path from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { startServer, until, type TestServer } from "./helpers.js";
+import { sleep, startServer, until, type TestServer } from "./helpers.js";
 import { connectMcp, textOf } from "./mcp-client.js";
 
 let server: TestServer;
@@ -232,7 +232,7 @@ describe("sessions", () => {
       const sessionId = res.headers.get("mcp-session-id") ?? "";
       await res.text();
       expect(sessionId).not.toBe("");
-      await new Promise((r) => setTimeout(r, 2500));
+      await sleep(2500);
       const late = await fetch(`${short.url}/mcp`, {
         method: "POST",
         headers: { ...short.auth, "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-session-id": sessionId },

@@ -1,3 +1,4 @@
+import { stripAnsi } from "@corral/shared";
 import { describe, expect, it } from "vitest";
 import claudeError from "../../../server/test/fixtures/samples/claude-2.1.197-json-error400.json?raw";
 import claudeStream from "../../../server/test/fixtures/samples/claude-2.1.197-stream-json.ndjson?raw";
@@ -6,7 +7,6 @@ import codexStream from "../../../server/test/fixtures/samples/codex-0.171.0-exe
 import geminiStream from "../../../server/test/fixtures/samples/gemini-0.61.0-stream-json.ndjson?raw";
 import opencodeError from "../../../server/test/fixtures/samples/opencode-1.18.33-format-json-error400.ndjson?raw";
 import opencodeStream from "../../../server/test/fixtures/samples/opencode-1.18.33-format-json.ndjson?raw";
-import { stripAnsi } from "./ansi.js";
 import { eventFormatFor, MAX_SHORT, MAX_TEXT, readableLine, readableView, type EventFormat } from "./event-lines.js";
 import { appendOutput, emptyOutput, type OutputLine } from "./output-buffer.js";
 

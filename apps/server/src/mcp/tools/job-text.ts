@@ -1,4 +1,4 @@
-import type { FileChange, Job, JobFile, JobFileCounts } from "@corral/shared";
+import { formatBytes, formatUsd, type FileChange, type Job, type JobFile, type JobFileCounts } from "@corral/shared";
 
 const TAIL_CHARS = 4000;
 /** Paths listed per kind of change; the rest are counted (REST GET /api/jobs/:id/files has all). */
@@ -22,7 +22,7 @@ function usageLine(job: Job): string | null {
   if (u.inputTokens !== null) parts.push(`${u.inputTokens} tokens in`);
   if (u.outputTokens !== null) parts.push(`${u.outputTokens} tokens out`);
   if (u.cachedInputTokens) parts.push(`${u.cachedInputTokens} cached`);
-  if (u.costUsd !== null) parts.push(`$${u.costUsd.toFixed(4)} (${u.costSource})`);
+  if (u.costUsd !== null) parts.push(`${formatUsd(u.costUsd)} (${u.costSource})`);
   else if ((u.inputTokens ?? 0) + (u.outputTokens ?? 0) > 0) parts.push("cost unknown (no price for this model)");
   return parts.length ? `usage: ${parts.join(" · ")}` : null;
 }
@@ -44,18 +44,12 @@ function details(job: Job): string[] {
   ];
 }
 
-function bytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
-  return `${(n / (1024 * 1024)).toFixed(1)} MB`;
-}
-
 /** One line per kind of change: `created: a.txt (12 B), b.txt (3 B)`, at most `listed` paths each. */
 export function filesLines(files: JobFile[], listed = FILES_LISTED): string[] {
   return CHANGES.flatMap((change) => {
     const these = files.filter((f) => f.change === change);
     if (!these.length) return [];
-    const shown = these.slice(0, listed).map((f) => (f.size === null ? f.path : `${f.path} (${bytes(f.size)})`));
+    const shown = these.slice(0, listed).map((f) => (f.size === null ? f.path : `${f.path} (${formatBytes(f.size)})`));
     const more = these.length > listed ? [`… ${these.length - listed} more`] : [];
     return [`${change}: ${[...shown, ...more].join(", ")}`];
   });
