@@ -226,7 +226,8 @@ export class FileWatcher extends EventEmitter<FileWatcherEvents> {
   /**
    * After the worker ended, before its final status is stored: compare the workdir with the
    * snapshot and store every change, so a caller told the job ended sees all its files.
-   * `diff` false drops the tracker without looking (the server is shutting down).
+   * `diff` false drops the tracker without looking (the server is shutting down, or the worker
+   * never started).
    */
   async end(jobId: string, diff = true): Promise<void> {
     const tracker = this.trackers.get(jobId);
