@@ -5,12 +5,13 @@ import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "nod
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { setTimeout as sleep } from "node:timers/promises";
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const serverEntry = path.join(repo, "apps/server/dist/server.js");
 const BENCH_TOKEN = "bench-token-0123456789abcdef";
 
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+export { sleep };
 
 export interface RunningServer {
   url: string;

@@ -5,14 +5,14 @@
 // subcommand.
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { isFinalStatus, type Job } from "@corral/shared";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeAnthropic } from "../test/fixtures/fake-llm/anthropic.js";
 import { startFakeGemini } from "../test/fixtures/fake-llm/gemini.js";
 import { startFakeOpenAI } from "../test/fixtures/fake-llm/openai.js";
 import { isRecord, type FakeServer, type RecordedRequest, type Script } from "../test/fixtures/fake-llm/script.js";
-import { api, startServer, until, type TestServer } from "../test/helpers.js";
+import { api, startServer, type TestServer } from "../test/helpers.js";
 import { clientBin, prepareWorkerHome } from "./lib/clients.js";
+import { runJob } from "./lib/jobs.js";
 
 let server: TestServer;
 const fakes: FakeServer[] = [];
@@ -31,21 +31,6 @@ function userTexts(requests: RecordedRequest[]): string[] {
   };
   for (const request of requests) walk(request.body, undefined);
   return texts;
-}
-
-async function runJob(agent: string, body: Record<string, unknown>): Promise<{ job: Job; output: string }> {
-  const launched = await api<Job>(server, "POST", "/api/jobs", { agent, ...body });
-  expect(launched.status, JSON.stringify(launched.body)).toBe(201);
-  const job = await until(
-    async () => {
-      const res = await api<Job>(server, "GET", `/api/jobs/${launched.body.id}`);
-      return isFinalStatus(res.body.status) ? res.body : undefined;
-    },
-    120_000,
-    `${agent} job to end`,
-  );
-  const out = await api<{ chunks: { text: string }[] }>(server, "GET", `/api/jobs/${job.id}/output`);
-  return { job, output: out.body.chunks.map((c) => c.text).join("") };
 }
 
 async function fake(start: (script: Script) => Promise<FakeServer>): Promise<FakeServer> {
@@ -161,7 +146,7 @@ describe("prompts that look like options reach the model", () => {
     const { fake: f, model } = await setups[agent]!();
     for (const prompt of prompts) {
       const before = f.requests.length;
-      const { job, output } = await runJob(agent, { prompt, workdir: path.join(server.root, "jobs", agent), ...(model ? { model } : {}) });
+      const { job, output } = await runJob(server, agent, { prompt, workdir: path.join(server.root, "jobs", agent), ...(model ? { model } : {}) });
       expect(job.status, `${job.error ?? ""}\n${output}`).toBe("succeeded");
       expect(userTexts(f.requests.slice(before)), output).toContain(prompt);
       expect(job.finalText).toBe("Done");

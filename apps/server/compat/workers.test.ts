@@ -4,13 +4,13 @@
 // what the fake API reported.
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { isFinalStatus, type Job } from "@corral/shared";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeGemini } from "../test/fixtures/fake-llm/gemini.js";
 import { startFakeOpenAI } from "../test/fixtures/fake-llm/openai.js";
 import type { FakeServer, Script } from "../test/fixtures/fake-llm/script.js";
-import { api, startServer, until, type TestServer } from "../test/helpers.js";
+import { api, startServer, type TestServer } from "../test/helpers.js";
 import { clientBin, prepareWorkerHome } from "./lib/clients.js";
+import { runJob } from "./lib/jobs.js";
 
 let server: TestServer;
 const fakes: FakeServer[] = [];
@@ -26,21 +26,6 @@ function writeScript(tool: string, args: Record<string, unknown>): Script {
 async function configureAgent(name: string, env: Record<string, string>): Promise<void> {
   const res = await api(server, "PATCH", `/api/agents/${name}`, { env });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
-}
-
-async function runJob(agent: string, body: Record<string, unknown>): Promise<{ job: Job; output: string }> {
-  const launched = await api<Job>(server, "POST", "/api/jobs", { agent, ...body });
-  expect(launched.status, JSON.stringify(launched.body)).toBe(201);
-  const job = await until(
-    async () => {
-      const res = await api<Job>(server, "GET", `/api/jobs/${launched.body.id}`);
-      return isFinalStatus(res.body.status) ? res.body : undefined;
-    },
-    120_000,
-    `${agent} job to end`,
-  );
-  const out = await api<{ chunks: { text: string }[] }>(server, "GET", `/api/jobs/${job.id}/output`);
-  return { job, output: out.body.chunks.map((c) => c.text).join("") };
 }
 
 beforeAll(async () => {
@@ -70,7 +55,7 @@ describe("real CLIs as Corral workers", () => {
       TMPDIR: path.join(server.root, "tmp"),
     });
 
-    const { job, output } = await runJob("gemini", { prompt: "Create hello.txt with a greeting.", workdir });
+    const { job, output } = await runJob(server, "gemini", { prompt: "Create hello.txt with a greeting.", workdir });
     expect(job.status, `${job.error ?? ""}\n${output}`).toBe("succeeded");
     expect(job.exitCode).toBe(0);
     expect(readFileSync(path.join(workdir, "hello.txt"), "utf8")).toBe("hello from gemini\n");
@@ -127,7 +112,7 @@ describe("real CLIs as Corral workers", () => {
       TMPDIR: path.join(server.root, "tmp"),
     });
 
-    const { job, output } = await runJob("opencode", { prompt: "Create hello.txt with a greeting.", workdir, model: "fake/fake-model" });
+    const { job, output } = await runJob(server, "opencode", { prompt: "Create hello.txt with a greeting.", workdir, model: "fake/fake-model" });
     expect(job.status, `${job.error ?? ""}\n${output}`).toBe("succeeded");
     expect(readFileSync(path.join(workdir, "hello.txt"), "utf8")).toBe("hello from opencode\n");
     // pyCorral's contract: the answer also lands in output.md.

@@ -1,6 +1,12 @@
 import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
+import { isInside } from "./lib/paths.js";
+
+/** Replaced by the agent's name in `CORRAL_DEFAULT_WORKDIR`. */
+const AGENT_PLACEHOLDER = "{agent}";
+/** The folder under the first allowed root that holds each agent's default workdir. */
+const DEFAULT_WORKDIR_FOLDER = "corral-work";
 
 const portSchema = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().min(1);
@@ -18,6 +24,11 @@ const EnvSchema = z.object({
   CORRAL_ALLOWED_HOSTS: listOf(",").default([]),
   CORRAL_ALLOWED_ORIGINS: listOf(",").default([]),
   CORRAL_WORKDIR_ROOTS: listOf(path.delimiter).optional(),
+  CORRAL_DEFAULT_WORKDIR: z
+    .string()
+    .refine((t) => t.includes(AGENT_PLACEHOLDER), `must contain ${AGENT_PLACEHOLDER}, so each agent gets its own folder`)
+    .refine((t) => t === "~" || t.startsWith("~/") || path.isAbsolute(t), "must be an absolute path or start with ~/")
+    .optional(),
   CORRAL_KILL_GRACE_MS: positiveInt.default(5000),
   CORRAL_QUEUE_LIMIT: positiveInt.default(10_000),
   CORRAL_PROGRESS_INTERVAL_MS: positiveInt.default(10_000),
@@ -53,6 +64,8 @@ export interface AppConfig {
   allowedHosts: string[];
   allowedOrigins: string[];
   workdirRoots: string[];
+  /** Where a new agent works unless told otherwise, with `{agent}` for its name (see `defaultWorkdir`). */
+  defaultWorkdir: string;
   homeDir: string;
   killGraceMs: number;
   queueLimit: number;
@@ -63,7 +76,7 @@ export interface AppConfig {
   /** WebSocket connections accepted at once. */
   wsMaxConnections: number;
   logLevel: z.infer<typeof EnvSchema>["CORRAL_LOG_LEVEL"];
-  /** pyCorral's model settings, keyed by built-in agent name. */
+  /** `CORRAL_<AGENT>_MODEL`: the model a built-in agent runs when neither it nor the job names one. */
   defaultModels: Record<string, string>;
   ollamaUrl: string;
   /** Cap on `options.num_ctx`: a model's full context can need more memory than the machine has. */
@@ -108,6 +121,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   }
   const homeDir = e.HOME ?? os.homedir();
   const dataHome = e.XDG_DATA_HOME ?? path.join(homeDir, ".local", "share");
+  const dataDir = path.resolve(e.CORRAL_DATA_DIR ?? path.join(dataHome, "corral"));
+  const workdirRoots = (e.CORRAL_WORKDIR_ROOTS ?? [homeDir, os.tmpdir()]).map((r) => path.resolve(expandHome(r, homeDir)));
   const binOverrides: Record<string, string> = {};
   const workerEnv: Record<string, string> = {};
   for (const [key, value] of Object.entries(env)) {
@@ -120,11 +135,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   return {
     host: e.CORRAL_HOST,
     port: e.CORRAL_PORT,
-    dataDir: path.resolve(e.CORRAL_DATA_DIR ?? path.join(dataHome, "corral")),
+    dataDir,
     token: e.CORRAL_TOKEN ?? null,
     allowedHosts: e.CORRAL_ALLOWED_HOSTS,
     allowedOrigins: e.CORRAL_ALLOWED_ORIGINS,
-    workdirRoots: (e.CORRAL_WORKDIR_ROOTS ?? [homeDir, os.tmpdir()]).map((r) => path.resolve(expandHome(r, homeDir))),
+    workdirRoots,
+    defaultWorkdir: e.CORRAL_DEFAULT_WORKDIR ?? defaultWorkdirTemplate(workdirRoots, dataDir, homeDir),
     homeDir,
     killGraceMs: e.CORRAL_KILL_GRACE_MS,
     queueLimit: e.CORRAL_QUEUE_LIMIT,
@@ -159,6 +175,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
 export function isLoopbackHost(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, "").toLowerCase();
   return h === "localhost" || h === "::1" || h === "0:0:0:0:0:0:0:1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h) || /^::ffff:127\./.test(h);
+}
+
+/**
+ * `<root>/corral-work/{agent}` under the first allowed root where that folder neither is, holds nor
+ * lies in the data dir: a new agent's workdir then passes the launch checks with any roots.
+ */
+function defaultWorkdirTemplate(roots: string[], dataDir: string, homeDir: string): string {
+  const folder = (root: string) => path.join(root, DEFAULT_WORKDIR_FOLDER);
+  const root = roots.find((r) => !isInside(folder(r), dataDir) && !isInside(dataDir, folder(r))) ?? roots[0] ?? homeDir;
+  return path.join(folder(root), AGENT_PLACEHOLDER);
+}
+
+/** The workdir a new agent gets: `CORRAL_DEFAULT_WORKDIR` (or its default) for that agent's name. */
+export function defaultWorkdir(config: Pick<AppConfig, "defaultWorkdir">, agent: string): string {
+  return config.defaultWorkdir.replaceAll(AGENT_PLACEHOLDER, agent);
 }
 
 export function expandHome(p: string, homeDir: string): string {

@@ -56,8 +56,8 @@ export function createServices(config: AppConfig, db: Db): Services {
     inProcessAdapters: inProcessAdapters(config),
     hooks: {
       starting: (row) => files.begin(row.id, row.workdir, snapshotFile(row.id)),
-      resumed: (row) => files.resume(row.id, row.workdir, snapshotFile(row.id)),
-      ended: (row) => files.end(row.id),
+      resumed: (row) => void files.resume(row.id, row.workdir, snapshotFile(row.id)),
+      ended: (row, ran) => files.end(row.id, ran),
     },
   });
   const ollama = new OllamaService({ config, agents: agentsRepo, models: createOllamaModelsRepo(db) });

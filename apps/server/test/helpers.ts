@@ -4,6 +4,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildApp, type BuildOptions, type CorralApp } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
+import { setTimeout as sleep } from "node:timers/promises";
 
 export const fixturesDir = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures");
 export const fakeBinDir = path.join(fixturesDir, "bin");
@@ -72,7 +73,7 @@ export async function signIn(server: TestServer): Promise<string> {
   return (res.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
 }
 
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+export { sleep };
 
 /** Polls until `check` returns a value other than undefined, or fails after `timeoutMs`. */
 export async function until<T>(check: () => T | undefined | Promise<T | undefined>, timeoutMs = 15_000, what = "condition"): Promise<T> {

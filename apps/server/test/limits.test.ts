@@ -5,7 +5,7 @@ import type { Job } from "@corral/shared";
 import { SEND_BUFFER_CAP } from "../src/ws/connection.js";
 import type { HubStats } from "../src/ws/hub.js";
 import { PAGE_BYTES } from "../src/ws/job-stream.js";
-import { api, startServer, until, type TestServer } from "./helpers.js";
+import { api, sleep, startServer, until, type TestServer } from "./helpers.js";
 import { connectMcp, textOf } from "./mcp-client.js";
 import { WsClient } from "./ws-client.js";
 
@@ -44,7 +44,7 @@ describe("WebSocket", () => {
       // Let every stream push until its connection is full.
       let stats: HubStats | undefined;
       for (let settled = 0, last = -1; settled < 3; ) {
-        await new Promise((r) => setTimeout(r, 500));
+        await sleep(500);
         stats = (await api<HubStats>(server, "GET", "/api/ws/stats")).body;
         settled = stats.bufferedBytes === last ? settled + 1 : 0;
         last = stats.bufferedBytes;

@@ -1,7 +1,7 @@
 import path from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { isFinalStatus } from "@corral/shared";
-import { startServer, type TestServer } from "./helpers.js";
+import { sleep, startServer, type TestServer } from "./helpers.js";
 import { WsClient } from "./ws-client.js";
 
 let server: TestServer;
@@ -28,7 +28,7 @@ test("1,000 jobs queued at concurrency 16 with a WebSocket subscriber: every job
     for (;;) {
       const seen = new Set(ws.of("job").filter((m) => isFinalStatus(m.job.status)).map((m) => m.job.id));
       if (seen.size >= 1000) return seen;
-      await new Promise((r) => setTimeout(r, 50));
+      await sleep(50);
     }
   })();
   expect([...finals].sort()).toEqual([...ids].sort());

@@ -3,7 +3,7 @@ import path from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { startServer, until, type TestServer } from "./helpers.js";
+import { sleep, startServer, until, type TestServer } from "./helpers.js";
 import { connectMcp, textOf } from "./mcp-client.js";
 
 let server: TestServer;
@@ -115,11 +115,44 @@ describe("/mcp", () => {
     const id = textOf(await call("kiro_run_async", { prompt: "print 300", workdir: workdir() }));
     await call("corral_wait", { job_ids: [id], timeout_s: 20 });
     const tail = textOf(await call("corral_logs", { job_id: id, tail: 30 }));
-    expect(tail).toContain("done kiro-cli-chat");
-    expect(tail).not.toContain("line 1\n");
+    const lines = tail.split("\n").slice(1, -1);
+    expect(lines).toHaveLength(30);
+    expect(lines[0]).toBe("line 272");
+    expect(lines.at(-1)).toBe("done kiro-cli-chat");
     const page = textOf(await call("corral_logs", { job_id: id, cursor: 0 }));
     expect(page).toContain("line 1\n");
     expect(page).toContain("--- end of output ---");
+  });
+
+  test("corral_logs' tail counts lines, so a JSON-mode job's tail is whole events; max_chars drops older lines, never cuts one", async () => {
+    const id = textOf(await call("gemini_run_async", { prompt: "write a.txt 1\nwrite b.txt 2\nhello", workdir: workdir() }));
+    await call("corral_wait", { job_ids: [id], timeout_s: 20 });
+    const events = (text: string) => text.split("\n").slice(1).filter(Boolean);
+    const three = events(textOf(await call("corral_logs", { job_id: id, tail: 3 })));
+    expect(three).toHaveLength(3);
+    for (const line of three) expect(() => JSON.parse(line)).not.toThrow();
+    const all = events(textOf(await call("corral_logs", { job_id: id, tail: 1000 })));
+    const capped = events(textOf(await call("corral_logs", { job_id: id, tail: 1000, max_chars: 600 })));
+    expect(capped.length).toBeGreaterThan(0);
+    expect(capped.length).toBeLessThan(all.length);
+    expect(capped).toEqual(all.slice(-capped.length));
+    expect(capped.join("\n").length).toBeLessThanOrEqual(600);
+    const bad = await call("corral_logs", { job_id: id, tail: 0 });
+    expect(bad.isError).toBe(true);
+    expect(textOf(bad)).toContain("tail");
+  });
+
+  test("corral_wait names each job's changed files under its line, as _done does", async () => {
+    const dir = workdir();
+    const first = textOf(await call("gemini_run_async", { prompt: "write a.txt 1\nwrite b.txt 22", workdir: dir }));
+    const second = textOf(await call("kiro_run_async", { prompt: "write c.txt 333", workdir: workdir() }));
+    const text = textOf(await call("corral_wait", { job_ids: [first, second], timeout_s: 30 }));
+    const lines = text.split("\n");
+    const at = lines.findIndex((l) => l.startsWith(first));
+    expect(lines[at]).toContain("files: 2 created");
+    expect(lines[at + 1]).toBe("  created: a.txt (1 B), b.txt (2 B)");
+    const next = lines.findIndex((l) => l.startsWith(second));
+    expect(lines[next + 1]).toBe("  created: c.txt (3 B)");
   });
 
   test("corral_agents and corral_jobs describe the registry", async () => {
@@ -199,7 +232,7 @@ describe("sessions", () => {
       const sessionId = res.headers.get("mcp-session-id") ?? "";
       await res.text();
       expect(sessionId).not.toBe("");
-      await new Promise((r) => setTimeout(r, 2500));
+      await sleep(2500);
       const late = await fetch(`${short.url}/mcp`, {
         method: "POST",
         headers: { ...short.auth, "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-session-id": sessionId },

@@ -58,7 +58,7 @@ describe("the Ollama worker loop", () => {
     const done = await waitDone(mcp, "ollama", id);
     expect(done.startsWith("listo")).toBe(true);
 
-    const workdir = path.join(server.root, "misRepos/corral/ollama");
+    const workdir = path.join(server.root, "corral-work", "ollama");
     expect(readFileSync(path.join(workdir, "notes/hello.txt"), "utf8")).toBe("hola mundo\n");
     expect(readFileSync(path.join(workdir, "output.md"), "utf8")).toBe("Wrote notes/hello.txt with a greeting.\n");
     expect(readFileSync(path.join(workdir, `output-${id}.md`), "utf8")).toBe("Wrote notes/hello.txt with a greeting.\n");

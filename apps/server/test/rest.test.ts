@@ -16,7 +16,7 @@ describe("agents", () => {
     const { status, body } = await api<{ agents: AgentWithAvailability[] }>(server, "GET", "/api/agents");
     expect(status).toBe(200);
     const gemini = body.agents.find((a) => a.name === "gemini");
-    expect(gemini).toMatchObject({ kind: "gemini", builtin: true, effectiveModel: "gemini-2.5-flash", workdir: "~/misRepos/corral/gemini" });
+    expect(gemini).toMatchObject({ kind: "gemini", builtin: true, effectiveModel: "gemini-2.5-flash", workdir: path.join(server.root, "corral-work", "gemini") });
     expect(gemini?.availability.available).toBe(true);
   });
 

@@ -1,4 +1,4 @@
-import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { execFileSync } from "node:child_process";
 import { once } from "node:events";
@@ -6,6 +6,7 @@ import net from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { DirListing, FileRead, Job, WorkdirList } from "@corral/shared";
 import { isFinalStatus } from "@corral/shared";
+import { jobFiles } from "../src/jobs/worker-process.js";
 import { api, startServer, tempDir, until, type TestServer } from "./helpers.js";
 import { connectMcp, textOf } from "./mcp-client.js";
 
@@ -233,6 +234,55 @@ describe("what a job changed", () => {
       expect(run.split("\n").slice(0, 3)).toEqual(["ok", "modified: a.txt (6 B)", "deleted: b.txt"]);
     } finally {
       await mcp.close();
+    }
+  });
+});
+
+describe("the workdir snapshot at a job's start", () => {
+  /** 20 000 files in 40 folders: a walk that takes many slices. */
+  function bigWorkdir(name: string): string {
+    const dir = path.join(server.root, name);
+    for (let d = 0; d < 40; d++) {
+      mkdirSync(path.join(dir, `d${d}`), { recursive: true });
+      for (let f = 0; f < 500; f++) writeFileSync(path.join(dir, `d${d}`, `f${f}.txt`), "");
+    }
+    return dir;
+  }
+
+  test("a big workdir's snapshot holds up no other request: /api/health answers while it is taken, and the job reports only its own file", async () => {
+    const dir = bigWorkdir("big");
+    const launched = await api<Job>(server, "POST", "/api/jobs", { agent: "kiro", prompt: "write new.txt 1", workdir: dir });
+    expect(launched.status).toBe(201);
+    // The snapshot is on disk once the walk is done: count the health answers that came before.
+    const snapshot = path.join(jobFiles(server.dataDir, launched.body.id).dir, "workdir-before.json");
+    let answeredDuring = 0;
+    while (!existsSync(snapshot)) {
+      const health = await fetch(`${server.url}/api/health`);
+      expect(health.status).toBe(200);
+      if (!existsSync(snapshot)) answeredDuring++;
+    }
+    expect(answeredDuring).toBeGreaterThan(0);
+    const [job] = await server.services.jobs.waitFor([launched.body.id], 30_000);
+    expect(job?.status).toBe("succeeded");
+    expect(server.services.files.list(launched.body.id).map((f) => [f.path, f.change])).toEqual([["new.txt", "created"]]);
+  });
+
+  test("a job cancelled while its snapshot is taken never starts its worker, and frees its slot", async () => {
+    const dir = bigWorkdir("big-cancelled");
+    server.services.agents.update("kiro", { maxConcurrent: 1 });
+    try {
+      const launched = await api<Job>(server, "POST", "/api/jobs", { agent: "kiro", prompt: "write never.txt 1", workdir: dir });
+      const cancelled = await api<Job>(server, "POST", `/api/jobs/${launched.body.id}/cancel`);
+      expect(cancelled.body.status).toBe("cancelled");
+      expect(cancelled.body.error).toBe("cancelled before it started");
+      // With one slot, the next kiro job runs only once the cancelled one gave its slot back.
+      const next = await api<Job>(server, "POST", "/api/jobs", { agent: "kiro", prompt: "write after.txt 1", workdir: path.join(server.root, "after-cancel") });
+      const [after] = await server.services.jobs.waitFor([next.body.id], 30_000);
+      expect(after?.status).toBe("succeeded");
+      expect(existsSync(path.join(dir, "never.txt"))).toBe(false);
+      expect(server.services.jobs.get(launched.body.id).pid).toBeNull();
+    } finally {
+      server.services.agents.update("kiro", { maxConcurrent: 4 });
     }
   });
 });

@@ -1,9 +1,10 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Job } from "@corral/shared";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { loadConfig } from "../src/config.js";
 import { api, startServer, tempDir, until, type TestServer } from "./helpers.js";
 import { connectMcp, textOf } from "./mcp-client.js";
 
@@ -190,5 +191,51 @@ describe("Corral's data dir is never a workdir", () => {
     } finally {
       await server.close();
     }
+  });
+});
+
+describe("an agent's default workdir passes the launch checks", () => {
+  const agentsOf = async (s: TestServer) => (await api<{ agents: { name: string; workdir: string }[] }>(s, "GET", "/api/agents")).body.agents;
+
+  test("with roots that leave out the home dir, every agent's default lies under the first root, and a launch with defaults runs", async () => {
+    const root = tempDir();
+    const projects = path.join(root, "projects");
+    mkdirSync(projects);
+    const s = await startServer({ CORRAL_WORKDIR_ROOTS: `${projects}${path.delimiter}${root}` }, { root });
+    try {
+      for (const agent of await agentsOf(s)) expect(agent.workdir, agent.name).toBe(path.join(projects, "corral-work", agent.name));
+      const created = await api<{ workdir: string }>(s, "POST", "/api/agents", { name: "mine", kind: "command", command: "true" });
+      expect(created.body.workdir).toBe(path.join(projects, "corral-work", "mine"));
+      const res = await api<Job>(s, "POST", "/api/jobs", { agent: "kiro", prompt: "write a.txt 1" });
+      expect(res.status, JSON.stringify(res.body)).toBeLessThan(300);
+      const [job] = await s.services.jobs.waitFor([res.body.id], 20_000);
+      expect(job?.status).toBe("succeeded");
+      expect(readFileSync(path.join(projects, "corral-work", "kiro", "a.txt"), "utf8")).toBe("1");
+    } finally {
+      await s.close();
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  test("a first root whose corral-work folder would hold the data dir is passed over", async () => {
+    const root = tempDir();
+    const s = await startServer({ CORRAL_WORKDIR_ROOTS: `${root}${path.delimiter}${path.join(root, "other")}` }, { root, dataDir: path.join(root, "corral-work", "data") });
+    try {
+      expect((await agentsOf(s)).find((a) => a.name === "gemini")?.workdir).toBe(path.join(root, "other", "corral-work", "gemini"));
+    } finally {
+      await s.close();
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  test("CORRAL_DEFAULT_WORKDIR keeps pyCorral's folders for those who migrate; a template without {agent} is refused", async () => {
+    const s = await startServer({ CORRAL_DEFAULT_WORKDIR: "~/misRepos/corral/{agent}" });
+    try {
+      expect((await agentsOf(s)).find((a) => a.name === "qwen")?.workdir).toBe("~/misRepos/corral/qwen");
+    } finally {
+      await s.close();
+    }
+    expect(() => loadConfig({ CORRAL_DEFAULT_WORKDIR: "/srv/work" })).toThrow(/CORRAL_DEFAULT_WORKDIR: must contain \{agent\}/);
+    expect(() => loadConfig({ CORRAL_DEFAULT_WORKDIR: "work/{agent}" })).toThrow(/CORRAL_DEFAULT_WORKDIR: must be an absolute path/);
   });
 });

@@ -11,3 +11,4 @@ export * from "./costs.js";
 export * from "./audit.js";
 export * from "./sessions.js";
 export * from "./readable.js";
+export * from "./format.js";

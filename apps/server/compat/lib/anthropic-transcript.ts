@@ -1,14 +1,11 @@
 // Reads what Claude Code sent to the (fake) Anthropic API: the tool results its model was shown.
-import type { RecordedRequest } from "../../test/fixtures/fake-llm/script.js";
+import { asArray, isRecord, type RecordedRequest } from "../../test/fixtures/fake-llm/script.js";
 
 export interface SeenToolResult {
   toolUseId: string;
   text: string;
   isError: boolean;
 }
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-const asArray = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 
 function textOf(content: unknown): string {
   if (typeof content === "string") return content;

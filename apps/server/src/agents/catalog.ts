@@ -1,20 +1,20 @@
+import { defaultWorkdir, type AppConfig } from "../config.js";
 import type { NewAgentRow } from "../db/repos/agents.js";
 import { DEFAULT_RETRY_POLICY } from "../jobs/retry.js";
 import { agentKindModule } from "./registry.js";
 import { agentKindModules } from "./kinds/index.js";
 
 /**
- * A new agent's row: Corral's defaults (pyCorral's workdir, 30 min timeout, 4 at once, its kind's
- * provider, retries of transient failures when its kind asks for them) for every field `fields`
- * leaves unset.
+ * A new agent's row: Corral's defaults (30 min timeout, 4 at once, retries of transient failures
+ * for CLI agents) for every field `fields` leaves unset. The workdir is always given: its default
+ * depends on the settings (`defaultWorkdir`).
  */
-export function newAgentRow(fields: Pick<NewAgentRow, "name" | "kind"> & Partial<NewAgentRow>, now = Date.now()): NewAgentRow {
+export function newAgentRow(fields: Pick<NewAgentRow, "name" | "kind" | "workdir"> & Partial<NewAgentRow>, now = Date.now()): NewAgentRow {
   const set = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
   const module = agentKindModule(fields.kind);
   return {
     provider: module?.provider ?? "local",
     model: null,
-    workdir: `~/misRepos/corral/${fields.name}`,
     timeoutS: 1800,
     maxConcurrent: 4,
     env: {},
@@ -31,12 +31,13 @@ export function newAgentRow(fields: Pick<NewAgentRow, "name" | "kind"> & Partial
     ...set,
     name: fields.name,
     kind: fields.kind,
+    workdir: fields.workdir,
   };
 }
 
 /** Every kind's built-in agents as first stored; their model stays null so `CORRAL_<AGENT>_MODEL` applies. */
-export function builtinAgentRows(now = Date.now()): NewAgentRow[] {
+export function builtinAgentRows(config: Pick<AppConfig, "defaultWorkdir">, now = Date.now()): NewAgentRow[] {
   return agentKindModules.flatMap((m) =>
-    m.builtins.map((b) => newAgentRow({ ...b, kind: m.kind, builtin: true }, now)),
+    m.builtins.map((b) => newAgentRow({ ...b, kind: m.kind, workdir: defaultWorkdir(config, b.name), builtin: true }, now)),
   );
 }

@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process";
 import { realpathSync, statSync } from "node:fs";
+import { stripAnsi } from "@corral/shared";
 
 /** A CLI that has not answered `--version` by then is left without one; listings must stay quick. */
 export const VERSION_TIMEOUT_MS = 3_000;
@@ -13,7 +14,7 @@ const versionLike = /\d+\.\d+/;
 export function versionFromOutput(output: string): string | null {
   for (const raw of output.split(/\r?\n/)) {
     // Some CLIs colour their banner; the codes are no part of the version.
-    const line = raw.replace(/\u001b\[[0-9;]*[A-Za-z]/g, "").trim();
+    const line = stripAnsi(raw).trim();
     if (versionLike.test(line)) return line.length > MAX_VERSION_CHARS ? `${line.slice(0, MAX_VERSION_CHARS - 1)}…` : line;
   }
   return null;

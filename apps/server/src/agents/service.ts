@@ -1,6 +1,6 @@
 import { EventEmitter } from "node:events";
 import { describeIssues, type Agent, type AgentAvailability, type AgentWithAvailability, type CreateAgentBody, type UpdateAgentBody } from "@corral/shared";
-import type { AppConfig } from "../config.js";
+import { defaultWorkdir, type AppConfig } from "../config.js";
 import type { AgentsRepo } from "../db/repos/agents.js";
 import type { AgentRow } from "../db/schema.js";
 import { notFound, ServiceError } from "../lib/errors.js";
@@ -30,7 +30,7 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
 
   /** Stores built-in agents that are not there yet; what users changed stays. */
   seed(): void {
-    this.deps.agents.insertMissing(builtinAgentRows());
+    this.deps.agents.insertMissing(builtinAgentRows(this.deps.config));
   }
 
   toAgent(row: AgentRow): Agent {
@@ -77,7 +77,7 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
     if (!agentKindModule(body.kind)) throw invalidField("kind", `unknown agent kind ${body.kind}; this server runs ${agentKindNames().join(", ")}`);
     if (cliAdapterFor(body.kind)?.commandRequired && !body.command) throw commandRequired(body.kind);
     assertAgentEnv(body.env, this.deps.config.allowLoaderEnv);
-    const row = this.deps.agents.insert(newAgentRow(body));
+    const row = this.deps.agents.insert(newAgentRow({ ...body, workdir: body.workdir ?? defaultWorkdir(this.deps.config, body.name) }));
     this.emit("changed", { name: row.name, removed: false });
     return this.toAgent(row);
   }

@@ -1,4 +1,4 @@
-import type { BudgetPeriod } from "@corral/shared";
+import { localDay, type BudgetPeriod } from "@corral/shared";
 
 /** The current day or month in the server's local time, as [start, end) in ms. */
 export function periodWindow(period: BudgetPeriod, now = Date.now()): { start: number; end: number } {
@@ -11,13 +11,6 @@ export function periodWindow(period: BudgetPeriod, now = Date.now()): { start: n
   const start = new Date(d.getFullYear(), d.getMonth(), 1);
   const end = new Date(d.getFullYear(), d.getMonth() + 1, 1);
   return { start: start.getTime(), end: end.getTime() };
-}
-
-/** `2026-11-29` in local time, the way the cost report names days. */
-export function localDay(ms: number): string {
-  const d = new Date(ms);
-  const pad = (n: number) => String(n).padStart(2, "0");
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
 }
 
 export function localTime(ms: number): string {

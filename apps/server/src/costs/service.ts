@@ -1,15 +1,16 @@
-import type {
-  Budget,
-  BudgetPeriod,
-  CostGroupKey,
-  CostQuery,
-  CostReport,
-  CostTotals,
-  CreateBudgetBody,
-  Price,
-  PriceList,
-  SetPriceBody,
-  UpdateBudgetBody,
+import {
+  formatUsd,
+  type Budget,
+  type BudgetPeriod,
+  type CostGroupKey,
+  type CostQuery,
+  type CostReport,
+  type CostTotals,
+  type CreateBudgetBody,
+  type Price,
+  type PriceList,
+  type SetPriceBody,
+  type UpdateBudgetBody,
 } from "@corral/shared";
 import type { AgentsRepo } from "../db/repos/agents.js";
 import type { CostsRepo, CostSums, PricedJobFields } from "../db/repos/costs.js";
@@ -18,7 +19,6 @@ import { notFound, ServiceError } from "../lib/errors.js";
 import { localTime, parseTime, periodWindow } from "./periods.js";
 import { PRICE_TABLE, PRICE_TABLE_DATE, PRICE_TABLE_SOURCES } from "./price-table.js";
 import { costOf, isCloudOllama, priceKeys, usedTokens, type CostFields, type Rates } from "./pricing.js";
-import { usd } from "./format.js";
 
 const DAY_MS = 24 * 3600 * 1000;
 
@@ -145,7 +145,7 @@ export class CostService implements JobCostPolicy {
       return `budget exceeded: the job used ${tokens} tokens, over its max_tokens of ${row.maxTokens}`;
     }
     if (row.maxCostUsd !== null && row.costUsd !== null && row.costUsd > row.maxCostUsd) {
-      return `budget exceeded: the job cost ${usd(row.costUsd)} (${row.costSource}), over its max_cost_usd of ${usd(row.maxCostUsd)}`;
+      return `budget exceeded: the job cost ${formatUsd(row.costUsd)} (${row.costSource}), over its max_cost_usd of ${formatUsd(row.maxCostUsd)}`;
     }
     return null;
   }
@@ -159,7 +159,7 @@ export class CostService implements JobCostPolicy {
       const unpriced = budget.unpricedJobs ? ` (${budget.unpricedJobs} job(s) without a price are not in this sum)` : "";
       if (budget.maxCostUsd !== null && budget.usedCostUsd >= budget.maxCostUsd) {
         throw new ServiceError(
-          `budget exceeded: ${used} is ${usd(budget.maxCostUsd)} and ${usd(budget.usedCostUsd)} is used ${periodNow(budget.period)}${unpriced}; ${retry}`,
+          `budget exceeded: ${used} is ${formatUsd(budget.maxCostUsd)} and ${formatUsd(budget.usedCostUsd)} is used ${periodNow(budget.period)}${unpriced}; ${retry}`,
           429,
           "agent",
         );
@@ -173,7 +173,7 @@ export class CostService implements JobCostPolicy {
       }
       if (budget.maxCostUsd !== null && jobMaxCostUsd !== null && budget.usedCostUsd + jobMaxCostUsd > budget.maxCostUsd) {
         throw new ServiceError(
-          `budget exceeded: this job may cost up to ${usd(jobMaxCostUsd)}, and ${used} of ${usd(budget.maxCostUsd)} has ${usd(budget.maxCostUsd - budget.usedCostUsd)} left ${periodNow(budget.period)}`,
+          `budget exceeded: this job may cost up to ${formatUsd(jobMaxCostUsd)}, and ${used} of ${formatUsd(budget.maxCostUsd)} has ${formatUsd(budget.maxCostUsd - budget.usedCostUsd)} left ${periodNow(budget.period)}`,
           429,
           "max_cost_usd",
         );

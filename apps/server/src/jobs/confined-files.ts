@@ -1,7 +1,7 @@
 import { constants } from "node:fs";
 import { lstat, mkdir, open, readlink, realpath } from "node:fs/promises";
 import path from "node:path";
-import { isInside } from "./workdir.js";
+import { isInside } from "../lib/paths.js";
 
 /** A path the workdir's confinement does not allow; the message says why. */
 export class Refusal extends Error {}
@@ -98,7 +98,7 @@ export async function writeConfined(workdir: string, requested: string, content:
 }
 
 /**
- * An answer file for pyCorral (output.md, output-<job>.md). A refused or failed write is noted in
+ * An answer file in the workdir (output.md, output-<job>.md), where pyCorral's callers read it. A refused or failed write is noted in
  * the job's output and costs the job nothing else: the answer is also in the job's result.
  */
 export async function writeAnswerFile(workdir: string, name: string, text: string, note: (line: string) => void): Promise<void> {

@@ -1,6 +1,7 @@
-import { closeSync, fstatSync, openSync, readSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, openSync, writeSync } from "node:fs";
 import type { OutputChunk, OutputStream } from "@corral/shared";
 import { PRIVATE_FILE_MODE } from "../lib/private-files.js";
+import { readAt } from "../lib/regular-file.js";
 
 /**
  * A job's output: one JSON record per line, `{"s":stream,"d":text,"o":rawOffset,"a":attempt}`. A
@@ -110,12 +111,6 @@ function withFile<T>(file: string, fn: (read: ReadAt, size: number) => T): T {
   } finally {
     closeSync(fd);
   }
-}
-
-function readAt(fd: number, position: number, length: number): Buffer {
-  const buf = Buffer.alloc(length);
-  const n = readSync(fd, buf, 0, length, position);
-  return buf.subarray(0, n);
 }
 
 /**

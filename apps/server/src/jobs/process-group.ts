@@ -1,6 +1,5 @@
 import { readdirSync, readFileSync } from "node:fs";
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { setTimeout as sleep } from "node:timers/promises";
 
 /** Fields of /proc/<pid>/stat after the command name: state, ppid, pgrp, …, starttime (22nd overall). */
 function readStat(pid: number): { state: string; pgrp: number; startTicks: number } | null {

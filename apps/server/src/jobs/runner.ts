@@ -64,13 +64,13 @@ export class JobRunner {
   /** Starts a job the scheduler let through. Never throws: whatever goes wrong ends this job, not the server. */
   async start(id: string): Promise<void> {
     try {
-      this.begin(id);
+      await this.begin(id);
     } catch (err) {
       this.failUnexpectedly(id, err);
     }
   }
 
-  private begin(id: string): void {
+  private async begin(id: string): Promise<void> {
     const row = this.deps.jobs.get(id);
     const agent = row && this.deps.agents.get(row.agent);
     if (!row || !agent || row.status !== "queued" || this.closing) {
@@ -96,10 +96,11 @@ export class JobRunner {
     let started: JobRow;
     try {
       started = { ...row, workdir: this.workdirAtStart(row) };
-      this.deps.hooks?.starting(started);
+      await this.deps.hooks?.starting(started);
+      if (this.leftWhileStarting(row, log)) return;
       execution = this.execute(started, agent, files, log);
     } catch (err) {
-      this.deps.hooks?.ended(row);
+      await this.deps.hooks?.ended(row, false);
       const error = err instanceof Error ? err.message : String(err);
       this.deps.jobs.endAttempt(id, row.attempt, { status: "failed", error, endedAt: Date.now(), outputEnd: log.size });
       log.close();
@@ -116,6 +117,25 @@ export class JobRunner {
       invocation: execution.invocation,
     });
     this.follow(started, execution, log, row.timeoutS * 1000);
+  }
+
+  /**
+   * While the workdir's snapshot was taken (the job still queued), the job may have been cancelled
+   * or the server begun to stop: then its worker is not started. A cancelled job's slot is freed; at
+   * shutdown the job stays queued for the next start.
+   */
+  private leftWhileStarting(row: JobRow, log: OutputLog): boolean {
+    if (this.closing) {
+      log.close();
+      return true;
+    }
+    const now = this.deps.jobs.get(row.id);
+    if (now?.status === "queued") return false;
+    void this.deps.hooks?.ended(row, false);
+    this.deps.jobs.endAttempt(row.id, row.attempt, { status: now?.status ?? "cancelled", error: now?.error ?? null, endedAt: Date.now(), outputEnd: log.size });
+    log.close();
+    this.scheduler.released(row.agent);
+    return true;
   }
 
   /**
@@ -210,7 +230,8 @@ export class JobRunner {
   /** At boot, a job that cannot be followed again ends `lost`, with why. */
   lose(row: JobRow, reason: string): void {
     try {
-      this.deps.hooks?.ended(row);
+      // Boot goes on at once; what the file watcher still stores for this job comes after.
+      void this.deps.hooks?.ended(row);
       this.deps.jobs.endAttempt(row.id, row.attempt, { status: "lost", error: reason, endedAt: Date.now() });
       this.store.finish(row.id, { status: "lost", error: reason });
     } catch {
@@ -281,8 +302,9 @@ export class JobRunner {
         await writeAnswerFile(row.workdir, adapter.finalTextFile, finalText, (line) => this.note(row.id, log, line));
         if (this.active.get(row.id) !== active) return; // detached at shutdown while it was written
       }
+      await this.deps.hooks?.ended(row);
+      if (this.active.get(row.id) !== active) return; // detached at shutdown while the workdir was compared
       this.active.delete(row.id);
-      this.deps.hooks?.ended(row);
       const status: JobStatus = active.stopReason ?? (end.exitCode === 0 && !end.error ? "succeeded" : "failed");
       const error =
         active.stopError ?? (status === "failed" ? (end.error ?? describeExit(end.exitCode, end.result.error ?? tailText(log.file, 600, ["err"]))) : null);

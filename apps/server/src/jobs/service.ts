@@ -64,12 +64,16 @@ export interface JobServiceDeps {
   costs?: JobCostPolicy;
 }
 
-/** Work tied to a worker's life (the file watcher): before it starts, and after it ended but before the final status is stored. */
+/**
+ * Work tied to a worker's life (the file watcher): before it starts (the worker waits for it), and
+ * after it ended but before the final status is stored (the status waits for it).
+ */
 export interface JobHooks {
-  starting(row: JobRow): void;
-  /** The job's worker was picked up again after a restart. */
+  starting(row: JobRow): Promise<void>;
+  /** The job's worker was picked up again after a restart; nothing waits for this. */
   resumed(row: JobRow): void;
-  ended(row: JobRow): void;
+  /** `ran` false: the worker never started, so the workdir is not compared (nothing of the job's changed it). */
+  ended(row: JobRow, ran?: boolean): Promise<void>;
 }
 
 const newJobId = () => randomBytes(8).toString("hex").slice(0, 12);

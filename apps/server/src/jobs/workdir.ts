@@ -2,11 +2,7 @@ import { mkdirSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { expandHome, type AppConfig } from "../config.js";
 import { badInput } from "../lib/errors.js";
-
-export function isInside(child: string, parent: string): boolean {
-  const rel = path.relative(parent, child);
-  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
-}
+import { isInside } from "../lib/paths.js";
 
 function realRoots(roots: string[]): string[] {
   return roots.flatMap((root) => {

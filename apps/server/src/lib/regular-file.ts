@@ -30,7 +30,8 @@ export function openRegularFile(real: string, flags: number = constants.O_RDONLY
 
 const notRegular = (real: string) => new ServiceError(`${real} is not a regular file (device, FIFO or socket); only files can be opened`, 400, "path");
 
-function readAt(fd: number, position: number, length: number): Buffer {
+/** Reads `length` bytes at `position` of an open file (fewer at its end). */
+export function readAt(fd: number, position: number, length: number): Buffer {
   const buf = Buffer.alloc(length);
   return buf.subarray(0, readSync(fd, buf, 0, length, position));
 }

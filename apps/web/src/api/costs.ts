@@ -1,4 +1,4 @@
-import type { Budget, CostGroupKey, CostReport, CreateBudgetBody, PriceList, SetPriceBody } from "@corral/shared";
+import { localDay, type Budget, type CostGroupKey, type CostReport, type CreateBudgetBody, type PriceList, type SetPriceBody } from "@corral/shared";
 import { apiFetch, queryString } from "./client.js";
 
 export interface CostRange {
@@ -18,17 +18,12 @@ export const costsApi = {
   deleteBudget: (id: number) => apiFetch<void>(`/api/costs/budgets/${id}`, { method: "DELETE" }),
 };
 
-/** Local calendar date as `YYYY-MM-DD`. */
-function isoDay(d: Date): string {
-  return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, "0")}-${String(d.getDate()).padStart(2, "0")}`;
-}
-
 export function presetRange(preset: "7d" | "30d" | "month" | "today", now = new Date()): CostRange {
-  const to = isoDay(now);
+  const to = localDay(now);
   if (preset === "today") return { from: to, to };
-  if (preset === "month") return { from: isoDay(new Date(now.getFullYear(), now.getMonth(), 1)), to };
+  if (preset === "month") return { from: localDay(new Date(now.getFullYear(), now.getMonth(), 1)), to };
   const days = preset === "7d" ? 6 : 29;
-  return { from: isoDay(new Date(now.getFullYear(), now.getMonth(), now.getDate() - days)), to };
+  return { from: localDay(new Date(now.getFullYear(), now.getMonth(), now.getDate() - days)), to };
 }
 
 /** Every day of the range, so the chart shows quiet days as empty rather than skipping them. */
@@ -36,8 +31,8 @@ export function daysOf(range: CostRange): string[] {
   const out: string[] = [];
   const [fy, fm, fd] = range.from.split("-").map(Number) as [number, number, number];
   const d = new Date(fy, fm - 1, fd);
-  for (let i = 0; i < 400 && isoDay(d) <= range.to; i++) {
-    out.push(isoDay(d));
+  for (let i = 0; i < 400 && localDay(d) <= range.to; i++) {
+    out.push(localDay(d));
     d.setDate(d.getDate() + 1);
   }
   return out;

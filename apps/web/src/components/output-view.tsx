@@ -1,6 +1,7 @@
 import { useVirtualizer } from "@tanstack/react-virtual";
+import { stripAnsi } from "@corral/shared";
 import { memo, useEffect, useMemo, useRef, useState } from "react";
-import { ansiSegments, markMatches, matchOffsets, stripAnsi } from "../lib/ansi.js";
+import { ansiSegments, markMatches, matchOffsets } from "../lib/ansi.js";
 import type { OutputBuffer, OutputLine } from "../lib/output-buffer.js";
 import type { ReadableBuffer } from "../lib/readable-buffer.js";
 

@@ -56,10 +56,6 @@ export function ansiSegments(line: string): Segment[] {
   });
 }
 
-export function stripAnsi(line: string): string {
-  return line.includes("\u001b") ? Anser.ansiToText(line) : line;
-}
-
 /** Start offsets of `query` in `text`, case-insensitive, not overlapping. */
 export function matchOffsets(text: string, query: string): number[] {
   if (!query) return [];

@@ -1,4 +1,4 @@
-import type { JobStatus } from "@corral/shared";
+import { formatUsd, type JobStatus } from "@corral/shared";
 
 export function formatDuration(ms: number): string {
   if (ms < 0) ms = 0;
@@ -32,10 +32,7 @@ export function formatTime(at: number): string {
 
 /** Null is "unpriced", never $0: a missing price must not pass for free. */
 export function formatCost(usd: number | null | undefined): string {
-  if (usd === null || usd === undefined) return "unpriced";
-  if (usd === 0) return "$0";
-  if (usd < 0.01) return `$${usd.toFixed(4)}`;
-  return `$${usd.toFixed(2)}`;
+  return usd === null || usd === undefined ? "unpriced" : formatUsd(usd);
 }
 
 export function formatTokens(n: number | null | undefined): string {
@@ -45,12 +42,7 @@ export function formatTokens(n: number | null | undefined): string {
   return `${(n / 1_000_000).toFixed(1)}M`;
 }
 
-export function formatBytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
-  if (n < 1024 * 1024 * 1024) return `${(n / 1024 / 1024).toFixed(1)} MB`;
-  return `${(n / 1024 / 1024 / 1024).toFixed(1)} GB`;
-}
+export { formatBytes } from "@corral/shared";
 
 export const statusLabels: Record<JobStatus, string> = {
   queued: "queued",

@@ -1,6 +1,5 @@
-import { READABLE_MAX_TEXT, type ReadableEvent } from "@corral/shared";
+import { READABLE_MAX_TEXT, stripAnsi, type ReadableEvent } from "@corral/shared";
 import { describe, expect, it } from "vitest";
-import { stripAnsi } from "./ansi.js";
 import { appendReadable, emptyReadable } from "./readable-buffer.js";
 
 const delta = (text: string): ReadableEvent => ({ type: "text", text, delta: true });

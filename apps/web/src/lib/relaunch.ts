@@ -1,4 +1,4 @@
-import type { Job, LaunchJobBody } from "@corral/shared";
+import { stripAnsi, type Job, type LaunchJobBody } from "@corral/shared";
 
 /** The same inputs a job ran with, as a launch body. */
 export function relaunchBody(job: Job): LaunchJobBody {
@@ -13,7 +13,7 @@ export function relaunchBody(job: Job): LaunchJobBody {
 
 /** The last non-empty line of a job's output, without colour codes, for one-line activity displays. */
 export function lastLine(text: string): string {
-  const lines = text.replace(/\u001b\[[0-9;?]*[A-Za-z]/g, "").split(/\r?\n|\r/);
+  const lines = stripAnsi(text).split(/\r?\n|\r/);
   for (let i = lines.length - 1; i >= 0; i--) {
     const line = lines[i]?.trim();
     if (line) return line;

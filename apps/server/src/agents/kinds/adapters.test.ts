@@ -12,7 +12,7 @@ function cli(kind: string): CliAdapter {
 }
 
 /** A stored agent as the registry returns it: every default filled in. */
-const agent = (over: Partial<AgentRow> = {}): AgentRow => ({ ...newAgentRow({ name: "x", kind: "gemini" }, 0), workdir: "/w", ...over }) as AgentRow;
+const agent = (over: Partial<AgentRow> = {}): AgentRow => ({ ...newAgentRow({ name: "x", kind: "gemini", workdir: "/w" }, 0), ...over }) as AgentRow;
 
 const spec = (over: Partial<JobSpec> = {}): JobSpec => ({
   jobId: "abc123",

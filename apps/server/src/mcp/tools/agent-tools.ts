@@ -7,7 +7,7 @@ import type { Services } from "../../services.js";
 import { doneText, elapsed, OUTPUT_TAIL_CHARS, runText } from "./job-text.js";
 import { errorResult, guarded, keepReporting, textResult } from "./results.js";
 
-/** pyCorral's three tools for one agent: `<agent>_run`, `<agent>_run_async`, `<agent>_done`. */
+/** One agent's three tools, `<agent>_run`, `<agent>_run_async` and `<agent>_done`, named and answering as pyCorral's callers expect. */
 export function registerAgentTools(server: McpServer, services: Services, agent: AgentRow): RegisteredTool[] {
   const { jobs, config } = services;
   const name = agent.name;

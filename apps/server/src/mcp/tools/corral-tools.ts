@@ -3,10 +3,13 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { mcpActor } from "../../observability/audit.js";
 import type { Services } from "../../services.js";
-import { jobLine, OUTPUT_TAIL_CHARS, statusWord } from "./job-text.js";
+import { jobLine, lastLines, statusWord, waitLines } from "./job-text.js";
 import { guarded, keepReporting, textResult } from "./results.js";
 
 const JobIdArg = z.string().min(1).max(200);
+/** `corral_logs` defaults: lines as `docker logs --tail` counts them, and a cap on their characters. */
+const LOG_TAIL_LINES = 100;
+const LOG_MAX_CHARS = 20_000;
 
 /** Tools about Corral itself, on the `/mcp` mount only. */
 export function registerCorralTools(server: McpServer, services: Services): void {
@@ -49,7 +52,7 @@ export function registerCorralTools(server: McpServer, services: Services): void
     "corral_wait",
     {
       description:
-        "Wait until all the given jobs have ended, or the timeout passes, instead of polling. Returns one line per job: listo, error: … or pendiente.",
+        "Wait until all the given jobs have ended, or the timeout passes, instead of polling. Returns one line per job (listo, error: … or pendiente), each followed by the files it created, modified and deleted.",
       inputSchema: {
         job_ids: z.array(JobIdArg).min(1).max(100).describe("Job ids from *_run_async"),
         timeout_s: z.number().int().min(1).max(3600).default(600).describe("Longest wait in seconds (default 600)"),
@@ -67,8 +70,7 @@ export function registerCorralTools(server: McpServer, services: Services): void
           const result = await jobs.waitFor(job_ids, timeout_s * 1000, extra.signal);
           const pending = result.filter((j) => !isFinalStatus(j.status)).length;
           const head = pending ? `${pending} of ${result.length} still running after ${timeout_s} s` : `all ${result.length} ended`;
-          const files = services.files.counts(job_ids);
-          return textResult([head, ...result.map((j) => jobLine(j, files.get(j.id)))].join("\n"));
+          return textResult([head, ...result.flatMap((j) => waitLines(j, services.files.list(j.id)))].join("\n"));
         } finally {
           stopReporting();
         }
@@ -92,19 +94,29 @@ export function registerCorralTools(server: McpServer, services: Services): void
     "corral_logs",
     {
       description:
-        "Read a job's output: its last characters (tail), or from a cursor to page through everything. Each answer ends with the cursor to continue from.",
+        "Read a job's output: its last lines (tail, as docker logs --tail), or from a cursor to page through everything. A page ends with the cursor to continue from.",
       inputSchema: {
         job_id: JobIdArg.describe("The job"),
-        tail: z.number().int().min(1).max(200_000).optional().describe(`Last characters to show (default ${OUTPUT_TAIL_CHARS})`),
+        tail: z.number().int().min(1).max(100_000).optional().describe(`Last lines to show (default ${LOG_TAIL_LINES})`),
+        max_chars: z
+          .number()
+          .int()
+          .min(1)
+          .max(200_000)
+          .optional()
+          .describe(`At most this many characters of those lines (default ${LOG_MAX_CHARS}); older lines are left out first`),
         cursor: z.number().int().min(0).optional().describe("Read from this cursor instead (0 = the start)"),
       },
     },
-    ({ job_id, tail, cursor }) =>
+    ({ job_id, tail, max_chars, cursor }) =>
       guarded(() => {
         const job = jobs.get(job_id);
         if (cursor === undefined) {
-          const text = jobs.outputTail(job_id, tail ?? OUTPUT_TAIL_CHARS);
-          return textResult(`${jobLine(job)}\n${text || "(no output yet)"}`);
+          const maxChars = max_chars ?? LOG_MAX_CHARS;
+          const text = jobs.outputTail(job_id, maxChars);
+          // outputTail marks a cut with a leading "…", one character past the cap.
+          const shown = lastLines(text, tail ?? LOG_TAIL_LINES, text.length > maxChars);
+          return textResult(`${jobLine(job)}\n${shown || "(no output yet)"}`);
         }
         const page = jobs.readOutput(job_id, cursor, 64 * 1024);
         const text = page.chunks.map((c) => c.text).join("");

@@ -1,11 +1,10 @@
-import { CostGroupKeySchema, CostQuerySchema, type Budget, type CostGroup, type CostTotals } from "@corral/shared";
+import { CostGroupKeySchema, CostQuerySchema, formatUsd, localDay, type Budget, type CostGroup, type CostTotals } from "@corral/shared";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
-import { localDay, localTime } from "../../costs/periods.js";
+import { localTime } from "../../costs/periods.js";
 import { parseInput } from "../../lib/errors.js";
 import type { Services } from "../../services.js";
 import { guarded, textResult } from "./results.js";
-import { usd } from "../../costs/format.js";
 
 const count = (n: number) => n.toLocaleString("en-US");
 
@@ -14,8 +13,8 @@ function totalsText(t: CostTotals): string {
   const parts = [`${t.jobs} job(s)`, `${count(t.inputTokens)} in / ${count(t.outputTokens)} out tokens`];
   if (t.cachedInputTokens) parts.push(`${count(t.cachedInputTokens)} cached`);
   if (t.costUsd !== null) {
-    const how = [t.reportedUsd ? `${usd(t.reportedUsd)} reported` : "", t.estimatedUsd ? `${usd(t.estimatedUsd)} estimated` : ""].filter(Boolean);
-    parts.push(`${usd(t.costUsd)}${how.length ? ` (${how.join(", ")})` : ""}`);
+    const how = [t.reportedUsd ? `${formatUsd(t.reportedUsd)} reported` : "", t.estimatedUsd ? `${formatUsd(t.estimatedUsd)} estimated` : ""].filter(Boolean);
+    parts.push(`${formatUsd(t.costUsd)}${how.length ? ` (${how.join(", ")})` : ""}`);
   }
   if (t.unpricedJobs) {
     parts.push(`UNPRICED: ${t.unpricedJobs} job(s), ${count(t.unpricedInputTokens)} in / ${count(t.unpricedOutputTokens)} out tokens with no price`);
@@ -30,7 +29,7 @@ function groupName(g: CostGroup, keys: string[]): string {
 
 function budgetText(b: Budget): string {
   const limits = [
-    b.maxCostUsd !== null ? `${usd(b.usedCostUsd)} of ${usd(b.maxCostUsd)}` : "",
+    b.maxCostUsd !== null ? `${formatUsd(b.usedCostUsd)} of ${formatUsd(b.maxCostUsd)}` : "",
     b.maxTokens !== null ? `${count(b.usedTokens)} of ${count(b.maxTokens)} tokens` : "",
   ].filter(Boolean);
   const state = b.exceeded ? "EXCEEDED: new jobs are refused" : "ok";

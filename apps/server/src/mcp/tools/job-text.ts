@@ -1,8 +1,9 @@
-import type { FileChange, Job, JobFile, JobFileCounts } from "@corral/shared";
+import { formatBytes, formatUsd, type FileChange, type Job, type JobFile, type JobFileCounts } from "@corral/shared";
 
 const TAIL_CHARS = 4000;
 /** Paths listed per kind of change; the rest are counted (REST GET /api/jobs/:id/files has all). */
 const FILES_LISTED = 50;
+const WAIT_FILES_LISTED = 20;
 const CHANGES: FileChange[] = ["created", "modified", "deleted"];
 
 function seconds(ms: number): string {
@@ -21,7 +22,7 @@ function usageLine(job: Job): string | null {
   if (u.inputTokens !== null) parts.push(`${u.inputTokens} tokens in`);
   if (u.outputTokens !== null) parts.push(`${u.outputTokens} tokens out`);
   if (u.cachedInputTokens) parts.push(`${u.cachedInputTokens} cached`);
-  if (u.costUsd !== null) parts.push(`$${u.costUsd.toFixed(4)} (${u.costSource})`);
+  if (u.costUsd !== null) parts.push(`${formatUsd(u.costUsd)} (${u.costSource})`);
   else if ((u.inputTokens ?? 0) + (u.outputTokens ?? 0) > 0) parts.push("cost unknown (no price for this model)");
   return parts.length ? `usage: ${parts.join(" · ")}` : null;
 }
@@ -43,19 +44,13 @@ function details(job: Job): string[] {
   ];
 }
 
-function bytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
-  return `${(n / (1024 * 1024)).toFixed(1)} MB`;
-}
-
-/** One line per kind of change: `created: a.txt (12 B), b.txt (3 B)`. */
-export function filesLines(files: JobFile[]): string[] {
+/** One line per kind of change: `created: a.txt (12 B), b.txt (3 B)`, at most `listed` paths each. */
+export function filesLines(files: JobFile[], listed = FILES_LISTED): string[] {
   return CHANGES.flatMap((change) => {
     const these = files.filter((f) => f.change === change);
     if (!these.length) return [];
-    const shown = these.slice(0, FILES_LISTED).map((f) => (f.size === null ? f.path : `${f.path} (${bytes(f.size)})`));
-    const more = these.length > FILES_LISTED ? [`… ${these.length - FILES_LISTED} more`] : [];
+    const shown = these.slice(0, listed).map((f) => (f.size === null ? f.path : `${f.path} (${formatBytes(f.size)})`));
+    const more = these.length > listed ? [`… ${these.length - listed} more`] : [];
     return [`${change}: ${[...shown, ...more].join(", ")}`];
   });
 }
@@ -99,6 +94,27 @@ export function runText(job: Job, tail: () => string, files: JobFile[] = []): st
 export function jobLine(job: Job, files?: JobFileCounts): string {
   const summary = filesSummary(files);
   return `${job.id} · ${job.agent} · ${statusWord(job)} · ${elapsed(job)}${summary ? ` · files: ${summary}` : ""}`;
+}
+
+/**
+ * A job's line in `corral_wait`, then the paths it changed (indented, fewer per kind than `_done`
+ * lists, since one wait covers up to 100 jobs): what to read next, without another call.
+ */
+export function waitLines(job: Job, files: JobFile[]): string[] {
+  const counts: JobFileCounts = { created: 0, modified: 0, deleted: 0 };
+  for (const f of files) counts[f.change]++;
+  return [jobLine(job, counts), ...filesLines(files, WAIT_FILES_LISTED).map((line) => `  ${line}`)];
+}
+
+/**
+ * The last `lines` lines of `text`, as `tail -n` counts them (a final newline ends the last line,
+ * it does not start another). `cut` says `text` is itself the end of something longer, so its
+ * first line may be a fragment: it is dropped unless it is all there is.
+ */
+export function lastLines(text: string, lines: number, cut: boolean): string {
+  const all = text.split(/(?<=\n)/);
+  const whole = cut && all.length > 1 ? all.slice(1) : all;
+  return whole.slice(-lines).join("");
 }
 
 export const OUTPUT_TAIL_CHARS = TAIL_CHARS;

@@ -1,7 +1,7 @@
 import { realpathSync } from "node:fs";
 import path from "node:path";
 import { expandHome } from "../../config.js";
-import { isInside } from "../../jobs/workdir.js";
+import { isInside } from "../../lib/paths.js";
 import { badInput, notFound, ServiceError } from "../../lib/errors.js";
 import type { Services } from "../../services.js";
 

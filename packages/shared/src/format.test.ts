@@ -1,0 +1,32 @@
+import { expect, test } from "vitest";
+import { formatBytes, formatUsd, localDay, stripAnsi } from "./format.js";
+
+test("formatUsd: cents from $1, up to four decimals below, $0 for nothing and never $0.0000", () => {
+  expect([0, 0.00004, 0.001, 0.0042, 0.01, 0.0129, 0.5, 1.5, 12.345, -0.25].map(formatUsd)).toEqual([
+    "$0",
+    "<$0.0001",
+    "$0.001",
+    "$0.0042",
+    "$0.01",
+    "$0.0129",
+    "$0.50",
+    "$1.50",
+    "$12.35",
+    "-$0.25",
+  ]);
+});
+
+test("localDay is the local calendar day, from ms or a Date", () => {
+  expect(localDay(new Date(2026, 0, 5, 23, 59))).toBe("2026-01-05");
+  expect(localDay(new Date(2026, 10, 29).getTime())).toBe("2026-11-29");
+});
+
+test("stripAnsi removes colour, cursor and erase sequences and leaves the text", () => {
+  expect(stripAnsi("\u001b[1m\u001b[32m1.18.33\u001b[0m")).toBe("1.18.33");
+  expect(stripAnsi("a\u001b[2Kb\u001b[?25lc\u001b[38;2;1;2;3md\u001b[m")).toBe("abcd");
+  expect(stripAnsi("plain [not a code]")).toBe("plain [not a code]");
+});
+
+test("formatBytes counts in binary units up to GB", () => {
+  expect([0, 1023, 1536, 5 * 1024 * 1024, 3 * 1024 ** 3].map(formatBytes)).toEqual(["0 B", "1023 B", "1.5 KB", "5.0 MB", "3.0 GB"]);
+});

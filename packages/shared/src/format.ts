@@ -1,0 +1,37 @@
+// Pure formatting helpers that the server's texts (MCP answers, error messages) and the panel share,
+// so a cost, a day or a log line reads the same wherever it is shown.
+
+/** `2026-11-29`: the local calendar day of a moment, as cost reports, ranges and budgets name days. */
+export function localDay(at: number | Date): string {
+  const d = new Date(at);
+  return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, "0")}-${String(d.getDate()).padStart(2, "0")}`;
+}
+
+/**
+ * Dollars: cents from $1 up ($12.50), up to four decimals below it so small jobs and budgets are
+ * told apart ($0.0129 against $0.01), `$0` for nothing, and never `$0.0000` for a cost that is not nothing.
+ */
+export function formatUsd(usd: number): string {
+  const sign = usd < 0 ? "-" : "";
+  const abs = Math.abs(usd);
+  if (abs === 0) return "$0";
+  if (abs >= 1) return `${sign}$${abs.toFixed(2)}`;
+  if (abs < 0.0001) return `${sign}<$0.0001`;
+  return `${sign}$${abs.toFixed(4).replace(/(\.\d{2}\d*?)0+$/, "$1")}`;
+}
+
+/** File sizes in binary units: `12 B`, `3.4 KB`, `1.2 MB`, `2.0 GB`. */
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
+  if (n < 1024 * 1024 * 1024) return `${(n / 1024 / 1024).toFixed(1)} MB`;
+  return `${(n / 1024 / 1024 / 1024).toFixed(1)} GB`;
+}
+
+/** ECMA-48 control sequences (colours, cursor moves, erases): ESC [ parameters intermediates final. */
+const CSI = /\u001b\[[0-?]*[ -/]*[@-~]/g;
+
+/** Text without terminal control sequences, for matching, searching and one-line displays. */
+export function stripAnsi(text: string): string {
+  return text.includes("\u001b") ? text.replace(CSI, "") : text;
+}
