@@ -54,7 +54,7 @@ describe("agents", () => {
       [{ name: "ok2", kind: "command" }, "command"],
       [{ name: "ok3", kind: "command", command: "x", maxConcurrent: 0 }, "maxConcurrent"],
       [{ name: "ok4", kind: "command", command: "x", env: { "1BAD": "x" } }, "env.1BAD"],
-      [{ name: "ok5", kind: "command", command: "x", surprise: true }, "(body)"],
+      [{ name: "ok5", kind: "command", command: "x", surprise: true }, "surprise"],
     ];
     for (const [body, field] of cases) {
       const res = await api<ErrorBody>(server, "POST", "/api/agents", body);
@@ -117,7 +117,7 @@ describe("jobs", () => {
       ["POST", "/api/jobs", { prompt: "x" }, "agent"],
       ["GET", "/api/jobs?limit=0", undefined, "limit"],
       ["GET", "/api/jobs?status=sleeping", undefined, "status.0"],
-      ["GET", "/api/jobs?color=red", undefined, "(body)"],
+      ["GET", "/api/jobs?color=red", undefined, "color"],
       ["GET", "/api/jobs/NOT-AN-ID", undefined, "id"],
     ];
     for (const [method, url, body, field] of cases) {

@@ -81,6 +81,9 @@ export const BudgetSchema = z.object({
 });
 export type Budget = z.infer<typeof BudgetSchema>;
 
+export const BudgetListSchema = z.object({ budgets: z.array(BudgetSchema) });
+export type BudgetList = z.infer<typeof BudgetListSchema>;
+
 export const CostGroupKeySchema = z.enum(["provider", "model", "agent", "day"]);
 export type CostGroupKey = z.infer<typeof CostGroupKeySchema>;
 

@@ -10,3 +10,4 @@ export * from "./connect.js";
 export * from "./costs.js";
 export * from "./audit.js";
 export * from "./sessions.js";
+export * from "./health.js";

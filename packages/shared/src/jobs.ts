@@ -127,6 +127,9 @@ export const JobAttemptSchema = z.object({
 });
 export type JobAttempt = z.infer<typeof JobAttemptSchema>;
 
+export const JobAttemptListSchema = z.object({ attempts: z.array(JobAttemptSchema) });
+export type JobAttemptList = z.infer<typeof JobAttemptListSchema>;
+
 export const OutputChunkSchema = z.object({ stream: OutputStreamSchema, text: z.string() });
 export type OutputChunk = z.infer<typeof OutputChunkSchema>;
 
@@ -137,3 +140,10 @@ export const OutputPageSchema = z.object({
   complete: z.boolean(),
 });
 export type OutputPage = z.infer<typeof OutputPageSchema>;
+
+export const OutputTailQuerySchema = z.object({ chars: numberFromQuery(1, 16_384).default(400) }).strict();
+export type OutputTailQuery = z.infer<typeof OutputTailQuerySchema>;
+
+/** The last characters a job printed. */
+export const OutputTailSchema = z.object({ text: z.string() });
+export type OutputTail = z.infer<typeof OutputTailSchema>;
