@@ -1,4 +1,5 @@
-import fastifySwagger from "@fastify/swagger";
+import fastifySwagger, { type SwaggerTransformObject } from "@fastify/swagger";
+import type { OpenAPIV3_1 } from "openapi-types";
 import {
   AgentWithAvailabilitySchema,
   ApiErrorSchema,
@@ -101,6 +102,22 @@ for (const [id, schema] of Object.entries({
 const toJsonSchema = createJsonSchemaTransform({ schemaRegistry: named });
 const namedTypes = createJsonSchemaTransformObject({ schemaRegistry: named });
 
+const refsIn = (value: unknown) => [...JSON.stringify(value).matchAll(/"#\/components\/schemas\/([^"]+)"/g)].map((m) => m[1] as string);
+
+/** The named types, less those no route uses (each type is named both as input and as output). */
+const usedTypes: SwaggerTransformObject = (input) => {
+  const document = namedTypes(input) as OpenAPIV3_1.Document;
+  const schemas = document.components?.schemas ?? {};
+  const used = new Set<string>();
+  const visit = (name: string) => {
+    if (used.has(name) || !(name in schemas)) return;
+    used.add(name);
+    refsIn(schemas[name]).forEach(visit);
+  };
+  refsIn(document.paths).forEach(visit);
+  return { ...document, components: { ...document.components, schemas: Object.fromEntries(Object.entries(schemas).filter(([name]) => used.has(name))) } };
+};
+
 /**
  * Refused input is a ServiceError like any other, so it answers the API's one error body
  * `{ error, field, issues }` with the same wording as the MCP and WebSocket doors.
@@ -147,6 +164,6 @@ export async function registerContracts(app: FastifyInstance, sessionCookie: str
       const document = toJsonSchema({ ...input, schema });
       return access === "public" ? { ...document, schema: { ...document.schema, security: [] } } : document;
     },
-    transformObject: namedTypes,
+    transformObject: usedTypes,
   });
 }
