@@ -62,7 +62,7 @@ describe("the OpenAPI document", () => {
       required: ["error"],
     });
     const launch = document.paths["/api/jobs"]?.post;
-    expect(launch?.requestBody?.content["application/json"]?.schema).toMatchObject({ required: ["prompt", "agent"] });
+    expect(launch?.requestBody?.content["application/json"]?.schema).toMatchObject({ required: ["agent", "prompt"] });
     expect(launch?.responses["201"]?.content?.["application/json"]?.schema).toEqual({ $ref: "#/components/schemas/Job" });
     expect(document.paths["/api/jobs/{id}/output"]?.get?.parameters?.map((p) => `${p.in} ${p.name}`).sort()).toEqual([
       "path id",
@@ -70,6 +70,28 @@ describe("the OpenAPI document", () => {
       "query limit",
     ]);
     expect(Object.keys(document.paths["/api/agents/{name}"]?.delete?.responses ?? {})).toContain("204");
+  });
+
+  test("names every field in camelCase: parameters, bodies and answers", () => {
+    const names: string[] = [];
+    const collect = (value: unknown): void => {
+      if (Array.isArray(value)) return value.forEach(collect);
+      if (!value || typeof value !== "object") return;
+      for (const [key, child] of Object.entries(value)) {
+        if (key === "properties" && child && typeof child === "object") names.push(...Object.keys(child));
+        collect(child);
+      }
+    };
+    for (const item of Object.values(document.paths)) {
+      for (const operation of Object.values(item)) {
+        names.push(...(operation.parameters ?? []).map((p) => p.name));
+        collect(operation);
+      }
+    }
+    // The retry policy keeps the names it is stored under (see README, Jobs).
+    for (const [name, schema] of Object.entries(document.components.schemas)) if (!name.startsWith("RetryPolicy")) collect(schema);
+    expect(names.length).toBeGreaterThan(100);
+    expect([...new Set(names.filter((n) => !/^[a-z][a-zA-Z0-9]*$/.test(n)))]).toEqual([]);
   });
 
   test("is behind the token, and says so", async () => {

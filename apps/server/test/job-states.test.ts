@@ -110,9 +110,9 @@ beforeAll(async () => {
   ids.retryWaiting = await launch({ agent: "free", prompt: "print 1\nstderr transient\nexit 75", retry: { max_attempts: 2, exit_codes: [75], backoff_s: 3600 } });
   ids.succeeded = await launch({ agent: "free", prompt: "print 3\nwrite a.txt hi" });
   ids.failed = await launch({ agent: "free", prompt: "stderr boom\nexit 3" });
-  ids.timedOut = await launch({ agent: "free", prompt: "print 1\nhang", timeout_s: 1 });
+  ids.timedOut = await launch({ agent: "free", prompt: "print 1\nhang", timeoutS: 1 });
   ids.cancelledRunning = await launch({ agent: "free", prompt: "print 1\nhang" });
-  ids.budget = await launch({ agent: "opencode", prompt: "write a.txt x\nsleep 30\nwrite b.txt y", max_tokens: 500 });
+  ids.budget = await launch({ agent: "opencode", prompt: "write a.txt x\nsleep 30\nwrite b.txt y", maxTokens: 500 });
   await reach(idOf("cancelledRunning"), (j) => j.status === "running", "running");
   await until(async () => ((await restText(idOf("cancelledRunning"))).includes("line 1") ? true : undefined));
   await api(server, "POST", `/api/jobs/${idOf("cancelledRunning")}/cancel`);

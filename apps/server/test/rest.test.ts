@@ -112,7 +112,7 @@ describe("jobs", () => {
     const cases: [string, string, unknown, string][] = [
       ["POST", "/api/jobs", { agent: "gemini" }, "prompt"],
       ["POST", "/api/jobs", { agent: "gemini", prompt: "" }, "prompt"],
-      ["POST", "/api/jobs", { agent: "gemini", prompt: "x", timeout_s: -1 }, "timeout_s"],
+      ["POST", "/api/jobs", { agent: "gemini", prompt: "x", timeoutS: -1 }, "timeoutS"],
       ["POST", "/api/jobs", { agent: "gemini", prompt: "x", workdir: "/etc" }, "workdir"],
       ["POST", "/api/jobs", { prompt: "x" }, "agent"],
       ["GET", "/api/jobs?limit=0", undefined, "limit"],

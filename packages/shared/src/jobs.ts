@@ -37,7 +37,20 @@ export const JobInputSchema = z.object({
 });
 export type JobInput = z.infer<typeof JobInputSchema>;
 
-export const LaunchJobBodySchema = JobInputSchema.extend({ agent: AgentNameSchema }).strict();
+/** `POST /api/jobs`: the job fields the MCP tools take (under pyCorral's names), in the API's camelCase. */
+export const LaunchJobBodySchema = z
+  .object({
+    agent: AgentNameSchema,
+    prompt: JobInputSchema.shape.prompt,
+    workdir: JobInputSchema.shape.workdir,
+    model: JobInputSchema.shape.model,
+    timeoutS: JobInputSchema.shape.timeout_s,
+    maxCostUsd: JobInputSchema.shape.max_cost_usd,
+    maxTokens: JobInputSchema.shape.max_tokens,
+    retry: JobInputSchema.shape.retry,
+    sharedWorkdir: JobInputSchema.shape.shared_workdir,
+  })
+  .strict();
 export type LaunchJobBody = z.infer<typeof LaunchJobBodySchema>;
 
 export const UsageSchema = z.object({

@@ -5,6 +5,7 @@ import {
   JobListQuerySchema,
   JobListSchema,
   JobSchema,
+  type JobInput,
   LaunchJobBodySchema,
   OutputPageSchema,
   OutputQuerySchema,
@@ -49,7 +50,8 @@ export function jobRoutes(services: Services) {
         },
       },
       async (request, reply) => {
-        const { agent, ...input } = request.body;
+        const { agent, timeoutS, maxCostUsd, maxTokens, sharedWorkdir, ...same } = request.body;
+        const input: JobInput = { ...same, timeout_s: timeoutS, max_cost_usd: maxCostUsd, max_tokens: maxTokens, shared_workdir: sharedWorkdir };
         const { door, client } = restActor(request.headers);
         reply.code(201);
         return jobs.launch(agent, input, door, client);
