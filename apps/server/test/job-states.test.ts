@@ -107,7 +107,7 @@ beforeAll(async () => {
   ids.cancelledQueued = await launch({ agent: "kiro", prompt: "print 1" });
   expect((await api<Job>(server, "POST", `/api/jobs/${idOf("cancelledQueued")}/cancel`)).body.status).toBe("cancelled");
 
-  ids.retryWaiting = await launch({ agent: "free", prompt: "print 1\nstderr transient\nexit 75", retry: { max_attempts: 2, exit_codes: [75], backoff_s: 3600 } });
+  ids.retryWaiting = await launch({ agent: "free", prompt: "print 1\nstderr transient\nexit 75", retry: { maxAttempts: 2, exitCodes: [75], backoffS: 3600 } });
   ids.succeeded = await launch({ agent: "free", prompt: "print 3\nwrite a.txt hi" });
   ids.failed = await launch({ agent: "free", prompt: "stderr boom\nexit 3" });
   ids.timedOut = await launch({ agent: "free", prompt: "print 1\nhang", timeoutS: 1 });
@@ -209,7 +209,7 @@ describe("every job state, over every door", () => {
     const id = await launch({
       agent: "free",
       prompt: `print 2\nfail-once ${marker} 75 transient\nprint 1`,
-      retry: { max_attempts: 2, exit_codes: [75], backoff_s: 0.5 },
+      retry: { maxAttempts: 2, exitCodes: [75], backoffS: 0.5 },
     });
     ws.send({ type: "subscribe_job", jobId: id, cursor: 0 });
     await ws.waitForEnd(id);

@@ -158,7 +158,7 @@ test("each attempt of a retried job is listed with its part of the output", asyn
     agent: "kiro",
     prompt: `fail-once ${marker} 75\nprint 1`,
     workdir: path.join(server.root, "attempts"),
-    retry: { max_attempts: 2, exit_codes: [75], backoff_s: 0 },
+    retry: { maxAttempts: 2, exitCodes: [75], backoffS: 0 },
   });
   expect(launched.status).toBe(201);
   await server.services.jobs.waitFor([launched.body.id], 10_000);
@@ -167,9 +167,9 @@ test("each attempt of a retried job is listed with its part of the output", asyn
   const [first, second] = body.attempts;
   expect(first?.outputStart).toBe(0);
   expect(second?.outputStart).toBeGreaterThanOrEqual(first?.outputEnd ?? Number.POSITIVE_INFINITY);
-  const bad = await api<ErrorBody>(server, "POST", "/api/jobs", { agent: "kiro", prompt: "x", retry: { max_attempts: 2, output_patterns: ["(unclosed"] } });
+  const bad = await api<ErrorBody>(server, "POST", "/api/jobs", { agent: "kiro", prompt: "x", retry: { maxAttempts: 2, outputPatterns: ["(unclosed"] } });
   expect(bad.status).toBe(400);
-  expect(bad.body.issues?.map((i) => i.field)).toContain("retry.output_patterns.0");
+  expect(bad.body.issues?.map((i) => i.field)).toContain("retry.outputPatterns.0");
 });
 
 test("the tail of a job's output, for the panel's activity line", async () => {
