@@ -36,6 +36,23 @@ test("connect: MCP commands with the real token and the permissions snippet", as
   await snapshot(page, testInfo, "connect");
 });
 
+test("api reference: every route from the server's OpenAPI document, with parameters, bodies, answers and types", async ({ page }, testInfo) => {
+  await page.getByRole("link", { name: "API", exact: true }).click();
+  await expect(page.getByRole("heading", { name: "API reference" })).toBeVisible();
+  const launch = page.locator("details", { hasText: "Launch a job" });
+  await launch.locator("summary").click();
+  await expect(launch.getByLabel("Body of POST /api/jobs")).toContainText("prompt: string");
+  await expect(launch.getByLabel("Response 201 of POST /api/jobs")).toContainText("Job");
+  const output = page.locator("details", { hasText: "A page of the job's output" });
+  await output.locator("summary").click();
+  await expect(output.getByRole("table", { name: "Parameters of GET /api/jobs/{id}/output" })).toContainText("cursor");
+  await expect(page.getByLabel("Type ApiError")).toContainText("field?: string");
+  await page.getByLabel("Filter routes").fill("budgets");
+  await expect(page.locator("details", { hasText: "Launch a job" })).toHaveCount(0);
+  await expect(page.locator("details", { hasText: "/api/costs/budgets" }).first()).toBeVisible();
+  await snapshot(page, testInfo, "api-reference");
+});
+
 test("connect: signed-in browsers, one signed out, then everywhere", async ({ page, browser }, testInfo) => {
   const other = await browser.newPage();
   await signIn(other);

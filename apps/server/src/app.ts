@@ -20,6 +20,8 @@ import { attachJobLog } from "./observability/job-log.js";
 import { loggerOptions } from "./observability/log-options.js";
 import { auditRoutes } from "./routes/audit/index.js";
 import { metricsRoutes } from "./routes/metrics.js";
+import { registerContracts } from "./routes/contracts.js";
+import { openApiRoutes } from "./routes/openapi.js";
 import { panelRoutes } from "./routes/panel.js";
 import { sessionRoutes } from "./routes/sessions/index.js";
 import type { RouteEntry } from "./security/access.js";
@@ -98,6 +100,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   await registerCors(app, config.allowedOrigins);
   const guard = registerGuard(app, config, token, services.sessions);
   const detachJobLog = attachJobLog(services.jobs, services.audit, app.log);
+  await registerContracts(app, services.sessions.cookieName);
   await app.register(healthRoutes);
   await app.register(agentRoutes(services));
   await app.register(jobRoutes(services));
@@ -109,6 +112,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   await app.register(auditRoutes(services));
   await app.register(sessionRoutes(services));
   await app.register(metricsRoutes(services, guard.limiter));
+  await app.register(openApiRoutes);
   await app.register(mcpRoutes(services));
   await app.register(panelRoutes(config, hotReloadUpgrades));
 

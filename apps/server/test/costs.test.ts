@@ -23,7 +23,7 @@ async function run(s: TestServer, body: Record<string, unknown>): Promise<Job> {
   return job as Job;
 }
 
-const report = async (s: TestServer, query = "group_by=provider") => (await api<CostReport>(s, "GET", `/api/costs?${query}`)).body;
+const report = async (s: TestServer, query = "groupBy=provider") => (await api<CostReport>(s, "GET", `/api/costs?${query}`)).body;
 
 describe("cost accounting", () => {
   test("jobs on three providers: totals are the sum of the jobs; an unpriced model shows its tokens until it is priced", async () => {
@@ -59,7 +59,7 @@ describe("cost accounting", () => {
     expect(byProvider.totals.costUsd).toBeCloseTo((gemini.usage.costUsd ?? 0) + 0.0084975, 12);
     expect(byProvider.totals.unpricedJobs).toBe(1);
 
-    const priced = await api(server, "PUT", "/api/costs/prices", { provider: "openai", model: "my-finetune", input_per_m: 1, output_per_m: 10, cached_input_per_m: 0.1 });
+    const priced = await api(server, "PUT", "/api/costs/prices", { provider: "openai", model: "my-finetune", inputPerM: 1, outputPerM: 10, cachedInputPerM: 0.1 });
     expect(priced.status).toBe(200);
     const expected = (2400 * 1 + 100 * 0.1 + 52 * 10) / 1e6;
     expect(server.services.jobs.get(codex.id).usage).toMatchObject({ costSource: "estimated" });
@@ -81,19 +81,19 @@ describe("cost accounting", () => {
     await run(server, { agent: "gemini", prompt: "hello" });
     await run(server, { agent: "gemini", prompt: "hello", model: "gemini-2.5-pro" });
     await run(server, { agent: "kiro", prompt: "hello" });
-    const byModel = await report(server, "group_by=provider,model,agent,day");
+    const byModel = await report(server, "groupBy=provider,model,agent,day");
     const today = byModel.groups.map((g) => g.day);
     expect(new Set(today).size).toBe(1);
     expect(byModel.groups.filter((g) => g.provider === "google").map((g) => g.model)).toEqual(["gemini-2.5-flash", "gemini-2.5-pro"]);
     // kiro prints plain text: a job without usage, counted apart, not as $0.
     expect(byModel.groups.find((g) => g.agent === "kiro")).toMatchObject({ jobs: 1, noUsageJobs: 1, costUsd: null });
-    const google = await report(server, "provider=google&group_by=model");
+    const google = await report(server, "provider=google&groupBy=model");
     expect(google.totals.jobs).toBe(2);
     const future = await report(server, "from=2999-01-01&to=2999-01-02");
     expect(future.totals).toMatchObject({ jobs: 0, costUsd: null });
-    const bad = await api<ErrorBody>(server, "GET", "/api/costs?group_by=planet");
+    const bad = await api<ErrorBody>(server, "GET", "/api/costs?groupBy=planet");
     expect(bad.status).toBe(400);
-    expect(bad.body.field).toBe("group_by.0");
+    expect(bad.body.field).toBe("groupBy.0");
     const reversed = await api<ErrorBody>(server, "GET", "/api/costs?from=2026-02-01&to=2026-01-01");
     expect(reversed.status).toBe(400);
     expect(reversed.body).toMatchObject({ field: "from", error: expect.stringContaining("must be before") });
@@ -107,23 +107,23 @@ describe("cost accounting", () => {
     const list = (await api<PriceList>(server, "GET", "/api/costs/prices")).body;
     expect(list.tableDate).toMatch(/^\d{4}-\d{2}-\d{2}$/);
     expect(list.prices.find((p) => p.model === "gemini-2.5-flash")).toMatchObject({ provider: "google", origin: "table" });
-    await api(server, "PUT", "/api/costs/prices", { provider: "google", model: "gemini-2.5-flash", input_per_m: 0.5, output_per_m: 3 });
+    await api(server, "PUT", "/api/costs/prices", { provider: "google", model: "gemini-2.5-flash", inputPerM: 0.5, outputPerM: 3 });
     const after = (await api<PriceList>(server, "GET", "/api/costs/prices")).body;
     expect(after.prices.filter((p) => p.model === "gemini-2.5-flash")).toEqual([
       expect.objectContaining({ origin: "override", inputPerM: 0.5, outputPerM: 3, cachedInputPerM: null }),
     ]);
     const job = await run(server, { agent: "gemini", prompt: "hi" });
     expect(job.usage.costUsd).toBeCloseTo((1300 * 0.5 + 12 * 3) / 1e6, 12);
-    const bad = await api<ErrorBody>(server, "PUT", "/api/costs/prices", { provider: "google", model: "x", input_per_m: -1, output_per_m: 1 });
+    const bad = await api<ErrorBody>(server, "PUT", "/api/costs/prices", { provider: "google", model: "x", inputPerM: -1, outputPerM: 1 });
     expect(bad.status).toBe(400);
-    expect(bad.body.field).toBe("input_per_m");
+    expect(bad.body.field).toBe("inputPerM");
   });
 });
 
 describe("budgets", () => {
   test("a daily budget of $0.01 on a provider refuses the next job with a clear message", async () => {
     server = await startServer();
-    const created = await api<Budget>(server, "POST", "/api/costs/budgets", { provider: "anthropic", period: "day", max_cost_usd: 0.01 });
+    const created = await api<Budget>(server, "POST", "/api/costs/budgets", { provider: "anthropic", period: "day", maxCostUsd: 0.01 });
     expect(created.status).toBe(201);
     // Two tool turns and an answer: Claude reports $0.0129.
     const first = await run(server, { agent: "claude", prompt: "write a.txt x\nwrite b.txt y", model: "claude-sonnet-4-5" });
@@ -150,7 +150,7 @@ describe("budgets", () => {
     expect((await run(server, { agent: "gemini", prompt: "hi" })).status).toBe("succeeded");
 
     // Raising it lets jobs through again.
-    const raised = await api<Budget>(server, "PATCH", `/api/costs/budgets/${created.body.id}`, { max_cost_usd: 1 });
+    const raised = await api<Budget>(server, "PATCH", `/api/costs/budgets/${created.body.id}`, { maxCostUsd: 1 });
     expect(raised.body.exceeded).toBe(false);
     expect((await run(server, { agent: "claude", prompt: "hi" })).status).toBe("succeeded");
   });
@@ -159,12 +159,12 @@ describe("budgets", () => {
     server = await startServer();
     const none = await api<ErrorBody>(server, "POST", "/api/costs/budgets", { provider: "google", period: "day" });
     expect(none.status).toBe(400);
-    expect(none.body.field).toBe("max_cost_usd");
-    const period = await api<ErrorBody>(server, "POST", "/api/costs/budgets", { provider: "google", period: "week", max_tokens: 5 });
+    expect(none.body.field).toBe("maxCostUsd");
+    const period = await api<ErrorBody>(server, "POST", "/api/costs/budgets", { provider: "google", period: "week", maxTokens: 5 });
     expect(period.body.field).toBe("period");
-    const ok = await api<Budget>(server, "POST", "/api/costs/budgets", { provider: "google", period: "month", max_tokens: 1000 });
+    const ok = await api<Budget>(server, "POST", "/api/costs/budgets", { provider: "google", period: "month", maxTokens: 1000 });
     expect(ok.status).toBe(201);
-    const twice = await api<ErrorBody>(server, "POST", "/api/costs/budgets", { provider: "google", period: "month", max_tokens: 5 });
+    const twice = await api<ErrorBody>(server, "POST", "/api/costs/budgets", { provider: "google", period: "month", maxTokens: 5 });
     expect(twice.status).toBe(409);
     // A token budget works for providers without prices too.
     await run(server, { agent: "gemini", prompt: "hi" });
@@ -178,7 +178,7 @@ describe("budgets", () => {
   test("a per-job token limit stops a streaming job with budget_exceeded", async () => {
     server = await startServer();
     // OpenCode streams usage after every step: the first one (1240 tokens) passes the limit.
-    const job = await run(server, { agent: "opencode", prompt: "write a.txt x\nsleep 30\nwrite b.txt y", max_tokens: 500 });
+    const job = await run(server, { agent: "opencode", prompt: "write a.txt x\nsleep 30\nwrite b.txt y", maxTokens: 500 });
     expect(job.status).toBe("budget_exceeded");
     expect(job.error).toBe("budget exceeded: the job used 1240 tokens, over its max_tokens of 500");
     expect(job.limits).toEqual({ maxCostUsd: null, maxTokens: 500 });
@@ -189,7 +189,7 @@ describe("budgets", () => {
   test("a per-job cost limit stops a job once its running estimate passes it", async () => {
     server = await startServer();
     // Claude's per-message usage is priced from the table while it runs (the result line would be too late).
-    const job = await run(server, { agent: "claude", prompt: "write a.txt x\nsleep 30", model: "claude-sonnet-4-5", max_cost_usd: 0.001 });
+    const job = await run(server, { agent: "claude", prompt: "write a.txt x\nsleep 30", model: "claude-sonnet-4-5", maxCostUsd: 0.001 });
     expect(job.status).toBe("budget_exceeded");
     expect(job.error).toMatch(/^budget exceeded: the job cost \$0\.0038 \(estimated\), over its max_cost_usd of \$0\.001$/);
   });

@@ -127,7 +127,7 @@ describe("retries", () => {
     const marker = path.join(server.root, "first-attempt-done");
     const job = await finished(
       launch(`print 2\nfail-once ${marker} 75\nwrite ok.txt fine`, {
-        retry: { max_attempts: 3, exit_codes: [75], output_patterns: [], backoff_s: 0.2 },
+        retry: { maxAttempts: 3, exitCodes: [75], outputPatterns: [], backoffS: 0.2 },
       }),
     );
     expect(job.status).toBe("succeeded");
@@ -145,22 +145,22 @@ describe("retries", () => {
   });
 
   test("a failure the policy does not name ends the job at once", async () => {
-    const job = await finished(launch("exit 9", { retry: { max_attempts: 3, exit_codes: [75], output_patterns: ["rate limit"], backoff_s: 0 } }));
+    const job = await finished(launch("exit 9", { retry: { maxAttempts: 3, exitCodes: [75], outputPatterns: ["rate limit"], backoffS: 0 } }));
     expect(job.status).toBe("failed");
     expect(server.services.jobs.attempts(job.id)).toHaveLength(1);
   });
 
   test("an agent's policy applies to its jobs; built-in CLI agents retry rate limits", async () => {
-    expect(server.services.agents.get("gemini").retry?.output_patterns).toContain("rate.?limit");
+    expect(server.services.agents.get("gemini").retry?.outputPatterns).toContain("rate.?limit");
     const marker = path.join(server.root, "rate-limited-once");
-    server.services.agents.update("claude", { retry: { max_attempts: 2, exit_codes: [], output_patterns: ["rate.?limit"], backoff_s: 0.1 } });
+    server.services.agents.update("claude", { retry: { maxAttempts: 2, exitCodes: [], outputPatterns: ["rate.?limit"], backoffS: 0.1 } });
     const job = await finished(launch(`fail-once ${marker} 1 429 rate limit exceeded`, { agent: "claude" }));
     expect(job.status).toBe("succeeded");
     expect(job.attempt).toBe(2);
   });
 
   test("cancel during the backoff ends the job", async () => {
-    const job = launch("exit 75", { retry: { max_attempts: 5, exit_codes: [75], output_patterns: [], backoff_s: 60 } });
+    const job = launch("exit 75", { retry: { maxAttempts: 5, exitCodes: [75], outputPatterns: [], backoffS: 60 } });
     await until(() => (server.services.jobs.get(job.id).attempt === 2 ? true : undefined));
     const cancelled = await server.services.jobs.cancel(job.id);
     expect(cancelled.status).toBe("cancelled");

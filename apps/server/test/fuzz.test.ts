@@ -26,7 +26,7 @@ function prng(seed: number) {
 
 const FIELDS = [
   "agent", "prompt", "workdir", "model", "timeout_s", "name", "kind", "command", "args", "env", "sandbox", "enabled",
-  "maxConcurrent", "timeoutS", "job_id", "job_ids", "cursor", "limit", "tail", "status", "type", "jobId", "path",
+  "maxConcurrent", "timeoutS", "sharedWorkdir", "maxCostUsd", "maxTokens", "job_id", "job_ids", "cursor", "limit", "tail", "status", "type", "jobId", "path",
   "__proto__", "constructor", "prototype", "toString", "hasOwnProperty",
 ];
 const ODD_STRINGS = [

@@ -107,12 +107,12 @@ beforeAll(async () => {
   ids.cancelledQueued = await launch({ agent: "kiro", prompt: "print 1" });
   expect((await api<Job>(server, "POST", `/api/jobs/${idOf("cancelledQueued")}/cancel`)).body.status).toBe("cancelled");
 
-  ids.retryWaiting = await launch({ agent: "free", prompt: "print 1\nstderr transient\nexit 75", retry: { max_attempts: 2, exit_codes: [75], backoff_s: 3600 } });
+  ids.retryWaiting = await launch({ agent: "free", prompt: "print 1\nstderr transient\nexit 75", retry: { maxAttempts: 2, exitCodes: [75], backoffS: 3600 } });
   ids.succeeded = await launch({ agent: "free", prompt: "print 3\nwrite a.txt hi" });
   ids.failed = await launch({ agent: "free", prompt: "stderr boom\nexit 3" });
-  ids.timedOut = await launch({ agent: "free", prompt: "print 1\nhang", timeout_s: 1 });
+  ids.timedOut = await launch({ agent: "free", prompt: "print 1\nhang", timeoutS: 1 });
   ids.cancelledRunning = await launch({ agent: "free", prompt: "print 1\nhang" });
-  ids.budget = await launch({ agent: "opencode", prompt: "write a.txt x\nsleep 30\nwrite b.txt y", max_tokens: 500 });
+  ids.budget = await launch({ agent: "opencode", prompt: "write a.txt x\nsleep 30\nwrite b.txt y", maxTokens: 500 });
   await reach(idOf("cancelledRunning"), (j) => j.status === "running", "running");
   await until(async () => ((await restText(idOf("cancelledRunning"))).includes("line 1") ? true : undefined));
   await api(server, "POST", `/api/jobs/${idOf("cancelledRunning")}/cancel`);
@@ -209,7 +209,7 @@ describe("every job state, over every door", () => {
     const id = await launch({
       agent: "free",
       prompt: `print 2\nfail-once ${marker} 75 transient\nprint 1`,
-      retry: { max_attempts: 2, exit_codes: [75], backoff_s: 0.5 },
+      retry: { maxAttempts: 2, exitCodes: [75], backoffS: 0.5 },
     });
     ws.send({ type: "subscribe_job", jobId: id, cursor: 0 });
     await ws.waitForEnd(id);

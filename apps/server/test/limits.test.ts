@@ -1,9 +1,8 @@
 import path from "node:path";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, test } from "vitest";
-import type { Job } from "@corral/shared";
+import type { Job, WsStats } from "@corral/shared";
 import { SEND_BUFFER_CAP } from "../src/ws/connection.js";
-import type { HubStats } from "../src/ws/hub.js";
 import { PAGE_BYTES } from "../src/ws/job-stream.js";
 import { api, sleep, startServer, until, type TestServer } from "./helpers.js";
 import { connectMcp, textOf } from "./mcp-client.js";
@@ -42,10 +41,10 @@ describe("WebSocket", () => {
       );
       expect(ended.map((j) => j.status)).toEqual(jobs.map(() => "succeeded"));
       // Let every stream push until its connection is full.
-      let stats: HubStats | undefined;
+      let stats: WsStats | undefined;
       for (let settled = 0, last = -1; settled < 3; ) {
         await sleep(500);
-        stats = (await api<HubStats>(server, "GET", "/api/ws/stats")).body;
+        stats = (await api<WsStats>(server, "GET", "/api/ws/stats")).body;
         settled = stats.bufferedBytes === last ? settled + 1 : 0;
         last = stats.bufferedBytes;
       }
@@ -86,13 +85,13 @@ describe("WebSocket", () => {
       const [code, reason] = await new Promise<[number, string]>((resolve) => extra.socket.once("close", (c, r) => resolve([c, r.toString()])));
       expect(code).toBe(1013);
       expect(reason).toBe("too many WebSocket connections (3); close one or raise CORRAL_WS_MAX_CONNECTIONS");
-      const stats = (await api<HubStats>(server, "GET", "/api/ws/stats")).body;
+      const stats = (await api<WsStats>(server, "GET", "/api/ws/stats")).body;
       expect(stats.connections).toHaveLength(3);
       expect(stats.maxConnections).toBe(3);
       expect(stats.refused).toBe(1);
       // A place freed is a place taken.
       await open[0]?.close();
-      await until(async () => ((await api<HubStats>(server, "GET", "/api/ws/stats")).body.connections.length === 2 ? true : undefined));
+      await until(async () => ((await api<WsStats>(server, "GET", "/api/ws/stats")).body.connections.length === 2 ? true : undefined));
       const again = await WsClient.open(server);
       again.send({ type: "subscribe_jobs" });
       await again.waitFor("subscribed");

@@ -54,7 +54,7 @@ describe("agents", () => {
       [{ name: "ok2", kind: "command" }, "command"],
       [{ name: "ok3", kind: "command", command: "x", maxConcurrent: 0 }, "maxConcurrent"],
       [{ name: "ok4", kind: "command", command: "x", env: { "1BAD": "x" } }, "env.1BAD"],
-      [{ name: "ok5", kind: "command", command: "x", surprise: true }, "(body)"],
+      [{ name: "ok5", kind: "command", command: "x", surprise: true }, "surprise"],
     ];
     for (const [body, field] of cases) {
       const res = await api<ErrorBody>(server, "POST", "/api/agents", body);
@@ -112,12 +112,12 @@ describe("jobs", () => {
     const cases: [string, string, unknown, string][] = [
       ["POST", "/api/jobs", { agent: "gemini" }, "prompt"],
       ["POST", "/api/jobs", { agent: "gemini", prompt: "" }, "prompt"],
-      ["POST", "/api/jobs", { agent: "gemini", prompt: "x", timeout_s: -1 }, "timeout_s"],
+      ["POST", "/api/jobs", { agent: "gemini", prompt: "x", timeoutS: -1 }, "timeoutS"],
       ["POST", "/api/jobs", { agent: "gemini", prompt: "x", workdir: "/etc" }, "workdir"],
       ["POST", "/api/jobs", { prompt: "x" }, "agent"],
       ["GET", "/api/jobs?limit=0", undefined, "limit"],
       ["GET", "/api/jobs?status=sleeping", undefined, "status.0"],
-      ["GET", "/api/jobs?color=red", undefined, "(body)"],
+      ["GET", "/api/jobs?color=red", undefined, "color"],
       ["GET", "/api/jobs/NOT-AN-ID", undefined, "id"],
     ];
     for (const [method, url, body, field] of cases) {
@@ -158,7 +158,7 @@ test("each attempt of a retried job is listed with its part of the output", asyn
     agent: "kiro",
     prompt: `fail-once ${marker} 75\nprint 1`,
     workdir: path.join(server.root, "attempts"),
-    retry: { max_attempts: 2, exit_codes: [75], backoff_s: 0 },
+    retry: { maxAttempts: 2, exitCodes: [75], backoffS: 0 },
   });
   expect(launched.status).toBe(201);
   await server.services.jobs.waitFor([launched.body.id], 10_000);
@@ -167,9 +167,9 @@ test("each attempt of a retried job is listed with its part of the output", asyn
   const [first, second] = body.attempts;
   expect(first?.outputStart).toBe(0);
   expect(second?.outputStart).toBeGreaterThanOrEqual(first?.outputEnd ?? Number.POSITIVE_INFINITY);
-  const bad = await api<ErrorBody>(server, "POST", "/api/jobs", { agent: "kiro", prompt: "x", retry: { max_attempts: 2, output_patterns: ["(unclosed"] } });
+  const bad = await api<ErrorBody>(server, "POST", "/api/jobs", { agent: "kiro", prompt: "x", retry: { maxAttempts: 2, outputPatterns: ["(unclosed"] } });
   expect(bad.status).toBe(400);
-  expect(bad.body.issues?.map((i) => i.field)).toContain("retry.output_patterns.0");
+  expect(bad.body.issues?.map((i) => i.field)).toContain("retry.outputPatterns.0");
 });
 
 test("the tail of a job's output, for the panel's activity line", async () => {

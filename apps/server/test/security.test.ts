@@ -306,7 +306,7 @@ describe("audit trail and metrics", () => {
       { action: "launch", jobId: restJob.id, door: "rest", client: "curl/8.5.0", agent: "gemini" },
     ]);
     expect(audit.body.total).toBe(5);
-    const one = await api<AuditList>(server, "GET", `/api/audit?job_id=${restJob.id}`);
+    const one = await api<AuditList>(server, "GET", `/api/audit?jobId=${restJob.id}`);
     expect(one.body.entries.map((e) => e.action)).toEqual(["cancel", "launch"]);
     const bad = await api<{ field: string }>(server, "GET", "/api/audit?limit=-1");
     expect(bad.status).toBe(400);

@@ -84,7 +84,7 @@ describe("a workdir is checked again when its job starts", () => {
 
   test("a retry is a start too: a workdir swapped for a link out during the backoff fails the next attempt", async () => {
     const workdir = path.join(server.root, "retried");
-    const retry = { max_attempts: 3, exit_codes: [75], backoff_s: 2 };
+    const retry = { maxAttempts: 3, exitCodes: [75], backoffS: 2 };
     const res = await launch({ agent: "gemini", prompt: "fail-once marker 75 busy\nwrite escaped.txt pwned", workdir, retry });
     await until(() => {
       const job = server.services.jobs.get(res.body.id);

@@ -1,10 +1,9 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import type { Job, JobFile, OutputPage } from "@corral/shared";
+import type { Job, JobFile, OutputPage, WsStats } from "@corral/shared";
 import { PAGE_BYTES } from "../src/ws/job-stream.js";
 import { SEND_BUFFER_CAP } from "../src/ws/connection.js";
-import type { HubStats } from "../src/ws/hub.js";
 import { api, signIn, startServer, type TestServer, until } from "./helpers.js";
 import { WsClient } from "./ws-client.js";
 
@@ -141,7 +140,7 @@ describe("job streams", () => {
     const job = await launch(`bytes ${total}`);
     client.send({ type: "subscribe_job", jobId: job.id, cursor: 0 });
     await until(async () => ((await api<Job>(server, "GET", `/api/jobs/${job.id}`)).body.status === "succeeded" ? true : undefined), 60_000);
-    const { body: stats } = await api<HubStats>(server, "GET", "/api/ws/stats");
+    const { body: stats } = await api<WsStats>(server, "GET", "/api/ws/stats");
     const mine = stats.connections.find((c) => c.streams.includes(job.id));
     expect(stats.sendBufferCap).toBe(SEND_BUFFER_CAP);
     // One message may go out on top of the cap; a page of "x\n" grows by half when escaped.

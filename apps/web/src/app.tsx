@@ -5,6 +5,7 @@ import { useTheme, type ThemeChoice } from "./hooks/use-theme.js";
 import { useLiveStatus } from "./lib/live.js";
 import { Link, matchPath, useLocation } from "./lib/router.js";
 import { AgentsPage } from "./pages/agents-page.js";
+import { ApiPage } from "./pages/api-page.js";
 import { ConnectPage } from "./pages/connect-page.js";
 import { JobDetailPage } from "./pages/job-detail-page.js";
 import { JobsPage } from "./pages/jobs-page.js";
@@ -23,6 +24,7 @@ const navItems = [
   { to: "/ollama", label: "Ollama" },
   { to: "/agents", label: "Agents" },
   { to: "/connect", label: "Connect" },
+  { to: "/reference", label: "API" },
 ];
 
 function route(pathname: string): ReactNode {
@@ -42,6 +44,8 @@ function route(pathname: string): ReactNode {
       return <AgentsPage />;
     case "/connect":
       return <ConnectPage />;
+    case "/reference":
+      return <ApiPage />;
     default:
       return (
         <div className="empty">

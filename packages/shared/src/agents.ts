@@ -75,3 +75,6 @@ export type Agent = z.infer<typeof AgentSchema>;
 
 export const AgentWithAvailabilitySchema = AgentSchema.extend({ availability: AgentAvailabilitySchema });
 export type AgentWithAvailability = z.infer<typeof AgentWithAvailabilitySchema>;
+
+export const AgentListSchema = z.object({ agents: z.array(AgentWithAvailabilitySchema) });
+export type AgentList = z.infer<typeof AgentListSchema>;

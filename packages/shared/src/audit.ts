@@ -21,7 +21,7 @@ export type AuditEntry = z.infer<typeof AuditEntrySchema>;
 
 export const AuditListQuerySchema = z
   .object({
-    job_id: JobIdSchema.optional(),
+    jobId: JobIdSchema.optional(),
     limit: z.coerce.number().int().min(1).max(1000).default(100),
     offset: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).default(0),
   })

@@ -30,9 +30,9 @@ export const SetPriceBodySchema = z
   .object({
     provider: ProviderSchema,
     model: ModelSchema,
-    input_per_m: PerMillion.describe("USD per million input tokens"),
-    output_per_m: PerMillion.describe("USD per million output tokens"),
-    cached_input_per_m: PerMillion.optional().describe("USD per million cached input tokens (default: the input price)"),
+    inputPerM: PerMillion.describe("USD per million input tokens"),
+    outputPerM: PerMillion.describe("USD per million output tokens"),
+    cachedInputPerM: PerMillion.optional().describe("USD per million cached input tokens (default: the input price)"),
   })
   .strict();
 export type SetPriceBody = z.infer<typeof SetPriceBodySchema>;
@@ -44,22 +44,22 @@ export const BudgetPeriodSchema = z.enum(["day", "month"]);
 export type BudgetPeriod = z.infer<typeof BudgetPeriodSchema>;
 
 const BudgetLimits = {
-  max_cost_usd: z.number().positive().max(1_000_000).optional().describe("Most USD the provider may cost in the period"),
-  max_tokens: z.number().int().positive().optional().describe("Most tokens (input + output) in the period"),
+  maxCostUsd: z.number().positive().max(1_000_000).optional().describe("Most USD the provider may cost in the period"),
+  maxTokens: z.number().int().positive().optional().describe("Most tokens (input + output) in the period"),
 };
 
-const needsALimit = (b: { max_cost_usd?: number | null; max_tokens?: number | null }) => b.max_cost_usd != null || b.max_tokens != null;
+const needsALimit = (b: { maxCostUsd?: number | null; maxTokens?: number | null }) => b.maxCostUsd != null || b.maxTokens != null;
 
 export const CreateBudgetBodySchema = z
   .object({ provider: ProviderSchema, period: BudgetPeriodSchema, ...BudgetLimits })
   .strict()
-  .refine(needsALimit, { message: "give max_cost_usd, max_tokens or both", path: ["max_cost_usd"] });
+  .refine(needsALimit, { message: "give maxCostUsd, maxTokens or both", path: ["maxCostUsd"] });
 export type CreateBudgetBody = z.infer<typeof CreateBudgetBodySchema>;
 
 export const UpdateBudgetBodySchema = z
   .object({
-    max_cost_usd: BudgetLimits.max_cost_usd.unwrap().nullable().optional(),
-    max_tokens: BudgetLimits.max_tokens.unwrap().nullable().optional(),
+    maxCostUsd: BudgetLimits.maxCostUsd.unwrap().nullable().optional(),
+    maxTokens: BudgetLimits.maxTokens.unwrap().nullable().optional(),
   })
   .strict();
 export type UpdateBudgetBody = z.infer<typeof UpdateBudgetBodySchema>;
@@ -81,6 +81,9 @@ export const BudgetSchema = z.object({
 });
 export type Budget = z.infer<typeof BudgetSchema>;
 
+export const BudgetListSchema = z.object({ budgets: z.array(BudgetSchema) });
+export type BudgetList = z.infer<typeof BudgetListSchema>;
+
 export const CostGroupKeySchema = z.enum(["provider", "model", "agent", "day"]);
 export type CostGroupKey = z.infer<typeof CostGroupKeySchema>;
 
@@ -91,7 +94,7 @@ export const CostQuerySchema = z
   .object({
     from: TimeParam.optional().describe("Start of the range (default: 30 days ago)"),
     to: TimeParam.optional().describe("End of the range, exclusive; a date includes that whole day (default: now)"),
-    group_by: z
+    groupBy: z
       .string()
       .transform((s) => s.split(",").map((p) => p.trim()).filter(Boolean))
       .pipe(z.array(CostGroupKeySchema).max(4))

@@ -12,3 +12,4 @@ export * from "./audit.js";
 export * from "./sessions.js";
 export * from "./readable.js";
 export * from "./format.js";
+export * from "./health.js";

@@ -37,7 +37,20 @@ export const JobInputSchema = z.object({
 });
 export type JobInput = z.infer<typeof JobInputSchema>;
 
-export const LaunchJobBodySchema = JobInputSchema.extend({ agent: AgentNameSchema }).strict();
+/** `POST /api/jobs`: the job fields the MCP tools take (under pyCorral's names), in the API's camelCase. */
+export const LaunchJobBodySchema = z
+  .object({
+    agent: AgentNameSchema,
+    prompt: JobInputSchema.shape.prompt,
+    workdir: JobInputSchema.shape.workdir,
+    model: JobInputSchema.shape.model,
+    timeoutS: JobInputSchema.shape.timeout_s,
+    maxCostUsd: JobInputSchema.shape.max_cost_usd,
+    maxTokens: JobInputSchema.shape.max_tokens,
+    retry: JobInputSchema.shape.retry,
+    sharedWorkdir: JobInputSchema.shape.shared_workdir,
+  })
+  .strict();
 export type LaunchJobBody = z.infer<typeof LaunchJobBodySchema>;
 
 export const UsageSchema = z.object({
@@ -127,6 +140,9 @@ export const JobAttemptSchema = z.object({
 });
 export type JobAttempt = z.infer<typeof JobAttemptSchema>;
 
+export const JobAttemptListSchema = z.object({ attempts: z.array(JobAttemptSchema) });
+export type JobAttemptList = z.infer<typeof JobAttemptListSchema>;
+
 export const OutputChunkSchema = z.object({ stream: OutputStreamSchema, text: z.string() });
 export type OutputChunk = z.infer<typeof OutputChunkSchema>;
 
@@ -137,3 +153,10 @@ export const OutputPageSchema = z.object({
   complete: z.boolean(),
 });
 export type OutputPage = z.infer<typeof OutputPageSchema>;
+
+export const OutputTailQuerySchema = z.object({ chars: numberFromQuery(1, 16_384).default(400) }).strict();
+export type OutputTailQuery = z.infer<typeof OutputTailQuerySchema>;
+
+/** The last characters a job printed. */
+export const OutputTailSchema = z.object({ text: z.string() });
+export type OutputTail = z.infer<typeof OutputTailSchema>;

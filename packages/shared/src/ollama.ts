@@ -68,3 +68,7 @@ export const OllamaProbeBodySchema = z
   })
   .strict();
 export type OllamaProbeBody = z.infer<typeof OllamaProbeBodySchema>;
+
+/** A probe's outcome, with the model and the server it asked. */
+export const OllamaProbeResultSchema = OllamaProbeSchema.extend({ model: z.string(), url: z.string() });
+export type OllamaProbeResult = z.infer<typeof OllamaProbeResultSchema>;

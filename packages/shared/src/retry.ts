@@ -6,9 +6,9 @@ import { z } from "zod";
  */
 export const RetryPolicySchema = z
   .object({
-    max_attempts: z.number().int().min(1).max(10).describe("Attempts in all, the first included (1 = never retry)"),
-    exit_codes: z.array(z.number().int().min(1).max(255)).max(50).default([]).describe("Exit codes that mean a transient failure"),
-    output_patterns: z
+    maxAttempts: z.number().int().min(1).max(10).describe("Attempts in all, the first included (1 = never retry)"),
+    exitCodes: z.array(z.number().int().min(1).max(255)).max(50).default([]).describe("Exit codes that mean a transient failure"),
+    outputPatterns: z
       .array(
         z
           .string()
@@ -26,7 +26,7 @@ export const RetryPolicySchema = z
       .max(50)
       .default([])
       .describe("Regular expressions; a failure whose output matches one is retried"),
-    backoff_s: z.number().min(0).max(3600).default(10).describe("Wait before the second attempt; doubles after each further failure"),
+    backoffS: z.number().min(0).max(3600).default(10).describe("Wait before the second attempt; doubles after each further failure"),
   })
   .strict();
 export type RetryPolicy = z.infer<typeof RetryPolicySchema>;

@@ -15,4 +15,7 @@ export type BrowserSession = z.infer<typeof BrowserSessionSchema>;
 export const BrowserSessionListSchema = z.object({ sessions: z.array(BrowserSessionSchema) });
 export type BrowserSessionList = z.infer<typeof BrowserSessionListSchema>;
 
+export const SessionsRevokedSchema = z.object({ revoked: z.number().int() });
+export type SessionsRevoked = z.infer<typeof SessionsRevokedSchema>;
+
 export const SessionIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "a session id from GET /api/sessions");

@@ -102,3 +102,29 @@ export const ServerMessageSchema = z.discriminatedUnion("type", [
   ErrorMessageSchema,
 ]);
 export type ServerMessage = z.infer<typeof ServerMessageSchema>;
+
+// ---- connection stats (GET /api/ws/stats) ------------------------------------------------
+
+export const WsConnectionStatsSchema = z.object({
+  id: z.number().int(),
+  jobList: z.boolean(),
+  streams: z.array(z.string()),
+  /** Bytes handed to the socket that it has not written out yet. */
+  bufferedBytes: z.number().int(),
+  peakBufferedBytes: z.number().int(),
+  catchUps: z.number().int(),
+});
+export type WsConnectionStats = z.infer<typeof WsConnectionStatsSchema>;
+
+export const WsStatsSchema = z.object({
+  /** Bytes a connection may queue before its streams switch to catching up. */
+  sendBufferCap: z.number().int(),
+  /** Connections accepted at once (CORRAL_WS_MAX_CONNECTIONS). */
+  maxConnections: z.number().int(),
+  /** Bytes queued over all connections: at most about maxConnections × sendBufferCap. */
+  bufferedBytes: z.number().int(),
+  /** Connections refused because the server was full, since it started. */
+  refused: z.number().int(),
+  connections: z.array(WsConnectionStatsSchema),
+});
+export type WsStats = z.infer<typeof WsStatsSchema>;

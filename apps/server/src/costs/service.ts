@@ -96,9 +96,9 @@ export class CostService implements JobCostPolicy {
     const row = this.deps.costs.upsertOverride({
       provider: body.provider,
       model: body.model,
-      inputPerM: body.input_per_m,
-      outputPerM: body.output_per_m,
-      cachedInputPerM: body.cached_input_per_m ?? null,
+      inputPerM: body.inputPerM,
+      outputPerM: body.outputPerM,
+      cachedInputPerM: body.cachedInputPerM ?? null,
       updatedAt: Date.now(),
     });
     this.loadOverrides();
@@ -201,8 +201,8 @@ export class CostService implements JobCostPolicy {
     const row = this.deps.costs.insertBudget({
       provider: body.provider,
       period: body.period,
-      maxCostUsd: body.max_cost_usd ?? null,
-      maxTokens: body.max_tokens ?? null,
+      maxCostUsd: body.maxCostUsd ?? null,
+      maxTokens: body.maxTokens ?? null,
       createdAt: now,
       updatedAt: now,
     });
@@ -212,10 +212,10 @@ export class CostService implements JobCostPolicy {
   updateBudget(id: number, body: UpdateBudgetBody): Budget {
     const current = this.deps.costs.budget(id);
     if (!current) throw notFound(`budget ${id} not found`, "id");
-    const maxCostUsd = body.max_cost_usd === undefined ? current.maxCostUsd : body.max_cost_usd;
-    const maxTokens = body.max_tokens === undefined ? current.maxTokens : body.max_tokens;
+    const maxCostUsd = body.maxCostUsd === undefined ? current.maxCostUsd : body.maxCostUsd;
+    const maxTokens = body.maxTokens === undefined ? current.maxTokens : body.maxTokens;
     if (maxCostUsd === null && maxTokens === null) {
-      throw new ServiceError("a budget needs max_cost_usd, max_tokens or both; delete it instead", 400, "max_cost_usd");
+      throw new ServiceError("a budget needs maxCostUsd, maxTokens or both; delete it instead", 400, "maxCostUsd");
     }
     const row = this.deps.costs.updateBudget(id, { maxCostUsd, maxTokens, updatedAt: Date.now() });
     if (!row) throw notFound(`budget ${id} not found`, "id");
@@ -251,7 +251,7 @@ export class CostService implements JobCostPolicy {
     const to = query.to === undefined ? Date.now() : parseTime(query.to, true);
     const from = query.from === undefined ? to - 30 * DAY_MS : parseTime(query.from, false);
     if (from >= to) throw new ServiceError(`from (${localTime(from)}) must be before to (${localTime(to)})`, 400, "from");
-    const groupBy = query.group_by?.length ? [...new Set(query.group_by)] : ["provider" as const];
+    const groupBy = query.groupBy?.length ? [...new Set(query.groupBy)] : ["provider" as const];
     const filter = { from, to, provider: query.provider, agent: query.agent };
     const groups = this.deps.costs.aggregate(filter, groupBy).map((g) => ({ ...totals(g), ...pick(g, groupBy) }));
     const [all] = this.deps.costs.aggregate(filter, []);

@@ -1,7 +1,7 @@
 import { expect, test } from "vitest";
 import { backoffMs, DEFAULT_RETRY_POLICY, retryReason } from "./retry.js";
 
-const policy = { max_attempts: 3, exit_codes: [75], output_patterns: ["rate.?limit"], backoff_s: 2 };
+const policy = { maxAttempts: 3, exitCodes: [75], outputPatterns: ["rate.?limit"], backoffS: 2 };
 
 test("a listed exit code or a matching output is transient", () => {
   expect(retryReason(policy, 1, 75, "")).toBe("exit code 75");
@@ -9,7 +9,7 @@ test("a listed exit code or a matching output is transient", () => {
   expect(retryReason(policy, 1, 1, "syntax error")).toBeNull();
 });
 
-test("no retry past max_attempts, or without a policy", () => {
+test("no retry past maxAttempts, or without a policy", () => {
   expect(retryReason(policy, 3, 75, "")).toBeNull();
   expect(retryReason(null, 1, 75, "rate limit")).toBeNull();
 });

@@ -14,10 +14,10 @@ export const TRANSIENT_OUTPUT_PATTERNS = [
 
 /** Built-in CLI agents retry what looks transient, twice, waiting 10 s then 20 s. */
 export const DEFAULT_RETRY_POLICY: RetryPolicy = {
-  max_attempts: 3,
-  exit_codes: [],
-  output_patterns: TRANSIENT_OUTPUT_PATTERNS,
-  backoff_s: 10,
+  maxAttempts: 3,
+  exitCodes: [],
+  outputPatterns: TRANSIENT_OUTPUT_PATTERNS,
+  backoffS: 10,
 };
 
 /**
@@ -25,15 +25,15 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
  * timeout or budget stop is never retried.
  */
 export function retryReason(policy: RetryPolicy | null, attempt: number, exitCode: number | null, outputTail: string): string | null {
-  if (!policy || attempt >= policy.max_attempts) return null;
-  if (exitCode !== null && policy.exit_codes.includes(exitCode)) return `exit code ${exitCode}`;
-  for (const pattern of policy.output_patterns) {
+  if (!policy || attempt >= policy.maxAttempts) return null;
+  if (exitCode !== null && policy.exitCodes.includes(exitCode)) return `exit code ${exitCode}`;
+  for (const pattern of policy.outputPatterns) {
     if (new RegExp(pattern, "i").test(outputTail)) return `output matched /${pattern}/`;
   }
   return null;
 }
 
-/** Wait before attempt `next` (2, 3, …): backoff_s, doubling each time. */
+/** Wait before attempt `next` (2, 3, …): backoffS, doubling each time. */
 export function backoffMs(policy: RetryPolicy, next: number): number {
-  return policy.backoff_s * 1000 * 2 ** Math.max(0, next - 2);
+  return policy.backoffS * 1000 * 2 ** Math.max(0, next - 2);
 }

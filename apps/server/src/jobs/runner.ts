@@ -90,7 +90,7 @@ export class JobRunner {
     const files = jobFiles(this.config.dataDir, id, row.attempt);
     mkdirSync(files.dir, { recursive: true, mode: PRIVATE_DIR_MODE });
     const log = new OutputLog(files.log);
-    if (row.attempt > 1) this.note(id, log, `\n[corral] attempt ${row.attempt} of ${row.retry?.max_attempts ?? row.attempt}\n`);
+    if (row.attempt > 1) this.note(id, log, `\n[corral] attempt ${row.attempt} of ${row.retry?.maxAttempts ?? row.attempt}\n`);
     this.deps.jobs.startAttempt({ jobId: id, attempt: row.attempt, status: "running", startedAt: Date.now(), outputStart: log.size });
     let execution: Execution;
     let started: JobRow;
@@ -334,7 +334,7 @@ export class JobRunner {
   private scheduleRetry(row: JobRow, policy: NonNullable<JobRow["retry"]>, reason: string, log: OutputLog): void {
     const next = row.attempt + 1;
     const waitMs = backoffMs(policy, next);
-    this.note(row.id, log, `\n[corral] attempt ${row.attempt} of ${policy.max_attempts} failed (${reason}); retrying in ${waitMs / 1000} s\n`);
+    this.note(row.id, log, `\n[corral] attempt ${row.attempt} of ${policy.maxAttempts} failed (${reason}); retrying in ${waitMs / 1000} s\n`);
     this.store.update(row.id, { status: "queued", attempt: next, pid: null, pidStart: null, outputBytes: log.size });
     log.close();
     this.scheduler.released(row.agent);

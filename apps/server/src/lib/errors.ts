@@ -17,10 +17,15 @@ export class ServiceError extends Error {
 export const notFound = (what: string, field?: string) => new ServiceError(what, 404, field);
 export const badInput = (message: string, field: string) => new ServiceError(message, 400, field);
 
+/** The 400 for input a shared schema refused: it names every bad field. */
+export function invalidInput(error: z.ZodError): ServiceError {
+  const issues = fieldIssues(error);
+  return new ServiceError(`invalid input: ${describeIssues(issues)}`, 400, issues[0]?.field, issues);
+}
+
 /** Validates input with a shared schema; the error names every bad field. */
 export function parseInput<S extends z.ZodType>(schema: S, data: unknown): z.infer<S> {
   const result = schema.safeParse(data);
   if (result.success) return result.data;
-  const issues = fieldIssues(result.error);
-  throw new ServiceError(`invalid input: ${describeIssues(issues)}`, 400, issues[0]?.field, issues);
+  throw invalidInput(result.error);
 }

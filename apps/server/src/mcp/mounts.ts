@@ -97,11 +97,20 @@ export function mcpRoutes(services: Services) {
       await sessions.closeAll();
     });
 
+    // Listed in the OpenAPI document by name only: the bodies are JSON-RPC, and the MCP protocol
+    // describes its own tools (tools/list), answering in its own error shape.
+    const described = (summary: string) => ({ summary, tags: ["mcp"], description: "MCP Streamable HTTP transport (JSON-RPC 2.0); connect an MCP client, see the README" });
     for (const method of ["GET", "POST", "DELETE"] as const) {
-      app.route({ method, url: "/mcp", handler: (request, reply) => handle(request, reply, { agent: null }) });
+      app.route({
+        method,
+        url: "/mcp",
+        schema: described("MCP: every agent's tools and the corral_* tools"),
+        handler: (request, reply) => handle(request, reply, { agent: null }),
+      });
       app.route({
         method,
         url: "/mcp/:agent",
+        schema: described("MCP: one agent's tools, named as in pyCorral"),
         handler: (request, reply) => handle(request, reply, { agent: (request.params as { agent: string }).agent }),
       });
     }

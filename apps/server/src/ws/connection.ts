@@ -1,4 +1,4 @@
-import { ClientMessageSchema, fieldIssues, type ClientMessage, type Job, type ServerMessage } from "@corral/shared";
+import { ClientMessageSchema, fieldIssues, type ClientMessage, type Job, type ServerMessage, type WsConnectionStats } from "@corral/shared";
 import type { FastifyBaseLogger } from "fastify";
 import WebSocket from "ws";
 import { CursorError, readOutput } from "../jobs/output-log.js";
@@ -33,16 +33,6 @@ export interface StreamSink {
   caughtBehind(): void;
   /** Something failed unexpectedly: the client is told (and the server log has it). */
   failed(err: unknown, what: string, jobId?: string): void;
-}
-
-export interface ConnectionStats {
-  id: number;
-  jobList: boolean;
-  streams: string[];
-  /** Bytes handed to the socket that it has not written out yet. */
-  bufferedBytes: number;
-  peakBufferedBytes: number;
-  catchUps: number;
 }
 
 /**
@@ -133,7 +123,7 @@ export class Connection implements StreamSink {
     this.catchUps++;
   }
 
-  stats(): ConnectionStats {
+  stats(): WsConnectionStats {
     return {
       id: this.id,
       jobList: this.jobList,

@@ -1,22 +1,10 @@
-import type { Job } from "@corral/shared";
+import type { Job, WsStats } from "@corral/shared";
 import type { FastifyBaseLogger } from "fastify";
 import type WebSocket from "ws";
 import type { FileEvent } from "../jobs/file-watcher.js";
 import type { OutputEvent } from "../jobs/service.js";
 import type { Services } from "../services.js";
-import { Connection, SEND_BUFFER_CAP, type ConnectionStats } from "./connection.js";
-
-export interface HubStats {
-  /** Bytes a connection may queue before its streams switch to catching up. */
-  sendBufferCap: number;
-  /** Connections accepted at once (CORRAL_WS_MAX_CONNECTIONS). */
-  maxConnections: number;
-  /** Bytes queued over all connections: at most about maxConnections × sendBufferCap. */
-  bufferedBytes: number;
-  /** Connections refused because the server was full, since it started. */
-  refused: number;
-  connections: ConnectionStats[];
-}
+import { Connection, SEND_BUFFER_CAP } from "./connection.js";
 
 /**
  * Every WebSocket connection, fed from the job service's and the file watcher's events. Those
@@ -64,7 +52,7 @@ export class WsHub {
     socket.once("close", () => this.connections.delete(id));
   }
 
-  stats(): HubStats {
+  stats(): WsStats {
     const connections = [...this.connections.values()].map((c) => c.stats());
     return {
       sendBufferCap: SEND_BUFFER_CAP,

@@ -1,6 +1,10 @@
 import type { Server } from "node:http";
 import websocket from "@fastify/websocket";
+import { WsStatsSchema } from "@corral/shared";
 import type { FastifyInstance } from "fastify";
+import type { ZodTypeProvider } from "fastify-type-provider-zod";
+import { z } from "zod";
+import { errors } from "../routes/contracts.js";
 import type { Services } from "../services.js";
 import { WsHub } from "./hub.js";
 
@@ -21,10 +25,26 @@ export async function registerWebsocket(app: FastifyInstance, upgrades: Server):
  * like on any request), and `/api/ws/stats` to see who is connected and how far behind.
  */
 export function wsRoutes(services: Services) {
-  return async (app: FastifyInstance) => {
+  return async (fastify: FastifyInstance) => {
+    const app = fastify.withTypeProvider<ZodTypeProvider>();
     const hub = new WsHub(services, app.log);
-    app.get("/api/ws", { websocket: true }, (socket) => hub.connect(socket));
-    app.get("/api/ws/stats", async () => hub.stats());
+    app.get(
+      "/api/ws",
+      {
+        websocket: true,
+        schema: {
+          summary: "The WebSocket: job list and job streams (messages are ClientMessage and ServerMessage in @corral/shared, see the README)",
+          tags: ["websocket"],
+          response: { 101: z.undefined().describe("Switching Protocols: the socket is open"), ...errors() },
+        },
+      },
+      (socket) => hub.connect(socket),
+    );
+    app.get(
+      "/api/ws/stats",
+      { schema: { summary: "Who is connected to the WebSocket and how far behind", tags: ["websocket"], response: { 200: WsStatsSchema, ...errors() } } },
+      async () => hub.stats(),
+    );
     app.addHook("preClose", async () => hub.close());
   };
 }

@@ -10,7 +10,7 @@ export interface CostRange {
 
 export const costsApi = {
   report: (range: CostRange, groupBy: CostGroupKey[], signal?: AbortSignal) =>
-    apiFetch<CostReport>(`/api/costs${queryString({ from: range.from, to: range.to, group_by: groupBy.join(",") })}`, { signal }),
+    apiFetch<CostReport>(`/api/costs${queryString({ from: range.from, to: range.to, groupBy: groupBy.join(",") })}`, { signal }),
   prices: (signal?: AbortSignal) => apiFetch<PriceList>("/api/costs/prices", { signal }),
   setPrice: (body: SetPriceBody) => apiFetch<unknown>("/api/costs/prices", { method: "PUT", body }),
   budgets: (signal?: AbortSignal) => apiFetch<{ budgets: Budget[] }>("/api/costs/budgets", { signal }).then((r) => r.budgets),

@@ -7,9 +7,9 @@ import { ApiRequestError } from "../api/client.js";
 describe("forms", () => {
   it("builds a launch body and refuses a bad timeout at its field", () => {
     expect(launchBody({ agent: "gemini", prompt: "hi", workdir: " ~/w ", model: "", timeout: "30" })).toEqual({
-      body: { agent: "gemini", prompt: "hi", workdir: "~/w", timeout_s: 30 },
+      body: { agent: "gemini", prompt: "hi", workdir: "~/w", timeoutS: 30 },
     });
-    expect(launchBody({ agent: "gemini", prompt: "hi", workdir: "", model: "", timeout: "1.5" })).toMatchObject({ field: "timeout_s" });
+    expect(launchBody({ agent: "gemini", prompt: "hi", workdir: "", model: "", timeout: "1.5" })).toMatchObject({ field: "timeoutS" });
   });
 
   it("builds a command agent from the form", () => {

@@ -18,6 +18,8 @@ export const queryKeys = {
     all: ["agents"] as const,
   },
   connect: ["connect"] as const,
+  /** The OpenAPI document, for the API reference page. */
+  openapi: ["openapi"] as const,
   /** Signed-in browsers (Connect page). */
   sessions: ["sessions"] as const,
   /** Whether the WebSocket is connected; written by lib/ws.ts, read by useLiveStatus. */

@@ -7,7 +7,7 @@ export function relaunchBody(job: Job): LaunchJobBody {
     prompt: job.prompt,
     workdir: job.workdir,
     ...(job.model ? { model: job.model } : {}),
-    timeout_s: job.timeoutS,
+    timeoutS: job.timeoutS,
   };
 }
 

@@ -3,6 +3,7 @@ import { BrowserSessions } from "../components/browser-sessions.js";
 import { CopyBlock } from "../components/copy-button.js";
 import { ErrorState, Loading } from "../components/states.js";
 import { mcpAddCommand, permissionsSnippet } from "../lib/connect-snippets.js";
+import { Link } from "../lib/router.js";
 
 export function ConnectPage() {
   const info = useConnectInfo();
@@ -66,7 +67,9 @@ export function ConnectPage() {
           <dt>MCP</dt>
           <dd className="mono">{d.mcpUrl}</dd>
           <dt>REST</dt>
-          <dd className="mono">{d.baseUrl}/api</dd>
+          <dd>
+            <span className="mono">{d.baseUrl}/api</span> — <Link to="/reference">API reference</Link>
+          </dd>
           <dt>Token</dt>
           <dd className="mono">{d.token}</dd>
           <dt>Workdir roots</dt>

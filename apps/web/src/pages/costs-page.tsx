@@ -136,8 +136,8 @@ function BudgetForm() {
       costsApi.createBudget({
         provider: form.provider.trim(),
         period: form.period as "day" | "month",
-        ...(form.cost ? { max_cost_usd: Number(form.cost) } : {}),
-        ...(form.tokens ? { max_tokens: Number(form.tokens) } : {}),
+        ...(form.cost ? { maxCostUsd: Number(form.cost) } : {}),
+        ...(form.tokens ? { maxTokens: Number(form.tokens) } : {}),
       }),
     onSuccess: () => {
       setForm({ provider: "", period: "day", cost: "", tokens: "" });
@@ -162,11 +162,11 @@ function BudgetForm() {
             <option value="month">per month</option>
           </select>
         </Field>
-        <Field id="budget-cost" label="Max USD" error={errorFor("max_cost_usd")}>
-          <input id="budget-cost" inputMode="decimal" value={form.cost} onChange={(e) => setForm({ ...form, cost: e.target.value })} {...describedBy("budget-cost", errorFor("max_cost_usd"), false)} />
+        <Field id="budget-cost" label="Max USD" error={errorFor("maxCostUsd")}>
+          <input id="budget-cost" inputMode="decimal" value={form.cost} onChange={(e) => setForm({ ...form, cost: e.target.value })} {...describedBy("budget-cost", errorFor("maxCostUsd"), false)} />
         </Field>
-        <Field id="budget-tokens" label="Max tokens" error={errorFor("max_tokens")}>
-          <input id="budget-tokens" inputMode="numeric" value={form.tokens} onChange={(e) => setForm({ ...form, tokens: e.target.value })} {...describedBy("budget-tokens", errorFor("max_tokens"), false)} />
+        <Field id="budget-tokens" label="Max tokens" error={errorFor("maxTokens")}>
+          <input id="budget-tokens" inputMode="numeric" value={form.tokens} onChange={(e) => setForm({ ...form, tokens: e.target.value })} {...describedBy("budget-tokens", errorFor("maxTokens"), false)} />
         </Field>
       </div>
       {create.error && !err?.field && <div className="alert" role="alert">{create.error.message}</div>}
@@ -183,7 +183,7 @@ function PriceForm({ initial }: { initial: { provider: string; model: string } }
   const client = useQueryClient();
   const [form, setForm] = useState({ ...initial, input: "", output: "" });
   const save = useMutation({
-    mutationFn: () => costsApi.setPrice({ provider: form.provider, model: form.model, input_per_m: Number(form.input), output_per_m: Number(form.output) }),
+    mutationFn: () => costsApi.setPrice({ provider: form.provider, model: form.model, inputPerM: Number(form.input), outputPerM: Number(form.output) }),
     onSuccess: () => void client.invalidateQueries({ queryKey: queryKeys.costs.all }),
   });
   const err = save.error instanceof ApiRequestError ? save.error : null;
@@ -204,10 +204,10 @@ function PriceForm({ initial }: { initial: { provider: string; model: string } }
         <Field id="price-model" label="Model" error={err?.messageFor("model")}>
           <input id="price-model" value={form.model} onChange={(e) => setForm({ ...form, model: e.target.value })} />
         </Field>
-        <Field id="price-input" label="USD / M input" error={err?.messageFor("input_per_m")}>
+        <Field id="price-input" label="USD / M input" error={err?.messageFor("inputPerM")}>
           <input id="price-input" inputMode="decimal" value={form.input} onChange={(e) => setForm({ ...form, input: e.target.value })} />
         </Field>
-        <Field id="price-output" label="USD / M output" error={err?.messageFor("output_per_m")}>
+        <Field id="price-output" label="USD / M output" error={err?.messageFor("outputPerM")}>
           <input id="price-output" inputMode="decimal" value={form.output} onChange={(e) => setForm({ ...form, output: e.target.value })} />
         </Field>
       </div>

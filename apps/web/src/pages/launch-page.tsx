@@ -29,8 +29,8 @@ export function launchBody(form: FormState): { body: LaunchJobBody } | { field: 
   if (form.model.trim()) body.model = form.model.trim();
   if (form.timeout.trim()) {
     const n = Number(form.timeout.trim());
-    if (!Number.isInteger(n) || n < 1) return { field: "timeout_s", message: "give a whole number of seconds, 1 or more" };
-    body.timeout_s = n;
+    if (!Number.isInteger(n) || n < 1) return { field: "timeoutS", message: "give a whole number of seconds, 1 or more" };
+    body.timeoutS = n;
   }
   return { body };
 }
@@ -102,7 +102,7 @@ export function LaunchPage() {
 
   const serverError = launch.error instanceof ApiRequestError ? launch.error : null;
   const errorFor = (field: string) => (localError?.field === field ? localError.message : serverError?.messageFor(field));
-  const fieldNames = ["agent", "prompt", "workdir", "model", "timeout_s"];
+  const fieldNames = ["agent", "prompt", "workdir", "model", "timeoutS"];
   const unplaced = launch.error && !fieldNames.some((f) => errorFor(f)) ? launch.error.message : null;
 
   const set = (key: keyof FormState) => (value: string) => setForm((f) => ({ ...f, [key]: value }));
@@ -142,14 +142,14 @@ export function LaunchPage() {
               ))}
             </select>
           </Field>
-          <Field id="launch-timeout" label="Timeout (seconds)" error={errorFor("timeout_s")} hint={agent ? `default ${agent.timeoutS}s` : undefined}>
+          <Field id="launch-timeout" label="Timeout (seconds)" error={errorFor("timeoutS")} hint={agent ? `default ${agent.timeoutS}s` : undefined}>
             <input
               id="launch-timeout"
               inputMode="numeric"
               value={form.timeout}
               placeholder={agent ? String(agent.timeoutS) : ""}
               onChange={(e) => set("timeout")(e.target.value)}
-              {...describedBy("launch-timeout", errorFor("timeout_s"), Boolean(agent))}
+              {...describedBy("launch-timeout", errorFor("timeoutS"), Boolean(agent))}
             />
           </Field>
         </div>

@@ -11,7 +11,7 @@ export function createAuditRepo(db: Db) {
       return db.insert(auditLog).values(row).returning().get();
     },
     list(query: AuditListQuery): { rows: AuditRow[]; total: number } {
-      const where = query.job_id ? eq(auditLog.jobId, query.job_id) : undefined;
+      const where = query.jobId ? eq(auditLog.jobId, query.jobId) : undefined;
       const rows = db.select().from(auditLog).where(where).orderBy(desc(auditLog.id)).limit(query.limit).offset(query.offset).all();
       const total = db.select({ n: count() }).from(auditLog).where(where).get()?.n ?? 0;
       return { rows, total };

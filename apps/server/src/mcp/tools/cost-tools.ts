@@ -58,7 +58,7 @@ export function registerCostTools(server: McpServer, services: Services): void {
         const query = parseInput(CostQuerySchema, {
           ...(start ? { from: start } : {}),
           ...(to ? { to } : {}),
-          ...(group_by?.length ? { group_by: group_by.join(",") } : {}),
+          ...(group_by?.length ? { groupBy: group_by.join(",") } : {}),
           ...(provider ? { provider } : {}),
           ...(agent ? { agent } : {}),
         });
@@ -69,7 +69,7 @@ export function registerCostTools(server: McpServer, services: Services): void {
           `total: ${totalsText(report.totals)}`,
           ...services.costs.budgets().map(budgetText),
         ];
-        if (report.totals.unpricedJobs) lines.push("set a price with PUT /api/costs/prices {provider, model, input_per_m, output_per_m}");
+        if (report.totals.unpricedJobs) lines.push("set a price with PUT /api/costs/prices {provider, model, inputPerM, outputPerM}");
         return textResult(lines.join("\n"));
       }),
   );

@@ -1,6 +1,8 @@
 import type { FastifyInstance } from "fastify";
-import type { ConnectInfo } from "@corral/shared";
+import { ConnectInfoSchema } from "@corral/shared";
+import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import type { Services } from "../../services.js";
+import { errors } from "../contracts.js";
 
 /**
  * The token and MCP URLs for the panel's Connect page. The guard already required the token
@@ -8,17 +10,27 @@ import type { Services } from "../../services.js";
  * in clear to print copy-ready `claude mcp add` commands.
  */
 export function connectRoutes(services: Services, token: string) {
-  return async (app: FastifyInstance) => {
-    app.get("/api/connect", async (request, reply): Promise<ConnectInfo> => {
-      reply.header("cache-control", "no-store");
-      const baseUrl = `${request.protocol}://${request.headers.host ?? `${services.config.host}:${services.config.port}`}`;
-      return {
-        token,
-        baseUrl,
-        mcpUrl: `${baseUrl}/mcp`,
-        mounts: services.agents.list().map((a) => ({ agent: a.name, url: `${baseUrl}/mcp/${a.name}`, enabled: a.enabled })),
-        workdirRoots: services.config.workdirRoots,
-      };
-    });
+  return async (fastify: FastifyInstance) => {
+    fastify.withTypeProvider<ZodTypeProvider>().get(
+      "/api/connect",
+      {
+        schema: {
+          summary: "The token, the MCP URLs and the workdir roots, for wiring an MCP client to this server",
+          tags: ["server"],
+          response: { 200: ConnectInfoSchema, ...errors() },
+        },
+      },
+      async (request, reply) => {
+        reply.header("cache-control", "no-store");
+        const baseUrl = `${request.protocol}://${request.headers.host ?? `${services.config.host}:${services.config.port}`}`;
+        return {
+          token,
+          baseUrl,
+          mcpUrl: `${baseUrl}/mcp`,
+          mounts: services.agents.list().map((a) => ({ agent: a.name, url: `${baseUrl}/mcp/${a.name}`, enabled: a.enabled })),
+          workdirRoots: services.config.workdirRoots,
+        };
+      },
+    );
   };
 }

@@ -1,54 +1,130 @@
 import type { FastifyInstance } from "fastify";
-import { JobIdSchema, JobListQuerySchema, LaunchJobBodySchema, OutputQuerySchema } from "@corral/shared";
+import {
+  JobAttemptListSchema,
+  JobIdSchema,
+  JobListQuerySchema,
+  JobListSchema,
+  JobSchema,
+  type JobInput,
+  LaunchJobBodySchema,
+  OutputPageSchema,
+  OutputQuerySchema,
+  OutputTailQuerySchema,
+  OutputTailSchema,
+  ReadablePageSchema,
+} from "@corral/shared";
+import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
 import type { Services } from "../../services.js";
-import { parseInput } from "../../lib/errors.js";
 import { restActor } from "../../observability/audit.js";
+import { BODY_ERRORS, errors } from "../contracts.js";
 
 const IdParamsSchema = z.object({ id: JobIdSchema });
-const TailQuerySchema = z.object({ chars: z.coerce.number().int().min(1).max(16_384).default(400) }).strict();
+const tags = ["jobs"];
 
 export function jobRoutes(services: Services) {
-  return async (app: FastifyInstance) => {
+  return async (fastify: FastifyInstance) => {
+    const app = fastify.withTypeProvider<ZodTypeProvider>();
     const { jobs } = services;
 
-    app.get("/api/jobs", async (request) => jobs.list(parseInput(JobListQuerySchema, request.query)));
-
-    app.post("/api/jobs", async (request, reply) => {
-      const { agent, ...input } = parseInput(LaunchJobBodySchema, request.body);
-      const { door, client } = restActor(request.headers);
-      reply.code(201);
-      return jobs.launch(agent, input, door, client);
-    });
-
-    app.get("/api/jobs/:id", async (request) => jobs.get(parseInput(IdParamsSchema, request.params).id));
-
-    app.get("/api/jobs/:id/attempts", async (request) => ({
-      attempts: jobs.attempts(parseInput(IdParamsSchema, request.params).id),
-    }));
-
-    app.post("/api/jobs/:id/cancel", async (request) =>
-      jobs.cancel(parseInput(IdParamsSchema, request.params).id, restActor(request.headers)),
+    app.get(
+      "/api/jobs",
+      {
+        schema: {
+          summary: "Jobs, newest first, filtered by agent, status and prompt text",
+          tags,
+          querystring: JobListQuerySchema,
+          response: { 200: JobListSchema, ...errors() },
+        },
+      },
+      async (request) => jobs.list(request.query),
     );
 
-    app.get("/api/jobs/:id/output", async (request) => {
-      const { id } = parseInput(IdParamsSchema, request.params);
-      const { cursor, limit } = parseInput(OutputQuerySchema, request.query);
-      return jobs.readOutput(id, cursor, limit);
-    });
+    app.post(
+      "/api/jobs",
+      {
+        schema: {
+          summary: "Launch a job; it is queued until its agent has a free slot",
+          tags,
+          body: LaunchJobBodySchema,
+          response: { 201: JobSchema, ...errors(404, 409, 503, ...BODY_ERRORS) },
+        },
+      },
+      async (request, reply) => {
+        const { agent, timeoutS, maxCostUsd, maxTokens, sharedWorkdir, ...same } = request.body;
+        const input: JobInput = { ...same, timeout_s: timeoutS, max_cost_usd: maxCostUsd, max_tokens: maxTokens, shared_workdir: sharedWorkdir };
+        const { door, client } = restActor(request.headers);
+        reply.code(201);
+        return jobs.launch(agent, input, door, client);
+      },
+    );
 
-    // The output as the job's agent kind reads it: the panel's Readable view, with its own cursor.
-    app.get("/api/jobs/:id/readable", async (request) => {
-      const { id } = parseInput(IdParamsSchema, request.params);
-      const { cursor, limit } = parseInput(OutputQuerySchema, request.query);
-      return jobs.readReadable(id, cursor, limit);
-    });
+    app.get(
+      "/api/jobs/:id",
+      { schema: { summary: "One job", tags, params: IdParamsSchema, response: { 200: JobSchema, ...errors(404) } } },
+      async (request) => jobs.get(request.params.id),
+    );
+
+    app.get(
+      "/api/jobs/:id/attempts",
+      {
+        schema: {
+          summary: "Each try of the job, with the part of the output it wrote",
+          tags,
+          params: IdParamsSchema,
+          response: { 200: JobAttemptListSchema, ...errors(404) },
+        },
+      },
+      async (request) => ({ attempts: jobs.attempts(request.params.id) }),
+    );
+
+    app.post(
+      "/api/jobs/:id/cancel",
+      { schema: { summary: "Cancel a queued or running job", tags, params: IdParamsSchema, response: { 200: JobSchema, ...errors(404) } } },
+      async (request) => jobs.cancel(request.params.id, restActor(request.headers)),
+    );
+
+    app.get(
+      "/api/jobs/:id/output",
+      {
+        schema: {
+          summary: "A page of the job's output from a cursor (0 = the start); `cursor` in the answer is where the next page starts",
+          tags,
+          params: IdParamsSchema,
+          querystring: OutputQuerySchema,
+          response: { 200: OutputPageSchema, ...errors(404) },
+        },
+      },
+      async (request) => jobs.readOutput(request.params.id, request.query.cursor, request.query.limit),
+    );
+
+    app.get(
+      "/api/jobs/:id/readable",
+      {
+        schema: {
+          summary: "The output as the job's agent kind reads it (the panel's Readable view), a page from its own cursor",
+          tags,
+          params: IdParamsSchema,
+          querystring: OutputQuerySchema,
+          response: { 200: ReadablePageSchema, ...errors(404) },
+        },
+      },
+      async (request) => jobs.readReadable(request.params.id, request.query.cursor, request.query.limit),
+    );
 
     // The last characters a job printed: the panel's live-activity line, without a cursor walk.
-    app.get("/api/jobs/:id/tail", async (request) => {
-      const { id } = parseInput(IdParamsSchema, request.params);
-      const { chars } = parseInput(TailQuerySchema, request.query);
-      return { text: jobs.outputTail(id, chars) };
-    });
+    app.get(
+      "/api/jobs/:id/tail",
+      {
+        schema: {
+          summary: "The last characters the job printed",
+          tags,
+          params: IdParamsSchema,
+          querystring: OutputTailQuerySchema,
+          response: { 200: OutputTailSchema, ...errors(404) },
+        },
+      },
+      async (request) => ({ text: jobs.outputTail(request.params.id, request.query.chars) }),
+    );
   };
 }

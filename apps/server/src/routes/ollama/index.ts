@@ -1,15 +1,41 @@
 import type { FastifyInstance } from "fastify";
-import { OllamaProbeBodySchema, OllamaServerQuerySchema } from "@corral/shared";
-import { parseInput } from "../../lib/errors.js";
+import { OllamaModelListSchema, OllamaProbeBodySchema, OllamaProbeResultSchema, OllamaServerQuerySchema } from "@corral/shared";
+import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import type { Services } from "../../services.js";
+import { BODY_ERRORS, errors } from "../contracts.js";
+
+const tags = ["ollama"];
 
 /** The Ollama server's models with what they can do, and live tool-call probes. */
 export function ollamaRoutes(services: Services) {
-  return async (app: FastifyInstance) => {
+  return async (fastify: FastifyInstance) => {
+    const app = fastify.withTypeProvider<ZodTypeProvider>();
     const { ollama } = services;
 
-    app.get("/api/ollama/models", async (request) => ollama.models(parseInput(OllamaServerQuerySchema, request.query)));
+    app.get(
+      "/api/ollama/models",
+      {
+        schema: {
+          summary: "The Ollama server's models with what they can do (that of an Ollama agent, else CORRAL_OLLAMA_URL)",
+          tags,
+          querystring: OllamaServerQuerySchema,
+          response: { 200: OllamaModelListSchema, ...errors(404, 503) },
+        },
+      },
+      async (request) => ollama.models(request.query),
+    );
 
-    app.post("/api/ollama/probe", async (request) => ollama.probe(parseInput(OllamaProbeBodySchema, request.body)));
+    app.post(
+      "/api/ollama/probe",
+      {
+        schema: {
+          summary: "Ask a model for one small tool call, to see whether it really calls tools",
+          tags,
+          body: OllamaProbeBodySchema,
+          response: { 200: OllamaProbeResultSchema, ...errors(404, 503, ...BODY_ERRORS) },
+        },
+      },
+      async (request) => ollama.probe(request.body),
+    );
   };
 }
