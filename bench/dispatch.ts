@@ -49,7 +49,9 @@ export const dispatch: Benchmark = {
           { metric: "p50", corral: percentile(corral, 50), baseline: percentile(direct, 50), unit: "ms" },
           { metric: "p99", corral: percentile(corral, 99), baseline: percentile(direct, 99), unit: "ms" },
         ],
-        notes: [`${RUNS} sequential jobs over one MCP session, \`_done\` polled back to back (${(polls / RUNS).toFixed(1)} calls per job on average).`],
+        notes: [
+          `${RUNS} sequential jobs over one MCP session, \`_done\` polled back to back (${(polls / RUNS).toFixed(1)} calls per job on average).`,
+        ],
       };
     } finally {
       await server.stop();

@@ -34,7 +34,9 @@ export const startup: Benchmark = {
         { metric: "cold start to healthy (median)", corral: median(corralStart), baseline: median(bareStart), unit: "ms" },
         { metric: "idle RSS (median)", corral: median(corralRss), baseline: median(bareRss), unit: "MiB" },
       ],
-      notes: [`${STARTS} starts each, every Corral start with a new data dir (database created and migrated); RSS read ${SETTLE_MS / 1000} s after healthy.`],
+      notes: [
+        `${STARTS} starts each, every Corral start with a new data dir (database created and migrated); RSS read ${SETTLE_MS / 1000} s after healthy.`,
+      ],
     };
   },
 };

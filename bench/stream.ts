@@ -173,8 +173,18 @@ export const stream: Benchmark = {
       const rows: BenchRow[] = [
         { metric: `time to move ${mib} MiB of output`, corral: through, baseline: alone, unit: "s" },
         { metric: "server RSS, peak while streaming (sampled every 20 ms)", corral: peakRss, baseline: idle, unit: "MiB" },
-        { metric: `line latency p50 at ${RATE} lines/s`, corral: percentile(viaWs.samples, 50), baseline: percentile(direct.samples, 50), unit: "ms" },
-        { metric: `line latency p99 at ${RATE} lines/s`, corral: percentile(viaWs.samples, 99), baseline: percentile(direct.samples, 99), unit: "ms" },
+        {
+          metric: `line latency p50 at ${RATE} lines/s`,
+          corral: percentile(viaWs.samples, 50),
+          baseline: percentile(direct.samples, 50),
+          unit: "ms",
+        },
+        {
+          metric: `line latency p99 at ${RATE} lines/s`,
+          corral: percentile(viaWs.samples, 99),
+          baseline: percentile(direct.samples, 99),
+          unit: "ms",
+        },
       ];
       return {
         title: `Output streaming: ${mib} MiB through capture, the output log and one WebSocket subscriber`,

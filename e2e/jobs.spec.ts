@@ -6,7 +6,12 @@ test.beforeEach(async ({ page }) => {
 });
 
 test("launch a job from the form and watch its output stream", async ({ page }, testInfo) => {
-  const id = await launchFromForm(page, "kiro", "print 3\nsleep 2\n\u001b[32mgreen text\u001b[0m\nwrite hello.txt hi from gemini\nprint 2", workdir("stream"));
+  const id = await launchFromForm(
+    page,
+    "kiro",
+    "print 3\nsleep 2\n\u001b[32mgreen text\u001b[0m\nwrite hello.txt hi from gemini\nprint 2",
+    workdir("stream"),
+  );
   const output = page.getByRole("log", { name: "Job output" });
   // The first lines arrive while the worker still sleeps: streamed, not read at the end.
   await expect(output).toContainText("line 3");
@@ -114,8 +119,12 @@ test("a queued job's page says queued, then streams when its turn comes; the ser
   const api = (method: "post" | "patch", url: string, data: unknown) => request[method](url, { headers: auth, data });
   expect((await api("patch", "/api/agents/kiro", { maxConcurrent: 1 })).ok()).toBe(true);
   try {
-    const busy = (await (await api("post", "/api/jobs", { agent: "kiro", prompt: "print 1\nsleep 3", workdir: workdir("busy") })).json()) as { id: string };
-    const waiting = (await (await api("post", "/api/jobs", { agent: "kiro", prompt: "print 2", workdir: workdir("waiting") })).json()) as { id: string };
+    const busy = (await (await api("post", "/api/jobs", { agent: "kiro", prompt: "print 1\nsleep 3", workdir: workdir("busy") })).json()) as {
+      id: string;
+    };
+    const waiting = (await (await api("post", "/api/jobs", { agent: "kiro", prompt: "print 2", workdir: workdir("waiting") })).json()) as {
+      id: string;
+    };
     await page.goto(`/jobs/${waiting.id}`);
     await expect(page.locator("[data-status]").first()).toHaveAttribute("data-status", "queued");
     await snapshot(page, testInfo, "job-queued");

@@ -29,7 +29,9 @@ test("agents: availability, enable and disable, add a command agent", async ({ p
 test("connect: MCP commands with the real token and the permissions snippet", async ({ page }, testInfo) => {
   await page.getByRole("link", { name: "Connect" }).click();
   const all = page.getByLabel("claude mcp add command for all agents");
-  await expect(all).toContainText(`claude mcp add --transport http corral http://127.0.0.1:${process.env.CORRAL_E2E_PORT}/mcp --header "Authorization: Bearer ${process.env.CORRAL_E2E_TOKEN}"`);
+  await expect(all).toContainText(
+    `claude mcp add --transport http corral http://127.0.0.1:${process.env.CORRAL_E2E_PORT}/mcp --header "Authorization: Bearer ${process.env.CORRAL_E2E_TOKEN}"`,
+  );
   await expect(page.getByLabel("claude mcp add command for gemini")).toContainText("/mcp/gemini");
   await expect(page.getByLabel("permissions snippet")).toContainText("mcp__corral__*");
   await expect(page.getByLabel("permissions snippet")).toContainText("mcp__gemini__*");

@@ -24,10 +24,43 @@ if (!root || !port || !token) throw new Error("run through playwright.config.ts,
 mkdirSync(path.join(root, "work"), { recursive: true });
 
 const ollama = await startFakeOllama([
-  { name: "qwen2.5:7b", capabilities: ["completion", "tools"], contextLength: 32768, family: "qwen2", parameterSize: "7.6B", quantization: "Q4_K_M", size: 4_700_000_000, loadedVram: 5_100_000_000 },
-  { name: "llava:13b", capabilities: ["completion", "vision"], contextLength: 4096, family: "llama", parameterSize: "13B", quantization: "Q4_0", size: 8_000_000_000 },
-  { name: "nomic-embed-text", capabilities: ["embedding"], contextLength: 2048, family: "nomic-bert", parameterSize: "137M", quantization: "F16", size: 274_000_000 },
-  { name: "gpt-oss:120b-cloud", capabilities: ["completion", "tools", "thinking"], contextLength: 131072, family: "gptoss", parameterSize: "116.8B", quantization: "MXFP4", remote: true },
+  {
+    name: "qwen2.5:7b",
+    capabilities: ["completion", "tools"],
+    contextLength: 32768,
+    family: "qwen2",
+    parameterSize: "7.6B",
+    quantization: "Q4_K_M",
+    size: 4_700_000_000,
+    loadedVram: 5_100_000_000,
+  },
+  {
+    name: "llava:13b",
+    capabilities: ["completion", "vision"],
+    contextLength: 4096,
+    family: "llama",
+    parameterSize: "13B",
+    quantization: "Q4_0",
+    size: 8_000_000_000,
+  },
+  {
+    name: "nomic-embed-text",
+    capabilities: ["embedding"],
+    contextLength: 2048,
+    family: "nomic-bert",
+    parameterSize: "137M",
+    quantization: "F16",
+    size: 274_000_000,
+  },
+  {
+    name: "gpt-oss:120b-cloud",
+    capabilities: ["completion", "tools", "thinking"],
+    contextLength: 131072,
+    family: "gptoss",
+    parameterSize: "116.8B",
+    quantization: "MXFP4",
+    remote: true,
+  },
 ]);
 ollama.script("qwen2.5:7b", (_body, turn) =>
   turn === 0 ? { toolCalls: [{ name: "write_file", arguments: { path: "notes.md", content: "# from qwen\n" } }] } : { content: "wrote notes.md" },

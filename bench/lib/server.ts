@@ -116,11 +116,9 @@ export async function startCorral(env: Record<string, string> = {}): Promise<Run
 export async function startBareNode(): Promise<{ url: string; pid: number; startMs: number; stop(): Promise<void> }> {
   const port = await freePort();
   const started = performance.now();
-  const child = spawn(
-    process.execPath,
-    ["-e", `require("node:http").createServer((q, s) => s.end('{"ok":true}')).listen(${port}, "127.0.0.1")`],
-    { stdio: "ignore" },
-  );
+  const child = spawn(process.execPath, ["-e", `require("node:http").createServer((q, s) => s.end('{"ok":true}')).listen(${port}, "127.0.0.1")`], {
+    stdio: "ignore",
+  });
   const url = `http://127.0.0.1:${port}`;
   await waitHealthy(url, child);
   return { url, pid: child.pid!, startMs: performance.now() - started, stop: () => stopChild(child) };

@@ -104,7 +104,10 @@ describe("Claude Code 2.1.197", () => {
       }
 
       const seen = lastToolResults(fake.requests);
-      expect(seen.map((r) => r.isError), JSON.stringify(seen, null, 1)).toEqual([false, false, false]);
+      expect(
+        seen.map((r) => r.isError),
+        JSON.stringify(seen, null, 1),
+      ).toEqual([false, false, false]);
       const [launched, waited, done] = seen;
       expect(launched?.text.trim()).toBe(jobId);
       expect(jobId).toMatch(/^\S+$/);

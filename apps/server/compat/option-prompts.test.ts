@@ -22,7 +22,10 @@ const script: Script = [{ kind: "text", text: "Done", usage: { input: 10, output
 function userTexts(requests: RecordedRequest[]): string[] {
   const texts: string[] = [];
   const walk = (value: unknown, role: unknown): void => {
-    if (Array.isArray(value)) return value.forEach((v) => walk(v, role));
+    if (Array.isArray(value)) {
+      for (const v of value) walk(v, role);
+      return;
+    }
     if (!isRecord(value)) return;
     const own = value.role ?? role;
     if (own === "user" && typeof value.text === "string") texts.push(value.text);

@@ -32,7 +32,11 @@ if (missing().length === 0) {
   process.stdout.write(`▸ Compat clients ready in ${path.relative(repo, clientsDir)}/\n`);
 } else {
   const started = Date.now();
-  process.stdout.write(`▸ Installing the pinned clients into ${path.relative(repo, clientsDir)}/ (${missing().map(([p, v]) => `${p}@${v}`).join(", ")})\n`);
+  process.stdout.write(
+    `▸ Installing the pinned clients into ${path.relative(repo, clientsDir)}/ (${missing()
+      .map(([p, v]) => `${p}@${v}`)
+      .join(", ")})\n`,
+  );
   // npm init cannot name a package after a dot-directory, so the manifest is written here.
   mkdirSync(clientsDir, { recursive: true });
   const manifest = path.join(clientsDir, "package.json");

@@ -44,9 +44,7 @@ afterAll(async () => {
 describe("real CLIs as Corral workers", () => {
   it("Gemini CLI 0.61.0 writes the file its model asked for; usage comes from its stream-json result", async () => {
     const workdir = path.join(server.root, "jobs", "gemini");
-    const fake = await startFakeGemini(
-      writeScript("write_file", { file_path: path.join(workdir, "hello.txt"), content: "hello from gemini\n" }),
-    );
+    const fake = await startFakeGemini(writeScript("write_file", { file_path: path.join(workdir, "hello.txt"), content: "hello from gemini\n" }));
     fakes.push(fake);
     await configureAgent("gemini", {
       GOOGLE_GEMINI_BASE_URL: fake.url,
@@ -72,9 +70,7 @@ describe("real CLIs as Corral workers", () => {
 
   it("OpenCode 1.18.33 writes the file its model asked for; usage and cost come from its step_finish events", async () => {
     const workdir = path.join(server.root, "jobs", "opencode");
-    const fake = await startFakeOpenAI(
-      writeScript("write", { filePath: path.join(workdir, "hello.txt"), content: "hello from opencode\n" }),
-    );
+    const fake = await startFakeOpenAI(writeScript("write", { filePath: path.join(workdir, "hello.txt"), content: "hello from opencode\n" }));
     fakes.push(fake);
     // The provider config lives outside the workdir, so the worker's files are only its own.
     const config = path.join(server.root, "opencode.json");

@@ -11,9 +11,12 @@ const DEFAULT_WORKDIR_FOLDER = "corral-work";
 const portSchema = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().min(1);
 const listOf = (separator: string) =>
-  z
-    .string()
-    .transform((s) => s.split(separator).map((p) => p.trim()).filter(Boolean));
+  z.string().transform((s) =>
+    s
+      .split(separator)
+      .map((p) => p.trim())
+      .filter(Boolean),
+  );
 
 /** Every setting, with its environment variable. README's settings table mirrors this. */
 const EnvSchema = z.object({

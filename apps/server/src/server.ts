@@ -36,7 +36,9 @@ async function main(): Promise<void> {
  */
 function banner(base: string, token: string, config: AppConfig): string {
   const where = config.token ? "CORRAL_TOKEN" : `the file ${path.join(config.dataDir, "token")}`;
-  const open = process.stdout.isTTY ? `${base}/?token=${token}` : `${base}/?token=<token>  (the token is in ${where}; it is printed only to a terminal)`;
+  const open = process.stdout.isTTY
+    ? `${base}/?token=${token}`
+    : `${base}/?token=<token>  (the token is in ${where}; it is printed only to a terminal)`;
   return `\nCorral is running.\n  Open:  ${open}\n  MCP:   ${base}/mcp  (header Authorization: Bearer <token>)\n  Data:  ${config.dataDir}\n\n`;
 }
 

@@ -61,13 +61,25 @@ describe("an agent kind added with one module and one registry line", () => {
     expect(job.status).toBe("succeeded");
     const page = await api<ReadablePage>(server, "GET", `/api/jobs/${job.id}/readable`);
     expect(page.body.complete).toBe(true);
-    expect(page.body.events.map(readableText)).toEqual(["· session started · parrot-1", "→ write said.txt", "← ok", "hello there", "✓ done · 3 in / 5 out"]);
+    expect(page.body.events.map(readableText)).toEqual([
+      "· session started · parrot-1",
+      "→ write said.txt",
+      "← ok",
+      "hello there",
+      "✓ done · 3 in / 5 out",
+    ]);
     const raw = await api<OutputPage>(server, "GET", `/api/jobs/${job.id}/output`);
     expect(raw.body.chunks.map((c) => c.text).join("")).toContain('{"type":"say","text":"hello there"}');
   });
 
   test("a running job's readable output has each whole line as soon as it is printed, the open one once it ends", async () => {
-    const created = await api(server, "POST", "/api/agents", { name: "printer", kind: "command", command: "/bin/sh", args: ["-c", "{prompt}"], workdir: workdir("printer") });
+    const created = await api(server, "POST", "/api/agents", {
+      name: "printer",
+      kind: "command",
+      command: "/bin/sh",
+      args: ["-c", "{prompt}"],
+      workdir: workdir("printer"),
+    });
     expect(created.status).toBe(201);
     // One write holding a whole line and the start of the next.
     const launched = await api<Job>(server, "POST", "/api/jobs", { agent: "printer", prompt: "printf 'one\\ntw'; sleep 30" });
@@ -91,16 +103,20 @@ describe("an agent kind added with one module and one registry line", () => {
     expect(args.join(" ")).toContain(`--bind ${path.join(home, ".parrot")} ${path.join(home, ".parrot")}`);
   });
 
-  test.skipIf(!hasTool("bwrap", ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--", "true"], "apt-get install bubblewrap"))(
-    "a sandboxed job of the kind runs with its state dirs writable",
-    async () => {
-      mkdirSync(path.join(server.root, ".parrot"), { recursive: true });
-      const created = await api(server, "POST", "/api/agents", { name: "parrot_boxed", kind: "parrot", sandbox: "bwrap", workdir: workdir("sandboxed") });
-      expect(created.status).toBe(201);
-      const job = await runJob({ agent: "parrot_boxed", prompt: "boxed" });
-      expect(job.status).toBe("succeeded");
-      const state = path.join(server.root, ".parrot");
-      expect(job.invocation?.args.join(" ")).toContain(`--bind ${state} ${state}`);
-    },
-  );
+  test.skipIf(
+    !hasTool("bwrap", ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--", "true"], "apt-get install bubblewrap"),
+  )("a sandboxed job of the kind runs with its state dirs writable", async () => {
+    mkdirSync(path.join(server.root, ".parrot"), { recursive: true });
+    const created = await api(server, "POST", "/api/agents", {
+      name: "parrot_boxed",
+      kind: "parrot",
+      sandbox: "bwrap",
+      workdir: workdir("sandboxed"),
+    });
+    expect(created.status).toBe(201);
+    const job = await runJob({ agent: "parrot_boxed", prompt: "boxed" });
+    expect(job.status).toBe("succeeded");
+    const state = path.join(server.root, ".parrot");
+    expect(job.invocation?.args.join(" ")).toContain(`--bind ${state} ${state}`);
+  });
 });

@@ -70,7 +70,18 @@ describe("with default settings", () => {
     expect((await api(server, "PATCH", "/api/agents/codex", { model: null })).status).toBe(200);
   });
 
-  const loaderVars = ["LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "NODE_OPTIONS", "BASH_ENV", "ENV", "PYTHONSTARTUP", "PERL5OPT", "GCONV_PATH"];
+  const loaderVars = [
+    "LD_PRELOAD",
+    "LD_LIBRARY_PATH",
+    "LD_AUDIT",
+    "DYLD_INSERT_LIBRARIES",
+    "NODE_OPTIONS",
+    "BASH_ENV",
+    "ENV",
+    "PYTHONSTARTUP",
+    "PERL5OPT",
+    "GCONV_PATH",
+  ];
 
   test.each(loaderVars)("an agent's env may not set %s (create and patch), naming env.<NAME>", async (name) => {
     const created = await api<{ error: string; field: string; issues: { field: string }[] }>(server, "POST", "/api/agents", {
@@ -90,7 +101,13 @@ describe("with default settings", () => {
   });
 
   test("ordinary variables (API keys, base URLs, PATH) are fine", async () => {
-    const env = { OPENAI_API_KEY: "k", GOOGLE_GEMINI_BASE_URL: "http://127.0.0.1:1", PATH: "/usr/bin:/bin", LDAP_URI: "ldap://x", NODE_ENV: "production" };
+    const env = {
+      OPENAI_API_KEY: "k",
+      GOOGLE_GEMINI_BASE_URL: "http://127.0.0.1:1",
+      PATH: "/usr/bin:/bin",
+      LDAP_URI: "ldap://x",
+      NODE_ENV: "production",
+    };
     expect((await api(server, "PATCH", "/api/agents/gemini", { env })).status).toBe(200);
     expect((await api(server, "PATCH", "/api/agents/gemini", { env: {} })).status).toBe(200);
   });
@@ -102,7 +119,9 @@ describe("with default settings", () => {
       const cli = path.join(dir, "probed.sh");
       writeFileSync(cli, `#!/bin/sh\necho "\${PROBE_MARK:-server}" > '${mark}'\necho 'probed 1.0'\n`);
       chmodSync(cli, 0o755);
-      expect((await api(server, "POST", "/api/agents", { name: "probed", kind: "claude", command: cli, env: { PROBE_MARK: "agent" } })).status).toBe(201);
+      expect((await api(server, "POST", "/api/agents", { name: "probed", kind: "claude", command: cli, env: { PROBE_MARK: "agent" } })).status).toBe(
+        201,
+      );
       const { body } = await api<AgentWithAvailability>(server, "GET", "/api/agents/probed");
       expect(body.availability).toMatchObject({ available: true, version: "probed 1.0" });
       expect(readFileSync(mark, "utf8")).toBe("server\n");

@@ -45,7 +45,10 @@ describe("the OpenAPI document", () => {
       const operation = document.paths[openApiPath(route.url)]?.[route.method.toLowerCase()];
       expect(operation, `${route.method} ${route.url} is missing`).toBeDefined();
       const statuses = Object.keys(operation?.responses ?? {});
-      expect(statuses.some((s) => /^[12]\d\d$/.test(s)), `${route.method} ${route.url}: ${statuses}`).toBe(true);
+      expect(
+        statuses.some((s) => /^[12]\d\d$/.test(s)),
+        `${route.method} ${route.url}: ${statuses}`,
+      ).toBe(true);
       // MCP routes answer JSON-RPC in the protocol's own shape; /api/health is public and cannot fail.
       if (route.url.startsWith("/mcp") || route.access === "public") continue;
       for (const status of ["400", "401", "500"]) {

@@ -36,10 +36,22 @@ describe("cost accounting", () => {
     // gemini: no cost in its output, so the table prices it (2400 fresh, 100 cached, 52 + 7 thought tokens out).
     expect(gemini.provider).toBe("google");
     expect(gemini.finalText).toBe("wrote a.txt\ndone gemini");
-    expect(gemini.usage).toMatchObject({ model: "gemini-2.5-flash", inputTokens: 2500, outputTokens: 59, cachedInputTokens: 100, costSource: "estimated" });
+    expect(gemini.usage).toMatchObject({
+      model: "gemini-2.5-flash",
+      inputTokens: 2500,
+      outputTokens: 59,
+      cachedInputTokens: 100,
+      costSource: "estimated",
+    });
     expect(gemini.usage.costUsd).toBeCloseTo((2400 * 0.3 + 100 * 0.03 + 59 * 2.5) / 1e6, 12);
     // claude: the CLI's own cost.
-    expect(claude.usage).toMatchObject({ model: "claude-sonnet-4-5", inputTokens: 2650, outputTokens: 52, costUsd: 0.0084975, costSource: "reported" });
+    expect(claude.usage).toMatchObject({
+      model: "claude-sonnet-4-5",
+      inputTokens: 2650,
+      outputTokens: 52,
+      costUsd: 0.0084975,
+      costSource: "reported",
+    });
     // codex: no cost in its output and no price for this model.
     expect(codex.usage).toMatchObject({ model: "my-finetune", inputTokens: 2500, outputTokens: 52, costUsd: null, costSource: null });
 
@@ -51,7 +63,11 @@ describe("cost accounting", () => {
       expect(group.inputTokens).toBe(mine.reduce((n, j) => n + (j.usage.inputTokens ?? 0), 0));
       expect(group.outputTokens).toBe(mine.reduce((n, j) => n + (j.usage.outputTokens ?? 0), 0));
       const priced = mine.filter((j) => j.usage.costUsd !== null);
-      if (priced.length) expect(group.costUsd).toBeCloseTo(priced.reduce((n, j) => n + (j.usage.costUsd ?? 0), 0), 12);
+      if (priced.length)
+        expect(group.costUsd).toBeCloseTo(
+          priced.reduce((n, j) => n + (j.usage.costUsd ?? 0), 0),
+          12,
+        );
       else expect(group.costUsd).toBeNull();
     }
     const openai = byProvider.groups.find((g) => g.provider === "openai");
@@ -59,7 +75,13 @@ describe("cost accounting", () => {
     expect(byProvider.totals.costUsd).toBeCloseTo((gemini.usage.costUsd ?? 0) + 0.0084975, 12);
     expect(byProvider.totals.unpricedJobs).toBe(1);
 
-    const priced = await api(server, "PUT", "/api/costs/prices", { provider: "openai", model: "my-finetune", inputPerM: 1, outputPerM: 10, cachedInputPerM: 0.1 });
+    const priced = await api(server, "PUT", "/api/costs/prices", {
+      provider: "openai",
+      model: "my-finetune",
+      inputPerM: 1,
+      outputPerM: 10,
+      cachedInputPerM: 0.1,
+    });
     expect(priced.status).toBe(200);
     const expected = (2400 * 1 + 100 * 0.1 + 52 * 10) / 1e6;
     expect(server.services.jobs.get(codex.id).usage).toMatchObject({ costSource: "estimated" });
@@ -132,7 +154,9 @@ describe("budgets", () => {
     const refused = await api<ErrorBody>(server, "POST", "/api/jobs", { agent: "claude", prompt: "hi", workdir: path.join(server.root, "work") });
     expect(refused.status).toBe(429);
     expect(refused.body.field).toBe("agent");
-    expect(refused.body.error).toMatch(/^budget exceeded: anthropic's daily budget is \$0\.01 and \$0\.0129 is used today; raise it with PATCH \/api\/costs\/budgets\/\d+ or wait until \d{4}-\d{2}-\d{2} 00:00$/);
+    expect(refused.body.error).toMatch(
+      /^budget exceeded: anthropic's daily budget is \$0\.01 and \$0\.0129 is used today; raise it with PATCH \/api\/costs\/budgets\/\d+ or wait until \d{4}-\d{2}-\d{2} 00:00$/,
+    );
 
     const budgets = (await api<{ budgets: Budget[] }>(server, "GET", "/api/costs/budgets")).body.budgets;
     expect(budgets).toEqual([expect.objectContaining({ provider: "anthropic", period: "day", exceeded: true, maxCostUsd: 0.01 })]);

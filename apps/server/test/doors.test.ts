@@ -99,7 +99,12 @@ function spellings(pathname: string): string[] {
 }
 
 function concrete(url: string): string {
-  return url.replace(/:id\b/g, jobId).replace(/:name\b/g, "gemini").replace(/:agent\b/g, "gemini").replace(/:[a-z]+/gi, "x").replace(/\*/g, "x");
+  return url
+    .replace(/:id\b/g, jobId)
+    .replace(/:name\b/g, "gemini")
+    .replace(/:agent\b/g, "gemini")
+    .replace(/:[a-z]+/gi, "x")
+    .replace(/\*/g, "x");
 }
 
 /** A success that is only the panel's shell (what unknown paths serve) holds no data. */
@@ -116,7 +121,12 @@ describe("no spelling of a protected route answers without credentials", () => {
   test("public routes are exactly the declared ones, and panel pages are only panel files", () => {
     const routes = server.routes();
     expect(routes.length).toBeGreaterThan(40);
-    expect(routes.filter((r) => r.access === "public").map((r) => `${r.method} ${r.url}`).sort()).toEqual([...PUBLIC].sort());
+    expect(
+      routes
+        .filter((r) => r.access === "public")
+        .map((r) => `${r.method} ${r.url}`)
+        .sort(),
+    ).toEqual([...PUBLIC].sort());
     for (const page of routes.filter((r) => r.access === "page")) {
       expect(["GET", "HEAD"], `${page.method} ${page.url}`).toContain(page.method);
       expect(page.url, "a panel file").not.toMatch(/^\/(api|mcp|metrics)(\/|$)/);
@@ -133,10 +143,7 @@ describe("no spelling of a protected route answers without credentials", () => {
     for (const route of protectedRoutes) {
       const body = ["POST", "PUT", "PATCH"].includes(route.method) ? JSON.stringify({ agent: "command", name: "x", prompt: "id" }) : "";
       for (const target of spellings(concrete(route.url))) {
-        const answers = await Promise.all([
-          raw(route.method, target, [], body),
-          route.method === "GET" ? raw("GET", target, upgrade) : null,
-        ]);
+        const answers = await Promise.all([raw(route.method, target, [], body), route.method === "GET" ? raw("GET", target, upgrade) : null]);
         for (const answer of answers) {
           if (!answer) continue;
           tried++;

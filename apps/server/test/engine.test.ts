@@ -120,7 +120,11 @@ describe("retries", () => {
       .readOutput(job.id, attempt.outputStart, 1 << 20)
       .chunks.map((c) => c.text)
       .join("");
-    return attempt.outputEnd === null ? text : Buffer.from(text).subarray(0, attempt.outputEnd - attempt.outputStart).toString();
+    return attempt.outputEnd === null
+      ? text
+      : Buffer.from(text)
+          .subarray(0, attempt.outputEnd - attempt.outputStart)
+          .toString();
   };
 
   test("a transient failure is tried again after the backoff; each attempt keeps its own output", async () => {

@@ -25,14 +25,71 @@ function prng(seed: number) {
 }
 
 const FIELDS = [
-  "agent", "prompt", "workdir", "model", "timeout_s", "name", "kind", "command", "args", "env", "sandbox", "enabled",
-  "maxConcurrent", "timeoutS", "sharedWorkdir", "maxCostUsd", "maxTokens", "job_id", "job_ids", "cursor", "limit", "tail", "status", "type", "jobId", "path",
-  "__proto__", "constructor", "prototype", "toString", "hasOwnProperty",
+  "agent",
+  "prompt",
+  "workdir",
+  "model",
+  "timeout_s",
+  "name",
+  "kind",
+  "command",
+  "args",
+  "env",
+  "sandbox",
+  "enabled",
+  "maxConcurrent",
+  "timeoutS",
+  "sharedWorkdir",
+  "maxCostUsd",
+  "maxTokens",
+  "job_id",
+  "job_ids",
+  "cursor",
+  "limit",
+  "tail",
+  "status",
+  "type",
+  "jobId",
+  "path",
+  "__proto__",
+  "constructor",
+  "prototype",
+  "toString",
+  "hasOwnProperty",
 ];
 const ODD_STRINGS = [
-  "", " ", "gemini", "hang", "../../etc/passwd", "/etc/shadow", "~", "~/../../root", "%00", "\u0000", "\ud800", "\udfff\ud800",
-  "💥🐎", "\u202eevil", "ﷺ", "a\nb\r\nc", "${HOME}", "$(rm -rf /)", "`id`", "'; DROP TABLE jobs; --", "null", "{}", "[]", "NaN",
-  "Infinity", "-1", "1e309", "0x10", "__proto__", "constructor", "x".repeat(5000),
+  "",
+  " ",
+  "gemini",
+  "hang",
+  "../../etc/passwd",
+  "/etc/shadow",
+  "~",
+  "~/../../root",
+  "%00",
+  "\u0000",
+  "\ud800",
+  "\udfff\ud800",
+  "💥🐎",
+  "\u202eevil",
+  "ﷺ",
+  "a\nb\r\nc",
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell expansion, sent as a literal
+  "${HOME}",
+  "$(rm -rf /)",
+  "`id`",
+  "'; DROP TABLE jobs; --",
+  "null",
+  "{}",
+  "[]",
+  "NaN",
+  "Infinity",
+  "-1",
+  "1e309",
+  "0x10",
+  "__proto__",
+  "constructor",
+  "x".repeat(5000),
 ];
 
 function generator(seed: number) {
@@ -41,7 +98,8 @@ function generator(seed: number) {
   const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)]!;
   const unicode = (len: number) => {
     let s = "";
-    for (let i = 0; i < len; i++) s += String.fromCodePoint(pick([int(0x80), 0x80 + int(0x780), 0x4e00 + int(0x5000), 0x1f300 + int(0x300), int(0xd800)]));
+    for (let i = 0; i < len; i++)
+      s += String.fromCodePoint(pick([int(0x80), 0x80 + int(0x780), 0x4e00 + int(0x5000), 0x1f300 + int(0x300), int(0xd800)]));
     return s;
   };
   const string = (): string => {
@@ -110,14 +168,25 @@ test("REST: random bodies, queries and ids get clear 4xx errors, never a crash",
     () => ({ method: "POST", url: "/api/jobs", body: JSON.stringify(g.rand() < 0.5 ? g.object() : g.value()) }),
     () => ({ method: "POST", url: "/api/agents", body: JSON.stringify(g.rand() < 0.7 ? g.object() : g.value()) }),
     () => ({ method: "PATCH", url: `/api/agents/${enc(g.pick(["gemini", "nope", g.string().slice(0, 60)]))}`, body: JSON.stringify(g.object()) }),
-    () => ({ method: "GET", url: `/api/jobs?${new URLSearchParams(Object.entries(g.object()).map(([k, v]): [string, string] => [k, typeof v === "string" ? v : (JSON.stringify(v) ?? "")])).toString()}` }),
+    () => ({
+      method: "GET",
+      url: `/api/jobs?${new URLSearchParams(Object.entries(g.object()).map(([k, v]): [string, string] => [k, typeof v === "string" ? v : (JSON.stringify(v) ?? "")])).toString()}`,
+    }),
     () => ({ method: "GET", url: `/api/jobs/${enc(g.string().slice(0, 300))}` }),
     () => ({ method: "POST", url: `/api/jobs/${enc(g.string().slice(0, 300))}/cancel` }),
     () => ({ method: "GET", url: `/api/jobs/${enc(g.string().slice(0, 40))}/output?cursor=${enc(JSON.stringify(g.value()) ?? "")}` }),
-    () => ({ method: "GET", url: `/api/audit?${new URLSearchParams(Object.entries(g.object()).map(([k, v]): [string, string] => [k, typeof v === "string" ? v : (JSON.stringify(v) ?? "")])).toString()}` }),
+    () => ({
+      method: "GET",
+      url: `/api/audit?${new URLSearchParams(Object.entries(g.object()).map(([k, v]): [string, string] => [k, typeof v === "string" ? v : (JSON.stringify(v) ?? "")])).toString()}`,
+    }),
     () => ({ method: "GET", url: `/api/workdirs/read?path=${enc(g.string().slice(0, 500))}` }),
     () => ({ method: "POST", url: "/api/jobs", body: g.string().slice(0, 3000) }),
-    () => ({ method: "POST", url: "/api/jobs", body: JSON.stringify(g.object()), type: g.pick(["text/plain", "application/x-www-form-urlencoded", "application/json; charset=utf-16", "multipart/form-data"]) }),
+    () => ({
+      method: "POST",
+      url: "/api/jobs",
+      body: JSON.stringify(g.object()),
+      type: g.pick(["text/plain", "application/x-www-form-urlencoded", "application/json; charset=utf-16", "multipart/form-data"]),
+    }),
   ];
   for (let i = 0; i < ITERATIONS * 2; i++) {
     const req = g.pick(targets)();
@@ -127,10 +196,17 @@ test("REST: random bodies, queries and ids get clear 4xx errors, never a crash",
       body: req.body,
     });
     const text = await res.text();
-    expectClearError(res.status, text, `${req.method} ${req.url.slice(0, 120)} ${req.body?.slice(0, 120) ?? ""} → ${res.status} ${text.slice(0, 200)}`);
+    expectClearError(
+      res.status,
+      text,
+      `${req.method} ${req.url.slice(0, 120)} ${req.body?.slice(0, 120) ?? ""} → ${res.status} ${text.slice(0, 200)}`,
+    );
     if (res.status === 400 && req.type === undefined && isJsonObject(req.body) && !/__proto__|constructor|prototype/.test(req.body ?? "")) {
       // A schema refusal names the field at fault.
-      expect(typeof (JSON.parse(text) as { field?: unknown }).field, `${req.method} ${req.url} ${(req.body ?? "").slice(0, 200)} → ${text.slice(0, 200)}`).toBe("string");
+      expect(
+        typeof (JSON.parse(text) as { field?: unknown }).field,
+        `${req.method} ${req.url} ${(req.body ?? "").slice(0, 200)} → ${text.slice(0, 200)}`,
+      ).toBe("string");
     }
   }
   expect(({} as Record<string, unknown>).polluted).toBeUndefined();
@@ -199,7 +275,14 @@ test("WebSocket: random frames get error messages; the connection and server sta
     if (r < 0.1) socket.send(Buffer.from([0xff, 0x00, 0xfe]));
     // Up to 20,000 UTF-16 units: at most 60 KB of UTF-8, under the 64 KiB frame limit tested below.
     else if (r < 0.3) socket.send(g.string().slice(0, 20_000));
-    else socket.send(JSON.stringify(g.rand() < 0.6 ? { ...g.object(), type: g.pick(["subscribe_job", "unsubscribe_job", "subscribe_jobs", "nope", g.string().slice(0, 20)]) } : g.value()).slice(0, 20_000));
+    else
+      socket.send(
+        JSON.stringify(
+          g.rand() < 0.6
+            ? { ...g.object(), type: g.pick(["subscribe_job", "unsubscribe_job", "subscribe_jobs", "nope", g.string().slice(0, 20)]) }
+            : g.value(),
+        ).slice(0, 20_000),
+      );
   }
   // Replies come in order: once the answer to this last frame is in, every earlier one is too.
   const sentinel = "fuzzend00000";

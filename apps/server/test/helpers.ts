@@ -24,7 +24,10 @@ export function tempDir(prefix = "corral-test-"): string {
 }
 
 /** A real server on a real port, with its own data dir and the fake CLIs first on PATH. */
-export async function startServer(env: Record<string, string> = {}, options: { dataDir?: string; root?: string; logStream?: BuildOptions["logStream"] } = {}): Promise<TestServer> {
+export async function startServer(
+  env: Record<string, string> = {},
+  options: { dataDir?: string; root?: string; logStream?: BuildOptions["logStream"] } = {},
+): Promise<TestServer> {
   const root = options.root ?? tempDir();
   const dataDir = options.dataDir ?? path.join(root, "data");
   const config = loadConfig({

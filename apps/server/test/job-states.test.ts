@@ -26,7 +26,7 @@ const idOf = (key: string): string => {
   if (!id) throw new Error(`no job for ${key}`);
   return id;
 };
-const cleanups: (() => Promise<unknown> | void)[] = [];
+const cleanups: (() => Promise<unknown> | undefined)[] = [];
 
 afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
@@ -37,10 +37,14 @@ let n = 0;
 const workdir = () => path.join(root, `w${++n}`);
 const status = async (id: string) => (await api<Job>(server, "GET", `/api/jobs/${id}`)).body;
 const reach = (id: string, wanted: (job: Job) => boolean, what: string, timeoutMs = 20_000) =>
-  until(async () => {
-    const job = await status(id);
-    return wanted(job) ? job : undefined;
-  }, timeoutMs, `job ${id} ${what}`);
+  until(
+    async () => {
+      const job = await status(id);
+      return wanted(job) ? job : undefined;
+    },
+    timeoutMs,
+    `job ${id} ${what}`,
+  );
 
 async function launch(body: Record<string, unknown>): Promise<string> {
   const res = await api<Job>(server, "POST", "/api/jobs", { workdir: workdir(), ...body });
@@ -107,7 +111,11 @@ beforeAll(async () => {
   ids.cancelledQueued = await launch({ agent: "kiro", prompt: "print 1" });
   expect((await api<Job>(server, "POST", `/api/jobs/${idOf("cancelledQueued")}/cancel`)).body.status).toBe("cancelled");
 
-  ids.retryWaiting = await launch({ agent: "free", prompt: "print 1\nstderr transient\nexit 75", retry: { maxAttempts: 2, exitCodes: [75], backoffS: 3600 } });
+  ids.retryWaiting = await launch({
+    agent: "free",
+    prompt: "print 1\nstderr transient\nexit 75",
+    retry: { maxAttempts: 2, exitCodes: [75], backoffS: 3600 },
+  });
   ids.succeeded = await launch({ agent: "free", prompt: "print 3\nwrite a.txt hi" });
   ids.failed = await launch({ agent: "free", prompt: "stderr boom\nexit 3" });
   ids.timedOut = await launch({ agent: "free", prompt: "print 1\nhang", timeoutS: 1 });
@@ -190,7 +198,9 @@ describe("every job state, over every door", () => {
   test("a queued job's stream says queued, then streams its run live with no gap and no repeat; _run waiting behind it answers ok", async () => {
     const id = idOf("queued");
     const run = tool("kiro_run", { prompt: "print 2", workdir: workdir() });
-    await until(async () => ((await api<{ total: number }>(server, "GET", "/api/jobs?status=queued&agent=kiro")).body.total === 2 ? true : undefined));
+    await until(async () =>
+      (await api<{ total: number }>(server, "GET", "/api/jobs?status=queued&agent=kiro")).body.total === 2 ? true : undefined,
+    );
     await api(server, "POST", `/api/jobs/${idOf("running")}/cancel`);
     await ws.waitForEnd(id);
     expect(ws.of("status", id).map((m) => m.job.status)).toEqual(["queued", "running", "succeeded"]);

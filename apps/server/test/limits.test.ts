@@ -24,7 +24,11 @@ describe("WebSocket", () => {
       server.services.agents.create({ name: "burst", kind: "kiro", maxConcurrent: 32 });
       const jobs: Job[] = [];
       for (let i = 0; i < 32; i++) {
-        const res = await api<Job>(server, "POST", "/api/jobs", { agent: "burst", prompt: "sleep 1\nbytes 1048576", workdir: path.join(server.root, `b${i}`) });
+        const res = await api<Job>(server, "POST", "/api/jobs", {
+          agent: "burst",
+          prompt: "sleep 1\nbytes 1048576",
+          workdir: path.join(server.root, `b${i}`),
+        });
         expect(res.status).toBe(201);
         jobs.push(res.body);
       }
@@ -114,7 +118,12 @@ describe("MCP sessions", () => {
       },
       body: JSON.stringify(body),
     });
-  const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } };
+  const initialize = {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+  };
 
   /** A raw client: initialize and the initialized notification; the session id, or the refusal. */
   async function openSession(server: TestServer): Promise<{ status: number; sessionId: string; text: string }> {
@@ -148,7 +157,9 @@ describe("MCP sessions", () => {
       expect(statuses.slice(-50)).toEqual(Array(50).fill(200));
       expect(statuses.slice(0, -50)).toEqual(Array(1950).fill(404));
       const gone = await post(server, list, ids[0]);
-      expect(((await gone.json()) as { error: { message: string } }).error.message).toMatch(/made room for newer sessions \(at most 50, CORRAL_MCP_MAX_SESSIONS\); initialize a new session/);
+      expect(((await gone.json()) as { error: { message: string } }).error.message).toMatch(
+        /made room for newer sessions \(at most 50, CORRAL_MCP_MAX_SESSIONS\); initialize a new session/,
+      );
 
       // An SDK client among them hears of an agent change, and the change itself answers.
       const client = await connectMcp(server);

@@ -26,7 +26,12 @@ test("1,000 jobs queued at concurrency 16 with a WebSocket subscriber: every job
   // The subscriber heard every job end, and never more than 16 ran at once.
   const finals = await (async () => {
     for (;;) {
-      const seen = new Set(ws.of("job").filter((m) => isFinalStatus(m.job.status)).map((m) => m.job.id));
+      const seen = new Set(
+        ws
+          .of("job")
+          .filter((m) => isFinalStatus(m.job.status))
+          .map((m) => m.job.id),
+      );
       if (seen.size >= 1000) return seen;
       await sleep(50);
     }

@@ -30,7 +30,9 @@ describe("/mcp", () => {
     }
     expect(names).toEqual(expect.arrayContaining(["corral_agents", "corral_jobs", "corral_wait", "corral_cancel", "corral_logs"]));
     const run = (await client.listTools()).tools.find((t) => t.name === "gemini_run");
-    expect(Object.keys(run?.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(["prompt", "workdir", "model", "timeout_s", "shared_workdir"]));
+    expect(Object.keys(run?.inputSchema.properties ?? {})).toEqual(
+      expect.arrayContaining(["prompt", "workdir", "model", "timeout_s", "shared_workdir"]),
+    );
     expect(run?.inputSchema.required).toEqual(["prompt"]);
   });
 
@@ -51,11 +53,9 @@ describe("/mcp", () => {
 
   test("_run waits, reports progress, and answers ok", async () => {
     const progress: number[] = [];
-    const result = await client.callTool(
-      { name: "kiro_run", arguments: { prompt: "sleep 0.6\nhello", workdir: workdir() } },
-      undefined,
-      { onprogress: (p) => progress.push(p.progress) },
-    );
+    const result = await client.callTool({ name: "kiro_run", arguments: { prompt: "sleep 0.6\nhello", workdir: workdir() } }, undefined, {
+      onprogress: (p) => progress.push(p.progress),
+    });
     const text = textOf(result);
     expect(text).toMatch(/^ok\n/);
     expect(text).toContain("hello");

@@ -21,7 +21,12 @@ test("retry policies written before they took camelCase are read in it after the
     retry: { maxAttempts: 2, exitCodes: [75], outputPatterns: ["quota"], backoffS: 5 },
   });
   expect(created.status).toBe(201);
-  const job = await api<Job>(server, "POST", "/api/jobs", { agent: "gemini", prompt: "hi", workdir: path.join(root, "w"), retry: { maxAttempts: 3, backoffS: 0.5 } });
+  const job = await api<Job>(server, "POST", "/api/jobs", {
+    agent: "gemini",
+    prompt: "hi",
+    workdir: path.join(root, "w"),
+    retry: { maxAttempts: 3, backoffS: 0.5 },
+  });
   expect(job.status).toBe(201);
   await server.services.jobs.waitFor([job.body.id], 10_000);
   await server.close();
@@ -30,8 +35,13 @@ test("retry policies written before they took camelCase are read in it after the
   // The registry as the release before wrote it: policies in snake_case, the last migration not yet run.
   const db = new Database(path.join(root, "data", "corral.db"));
   const old = (policy: object) => JSON.stringify(policy);
-  db.prepare("update agents set retry = ? where name = 'flaky'").run(old({ max_attempts: 2, exit_codes: [75], output_patterns: ["quota"], backoff_s: 5 }));
-  db.prepare("update jobs set retry = ? where id = ?").run(old({ max_attempts: 3, exit_codes: [], output_patterns: [], backoff_s: 0.5 }), job.body.id);
+  db.prepare("update agents set retry = ? where name = 'flaky'").run(
+    old({ max_attempts: 2, exit_codes: [75], output_patterns: ["quota"], backoff_s: 5 }),
+  );
+  db.prepare("update jobs set retry = ? where id = ?").run(
+    old({ max_attempts: 3, exit_codes: [], output_patterns: [], backoff_s: 0.5 }),
+    job.body.id,
+  );
   db.prepare("delete from __drizzle_migrations where created_at = (select max(created_at) from __drizzle_migrations)").run();
   db.close();
 

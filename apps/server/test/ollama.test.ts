@@ -107,7 +107,9 @@ describe("the Ollama worker loop", () => {
     symlinkSync(path.join(outside, "dangling.txt"), path.join(workdir, "dangling.txt"));
     const attempts = ["../x", "link/y.txt", "dangling.txt", path.join(outside, "abs.txt")];
     fake.script("qwen2.5:7b", (_body, turn) =>
-      turn < attempts.length ? { toolCalls: [{ name: "write_file", arguments: { path: attempts[turn], content: "escape" } }] } : { content: "could not" },
+      turn < attempts.length
+        ? { toolCalls: [{ name: "write_file", arguments: { path: attempts[turn], content: "escape" } }] }
+        : { content: "could not" },
     );
 
     const id = await call(mcp, "ollama_run_async", { prompt: "try to escape", workdir });
@@ -115,7 +117,11 @@ describe("the Ollama worker loop", () => {
 
     expect(readdirSync(outside)).toEqual([]);
     expect(existsSync(path.join(server.root, "x"))).toBe(false);
-    const refusals = fake.chats.at(-1)?.messages.filter((m) => m.role === "tool").map((m) => m.content) ?? [];
+    const refusals =
+      fake.chats
+        .at(-1)
+        ?.messages.filter((m) => m.role === "tool")
+        .map((m) => m.content) ?? [];
     expect(refusals).toHaveLength(4);
     for (const r of refusals) expect(r).toMatch(/^error: refused: /);
   });
@@ -184,7 +190,12 @@ describe("the Ollama worker loop", () => {
     const other = await startFakeOllama([{ name: "llama3.1:8b" }]);
     cleanups.push(() => other.close());
     other.script("llama3.1:8b", () => ({ content: "from the GPU box" }));
-    const created = await api<AgentWithAvailability>(server, "POST", "/api/agents", { name: "gpubox", kind: "ollama", baseUrl: other.url, model: "llama3.1:8b" });
+    const created = await api<AgentWithAvailability>(server, "POST", "/api/agents", {
+      name: "gpubox",
+      kind: "ollama",
+      baseUrl: other.url,
+      model: "llama3.1:8b",
+    });
     expect(created.status).toBe(201);
     expect(created.body.availability.available).toBe(true);
     const id = await until(async () => {
@@ -212,10 +223,40 @@ describe("Ollama capability checks", () => {
     expect(body.url).toBe(server.services.config.ollamaUrl);
     expect(body.version).toBe("0.12.6");
     const by = Object.fromEntries(body.models.map((m) => [m.name, m]));
-    expect(by["qwen2.5:7b"]).toMatchObject({ tools: true, capabilities: ["completion", "tools"], contextLength: 32_768, cloud: false, loaded: true, sizeVramBytes: 5_000_000_000, family: "qwen2", quantization: "Q4_K_M", probe: null });
-    expect(by["gemma:2b"]).toMatchObject({ tools: false, capabilities: ["completion"], contextLength: 8192, family: "gemma", parameterSize: "3B", loaded: false, cloud: false });
-    expect(by["nomic-embed-text:latest"]).toMatchObject({ tools: false, capabilities: ["embedding"], contextLength: 2048, sizeBytes: 274_302_450, cloud: false });
-    expect(by["gpt-oss:120b-cloud"]).toMatchObject({ tools: true, cloud: true, remoteHost: "https://ollama.com:443", sizeBytes: null, contextLength: 131_072 });
+    expect(by["qwen2.5:7b"]).toMatchObject({
+      tools: true,
+      capabilities: ["completion", "tools"],
+      contextLength: 32_768,
+      cloud: false,
+      loaded: true,
+      sizeVramBytes: 5_000_000_000,
+      family: "qwen2",
+      quantization: "Q4_K_M",
+      probe: null,
+    });
+    expect(by["gemma:2b"]).toMatchObject({
+      tools: false,
+      capabilities: ["completion"],
+      contextLength: 8192,
+      family: "gemma",
+      parameterSize: "3B",
+      loaded: false,
+      cloud: false,
+    });
+    expect(by["nomic-embed-text:latest"]).toMatchObject({
+      tools: false,
+      capabilities: ["embedding"],
+      contextLength: 2048,
+      sizeBytes: 274_302_450,
+      cloud: false,
+    });
+    expect(by["gpt-oss:120b-cloud"]).toMatchObject({
+      tools: true,
+      cloud: true,
+      remoteHost: "https://ollama.com:443",
+      sizeBytes: null,
+      contextLength: 131_072,
+    });
     for (const m of body.models) expect(m.checkedAt).toBeGreaterThan(0);
 
     const text = await call(mcp, "ollama_models", {});
@@ -223,11 +264,17 @@ describe("Ollama capability checks", () => {
     expect(text).toContain("loaded, 5.0 GB in VRAM");
     expect(text).toContain("gemma:2b · no tools");
     expect(text).toContain("nomic-embed-text:latest · no tools · capabilities embedding");
-    expect(text).toContain("gpt-oss:120b-cloud · tools · capabilities completion,tools,thinking · context 131072 · cloud (https://ollama.com:443; not free)");
+    expect(text).toContain(
+      "gpt-oss:120b-cloud · tools · capabilities completion,tools,thinking · context 131072 · cloud (https://ollama.com:443; not free)",
+    );
   });
 
   test("the probe tells a model whose tool calls come back as plain text from one that really calls tools, and keeps the result", async () => {
-    const { fake, server, mcp } = await setup([{ name: "real-tools:7b" }, { name: "text-tools:7b" }, { name: "gemma:2b", capabilities: ["completion"] }]);
+    const { fake, server, mcp } = await setup([
+      { name: "real-tools:7b" },
+      { name: "text-tools:7b" },
+      { name: "gemma:2b", capabilities: ["completion"] },
+    ]);
     fake.script("real-tools:7b", () => ({ toolCalls: [{ name: "add_numbers", arguments: { a: 17, b: 25 } }] }));
     fake.script("text-tools:7b", () => ({ content: '{"name": "add_numbers", "arguments": {"a": 17, "b": 25}}' }));
 

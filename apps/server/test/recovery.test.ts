@@ -26,7 +26,11 @@ const outputOf = (server: TestServer, id: string) =>
 test("a worker keeps running while the server is down and is picked up at the next start", async () => {
   const { root, start } = await restartable();
   const first = await start();
-  const job = first.services.jobs.launch("kiro", { prompt: "print 3\nsleep 1.5\nprint 2\nwrite after.txt ok", workdir: path.join(root, "w") }, "rest");
+  const job = first.services.jobs.launch(
+    "kiro",
+    { prompt: "print 3\nsleep 1.5\nprint 2\nwrite after.txt ok", workdir: path.join(root, "w") },
+    "rest",
+  );
   await sleep(500);
   await first.app.close();
   const second = await start();
@@ -82,7 +86,11 @@ test("queued jobs wait again in order after a restart", async () => {
   const { root, start } = await restartable();
   const first = await start();
   first.services.agents.update("kiro", { maxConcurrent: 1 });
-  const ids = [0, 1, 2].map((i) => first.services.jobs.launch("kiro", { prompt: `sleep 0.3\nwrite q${i}.txt ${i}`, workdir: path.join(root, "q"), shared_workdir: true }, "rest").id);
+  const ids = [0, 1, 2].map(
+    (i) =>
+      first.services.jobs.launch("kiro", { prompt: `sleep 0.3\nwrite q${i}.txt ${i}`, workdir: path.join(root, "q"), shared_workdir: true }, "rest")
+        .id,
+  );
   await first.app.close();
   const second = await start();
   try {
@@ -148,7 +156,12 @@ test("a queued job too big to start, left in the registry, fails with the reason
   const { root, start } = await restartable();
   const first = await start();
   // 200 arguments of 500 {prompt}s each: with a 100 kB prompt, 10 GB of command line if it were built.
-  first.services.agents.create({ name: "echo_many", kind: "command", command: "echo", args: Array.from({ length: 200 }, () => "{prompt}".repeat(500)) });
+  first.services.agents.create({
+    name: "echo_many",
+    kind: "command",
+    command: "echo",
+    args: Array.from({ length: 200 }, () => "{prompt}".repeat(500)),
+  });
   await first.app.close();
   insertJob(root, poisonedRow("poison000001", "echo_many", root, { prompt: "p".repeat(100_000) }));
   const second = await start();

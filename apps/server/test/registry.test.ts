@@ -1,12 +1,24 @@
 import { execFileSync } from "node:child_process";
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from "node:fs";
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, test } from "vitest";
 import type { Job, JobList } from "@corral/shared";
 import { isFinalStatus } from "@corral/shared";
 import { api, startServer, tempDir, until } from "./helpers.js";
-import { connectMcp, textOf } from "./mcp-client.js";
+import { connectMcp } from "./mcp-client.js";
 import { failedStart, startServerProcess } from "./server-process.js";
 
 const token = "registry-test-token-0123456789";
@@ -245,7 +257,11 @@ describe("the data dir is private", () => {
     }
 
     // Files from a version that did not care, or another tool (sqlite3 writes 0644).
-    for (const [name, mode] of [["", 0o755], ["token", 0o644], ["corral.db", 0o644]] as const) {
+    for (const [name, mode] of [
+      ["", 0o755],
+      ["token", 0o644],
+      ["corral.db", 0o644],
+    ] as const) {
       chmodSync(path.join(dataDir, name), mode);
     }
     const again = await startServerProcess(root, {}, { umask: "022" });

@@ -9,7 +9,11 @@ import { findExecutable } from "../src/agents/availability.js";
 export function hasTool(command: string, probeArgs: string[], install: string): boolean {
   const found = findExecutable(command, process.env.PATH);
   const probe = found && spawnSync(found, probeArgs, { encoding: "utf8", timeout: 10_000 });
-  const why = !found ? "not installed" : probe && probe.status !== 0 ? `installed but not working: ${(probe.stderr || probe.error?.message || `exit status ${probe.status}`).trim()}` : null;
+  const why = !found
+    ? "not installed"
+    : probe && probe.status !== 0
+      ? `installed but not working: ${(probe.stderr || probe.error?.message || `exit status ${probe.status}`).trim()}`
+      : null;
   if (!why) return true;
   const message = `${command} is ${why} (${install})`;
   if (process.env.CORRAL_REQUIRE_TOOLS === "1") throw new Error(`CORRAL_REQUIRE_TOOLS=1 and ${message}`);

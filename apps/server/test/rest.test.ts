@@ -16,7 +16,12 @@ describe("agents", () => {
     const { status, body } = await api<{ agents: AgentWithAvailability[] }>(server, "GET", "/api/agents");
     expect(status).toBe(200);
     const gemini = body.agents.find((a) => a.name === "gemini");
-    expect(gemini).toMatchObject({ kind: "gemini", builtin: true, effectiveModel: "gemini-2.5-flash", workdir: path.join(server.root, "corral-work", "gemini") });
+    expect(gemini).toMatchObject({
+      kind: "gemini",
+      builtin: true,
+      effectiveModel: "gemini-2.5-flash",
+      workdir: path.join(server.root, "corral-work", "gemini"),
+    });
     expect(gemini?.availability.available).toBe(true);
   });
 
@@ -99,7 +104,8 @@ describe("jobs", () => {
 
   test("paging keeps the newest first and counts them all", async () => {
     const ids = [];
-    for (let i = 0; i < 5; i++) ids.push((await api<Job>(server, "POST", "/api/jobs", { agent: "codex", prompt: `page ${i}`, workdir: workdir() })).body.id);
+    for (let i = 0; i < 5; i++)
+      ids.push((await api<Job>(server, "POST", "/api/jobs", { agent: "codex", prompt: `page ${i}`, workdir: workdir() })).body.id);
     await server.services.jobs.waitFor(ids, 10_000);
     const first = await api<JobList>(server, "GET", "/api/jobs?agent=codex&limit=2");
     const second = await api<JobList>(server, "GET", "/api/jobs?agent=codex&limit=2&offset=2");
@@ -167,7 +173,11 @@ test("each attempt of a retried job is listed with its part of the output", asyn
   const [first, second] = body.attempts;
   expect(first?.outputStart).toBe(0);
   expect(second?.outputStart).toBeGreaterThanOrEqual(first?.outputEnd ?? Number.POSITIVE_INFINITY);
-  const bad = await api<ErrorBody>(server, "POST", "/api/jobs", { agent: "kiro", prompt: "x", retry: { maxAttempts: 2, outputPatterns: ["(unclosed"] } });
+  const bad = await api<ErrorBody>(server, "POST", "/api/jobs", {
+    agent: "kiro",
+    prompt: "x",
+    retry: { maxAttempts: 2, outputPatterns: ["(unclosed"] },
+  });
   expect(bad.status).toBe(400);
   expect(bad.body.issues?.map((i) => i.field)).toContain("retry.outputPatterns.0");
 });

@@ -6,7 +6,11 @@ import { groupAlive } from "../src/jobs/process-group.js";
 import { api, fakeBinDir, startServer, tempDir, until, type TestServer } from "./helpers.js";
 import { hasTool } from "./required-tool.js";
 
-const hasBwrap = hasTool("bwrap", ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--", "true"], "apt-get install bubblewrap");
+const hasBwrap = hasTool(
+  "bwrap",
+  ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--", "true"],
+  "apt-get install bubblewrap",
+);
 
 let server: TestServer;
 beforeAll(async () => {
@@ -17,7 +21,14 @@ afterAll(() => server.close());
 /** A `command` agent that runs its prompt as a shell script, in the bubblewrap sandbox. */
 async function sandboxedAgent(name: string, workdir: string, on: TestServer = server) {
   mkdirSync(workdir, { recursive: true });
-  const res = await api(on, "POST", "/api/agents", { name, kind: "command", command: "/bin/sh", args: ["-c", "{prompt}"], workdir, sandbox: "bwrap" });
+  const res = await api(on, "POST", "/api/agents", {
+    name,
+    kind: "command",
+    command: "/bin/sh",
+    args: ["-c", "{prompt}"],
+    workdir,
+    sandbox: "bwrap",
+  });
   expect(res.status).toBe(201);
   expect(res.body).toMatchObject({ sandbox: "bwrap" });
 }
@@ -109,7 +120,14 @@ describe("sandbox settings (no bubblewrap needed)", () => {
     const bare = await startServer({ PATH: fakeBinDir });
     try {
       const workdir = path.join(bare.root, "unboxed");
-      const created = await api(bare, "POST", "/api/agents", { name: "boxed", kind: "command", command: "/bin/sh", args: ["-c", "{prompt}"], workdir, sandbox: "bwrap" });
+      const created = await api(bare, "POST", "/api/agents", {
+        name: "boxed",
+        kind: "command",
+        command: "/bin/sh",
+        args: ["-c", "{prompt}"],
+        workdir,
+        sandbox: "bwrap",
+      });
       expect(created.status).toBe(201);
       const launched = await api<Job>(bare, "POST", "/api/jobs", { agent: "boxed", prompt: "echo ran > ran.txt" });
       const [job] = await bare.services.jobs.waitFor([launched.body.id], 30_000);
@@ -122,7 +140,13 @@ describe("sandbox settings (no bubblewrap needed)", () => {
   });
 
   test("an unsandboxable agent fails loudly instead of running unconfined", async () => {
-    const res = await api(server, "POST", "/api/agents", { name: "local_llm", kind: "ollama", baseUrl: "http://127.0.0.1:9", sandbox: "bwrap", workdir: path.join(server.root, "llm") });
+    const res = await api(server, "POST", "/api/agents", {
+      name: "local_llm",
+      kind: "ollama",
+      baseUrl: "http://127.0.0.1:9",
+      sandbox: "bwrap",
+      workdir: path.join(server.root, "llm"),
+    });
     expect(res.status).toBe(201);
     const { job } = await run("local_llm", "hello");
     expect(job.status).toBe("failed");

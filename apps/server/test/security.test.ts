@@ -163,7 +163,11 @@ describe("CORS", () => {
     const server = await start({ CORRAL_ALLOWED_ORIGINS: "https://tools.example" });
     const preflight = await fetch(`${server.url}/api/jobs`, {
       method: "OPTIONS",
-      headers: { origin: "https://tools.example", "access-control-request-method": "POST", "access-control-request-headers": "authorization, content-type" },
+      headers: {
+        origin: "https://tools.example",
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "authorization, content-type",
+      },
     });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get("access-control-allow-origin")).toBe("https://tools.example");
@@ -246,7 +250,10 @@ describe("logs", () => {
     await fetch(`${server.url}/?token=${server.token}`, { redirect: "manual" });
     await fetch(`${server.url}/api/jobs`, { headers: { cookie: `corral_token=${server.token}` } });
     await api(server, "PATCH", "/api/agents/keyed", { env: { OPENAI_API_KEY: secret, MORE: secret } });
-    server.app.log.info({ agent: { env: { OPENAI_API_KEY: secret } }, token: server.token, headers: { authorization: `Bearer ${server.token}` } }, "a careless line");
+    server.app.log.info(
+      { agent: { env: { OPENAI_API_KEY: secret } }, token: server.token, headers: { authorization: `Bearer ${server.token}` } },
+      "a careless line",
+    );
     await until(() => (captured.includes(`job ${launched.body.id} ended`) ? true : undefined), 5000, "the job's end in the log");
 
     expect(captured).not.toContain(server.token);
@@ -258,11 +265,7 @@ describe("logs", () => {
       .map((l) => JSON.parse(l) as Record<string, unknown>);
     const ofJob = lines.filter((l) => l.jobId === launched.body.id);
     expect(ofJob.map((l) => l.msg)).toEqual(
-      expect.arrayContaining([
-        `job ${launched.body.id} launched`,
-        `job ${launched.body.id} started`,
-        `job ${launched.body.id} ended: failed`,
-      ]),
+      expect.arrayContaining([`job ${launched.body.id} launched`, `job ${launched.body.id} started`, `job ${launched.body.id} ended: failed`]),
     );
     const ended = ofJob.find((l) => l.msg === `job ${launched.body.id} ended: failed`);
     expect(ended).toMatchObject({ agent: "keyed", status: "failed", exitCode: 3 });
@@ -291,7 +294,10 @@ describe("audit trail and metrics", () => {
     const mcpJobId = textOf(await client.callTool({ name: "gemini_run_async", arguments: { prompt: "hang", workdir: path.join(workdir, "c") } }));
     await until(() => (server.services.jobs.get(restJob.id).status === "running" ? true : undefined));
     await client.callTool({ name: "corral_cancel", arguments: { job_id: restJob.id } });
-    const cancelled = await fetch(`${server.url}/api/jobs/${mcpJobId}/cancel`, { method: "POST", headers: { ...server.auth, "user-agent": "my-script/2" } });
+    const cancelled = await fetch(`${server.url}/api/jobs/${mcpJobId}/cancel`, {
+      method: "POST",
+      headers: { ...server.auth, "user-agent": "my-script/2" },
+    });
     expect(cancelled.status).toBe(200);
     await client.close();
 
@@ -333,7 +339,10 @@ describe("audit trail and metrics", () => {
     expect(text).toMatch(/^corral_auth_failures_total 1$/m);
     expect(text).toMatch(/^process_resident_memory_bytes \d+$/m);
     // Every sample line is `name{labels} value`, as Prometheus parses it.
-    for (const line of text.trim().split("\n").filter((l) => !l.startsWith("#"))) {
+    for (const line of text
+      .trim()
+      .split("\n")
+      .filter((l) => !l.startsWith("#"))) {
       expect(line).toMatch(/^[a-z_:][a-z0-9_:]*(\{[^}]*\})? -?[0-9.e+]+$/);
     }
   });
@@ -342,7 +351,9 @@ describe("audit trail and metrics", () => {
 test("a raw request with a huge header is refused without harm", async () => {
   const server = await start();
   const status = await new Promise<number>((resolve, reject) => {
-    const req = httpRequest(`${server.url}/api/jobs`, { headers: { ...server.auth, "x-junk": "z".repeat(64 * 1024) } }, (res) => resolve(res.statusCode ?? 0));
+    const req = httpRequest(`${server.url}/api/jobs`, { headers: { ...server.auth, "x-junk": "z".repeat(64 * 1024) } }, (res) =>
+      resolve(res.statusCode ?? 0),
+    );
     req.on("error", reject);
     req.end();
   });

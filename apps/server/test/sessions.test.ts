@@ -15,8 +15,7 @@ async function start(env: Record<string, string> = {}): Promise<TestServer> {
   return server;
 }
 
-const getWith = (server: TestServer, url: string, headers: Record<string, string>) =>
-  fetch(`${server.url}${url}`, { headers, redirect: "manual" });
+const getWith = (server: TestServer, url: string, headers: Record<string, string>) => fetch(`${server.url}${url}`, { headers, redirect: "manual" });
 const sessionsOf = async (server: TestServer, cookie: string) =>
   ((await (await getWith(server, "/api/sessions", { cookie })).json()) as BrowserSessionList).sessions;
 

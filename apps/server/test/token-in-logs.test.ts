@@ -66,7 +66,11 @@ test("the token is in no line the server writes at trace level: token exchange, 
   expect(server.stdout()).toContain(`Open:  ${url}/?token=<token>  (the token is in the file ${path.join(dataDir, "token")}`);
   // Apart from the banner, every line is a JSON log line.
   const banner = /^(Corral is running\.| {2}(Open|MCP|Data):|$)/;
-  for (const line of server.stdout().split("\n").filter((l) => !banner.test(l))) expect(() => JSON.parse(line), line).not.toThrow();
+  for (const line of server
+    .stdout()
+    .split("\n")
+    .filter((l) => !banner.test(l)))
+    expect(() => JSON.parse(line), line).not.toThrow();
 });
 
 test.skipIf(!hasScript)("on a terminal the banner shows the URL with the token, ready to open", async () => {

@@ -53,7 +53,7 @@ describe("browsing workdirs", () => {
     expect(body.entries[0]?.name).toBe("sub");
     expect(byName["hello.txt"]).toMatchObject({ type: "file", size: 4 });
     expect(byName["escape-dir"]?.type).toBe("symlink");
-    expect(byName["pipe"]?.type).toBe("other");
+    expect(byName.pipe?.type).toBe("other");
   });
 
   test("reads text, detects binary, and never splits a character", async () => {
@@ -228,9 +228,7 @@ describe("what a job changed", () => {
       expect(jobs).toContain(`${id} · gemini · listo`);
       expect(jobs.split("\n").find((l) => l.startsWith(id))).toContain("files: 3 created, 1 deleted");
 
-      const run = textOf(
-        await mcp.callTool({ name: "gemini_run", arguments: { prompt: "append a.txt more\ndelete b.txt", workdir: dir } }),
-      );
+      const run = textOf(await mcp.callTool({ name: "gemini_run", arguments: { prompt: "append a.txt more\ndelete b.txt", workdir: dir } }));
       expect(run.split("\n").slice(0, 3)).toEqual(["ok", "modified: a.txt (6 B)", "deleted: b.txt"]);
     } finally {
       await mcp.close();
@@ -276,7 +274,11 @@ describe("the workdir snapshot at a job's start", () => {
       expect(cancelled.body.status).toBe("cancelled");
       expect(cancelled.body.error).toBe("cancelled before it started");
       // With one slot, the next kiro job runs only once the cancelled one gave its slot back.
-      const next = await api<Job>(server, "POST", "/api/jobs", { agent: "kiro", prompt: "write after.txt 1", workdir: path.join(server.root, "after-cancel") });
+      const next = await api<Job>(server, "POST", "/api/jobs", {
+        agent: "kiro",
+        prompt: "write after.txt 1",
+        workdir: path.join(server.root, "after-cancel"),
+      });
       const [after] = await server.services.jobs.waitFor([next.body.id], 30_000);
       expect(after?.status).toBe("succeeded");
       expect(existsSync(path.join(dir, "never.txt"))).toBe(false);

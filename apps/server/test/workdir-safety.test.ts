@@ -219,7 +219,10 @@ describe("an agent's default workdir passes the launch checks", () => {
 
   test("a first root whose corral-work folder would hold the data dir is passed over", async () => {
     const root = tempDir();
-    const s = await startServer({ CORRAL_WORKDIR_ROOTS: `${root}${path.delimiter}${path.join(root, "other")}` }, { root, dataDir: path.join(root, "corral-work", "data") });
+    const s = await startServer(
+      { CORRAL_WORKDIR_ROOTS: `${root}${path.delimiter}${path.join(root, "other")}` },
+      { root, dataDir: path.join(root, "corral-work", "data") },
+    );
     try {
       expect((await agentsOf(s)).find((a) => a.name === "gemini")?.workdir).toBe(path.join(root, "other", "corral-work", "gemini"));
     } finally {

@@ -61,7 +61,11 @@ describe("job streams", () => {
     const caughtUp = await client.waitFor("caught_up", (m) => m.jobId === job.id);
     await client.waitForEnd(job.id);
 
-    const lines = client.text(job.id).trimEnd().split("\n").map((l) => l.replace(/^(tick \d+) .*$/, "$1"));
+    const lines = client
+      .text(job.id)
+      .trimEnd()
+      .split("\n")
+      .map((l) => l.replace(/^(tick \d+) .*$/, "$1"));
     expect(lines).toEqual(expectedLines(20000, 2000));
     // Live output followed the replay: the job was still running when the stream caught up.
     const output = client.of("output", job.id);
@@ -104,7 +108,10 @@ describe("job streams", () => {
     await client.waitFor("subscribed");
     const job = await launch("print 1");
     await client.waitFor("job", (m) => m.job.id === job.id && m.job.status === "succeeded");
-    const statuses = client.of("job").filter((m) => m.job.id === job.id).map((m) => m.job.status);
+    const statuses = client
+      .of("job")
+      .filter((m) => m.job.id === job.id)
+      .map((m) => m.job.status);
     expect(statuses[0]).toBe("queued");
     expect(statuses).toContain("running");
   });
@@ -211,7 +218,12 @@ describe("file events", () => {
     const late = await open();
     late.send({ type: "subscribe_job", jobId: job.id, cursor: 0 });
     await late.waitFor("caught_up", (m) => m.jobId === job.id);
-    expect(late.of("files", job.id).flatMap((m) => m.files.map((f) => f.path)).sort()).toEqual(Object.keys(expected).sort());
+    expect(
+      late
+        .of("files", job.id)
+        .flatMap((m) => m.files.map((f) => f.path))
+        .sort(),
+    ).toEqual(Object.keys(expected).sort());
   });
 
   test("a file made and removed within the job is not a change of the workdir", async () => {

@@ -78,7 +78,7 @@ export function App() {
               <Link key={item.to} to={item.to} aria-current={current ? "page" : undefined}>
                 <span>{item.label}</span>
                 {item.to === "/" && running > 0 && (
-                  <span className="badge info" aria-label={`${running} running`}>
+                  <span className="badge info" role="status" aria-label={`${running} running`}>
                     {running}
                   </span>
                 )}

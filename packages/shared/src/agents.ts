@@ -2,9 +2,7 @@ import { z } from "zod";
 import { AgentKindSchema, SandboxModeSchema } from "./enums.js";
 import { RetryPolicySchema } from "./retry.js";
 
-export const AgentNameSchema = z
-  .string()
-  .regex(/^[a-z][a-z0-9_]{0,39}$/, "use 1-40 lowercase letters, digits or _, starting with a letter");
+export const AgentNameSchema = z.string().regex(/^[a-z][a-z0-9_]{0,39}$/, "use 1-40 lowercase letters, digits or _, starting with a letter");
 
 /**
  * A model name, as every door takes it (agent settings, launches, MCP tools). Workers get it as a
@@ -24,7 +22,11 @@ const AgentFieldsSchema = z.object({
   provider: z.string().min(1).max(40),
   model: ModelSchema.nullable(),
   workdir: z.string().min(1).max(4096),
-  timeoutS: z.number().int().min(1).max(7 * 24 * 3600),
+  timeoutS: z
+    .number()
+    .int()
+    .min(1)
+    .max(7 * 24 * 3600),
   maxConcurrent: z.number().int().min(1).max(256),
   env: EnvSchema,
   enabled: z.boolean(),
@@ -41,9 +43,7 @@ const AgentFieldsSchema = z.object({
   sandbox: SandboxModeSchema,
 });
 
-export const CreateAgentBodySchema = AgentFieldsSchema.partial()
-  .extend({ name: AgentNameSchema, kind: AgentKindSchema })
-  .strict();
+export const CreateAgentBodySchema = AgentFieldsSchema.partial().extend({ name: AgentNameSchema, kind: AgentKindSchema }).strict();
 export type CreateAgentBody = z.infer<typeof CreateAgentBodySchema>;
 
 export const UpdateAgentBodySchema = AgentFieldsSchema.partial().strict();

@@ -1,7 +1,11 @@
 import { z } from "zod";
 import { AgentNameSchema } from "./agents.js";
 
-const ProviderSchema = z.string().min(1).max(100).regex(/^[a-z0-9][a-z0-9._-]*$/, "lowercase letters, digits, . _ -");
+const ProviderSchema = z
+  .string()
+  .min(1)
+  .max(100)
+  .regex(/^[a-z0-9][a-z0-9._-]*$/, "lowercase letters, digits, . _ -");
 const ModelSchema = z.string().min(1).max(200);
 const PerMillion = z.number().min(0).max(10_000);
 
@@ -96,7 +100,12 @@ export const CostQuerySchema = z
     to: TimeParam.optional().describe("End of the range, exclusive; a date includes that whole day (default: now)"),
     groupBy: z
       .string()
-      .transform((s) => s.split(",").map((p) => p.trim()).filter(Boolean))
+      .transform((s) =>
+        s
+          .split(",")
+          .map((p) => p.trim())
+          .filter(Boolean),
+      )
       .pipe(z.array(CostGroupKeySchema).max(4))
       .optional()
       .describe("Comma list of provider, model, agent, day (default provider)"),

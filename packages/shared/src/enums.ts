@@ -1,25 +1,9 @@
 import { z } from "zod";
 
-export const JobStatusSchema = z.enum([
-  "queued",
-  "running",
-  "succeeded",
-  "failed",
-  "cancelled",
-  "timed_out",
-  "budget_exceeded",
-  "lost",
-]);
+export const JobStatusSchema = z.enum(["queued", "running", "succeeded", "failed", "cancelled", "timed_out", "budget_exceeded", "lost"]);
 export type JobStatus = z.infer<typeof JobStatusSchema>;
 
-export const FINAL_JOB_STATUSES: readonly JobStatus[] = [
-  "succeeded",
-  "failed",
-  "cancelled",
-  "timed_out",
-  "budget_exceeded",
-  "lost",
-];
+export const FINAL_JOB_STATUSES: readonly JobStatus[] = ["succeeded", "failed", "cancelled", "timed_out", "budget_exceeded", "lost"];
 
 export function isFinalStatus(status: JobStatus): boolean {
   return FINAL_JOB_STATUSES.includes(status);

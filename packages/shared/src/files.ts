@@ -36,7 +36,12 @@ export const FileReadQuerySchema = z
   .object({
     path: WorkdirPathSchema,
     offset: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).default(0),
-    limit: z.coerce.number().int().min(1).max(4 * 1024 * 1024).default(256 * 1024),
+    limit: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(4 * 1024 * 1024)
+      .default(256 * 1024),
   })
   .strict();
 export type FileReadQuery = z.infer<typeof FileReadQuerySchema>;

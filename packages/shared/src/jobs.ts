@@ -22,18 +22,10 @@ export const JobInputSchema = z.object({
     .max(7 * 24 * 3600)
     .optional()
     .describe("Seconds before the job is killed. Default: the agent's timeout"),
-  max_cost_usd: z
-    .number()
-    .positive()
-    .max(1_000_000)
-    .optional()
-    .describe("Stop the job (budget_exceeded) once its cost passes this many USD"),
+  max_cost_usd: z.number().positive().max(1_000_000).optional().describe("Stop the job (budget_exceeded) once its cost passes this many USD"),
   max_tokens: z.number().int().positive().optional().describe("Stop the job (budget_exceeded) once its tokens (input + output) pass this"),
   retry: RetryPolicySchema.optional().describe("When to try a failed job again. Default: the agent's policy"),
-  shared_workdir: z
-    .boolean()
-    .optional()
-    .describe("Allow this job to run while another job is queued or running in the same workdir (default false)"),
+  shared_workdir: z.boolean().optional().describe("Allow this job to run while another job is queued or running in the same workdir (default false)"),
 });
 export type JobInput = z.infer<typeof JobInputSchema>;
 

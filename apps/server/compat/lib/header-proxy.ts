@@ -17,13 +17,10 @@ export function startHeaderProxy(target: string, header: { name: string; value: 
   const server = createServer((req, res) => {
     seen.push(`${req.method} ${req.url}`);
     const headers = { ...req.headers, host: upstream.host, [header.name.toLowerCase()]: header.value };
-    const forward = httpRequest(
-      { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
+    const forward = httpRequest({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
     forward.on("error", (err) => {
       if (!res.headersSent) res.writeHead(502, { "content-type": "text/plain" });
       res.end(`proxy: ${err.message}`);

@@ -1,5 +1,12 @@
 import { EventEmitter } from "node:events";
-import { describeIssues, type Agent, type AgentAvailability, type AgentWithAvailability, type CreateAgentBody, type UpdateAgentBody } from "@corral/shared";
+import {
+  describeIssues,
+  type Agent,
+  type AgentAvailability,
+  type AgentWithAvailability,
+  type CreateAgentBody,
+  type UpdateAgentBody,
+} from "@corral/shared";
 import { defaultWorkdir, type AppConfig } from "../config.js";
 import type { AgentsRepo } from "../db/repos/agents.js";
 import type { AgentRow } from "../db/schema.js";

@@ -52,7 +52,9 @@ export class CostService implements JobCostPolicy {
 
   private loadOverrides(): void {
     this.overrides = new Map(
-      this.deps.costs.overrides().map((o) => [keyOf(o.provider, o.model), { inputPerM: o.inputPerM, outputPerM: o.outputPerM, cachedInputPerM: o.cachedInputPerM }]),
+      this.deps.costs
+        .overrides()
+        .map((o) => [keyOf(o.provider, o.model), { inputPerM: o.inputPerM, outputPerM: o.outputPerM, cachedInputPerM: o.cachedInputPerM }]),
     );
   }
 
@@ -195,7 +197,11 @@ export class CostService implements JobCostPolicy {
   createBudget(body: CreateBudgetBody): Budget {
     const existing = this.deps.costs.findBudget(body.provider, body.period);
     if (existing) {
-      throw new ServiceError(`${body.provider} already has a ${periodWord(body.period)} budget (id ${existing.id}); change it with PATCH`, 409, "period");
+      throw new ServiceError(
+        `${body.provider} already has a ${periodWord(body.period)} budget (id ${existing.id}); change it with PATCH`,
+        409,
+        "period",
+      );
     }
     const now = Date.now();
     const row = this.deps.costs.insertBudget({

@@ -34,7 +34,10 @@ function remedies(file: string, canDump: boolean): string {
 export function damagedRegistry(file: string, problems: string[]): RegistryError {
   const lines = problems.flatMap((p) => p.split("\n")).filter((l) => l.trim() && !l.startsWith("*** in database"));
   const more = lines.length > SHOWN_PROBLEMS ? `\n    (and ${lines.length - SHOWN_PROBLEMS} more)` : "";
-  const found = lines.slice(0, SHOWN_PROBLEMS).map((l) => `    ${l.trim()}`).join("\n");
+  const found = lines
+    .slice(0, SHOWN_PROBLEMS)
+    .map((l) => `    ${l.trim()}`)
+    .join("\n");
   return new RegistryError(`Corral could not start: its registry ${file} is damaged. SQLite found:\n${found}${more}\n${remedies(file, true)}`);
 }
 
@@ -59,7 +62,9 @@ export function registryFailure(file: string, err: unknown): unknown {
     return new RegistryError(`Corral could not start: the disk that holds ${dir} is full. Free some space and start again.`);
   }
   if (code.startsWith("SQLITE_IOERR") || code === "EIO") {
-    return new RegistryError(`Corral could not start: reading or writing its registry ${file} failed (${code}: ${detail}). Check the disk, then start again.`);
+    return new RegistryError(
+      `Corral could not start: reading or writing its registry ${file} failed (${code}: ${detail}). Check the disk, then start again.`,
+    );
   }
   if (["SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_AUTH", "EACCES", "EPERM", "EISDIR", "EROFS"].includes(code) || code.startsWith("SQLITE_READONLY")) {
     return new RegistryError(

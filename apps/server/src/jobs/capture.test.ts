@@ -17,7 +17,14 @@ function capture(out: Buffer, err: Buffer = Buffer.alloc(0)) {
   writeFileSync(path.join(dir, "err"), err);
   const log = new OutputLog(path.join(dir, "log"));
   const texts: string[] = [];
-  const run = new Capture(log, { out: path.join(dir, "out"), err: path.join(dir, "err") }, { out: 0, err: 0 }, () => {}, (t) => texts.push(t), 1);
+  const run = new Capture(
+    log,
+    { out: path.join(dir, "out"), err: path.join(dir, "err") },
+    { out: 0, err: 0 },
+    () => {},
+    (t) => texts.push(t),
+    1,
+  );
   run.finish();
   log.close();
   const chunks = readOutput(log.file, 0, 1 << 24).chunks;
@@ -28,7 +35,12 @@ test("a character split across reads arrives whole", () => {
   // 64 KiB reads: put a 3-byte character across the first boundary.
   const text = `${"a".repeat(64 * 1024 - 1)}€ and more`;
   const { chunks, parsed } = capture(Buffer.from(text), Buffer.from("warn\n"));
-  expect(chunks.filter((c) => c.stream === "out").map((c) => c.text).join("")).toBe(text);
+  expect(
+    chunks
+      .filter((c) => c.stream === "out")
+      .map((c) => c.text)
+      .join(""),
+  ).toBe(text);
   expect(chunks.find((c) => c.stream === "err")?.text).toBe("warn\n");
   expect(parsed).toBe(`${text}warn\n`);
 });

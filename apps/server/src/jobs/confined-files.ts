@@ -1,5 +1,5 @@
 import { constants } from "node:fs";
-import { lstat, mkdir, open, readlink, realpath } from "node:fs/promises";
+import { type FileHandle, lstat, mkdir, open, readlink, realpath } from "node:fs/promises";
 import path from "node:path";
 import { isInside } from "../lib/paths.js";
 
@@ -73,7 +73,7 @@ export async function writeConfined(workdir: string, requested: string, content:
   await mkdir(path.dirname(target), { recursive: true });
   // Parents created just now could have been swapped for links in between; check once more.
   if ((await confine(workdir, target)) !== target) throw new Refusal(`${requested} changed while it was being written`);
-  let handle;
+  let handle: FileHandle;
   try {
     handle = await open(target, constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o644);
   } catch (err) {

@@ -1,5 +1,5 @@
 import { EventEmitter } from "node:events";
-import { lstatSync, readdirSync, readFileSync, realpathSync, writeFileSync, type Stats } from "node:fs";
+import { type Dirent, lstatSync, readdirSync, readFileSync, realpathSync, writeFileSync, type Stats } from "node:fs";
 import path from "node:path";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { FileChange, JobFile, JobFileCounts } from "@corral/shared";
@@ -77,7 +77,7 @@ export async function snapshotDir(root: string, excluded: string[] = [], limit =
   while (dirs.length) {
     await pause();
     const dir = dirs.pop() as string;
-    let entries;
+    let entries: Dirent[];
     try {
       entries = readdirSync(dir, { withFileTypes: true });
     } catch {

@@ -3,9 +3,7 @@ import type { CliAdapter } from "../agents/types.js";
 import type { JobRow } from "../db/schema.js";
 import { isSameProcessAlive, readExitFile, type JobFiles } from "./worker-process.js";
 
-export type Recovery =
-  | { kind: "reattach"; pid: number; invocation: InvocationRecord; adapter: CliAdapter }
-  | { kind: "lost"; reason: string };
+export type Recovery = { kind: "reattach"; pid: number; invocation: InvocationRecord; adapter: CliAdapter } | { kind: "lost"; reason: string };
 
 /**
  * What to do at boot with a job the registry says is running: follow its worker again when that

@@ -132,7 +132,12 @@ export class JobRunner {
     const now = this.deps.jobs.get(row.id);
     if (now?.status === "queued") return false;
     void this.deps.hooks?.ended(row, false);
-    this.deps.jobs.endAttempt(row.id, row.attempt, { status: now?.status ?? "cancelled", error: now?.error ?? null, endedAt: Date.now(), outputEnd: log.size });
+    this.deps.jobs.endAttempt(row.id, row.attempt, {
+      status: now?.status ?? "cancelled",
+      error: now?.error ?? null,
+      endedAt: Date.now(),
+      outputEnd: log.size,
+    });
     log.close();
     this.scheduler.released(row.agent);
     return true;
@@ -287,47 +292,47 @@ export class JobRunner {
   private follow(row: JobRow, execution: Execution, log: OutputLog, timeoutMs: number): void {
     const active: ActiveJob = { execution, log, timer: null, stopReason: null, stopError: null, settled: Promise.resolve() };
     this.active.set(row.id, active);
-    active.timer = setTimeout(
-      () => void this.stop(row.id, "timed_out", `timed out after ${row.timeoutS} s`),
-      Math.min(timeoutMs, MAX_TIMER_MS),
-    );
-    active.settled = execution.ended.then(async (end) => {
-      if (this.active.get(row.id) !== active) return; // detached at shutdown
-      if (active.timer) clearTimeout(active.timer);
-      active.timer = null;
-      const agent = this.deps.agents.get(row.agent);
-      const adapter = agent && cliAdapterFor(agent.kind);
-      const finalText = end.result.finalText ?? null;
-      if (finalText && adapter?.finalTextFile) {
-        await writeAnswerFile(row.workdir, adapter.finalTextFile, finalText, (line) => this.note(row.id, log, line));
-        if (this.active.get(row.id) !== active) return; // detached at shutdown while it was written
-      }
-      await this.deps.hooks?.ended(row);
-      if (this.active.get(row.id) !== active) return; // detached at shutdown while the workdir was compared
-      this.active.delete(row.id);
-      const status: JobStatus = active.stopReason ?? (end.exitCode === 0 && !end.error ? "succeeded" : "failed");
-      const error =
-        active.stopError ?? (status === "failed" ? (end.error ?? describeExit(end.exitCode, end.result.error ?? tailText(log.file, 600, ["err"]))) : null);
-      this.deps.jobs.endAttempt(row.id, row.attempt, { status, exitCode: end.exitCode, error, endedAt: Date.now(), outputEnd: log.size });
-      const retry = status === "failed" ? retryReason(row.retry, row.attempt, end.exitCode, tailText(log.file, 8192)) : null;
-      if (retry && row.retry && !this.closing) {
-        this.scheduleRetry(row, row.retry, retry, log);
-        return;
-      }
-      this.store.finish(row.id, {
-        status,
-        exitCode: end.exitCode,
-        error,
-        finalText,
-        outputBytes: log.size,
-        ...this.priced(row.id, end.result.usage ? usagePatch(end.result.usage) : {}),
+    active.timer = setTimeout(() => void this.stop(row.id, "timed_out", `timed out after ${row.timeoutS} s`), Math.min(timeoutMs, MAX_TIMER_MS));
+    active.settled = execution.ended
+      .then(async (end) => {
+        if (this.active.get(row.id) !== active) return; // detached at shutdown
+        if (active.timer) clearTimeout(active.timer);
+        active.timer = null;
+        const agent = this.deps.agents.get(row.agent);
+        const adapter = agent && cliAdapterFor(agent.kind);
+        const finalText = end.result.finalText ?? null;
+        if (finalText && adapter?.finalTextFile) {
+          await writeAnswerFile(row.workdir, adapter.finalTextFile, finalText, (line) => this.note(row.id, log, line));
+          if (this.active.get(row.id) !== active) return; // detached at shutdown while it was written
+        }
+        await this.deps.hooks?.ended(row);
+        if (this.active.get(row.id) !== active) return; // detached at shutdown while the workdir was compared
+        this.active.delete(row.id);
+        const status: JobStatus = active.stopReason ?? (end.exitCode === 0 && !end.error ? "succeeded" : "failed");
+        const error =
+          active.stopError ??
+          (status === "failed" ? (end.error ?? describeExit(end.exitCode, end.result.error ?? tailText(log.file, 600, ["err"]))) : null);
+        this.deps.jobs.endAttempt(row.id, row.attempt, { status, exitCode: end.exitCode, error, endedAt: Date.now(), outputEnd: log.size });
+        const retry = status === "failed" ? retryReason(row.retry, row.attempt, end.exitCode, tailText(log.file, 8192)) : null;
+        if (retry && row.retry && !this.closing) {
+          this.scheduleRetry(row, row.retry, retry, log);
+          return;
+        }
+        this.store.finish(row.id, {
+          status,
+          exitCode: end.exitCode,
+          error,
+          finalText,
+          outputBytes: log.size,
+          ...this.priced(row.id, end.result.usage ? usagePatch(end.result.usage) : {}),
+        });
+        log.close();
+        this.scheduler.released(row.agent);
+      })
+      .catch((err: unknown) => {
+        this.active.delete(row.id);
+        this.failUnexpectedly(row.id, err);
       });
-      log.close();
-      this.scheduler.released(row.agent);
-    }).catch((err: unknown) => {
-      this.active.delete(row.id);
-      this.failUnexpectedly(row.id, err);
-    });
   }
 
   /** The attempt failed in a way the policy calls transient: queue the job again after the backoff. */

@@ -47,13 +47,22 @@ export function bwrapArgs(kind: string, workdir: string, homeDir: string, dataDi
     "--unshare-uts",
     "--unshare-cgroup-try",
     // The system, read-only; the network stays shared: CLIs talk to their providers' APIs.
-    "--ro-bind", "/", "/",
-    "--dev", "/dev",
-    "--proc", "/proc",
-    "--tmpfs", "/tmp",
+    "--ro-bind",
+    "/",
+    "/",
+    "--dev",
+    "/dev",
+    "--proc",
+    "/proc",
+    "--tmpfs",
+    "/tmp",
     // Home stays readable (CLIs and runtimes installed there), even when it lives under /tmp.
-    "--ro-bind-try", homeDir, homeDir,
-    "--bind", workdir, workdir,
+    "--ro-bind-try",
+    homeDir,
+    homeDir,
+    "--bind",
+    workdir,
+    workdir,
   ];
   // Home is read-only in the sandbox, but CLIs refresh tokens and write session files there.
   for (const rel of cliAdapterFor(kind)?.stateDirs ?? []) {

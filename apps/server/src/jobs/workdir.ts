@@ -64,7 +64,10 @@ export function resolveWorkdir(requested: string, policy: WorkdirPolicy, field =
   const dataDir = realpathOfPlanned(path.resolve(policy.dataDir));
   const overlapsData = (p: string) => isInside(p, dataDir) || isInside(dataDir, p);
   const refuseData = () =>
-    badInput(`${requested} ${isInside(dataDir, realpathOfPlanned(absolute)) ? "contains" : "is inside"} Corral's data dir (${policy.dataDir}); choose a project directory`, field);
+    badInput(
+      `${requested} ${isInside(dataDir, realpathOfPlanned(absolute)) ? "contains" : "is inside"} Corral's data dir (${policy.dataDir}); choose a project directory`,
+      field,
+    );
   if (!allowed.some((root) => isInside(realpathOfPlanned(absolute), root))) throw refuse();
   if (overlapsData(realpathOfPlanned(absolute))) throw refuseData();
   let real: string;

@@ -15,7 +15,9 @@ test("a link is never followed, even to a regular file: the path was checked, no
   writeFileSync(path.join(dir, "target.txt"), "secret");
   symlinkSync(path.join(dir, "target.txt"), path.join(dir, "link.txt"));
   expect(() => openRegularFile(path.join(dir, "link.txt"))).toThrow(expect.objectContaining({ code: "ELOOP" }));
-  expect(() => openRegularFile(path.join(dir, "link.txt"), constants.O_WRONLY | constants.O_CREAT)).toThrow(expect.objectContaining({ code: "ELOOP" }));
+  expect(() => openRegularFile(path.join(dir, "link.txt"), constants.O_WRONLY | constants.O_CREAT)).toThrow(
+    expect.objectContaining({ code: "ELOOP" }),
+  );
   expect(readFileSync(path.join(dir, "target.txt"), "utf8")).toBe("secret");
 });
 
@@ -23,7 +25,9 @@ test("a FIFO opens without waiting for its other end and is refused, for reading
   const fifo = path.join(dir, "pipe");
   execFileSync("mkfifo", [fifo]);
   for (const flags of [constants.O_RDONLY, constants.O_WRONLY, constants.O_WRONLY | constants.O_CREAT]) {
-    expect(() => openRegularFile(fifo, flags)).toThrow(expect.objectContaining({ status: 400, field: "path", message: expect.stringContaining("not a regular file") }));
+    expect(() => openRegularFile(fifo, flags)).toThrow(
+      expect.objectContaining({ status: 400, field: "path", message: expect.stringContaining("not a regular file") }),
+    );
   }
 });
 

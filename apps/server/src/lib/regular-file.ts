@@ -28,7 +28,8 @@ export function openRegularFile(real: string, flags: number = constants.O_RDONLY
   return { fd, stat };
 }
 
-const notRegular = (real: string) => new ServiceError(`${real} is not a regular file (device, FIFO or socket); only files can be opened`, 400, "path");
+const notRegular = (real: string) =>
+  new ServiceError(`${real} is not a regular file (device, FIFO or socket); only files can be opened`, 400, "path");
 
 /** Reads `length` bytes at `position` of an open file (fewer at its end). */
 export function readAt(fd: number, position: number, length: number): Buffer {
@@ -40,12 +41,12 @@ export function readAt(fd: number, position: number, length: number): Buffer {
 function wholeUtf8(buf: Buffer): number {
   let i = buf.length - 1;
   let back = 0;
-  while (i >= 0 && back < 4 && (buf[i]! & 0xc0) === 0x80) {
+  while (i >= 0 && back < 4 && ((buf[i] ?? 0) & 0xc0) === 0x80) {
     i--;
     back++;
   }
   if (i < 0) return buf.length;
-  const lead = buf[i]!;
+  const lead = buf[i] ?? 0;
   const need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
   return buf.length - i < need ? i : buf.length;
 }
@@ -77,7 +78,7 @@ export function readWindow(real: string, offset: number, limit: number): FileRea
     let buf = readAt(fd, base.offset, Math.min(limit, Math.max(0, stat.size - base.offset)));
     // Start on a character boundary when the offset falls inside one.
     let skip = 0;
-    while (skip < buf.length && skip < 3 && (buf[skip]! & 0xc0) === 0x80) skip++;
+    while (skip < buf.length && skip < 3 && ((buf[skip] ?? 0) & 0xc0) === 0x80) skip++;
     buf = buf.subarray(skip, base.offset + buf.length < stat.size ? wholeUtf8(buf) : buf.length);
     return { ...base, offset: base.offset + skip, length: buf.length, text: buf.toString("utf8") };
   } finally {

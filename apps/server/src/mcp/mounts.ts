@@ -54,7 +54,9 @@ export function mcpRoutes(services: Services) {
         request.log.error(err);
         if (!reply.raw.headersSent) {
           reply.raw.writeHead(500, { "content-type": "application/json" });
-          reply.raw.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32603, message: "internal error; the server log has the details" }, id: null }));
+          reply.raw.end(
+            JSON.stringify({ jsonrpc: "2.0", error: { code: -32603, message: "internal error; the server log has the details" }, id: null }),
+          );
         } else reply.raw.destroy();
       } finally {
         if (isCall) session.calls--;
@@ -99,7 +101,11 @@ export function mcpRoutes(services: Services) {
 
     // Listed in the OpenAPI document by name only: the bodies are JSON-RPC, and the MCP protocol
     // describes its own tools (tools/list), answering in its own error shape.
-    const described = (summary: string) => ({ summary, tags: ["mcp"], description: "MCP Streamable HTTP transport (JSON-RPC 2.0); connect an MCP client, see the README" });
+    const described = (summary: string) => ({
+      summary,
+      tags: ["mcp"],
+      description: "MCP Streamable HTTP transport (JSON-RPC 2.0); connect an MCP client, see the README",
+    });
     for (const method of ["GET", "POST", "DELETE"] as const) {
       app.route({
         method,

@@ -29,7 +29,10 @@ export function attachJobLog(jobs: JobService, audit: AuditService, log: Fastify
     else log.info(base, `job ${job.id} is ${job.status}`);
   };
   const onAudit = (entry: AuditEntry) => {
-    log.info({ jobId: entry.jobId, agent: entry.agent, action: entry.action, door: entry.door, client: entry.client }, `job ${entry.jobId} ${entry.action === "launch" ? "launch" : "cancel"} requested`);
+    log.info(
+      { jobId: entry.jobId, agent: entry.agent, action: entry.action, door: entry.door, client: entry.client },
+      `job ${entry.jobId} ${entry.action === "launch" ? "launch" : "cancel"} requested`,
+    );
   };
   jobs.on("job", onJob);
   audit.on("recorded", onAudit);

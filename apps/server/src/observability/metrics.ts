@@ -39,9 +39,9 @@ export class Metrics {
       this.durations.set(key, entry);
     }
     const seconds = Math.max(0, job.endedAt - job.startedAt) / 1000;
-    DURATION_BUCKETS.forEach((bound, i) => {
-      if (seconds <= bound) entry.h.buckets[i]!++;
-    });
+    for (const [i, bound] of DURATION_BUCKETS.entries()) {
+      if (seconds <= bound) entry.h.buckets[i] = (entry.h.buckets[i] ?? 0) + 1;
+    }
     entry.h.sum += seconds;
     entry.h.count++;
   };
@@ -70,7 +70,9 @@ export class Metrics {
 
     metric("corral_job_duration_seconds", "histogram", "Run time of jobs that ended since the server started, by agent and final status.");
     for (const { agent, status, h } of this.durations.values()) {
-      DURATION_BUCKETS.forEach((bound, i) => out.push(`corral_job_duration_seconds_bucket${labels({ agent, status, le: String(bound) })} ${h.buckets[i]}`));
+      for (const [i, bound] of DURATION_BUCKETS.entries()) {
+        out.push(`corral_job_duration_seconds_bucket${labels({ agent, status, le: String(bound) })} ${h.buckets[i]}`);
+      }
       out.push(`corral_job_duration_seconds_bucket${labels({ agent, status, le: "+Inf" })} ${h.count}`);
       out.push(`corral_job_duration_seconds_sum${labels({ agent, status })} ${h.sum}`);
       out.push(`corral_job_duration_seconds_count${labels({ agent, status })} ${h.count}`);

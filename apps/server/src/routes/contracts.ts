@@ -115,7 +115,10 @@ const usedTypes: SwaggerTransformObject = (input) => {
     refsIn(schemas[name]).forEach(visit);
   };
   refsIn(document.paths).forEach(visit);
-  return { ...document, components: { ...document.components, schemas: Object.fromEntries(Object.entries(schemas).filter(([name]) => used.has(name))) } };
+  return {
+    ...document,
+    components: { ...document.components, schemas: Object.fromEntries(Object.entries(schemas).filter(([name]) => used.has(name))) },
+  };
 };
 
 /**

@@ -48,15 +48,14 @@ function cookieValues(header: string | undefined, name: string): string[] {
   return values;
 }
 
-type Verdict =
-  | { ok: true; session: BrowserSessionRow | null }
-  | { ok: false; status: 401; error: string; wrongToken: boolean };
+type Verdict = { ok: true; session: BrowserSessionRow | null } | { ok: false; status: 401; error: string; wrongToken: boolean };
 
 const missing: Verdict = {
   ok: false,
   status: 401,
   wrongToken: false,
-  error: "missing token: send Authorization: Bearer <token> (printed at startup, kept in the data dir's token file), or open the panel URL printed at startup",
+  error:
+    "missing token: send Authorization: Bearer <token> (printed at startup, kept in the data dir's token file), or open the panel URL printed at startup",
 };
 const wrongToken: Verdict = {
   ok: false,
@@ -97,7 +96,9 @@ export function registerGuard(app: FastifyInstance, config: AppConfig, token: st
     reply
       .code(429)
       .header("retry-after", String(retryAfterS))
-      .send({ error: `too many wrong tokens from this address; try again in ${retryAfterS} s, or use the right token (CORRAL_AUTH_FAILURE_LIMIT per CORRAL_AUTH_FAILURE_WINDOW_S)` });
+      .send({
+        error: `too many wrong tokens from this address; try again in ${retryAfterS} s, or use the right token (CORRAL_AUTH_FAILURE_LIMIT per CORRAL_AUTH_FAILURE_WINDOW_S)`,
+      });
 
   /** Whether the browser says this request comes from Corral's own pages. */
   const fromOwnPage = (request: FastifyRequest, sameOrigin: boolean) => {

@@ -232,7 +232,12 @@ export class Connection implements StreamSink {
   private subscribeJob(jobId: string, cursor: number): void {
     if (!this.services.jobs.find(jobId)) return this.send({ type: "error", field: "jobId", jobId, message: `job ${jobId} not found` });
     if (!this.streams.has(jobId) && this.streams.size >= MAX_STREAMS) {
-      return this.send({ type: "error", field: "jobId", jobId, message: `at most ${MAX_STREAMS} job streams per connection; unsubscribe from one first` });
+      return this.send({
+        type: "error",
+        field: "jobId",
+        jobId,
+        message: `at most ${MAX_STREAMS} job streams per connection; unsubscribe from one first`,
+      });
     }
     const logFile = jobFiles(this.services.config.dataDir, jobId).log;
     try {

@@ -42,7 +42,13 @@ export function wsRoutes(services: Services) {
     );
     app.get(
       "/api/ws/stats",
-      { schema: { summary: "Who is connected to the WebSocket and how far behind", tags: ["websocket"], response: { 200: WsStatsSchema, ...errors() } } },
+      {
+        schema: {
+          summary: "Who is connected to the WebSocket and how far behind",
+          tags: ["websocket"],
+          response: { 200: WsStatsSchema, ...errors() },
+        },
+      },
       async () => hub.stats(),
     );
     app.addHook("preClose", async () => hub.close());

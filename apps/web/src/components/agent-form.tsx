@@ -53,7 +53,12 @@ export function AgentForm<T>({ initial, kind, isNew, toBody, save, onDone, submi
     <form onSubmit={submit} className="stack" noValidate>
       <div className="form-grid">
         {isNew && input("name", "Name", "lowercase letters, digits, _; becomes the tools' prefix")}
-        {kind !== "ollama" && input("command", kind === "command" ? "Executable" : "Binary override", kind === "command" ? "name on PATH or absolute path" : "empty: found on PATH")}
+        {kind !== "ollama" &&
+          input(
+            "command",
+            kind === "command" ? "Executable" : "Binary override",
+            kind === "command" ? "name on PATH or absolute path" : "empty: found on PATH",
+          )}
         {kind === "ollama" && input("baseUrl", "Ollama URL", "empty: CORRAL_OLLAMA_URL")}
         {input("workdir", "Workdir", "~ allowed")}
         {input("model", "Default model", "empty: the agent's default")}
@@ -62,11 +67,25 @@ export function AgentForm<T>({ initial, kind, isNew, toBody, save, onDone, submi
       </div>
       {kind === "command" && (
         <Field id="agent-args" label="Arguments, one per line" hint="{prompt}, {workdir} and {model} are replaced" error={errorFor("args")}>
-          <textarea id="agent-args" rows={3} className="mono" value={form.args} onChange={set("args")} {...describedBy("agent-args", errorFor("args"), true)} />
+          <textarea
+            id="agent-args"
+            rows={3}
+            className="mono"
+            value={form.args}
+            onChange={set("args")}
+            {...describedBy("agent-args", errorFor("args"), true)}
+          />
         </Field>
       )}
       <Field id="agent-env" label="Environment, KEY=VALUE per line" error={errorFor("env")}>
-        <textarea id="agent-env" rows={2} className="mono" value={form.env} onChange={set("env")} {...describedBy("agent-env", errorFor("env"), false)} />
+        <textarea
+          id="agent-env"
+          rows={2}
+          className="mono"
+          value={form.env}
+          onChange={set("env")}
+          {...describedBy("agent-env", errorFor("env"), false)}
+        />
       </Field>
       <Field id="agent-description" label="Description" error={errorFor("description")}>
         <input id="agent-description" value={form.description} onChange={set("description")} />

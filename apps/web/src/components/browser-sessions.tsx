@@ -28,7 +28,12 @@ export function BrowserSessions() {
             <tr key={s.id}>
               <td>
                 {s.userAgent || "unknown browser"}
-                {s.current && <> <span className="badge">this browser</span></>}
+                {s.current && (
+                  <>
+                    {" "}
+                    <span className="badge">this browser</span>
+                  </>
+                )}
               </td>
               <td>{formatTime(s.createdAt)}</td>
               <td>{formatAgo(s.lastSeenAt, now)}</td>

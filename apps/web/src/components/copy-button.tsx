@@ -25,7 +25,12 @@ function CopyButton({ text, label = "Copy" }: { text: string; label?: string }) 
     <button
       type="button"
       className="small"
-      onClick={() => copyText(text).then(() => setState("copied"), () => setState("failed"))}
+      onClick={() =>
+        copyText(text).then(
+          () => setState("copied"),
+          () => setState("failed"),
+        )
+      }
       aria-live="polite"
     >
       {state === "copied" ? "Copied" : state === "failed" ? "Copy failed" : label}
@@ -36,7 +41,7 @@ function CopyButton({ text, label = "Copy" }: { text: string; label?: string }) 
 export function CopyBlock({ text, label }: { text: string; label: string }) {
   return (
     <div className="copy-block">
-      <pre className="block mono" aria-label={label}>
+      <pre className="block mono" role="group" aria-label={label}>
         {text}
       </pre>
       <CopyButton text={text} />

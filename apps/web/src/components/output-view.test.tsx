@@ -11,7 +11,9 @@ afterEach(cleanup);
 
 describe("OutputView", () => {
   it("renders a line with its colours and search hits", () => {
-    const { container } = render(<OutputLineView line={{ stream: "err", text: "x \u001b[32mbeta\u001b[0m beta" }} number={7} query="beta" current={false} />);
+    const { container } = render(
+      <OutputLineView line={{ stream: "err", text: "x \u001b[32mbeta\u001b[0m beta" }} number={7} query="beta" current={false} />,
+    );
     expect(container.querySelector("[data-stream=err]")?.textContent).toBe("7x beta beta");
     expect(container.querySelector("mark.ansi-green-fg")?.textContent).toBe("beta");
     expect(container.querySelectorAll("mark")).toHaveLength(2);

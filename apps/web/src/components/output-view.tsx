@@ -5,7 +5,17 @@ import { ansiSegments, markMatches, matchOffsets } from "../lib/ansi.js";
 import type { OutputBuffer, OutputLine } from "../lib/output-buffer.js";
 import type { ReadableBuffer } from "../lib/readable-buffer.js";
 
-export const OutputLineView = memo(function Line({ line, number, query, current }: { line: OutputLine; number: number; query: string; current: boolean }) {
+export const OutputLineView = memo(function Line({
+  line,
+  number,
+  query,
+  current,
+}: {
+  line: OutputLine;
+  number: number;
+  query: string;
+  current: boolean;
+}) {
   const segments = useMemo(() => {
     const base = ansiSegments(line.text);
     return query ? markMatches(base, query) : base;
@@ -163,12 +173,20 @@ export function OutputView({ buffer, running, readable = null }: { buffer: Outpu
           {follow ? "Following" : running ? "Paused — follow" : "Follow"}
         </button>
       </div>
-      <div ref={scrollRef} className="output mono" onScroll={onScroll}
+      <div
+        ref={scrollRef}
+        className="output mono"
+        onScroll={onScroll}
         onWheel={markIntent}
         onTouchMove={markIntent}
         onMouseDown={markIntent}
         onKeyDown={markIntent}
-        tabIndex={0} role="log" aria-label="Job output" aria-live="off">
+        // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling log must take focus to scroll from the keyboard
+        tabIndex={0}
+        role="log"
+        aria-label="Job output"
+        aria-live="off"
+      >
         {shown.dropped > 0 && (
           <div className="output-line sys">
             <span className="ln" />… {shown.dropped.toLocaleString()} earlier lines are not kept in the browser

@@ -7,7 +7,7 @@ export const typeAnchor = (name: string) => `type-${name}`;
 /** A schema as readable type text; named types link to their definition. */
 export function SchemaBlock({ schema, label }: { schema: JsonSchema | undefined; label: string }) {
   return (
-    <pre className="block" aria-label={label}>
+    <pre className="block" role="group" aria-label={label}>
       {schemaText(schema).map((part, i) =>
         typeof part === "string" ? (
           part

@@ -19,8 +19,8 @@ export function ErrorState({ error, what, onRetry }: { error: unknown; what: str
       <strong>Could not load {what}.</strong>
       {unauthorized ? (
         <p>
-          This browser is not signed in (or its session expired or was signed out). Open the URL Corral printed when it started
-          (it ends in <code>?token=…</code>) to sign in again.
+          This browser is not signed in (or its session expired or was signed out). Open the URL Corral printed when it started (it ends in{" "}
+          <code>?token=…</code>) to sign in again.
         </p>
       ) : (
         <p>

@@ -146,6 +146,6 @@ export function useLaunchJob() {
 export function writeJobToCache(client: QueryClient, job: Job): void {
   client.setQueryData(queryKeys.jobs.detail(job.id), job);
   const patch = (list: JobList | undefined): JobList | undefined =>
-    list && list.jobs.some((j) => j.id === job.id) ? { ...list, jobs: list.jobs.map((j) => (j.id === job.id ? job : j)) } : list;
+    list?.jobs.some((j) => j.id === job.id) ? { ...list, jobs: list.jobs.map((j) => (j.id === job.id ? job : j)) } : list;
   client.setQueriesData<JobList>({ queryKey: queryKeys.jobs.lists() }, patch);
 }

@@ -30,9 +30,30 @@ describe("forms", () => {
 describe("cost chart", () => {
   it("has a row for every day, quiet ones included", () => {
     expect(daysOf({ from: "2026-01-30", to: "2026-02-02" })).toEqual(["2026-01-30", "2026-01-31", "2026-02-01", "2026-02-02"]);
-    const totals = { jobs: 1, inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, reportedUsd: 0, estimatedUsd: 0, pricedJobs: 1, unpricedJobs: 0, unpricedInputTokens: 0, unpricedOutputTokens: 0, noUsageJobs: 0 };
+    const totals = {
+      jobs: 1,
+      inputTokens: 0,
+      outputTokens: 0,
+      cachedInputTokens: 0,
+      reportedUsd: 0,
+      estimatedUsd: 0,
+      pricedJobs: 1,
+      unpricedJobs: 0,
+      unpricedInputTokens: 0,
+      unpricedOutputTokens: 0,
+      noUsageJobs: 0,
+    };
     const { rows, providers } = chartRows(
-      { from: 0, to: 0, groupBy: ["day", "provider"], totals: { ...totals, costUsd: 3 }, groups: [{ ...totals, costUsd: 2, day: "2026-02-01", provider: "google" }, { ...totals, costUsd: 1, day: "2026-02-01", provider: "anthropic" }] },
+      {
+        from: 0,
+        to: 0,
+        groupBy: ["day", "provider"],
+        totals: { ...totals, costUsd: 3 },
+        groups: [
+          { ...totals, costUsd: 2, day: "2026-02-01", provider: "google" },
+          { ...totals, costUsd: 1, day: "2026-02-01", provider: "anthropic" },
+        ],
+      },
       { from: "2026-01-31", to: "2026-02-01" },
     );
     expect(providers).toEqual(["anthropic", "google"]);

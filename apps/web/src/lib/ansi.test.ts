@@ -19,7 +19,11 @@ describe("ansi", () => {
 
   it("search counts hits in the same text the segments show, so marks and counts agree", () => {
     for (const line of ["a\u001b[31mred\u001b[0m", "x\u001b[2Ky\u001b[?25lz", "\u001b[1;38;2;1;2;3mtc\u001b[m end", "no codes"]) {
-      expect(stripAnsi(line), JSON.stringify(line)).toBe(ansiSegments(line).map((s) => s.text).join(""));
+      expect(stripAnsi(line), JSON.stringify(line)).toBe(
+        ansiSegments(line)
+          .map((s) => s.text)
+          .join(""),
+      );
     }
   });
 

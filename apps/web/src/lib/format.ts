@@ -60,9 +60,9 @@ export function shellQuote(arg: string): string {
   if (/^[A-Za-z0-9_@%+=:,./-]+$/.test(arg)) return arg;
   // Control characters (colour codes) cannot be pasted inside '…'; bash's $'…' spells them out.
   if (/[\u0000-\u0008\u000b-\u001f\u007f]/.test(arg)) {
-    const escaped = arg.replace(/[\\']/g, (c) => `\\${c}`).replace(/[\u0000-\u001f\u007f]/g, (c) =>
-      c === "\n" ? "\\n" : c === "\t" ? "\\t" : `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`,
-    );
+    const escaped = arg
+      .replace(/[\\']/g, (c) => `\\${c}`)
+      .replace(/[\u0000-\u001f\u007f]/g, (c) => (c === "\n" ? "\\n" : c === "\t" ? "\\t" : `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`));
     return `$'${escaped}'`;
   }
   return `'${arg.replace(/'/g, `'\\''`)}'`;

@@ -88,7 +88,13 @@ export function operationsByTag(document: OpenApiDocument): Map<string, ApiOpera
         summary: op.summary ?? "",
         description: op.description,
         public: Array.isArray(op.security) && op.security.length === 0,
-        parameters: (op.parameters ?? []).map((p) => ({ name: p.name, in: p.in, required: p.required ?? false, description: p.description ?? p.schema?.description, schema: p.schema })),
+        parameters: (op.parameters ?? []).map((p) => ({
+          name: p.name,
+          in: p.in,
+          required: p.required ?? false,
+          description: p.description ?? p.schema?.description,
+          schema: p.schema,
+        })),
         body: firstSchema(op.requestBody),
         responses: Object.entries(op.responses ?? {}).map(([status, r]) => ({
           status,

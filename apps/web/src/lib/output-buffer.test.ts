@@ -4,7 +4,16 @@ import { appendOutput, appendStreamed, emptyOutput } from "./output-buffer.js";
 describe("output buffer", () => {
   it("joins a line split across chunks and keeps streams apart", () => {
     let b = appendOutput(emptyOutput(), [{ stream: "out", text: "hel" }], 0, 10, false);
-    b = appendOutput(b, [{ stream: "out", text: "lo\nwor" }, { stream: "err", text: "oops\n" }], 10, 20, false);
+    b = appendOutput(
+      b,
+      [
+        { stream: "out", text: "lo\nwor" },
+        { stream: "err", text: "oops\n" },
+      ],
+      10,
+      20,
+      false,
+    );
     b = appendOutput(b, [{ stream: "out", text: "ld\n" }], 20, 30, true);
     expect(b.lines).toEqual([
       { stream: "out", text: "hello" },

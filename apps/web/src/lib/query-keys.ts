@@ -36,7 +36,8 @@ export const queryKeys = {
   },
   costs: {
     all: ["costs"] as const,
-    summary: (range: { from: string; to: string }, groupBy: readonly string[]) => [...queryKeys.costs.all, "summary", range, groupBy.join(",")] as const,
+    summary: (range: { from: string; to: string }, groupBy: readonly string[]) =>
+      [...queryKeys.costs.all, "summary", range, groupBy.join(",")] as const,
     budgets: () => [...queryKeys.costs.all, "budgets"] as const,
     prices: () => [...queryKeys.costs.all, "prices"] as const,
   },

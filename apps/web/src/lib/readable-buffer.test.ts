@@ -13,11 +13,9 @@ const shown = (events: ReadableEvent[][]) => {
 
 describe("the Readable view's buffer", () => {
   it("joins an answer's pieces across pages into one line, keeping the spaces between them", () => {
-    expect(shown([[{ type: "session" }, delta("Done: ")], [delta("wrote "), delta("it\n")], [{ type: "tool_call", name: "Bash", args: "ls" }]])).toEqual([
-      "· session started",
-      "Done: wrote it",
-      "→ Bash ls",
-    ]);
+    expect(
+      shown([[{ type: "session" }, delta("Done: ")], [delta("wrote "), delta("it\n")], [{ type: "tool_call", name: "Bash", args: "ls" }]]),
+    ).toEqual(["· session started", "Done: wrote it", "→ Bash ls"]);
   });
 
   it("bounds a streamed answer however many pieces it has", () => {

@@ -47,18 +47,15 @@ export function matchPath(pattern: string, pathname: string): Record<string, str
 export function useSearchParams(): [URLSearchParams, (next: Record<string, string | undefined>, options?: { replace?: boolean }) => void] {
   const location = useLocation();
   const params = location.searchParams;
-  const set = useCallback(
-    (next: Record<string, string | undefined>, options: { replace?: boolean } = { replace: true }) => {
-      const merged = new URLSearchParams(window.location.search);
-      for (const [key, value] of Object.entries(next)) {
-        if (value === undefined || value === "") merged.delete(key);
-        else merged.set(key, value);
-      }
-      const query = merged.toString();
-      navigate(`${window.location.pathname}${query ? `?${query}` : ""}`, options);
-    },
-    [],
-  );
+  const set = useCallback((next: Record<string, string | undefined>, options: { replace?: boolean } = { replace: true }) => {
+    const merged = new URLSearchParams(window.location.search);
+    for (const [key, value] of Object.entries(next)) {
+      if (value === undefined || value === "") merged.delete(key);
+      else merged.set(key, value);
+    }
+    const query = merged.toString();
+    navigate(`${window.location.pathname}${query ? `?${query}` : ""}`, options);
+  }, []);
   return [params, set];
 }
 

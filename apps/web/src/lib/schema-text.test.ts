@@ -31,11 +31,9 @@ describe("schemaText", () => {
   });
 
   it("names referenced types instead of repeating them", () => {
-    expect(schemaText({ type: "object", properties: { jobs: { type: "array", items: { $ref: "#/components/schemas/Job" } } }, required: ["jobs"] })).toEqual([
-      "{\n  jobs: ",
-      { ref: "Job" },
-      "[]\n}",
-    ]);
+    expect(
+      schemaText({ type: "object", properties: { jobs: { type: "array", items: { $ref: "#/components/schemas/Job" } } }, required: ["jobs"] }),
+    ).toEqual(["{\n  jobs: ", { ref: "Job" }, "[]\n}"]);
   });
 });
 
@@ -51,7 +49,9 @@ describe("operationsByTag", () => {
             tags: ["jobs"],
             summary: "One job",
             parameters: [{ name: "id", in: "path", required: true, schema: { type: "string" } }],
-            responses: { "200": { description: "Default Response", content: { "application/json": { schema: { $ref: "#/components/schemas/Job" } } } } },
+            responses: {
+              "200": { description: "Default Response", content: { "application/json": { schema: { $ref: "#/components/schemas/Job" } } } },
+            },
           },
         },
       },

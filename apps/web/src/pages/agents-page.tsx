@@ -25,7 +25,11 @@ function Availability({ agent }: { agent: AgentWithAvailability }) {
   ) : (
     <div>
       <span className="badge bad">not available</span>
-      {a.hint && <div className="small muted" style={{ maxWidth: 320 }}>{a.hint}</div>}
+      {a.hint && (
+        <div className="small muted" style={{ maxWidth: 320 }}>
+          {a.hint}
+        </div>
+      )}
     </div>
   );
 }

@@ -126,8 +126,8 @@ function TypeList({ schemas }: { schemas: Record<string, JsonSchema> }) {
     <section aria-labelledby="types-heading">
       <h2 id="types-heading">Types</h2>
       <p className="small muted">
-        Named once and referred to by the routes. A name ending in <code>Input</code> is the type as a request may send it (fields with
-        defaults may be left out).
+        Named once and referred to by the routes. A name ending in <code>Input</code> is the type as a request may send it (fields with defaults may
+        be left out).
       </p>
       {names.map((name) => (
         <div key={name} id={typeAnchor(name)}>

@@ -17,8 +17,8 @@ export function ConnectPage() {
         <h1>Connect an MCP client</h1>
       </div>
       <p className="muted">
-        Corral speaks MCP over Streamable HTTP. Every request needs the token below; treat it like a password (anyone with it can run
-        workers on this machine).
+        Corral speaks MCP over Streamable HTTP. Every request needs the token below; treat it like a password (anyone with it can run workers on this
+        machine).
       </p>
       <section className="card stack" aria-labelledby="all-heading">
         <h2 id="all-heading" style={{ margin: 0 }}>
@@ -53,8 +53,8 @@ export function ConnectPage() {
       <section aria-labelledby="perm-heading">
         <h2 id="perm-heading">Let Claude Code call them without asking</h2>
         <p className="small muted">
-          Merge this into <code>~/.claude/settings.json</code> (or a project's <code>.claude/settings.json</code>). Each rule allows every tool of
-          one MCP server.
+          Merge this into <code>~/.claude/settings.json</code> (or a project's <code>.claude/settings.json</code>). Each rule allows every tool of one
+          MCP server.
         </p>
         <CopyBlock text={permissionsSnippet(enabled.map((m) => m.agent))} label="permissions snippet" />
       </section>
@@ -80,8 +80,8 @@ export function ConnectPage() {
       <section aria-labelledby="sessions-heading">
         <h2 id="sessions-heading">Signed-in browsers</h2>
         <p className="small muted">
-          Opening the printed URL signs a browser in: it gets a session of its own (its cookie holds that session, never the token), which lasts
-          until it goes unused for <code>CORRAL_SESSION_TTL_DAYS</code> days or is signed out here.
+          Opening the printed URL signs a browser in: it gets a session of its own (its cookie holds that session, never the token), which lasts until
+          it goes unused for <code>CORRAL_SESSION_TTL_DAYS</code> days or is signed out here.
         </p>
         <BrowserSessions />
       </section>

@@ -33,7 +33,9 @@ function CostCell({ t }: { t: CostTotals }) {
         t.unpricedJobs > 0 ? (
           <span className="badge warn">unpriced</span>
         ) : (
-          <span className="muted" title="These jobs reported no token usage">no usage</span>
+          <span className="muted" title="These jobs reported no token usage">
+            no usage
+          </span>
         )
       ) : (
         formatCost(t.costUsd)
@@ -99,7 +101,12 @@ function BudgetRow({ budget }: { budget: Budget }) {
         <span className="muted small">per {budget.period}</span>
         {budget.exceeded && <span className="badge bad">exceeded</span>}
         <span className="grow" />
-        <button type="button" className="small danger" onClick={() => remove.mutate()} aria-label={`Delete the ${budget.period} budget of ${budget.provider}`}>
+        <button
+          type="button"
+          className="small danger"
+          onClick={() => remove.mutate()}
+          aria-label={`Delete the ${budget.period} budget of ${budget.provider}`}
+        >
           Delete
         </button>
       </div>
@@ -108,7 +115,14 @@ function BudgetRow({ budget }: { budget: Budget }) {
           <div className="small">
             {formatCost(budget.usedCostUsd)} of {formatCost(budget.maxCostUsd)}
           </div>
-          <div className={`meter${budget.exceeded ? " over" : ""}`} role="meter" aria-valuemin={0} aria-valuemax={budget.maxCostUsd} aria-valuenow={budget.usedCostUsd} aria-label={`${budget.provider} cost used`}>
+          <div
+            className={`meter${budget.exceeded ? " over" : ""}`}
+            role="meter"
+            aria-valuemin={0}
+            aria-valuemax={budget.maxCostUsd}
+            aria-valuenow={budget.usedCostUsd}
+            aria-label={`${budget.provider} cost used`}
+          >
             <span style={{ width: `${share(budget.usedCostUsd, budget.maxCostUsd)}%` }} />
           </div>
         </div>
@@ -118,12 +132,23 @@ function BudgetRow({ budget }: { budget: Budget }) {
           <div className="small">
             {formatTokens(budget.usedTokens)} of {formatTokens(budget.maxTokens)} tokens
           </div>
-          <div className="meter" role="meter" aria-valuemin={0} aria-valuemax={budget.maxTokens} aria-valuenow={budget.usedTokens} aria-label={`${budget.provider} tokens used`}>
+          <div
+            className="meter"
+            role="meter"
+            aria-valuemin={0}
+            aria-valuemax={budget.maxTokens}
+            aria-valuenow={budget.usedTokens}
+            aria-label={`${budget.provider} tokens used`}
+          >
             <span style={{ width: `${share(budget.usedTokens, budget.maxTokens)}%` }} />
           </div>
         </div>
       )}
-      {budget.unpricedJobs > 0 && <span className="small" style={{ color: "var(--warn)" }}>{budget.unpricedJobs} unpriced jobs in this period are not in the cost</span>}
+      {budget.unpricedJobs > 0 && (
+        <span className="small" style={{ color: "var(--warn)" }}>
+          {budget.unpricedJobs} unpriced jobs in this period are not in the cost
+        </span>
+      )}
     </li>
   );
 }
@@ -154,7 +179,13 @@ function BudgetForm() {
     <form onSubmit={submit} className="card stack" aria-label="Add a budget" noValidate>
       <div className="form-grid">
         <Field id="budget-provider" label="Provider" error={errorFor("provider")}>
-          <input id="budget-provider" value={form.provider} placeholder="anthropic" onChange={(e) => setForm({ ...form, provider: e.target.value })} {...describedBy("budget-provider", errorFor("provider"), false)} />
+          <input
+            id="budget-provider"
+            value={form.provider}
+            placeholder="anthropic"
+            onChange={(e) => setForm({ ...form, provider: e.target.value })}
+            {...describedBy("budget-provider", errorFor("provider"), false)}
+          />
         </Field>
         <Field id="budget-period" label="Period">
           <select id="budget-period" value={form.period} onChange={(e) => setForm({ ...form, period: e.target.value })}>
@@ -163,13 +194,29 @@ function BudgetForm() {
           </select>
         </Field>
         <Field id="budget-cost" label="Max USD" error={errorFor("maxCostUsd")}>
-          <input id="budget-cost" inputMode="decimal" value={form.cost} onChange={(e) => setForm({ ...form, cost: e.target.value })} {...describedBy("budget-cost", errorFor("maxCostUsd"), false)} />
+          <input
+            id="budget-cost"
+            inputMode="decimal"
+            value={form.cost}
+            onChange={(e) => setForm({ ...form, cost: e.target.value })}
+            {...describedBy("budget-cost", errorFor("maxCostUsd"), false)}
+          />
         </Field>
         <Field id="budget-tokens" label="Max tokens" error={errorFor("maxTokens")}>
-          <input id="budget-tokens" inputMode="numeric" value={form.tokens} onChange={(e) => setForm({ ...form, tokens: e.target.value })} {...describedBy("budget-tokens", errorFor("maxTokens"), false)} />
+          <input
+            id="budget-tokens"
+            inputMode="numeric"
+            value={form.tokens}
+            onChange={(e) => setForm({ ...form, tokens: e.target.value })}
+            {...describedBy("budget-tokens", errorFor("maxTokens"), false)}
+          />
         </Field>
       </div>
-      {create.error && !err?.field && <div className="alert" role="alert">{create.error.message}</div>}
+      {create.error && !err?.field && (
+        <div className="alert" role="alert">
+          {create.error.message}
+        </div>
+      )}
       <div>
         <button type="submit" className="primary" disabled={create.isPending}>
           Add budget
@@ -183,7 +230,8 @@ function PriceForm({ initial }: { initial: { provider: string; model: string } }
   const client = useQueryClient();
   const [form, setForm] = useState({ ...initial, input: "", output: "" });
   const save = useMutation({
-    mutationFn: () => costsApi.setPrice({ provider: form.provider, model: form.model, inputPerM: Number(form.input), outputPerM: Number(form.output) }),
+    mutationFn: () =>
+      costsApi.setPrice({ provider: form.provider, model: form.model, inputPerM: Number(form.input), outputPerM: Number(form.output) }),
     onSuccess: () => void client.invalidateQueries({ queryKey: queryKeys.costs.all }),
   });
   const err = save.error instanceof ApiRequestError ? save.error : null;
@@ -215,7 +263,11 @@ function PriceForm({ initial }: { initial: { provider: string; model: string } }
         <button type="submit" className="primary" disabled={save.isPending}>
           Save price
         </button>
-        {save.isSuccess && <span className="small" role="status">Saved; totals now use it.</span>}
+        {save.isSuccess && (
+          <span className="small" role="status">
+            Saved; totals now use it.
+          </span>
+        )}
       </div>
     </form>
   );
@@ -242,13 +294,35 @@ export function CostsPage() {
         <h1>Costs</h1>
         <div className="row" role="group" aria-label="Period">
           {presets.map((p) => (
-            <button key={p.id} type="button" className="small" aria-pressed={preset === p.id} onClick={() => setPreset(p.id)}
-              style={preset === p.id ? { background: "var(--accent)", color: "var(--accent-text)", borderColor: "var(--accent)" } : undefined}>
+            <button
+              key={p.id}
+              type="button"
+              className="small"
+              aria-pressed={preset === p.id}
+              onClick={() => setPreset(p.id)}
+              style={preset === p.id ? { background: "var(--accent)", color: "var(--accent-text)", borderColor: "var(--accent)" } : undefined}
+            >
               {p.label}
             </button>
           ))}
-          <input type="date" aria-label="From" value={range.from} onChange={(e) => { setCustom({ ...range, from: e.target.value }); setPreset("custom"); }} />
-          <input type="date" aria-label="To" value={range.to} onChange={(e) => { setCustom({ ...range, to: e.target.value }); setPreset("custom"); }} />
+          <input
+            type="date"
+            aria-label="From"
+            value={range.from}
+            onChange={(e) => {
+              setCustom({ ...range, from: e.target.value });
+              setPreset("custom");
+            }}
+          />
+          <input
+            type="date"
+            aria-label="To"
+            value={range.to}
+            onChange={(e) => {
+              setCustom({ ...range, to: e.target.value });
+              setPreset("custom");
+            }}
+          />
         </div>
       </div>
       {byProvider.isError ? (
@@ -257,9 +331,11 @@ export function CostsPage() {
         <Loading what="costs" />
       ) : (
         <>
-          <div className="card row" style={{ gap: "2rem" }} aria-label="Totals">
+          <div className="card row" style={{ gap: "2rem" }} role="group" aria-label="Totals">
             <div className="stat">
-              <span className="value" data-testid="total-cost">{formatCost(t.costUsd)}</span>
+              <span className="value" data-testid="total-cost">
+                {formatCost(t.costUsd)}
+              </span>
               <span className="label">cost of priced jobs</span>
             </div>
             <div className="stat">
@@ -275,7 +351,9 @@ export function CostsPage() {
               <span className="label">tokens out</span>
             </div>
             <div className="stat">
-              <span className="value" style={t.unpricedJobs ? { color: "var(--warn)" } : undefined}>{t.unpricedJobs}</span>
+              <span className="value" style={t.unpricedJobs ? { color: "var(--warn)" } : undefined}>
+                {t.unpricedJobs}
+              </span>
               <span className="label">unpriced jobs (cost unknown)</span>
             </div>
             {t.noUsageJobs > 0 && (
@@ -295,8 +373,15 @@ export function CostsPage() {
                   <BarChart data={chart.rows} margin={{ top: 8, right: 8, bottom: 0, left: 0 }}>
                     <CartesianGrid strokeDasharray="3 3" stroke="var(--border)" />
                     <XAxis dataKey="day" tick={{ fill: "var(--muted)", fontSize: 12 }} tickFormatter={(d: string) => d.slice(5)} />
-                    <YAxis tick={{ fill: "var(--muted)", fontSize: 12 }} tickFormatter={(v: number) => (v === 0 ? "$0" : `$${v.toFixed(v < 0.1 ? 4 : v < 10 ? 2 : 0)}`)} width={64} />
-                    <Tooltip formatter={(v) => formatCost(Number(v))} contentStyle={{ background: "var(--surface)", border: "1px solid var(--border)", color: "var(--text)" }} />
+                    <YAxis
+                      tick={{ fill: "var(--muted)", fontSize: 12 }}
+                      tickFormatter={(v: number) => (v === 0 ? "$0" : `$${v.toFixed(v < 0.1 ? 4 : v < 10 ? 2 : 0)}`)}
+                      width={64}
+                    />
+                    <Tooltip
+                      formatter={(v) => formatCost(Number(v))}
+                      contentStyle={{ background: "var(--surface)", border: "1px solid var(--border)", color: "var(--text)" }}
+                    />
                     <Legend />
                     {chart.providers.map((p, i) => (
                       <Bar key={p} dataKey={p} stackId="cost" fill={palette[i % palette.length]} isAnimationActive={false} />
@@ -318,12 +403,18 @@ export function CostsPage() {
           {unpricedModels.length > 0 && (
             <section aria-labelledby="unpriced-heading">
               <h2 id="unpriced-heading">Unpriced models</h2>
-              <p className="small muted">These models used tokens but Corral knows no price for them, so their cost is unknown (not $0). Set a price to count them.</p>
+              <p className="small muted">
+                These models used tokens but Corral knows no price for them, so their cost is unknown (not $0). Set a price to count them.
+              </p>
               <ul className="stack" style={{ listStyle: "none", padding: 0 }}>
                 {unpricedModels.map((g) => (
                   <li key={`${g.provider}/${g.model}`} className="row">
-                    <span className="mono">{g.provider} / {g.model}</span>
-                    <span className="small muted">{formatTokens(g.unpricedInputTokens)} in · {formatTokens(g.unpricedOutputTokens)} out</span>
+                    <span className="mono">
+                      {g.provider} / {g.model}
+                    </span>
+                    <span className="small muted">
+                      {formatTokens(g.unpricedInputTokens)} in · {formatTokens(g.unpricedOutputTokens)} out
+                    </span>
                     <button type="button" className="small" onClick={() => setPricing({ provider: g.provider ?? "", model: g.model ?? "" })}>
                       Set price
                     </button>
@@ -355,7 +446,10 @@ export function CostsPage() {
       {prices.data && (
         <p className="small muted">
           Prices: {prices.data.prices.length} models, table of {prices.data.tableDate}
-          {prices.data.prices.some((p) => p.origin === "override") ? `, ${prices.data.prices.filter((p) => p.origin === "override").length} set by you` : ""}.{" "}
+          {prices.data.prices.some((p) => p.origin === "override")
+            ? `, ${prices.data.prices.filter((p) => p.origin === "override").length} set by you`
+            : ""}
+          .{" "}
           <button type="button" className="link small" onClick={() => setPricing({ provider: "", model: "" })}>
             Set a price
           </button>

@@ -24,21 +24,54 @@ function useDir(path: string, enabled = true) {
 
 function DirNode({ path, depth, selected, onSelect }: { path: string; depth: number; selected: string; onSelect: (p: string) => void }) {
   const dir = useDir(path);
-  if (dir.isError) return <li className="small" style={{ color: "var(--danger)", paddingLeft: depth * 14 }}>{dir.error.message}</li>;
-  if (dir.isPending) return <li className="small muted" style={{ paddingLeft: depth * 14 }}>…</li>;
-  const entries = [...dir.data.entries].sort((a, b) => (a.type === "dir") === (b.type === "dir") ? a.name.localeCompare(b.name) : a.type === "dir" ? -1 : 1);
-  if (entries.length === 0) return <li className="small muted" style={{ paddingLeft: depth * 14 + 8 }}>(empty)</li>;
+  if (dir.isError)
+    return (
+      <li className="small" style={{ color: "var(--danger)", paddingLeft: depth * 14 }}>
+        {dir.error.message}
+      </li>
+    );
+  if (dir.isPending)
+    return (
+      <li className="small muted" style={{ paddingLeft: depth * 14 }}>
+        …
+      </li>
+    );
+  const entries = [...dir.data.entries].sort((a, b) =>
+    (a.type === "dir") === (b.type === "dir") ? a.name.localeCompare(b.name) : a.type === "dir" ? -1 : 1,
+  );
+  if (entries.length === 0)
+    return (
+      <li className="small muted" style={{ paddingLeft: depth * 14 + 8 }}>
+        (empty)
+      </li>
+    );
   return (
     <>
       {entries.map((e) => (
         <Entry key={e.name} entry={e} parent={path} depth={depth} selected={selected} onSelect={onSelect} />
       ))}
-      {dir.data.truncated && <li className="small muted" style={{ paddingLeft: depth * 14 }}>… more entries not shown</li>}
+      {dir.data.truncated && (
+        <li className="small muted" style={{ paddingLeft: depth * 14 }}>
+          … more entries not shown
+        </li>
+      )}
     </>
   );
 }
 
-function Entry({ entry, parent, depth, selected, onSelect }: { entry: DirEntry; parent: string; depth: number; selected: string; onSelect: (p: string) => void }) {
+function Entry({
+  entry,
+  parent,
+  depth,
+  selected,
+  onSelect,
+}: {
+  entry: DirEntry;
+  parent: string;
+  depth: number;
+  selected: string;
+  onSelect: (p: string) => void;
+}) {
   const full = join(parent, entry.name);
   const isDir = entry.type === "dir";
   const [expanded, setExpanded] = useState(selected.startsWith(`${full}/`));
@@ -53,7 +86,10 @@ function Entry({ entry, parent, depth, selected, onSelect }: { entry: DirEntry; 
           onClick={() => (isDir ? setExpanded((x) => !x) : onSelect(full))}
         >
           <span aria-hidden="true">{isDir ? (expanded ? "▾" : "▸") : " "}</span>
-          <span className="mono truncate">{entry.name}{isDir ? "/" : ""}</span>
+          <span className="mono truncate">
+            {entry.name}
+            {isDir ? "/" : ""}
+          </span>
           {entry.size !== null && !isDir && <span className="size">{formatBytes(entry.size)}</span>}
         </button>
       </li>
@@ -77,7 +113,11 @@ function Viewer({ path }: { path: string }) {
         <strong className="mono truncate grow" title={path}>
           {name}
         </strong>
-        {file.data && <span className="small muted">{formatBytes(file.data.size)} · {formatTime(file.data.mtime)}</span>}
+        {file.data && (
+          <span className="small muted">
+            {formatBytes(file.data.size)} · {formatTime(file.data.mtime)}
+          </span>
+        )}
         <a className="button small" href={filesApi.rawUrl(path, true)} download={name}>
           Download
         </a>
@@ -92,13 +132,11 @@ function Viewer({ path }: { path: string }) {
         <p className="muted">Binary file — download it to open it.</p>
       ) : (
         <>
-          {html ? (
-            <pre className="block mono" dangerouslySetInnerHTML={{ __html: html }} />
-          ) : (
-            <pre className="block mono">{file.data.text}</pre>
-          )}
+          {html ? <pre className="block mono" dangerouslySetInnerHTML={{ __html: html }} /> : <pre className="block mono">{file.data.text}</pre>}
           {file.data.length < file.data.size && (
-            <p className="small muted">Showing the first {formatBytes(file.data.length)} of {formatBytes(file.data.size)}; download for the rest.</p>
+            <p className="small muted">
+              Showing the first {formatBytes(file.data.length)} of {formatBytes(file.data.size)}; download for the rest.
+            </p>
           )}
         </>
       )}

@@ -34,7 +34,9 @@ function Timeline({ job, now }: { job: Job; now: number }) {
     <ol className="timeline" aria-label="Status timeline">
       {steps.map((s) => (
         <li key={s.label}>
-          <span className="when" title={s.at ? new Date(s.at).toLocaleString() : undefined}>{s.at ? formatClock(s.at, now) : "—"}</span>
+          <span className="when" title={s.at ? new Date(s.at).toLocaleString() : undefined}>
+            {s.at ? formatClock(s.at, now) : "—"}
+          </span>
           <strong>{s.label}</strong>
           {s.note && <span className="muted small">{s.note}</span>}
         </li>

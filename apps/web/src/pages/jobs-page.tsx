@@ -29,7 +29,7 @@ function RunningCard({ job, now }: { job: Job; now: number }) {
       <Link to={`/jobs/${job.id}`} className="truncate" title={job.prompt}>
         {job.prompt.split("\n")[0] || job.id}
       </Link>
-      <div className="activity mono small" aria-label="Latest output" title={line}>
+      <div className="activity mono small" role="group" aria-label="Latest output" title={line}>
         {line || <span className="muted">{job.status === "queued" ? "queued, waiting for a free slot" : "no output yet"}</span>}
       </div>
       <div className="row small">
@@ -46,12 +46,13 @@ function RunningSection() {
   const active = useActiveJobs();
   const now = useNow(1000);
   const jobs = active.data?.jobs ?? [];
-  const sorted = useMemo(() => [...jobs].sort((a, b) => (a.status === b.status ? b.createdAt - a.createdAt : a.status === "running" ? -1 : 1)), [jobs]);
+  const sorted = useMemo(
+    () => [...jobs].sort((a, b) => (a.status === b.status ? b.createdAt - a.createdAt : a.status === "running" ? -1 : 1)),
+    [jobs],
+  );
   return (
     <section aria-labelledby="running-heading">
-      <h2 id="running-heading">
-        Running now {jobs.length > 0 && <span className="muted small">({jobs.length})</span>}
-      </h2>
+      <h2 id="running-heading">Running now {jobs.length > 0 && <span className="muted small">({jobs.length})</span>}</h2>
       {active.isError ? (
         <ErrorState error={active.error} what="running jobs" onRetry={() => void active.refetch()} />
       ) : active.isPending ? (
@@ -126,15 +127,28 @@ function HistorySection() {
           </legend>
           <div className="row">
             {JobStatusSchema.options.map((s) => (
-              <button key={s} type="button" className="small" aria-pressed={statuses.includes(s)} onClick={() => toggleStatus(s)}
-                style={statuses.includes(s) ? { background: "var(--accent)", color: "var(--accent-text)", borderColor: "var(--accent)" } : undefined}>
+              <button
+                key={s}
+                type="button"
+                className="small"
+                aria-pressed={statuses.includes(s)}
+                onClick={() => toggleStatus(s)}
+                style={statuses.includes(s) ? { background: "var(--accent)", color: "var(--accent-text)", borderColor: "var(--accent)" } : undefined}
+              >
                 {statusLabels[s]}
               </button>
             ))}
           </div>
         </fieldset>
         {filtered && (
-          <button type="button" className="link small" onClick={() => { setText(""); setParams({ agent: undefined, status: undefined, q: undefined, page: undefined }); }}>
+          <button
+            type="button"
+            className="link small"
+            onClick={() => {
+              setText("");
+              setParams({ agent: undefined, status: undefined, q: undefined, page: undefined });
+            }}
+          >
             Clear filters
           </button>
         )}
@@ -145,7 +159,13 @@ function HistorySection() {
         <Loading what="jobs" />
       ) : list.data.jobs.length === 0 ? (
         <EmptyState title={filtered ? "No job matches these filters" : "No jobs yet"}>
-          {filtered ? <span>Try fewer filters.</span> : <span>Jobs launched here or through MCP are listed with their output and cost. <Link to="/launch">Launch one</Link>.</span>}
+          {filtered ? (
+            <span>Try fewer filters.</span>
+          ) : (
+            <span>
+              Jobs launched here or through MCP are listed with their output and cost. <Link to="/launch">Launch one</Link>.
+            </span>
+          )}
         </EmptyState>
       ) : (
         <>
@@ -184,7 +204,9 @@ function HistorySection() {
                       {formatAgo(job.createdAt, now)}
                     </td>
                     <td className="hide-narrow num small">{duration(job, now)}</td>
-                    <td className="hide-narrow num small">{job.usage.costUsd === null && !job.usage.inputTokens ? "—" : formatCost(job.usage.costUsd)}</td>
+                    <td className="hide-narrow num small">
+                      {job.usage.costUsd === null && !job.usage.inputTokens ? "—" : formatCost(job.usage.costUsd)}
+                    </td>
                     <td>
                       <div className="row" style={{ flexWrap: "nowrap" }}>
                         <CancelButton job={job} />
@@ -202,7 +224,12 @@ function HistorySection() {
             <span className="small muted">
               {page * PAGE_SIZE + 1}–{Math.min(total, (page + 1) * PAGE_SIZE)} of {total.toLocaleString()}
             </span>
-            <button type="button" className="small" disabled={page === 0} onClick={() => setParams({ page: page - 1 > 0 ? String(page - 1) : undefined })}>
+            <button
+              type="button"
+              className="small"
+              disabled={page === 0}
+              onClick={() => setParams({ page: page - 1 > 0 ? String(page - 1) : undefined })}
+            >
               ← Newer
             </button>
             <span className="small">

@@ -132,7 +132,12 @@ export function LaunchPage() {
       <form className="card stack" onSubmit={submit} noValidate aria-label="Launch a job">
         <div className="form-grid">
           <Field id="launch-agent" label="Agent" error={errorFor("agent")} hint={agent ? agent.description || agent.kind : undefined}>
-            <select id="launch-agent" value={form.agent} onChange={(e) => set("agent")(e.target.value)} {...describedBy("launch-agent", errorFor("agent"), Boolean(agent))}>
+            <select
+              id="launch-agent"
+              value={form.agent}
+              onChange={(e) => set("agent")(e.target.value)}
+              {...describedBy("launch-agent", errorFor("agent"), Boolean(agent))}
+            >
               {!form.agent && <option value="">Choose an agent</option>}
               {agents.data?.map((a) => (
                 <option key={a.name} value={a.name} disabled={!a.enabled}>
@@ -173,7 +178,12 @@ export function LaunchPage() {
           />
         </Field>
         <div className="form-grid">
-          <Field id="launch-workdir" label="Workdir" error={errorFor("workdir")} hint={agent ? `default ${agent.workdir}` : "Recent and allowed directories are offered"}>
+          <Field
+            id="launch-workdir"
+            label="Workdir"
+            error={errorFor("workdir")}
+            hint={agent ? `default ${agent.workdir}` : "Recent and allowed directories are offered"}
+          >
             <input
               id="launch-workdir"
               list="launch-workdirs"
@@ -192,7 +202,15 @@ export function LaunchPage() {
             id="launch-model"
             label="Model"
             error={errorFor("model")}
-            hint={agent?.kind === "ollama" ? (ollama.isError ? `Ollama models unavailable: ${ollama.error.message}` : "tool-capable models first") : agent?.effectiveModel ? `default ${agent.effectiveModel}` : "the CLI's default"}
+            hint={
+              agent?.kind === "ollama"
+                ? ollama.isError
+                  ? `Ollama models unavailable: ${ollama.error.message}`
+                  : "tool-capable models first"
+                : agent?.effectiveModel
+                  ? `default ${agent.effectiveModel}`
+                  : "the CLI's default"
+            }
           >
             <input
               id="launch-model"

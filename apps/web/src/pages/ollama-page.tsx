@@ -55,9 +55,7 @@ function ModelRow({ model, agent, now }: { model: OllamaModel; agent: string | u
       <td className="num">{model.contextLength ? model.contextLength.toLocaleString() : "—"}</td>
       <td className="hide-narrow">
         {model.loaded ? (
-          <span className="badge ok">
-            loaded{model.sizeVramBytes ? ` · ${formatBytes(model.sizeVramBytes)} VRAM` : ""}
-          </span>
+          <span className="badge ok">loaded{model.sizeVramBytes ? ` · ${formatBytes(model.sizeVramBytes)} VRAM` : ""}</span>
         ) : (
           <span className="muted small">not loaded</span>
         )}
@@ -80,7 +78,13 @@ function ModelRow({ model, agent, now }: { model: OllamaModel; agent: string | u
             <span className="small muted">not probed</span>
           )}
           <div>
-            <button type="button" className="small" disabled={probe.isPending} onClick={() => probe.mutate()} aria-label={`Probe tool calling of ${model.name}`}>
+            <button
+              type="button"
+              className="small"
+              disabled={probe.isPending}
+              onClick={() => probe.mutate()}
+              aria-label={`Probe tool calling of ${model.name}`}
+            >
               {probe.isPending ? "Probing…" : p ? "Probe again" : "Probe tool calling"}
             </button>
           </div>

@@ -32,7 +32,10 @@ export function claudeParser(spec: JobSpec) {
         const message = obj(ev.message);
         model = str(message?.model) ?? model;
         const blocks = Array.isArray(message?.content) ? message.content : [];
-        const texts = blocks.map(obj).filter((b) => b?.type === "text").map((b) => str(b?.text) ?? "");
+        const texts = blocks
+          .map(obj)
+          .filter((b) => b?.type === "text")
+          .map((b) => str(b?.text) ?? "");
         if (texts.length) lastText.set(texts.join(""));
         const t = anthropicTokens(obj(message?.usage));
         running.add(t.input, t.output, t.cached);

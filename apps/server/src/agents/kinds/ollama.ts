@@ -14,7 +14,11 @@ export const ollama: InProcessAgentKind = {
   kind: "ollama",
   provider: "ollama",
   builtins: [
-    { name: "ollama", description: "Local Ollama model with file tools (write_file, read_file, list_files) in its workdir", maxConcurrent: oneAtATime },
+    {
+      name: "ollama",
+      description: "Local Ollama model with file tools (write_file, read_file, list_files) in its workdir",
+      maxConcurrent: oneAtATime,
+    },
     { name: "qwen", description: "Qwen on Ollama with file tools in its workdir", maxConcurrent: oneAtATime },
     { name: "gemma", description: "Gemma (tools build) on Ollama with file tools in its workdir", maxConcurrent: oneAtATime },
   ],

@@ -26,12 +26,7 @@ export function opencodeParser(spec: JobSpec) {
         const cache = obj(tokens?.cache);
         const read = num(cache?.read) ?? 0;
         const write = num(cache?.write) ?? 0;
-        sum.add(
-          (num(tokens?.input) ?? 0) + read + write,
-          (num(tokens?.output) ?? 0) + (num(tokens?.reasoning) ?? 0),
-          read,
-          num(part?.cost),
-        );
+        sum.add((num(tokens?.input) ?? 0) + read + write, (num(tokens?.output) ?? 0) + (num(tokens?.reasoning) ?? 0), read, num(part?.cost));
         return sum.report(model);
       }
       if (ev.type === "error") {

@@ -59,7 +59,13 @@ describe("claude 2.1.197 --output-format stream-json --verbose", () => {
     const result = parser.finish();
     expect(result.finalText).toBe("Done: wrote hello.txt");
     // input 2500 + cache read 100 + cache write 50; output 52 (the snapshots said 1 and 1).
-    expect(result.usage).toEqual({ model: "claude-sonnet-4-5", inputTokens: 2650, outputTokens: 52, cachedInputTokens: 100, costUsd: 0.008497499999999998 });
+    expect(result.usage).toEqual({
+      model: "claude-sonnet-4-5",
+      inputTokens: 2650,
+      outputTokens: 52,
+      cachedInputTokens: 100,
+      costUsd: 0.008497499999999998,
+    });
     // While it runs, usage grows message by message: input is right, output is a lower bound.
     // The init line names the model first.
     expect(streamed[0]).toEqual({ model: "claude-sonnet-4-5" });

@@ -140,7 +140,10 @@ describe("readable lines", () => {
     expect(line("codex", { type: "item.started", item: { type: "command_execution", command: "bash -lc ls", status: "in_progress" } })).toEqual([
       "→ shell bash -lc ls",
     ]);
-    const done = { type: "item.completed", item: { type: "command_execution", command: "bash -lc ls", aggregated_output: "a\nhello.txt\n", exit_code: 0, status: "completed" } };
+    const done = {
+      type: "item.completed",
+      item: { type: "command_execution", command: "bash -lc ls", aggregated_output: "a\nhello.txt\n", exit_code: 0, status: "completed" },
+    };
     expect(line("codex", done)).toEqual(["← ok exit 0 · hello.txt"]);
   });
 });

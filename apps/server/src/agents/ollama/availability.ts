@@ -16,7 +16,9 @@ export async function ollamaAvailability(agent: AgentRow, config: AppConfig): Pr
     if (models.some((m) => sameModel(m.name, model))) return { available: true, resolved: `${baseUrl} (${model})`, hint: null, version: null };
     return { available: false, resolved: null, hint: pullHint(model), version: null };
   } catch (err) {
-    const hint = isUnreachable(err) ? unreachableMessage(baseUrl, err) : `Ollama at ${baseUrl} did not list its models: ${err instanceof Error ? err.message : String(err)}`;
+    const hint = isUnreachable(err)
+      ? unreachableMessage(baseUrl, err)
+      : `Ollama at ${baseUrl} did not list its models: ${err instanceof Error ? err.message : String(err)}`;
     return { available: false, resolved: null, hint, version: null };
   }
 }

@@ -50,8 +50,7 @@ class LoopError extends Error {}
  */
 export async function runToolLoop(opts: LoopOptions): Promise<LoopResult> {
   const { io, model, baseUrl } = opts;
-  const explain = (err: unknown) =>
-    explainOllamaError(err, { baseUrl, model, toolModels: () => toolCapableModels(baseUrl, io.signal) });
+  const explain = (err: unknown) => explainOllamaError(err, { baseUrl, model, toolModels: () => toolCapableModels(baseUrl, io.signal) });
 
   let facts: ModelFacts;
   try {
@@ -121,7 +120,10 @@ export async function runToolLoop(opts: LoopOptions): Promise<LoopResult> {
 
     messages.push({ role: "assistant", content, ...(calls.length ? { tool_calls: calls } : {}) });
     if (!calls.length) {
-      io.write("sys", `[ollama] done after ${turn} turn(s), ${usage.inputTokens} prompt + ${usage.outputTokens} output tokens, ${seconds(totalNs)} in the model\n`);
+      io.write(
+        "sys",
+        `[ollama] done after ${turn} turn(s), ${usage.inputTokens} prompt + ${usage.outputTokens} output tokens, ${seconds(totalNs)} in the model\n`,
+      );
       return { finalText: content.trim(), usage, filesWritten };
     }
     for (const call of calls) {

@@ -70,7 +70,10 @@ export async function listServerModels(baseUrl: string, signal?: AbortSignal): P
   const [tags, ps, version] = await Promise.all([
     client.list(),
     client.ps().catch(() => ({ models: [] as ModelResponse[] })),
-    client.version().then((v) => v.version ?? null, () => null),
+    client.version().then(
+      (v) => v.version ?? null,
+      () => null,
+    ),
   ]);
   const running = new Map(ps.models.map((m) => [m.name, m]));
   const models = await Promise.all(

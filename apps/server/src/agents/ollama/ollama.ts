@@ -9,8 +9,7 @@ import { runToolLoop } from "./loop.js";
 export const ollamaBaseUrl = (agent: AgentRow, config: AppConfig) => agent.baseUrl ?? config.ollamaUrl;
 
 /** An Ollama agent's model: its own, else `CORRAL_<AGENT>_MODEL`, else (user-added agents) CORRAL_OLLAMA_MODEL. */
-export const ollamaAgentModel = (agent: AgentRow, config: AppConfig): string =>
-  effectiveModel(agent, config) ?? config.defaultModels.ollama ?? "";
+export const ollamaAgentModel = (agent: AgentRow, config: AppConfig): string => effectiveModel(agent, config) ?? config.defaultModels.ollama ?? "";
 
 /** Every Ollama agent runs through this one adapter; agents differ only in server and model. */
 export function createOllamaAdapter(config: AppConfig): InProcessAdapter {

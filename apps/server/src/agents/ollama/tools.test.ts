@@ -1,5 +1,18 @@
 import { execFileSync } from "node:child_process";
-import { closeSync, constants, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, expect, test } from "vitest";
 import { tempDir } from "../../../test/helpers.js";
@@ -76,7 +89,8 @@ test("a FIFO is refused at once for reading and writing, however many times it i
   symlinkSync(path.join(wd, "pipe"), path.join(wd, "pipe-link"));
   // Node's file system thread pool has four threads: four reads left waiting would stall every file operation.
   const reads = await Promise.all(["pipe", "pipe", "pipe", "pipe", "pipe-link"].map((p) => runFileTool(wd, "read_file", { path: p })));
-  for (const read of reads) expect(read).toEqual({ ok: false, text: expect.stringMatching(/^error: .*pipe is not a regular file \(device, FIFO or socket\)/) });
+  for (const read of reads)
+    expect(read).toEqual({ ok: false, text: expect.stringMatching(/^error: .*pipe is not a regular file \(device, FIFO or socket\)/) });
   const written = await runFileTool(wd, "write_file", { path: "pipe", content: "x" });
   expect(written).toEqual({ ok: false, text: expect.stringMatching(/^error: .*pipe is not a regular file/) });
   expect(lstatSync(path.join(wd, "pipe")).isFIFO()).toBe(true);
@@ -94,14 +108,24 @@ test("a huge file is read a bounded window at a time, and the model is told wher
   const first = await runFileTool(wd, "read_file", { path: "huge.log" });
   expect(process.memoryUsage().rss - before).toBeLessThan(64 * 1024 * 1024);
   expect(first.ok).toBe(true);
-  expect(first.text).toBe(`${text.slice(0, MAX_READ_BYTES)}\n[…cut at byte ${MAX_READ_BYTES} of ${size}; call read_file with offset ${MAX_READ_BYTES} to read on]`);
+  expect(first.text).toBe(
+    `${text.slice(0, MAX_READ_BYTES)}\n[…cut at byte ${MAX_READ_BYTES} of ${size}; call read_file with offset ${MAX_READ_BYTES} to read on]`,
+  );
   const second = await runFileTool(wd, "read_file", { path: "huge.log", offset: MAX_READ_BYTES });
   expect(second.text.startsWith(text.slice(MAX_READ_BYTES, 2 * MAX_READ_BYTES))).toBe(true);
   expect(second.text).toContain(`call read_file with offset ${2 * MAX_READ_BYTES} to read on`);
-  expect(await runFileTool(wd, "read_file", { path: "huge.log", offset: String(size) })).toEqual({ ok: true, text: `[end of file: huge.log has ${size} bytes]` });
-  expect(await runFileTool(wd, "read_file", { path: "huge.log", offset: size + 10 })).toEqual({ ok: true, text: `[end of file: huge.log has ${size} bytes]` });
+  expect(await runFileTool(wd, "read_file", { path: "huge.log", offset: String(size) })).toEqual({
+    ok: true,
+    text: `[end of file: huge.log has ${size} bytes]`,
+  });
+  expect(await runFileTool(wd, "read_file", { path: "huge.log", offset: size + 10 })).toEqual({
+    ok: true,
+    text: `[end of file: huge.log has ${size} bytes]`,
+  });
   for (const offset of [-1, 1.5, "ten", true]) {
-    expect((await runFileTool(wd, "read_file", { path: "huge.log", offset })).text).toBe('error: refused: argument "offset" must be a whole number of bytes, 0 or more');
+    expect((await runFileTool(wd, "read_file", { path: "huge.log", offset })).text).toBe(
+      'error: refused: argument "offset" must be a whole number of bytes, 0 or more',
+    );
   }
 });
 

@@ -6,7 +6,11 @@ export type NewAgentRow = typeof agents.$inferInsert;
 
 export function createAgentsRepo(db: Db) {
   // Prepared once: the scheduler and every job start look agents up.
-  const byName = db.select().from(agents).where(eq(agents.name, sql.placeholder("name"))).prepare();
+  const byName = db
+    .select()
+    .from(agents)
+    .where(eq(agents.name, sql.placeholder("name")))
+    .prepare();
   return {
     list(): AgentRow[] {
       return db.select().from(agents).orderBy(asc(agents.name)).all();

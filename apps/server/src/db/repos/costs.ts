@@ -144,12 +144,7 @@ export function createCostsRepo(db: Db) {
           costSource: jobs.costSource,
         })
         .from(jobs)
-        .where(
-          and(
-            or(isNull(jobs.costSource), eq(jobs.costSource, "estimated")),
-            or(isNotNull(jobs.inputTokens), isNotNull(jobs.outputTokens)),
-          ),
-        )
+        .where(and(or(isNull(jobs.costSource), eq(jobs.costSource, "estimated")), or(isNotNull(jobs.inputTokens), isNotNull(jobs.outputTokens))))
         .all();
     },
     setCosts(changes: Array<{ id: string; costUsd: number | null; costSource: "reported" | "estimated" | null }>): void {

@@ -25,7 +25,10 @@ export function createJobFilesRepo(db: Db) {
       });
     },
     remove(jobId: string, paths: string[]): void {
-      if (paths.length) db.delete(jobFiles).where(and(eq(jobFiles.jobId, jobId), inArray(jobFiles.path, paths))).run();
+      if (paths.length)
+        db.delete(jobFiles)
+          .where(and(eq(jobFiles.jobId, jobId), inArray(jobFiles.path, paths)))
+          .run();
     },
     list(jobId: string): JobFileRow[] {
       return db.select().from(jobFiles).where(eq(jobFiles.jobId, jobId)).orderBy(asc(jobFiles.path)).all();
@@ -49,12 +52,7 @@ export function createJobFilesRepo(db: Db) {
     },
     /** Every workdir a job has used, with how many jobs used it. */
     jobWorkdirs(): { workdir: string; jobs: number }[] {
-      return db
-        .select({ workdir: jobs.workdir, jobs: sql<number>`count(*)` })
-        .from(jobs)
-        .groupBy(jobs.workdir)
-        .orderBy(asc(jobs.workdir))
-        .all();
+      return db.select({ workdir: jobs.workdir, jobs: sql<number>`count(*)` }).from(jobs).groupBy(jobs.workdir).orderBy(asc(jobs.workdir)).all();
     },
   };
 }

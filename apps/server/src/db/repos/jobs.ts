@@ -13,7 +13,11 @@ function escapeLike(text: string): string {
 
 export function createJobsRepo(db: Db) {
   // Prepared once: these run several times for every job.
-  const byId = db.select().from(jobs).where(eq(jobs.id, sql.placeholder("id"))).prepare();
+  const byId = db
+    .select()
+    .from(jobs)
+    .where(eq(jobs.id, sql.placeholder("id")))
+    .prepare();
   return {
     insert(row: NewJobRow): JobRow {
       return db.insert(jobs).values(row).returning().get();
@@ -35,14 +39,7 @@ export function createJobsRepo(db: Db) {
         if (text) filters.push(text);
       }
       const where = filters.length ? and(...filters) : undefined;
-      const rows = db
-        .select()
-        .from(jobs)
-        .where(where)
-        .orderBy(desc(jobs.createdAt), desc(jobs.id))
-        .limit(query.limit)
-        .offset(query.offset)
-        .all();
+      const rows = db.select().from(jobs).where(where).orderBy(desc(jobs.createdAt), desc(jobs.id)).limit(query.limit).offset(query.offset).all();
       const total = db.select({ n: count() }).from(jobs).where(where).get()?.n ?? 0;
       return { rows, total };
     },

@@ -64,7 +64,11 @@ export function registerCorralTools(server: McpServer, services: Services): void
         const started = Date.now();
         const stopReporting = keepReporting(extra, config.progressIntervalMs, () => {
           const ended = job_ids.filter((id) => isFinalStatus(jobs.get(id).status)).length;
-          return { progress: ended, total: job_ids.length, message: `${ended}/${job_ids.length} ended after ${Math.round((Date.now() - started) / 1000)} s` };
+          return {
+            progress: ended,
+            total: job_ids.length,
+            message: `${ended}/${job_ids.length} ended after ${Math.round((Date.now() - started) / 1000)} s`,
+          };
         });
         try {
           const result = await jobs.waitFor(job_ids, timeout_s * 1000, extra.signal);

@@ -13,7 +13,9 @@ function totalsText(t: CostTotals): string {
   const parts = [`${t.jobs} job(s)`, `${count(t.inputTokens)} in / ${count(t.outputTokens)} out tokens`];
   if (t.cachedInputTokens) parts.push(`${count(t.cachedInputTokens)} cached`);
   if (t.costUsd !== null) {
-    const how = [t.reportedUsd ? `${formatUsd(t.reportedUsd)} reported` : "", t.estimatedUsd ? `${formatUsd(t.estimatedUsd)} estimated` : ""].filter(Boolean);
+    const how = [t.reportedUsd ? `${formatUsd(t.reportedUsd)} reported` : "", t.estimatedUsd ? `${formatUsd(t.estimatedUsd)} estimated` : ""].filter(
+      Boolean,
+    );
     parts.push(`${formatUsd(t.costUsd)}${how.length ? ` (${how.join(", ")})` : ""}`);
   }
   if (t.unpricedJobs) {

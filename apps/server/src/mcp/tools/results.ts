@@ -24,7 +24,11 @@ export async function guarded(body: () => Promise<CallToolResult> | CallToolResu
  * Sends `notifications/progress` every interval while a long call runs, when the client asked
  * for progress; clients that reset their timeout on progress then wait as long as the job does.
  */
-export function keepReporting(extra: ToolExtra, intervalMs: number, describe: () => { progress: number; total?: number; message: string }): () => void {
+export function keepReporting(
+  extra: ToolExtra,
+  intervalMs: number,
+  describe: () => { progress: number; total?: number; message: string },
+): () => void {
   const progressToken = extra._meta?.progressToken;
   if (progressToken === undefined) return () => {};
   const timer = setInterval(() => {

@@ -74,7 +74,13 @@ export function costRoutes(services: Services) {
 
     app.get(
       "/api/costs/budgets",
-      { schema: { summary: "Every budget, with what its provider used in the current period", tags, response: { 200: BudgetListSchema, ...errors() } } },
+      {
+        schema: {
+          summary: "Every budget, with what its provider used in the current period",
+          tags,
+          response: { 200: BudgetListSchema, ...errors() },
+        },
+      },
       async () => ({ budgets: costs.budgets() }),
     );
 

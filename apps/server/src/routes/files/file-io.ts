@@ -1,4 +1,4 @@
-import { lstatSync, opendirSync, type Stats } from "node:fs";
+import { type Dir, lstatSync, opendirSync, type Stats } from "node:fs";
 import path from "node:path";
 import type { DirEntry, DirEntryType, DirListing } from "@corral/shared";
 import { ServiceError } from "../../lib/errors.js";
@@ -13,7 +13,7 @@ function entryType(st: Stats): DirEntryType {
 }
 
 export function listDir(real: string): DirListing {
-  let dir;
+  let dir: Dir;
   try {
     dir = opendirSync(real);
   } catch (err) {

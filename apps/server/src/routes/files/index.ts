@@ -53,7 +53,13 @@ export function fileRoutes(services: Services) {
 
     app.get(
       "/api/workdirs",
-      { schema: { summary: "The workdirs that can be browsed: those of known jobs and agents, under the allowed roots", tags, response: { 200: WorkdirListSchema, ...errors() } } },
+      {
+        schema: {
+          summary: "The workdirs that can be browsed: those of known jobs and agents, under the allowed roots",
+          tags,
+          response: { 200: WorkdirListSchema, ...errors() },
+        },
+      },
       async () => ({ workdirs: knownWorkdirs(services) }),
     );
 
