@@ -5,17 +5,15 @@
 // subcommand.
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { startFakeAnthropic } from "../test/fixtures/fake-llm/anthropic.js";
 import { startFakeGemini } from "../test/fixtures/fake-llm/gemini.js";
 import { startFakeOpenAI } from "../test/fixtures/fake-llm/openai.js";
 import { isRecord, type FakeServer, type RecordedRequest, type Script } from "../test/fixtures/fake-llm/script.js";
-import { api, startServer, type TestServer } from "../test/helpers.js";
-import { clientBin, prepareWorkerHome } from "./lib/clients.js";
-import { runJob } from "./lib/jobs.js";
+import { api } from "../test/helpers.js";
+import { runJob, workerSuite } from "./lib/jobs.js";
 
-let server: TestServer;
-const fakes: FakeServer[] = [];
+const suite = workerSuite(["claude", "gemini", "opencode", "codex"]);
 const script: Script = [{ kind: "text", text: "Done", usage: { input: 10, output: 2 } }];
 
 /** Every text the requests carry in a user turn (Anthropic, Gemini, Chat Completions and Responses shapes). */
@@ -38,12 +36,12 @@ function userTexts(requests: RecordedRequest[]): string[] {
 
 async function fake(start: (script: Script) => Promise<FakeServer>): Promise<FakeServer> {
   const started = await start(script);
-  fakes.push(started);
+  suite.track(started);
   return started;
 }
 
 async function configureAgent(name: string, env: Record<string, string>): Promise<void> {
-  const res = await api(server, "PATCH", `/api/agents/${name}`, { env: { TMPDIR: path.join(server.root, "tmp"), ...env } });
+  const res = await api(suite.server, "PATCH", `/api/agents/${name}`, { env: { TMPDIR: path.join(suite.server.root, "tmp"), ...env } });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
 }
 
@@ -68,7 +66,7 @@ const setups: Record<string, () => Promise<{ fake: FakeServer; model?: string }>
   },
   async opencode() {
     const f = await fake(startFakeOpenAI);
-    const config = path.join(server.root, "opencode.json");
+    const config = path.join(suite.server.root, "opencode.json");
     writeFileSync(
       config,
       JSON.stringify({
@@ -96,7 +94,7 @@ const setups: Record<string, () => Promise<{ fake: FakeServer; model?: string }>
   },
   async codex() {
     const f = await fake(startFakeOpenAI);
-    const home = path.join(server.root, ".codex-home");
+    const home = path.join(suite.server.root, ".codex-home");
     mkdirSync(home, { recursive: true });
     // A model slug Codex knows, as in the captured samples.
     writeFileSync(
@@ -129,27 +127,16 @@ const cases: [agent: string, prompts: string[]][] = [
   ["codex", ["--version", "help"]],
 ];
 
-beforeAll(async () => {
-  server = await startServer({
-    CORRAL_CLAUDE_BIN: clientBin("claude"),
-    CORRAL_GEMINI_BIN: clientBin("gemini"),
-    CORRAL_OPENCODE_BIN: clientBin("opencode"),
-    CORRAL_CODEX_BIN: clientBin("codex"),
-  });
-  prepareWorkerHome(server.root);
-});
-
-afterAll(async () => {
-  await server?.close();
-  await Promise.all(fakes.map((f) => f.close()));
-});
-
 describe("prompts that look like options reach the model", () => {
   it.each(cases)("%s", async (agent, prompts) => {
     const { fake: f, model } = await setups[agent]!();
     for (const prompt of prompts) {
       const before = f.requests.length;
-      const { job, output } = await runJob(server, agent, { prompt, workdir: path.join(server.root, "jobs", agent), ...(model ? { model } : {}) });
+      const { job, output } = await runJob(suite.server, agent, {
+        prompt,
+        workdir: path.join(suite.server.root, "jobs", agent),
+        ...(model ? { model } : {}),
+      });
       expect(job.status, `${job.error ?? ""}\n${output}`).toBe("succeeded");
       expect(userTexts(f.requests.slice(before)), output).toContain(prompt);
       expect(job.finalText).toBe("Done");

@@ -4,16 +4,14 @@
 // what the fake API reported.
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { startFakeGemini } from "../test/fixtures/fake-llm/gemini.js";
 import { startFakeOpenAI } from "../test/fixtures/fake-llm/openai.js";
-import type { FakeServer, Script } from "../test/fixtures/fake-llm/script.js";
-import { api, startServer, type TestServer } from "../test/helpers.js";
-import { clientBin, prepareWorkerHome } from "./lib/clients.js";
-import { runJob } from "./lib/jobs.js";
+import type { Script } from "../test/fixtures/fake-llm/script.js";
+import { api } from "../test/helpers.js";
+import { runJob, workerSuite } from "./lib/jobs.js";
 
-let server: TestServer;
-const fakes: FakeServer[] = [];
+const suite = workerSuite(["gemini", "opencode"]);
 
 /** Two model turns with distinct usage, as in the captured samples: a write, then the answer. */
 function writeScript(tool: string, args: Record<string, unknown>): Script {
@@ -24,36 +22,23 @@ function writeScript(tool: string, args: Record<string, unknown>): Script {
 }
 
 async function configureAgent(name: string, env: Record<string, string>): Promise<void> {
-  const res = await api(server, "PATCH", `/api/agents/${name}`, { env });
+  const res = await api(suite.server, "PATCH", `/api/agents/${name}`, { env });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
 }
 
-beforeAll(async () => {
-  server = await startServer({
-    CORRAL_GEMINI_BIN: clientBin("gemini"),
-    CORRAL_OPENCODE_BIN: clientBin("opencode"),
-  });
-  prepareWorkerHome(server.root);
-});
-
-afterAll(async () => {
-  await server?.close();
-  await Promise.all(fakes.map((f) => f.close()));
-});
-
 describe("real CLIs as Corral workers", () => {
   it("Gemini CLI 0.61.0 writes the file its model asked for; usage comes from its stream-json result", async () => {
-    const workdir = path.join(server.root, "jobs", "gemini");
+    const workdir = path.join(suite.server.root, "jobs", "gemini");
     const fake = await startFakeGemini(writeScript("write_file", { file_path: path.join(workdir, "hello.txt"), content: "hello from gemini\n" }));
-    fakes.push(fake);
+    suite.track(fake);
     await configureAgent("gemini", {
       GOOGLE_GEMINI_BASE_URL: fake.url,
       GEMINI_API_KEY: "fake",
       GEMINI_CLI_TRUST_WORKSPACE: "true",
-      TMPDIR: path.join(server.root, "tmp"),
+      TMPDIR: path.join(suite.server.root, "tmp"),
     });
 
-    const { job, output } = await runJob(server, "gemini", { prompt: "Create hello.txt with a greeting.", workdir });
+    const { job, output } = await runJob(suite.server, "gemini", { prompt: "Create hello.txt with a greeting.", workdir });
     expect(job.status, `${job.error ?? ""}\n${output}`).toBe("succeeded");
     expect(job.exitCode).toBe(0);
     expect(readFileSync(path.join(workdir, "hello.txt"), "utf8")).toBe("hello from gemini\n");
@@ -69,11 +54,11 @@ describe("real CLIs as Corral workers", () => {
   });
 
   it("OpenCode 1.18.33 writes the file its model asked for; usage and cost come from its step_finish events", async () => {
-    const workdir = path.join(server.root, "jobs", "opencode");
+    const workdir = path.join(suite.server.root, "jobs", "opencode");
     const fake = await startFakeOpenAI(writeScript("write", { filePath: path.join(workdir, "hello.txt"), content: "hello from opencode\n" }));
-    fakes.push(fake);
+    suite.track(fake);
     // The provider config lives outside the workdir, so the worker's files are only its own.
-    const config = path.join(server.root, "opencode.json");
+    const config = path.join(suite.server.root, "opencode.json");
     writeFileSync(
       config,
       JSON.stringify({
@@ -105,10 +90,14 @@ describe("real CLIs as Corral workers", () => {
       OPENCODE_DISABLE_DEFAULT_PLUGINS: "1",
       OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
       OPENCODE_DISABLE_SHARE: "1",
-      TMPDIR: path.join(server.root, "tmp"),
+      TMPDIR: path.join(suite.server.root, "tmp"),
     });
 
-    const { job, output } = await runJob(server, "opencode", { prompt: "Create hello.txt with a greeting.", workdir, model: "fake/fake-model" });
+    const { job, output } = await runJob(suite.server, "opencode", {
+      prompt: "Create hello.txt with a greeting.",
+      workdir,
+      model: "fake/fake-model",
+    });
     expect(job.status, `${job.error ?? ""}\n${output}`).toBe("succeeded");
     expect(readFileSync(path.join(workdir, "hello.txt"), "utf8")).toBe("hello from opencode\n");
     // pyCorral's contract: the answer also lands in output.md.
