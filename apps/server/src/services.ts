@@ -16,7 +16,7 @@ import { createSessionsRepo } from "./db/repos/sessions.js";
 import { FileWatcher } from "./jobs/file-watcher.js";
 import { JobService } from "./jobs/service.js";
 import { jobFiles } from "./jobs/worker-process.js";
-import { AuditService } from "./observability/audit.js";
+import { AuditService } from "./audit/service.js";
 import { Metrics } from "./observability/metrics.js";
 import { SessionService } from "./security/sessions.js";
 

@@ -8,7 +8,7 @@ import type { AgentRow, JobRow } from "../db/schema.js";
 import { ServiceError } from "../lib/errors.js";
 import { PRIVATE_DIR_MODE } from "../lib/private-files.js";
 import { assertCommandLineFits, boundedInvocation } from "./command-line.js";
-import { writeAnswerFile } from "./confined-files.js";
+import { writeAnswerFile } from "../lib/confined-files.js";
 import { reattachCli, startCli, startInProcess, type Execution, type ExecutionListeners } from "./execution.js";
 import { OutputLog, tailText } from "./output-log.js";
 import { recoveryOf } from "./recovery.js";

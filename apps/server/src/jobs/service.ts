@@ -24,7 +24,7 @@ import type { AgentsRepo } from "../db/repos/agents.js";
 import type { JobPatch, JobsRepo } from "../db/repos/jobs.js";
 import type { JobRow } from "../db/schema.js";
 import { notFound, ServiceError } from "../lib/errors.js";
-import type { Actor, AuditService } from "../observability/audit.js";
+import type { Actor, AuditService } from "../audit/service.js";
 import { assertLaunchFits } from "./command-line.js";
 import { toJob } from "./job-view.js";
 import { CursorError, readOutput, tailText } from "./output-log.js";
