@@ -15,7 +15,7 @@ import { createOllamaModelsRepo } from "./db/repos/ollama-models.js";
 import { createSessionsRepo } from "./db/repos/sessions.js";
 import { FileWatcher } from "./jobs/file-watcher.js";
 import { JobService } from "./jobs/service.js";
-import { jobFiles } from "./jobs/worker-process.js";
+import { jobDataPaths } from "./jobs/worker-process.js";
 import { AuditService } from "./audit/service.js";
 import { Metrics } from "./observability/metrics.js";
 import { SessionService } from "./security/sessions.js";
@@ -45,7 +45,7 @@ export function createServices(config: AppConfig, db: Db): Services {
   const agents = new AgentService({ config, agents: agentsRepo, hasJobs: (name) => jobsRepo.hasJobs(name) });
   const audit = new AuditService(createAuditRepo(db));
   const files = new FileWatcher(createJobFilesRepo(db), [config.dataDir]);
-  const snapshotFile = (jobId: string) => path.join(jobFiles(config.dataDir, jobId).dir, "workdir-before.json");
+  const snapshotFile = (jobId: string) => path.join(jobDataPaths(config.dataDir, jobId).dir, "workdir-before.json");
   const jobs = new JobService({
     config,
     jobs: jobsRepo,

@@ -31,7 +31,7 @@ import { CursorError, readOutput, tailText } from "./output-log.js";
 import { readReadable } from "./readable-output.js";
 import { JobRunner, MAX_TIMER_MS, type RunStore } from "./runner.js";
 import { Scheduler } from "./scheduler.js";
-import { jobFiles } from "./worker-process.js";
+import { jobDataPaths } from "./worker-process.js";
 import { resolveWorkdir } from "./workdir.js";
 
 export interface OutputEvent {
@@ -186,7 +186,7 @@ export class JobService extends EventEmitter<JobServiceEvents> {
   readOutput(id: string, cursor: number, limit: number): OutputPage {
     const job = this.get(id);
     try {
-      const page = readOutput(jobFiles(this.config.dataDir, id).log, cursor, limit);
+      const page = readOutput(jobDataPaths(this.config.dataDir, id).log, cursor, limit);
       const chunks = page.chunks.map(({ stream, text }) => ({ stream, text }));
       return { chunks, cursor: page.cursor, complete: isFinalStatus(job.status) && page.cursor >= page.size };
     } catch (err) {
@@ -200,7 +200,13 @@ export class JobService extends EventEmitter<JobServiceEvents> {
     const job = this.get(id);
     const kind = this.deps.agents.get(job.agent)?.kind;
     try {
-      return readReadable(jobFiles(this.config.dataDir, id).log, kind ? agentKindModule(kind) : undefined, cursor, limit, isFinalStatus(job.status));
+      return readReadable(
+        jobDataPaths(this.config.dataDir, id).log,
+        kind ? agentKindModule(kind) : undefined,
+        cursor,
+        limit,
+        isFinalStatus(job.status),
+      );
     } catch (err) {
       if (err instanceof CursorError) throw new ServiceError(err.message, 400, "cursor");
       throw err;
@@ -209,7 +215,7 @@ export class JobService extends EventEmitter<JobServiceEvents> {
 
   outputTail(id: string, maxChars: number, streams?: OutputStream[]): string {
     this.get(id);
-    return tailText(jobFiles(this.config.dataDir, id).log, maxChars, streams);
+    return tailText(jobDataPaths(this.config.dataDir, id).log, maxChars, streams);
   }
 
   /** Resolves with the jobs once all have ended, or with their current state at the timeout. */

@@ -2,7 +2,7 @@ import { ClientMessageSchema, fieldIssues, type ClientMessage, type Job, type Se
 import type { FastifyBaseLogger } from "fastify";
 import WebSocket from "ws";
 import { CursorError, readOutput } from "../jobs/output-log.js";
-import { jobFiles } from "../jobs/worker-process.js";
+import { jobDataPaths } from "../jobs/worker-process.js";
 import type { Services } from "../services.js";
 import { JobStream } from "./job-stream.js";
 
@@ -239,7 +239,7 @@ export class Connection implements StreamSink {
         message: `at most ${MAX_STREAMS} job streams per connection; unsubscribe from one first`,
       });
     }
-    const logFile = jobFiles(this.services.config.dataDir, jobId).log;
+    const logFile = jobDataPaths(this.services.config.dataDir, jobId).log;
     try {
       readOutput(logFile, cursor, 1);
     } catch (err) {
