@@ -19,6 +19,7 @@ import { jobDataPaths } from "./jobs/worker-process.js";
 import { AuditService } from "./audit/service.js";
 import { Metrics } from "./observability/metrics.js";
 import { SessionService } from "./security/sessions.js";
+import { WorkdirService } from "./workdirs/service.js";
 
 /** The one service layer every door (MCP, REST, WebSocket) calls. */
 export interface Services {
@@ -29,6 +30,8 @@ export interface Services {
   costs: CostService;
   /** What each job did to its workdir. */
   files: FileWatcher;
+  /** Which workdirs may be browsed, and reading inside them. */
+  workdirs: WorkdirService;
   ollama: OllamaService;
   /** Who launched and cancelled what. */
   audit: AuditService;
@@ -64,7 +67,8 @@ export function createServices(config: AppConfig, db: Db): Services {
   agents.on("changed", ({ name, removed }) => {
     if (!removed) jobs.agentChanged(name);
   });
+  const workdirs = new WorkdirService({ config, agents, files });
   const metrics = new Metrics(jobs, createJobStatsRepo(db));
   const sessions = new SessionService(createSessionsRepo(db), config.dataDir, config.sessionTtlMs);
-  return { config, agents, jobs, costs, files, ollama, audit, metrics, sessions };
+  return { config, agents, jobs, costs, files, workdirs, ollama, audit, metrics, sessions };
 }

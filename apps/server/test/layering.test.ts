@@ -95,3 +95,9 @@ test("agents never import the job engine, and the WebSocket reads output only th
   );
   expect(wsRuntime).toEqual([]);
 });
+
+test("the doors hold no workdir policy: routes, MCP and the WebSocket never resolve paths themselves", () => {
+  const doors = ["routes", "mcp", "ws"].flatMap((door) => sourceFiles(path.join(SRC, door)));
+  const resolving = doors.filter((file) => /\b(isInside|realpath(Sync)?|expandHome)\b/.test(readFileSync(file, "utf8")));
+  expect(resolving.map((file) => path.relative(SRC, file))).toEqual([]);
+});
