@@ -15,10 +15,11 @@ import { createOllamaModelsRepo } from "./db/repos/ollama-models.js";
 import { createSessionsRepo } from "./db/repos/sessions.js";
 import { FileWatcher } from "./jobs/file-watcher.js";
 import { JobService } from "./jobs/service.js";
-import { jobFiles } from "./jobs/worker-process.js";
-import { AuditService } from "./observability/audit.js";
+import { jobDataPaths } from "./jobs/worker-process.js";
+import { AuditService } from "./audit/service.js";
 import { Metrics } from "./observability/metrics.js";
 import { SessionService } from "./security/sessions.js";
+import { WorkdirService } from "./workdirs/service.js";
 
 /** The one service layer every door (MCP, REST, WebSocket) calls. */
 export interface Services {
@@ -29,6 +30,8 @@ export interface Services {
   costs: CostService;
   /** What each job did to its workdir. */
   files: FileWatcher;
+  /** Which workdirs may be browsed, and reading inside them. */
+  workdirs: WorkdirService;
   ollama: OllamaService;
   /** Who launched and cancelled what. */
   audit: AuditService;
@@ -45,7 +48,7 @@ export function createServices(config: AppConfig, db: Db): Services {
   const agents = new AgentService({ config, agents: agentsRepo, hasJobs: (name) => jobsRepo.hasJobs(name) });
   const audit = new AuditService(createAuditRepo(db));
   const files = new FileWatcher(createJobFilesRepo(db), [config.dataDir]);
-  const snapshotFile = (jobId: string) => path.join(jobFiles(config.dataDir, jobId).dir, "workdir-before.json");
+  const snapshotFile = (jobId: string) => path.join(jobDataPaths(config.dataDir, jobId).dir, "workdir-before.json");
   const jobs = new JobService({
     config,
     jobs: jobsRepo,
@@ -64,7 +67,8 @@ export function createServices(config: AppConfig, db: Db): Services {
   agents.on("changed", ({ name, removed }) => {
     if (!removed) jobs.agentChanged(name);
   });
+  const workdirs = new WorkdirService({ config, agents, files });
   const metrics = new Metrics(jobs, createJobStatsRepo(db));
   const sessions = new SessionService(createSessionsRepo(db), config.dataDir, config.sessionTtlMs);
-  return { config, agents, jobs, costs, files, ollama, audit, metrics, sessions };
+  return { config, agents, jobs, costs, files, workdirs, ollama, audit, metrics, sessions };
 }

@@ -3,7 +3,7 @@ import path from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { isFinalStatus, type Job, type JobStatus, type OutputPage } from "@corral/shared";
-import { jobFiles } from "../src/jobs/worker-process.js";
+import { jobDataPaths } from "../src/jobs/worker-process.js";
 import { startFakeOllama, type FakeOllama } from "./fixtures/fake-ollama.js";
 import { api, sleep, startServer, tempDir, until, type TestServer } from "./helpers.js";
 import { connectMcp, textOf } from "./mcp-client.js";
@@ -88,7 +88,7 @@ beforeAll(async () => {
   await first.app.close();
   process.kill(-pid, "SIGKILL");
   await sleep(300);
-  rmSync(jobFiles(path.join(root, "data"), lost.id, 1).exit, { force: true });
+  rmSync(jobDataPaths(path.join(root, "data"), lost.id, 1).exit, { force: true });
   ids.lost = lost.id;
 
   fake = await startFakeOllama();
@@ -240,7 +240,7 @@ describe("a failing request or message", () => {
     // A finished job whose log got damaged: every reader of it fails inside the server.
     const damaged = await launch({ agent: "free", prompt: "print 2" });
     await reach(damaged, (j) => j.status === "succeeded", "succeeded");
-    appendFileSync(jobFiles(server.dataDir, damaged).log, "this is not a record\n");
+    appendFileSync(jobDataPaths(server.dataDir, damaged).log, "this is not a record\n");
 
     // An Ollama job runs inside the server process meanwhile, turn after turn.
     const turns = 25;

@@ -2,7 +2,7 @@ import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, expect, test } from "vitest";
-import { jobFiles } from "../src/jobs/worker-process.js";
+import { jobDataPaths } from "../src/jobs/worker-process.js";
 import { sleep, startServer, tempDir, type TestServer } from "./helpers.js";
 
 const roots: string[] = [];
@@ -71,7 +71,7 @@ test("a worker gone without an exit status is marked lost, with the reason", asy
   await first.app.close();
   process.kill(-pid, "SIGKILL");
   await sleep(300);
-  rmSync(jobFiles(path.join(root, "data"), job.id, 1).exit, { force: true });
+  rmSync(jobDataPaths(path.join(root, "data"), job.id, 1).exit, { force: true });
   const second = await start();
   try {
     const lost = second.services.jobs.get(job.id);
@@ -185,13 +185,13 @@ test("a running job that cannot be picked up again ends lost with why, and the r
   const first = await start();
   await first.app.close();
   // Its worker's exit status is there, but its output log cannot be opened (a directory in its place).
-  const files = jobFiles(path.join(root, "data"), "broken000001", 1);
+  const files = jobDataPaths(path.join(root, "data"), "broken000001", 1);
   mkdirSync(files.log, { recursive: true });
   writeFileSync(files.exit, "0\n");
   const invocation = JSON.stringify({ command: "kiro-cli-chat", args: [], cwd: root });
   insertJob(root, poisonedRow("broken000001", "kiro", root, { status: "running", pid: 4194304, invocation, created_at: 1 }));
   // A queued one whose start throws where nothing should (the same broken log).
-  mkdirSync(jobFiles(path.join(root, "data"), "stuck0000001", 1).log, { recursive: true });
+  mkdirSync(jobDataPaths(path.join(root, "data"), "stuck0000001", 1).log, { recursive: true });
   insertJob(root, poisonedRow("stuck0000001", "kiro", root, { created_at: 2 }));
   insertJob(root, poisonedRow("queued000001", "kiro", root, { prompt: "write after.txt ok", created_at: 3 }));
   const second = await start();

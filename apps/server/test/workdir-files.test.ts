@@ -6,7 +6,7 @@ import net from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { DirListing, FileRead, Job, WorkdirList } from "@corral/shared";
 import { isFinalStatus } from "@corral/shared";
-import { jobFiles } from "../src/jobs/worker-process.js";
+import { jobDataPaths } from "../src/jobs/worker-process.js";
 import { api, startServer, tempDir, until, type TestServer } from "./helpers.js";
 import { connectMcp, textOf } from "./mcp-client.js";
 
@@ -252,7 +252,7 @@ describe("the workdir snapshot at a job's start", () => {
     const launched = await api<Job>(server, "POST", "/api/jobs", { agent: "kiro", prompt: "write new.txt 1", workdir: dir });
     expect(launched.status).toBe(201);
     // The snapshot is on disk once the walk is done: count the health answers that came before.
-    const snapshot = path.join(jobFiles(server.dataDir, launched.body.id).dir, "workdir-before.json");
+    const snapshot = path.join(jobDataPaths(server.dataDir, launched.body.id).dir, "workdir-before.json");
     let answeredDuring = 0;
     while (!existsSync(snapshot)) {
       const health = await fetch(`${server.url}/api/health`);

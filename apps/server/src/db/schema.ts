@@ -85,7 +85,7 @@ export const ollamaModels = sqliteTable(
 );
 
 /** What each job did to its workdir: one row per path, the path's latest change (see jobs/file-watcher.ts). */
-export const jobFiles = sqliteTable(
+export const jobFileChanges = sqliteTable(
   "job_files",
   {
     jobId: text("job_id")
@@ -183,7 +183,7 @@ export const browserSessions = sqliteTable(
 export type AgentRow = typeof agents.$inferSelect;
 export type JobRow = typeof jobs.$inferSelect;
 export type OllamaModelRow = typeof ollamaModels.$inferSelect;
-export type JobFileRow = typeof jobFiles.$inferSelect;
+export type JobFileRow = typeof jobFileChanges.$inferSelect;
 export type PriceOverrideRow = typeof priceOverrides.$inferSelect;
 export type BudgetRow = typeof budgets.$inferSelect;
 export type JobAttemptRow = typeof jobAttempts.$inferSelect;

@@ -3,7 +3,7 @@ import type { CliAdapter, InProcessAdapter, Invocation, JobSpec, UsageReport, Wo
 import { Capture } from "./capture.js";
 import { atLastLineEnd, lastRawOffsets, type OutputLog } from "./output-log.js";
 import { groupAlive, killGroup } from "./process-group.js";
-import { reattachWorker, spawnWorker, type JobFiles, type WorkerProcess } from "./worker-process.js";
+import { reattachWorker, spawnWorker, type JobDataPaths, type WorkerProcess } from "./worker-process.js";
 
 export interface ExecutionEnd {
   exitCode: number | null;
@@ -33,7 +33,7 @@ export interface ExecutionListeners {
 interface CliContext {
   adapter: CliAdapter;
   spec: JobSpec;
-  files: JobFiles;
+  files: JobDataPaths;
   log: OutputLog;
   listeners: ExecutionListeners;
   killGraceMs: number;

@@ -63,6 +63,13 @@ export class CursorError extends Error {}
 /** A chunk with the cursor right after it, so a reader can resume after any chunk it delivered. */
 export type CursorChunk = OutputChunk & { cursor: number };
 
+/** Records read from a cursor: the cursor after the last, and the log's size when read. */
+export interface OutputRecords {
+  chunks: CursorChunk[];
+  cursor: number;
+  size: number;
+}
+
 /**
  * Whole records in `buf`, which starts at cursor `base`; each chunk carries the cursor after it.
  * Consecutive pieces of one stream travel as one chunk unless `join` is false.
@@ -117,7 +124,7 @@ function withFile<T>(file: string, fn: (read: ReadAt, size: number) => T): T {
  * Reads whole records from `cursor`, about `limit` bytes of them (at least one record); with
  * `join` false each record is a chunk of its own, so a reader may stop after any of them.
  */
-export function readOutput(file: string, cursor: number, limit: number, join = true): { chunks: CursorChunk[]; cursor: number; size: number } {
+export function readOutput(file: string, cursor: number, limit: number, join = true): OutputRecords {
   return withFile(file, (read, size) => {
     if (cursor > size) throw new CursorError(`cursor ${cursor} is past the end of the output (${size} bytes)`);
     if (cursor > 0 && read(cursor - 1, 1)[0] !== 0x0a) {

@@ -1,7 +1,7 @@
 import type { InvocationRecord } from "@corral/shared";
 import type { CliAdapter } from "../agents/types.js";
 import type { JobRow } from "../db/schema.js";
-import { isSameProcessAlive, readExitFile, type JobFiles } from "./worker-process.js";
+import { isSameProcessAlive, readExitFile, type JobDataPaths } from "./worker-process.js";
 
 export type Recovery = { kind: "reattach"; pid: number; invocation: InvocationRecord; adapter: CliAdapter } | { kind: "lost"; reason: string };
 
@@ -9,7 +9,7 @@ export type Recovery = { kind: "reattach"; pid: number; invocation: InvocationRe
  * What to do at boot with a job the registry says is running: follow its worker again when that
  * worker (same pid and start time) is alive or left its exit status, else call the job lost.
  */
-export function recoveryOf(row: JobRow, files: JobFiles, adapter: CliAdapter | undefined): Recovery {
+export function recoveryOf(row: JobRow, files: JobDataPaths, adapter: CliAdapter | undefined): Recovery {
   if (!adapter) return { kind: "lost", reason: "the server stopped while this in-process job ran" };
   const alive = row.pid !== null && isSameProcessAlive(row.pid, row.pidStart);
   if (row.pid === null || !row.invocation || (!alive && readExitFile(files.exit) === null)) {

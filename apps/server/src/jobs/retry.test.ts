@@ -1,5 +1,6 @@
 import { expect, test } from "vitest";
-import { backoffMs, DEFAULT_RETRY_POLICY, retryReason } from "./retry.js";
+import { DEFAULT_RETRY_POLICY } from "../agents/retry-defaults.js";
+import { backoffMs, retryReason } from "./retry.js";
 
 const policy = { maxAttempts: 3, exitCodes: [75], outputPatterns: ["rate.?limit"], backoffS: 2 };
 

@@ -8,7 +8,7 @@ import type { AgentRow, JobRow } from "../db/schema.js";
 import { ServiceError } from "../lib/errors.js";
 import { PRIVATE_DIR_MODE } from "../lib/private-files.js";
 import { assertCommandLineFits, boundedInvocation } from "./command-line.js";
-import { writeAnswerFile } from "./confined-files.js";
+import { writeAnswerFile } from "../lib/confined-files.js";
 import { reattachCli, startCli, startInProcess, type Execution, type ExecutionListeners } from "./execution.js";
 import { OutputLog, tailText } from "./output-log.js";
 import { recoveryOf } from "./recovery.js";
@@ -17,7 +17,7 @@ import { refuseInProcessSandbox, sandboxed } from "./sandbox.js";
 import type { Scheduler } from "./scheduler.js";
 import type { JobServiceDeps, OutputEvent } from "./service.js";
 import { resolveWorkdir } from "./workdir.js";
-import { jobFiles, type JobFiles } from "./worker-process.js";
+import { jobDataPaths, type JobDataPaths } from "./worker-process.js";
 
 export type StopReason = "cancelled" | "timed_out" | "budget_exceeded";
 
@@ -87,7 +87,7 @@ export class JobRunner {
       this.scheduler.released(agent.name);
       return;
     }
-    const files = jobFiles(this.config.dataDir, id, row.attempt);
+    const files = jobDataPaths(this.config.dataDir, id, row.attempt);
     mkdirSync(files.dir, { recursive: true, mode: PRIVATE_DIR_MODE });
     const log = new OutputLog(files.log);
     if (row.attempt > 1) this.note(id, log, `\n[corral] attempt ${row.attempt} of ${row.retry?.maxAttempts ?? row.attempt}\n`);
@@ -209,7 +209,7 @@ export class JobRunner {
 
   /** At boot, a job the registry says is running: follow its worker again, or call it lost. */
   reattach(row: JobRow): void {
-    const files = jobFiles(this.config.dataDir, row.id, row.attempt);
+    const files = jobDataPaths(this.config.dataDir, row.id, row.attempt);
     const agent = this.deps.agents.get(row.agent);
     const recovery = agent ? recoveryOf(row, files, cliAdapterFor(agent.kind)) : null;
     if (!agent || !recovery || recovery.kind === "lost") {
@@ -244,7 +244,7 @@ export class JobRunner {
     }
   }
 
-  private execute(row: JobRow, agent: AgentRow, files: JobFiles, log: OutputLog): Execution {
+  private execute(row: JobRow, agent: AgentRow, files: JobDataPaths, log: OutputLog): Execution {
     const jobSpec = spec(row, agent);
     const listeners = this.listeners(row.id);
     const inProcess = this.deps.inProcessAdapters?.[agent.kind];

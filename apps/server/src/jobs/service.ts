@@ -24,14 +24,14 @@ import type { AgentsRepo } from "../db/repos/agents.js";
 import type { JobPatch, JobsRepo } from "../db/repos/jobs.js";
 import type { JobRow } from "../db/schema.js";
 import { notFound, ServiceError } from "../lib/errors.js";
-import type { Actor, AuditService } from "../observability/audit.js";
+import type { Actor, AuditService } from "../audit/service.js";
 import { assertLaunchFits } from "./command-line.js";
 import { toJob } from "./job-view.js";
-import { CursorError, readOutput, tailText } from "./output-log.js";
+import { CursorError, type OutputRecords, readOutput, tailText } from "./output-log.js";
 import { readReadable } from "./readable-output.js";
 import { JobRunner, MAX_TIMER_MS, type RunStore } from "./runner.js";
 import { Scheduler } from "./scheduler.js";
-import { jobFiles } from "./worker-process.js";
+import { jobDataPaths } from "./worker-process.js";
 import { resolveWorkdir } from "./workdir.js";
 
 export interface OutputEvent {
@@ -185,31 +185,34 @@ export class JobService extends EventEmitter<JobServiceEvents> {
 
   readOutput(id: string, cursor: number, limit: number): OutputPage {
     const job = this.get(id);
-    try {
-      const page = readOutput(jobFiles(this.config.dataDir, id).log, cursor, limit);
-      const chunks = page.chunks.map(({ stream, text }) => ({ stream, text }));
-      return { chunks, cursor: page.cursor, complete: isFinalStatus(job.status) && page.cursor >= page.size };
-    } catch (err) {
-      if (err instanceof CursorError) throw new ServiceError(err.message, 400, "cursor");
-      throw err;
-    }
+    const page = this.outputFrom(id, cursor, limit);
+    const chunks = page.chunks.map(({ stream, text }) => ({ stream, text }));
+    return { chunks, cursor: page.cursor, complete: isFinalStatus(job.status) && page.cursor >= page.size };
+  }
+
+  /**
+   * The one read of a job's output log that every door goes through (REST and MCP by pages, the
+   * WebSocket by chunks it can resume after): whole records from `cursor`, about `limit` bytes,
+   * each chunk with the cursor after it. A cursor this server never handed out answers 400.
+   */
+  outputFrom(id: string, cursor: number, limit: number): OutputRecords {
+    return atCursor(() => readOutput(this.logFile(id), cursor, limit));
   }
 
   /** The output as its agent kind reads it (see readReadable), for the panel's Readable view. */
   readReadable(id: string, cursor: number, limit: number): ReadablePage {
     const job = this.get(id);
     const kind = this.deps.agents.get(job.agent)?.kind;
-    try {
-      return readReadable(jobFiles(this.config.dataDir, id).log, kind ? agentKindModule(kind) : undefined, cursor, limit, isFinalStatus(job.status));
-    } catch (err) {
-      if (err instanceof CursorError) throw new ServiceError(err.message, 400, "cursor");
-      throw err;
-    }
+    return atCursor(() => readReadable(this.logFile(id), kind ? agentKindModule(kind) : undefined, cursor, limit, isFinalStatus(job.status)));
   }
 
   outputTail(id: string, maxChars: number, streams?: OutputStream[]): string {
     this.get(id);
-    return tailText(jobFiles(this.config.dataDir, id).log, maxChars, streams);
+    return tailText(this.logFile(id), maxChars, streams);
+  }
+
+  private logFile(id: string): string {
+    return jobDataPaths(this.config.dataDir, id).log;
   }
 
   /** Resolves with the jobs once all have ended, or with their current state at the timeout. */
@@ -325,5 +328,15 @@ export class JobService extends EventEmitter<JobServiceEvents> {
 
   private finish(id: string, patch: JobPatch & { status: JobStatus }): JobRow {
     return this.update(id, { endedAt: Date.now(), ...patch });
+  }
+}
+
+/** Runs a read from a caller's cursor; a cursor the log does not have is the caller's error. */
+function atCursor<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (err) {
+    if (err instanceof CursorError) throw new ServiceError(err.message, 400, "cursor");
+    throw err;
   }
 }

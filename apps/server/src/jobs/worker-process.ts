@@ -5,7 +5,7 @@ import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "../lib/private-files.js";
 import { groupAlive, processStartTicks } from "./process-group.js";
 
 /** Where a job keeps its files inside the data dir. */
-export interface JobFiles {
+export interface JobDataPaths {
   dir: string;
   attempt: number;
   /** The attempt's raw stdout and stderr, written by the worker itself. */
@@ -17,7 +17,7 @@ export interface JobFiles {
   log: string;
 }
 
-export function jobFiles(dataDir: string, jobId: string, attempt = 1): JobFiles {
+export function jobDataPaths(dataDir: string, jobId: string, attempt = 1): JobDataPaths {
   const dir = path.join(dataDir, "jobs", jobId);
   const raw = (name: string) => path.join(dir, `attempt-${attempt}.${name}`);
   return { dir, attempt, out: raw("stdout"), err: raw("stderr"), exit: raw("exit"), log: path.join(dir, "output.log") };
@@ -41,7 +41,7 @@ const WRAPPER = '"$@"; code=$?; umask 077; echo $code > "$0.tmp" && mv "$0.tmp" 
 export function spawnWorker(
   invocation: { command: string; args: string[]; cwd: string },
   env: Record<string, string>,
-  files: JobFiles,
+  files: JobDataPaths,
 ): WorkerProcess {
   mkdirSync(files.dir, { recursive: true, mode: PRIVATE_DIR_MODE });
   const out = openSync(files.out, "a", PRIVATE_FILE_MODE);
@@ -82,7 +82,7 @@ export function isSameProcessAlive(pid: number, pidStart: number | null): boolea
 }
 
 /** Follows a worker started before this server did: it ends when its exit file appears or it is gone. */
-export function reattachWorker(pid: number, pidStart: number | null, files: JobFiles, pollMs = 250): WorkerProcess {
+export function reattachWorker(pid: number, pidStart: number | null, files: JobDataPaths, pollMs = 250): WorkerProcess {
   const ended = new Promise<number | null>((resolve) => {
     const check = () => {
       if (existsSync(files.exit)) return resolve(readExitFile(files.exit));

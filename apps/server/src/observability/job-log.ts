@@ -2,7 +2,7 @@ import type { AuditEntry, Job, JobStatus } from "@corral/shared";
 import { isFinalStatus } from "@corral/shared";
 import type { FastifyBaseLogger } from "fastify";
 import type { JobService } from "../jobs/service.js";
-import type { AuditService } from "./audit.js";
+import type { AuditService } from "../audit/service.js";
 
 /**
  * The one place job lifecycle lines are logged, from the services' events: launched, started,

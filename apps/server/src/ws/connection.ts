@@ -1,8 +1,7 @@
 import { ClientMessageSchema, fieldIssues, type ClientMessage, type Job, type ServerMessage, type WsConnectionStats } from "@corral/shared";
 import type { FastifyBaseLogger } from "fastify";
 import WebSocket from "ws";
-import { CursorError, readOutput } from "../jobs/output-log.js";
-import { jobFiles } from "../jobs/worker-process.js";
+import { ServiceError } from "../lib/errors.js";
 import type { Services } from "../services.js";
 import { JobStream } from "./job-stream.js";
 
@@ -239,15 +238,19 @@ export class Connection implements StreamSink {
         message: `at most ${MAX_STREAMS} job streams per connection; unsubscribe from one first`,
       });
     }
-    const logFile = jobFiles(this.services.config.dataDir, jobId).log;
+    const { jobs, files } = this.services;
     try {
-      readOutput(logFile, cursor, 1);
+      jobs.outputFrom(jobId, cursor, 1);
     } catch (err) {
-      if (err instanceof CursorError) return this.send({ type: "error", field: "cursor", jobId, message: err.message });
+      if (err instanceof ServiceError && err.field === "cursor") return this.send({ type: "error", field: "cursor", jobId, message: err.message });
       throw err;
     }
     this.streams.get(jobId)?.stop();
-    const source = { logFile, job: () => this.services.jobs.find(jobId), files: () => this.services.files.list(jobId) };
+    const source = {
+      output: (from: number, limit: number) => jobs.outputFrom(jobId, from, limit),
+      job: () => jobs.find(jobId),
+      files: () => files.list(jobId),
+    };
     const stream = new JobStream(jobId, cursor, source, this);
     this.streams.set(jobId, stream);
   }

@@ -1,6 +1,6 @@
 import type { Job, JobFile, JobStatus } from "@corral/shared";
+import type { OutputRecords } from "../jobs/output-log.js";
 import type { OutputEvent } from "../jobs/service.js";
-import { readOutput } from "../jobs/output-log.js";
 import type { StreamSink, Turn } from "./connection.js";
 
 /** Bytes of log read per catch-up step. */
@@ -9,7 +9,8 @@ export const PAGE_BYTES = 256 * 1024;
 const FILES_BATCH = 500;
 
 export interface JobStreamSource {
-  logFile: string;
+  /** Output records from a cursor (JobService.outputFrom). */
+  output(cursor: number, limit: number): OutputRecords;
   /** The job as stored now. */
   job(): Job | undefined;
   files(): JobFile[];
@@ -141,7 +142,7 @@ export class JobStream {
       }
       return true;
     }
-    const page = readOutput(this.source.logFile, this.cursor, PAGE_BYTES);
+    const page = this.source.output(this.cursor, PAGE_BYTES);
     if (!page.chunks.length || page.cursor === this.cursor) return false;
     for (const chunk of page.chunks) {
       this.sink.send({ type: "output", jobId: this.jobId, stream: chunk.stream, text: chunk.text, cursor: chunk.cursor });

@@ -1,6 +1,6 @@
 import type { AppConfig } from "../../config.js";
 import type { AgentRow } from "../../db/schema.js";
-import { writeAnswerFile } from "../../jobs/confined-files.js";
+import { writeAnswerFile } from "../../lib/confined-files.js";
 import { effectiveModel } from "../model.js";
 import type { InProcessAdapter, JobSpec, WorkerIO, WorkerResult } from "../types.js";
 import { runToolLoop } from "./loop.js";

@@ -1,7 +1,7 @@
 import type { Dirent } from "node:fs";
 import { opendir } from "node:fs/promises";
 import type { Tool } from "ollama";
-import { confine, Refusal, writeConfined } from "../../jobs/confined-files.js";
+import { confine, Refusal, writeConfined } from "../../lib/confined-files.js";
 import { ServiceError } from "../../lib/errors.js";
 import { readWindow } from "../../lib/regular-file.js";
 

@@ -1,9 +1,9 @@
 import { and, asc, count, eq, inArray, sql } from "drizzle-orm";
 import type { FileChange, JobFileCounts } from "@corral/shared";
 import type { Db } from "../client.js";
-import { jobFiles, jobs, type JobFileRow } from "../schema.js";
+import { jobFileChanges, jobs, type JobFileRow } from "../schema.js";
 
-export type NewJobFileRow = typeof jobFiles.$inferInsert;
+export type NewJobFileRow = typeof jobFileChanges.$inferInsert;
 
 const emptyCounts = (): JobFileCounts => ({ created: 0, modified: 0, deleted: 0 });
 
@@ -14,10 +14,10 @@ export function createJobFilesRepo(db: Db) {
       if (!rows.length) return;
       db.transaction((tx) => {
         for (const row of rows) {
-          tx.insert(jobFiles)
+          tx.insert(jobFileChanges)
             .values(row)
             .onConflictDoUpdate({
-              target: [jobFiles.jobId, jobFiles.path],
+              target: [jobFileChanges.jobId, jobFileChanges.path],
               set: { change: row.change, size: row.size ?? null, at: row.at },
             })
             .run();
@@ -26,22 +26,22 @@ export function createJobFilesRepo(db: Db) {
     },
     remove(jobId: string, paths: string[]): void {
       if (paths.length)
-        db.delete(jobFiles)
-          .where(and(eq(jobFiles.jobId, jobId), inArray(jobFiles.path, paths)))
+        db.delete(jobFileChanges)
+          .where(and(eq(jobFileChanges.jobId, jobId), inArray(jobFileChanges.path, paths)))
           .run();
     },
     list(jobId: string): JobFileRow[] {
-      return db.select().from(jobFiles).where(eq(jobFiles.jobId, jobId)).orderBy(asc(jobFiles.path)).all();
+      return db.select().from(jobFileChanges).where(eq(jobFileChanges.jobId, jobId)).orderBy(asc(jobFileChanges.path)).all();
     },
     /** Created / modified / deleted counts for each of the jobs (jobs with no files are absent). */
     counts(jobIds: string[]): Map<string, JobFileCounts> {
       const result = new Map<string, JobFileCounts>();
       if (!jobIds.length) return result;
       const rows = db
-        .select({ jobId: jobFiles.jobId, change: jobFiles.change, n: count() })
-        .from(jobFiles)
-        .where(inArray(jobFiles.jobId, jobIds))
-        .groupBy(jobFiles.jobId, jobFiles.change)
+        .select({ jobId: jobFileChanges.jobId, change: jobFileChanges.change, n: count() })
+        .from(jobFileChanges)
+        .where(inArray(jobFileChanges.jobId, jobIds))
+        .groupBy(jobFileChanges.jobId, jobFileChanges.change)
         .all();
       for (const row of rows) {
         const counts = result.get(row.jobId) ?? emptyCounts();

@@ -2,7 +2,7 @@ import { JobInputSchema } from "@corral/shared";
 import { z } from "zod";
 import type { McpServer, RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { AgentRow } from "../../db/schema.js";
-import { mcpActor } from "../../observability/audit.js";
+import { mcpActor } from "../../audit/service.js";
 import type { Services } from "../../services.js";
 import { doneText, elapsed, OUTPUT_TAIL_CHARS, runText } from "./job-text.js";
 import { errorResult, guarded, keepReporting, textResult } from "./results.js";

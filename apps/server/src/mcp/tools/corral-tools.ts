@@ -1,7 +1,7 @@
 import { isFinalStatus, JobStatusSchema } from "@corral/shared";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
-import { mcpActor } from "../../observability/audit.js";
+import { mcpActor } from "../../audit/service.js";
 import type { Services } from "../../services.js";
 import { jobLine, lastLines, statusWord, waitLines } from "./job-text.js";
 import { guarded, keepReporting, textResult } from "./results.js";

@@ -16,9 +16,8 @@ import { z } from "zod";
 import { FRAME_POLICY } from "../../security/headers.js";
 import type { Services } from "../../services.js";
 import { errors } from "../contracts.js";
-import { knownWorkdirs, onResolvedPath } from "./access.js";
-import { openRegularFile, readWindow, sniffBinary } from "../../lib/regular-file.js";
-import { listDir, parseRange } from "./file-io.js";
+import { sniffBinary } from "../../lib/regular-file.js";
+import { parseRange } from "./range.js";
 
 const IdParamsSchema = z.object({ id: JobIdSchema });
 const tags = ["files"];
@@ -60,7 +59,7 @@ export function fileRoutes(services: Services) {
           response: { 200: WorkdirListSchema, ...errors() },
         },
       },
-      async () => ({ workdirs: knownWorkdirs(services) }),
+      async () => ({ workdirs: services.workdirs.known() }),
     );
 
     app.get(
@@ -73,7 +72,7 @@ export function fileRoutes(services: Services) {
           response: { 200: DirListingSchema, ...errors(404) },
         },
       },
-      async (request) => onResolvedPath(services, request.query.path, listDir),
+      async (request) => services.workdirs.list(request.query.path),
     );
 
     app.get(
@@ -88,7 +87,7 @@ export function fileRoutes(services: Services) {
       },
       async (request) => {
         const { path: requested, offset, limit } = request.query;
-        return onResolvedPath(services, requested, (real) => readWindow(real, offset, limit));
+        return services.workdirs.read(requested, offset, limit);
       },
     );
 
@@ -105,7 +104,7 @@ export function fileRoutes(services: Services) {
       },
       async (request, reply) => {
         const { path: requested, download } = request.query;
-        const { real, fd, stat } = onResolvedPath(services, requested, (resolved) => ({ real: resolved, ...openRegularFile(resolved) }));
+        const { real, fd, stat } = services.workdirs.open(requested);
         const range = parseRange(request.headers.range, stat.size);
         reply.header("accept-ranges", "bytes");
         if (range === "unsatisfiable") {

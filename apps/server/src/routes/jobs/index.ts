@@ -16,7 +16,7 @@ import {
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
 import type { Services } from "../../services.js";
-import { restActor } from "../../observability/audit.js";
+import { restActor } from "../../audit/service.js";
 import { BODY_ERRORS, errors } from "../contracts.js";
 
 const IdParamsSchema = z.object({ id: JobIdSchema });

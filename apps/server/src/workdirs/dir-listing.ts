@@ -1,7 +1,7 @@
 import { type Dir, lstatSync, opendirSync, type Stats } from "node:fs";
 import path from "node:path";
 import type { DirEntry, DirEntryType, DirListing } from "@corral/shared";
-import { ServiceError } from "../../lib/errors.js";
+import { ServiceError } from "../lib/errors.js";
 
 const MAX_ENTRIES = 5000;
 
@@ -12,6 +12,7 @@ function entryType(st: Stats): DirEntryType {
   return "other";
 }
 
+/** A directory's entries (at most MAX_ENTRIES), directories first; links are listed, never followed. */
 export function listDir(real: string): DirListing {
   let dir: Dir;
   try {
@@ -40,19 +41,4 @@ export function listDir(real: string): DirListing {
   }
   entries.sort((a, b) => Number(b.type === "dir") - Number(a.type === "dir") || a.name.localeCompare(b.name));
   return { path: real, entries, truncated };
-}
-
-/** One byte range from a `Range` header, or null to send the whole file (absent, multiple or malformed). */
-export function parseRange(header: string | undefined, size: number): { start: number; end: number } | "unsatisfiable" | null {
-  const m = header ? /^bytes=(\d*)-(\d*)$/.exec(header.trim()) : null;
-  if (!m || (m[1] === "" && m[2] === "")) return null;
-  if (m[1] === "") {
-    const suffix = Number(m[2]);
-    if (suffix === 0) return "unsatisfiable";
-    return { start: Math.max(0, size - suffix), end: size - 1 };
-  }
-  const start = Number(m[1]);
-  const end = m[2] === "" ? size - 1 : Math.min(Number(m[2]), size - 1);
-  if (start >= size || end < start) return "unsatisfiable";
-  return { start, end };
 }
