@@ -1,9 +1,9 @@
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { stripAnsi } from "@corral/shared";
 import { memo, useEffect, useMemo, useRef, useState } from "react";
-import { ansiSegments, markMatches, matchOffsets } from "../lib/ansi.js";
-import type { OutputBuffer, OutputLine } from "../lib/output-buffer.js";
-import type { ReadableBuffer } from "../lib/readable-buffer.js";
+import { ansiSegments, markMatches, matchOffsets } from "../lib/format/ansi.js";
+import type { OutputBuffer, OutputLine } from "../lib/domain/output-buffer.js";
+import type { ReadableBuffer } from "../lib/domain/readable-buffer.js";
 
 export const OutputLineView = memo(function Line({
   line,

@@ -3,8 +3,8 @@ import { useEffect, useRef, useState } from "react";
 import { AgentForm } from "../components/agent-form.js";
 import { EmptyState, ErrorState, Loading } from "../components/states.js";
 import { useAgentMutations, useAgents } from "../hooks/use-agents.js";
-import { createCommandBody, formFromAgent, newCommandAgentForm, updateBody } from "../lib/agent-form.js";
-import { Link } from "../lib/router.js";
+import { createCommandBody, formFromAgent, newCommandAgentForm, updateBody } from "../lib/domain/agent-form.js";
+import { Link } from "../router.js";
 
 function Availability({ agent }: { agent: AgentWithAvailability }) {
   const a = agent.availability;

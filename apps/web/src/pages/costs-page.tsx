@@ -1,13 +1,12 @@
-import type { Budget, CostGroup, CostGroupKey, CostTotals } from "@corral/shared";
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import type { Budget, CostGroup, CostTotals } from "@corral/shared";
 import { useMemo, useState, type FormEvent } from "react";
 import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import { ApiRequestError } from "../api/client.js";
-import { chartRows, costsApi, presetRange, type CostRange } from "../api/costs.js";
+import { chartRows, presetRange, type CostRange } from "../api/costs.js";
 import { describedBy, Field } from "../components/field.js";
 import { EmptyState, ErrorState, Loading } from "../components/states.js";
-import { formatCost, formatTokens } from "../lib/format.js";
-import { queryKeys } from "../lib/query-keys.js";
+import { formatCost, formatTokens } from "../lib/format/format.js";
+import { useBudgets, useCostReport, useCreateBudget, useDeleteBudget, usePrices, useSetPrice } from "../hooks/use-costs.js";
 
 const palette = ["#2457c5", "#d9480f", "#2b8a3e", "#9c36b5", "#e67700", "#0c8599", "#c2255c", "#5c940d"];
 const presets = [
@@ -16,14 +15,6 @@ const presets = [
   { id: "30d", label: "30 days" },
   { id: "month", label: "This month" },
 ] as const;
-
-function useReport(range: CostRange, groupBy: CostGroupKey[]) {
-  return useQuery({
-    queryKey: queryKeys.costs.summary(range, groupBy),
-    queryFn: ({ signal }) => costsApi.report(range, groupBy, signal),
-    refetchInterval: 10_000,
-  });
-}
 
 /** A cost that counts unpriced jobs as unknown, never as $0. */
 function CostCell({ t }: { t: CostTotals }) {
@@ -88,11 +79,7 @@ function GroupTable({ title, groups, label }: { title: string; groups: CostGroup
 }
 
 function BudgetRow({ budget }: { budget: Budget }) {
-  const client = useQueryClient();
-  const remove = useMutation({
-    mutationFn: () => costsApi.deleteBudget(budget.id),
-    onSuccess: () => void client.invalidateQueries({ queryKey: queryKeys.costs.budgets() }),
-  });
+  const remove = useDeleteBudget(budget.id);
   const share = (used: number, max: number | null) => (max ? Math.min(100, (used / max) * 100) : 0);
   return (
     <li className="card stack" style={{ gap: "0.35rem" }}>
@@ -154,26 +141,21 @@ function BudgetRow({ budget }: { budget: Budget }) {
 }
 
 function BudgetForm() {
-  const client = useQueryClient();
   const [form, setForm] = useState({ provider: "", period: "day", cost: "", tokens: "" });
-  const create = useMutation({
-    mutationFn: () =>
-      costsApi.createBudget({
-        provider: form.provider.trim(),
-        period: form.period as "day" | "month",
-        ...(form.cost ? { maxCostUsd: Number(form.cost) } : {}),
-        ...(form.tokens ? { maxTokens: Number(form.tokens) } : {}),
-      }),
-    onSuccess: () => {
-      setForm({ provider: "", period: "day", cost: "", tokens: "" });
-      void client.invalidateQueries({ queryKey: queryKeys.costs.budgets() });
-    },
-  });
+  const create = useCreateBudget();
   const err = create.error instanceof ApiRequestError ? create.error : null;
   const errorFor = (f: string) => err?.messageFor(f);
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    create.mutate();
+    create.mutate(
+      {
+        provider: form.provider.trim(),
+        period: form.period as "day" | "month",
+        ...(form.cost ? { maxCostUsd: Number(form.cost) } : {}),
+        ...(form.tokens ? { maxTokens: Number(form.tokens) } : {}),
+      },
+      { onSuccess: () => setForm({ provider: "", period: "day", cost: "", tokens: "" }) },
+    );
   };
   return (
     <form onSubmit={submit} className="card stack" aria-label="Add a budget" noValidate>
@@ -227,13 +209,8 @@ function BudgetForm() {
 }
 
 function PriceForm({ initial }: { initial: { provider: string; model: string } }) {
-  const client = useQueryClient();
   const [form, setForm] = useState({ ...initial, input: "", output: "" });
-  const save = useMutation({
-    mutationFn: () =>
-      costsApi.setPrice({ provider: form.provider, model: form.model, inputPerM: Number(form.input), outputPerM: Number(form.output) }),
-    onSuccess: () => void client.invalidateQueries({ queryKey: queryKeys.costs.all }),
-  });
+  const save = useSetPrice();
   const err = save.error instanceof ApiRequestError ? save.error : null;
   return (
     <form
@@ -242,7 +219,7 @@ function PriceForm({ initial }: { initial: { provider: string; model: string } }
       noValidate
       onSubmit={(e) => {
         e.preventDefault();
-        save.mutate();
+        save.mutate({ provider: form.provider, model: form.model, inputPerM: Number(form.input), outputPerM: Number(form.output) });
       }}
     >
       <div className="form-grid">
@@ -277,12 +254,12 @@ export function CostsPage() {
   const [preset, setPreset] = useState<(typeof presets)[number]["id"] | "custom">("30d");
   const [custom, setCustom] = useState<CostRange>(() => presetRange("30d"));
   const range = preset === "custom" ? custom : presetRange(preset);
-  const daily = useReport(range, ["day", "provider"]);
-  const byProvider = useReport(range, ["provider"]);
-  const byModel = useReport(range, ["provider", "model"]);
-  const byAgent = useReport(range, ["agent"]);
-  const budgets = useQuery({ queryKey: queryKeys.costs.budgets(), queryFn: ({ signal }) => costsApi.budgets(signal), refetchInterval: 10_000 });
-  const prices = useQuery({ queryKey: queryKeys.costs.prices(), queryFn: ({ signal }) => costsApi.prices(signal) });
+  const daily = useCostReport(range, ["day", "provider"]);
+  const byProvider = useCostReport(range, ["provider"]);
+  const byModel = useCostReport(range, ["provider", "model"]);
+  const byAgent = useCostReport(range, ["agent"]);
+  const budgets = useBudgets();
+  const prices = usePrices();
   const chart = useMemo(() => (daily.data ? chartRows(daily.data, { from: range.from, to: range.to }) : null), [daily.data, range.from, range.to]);
   const unpricedModels = byModel.data?.groups.filter((g) => g.unpricedJobs > 0) ?? [];
   const [pricing, setPricing] = useState<{ provider: string; model: string } | null>(null);

@@ -7,9 +7,9 @@ import { useAgents } from "../hooks/use-agents.js";
 import { useDebounced } from "../hooks/use-debounced.js";
 import { useActiveJobs, useJobActivity, useJobList } from "../hooks/use-jobs.js";
 import { useNow } from "../hooks/use-now.js";
-import { formatAgo, formatCost, formatDuration, statusLabels } from "../lib/format.js";
-import { lastLine } from "../lib/relaunch.js";
-import { Link, useSearchParams } from "../lib/router.js";
+import { formatAgo, formatCost, formatDuration, statusLabels } from "../lib/format/format.js";
+import { lastLine } from "../lib/domain/relaunch.js";
+import { Link, useSearchParams } from "../router.js";
 
 const PAGE_SIZE = 50;
 

@@ -1,16 +1,14 @@
 import type { LaunchJobBody } from "@corral/shared";
-import { useQuery } from "@tanstack/react-query";
 import { useEffect, useMemo, useState, type FormEvent } from "react";
 import { ApiRequestError } from "../api/client.js";
-import { useConnectInfo } from "../api/connect.js";
-import { jobsApi } from "../api/jobs.js";
-import { modelsForLaunch, ollamaApi } from "../api/ollama.js";
+import { useConnectInfo } from "../hooks/use-connect.js";
+import { modelsForLaunch } from "../api/ollama.js";
 import { describedBy, Field } from "../components/field.js";
 import { ErrorState } from "../components/states.js";
 import { useAgents } from "../hooks/use-agents.js";
-import { useJobList, useLaunchJob } from "../hooks/use-jobs.js";
-import { queryKeys } from "../lib/query-keys.js";
-import { Link, navigate, useSearchParams } from "../lib/router.js";
+import { useJobList, useJobSnapshot, useLaunchJob } from "../hooks/use-jobs.js";
+import { useOllamaModels } from "../hooks/use-ollama.js";
+import { Link, navigate, useSearchParams } from "../router.js";
 
 interface FormState {
   agent: string;
@@ -45,11 +43,7 @@ export function LaunchPage() {
   const [form, setForm] = useState<FormState>(emptyForm);
   const [localError, setLocalError] = useState<{ field: string; message: string } | null>(null);
 
-  const source = useQuery({
-    queryKey: queryKeys.jobs.detail(from ?? ""),
-    queryFn: ({ signal }) => jobsApi.get(from as string, signal),
-    enabled: Boolean(from),
-  });
+  const source = useJobSnapshot(from);
   useEffect(() => {
     const j = source.data;
     if (j) setForm({ agent: j.agent, prompt: j.prompt, workdir: j.workdir, model: j.model ?? "", timeout: String(j.timeoutS) });
@@ -64,12 +58,7 @@ export function LaunchPage() {
   }, [enabledAgents, form.agent, from]);
   const agent = agents.data?.find((a) => a.name === form.agent);
 
-  const ollama = useQuery({
-    queryKey: queryKeys.ollama.models(form.agent),
-    queryFn: ({ signal }) => ollamaApi.models(form.agent, signal),
-    enabled: agent?.kind === "ollama",
-    staleTime: 30_000,
-  });
+  const ollama = useOllamaModels(form.agent, { enabled: agent?.kind === "ollama", staleTime: 30_000 });
 
   const workdirs = useMemo(() => {
     const seen = new Set<string>();
