@@ -127,22 +127,14 @@ function ViewToggle({ readableShown, onPick }: { readableShown: boolean; onPick:
 }
 
 /**
- * The scrolling log: virtualized, kept at the end while following, and paused only by the
- * user's own scrolling (our scrollToIndex and late line measuring must not pause it).
+ * Scrolling for the log: virtualized rows, kept at the end while following, centred on the
+ * current match, and paused only by the user's own scrolling (our scrollToIndex and late line
+ * measuring must not pause it).
  */
-function OutputLog(props: {
-  shown: OutputBuffer | ReadableBuffer;
-  running: boolean;
-  follow: boolean;
-  setFollow: (follow: boolean) => void;
-  query: string;
-  currentLine: number | undefined;
-}) {
-  const { shown, running, follow, setFollow, query, currentLine } = props;
-  const lines = shown.lines;
+function useLogScroll(count: number, follow: boolean, setFollow: (follow: boolean) => void, currentLine: number | undefined) {
   const scrollRef = useRef<HTMLDivElement>(null);
   const virtualizer = useVirtualizer({
-    count: lines.length,
+    count,
     getScrollElement: () => scrollRef.current,
     estimateSize: () => 20,
     overscan: 20,
@@ -151,8 +143,8 @@ function OutputLog(props: {
   });
 
   useEffect(() => {
-    if (follow && lines.length) virtualizer.scrollToIndex(lines.length - 1, { align: "end" });
-  }, [follow, lines.length, virtualizer]);
+    if (follow && count) virtualizer.scrollToIndex(count - 1, { align: "end" });
+  }, [follow, count, virtualizer]);
 
   useEffect(() => {
     if (currentLine !== undefined) {
@@ -172,6 +164,21 @@ function OutputLog(props: {
     if (atBottom && !follow && Date.now() - userIntentAt.current < 1000) setFollow(true);
     else if (!atBottom && follow && Date.now() - userIntentAt.current < 1000) setFollow(false);
   };
+  return { scrollRef, virtualizer, onScroll, markIntent };
+}
+
+/** The scrolling log of what is shown, one row per line. */
+function OutputLog(props: {
+  shown: OutputBuffer | ReadableBuffer;
+  running: boolean;
+  follow: boolean;
+  setFollow: (follow: boolean) => void;
+  query: string;
+  currentLine: number | undefined;
+}) {
+  const { shown, running, follow, setFollow, query, currentLine } = props;
+  const lines = shown.lines;
+  const { scrollRef, virtualizer, onScroll, markIntent } = useLogScroll(lines.length, follow, setFollow, currentLine);
 
   return (
     <div
