@@ -1,4 +1,4 @@
-import type { AgentWithAvailability, LaunchJobBody } from "@corral/shared";
+import type { AgentWithAvailability } from "@corral/shared";
 import { useEffect, useMemo, useState, type FormEvent } from "react";
 import { ApiRequestError } from "../api/client.js";
 import { useConnectInfo } from "../hooks/use-connect.js";
@@ -8,30 +8,8 @@ import { ErrorState } from "../components/states.js";
 import { useAgents } from "../hooks/use-agents.js";
 import { useJobList, useJobSnapshot, useLaunchJob } from "../hooks/use-jobs.js";
 import { useOllamaModels } from "../hooks/use-ollama.js";
+import { emptyForm, type FormState, launchBody } from "../lib/domain/launch-form.js";
 import { Link, navigate, useSearchParams } from "../router.js";
-
-interface FormState {
-  agent: string;
-  prompt: string;
-  workdir: string;
-  model: string;
-  timeout: string;
-}
-
-const emptyForm: FormState = { agent: "", prompt: "", workdir: "", model: "", timeout: "" };
-
-/** Builds the body; a bad timeout is reported at its field before anything is sent. */
-export function launchBody(form: FormState): { body: LaunchJobBody } | { field: string; message: string } {
-  const body: LaunchJobBody = { agent: form.agent, prompt: form.prompt };
-  if (form.workdir.trim()) body.workdir = form.workdir.trim();
-  if (form.model.trim()) body.model = form.model.trim();
-  if (form.timeout.trim()) {
-    const n = Number(form.timeout.trim());
-    if (!Number.isInteger(n) || n < 1) return { field: "timeoutS", message: "give a whole number of seconds, 1 or more" };
-    body.timeoutS = n;
-  }
-  return { body };
-}
 
 /** The form's state: the inputs of the job it relaunches from, else the first available agent. */
 function useLaunchForm(from: string | null, agents: AgentWithAvailability[] | undefined) {
