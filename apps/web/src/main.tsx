@@ -3,7 +3,7 @@ import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import { ApiRequestError } from "./api/client.js";
 import { App } from "./app.js";
-import { LiveProvider } from "./lib/live-context.js";
+import { LiveProvider } from "./lib/transport/live-context.js";
 import "./styles.css";
 
 const queryClient = new QueryClient({

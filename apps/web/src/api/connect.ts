@@ -1,8 +1,6 @@
 import type { ConnectInfo } from "@corral/shared";
-import { useQuery } from "@tanstack/react-query";
-import { queryKeys } from "../lib/query-keys.js";
 import { apiFetch } from "./client.js";
 
-export function useConnectInfo() {
-  return useQuery({ queryKey: queryKeys.connect, queryFn: ({ signal }) => apiFetch<ConnectInfo>("/api/connect", { signal }), staleTime: 60_000 });
-}
+export const connectApi = {
+  info: (signal?: AbortSignal) => apiFetch<ConnectInfo>("/api/connect", { signal }),
+};

@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from "react";
 import { ApiRequestError } from "../api/client.js";
-import type { AgentFormState, FormResult } from "../lib/agent-form.js";
+import type { AgentFormState, FormResult } from "../lib/domain/agent-form.js";
 import { describedBy, Field } from "./field.js";
 
 interface Props<T> {

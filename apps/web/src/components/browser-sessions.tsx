@@ -1,6 +1,6 @@
 import { useSessionMutations, useSessions } from "../hooks/use-sessions.js";
 import { useNow } from "../hooks/use-now.js";
-import { formatAgo, formatTime } from "../lib/format.js";
+import { formatAgo, formatTime } from "../lib/format/format.js";
 import { ErrorState, Loading } from "./states.js";
 
 /** Browsers signed in to this panel, with sign-out for one and for all. */

@@ -1,7 +1,7 @@
 import { isFinalStatus, type Job } from "@corral/shared";
 import { useCancelJob, useLaunchJob } from "../hooks/use-jobs.js";
-import { relaunchBody } from "../lib/relaunch.js";
-import { navigate } from "../lib/router.js";
+import { relaunchBody } from "../lib/domain/relaunch.js";
+import { navigate } from "../router.js";
 
 export function CancelButton({ job, small = true }: { job: Job; small?: boolean }) {
   const cancel = useCancelJob();

@@ -2,8 +2,8 @@
 import { cleanup, fireEvent, render, screen } from "@testing-library/react";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ReadableEvent } from "@corral/shared";
-import { appendOutput, emptyOutput } from "../lib/output-buffer.js";
-import { appendReadable, emptyReadable } from "../lib/readable-buffer.js";
+import { appendOutput, emptyOutput } from "../lib/domain/output-buffer.js";
+import { appendReadable, emptyReadable } from "../lib/domain/readable-buffer.js";
 import { matchingLines, OutputLineView, OutputView } from "./output-view.js";
 import { StatusBadge } from "./status-badge.js";
 

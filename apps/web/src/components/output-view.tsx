@@ -1,9 +1,9 @@
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { stripAnsi } from "@corral/shared";
 import { memo, useEffect, useMemo, useRef, useState } from "react";
-import { ansiSegments, markMatches, matchOffsets } from "../lib/ansi.js";
-import type { OutputBuffer, OutputLine } from "../lib/output-buffer.js";
-import type { ReadableBuffer } from "../lib/readable-buffer.js";
+import { ansiSegments, markMatches, matchOffsets } from "../lib/format/ansi.js";
+import type { OutputBuffer, OutputLine } from "../lib/domain/output-buffer.js";
+import type { ReadableBuffer } from "../lib/domain/readable-buffer.js";
 
 export const OutputLineView = memo(function Line({
   line,
@@ -48,45 +48,111 @@ export function matchingLines(lines: OutputLine[], query: string): number[] {
   return found;
 }
 
-/**
- * A job's output: virtualized so a long log stays smooth, following the end while the user is
- * at the bottom and pausing as soon as they scroll up. With a `readable` buffer (an agent kind
- * whose events the server reads) it shows one readable line per event by default, and the raw
- * output on request; search, follow and line numbers work on what is shown.
- */
-export function OutputView({ buffer, running, readable = null }: { buffer: OutputBuffer; running: boolean; readable?: ReadableBuffer | null }) {
-  const scrollRef = useRef<HTMLDivElement>(null);
-  const [follow, setFollow] = useState(true);
-  const [query, setQuery] = useState("");
+/** Search over the shown lines: the query, the lines it matches and the one in focus. */
+function useOutputSearch(lines: OutputLine[]) {
+  const [query, setQueryState] = useState("");
   const [currentMatch, setCurrentMatch] = useState(0);
-  // Until the user picks, readable is the default whenever the agent's kind has events.
-  const [rawChosen, setRawChosen] = useState<boolean | null>(null);
-  const shown = readable !== null && rawChosen !== true ? readable : buffer;
-  const lines = shown.lines;
-  const lineNumber = (index: number) => index + 1 + shown.dropped;
+  const matches = useMemo(() => matchingLines(lines, query), [lines, query]);
+  const position = matches.length ? Math.min(currentMatch, matches.length - 1) : 0;
+  const currentLine = matches.length ? matches[position] : undefined;
+  const step = (delta: number) => {
+    if (!matches.length) return;
+    setCurrentMatch((c) => (Math.min(c, matches.length - 1) + delta + matches.length) % matches.length);
+  };
+  const setQuery = (q: string) => {
+    setQueryState(q);
+    setCurrentMatch(0);
+  };
+  return { query, setQuery, matches, position, currentLine, step, restart: () => setCurrentMatch(0) };
+}
+
+type OutputSearch = ReturnType<typeof useOutputSearch>;
+
+function SearchBox({ search }: { search: OutputSearch }) {
+  const { query, matches, position, step } = search;
+  return (
+    <div className="row grow" role="search" aria-label="Search in output">
+      <input
+        type="search"
+        placeholder="Search output"
+        aria-label="Search output"
+        value={query}
+        onChange={(e) => search.setQuery(e.target.value)}
+        onKeyDown={(e) => {
+          if (e.key === "Enter") {
+            e.preventDefault();
+            step(e.shiftKey ? -1 : 1);
+          }
+        }}
+      />
+      {query && (
+        <span className="small muted" aria-live="polite">
+          {matches.length ? `${position + 1} of ${matches.length} lines` : "no match"}
+        </span>
+      )}
+      {matches.length > 1 && (
+        <>
+          <button type="button" className="small" onClick={() => step(-1)} aria-label="Previous match">
+            ↑
+          </button>
+          <button type="button" className="small" onClick={() => step(1)} aria-label="Next match">
+            ↓
+          </button>
+        </>
+      )}
+    </div>
+  );
+}
+
+function ViewToggle({ readableShown, onPick }: { readableShown: boolean; onPick: (raw: boolean) => void }) {
+  return (
+    <div className="row" role="group" aria-label="Output view">
+      {(["Readable", "Raw"] as const).map((label) => {
+        const pressed = (label === "Readable") === readableShown;
+        return (
+          <button
+            key={label}
+            type="button"
+            className={`small${pressed ? " primary" : ""}`}
+            aria-pressed={pressed}
+            title={label === "Readable" ? "One short line per worker event" : "The worker's output as printed"}
+            onClick={() => onPick(label === "Raw")}
+          >
+            {label}
+          </button>
+        );
+      })}
+    </div>
+  );
+}
+
+/**
+ * Scrolling for the log: virtualized rows, kept at the end while following, centred on the
+ * current match, and paused only by the user's own scrolling (our scrollToIndex and late line
+ * measuring must not pause it).
+ */
+function useLogScroll(count: number, follow: boolean, setFollow: (follow: boolean) => void, currentLine: number | undefined) {
+  const scrollRef = useRef<HTMLDivElement>(null);
   const virtualizer = useVirtualizer({
-    count: lines.length,
+    count,
     getScrollElement: () => scrollRef.current,
     estimateSize: () => 20,
     overscan: 20,
     // Rows render on the first paint, before the container has been measured.
     initialRect: { width: 800, height: 480 },
   });
-  const matches = useMemo(() => matchingLines(lines, query), [lines, query]);
-  const currentLine = matches.length ? matches[Math.min(currentMatch, matches.length - 1)] : undefined;
 
   useEffect(() => {
-    if (follow && lines.length) virtualizer.scrollToIndex(lines.length - 1, { align: "end" });
-  }, [follow, lines.length, virtualizer]);
+    if (follow && count) virtualizer.scrollToIndex(count - 1, { align: "end" });
+  }, [follow, count, virtualizer]);
 
   useEffect(() => {
     if (currentLine !== undefined) {
       setFollow(false);
       virtualizer.scrollToIndex(currentLine, { align: "center" });
     }
-  }, [currentLine, virtualizer]);
+  }, [currentLine, virtualizer, setFollow]);
 
-  // Only the user's own scrolling pauses follow mode; our scrollToIndex and late line measuring must not.
   const userIntentAt = useRef(0);
   const markIntent = () => {
     userIntentAt.current = Date.now();
@@ -98,124 +164,107 @@ export function OutputView({ buffer, running, readable = null }: { buffer: Outpu
     if (atBottom && !follow && Date.now() - userIntentAt.current < 1000) setFollow(true);
     else if (!atBottom && follow && Date.now() - userIntentAt.current < 1000) setFollow(false);
   };
+  return { scrollRef, virtualizer, onScroll, markIntent };
+}
 
-  const step = (delta: number) => {
-    if (!matches.length) return;
-    setCurrentMatch((c) => (Math.min(c, matches.length - 1) + delta + matches.length) % matches.length);
-  };
+/** The scrolling log of what is shown, one row per line. */
+function OutputLog(props: {
+  shown: OutputBuffer | ReadableBuffer;
+  running: boolean;
+  follow: boolean;
+  setFollow: (follow: boolean) => void;
+  query: string;
+  currentLine: number | undefined;
+}) {
+  const { shown, running, follow, setFollow, query, currentLine } = props;
+  const lines = shown.lines;
+  const { scrollRef, virtualizer, onScroll, markIntent } = useLogScroll(lines.length, follow, setFollow, currentLine);
+
+  return (
+    <div
+      ref={scrollRef}
+      className="output mono"
+      onScroll={onScroll}
+      onWheel={markIntent}
+      onTouchMove={markIntent}
+      onMouseDown={markIntent}
+      onKeyDown={markIntent}
+      // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling log must take focus to scroll from the keyboard
+      tabIndex={0}
+      role="log"
+      aria-label="Job output"
+      aria-live="off"
+    >
+      {shown.dropped > 0 && (
+        <div className="output-line sys">
+          <span className="ln" />… {shown.dropped.toLocaleString()} earlier lines are not kept in the browser
+        </div>
+      )}
+      {lines.length === 0 ? (
+        <div className="output-line sys">
+          <span className="ln" />
+          {running ? "waiting for output…" : shown.complete ? "(no output)" : "loading output…"}
+        </div>
+      ) : (
+        <div style={{ height: virtualizer.getTotalSize(), position: "relative" }}>
+          {virtualizer.getVirtualItems().map((item) => {
+            const line = lines[item.index];
+            if (!line) return null;
+            return (
+              <div
+                key={item.key}
+                data-index={item.index}
+                ref={virtualizer.measureElement}
+                style={{ position: "absolute", top: 0, left: 0, width: "100%", transform: `translateY(${item.start}px)` }}
+              >
+                <OutputLineView line={line} number={item.index + 1 + shown.dropped} query={query} current={item.index === currentLine} />
+              </div>
+            );
+          })}
+        </div>
+      )}
+    </div>
+  );
+}
+
+/**
+ * A job's output: virtualized so a long log stays smooth, following the end while the user is
+ * at the bottom and pausing as soon as they scroll up. With a `readable` buffer (an agent kind
+ * whose events the server reads) it shows one readable line per event by default, and the raw
+ * output on request; search, follow and line numbers work on what is shown.
+ */
+export function OutputView({ buffer, running, readable = null }: { buffer: OutputBuffer; running: boolean; readable?: ReadableBuffer | null }) {
+  const [follow, setFollow] = useState(true);
+  // Until the user picks, readable is the default whenever the agent's kind has events.
+  const [rawChosen, setRawChosen] = useState<boolean | null>(null);
+  const shown = readable !== null && rawChosen !== true ? readable : buffer;
+  const search = useOutputSearch(shown.lines);
 
   return (
     <div>
       <div className="output-toolbar">
-        <div className="row grow" role="search" aria-label="Search in output">
-          <input
-            type="search"
-            placeholder="Search output"
-            aria-label="Search output"
-            value={query}
-            onChange={(e) => {
-              setQuery(e.target.value);
-              setCurrentMatch(0);
-            }}
-            onKeyDown={(e) => {
-              if (e.key === "Enter") {
-                e.preventDefault();
-                step(e.shiftKey ? -1 : 1);
-              }
+        <SearchBox search={search} />
+        {readable && (
+          <ViewToggle
+            readableShown={shown === readable}
+            onPick={(raw) => {
+              setRawChosen(raw);
+              search.restart();
             }}
           />
-          {query && (
-            <span className="small muted" aria-live="polite">
-              {matches.length ? `${Math.min(currentMatch, matches.length - 1) + 1} of ${matches.length} lines` : "no match"}
-            </span>
-          )}
-          {matches.length > 1 && (
-            <>
-              <button type="button" className="small" onClick={() => step(-1)} aria-label="Previous match">
-                ↑
-              </button>
-              <button type="button" className="small" onClick={() => step(1)} aria-label="Next match">
-                ↓
-              </button>
-            </>
-          )}
-        </div>
-        {readable && (
-          <div className="row" role="group" aria-label="Output view">
-            {(["Readable", "Raw"] as const).map((label) => {
-              const pressed = (label === "Readable") === (shown === readable);
-              return (
-                <button
-                  key={label}
-                  type="button"
-                  className={`small${pressed ? " primary" : ""}`}
-                  aria-pressed={pressed}
-                  title={label === "Readable" ? "One short line per worker event" : "The worker's output as printed"}
-                  onClick={() => {
-                    setRawChosen(label === "Raw");
-                    setCurrentMatch(0);
-                  }}
-                >
-                  {label}
-                </button>
-              );
-            })}
-          </div>
         )}
-        <span className="small muted">{lines.length.toLocaleString()} lines</span>
+        <span className="small muted">{shown.lines.length.toLocaleString()} lines</span>
         <button
           type="button"
           className={`small${follow ? " primary" : ""}`}
           aria-pressed={follow}
-          onClick={() => setFollow((f) => !f)}
+          onClick={() => setFollow(!follow)}
           title="Keep the newest output in view"
         >
           {follow ? "Following" : running ? "Paused — follow" : "Follow"}
         </button>
       </div>
-      <div
-        ref={scrollRef}
-        className="output mono"
-        onScroll={onScroll}
-        onWheel={markIntent}
-        onTouchMove={markIntent}
-        onMouseDown={markIntent}
-        onKeyDown={markIntent}
-        // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling log must take focus to scroll from the keyboard
-        tabIndex={0}
-        role="log"
-        aria-label="Job output"
-        aria-live="off"
-      >
-        {shown.dropped > 0 && (
-          <div className="output-line sys">
-            <span className="ln" />… {shown.dropped.toLocaleString()} earlier lines are not kept in the browser
-          </div>
-        )}
-        {lines.length === 0 ? (
-          <div className="output-line sys">
-            <span className="ln" />
-            {running ? "waiting for output…" : shown.complete ? "(no output)" : "loading output…"}
-          </div>
-        ) : (
-          <div style={{ height: virtualizer.getTotalSize(), position: "relative" }}>
-            {virtualizer.getVirtualItems().map((item) => {
-              const line = lines[item.index];
-              if (!line) return null;
-              return (
-                <div
-                  key={item.key}
-                  data-index={item.index}
-                  ref={virtualizer.measureElement}
-                  style={{ position: "absolute", top: 0, left: 0, width: "100%", transform: `translateY(${item.start}px)` }}
-                >
-                  <OutputLineView line={line} number={lineNumber(item.index)} query={query} current={item.index === currentLine} />
-                </div>
-              );
-            })}
-          </div>
-        )}
-      </div>
+      <OutputLog shown={shown} running={running} follow={follow} setFollow={setFollow} query={search.query} currentLine={search.currentLine} />
     </div>
   );
 }

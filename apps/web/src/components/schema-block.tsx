@@ -1,5 +1,5 @@
-import type { JsonSchema } from "../lib/openapi.js";
-import { schemaText } from "../lib/schema-text.js";
+import type { JsonSchema } from "../lib/domain/openapi.js";
+import { schemaText } from "../lib/domain/schema-text.js";
 
 /** The element id of a named type on the API reference page. */
 export const typeAnchor = (name: string) => `type-${name}`;

@@ -1,5 +1,5 @@
 import type { JobStatus } from "@corral/shared";
-import { statusLabels } from "../lib/format.js";
+import { statusLabels } from "../lib/format/format.js";
 
 const tone: Record<JobStatus, string> = {
   queued: "neutral",

@@ -1,7 +1,7 @@
 import type { CreateAgentBody, UpdateAgentBody } from "@corral/shared";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { agentsApi } from "../api/agents.js";
-import { queryKeys } from "../lib/query-keys.js";
+import { queryKeys } from "../lib/transport/query-keys.js";
 
 export function useAgents() {
   return useQuery({ queryKey: queryKeys.agents.all, queryFn: ({ signal }) => agentsApi.list(signal), staleTime: 10_000 });

@@ -1,11 +1,11 @@
-import { isFinalStatus, type Job, type JobList, type LaunchJobBody } from "@corral/shared";
+import { isFinalStatus, type LaunchJobBody } from "@corral/shared";
 import { useEffect, useRef } from "react";
 import { keepPreviousData, useMutation, useQuery, useQueryClient, type QueryClient } from "@tanstack/react-query";
 import { jobsApi, type JobFilters } from "../api/jobs.js";
-import { appendOutput, emptyOutput, type OutputBuffer } from "../lib/output-buffer.js";
-import { appendReadable, emptyReadable, type ReadableBuffer } from "../lib/readable-buffer.js";
-import { queryKeys } from "../lib/query-keys.js";
-import { useLiveStatus } from "../lib/live.js";
+import { appendOutput, emptyOutput, type OutputBuffer } from "../lib/domain/output-buffer.js";
+import { appendReadable, emptyReadable, type ReadableBuffer } from "../lib/domain/readable-buffer.js";
+import { queryKeys } from "../lib/transport/query-keys.js";
+import { useLiveStatus } from "./use-live-status.js";
 
 /** Poll intervals while no WebSocket feeds the cache; with one, only a slow safety poll remains. */
 const POLL_FAST = 1000;
@@ -36,6 +36,15 @@ export function useJob(id: string) {
     queryKey: queryKeys.jobs.detail(id),
     queryFn: ({ signal }) => jobsApi.get(id, signal),
     refetchInterval: (query) => (query.state.data && isFinalStatus(query.state.data.status) ? false : live ? 10_000 : POLL_FAST),
+  });
+}
+
+/** A job read once, without polling: the Launch page copies a job it relaunches from. */
+export function useJobSnapshot(id: string | null) {
+  return useQuery({
+    queryKey: queryKeys.jobs.detail(id ?? ""),
+    queryFn: ({ signal }) => jobsApi.get(id as string, signal),
+    enabled: Boolean(id),
   });
 }
 
@@ -140,12 +149,4 @@ export function useLaunchJob() {
       void client.invalidateQueries({ queryKey: queryKeys.jobs.active() });
     },
   });
-}
-
-/** Puts a job the stream reported into every cached view of it. */
-export function writeJobToCache(client: QueryClient, job: Job): void {
-  client.setQueryData(queryKeys.jobs.detail(job.id), job);
-  const patch = (list: JobList | undefined): JobList | undefined =>
-    list?.jobs.some((j) => j.id === job.id) ? { ...list, jobs: list.jobs.map((j) => (j.id === job.id ? job : j)) } : list;
-  client.setQueriesData<JobList>({ queryKey: queryKeys.jobs.lists() }, patch);
 }

@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { sessionsApi } from "../api/sessions.js";
-import { queryKeys } from "../lib/query-keys.js";
+import { queryKeys } from "../lib/transport/query-keys.js";
 
 export function useSessions() {
   return useQuery({ queryKey: queryKeys.sessions, queryFn: ({ signal }) => sessionsApi.list(signal) });

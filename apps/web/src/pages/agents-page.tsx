@@ -1,10 +1,10 @@
-import type { AgentWithAvailability } from "@corral/shared";
+import type { AgentWithAvailability, UpdateAgentBody } from "@corral/shared";
 import { useEffect, useRef, useState } from "react";
 import { AgentForm } from "../components/agent-form.js";
 import { EmptyState, ErrorState, Loading } from "../components/states.js";
 import { useAgentMutations, useAgents } from "../hooks/use-agents.js";
-import { createCommandBody, formFromAgent, newCommandAgentForm, updateBody } from "../lib/agent-form.js";
-import { Link } from "../lib/router.js";
+import { createCommandBody, formFromAgent, newCommandAgentForm, updateBody } from "../lib/domain/agent-form.js";
+import { Link } from "../router.js";
 
 function Availability({ agent }: { agent: AgentWithAvailability }) {
   const a = agent.availability;
@@ -53,12 +53,149 @@ function Modal({ open, title, onClose, children }: { open: boolean; title: strin
   );
 }
 
+interface RowActions {
+  busy: boolean;
+  onToggle: (agent: AgentWithAvailability, enabled: boolean) => void;
+  onEdit: (agent: AgentWithAvailability) => void;
+  onDelete: (agent: AgentWithAvailability) => void;
+}
+
+function AgentRow({ agent: a, actions }: { agent: AgentWithAvailability; actions: RowActions }) {
+  return (
+    <tr>
+      <td>
+        <strong className="mono">{a.name}</strong> <span className="badge neutral">{a.kind}</span>
+        <div className="small muted">{a.description}</div>
+      </td>
+      <td>
+        <Availability agent={a} />
+      </td>
+      <td className="hide-narrow small">
+        <div>
+          model <span className="mono">{a.effectiveModel ?? "CLI default"}</span>
+        </div>
+        <div>
+          workdir <span className="mono">{a.workdir}</span>
+        </div>
+        <div>
+          timeout {a.timeoutS}s · {a.maxConcurrent} at once · {a.provider}
+        </div>
+      </td>
+      <td>
+        <label className="row" style={{ fontWeight: 400 }}>
+          <input
+            type="checkbox"
+            checked={a.enabled}
+            disabled={actions.busy}
+            onChange={(e) => actions.onToggle(a, e.target.checked)}
+            aria-label={`${a.name} enabled`}
+          />
+          <span className="small">{a.enabled ? "on" : "off"}</span>
+        </label>
+      </td>
+      <td>
+        <div className="row">
+          <button type="button" className="small" onClick={() => actions.onEdit(a)} aria-label={`Edit ${a.name}`}>
+            Edit
+          </button>
+          {!a.builtin && (
+            <button type="button" className="small danger" onClick={() => actions.onDelete(a)} aria-label={`Delete ${a.name}`}>
+              Delete
+            </button>
+          )}
+        </div>
+      </td>
+    </tr>
+  );
+}
+
+function AgentTable({ agents, actions }: { agents: AgentWithAvailability[]; actions: RowActions }) {
+  return (
+    <div className="table-wrap">
+      <table aria-label="Agents">
+        <thead>
+          <tr>
+            <th>Agent</th>
+            <th>Availability</th>
+            <th className="hide-narrow">Defaults</th>
+            <th>Enabled</th>
+            <th>
+              <span className="hide-narrow">Actions</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {agents.map((a) => (
+            <AgentRow key={a.name} agent={a} actions={actions} />
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function AddAgentModal({ open, onClose }: { open: boolean; onClose: () => void }) {
+  const { create } = useAgentMutations();
+  return (
+    <Modal open={open} title="Add a command agent" onClose={onClose}>
+      <p className="small muted" style={{ marginTop: 0 }}>
+        Any executable becomes a worker: it runs in the job's workdir with the prompt in its arguments.
+      </p>
+      <AgentForm
+        initial={newCommandAgentForm()}
+        kind="command"
+        isNew
+        toBody={createCommandBody}
+        save={(body) => create.mutateAsync(body)}
+        onDone={onClose}
+        submitLabel="Add agent"
+      />
+    </Modal>
+  );
+}
+
+/** `save` is the page's own update, so the row toggles wait while an edit is being saved. */
+function EditAgentModal({
+  agent,
+  save,
+  onClose,
+}: {
+  agent: AgentWithAvailability | null;
+  save: (name: string, body: UpdateAgentBody) => Promise<unknown>;
+  onClose: () => void;
+}) {
+  return (
+    <Modal open={agent !== null} title={`Edit ${agent?.name ?? ""}`} onClose={onClose}>
+      {agent && (
+        <AgentForm
+          initial={formFromAgent(agent)}
+          kind={agent.kind}
+          isNew={false}
+          toBody={(f) => updateBody(f, agent.kind)}
+          save={(body) => save(agent.name, body)}
+          onDone={onClose}
+          submitLabel="Save"
+        />
+      )}
+    </Modal>
+  );
+}
+
 export function AgentsPage() {
   const agents = useAgents();
-  const { create, update, remove } = useAgentMutations();
+  const { update, remove } = useAgentMutations();
   const [editing, setEditing] = useState<AgentWithAvailability | null>(null);
   const [adding, setAdding] = useState(false);
   const [toggleError, setToggleError] = useState<string | null>(null);
+  const actions: RowActions = {
+    busy: update.isPending,
+    onToggle: (a, enabled) =>
+      update.mutate({ name: a.name, body: { enabled } }, { onError: (err) => setToggleError(err.message), onSuccess: () => setToggleError(null) }),
+    onEdit: setEditing,
+    onDelete: (a) => {
+      if (window.confirm(`Delete agent ${a.name}?`)) remove.mutate(a.name, { onError: (err) => setToggleError(err.message) });
+    },
+  };
 
   return (
     <>
@@ -84,111 +221,10 @@ export function AgentsPage() {
       ) : agents.data.length === 0 ? (
         <EmptyState title="No agents">Add a command agent to run any executable as a worker.</EmptyState>
       ) : (
-        <div className="table-wrap">
-          <table aria-label="Agents">
-            <thead>
-              <tr>
-                <th>Agent</th>
-                <th>Availability</th>
-                <th className="hide-narrow">Defaults</th>
-                <th>Enabled</th>
-                <th>
-                  <span className="hide-narrow">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {agents.data.map((a) => (
-                <tr key={a.name}>
-                  <td>
-                    <strong className="mono">{a.name}</strong> <span className="badge neutral">{a.kind}</span>
-                    <div className="small muted">{a.description}</div>
-                  </td>
-                  <td>
-                    <Availability agent={a} />
-                  </td>
-                  <td className="hide-narrow small">
-                    <div>
-                      model <span className="mono">{a.effectiveModel ?? "CLI default"}</span>
-                    </div>
-                    <div>
-                      workdir <span className="mono">{a.workdir}</span>
-                    </div>
-                    <div>
-                      timeout {a.timeoutS}s · {a.maxConcurrent} at once · {a.provider}
-                    </div>
-                  </td>
-                  <td>
-                    <label className="row" style={{ fontWeight: 400 }}>
-                      <input
-                        type="checkbox"
-                        checked={a.enabled}
-                        disabled={update.isPending}
-                        onChange={(e) =>
-                          update.mutate(
-                            { name: a.name, body: { enabled: e.target.checked } },
-                            { onError: (err) => setToggleError(err.message), onSuccess: () => setToggleError(null) },
-                          )
-                        }
-                        aria-label={`${a.name} enabled`}
-                      />
-                      <span className="small">{a.enabled ? "on" : "off"}</span>
-                    </label>
-                  </td>
-                  <td>
-                    <div className="row">
-                      <button type="button" className="small" onClick={() => setEditing(a)} aria-label={`Edit ${a.name}`}>
-                        Edit
-                      </button>
-                      {!a.builtin && (
-                        <button
-                          type="button"
-                          className="small danger"
-                          onClick={() => {
-                            if (window.confirm(`Delete agent ${a.name}?`)) {
-                              remove.mutate(a.name, { onError: (err) => setToggleError(err.message) });
-                            }
-                          }}
-                          aria-label={`Delete ${a.name}`}
-                        >
-                          Delete
-                        </button>
-                      )}
-                    </div>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <AgentTable agents={agents.data} actions={actions} />
       )}
-      <Modal open={editing !== null} title={`Edit ${editing?.name ?? ""}`} onClose={() => setEditing(null)}>
-        {editing && (
-          <AgentForm
-            initial={formFromAgent(editing)}
-            kind={editing.kind}
-            isNew={false}
-            toBody={(f) => updateBody(f, editing.kind)}
-            save={(body) => update.mutateAsync({ name: editing.name, body })}
-            onDone={() => setEditing(null)}
-            submitLabel="Save"
-          />
-        )}
-      </Modal>
-      <Modal open={adding} title="Add a command agent" onClose={() => setAdding(false)}>
-        <p className="small muted" style={{ marginTop: 0 }}>
-          Any executable becomes a worker: it runs in the job's workdir with the prompt in its arguments.
-        </p>
-        <AgentForm
-          initial={newCommandAgentForm()}
-          kind="command"
-          isNew
-          toBody={createCommandBody}
-          save={(body) => create.mutateAsync(body)}
-          onDone={() => setAdding(false)}
-          submitLabel="Add agent"
-        />
-      </Modal>
+      <EditAgentModal agent={editing} save={(name, body) => update.mutateAsync({ name, body })} onClose={() => setEditing(null)} />
+      <AddAgentModal open={adding} onClose={() => setAdding(false)} />
     </>
   );
 }

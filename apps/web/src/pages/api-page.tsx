@@ -1,8 +1,8 @@
 import { useDeferredValue, useMemo, useState } from "react";
-import { useOpenApiDocument } from "../api/openapi.js";
+import { useOpenApiDocument } from "../hooks/use-openapi.js";
 import { SchemaBlock, typeAnchor } from "../components/schema-block.js";
 import { ErrorState, Loading } from "../components/states.js";
-import { operationsByTag, type ApiOperation, type JsonSchema } from "../lib/openapi.js";
+import { operationsByTag, type ApiOperation, type JsonSchema } from "../lib/domain/openapi.js";
 
 const METHOD_BADGE: Record<string, string> = { GET: "info", POST: "ok", PUT: "warn", PATCH: "warn", DELETE: "bad" };
 

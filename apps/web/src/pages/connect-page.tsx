@@ -1,9 +1,9 @@
-import { useConnectInfo } from "../api/connect.js";
+import { useConnectInfo } from "../hooks/use-connect.js";
 import { BrowserSessions } from "../components/browser-sessions.js";
 import { CopyBlock } from "../components/copy-button.js";
 import { ErrorState, Loading } from "../components/states.js";
-import { mcpAddCommand, permissionsSnippet } from "../lib/connect-snippets.js";
-import { Link } from "../lib/router.js";
+import { mcpAddCommand, permissionsSnippet } from "../lib/domain/connect-snippets.js";
+import { Link } from "../router.js";
 
 export function ConnectPage() {
   const info = useConnectInfo();

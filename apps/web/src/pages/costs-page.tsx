@@ -1,13 +1,12 @@
-import type { Budget, CostGroup, CostGroupKey, CostTotals } from "@corral/shared";
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import type { Budget, CostGroup, CostReport, CostTotals, PriceList } from "@corral/shared";
 import { useMemo, useState, type FormEvent } from "react";
 import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import { ApiRequestError } from "../api/client.js";
-import { chartRows, costsApi, presetRange, type CostRange } from "../api/costs.js";
+import { chartRows, presetRange, type CostRange } from "../api/costs.js";
 import { describedBy, Field } from "../components/field.js";
 import { EmptyState, ErrorState, Loading } from "../components/states.js";
-import { formatCost, formatTokens } from "../lib/format.js";
-import { queryKeys } from "../lib/query-keys.js";
+import { formatCost, formatTokens } from "../lib/format/format.js";
+import { useBudgets, useCostReport, useCreateBudget, useDeleteBudget, usePrices, useSetPrice } from "../hooks/use-costs.js";
 
 const palette = ["#2457c5", "#d9480f", "#2b8a3e", "#9c36b5", "#e67700", "#0c8599", "#c2255c", "#5c940d"];
 const presets = [
@@ -16,14 +15,6 @@ const presets = [
   { id: "30d", label: "30 days" },
   { id: "month", label: "This month" },
 ] as const;
-
-function useReport(range: CostRange, groupBy: CostGroupKey[]) {
-  return useQuery({
-    queryKey: queryKeys.costs.summary(range, groupBy),
-    queryFn: ({ signal }) => costsApi.report(range, groupBy, signal),
-    refetchInterval: 10_000,
-  });
-}
 
 /** A cost that counts unpriced jobs as unknown, never as $0. */
 function CostCell({ t }: { t: CostTotals }) {
@@ -88,11 +79,7 @@ function GroupTable({ title, groups, label }: { title: string; groups: CostGroup
 }
 
 function BudgetRow({ budget }: { budget: Budget }) {
-  const client = useQueryClient();
-  const remove = useMutation({
-    mutationFn: () => costsApi.deleteBudget(budget.id),
-    onSuccess: () => void client.invalidateQueries({ queryKey: queryKeys.costs.budgets() }),
-  });
+  const remove = useDeleteBudget(budget.id);
   const share = (used: number, max: number | null) => (max ? Math.min(100, (used / max) * 100) : 0);
   return (
     <li className="card stack" style={{ gap: "0.35rem" }}>
@@ -154,26 +141,21 @@ function BudgetRow({ budget }: { budget: Budget }) {
 }
 
 function BudgetForm() {
-  const client = useQueryClient();
   const [form, setForm] = useState({ provider: "", period: "day", cost: "", tokens: "" });
-  const create = useMutation({
-    mutationFn: () =>
-      costsApi.createBudget({
-        provider: form.provider.trim(),
-        period: form.period as "day" | "month",
-        ...(form.cost ? { maxCostUsd: Number(form.cost) } : {}),
-        ...(form.tokens ? { maxTokens: Number(form.tokens) } : {}),
-      }),
-    onSuccess: () => {
-      setForm({ provider: "", period: "day", cost: "", tokens: "" });
-      void client.invalidateQueries({ queryKey: queryKeys.costs.budgets() });
-    },
-  });
+  const create = useCreateBudget();
   const err = create.error instanceof ApiRequestError ? create.error : null;
   const errorFor = (f: string) => err?.messageFor(f);
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    create.mutate();
+    create.mutate(
+      {
+        provider: form.provider.trim(),
+        period: form.period as "day" | "month",
+        ...(form.cost ? { maxCostUsd: Number(form.cost) } : {}),
+        ...(form.tokens ? { maxTokens: Number(form.tokens) } : {}),
+      },
+      { onSuccess: () => setForm({ provider: "", period: "day", cost: "", tokens: "" }) },
+    );
   };
   return (
     <form onSubmit={submit} className="card stack" aria-label="Add a budget" noValidate>
@@ -227,13 +209,8 @@ function BudgetForm() {
 }
 
 function PriceForm({ initial }: { initial: { provider: string; model: string } }) {
-  const client = useQueryClient();
   const [form, setForm] = useState({ ...initial, input: "", output: "" });
-  const save = useMutation({
-    mutationFn: () =>
-      costsApi.setPrice({ provider: form.provider, model: form.model, inputPerM: Number(form.input), outputPerM: Number(form.output) }),
-    onSuccess: () => void client.invalidateQueries({ queryKey: queryKeys.costs.all }),
-  });
+  const save = useSetPrice();
   const err = save.error instanceof ApiRequestError ? save.error : null;
   return (
     <form
@@ -242,7 +219,7 @@ function PriceForm({ initial }: { initial: { provider: string; model: string } }
       noValidate
       onSubmit={(e) => {
         e.preventDefault();
-        save.mutate();
+        save.mutate({ provider: form.provider, model: form.model, inputPerM: Number(form.input), outputPerM: Number(form.output) });
       }}
     >
       <div className="form-grid">
@@ -273,188 +250,238 @@ function PriceForm({ initial }: { initial: { provider: string; model: string } }
   );
 }
 
+type Preset = (typeof presets)[number]["id"] | "custom";
+
+function PeriodPicker({
+  preset,
+  range,
+  onPreset,
+  onCustom,
+}: {
+  preset: Preset;
+  range: CostRange;
+  onPreset: (p: Preset) => void;
+  onCustom: (r: CostRange) => void;
+}) {
+  return (
+    <div className="row" role="group" aria-label="Period">
+      {presets.map((p) => (
+        <button
+          key={p.id}
+          type="button"
+          className="small"
+          aria-pressed={preset === p.id}
+          onClick={() => onPreset(p.id)}
+          style={preset === p.id ? { background: "var(--accent)", color: "var(--accent-text)", borderColor: "var(--accent)" } : undefined}
+        >
+          {p.label}
+        </button>
+      ))}
+      <input type="date" aria-label="From" value={range.from} onChange={(e) => onCustom({ ...range, from: e.target.value })} />
+      <input type="date" aria-label="To" value={range.to} onChange={(e) => onCustom({ ...range, to: e.target.value })} />
+    </div>
+  );
+}
+
+function TotalsCard({ t }: { t: CostTotals }) {
+  return (
+    <div className="card row" style={{ gap: "2rem" }} role="group" aria-label="Totals">
+      <div className="stat">
+        <span className="value" data-testid="total-cost">
+          {formatCost(t.costUsd)}
+        </span>
+        <span className="label">cost of priced jobs</span>
+      </div>
+      <div className="stat">
+        <span className="value">{t.jobs}</span>
+        <span className="label">jobs</span>
+      </div>
+      <div className="stat">
+        <span className="value">{formatTokens(t.inputTokens)}</span>
+        <span className="label">tokens in ({formatTokens(t.cachedInputTokens)} cached)</span>
+      </div>
+      <div className="stat">
+        <span className="value">{formatTokens(t.outputTokens)}</span>
+        <span className="label">tokens out</span>
+      </div>
+      <div className="stat">
+        <span className="value" style={t.unpricedJobs ? { color: "var(--warn)" } : undefined}>
+          {t.unpricedJobs}
+        </span>
+        <span className="label">unpriced jobs (cost unknown)</span>
+      </div>
+      {t.noUsageJobs > 0 && (
+        <div className="stat">
+          <span className="value muted">{t.noUsageJobs}</span>
+          <span className="label">jobs reported no usage</span>
+        </div>
+      )}
+    </div>
+  );
+}
+
+function CostChart({ range, jobs }: { range: CostRange; jobs: number }) {
+  const daily = useCostReport(range, ["day", "provider"]);
+  const chart = useMemo(() => (daily.data ? chartRows(daily.data, { from: range.from, to: range.to }) : null), [daily.data, range.from, range.to]);
+  return (
+    <section aria-labelledby="chart-heading">
+      <h2 id="chart-heading">Cost per provider per day</h2>
+      {jobs === 0 ? (
+        <EmptyState title="No jobs in this period">Costs appear as workers report usage.</EmptyState>
+      ) : chart ? (
+        <div className="card" style={{ height: 280 }} role="img" aria-label="Bar chart of cost per provider per day">
+          <ResponsiveContainer width="100%" height="100%">
+            <BarChart data={chart.rows} margin={{ top: 8, right: 8, bottom: 0, left: 0 }}>
+              <CartesianGrid strokeDasharray="3 3" stroke="var(--border)" />
+              <XAxis dataKey="day" tick={{ fill: "var(--muted)", fontSize: 12 }} tickFormatter={(d: string) => d.slice(5)} />
+              <YAxis
+                tick={{ fill: "var(--muted)", fontSize: 12 }}
+                tickFormatter={(v: number) => (v === 0 ? "$0" : `$${v.toFixed(v < 0.1 ? 4 : v < 10 ? 2 : 0)}`)}
+                width={64}
+              />
+              <Tooltip
+                formatter={(v) => formatCost(Number(v))}
+                contentStyle={{ background: "var(--surface)", border: "1px solid var(--border)", color: "var(--text)" }}
+              />
+              <Legend />
+              {chart.providers.map((p, i) => (
+                <Bar key={p} dataKey={p} stackId="cost" fill={palette[i % palette.length]} isAnimationActive={false} />
+              ))}
+            </BarChart>
+          </ResponsiveContainer>
+        </div>
+      ) : (
+        <Loading what="the chart" />
+      )}
+    </section>
+  );
+}
+
+function UnpricedModels({ groups, onPrice }: { groups: CostGroup[]; onPrice: (target: { provider: string; model: string }) => void }) {
+  return (
+    <section aria-labelledby="unpriced-heading">
+      <h2 id="unpriced-heading">Unpriced models</h2>
+      <p className="small muted">
+        These models used tokens but Corral knows no price for them, so their cost is unknown (not $0). Set a price to count them.
+      </p>
+      <ul className="stack" style={{ listStyle: "none", padding: 0 }}>
+        {groups.map((g) => (
+          <li key={`${g.provider}/${g.model}`} className="row">
+            <span className="mono">
+              {g.provider} / {g.model}
+            </span>
+            <span className="small muted">
+              {formatTokens(g.unpricedInputTokens)} in · {formatTokens(g.unpricedOutputTokens)} out
+            </span>
+            <button type="button" className="small" onClick={() => onPrice({ provider: g.provider ?? "", model: g.model ?? "" })}>
+              Set price
+            </button>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+/** Totals, the chart, the group tables and the models without a price, for one period. */
+function Report({
+  range,
+  byProvider,
+  onPrice,
+}: {
+  range: CostRange;
+  byProvider: CostReport;
+  onPrice: (target: { provider: string; model: string }) => void;
+}) {
+  const byModel = useCostReport(range, ["provider", "model"]);
+  const byAgent = useCostReport(range, ["agent"]);
+  const unpricedModels = byModel.data?.groups.filter((g) => g.unpricedJobs > 0) ?? [];
+  return (
+    <>
+      <TotalsCard t={byProvider.totals} />
+      <CostChart range={range} jobs={byProvider.totals.jobs} />
+      <div className="grid-2" style={{ marginTop: "0.75rem" }}>
+        <GroupTable title="By provider" groups={byProvider.groups} label={(g) => g.provider ?? "unknown"} />
+        <GroupTable title="By agent" groups={byAgent.data?.groups ?? []} label={(g) => g.agent ?? "unknown"} />
+      </div>
+      <div style={{ marginTop: "0.75rem" }}>
+        <GroupTable title="By model" groups={byModel.data?.groups ?? []} label={(g) => `${g.provider ?? "?"} / ${g.model ?? "unknown"}`} />
+      </div>
+      {unpricedModels.length > 0 && <UnpricedModels groups={unpricedModels} onPrice={onPrice} />}
+    </>
+  );
+}
+
+function BudgetsSection() {
+  const budgets = useBudgets();
+  return (
+    <section aria-labelledby="budgets-heading">
+      <h2 id="budgets-heading">Budgets</h2>
+      {budgets.isError ? (
+        <ErrorState error={budgets.error} what="budgets" />
+      ) : budgets.isPending ? (
+        <Loading what="budgets" />
+      ) : budgets.data.length === 0 ? (
+        <p className="muted small">No budgets. A budget refuses new jobs of its provider once the period's use passes it.</p>
+      ) : (
+        <ul className="grid-2" style={{ listStyle: "none", padding: 0, margin: "0 0 0.75rem" }}>
+          {budgets.data.map((b) => (
+            <BudgetRow key={b.id} budget={b} />
+          ))}
+        </ul>
+      )}
+      <BudgetForm />
+    </section>
+  );
+}
+
+function PricesNote({ prices, onPrice }: { prices: PriceList; onPrice: () => void }) {
+  const overrides = prices.prices.filter((p) => p.origin === "override").length;
+  return (
+    <p className="small muted">
+      Prices: {prices.prices.length} models, table of {prices.tableDate}
+      {overrides > 0 ? `, ${overrides} set by you` : ""}.{" "}
+      <button type="button" className="link small" onClick={onPrice}>
+        Set a price
+      </button>
+    </p>
+  );
+}
+
 export function CostsPage() {
-  const [preset, setPreset] = useState<(typeof presets)[number]["id"] | "custom">("30d");
+  const [preset, setPreset] = useState<Preset>("30d");
   const [custom, setCustom] = useState<CostRange>(() => presetRange("30d"));
   const range = preset === "custom" ? custom : presetRange(preset);
-  const daily = useReport(range, ["day", "provider"]);
-  const byProvider = useReport(range, ["provider"]);
-  const byModel = useReport(range, ["provider", "model"]);
-  const byAgent = useReport(range, ["agent"]);
-  const budgets = useQuery({ queryKey: queryKeys.costs.budgets(), queryFn: ({ signal }) => costsApi.budgets(signal), refetchInterval: 10_000 });
-  const prices = useQuery({ queryKey: queryKeys.costs.prices(), queryFn: ({ signal }) => costsApi.prices(signal) });
-  const chart = useMemo(() => (daily.data ? chartRows(daily.data, { from: range.from, to: range.to }) : null), [daily.data, range.from, range.to]);
-  const unpricedModels = byModel.data?.groups.filter((g) => g.unpricedJobs > 0) ?? [];
+  const byProvider = useCostReport(range, ["provider"]);
+  const prices = usePrices();
   const [pricing, setPricing] = useState<{ provider: string; model: string } | null>(null);
-  const t = byProvider.data?.totals;
 
   return (
     <>
       <div className="page-head">
         <h1>Costs</h1>
-        <div className="row" role="group" aria-label="Period">
-          {presets.map((p) => (
-            <button
-              key={p.id}
-              type="button"
-              className="small"
-              aria-pressed={preset === p.id}
-              onClick={() => setPreset(p.id)}
-              style={preset === p.id ? { background: "var(--accent)", color: "var(--accent-text)", borderColor: "var(--accent)" } : undefined}
-            >
-              {p.label}
-            </button>
-          ))}
-          <input
-            type="date"
-            aria-label="From"
-            value={range.from}
-            onChange={(e) => {
-              setCustom({ ...range, from: e.target.value });
-              setPreset("custom");
-            }}
-          />
-          <input
-            type="date"
-            aria-label="To"
-            value={range.to}
-            onChange={(e) => {
-              setCustom({ ...range, to: e.target.value });
-              setPreset("custom");
-            }}
-          />
-        </div>
+        <PeriodPicker
+          preset={preset}
+          range={range}
+          onPreset={setPreset}
+          onCustom={(r) => {
+            setCustom(r);
+            setPreset("custom");
+          }}
+        />
       </div>
       {byProvider.isError ? (
         <ErrorState error={byProvider.error} what="costs" onRetry={() => void byProvider.refetch()} />
-      ) : !t ? (
+      ) : !byProvider.data ? (
         <Loading what="costs" />
       ) : (
         <>
-          <div className="card row" style={{ gap: "2rem" }} role="group" aria-label="Totals">
-            <div className="stat">
-              <span className="value" data-testid="total-cost">
-                {formatCost(t.costUsd)}
-              </span>
-              <span className="label">cost of priced jobs</span>
-            </div>
-            <div className="stat">
-              <span className="value">{t.jobs}</span>
-              <span className="label">jobs</span>
-            </div>
-            <div className="stat">
-              <span className="value">{formatTokens(t.inputTokens)}</span>
-              <span className="label">tokens in ({formatTokens(t.cachedInputTokens)} cached)</span>
-            </div>
-            <div className="stat">
-              <span className="value">{formatTokens(t.outputTokens)}</span>
-              <span className="label">tokens out</span>
-            </div>
-            <div className="stat">
-              <span className="value" style={t.unpricedJobs ? { color: "var(--warn)" } : undefined}>
-                {t.unpricedJobs}
-              </span>
-              <span className="label">unpriced jobs (cost unknown)</span>
-            </div>
-            {t.noUsageJobs > 0 && (
-              <div className="stat">
-                <span className="value muted">{t.noUsageJobs}</span>
-                <span className="label">jobs reported no usage</span>
-              </div>
-            )}
-          </div>
-          <section aria-labelledby="chart-heading">
-            <h2 id="chart-heading">Cost per provider per day</h2>
-            {t.jobs === 0 ? (
-              <EmptyState title="No jobs in this period">Costs appear as workers report usage.</EmptyState>
-            ) : chart ? (
-              <div className="card" style={{ height: 280 }} role="img" aria-label="Bar chart of cost per provider per day">
-                <ResponsiveContainer width="100%" height="100%">
-                  <BarChart data={chart.rows} margin={{ top: 8, right: 8, bottom: 0, left: 0 }}>
-                    <CartesianGrid strokeDasharray="3 3" stroke="var(--border)" />
-                    <XAxis dataKey="day" tick={{ fill: "var(--muted)", fontSize: 12 }} tickFormatter={(d: string) => d.slice(5)} />
-                    <YAxis
-                      tick={{ fill: "var(--muted)", fontSize: 12 }}
-                      tickFormatter={(v: number) => (v === 0 ? "$0" : `$${v.toFixed(v < 0.1 ? 4 : v < 10 ? 2 : 0)}`)}
-                      width={64}
-                    />
-                    <Tooltip
-                      formatter={(v) => formatCost(Number(v))}
-                      contentStyle={{ background: "var(--surface)", border: "1px solid var(--border)", color: "var(--text)" }}
-                    />
-                    <Legend />
-                    {chart.providers.map((p, i) => (
-                      <Bar key={p} dataKey={p} stackId="cost" fill={palette[i % palette.length]} isAnimationActive={false} />
-                    ))}
-                  </BarChart>
-                </ResponsiveContainer>
-              </div>
-            ) : (
-              <Loading what="the chart" />
-            )}
-          </section>
-          <div className="grid-2" style={{ marginTop: "0.75rem" }}>
-            <GroupTable title="By provider" groups={byProvider.data?.groups ?? []} label={(g) => g.provider ?? "unknown"} />
-            <GroupTable title="By agent" groups={byAgent.data?.groups ?? []} label={(g) => g.agent ?? "unknown"} />
-          </div>
-          <div style={{ marginTop: "0.75rem" }}>
-            <GroupTable title="By model" groups={byModel.data?.groups ?? []} label={(g) => `${g.provider ?? "?"} / ${g.model ?? "unknown"}`} />
-          </div>
-          {unpricedModels.length > 0 && (
-            <section aria-labelledby="unpriced-heading">
-              <h2 id="unpriced-heading">Unpriced models</h2>
-              <p className="small muted">
-                These models used tokens but Corral knows no price for them, so their cost is unknown (not $0). Set a price to count them.
-              </p>
-              <ul className="stack" style={{ listStyle: "none", padding: 0 }}>
-                {unpricedModels.map((g) => (
-                  <li key={`${g.provider}/${g.model}`} className="row">
-                    <span className="mono">
-                      {g.provider} / {g.model}
-                    </span>
-                    <span className="small muted">
-                      {formatTokens(g.unpricedInputTokens)} in · {formatTokens(g.unpricedOutputTokens)} out
-                    </span>
-                    <button type="button" className="small" onClick={() => setPricing({ provider: g.provider ?? "", model: g.model ?? "" })}>
-                      Set price
-                    </button>
-                  </li>
-                ))}
-              </ul>
-            </section>
-          )}
+          <Report range={range} byProvider={byProvider.data} onPrice={setPricing} />
           {pricing && <PriceForm key={`${pricing.provider}/${pricing.model}`} initial={pricing} />}
         </>
       )}
-      <section aria-labelledby="budgets-heading">
-        <h2 id="budgets-heading">Budgets</h2>
-        {budgets.isError ? (
-          <ErrorState error={budgets.error} what="budgets" />
-        ) : budgets.isPending ? (
-          <Loading what="budgets" />
-        ) : budgets.data.length === 0 ? (
-          <p className="muted small">No budgets. A budget refuses new jobs of its provider once the period's use passes it.</p>
-        ) : (
-          <ul className="grid-2" style={{ listStyle: "none", padding: 0, margin: "0 0 0.75rem" }}>
-            {budgets.data.map((b) => (
-              <BudgetRow key={b.id} budget={b} />
-            ))}
-          </ul>
-        )}
-        <BudgetForm />
-      </section>
-      {prices.data && (
-        <p className="small muted">
-          Prices: {prices.data.prices.length} models, table of {prices.data.tableDate}
-          {prices.data.prices.some((p) => p.origin === "override")
-            ? `, ${prices.data.prices.filter((p) => p.origin === "override").length} set by you`
-            : ""}
-          .{" "}
-          <button type="button" className="link small" onClick={() => setPricing({ provider: "", model: "" })}>
-            Set a price
-          </button>
-        </p>
-      )}
+      <BudgetsSection />
+      {prices.data && <PricesNote prices={prices.data} onPrice={() => setPricing({ provider: "", model: "" })} />}
     </>
   );
 }

@@ -1,26 +1,13 @@
 import type { DirEntry } from "@corral/shared";
-import { useQuery } from "@tanstack/react-query";
 import { useMemo, useState } from "react";
 import { filesApi } from "../api/files.js";
 import { EmptyState, ErrorState, Loading } from "../components/states.js";
-import { formatBytes, formatTime } from "../lib/format.js";
-import { highlightHtml, isImage } from "../lib/highlight.js";
-import { useLiveStatus } from "../lib/live.js";
-import { queryKeys } from "../lib/query-keys.js";
-import { useSearchParams } from "../lib/router.js";
+import { formatBytes, formatTime } from "../lib/format/format.js";
+import { highlightHtml, isImage } from "../lib/format/highlight.js";
+import { useDir, useFileContent, useWorkdirs } from "../hooks/use-files.js";
+import { useSearchParams } from "../router.js";
 
 const join = (dir: string, name: string) => `${dir.replace(/\/$/, "")}/${name}`;
-
-function useDir(path: string, enabled = true) {
-  const live = useLiveStatus();
-  return useQuery({
-    queryKey: queryKeys.files.dir(path),
-    queryFn: ({ signal }) => filesApi.list(path, signal),
-    enabled,
-    // File events invalidate these when the stream is up; otherwise look again now and then.
-    refetchInterval: live ? false : 4000,
-  });
-}
 
 function DirNode({ path, depth, selected, onSelect }: { path: string; depth: number; selected: string; onSelect: (p: string) => void }) {
   const dir = useDir(path);
@@ -100,11 +87,7 @@ function Entry({
 
 function Viewer({ path }: { path: string }) {
   const image = isImage(path);
-  const file = useQuery({
-    queryKey: queryKeys.files.file(path),
-    queryFn: ({ signal }) => filesApi.read(path, signal),
-    enabled: !image,
-  });
+  const file = useFileContent(path, !image);
   const html = useMemo(() => (file.data?.text ? highlightHtml(file.data.text, path) : null), [file.data, path]);
   const name = path.split("/").pop() ?? path;
   return (
@@ -146,7 +129,7 @@ function Viewer({ path }: { path: string }) {
 
 export function FilesPage() {
   const [params, setParams] = useSearchParams();
-  const workdirs = useQuery({ queryKey: queryKeys.files.roots(), queryFn: ({ signal }) => filesApi.workdirs(signal) });
+  const workdirs = useWorkdirs();
   const workdir = params.get("workdir") ?? workdirs.data?.workdirs[0]?.path ?? "";
   const selected = params.get("path") ?? "";
   const known = workdirs.data?.workdirs.some((w) => w.path === workdir);

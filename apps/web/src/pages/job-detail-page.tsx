@@ -1,7 +1,5 @@
 import { isFinalStatus, type Job, type JobFile } from "@corral/shared";
 import type { ReactNode } from "react";
-import { useQuery } from "@tanstack/react-query";
-import { filesApi } from "../api/files.js";
 import { CopyBlock } from "../components/copy-button.js";
 import { CancelButton, RelaunchButton } from "../components/job-actions.js";
 import { AnsiText, OutputView } from "../components/output-view.js";
@@ -10,13 +8,12 @@ import { StatusBadge } from "../components/status-badge.js";
 import { useAgents } from "../hooks/use-agents.js";
 import { useJob, useJobOutput, useJobReadable } from "../hooks/use-jobs.js";
 import { useNow } from "../hooks/use-now.js";
-import { formatBytes, formatCost, formatDuration, formatClock, formatTokens, shellQuote, statusLabels } from "../lib/format.js";
-import { useFollowJob } from "../lib/live-context.js";
-import { useLiveStatus } from "../lib/live.js";
-import { queryKeys } from "../lib/query-keys.js";
-import { emptyOutput } from "../lib/output-buffer.js";
-import { emptyReadable } from "../lib/readable-buffer.js";
-import { Link } from "../lib/router.js";
+import { formatBytes, formatCost, formatDuration, formatClock, formatTokens, shellQuote, statusLabels } from "../lib/format/format.js";
+import { useFollowJob } from "../lib/transport/live-context.js";
+import { useJobFiles } from "../hooks/use-files.js";
+import { emptyOutput } from "../lib/domain/output-buffer.js";
+import { emptyReadable } from "../lib/domain/readable-buffer.js";
+import { Link } from "../router.js";
 
 function Timeline({ job, now }: { job: Job; now: number }) {
   const steps: { label: string; at: number | null; note?: string }[] = [
@@ -58,12 +55,7 @@ function fileLink(job: Job, file: JobFile): string {
 }
 
 function JobFilesSection({ job }: { job: Job }) {
-  const live = useLiveStatus();
-  const files = useQuery({
-    queryKey: queryKeys.jobs.files(job.id),
-    queryFn: ({ signal }) => filesApi.jobFiles(job.id, signal),
-    refetchInterval: isFinalStatus(job.status) || live ? false : 2000,
-  });
+  const files = useJobFiles(job);
   if (files.isError) return <ErrorState error={files.error} what="this job's files" />;
   if (files.isPending) return <Loading what="files" />;
   if (files.data.files.length === 0) {

@@ -7,9 +7,9 @@ import { useAgents } from "../hooks/use-agents.js";
 import { useDebounced } from "../hooks/use-debounced.js";
 import { useActiveJobs, useJobActivity, useJobList } from "../hooks/use-jobs.js";
 import { useNow } from "../hooks/use-now.js";
-import { formatAgo, formatCost, formatDuration, statusLabels } from "../lib/format.js";
-import { lastLine } from "../lib/relaunch.js";
-import { Link, useSearchParams } from "../lib/router.js";
+import { formatAgo, formatCost, formatDuration, statusLabels } from "../lib/format/format.js";
+import { lastLine } from "../lib/domain/relaunch.js";
+import { Link, useSearchParams } from "../router.js";
 
 const PAGE_SIZE = 50;
 
@@ -79,9 +79,9 @@ function duration(job: Job, now: number): string {
   return formatDuration((job.endedAt ?? now) - job.startedAt);
 }
 
-function HistorySection() {
+/** The history's filters and page, kept in the address so a filtered view can be shared. */
+function useHistoryFilters() {
   const [params, setParams] = useSearchParams();
-  const agents = useAgents();
   const agent = params.get("agent") ?? "";
   const statuses = (params.get("status") ?? "").split(",").filter((s): s is JobStatus => JobStatusSchema.safeParse(s).success);
   const page = Math.max(0, Number(params.get("page") ?? "0") || 0);
@@ -90,69 +90,170 @@ function HistorySection() {
   useEffect(() => {
     if (q !== (params.get("q") ?? "")) setParams({ q: q || undefined, page: undefined });
   }, [q, params, setParams]);
-
-  const filters = { agent: agent || undefined, statuses, q: q || undefined };
-  const list = useJobList(filters, { limit: PAGE_SIZE, offset: page * PAGE_SIZE });
-  const now = useNow(5000);
-  const total = list.data?.total ?? 0;
-  const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
-  const toggleStatus = (s: JobStatus) => {
-    const next = statuses.includes(s) ? statuses.filter((x) => x !== s) : [...statuses, s];
-    setParams({ status: next.join(",") || undefined, page: undefined });
+  return {
+    agent,
+    statuses,
+    page,
+    text,
+    q,
+    setText,
+    filtered: Boolean(agent || statuses.length || q),
+    setAgent: (name: string) => setParams({ agent: name || undefined, page: undefined }),
+    toggleStatus: (s: JobStatus) => {
+      const next = statuses.includes(s) ? statuses.filter((x) => x !== s) : [...statuses, s];
+      setParams({ status: next.join(",") || undefined, page: undefined });
+    },
+    clear: () => {
+      setText("");
+      setParams({ agent: undefined, status: undefined, q: undefined, page: undefined });
+    },
+    setPage: (n: number) => setParams({ page: n > 0 ? String(n) : undefined }),
   };
-  const filtered = Boolean(agent || statuses.length || q);
+}
+
+type HistoryFilters = ReturnType<typeof useHistoryFilters>;
+
+function HistoryFilterBar({ filters }: { filters: HistoryFilters }) {
+  const agents = useAgents();
+  const { agent, statuses, text } = filters;
+  return (
+    <div className="filters" role="search" aria-label="Filter jobs">
+      <div className="field">
+        <label htmlFor="filter-agent">Agent</label>
+        <select id="filter-agent" value={agent} onChange={(e) => filters.setAgent(e.target.value)}>
+          <option value="">All agents</option>
+          {agents.data?.map((a) => (
+            <option key={a.name} value={a.name}>
+              {a.name}
+            </option>
+          ))}
+        </select>
+      </div>
+      <div className="field grow" style={{ minWidth: 200 }}>
+        <label htmlFor="filter-q">Search</label>
+        <input id="filter-q" type="search" placeholder="prompt, job id or error" value={text} onChange={(e) => filters.setText(e.target.value)} />
+      </div>
+      <fieldset className="field" style={{ border: 0, padding: 0, margin: 0 }}>
+        <legend className="small" style={{ fontWeight: 600, marginBottom: "0.25rem" }}>
+          Status
+        </legend>
+        <div className="row">
+          {JobStatusSchema.options.map((s) => (
+            <button
+              key={s}
+              type="button"
+              className="small"
+              aria-pressed={statuses.includes(s)}
+              onClick={() => filters.toggleStatus(s)}
+              style={statuses.includes(s) ? { background: "var(--accent)", color: "var(--accent-text)", borderColor: "var(--accent)" } : undefined}
+            >
+              {statusLabels[s]}
+            </button>
+          ))}
+        </div>
+      </fieldset>
+      {filters.filtered && (
+        <button type="button" className="link small" onClick={filters.clear}>
+          Clear filters
+        </button>
+      )}
+    </div>
+  );
+}
+
+function HistoryRow({ job, now }: { job: Job; now: number }) {
+  return (
+    <tr>
+      <td className="mono">
+        <Link to={`/jobs/${job.id}`}>{job.id}</Link>
+      </td>
+      <td>{job.agent}</td>
+      <td>
+        <StatusBadge status={job.status} />
+      </td>
+      <td style={{ maxWidth: 380 }}>
+        <div className="truncate" title={job.prompt}>
+          {job.prompt.split("\n")[0]}
+        </div>
+      </td>
+      <td className="hide-narrow small" title={new Date(job.createdAt).toLocaleString()}>
+        {formatAgo(job.createdAt, now)}
+      </td>
+      <td className="hide-narrow num small">{duration(job, now)}</td>
+      <td className="hide-narrow num small">{job.usage.costUsd === null && !job.usage.inputTokens ? "—" : formatCost(job.usage.costUsd)}</td>
+      <td>
+        <div className="row" style={{ flexWrap: "nowrap" }}>
+          <CancelButton job={job} />
+          <span className="hide-narrow">
+            <RelaunchButton job={job} />
+          </span>
+        </div>
+      </td>
+    </tr>
+  );
+}
+
+function HistoryTable({ jobs, busy }: { jobs: Job[]; busy: boolean }) {
+  const now = useNow(5000);
+  return (
+    <div className="table-wrap" aria-busy={busy}>
+      <table aria-label="Jobs">
+        <thead>
+          <tr>
+            <th>Job</th>
+            <th>Agent</th>
+            <th>Status</th>
+            <th>Prompt</th>
+            <th className="hide-narrow">Created</th>
+            <th className="hide-narrow num">Took</th>
+            <th className="hide-narrow num">Cost</th>
+            <th>
+              <span className="hide-narrow">Actions</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {jobs.map((job) => (
+            <HistoryRow key={job.id} job={job} now={now} />
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function Pager({ page, total, setPage }: { page: number; total: number; setPage: (n: number) => void }) {
+  const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
+  return (
+    <nav className="pager" aria-label="Pages">
+      <span className="small muted">
+        {page * PAGE_SIZE + 1}–{Math.min(total, (page + 1) * PAGE_SIZE)} of {total.toLocaleString()}
+      </span>
+      <button type="button" className="small" disabled={page === 0} onClick={() => setPage(page - 1)}>
+        ← Newer
+      </button>
+      <span className="small">
+        Page {page + 1} of {pages.toLocaleString()}
+      </span>
+      <button type="button" className="small" disabled={page + 1 >= pages} onClick={() => setPage(page + 1)}>
+        Older →
+      </button>
+    </nav>
+  );
+}
+
+function HistorySection() {
+  const filters = useHistoryFilters();
+  const { page, filtered } = filters;
+  const list = useJobList(
+    { agent: filters.agent || undefined, statuses: filters.statuses, q: filters.q || undefined },
+    { limit: PAGE_SIZE, offset: page * PAGE_SIZE },
+  );
 
   return (
     <section aria-labelledby="history-heading">
       <h2 id="history-heading">History</h2>
-      <div className="filters" role="search" aria-label="Filter jobs">
-        <div className="field">
-          <label htmlFor="filter-agent">Agent</label>
-          <select id="filter-agent" value={agent} onChange={(e) => setParams({ agent: e.target.value || undefined, page: undefined })}>
-            <option value="">All agents</option>
-            {agents.data?.map((a) => (
-              <option key={a.name} value={a.name}>
-                {a.name}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div className="field grow" style={{ minWidth: 200 }}>
-          <label htmlFor="filter-q">Search</label>
-          <input id="filter-q" type="search" placeholder="prompt, job id or error" value={text} onChange={(e) => setText(e.target.value)} />
-        </div>
-        <fieldset className="field" style={{ border: 0, padding: 0, margin: 0 }}>
-          <legend className="small" style={{ fontWeight: 600, marginBottom: "0.25rem" }}>
-            Status
-          </legend>
-          <div className="row">
-            {JobStatusSchema.options.map((s) => (
-              <button
-                key={s}
-                type="button"
-                className="small"
-                aria-pressed={statuses.includes(s)}
-                onClick={() => toggleStatus(s)}
-                style={statuses.includes(s) ? { background: "var(--accent)", color: "var(--accent-text)", borderColor: "var(--accent)" } : undefined}
-              >
-                {statusLabels[s]}
-              </button>
-            ))}
-          </div>
-        </fieldset>
-        {filtered && (
-          <button
-            type="button"
-            className="link small"
-            onClick={() => {
-              setText("");
-              setParams({ agent: undefined, status: undefined, q: undefined, page: undefined });
-            }}
-          >
-            Clear filters
-          </button>
-        )}
-      </div>
+      <HistoryFilterBar filters={filters} />
       {list.isError ? (
         <ErrorState error={list.error} what="jobs" onRetry={() => void list.refetch()} />
       ) : list.isPending ? (
@@ -169,76 +270,8 @@ function HistorySection() {
         </EmptyState>
       ) : (
         <>
-          <div className="table-wrap" aria-busy={list.isFetching}>
-            <table aria-label="Jobs">
-              <thead>
-                <tr>
-                  <th>Job</th>
-                  <th>Agent</th>
-                  <th>Status</th>
-                  <th>Prompt</th>
-                  <th className="hide-narrow">Created</th>
-                  <th className="hide-narrow num">Took</th>
-                  <th className="hide-narrow num">Cost</th>
-                  <th>
-                    <span className="hide-narrow">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.jobs.map((job) => (
-                  <tr key={job.id}>
-                    <td className="mono">
-                      <Link to={`/jobs/${job.id}`}>{job.id}</Link>
-                    </td>
-                    <td>{job.agent}</td>
-                    <td>
-                      <StatusBadge status={job.status} />
-                    </td>
-                    <td style={{ maxWidth: 380 }}>
-                      <div className="truncate" title={job.prompt}>
-                        {job.prompt.split("\n")[0]}
-                      </div>
-                    </td>
-                    <td className="hide-narrow small" title={new Date(job.createdAt).toLocaleString()}>
-                      {formatAgo(job.createdAt, now)}
-                    </td>
-                    <td className="hide-narrow num small">{duration(job, now)}</td>
-                    <td className="hide-narrow num small">
-                      {job.usage.costUsd === null && !job.usage.inputTokens ? "—" : formatCost(job.usage.costUsd)}
-                    </td>
-                    <td>
-                      <div className="row" style={{ flexWrap: "nowrap" }}>
-                        <CancelButton job={job} />
-                        <span className="hide-narrow">
-                          <RelaunchButton job={job} />
-                        </span>
-                      </div>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-          <nav className="pager" aria-label="Pages">
-            <span className="small muted">
-              {page * PAGE_SIZE + 1}–{Math.min(total, (page + 1) * PAGE_SIZE)} of {total.toLocaleString()}
-            </span>
-            <button
-              type="button"
-              className="small"
-              disabled={page === 0}
-              onClick={() => setParams({ page: page - 1 > 0 ? String(page - 1) : undefined })}
-            >
-              ← Newer
-            </button>
-            <span className="small">
-              Page {page + 1} of {pages.toLocaleString()}
-            </span>
-            <button type="button" className="small" disabled={page + 1 >= pages} onClick={() => setParams({ page: String(page + 1) })}>
-              Older →
-            </button>
-          </nav>
+          <HistoryTable jobs={list.data.jobs} busy={list.isFetching} />
+          <Pager page={page} total={list.data.total} setPage={filters.setPage} />
         </>
       )}
     </section>

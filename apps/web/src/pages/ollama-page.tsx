@@ -1,13 +1,11 @@
-import type { OllamaModel, OllamaModelList, ProbeOutcome } from "@corral/shared";
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import type { OllamaModel, ProbeOutcome } from "@corral/shared";
 import { useState } from "react";
 import { ApiRequestError } from "../api/client.js";
-import { ollamaApi } from "../api/ollama.js";
 import { EmptyState, Loading } from "../components/states.js";
 import { useAgents } from "../hooks/use-agents.js";
 import { useNow } from "../hooks/use-now.js";
-import { formatAgo, formatBytes } from "../lib/format.js";
-import { queryKeys } from "../lib/query-keys.js";
+import { formatAgo, formatBytes } from "../lib/format/format.js";
+import { useOllamaModels, useProbeModel } from "../hooks/use-ollama.js";
 
 const capabilityTone: Record<string, string> = { tools: "ok", vision: "info", thinking: "info", embedding: "warn", completion: "neutral" };
 
@@ -20,14 +18,7 @@ const probeText: Record<ProbeOutcome, { label: string; tone: string }> = {
 };
 
 function ModelRow({ model, agent, now }: { model: OllamaModel; agent: string | undefined; now: number }) {
-  const client = useQueryClient();
-  const probe = useMutation({
-    mutationFn: () => ollamaApi.probe({ model: model.name, ...(agent ? { agent } : {}) }),
-    onSuccess: ({ outcome, detail, checkedAt }) =>
-      client.setQueryData<OllamaModelList>(queryKeys.ollama.models(agent ?? ""), (list) =>
-        list ? { ...list, models: list.models.map((m) => (m.name === model.name ? { ...m, probe: { outcome, detail, checkedAt } } : m)) } : list,
-      ),
-  });
+  const probe = useProbeModel(model.name, agent);
   const p = model.probe;
   return (
     <tr>
@@ -104,12 +95,7 @@ export function OllamaPage() {
   const ollamaAgents = agents.data?.filter((a) => a.kind === "ollama") ?? [];
   const [chosen, setChosen] = useState<string>("");
   const agent = chosen || undefined;
-  const models = useQuery({
-    queryKey: queryKeys.ollama.models(agent ?? ""),
-    queryFn: ({ signal }) => ollamaApi.models(agent, signal),
-    refetchInterval: 15_000,
-    retry: false,
-  });
+  const models = useOllamaModels(agent, { refetchInterval: 15_000, retry: false });
   const now = useNow(10_000);
   const notFound = models.error instanceof ApiRequestError && models.error.status === 404 && /no route/.test(models.error.message);
 

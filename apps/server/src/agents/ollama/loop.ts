@@ -44,14 +44,12 @@ function describeCall(call: ToolCall): string {
 
 class LoopError extends Error {}
 
-/**
- * The worker loop: chat with tools, run the calls the model makes inside the workdir, feed the
- * results back, until the model answers without calling anything or the turn limit is reached.
- */
-export async function runToolLoop(opts: LoopOptions): Promise<LoopResult> {
-  const { io, model, baseUrl } = opts;
-  const explain = (err: unknown) => explainOllamaError(err, { baseUrl, model, toolModels: () => toolCapableModels(baseUrl, io.signal) });
+type Explain = (err: unknown) => Promise<string>;
+type LoopUsage = UsageReport & { inputTokens: number; outputTokens: number };
 
+/** Reads the model's facts, refuses a model without tool calling, and says which context size the run uses. */
+async function prepareModel(opts: LoopOptions, explain: Explain): Promise<{ facts: ModelFacts; numCtx: number }> {
+  const { io, model, baseUrl } = opts;
   let facts: ModelFacts;
   try {
     facts = await showModel(ollamaClient(baseUrl, metadataSignal(io.signal)), model);
@@ -66,58 +64,110 @@ export async function runToolLoop(opts: LoopOptions): Promise<LoopResult> {
     "sys",
     `[ollama] ${model} at ${baseUrl} · num_ctx ${numCtx}${facts.contextLength ? ` (model context ${facts.contextLength})` : ""}${facts.cloud ? ` · cloud model via ${facts.remoteHost}` : ""}\n`,
   );
+  return { facts, numCtx };
+}
+
+interface Turn {
+  content: string;
+  calls: ToolCall[];
+  last: ChatResponse | undefined;
+}
+
+/** One model turn, streamed to the output as it comes; an error before the stream starts is explained. */
+async function streamTurn(
+  client: ReturnType<typeof ollamaClient>,
+  request: { model: string; messages: Message[]; numCtx: number },
+  io: WorkerIO,
+  turn: number,
+  explain: Explain,
+): Promise<Turn> {
+  let content = "";
+  const calls: ToolCall[] = [];
+  let last: ChatResponse | undefined;
+  let started = false;
+  try {
+    const stream = await client.chat({
+      model: request.model,
+      messages: request.messages,
+      tools: fileTools,
+      stream: true,
+      options: { num_ctx: request.numCtx },
+    });
+    started = true;
+    for await (const chunk of stream) {
+      if (chunk.message?.content) {
+        content += chunk.message.content;
+        io.write("out", chunk.message.content);
+      }
+      if (chunk.message?.tool_calls?.length) calls.push(...chunk.message.tool_calls);
+      if (chunk.done) last = chunk;
+    }
+  } catch (err) {
+    if (io.signal.aborted || isAbort(err)) throw new LoopError("cancelled");
+    if (started) throw new LoopError(`Ollama stopped mid-answer (turn ${turn}): ${err instanceof Error ? err.message : String(err)}`);
+    throw new LoopError(await explain(err));
+  }
+  if (content && !content.endsWith("\n")) io.write("out", "\n");
+  return { content, calls, last };
+}
+
+/** Adds a turn's token counts to the usage, reports them, and warns when the context was probably cut. */
+function recordTurn(last: ChatResponse, usage: LoopUsage, numCtx: number, io: WorkerIO, turn: number): void {
+  usage.inputTokens += last.prompt_eval_count ?? 0;
+  usage.outputTokens += last.eval_count ?? 0;
+  io.usage({ ...usage });
+  io.write(
+    "sys",
+    `[ollama] turn ${turn}: prompt ${last.prompt_eval_count ?? 0} tok, output ${last.eval_count ?? 0} tok, ${seconds(last.total_duration)} (load ${seconds(last.load_duration)}, prompt ${seconds(last.prompt_eval_duration)}, eval ${seconds(last.eval_duration)})\n`,
+  );
+  if ((last.prompt_eval_count ?? 0) >= numCtx * TRUNCATION_RATIO) {
+    io.write(
+      "err",
+      `[ollama] warning: the prompt used ${last.prompt_eval_count} of ${numCtx} context tokens; Ollama has probably truncated the conversation (raise CORRAL_OLLAMA_MAX_CTX if the model and memory allow)\n`,
+    );
+  }
+}
+
+/** Runs the model's tool calls in the workdir and appends their results to the conversation. */
+async function runCalls(calls: ToolCall[], opts: LoopOptions, messages: Message[], filesWritten: string[]): Promise<void> {
+  const { io } = opts;
+  for (const call of calls) {
+    if (io.signal.aborted) throw new LoopError("cancelled");
+    io.write("out", `→ ${describeCall(call)}\n`);
+    const outcome = await runFileTool(opts.workdir, call.function.name, call.function.arguments ?? {});
+    if (outcome.wrote) filesWritten.push(outcome.wrote);
+    const shown = outcome.text.length > 300 ? `${outcome.text.slice(0, 300)}…` : outcome.text;
+    io.write("out", `← ${shown}\n`);
+    messages.push({ role: "tool", content: outcome.text, tool_name: call.function.name });
+  }
+}
+
+/**
+ * The worker loop: chat with tools, run the calls the model makes inside the workdir, feed the
+ * results back, until the model answers without calling anything or the turn limit is reached.
+ */
+export async function runToolLoop(opts: LoopOptions): Promise<LoopResult> {
+  const { io, model, baseUrl } = opts;
+  const explain: Explain = (err) => explainOllamaError(err, { baseUrl, model, toolModels: () => toolCapableModels(baseUrl, io.signal) });
+  const { facts, numCtx } = await prepareModel(opts, explain);
 
   const client = ollamaClient(baseUrl, io.signal);
   const messages: Message[] = [
     { role: "system", content: SYSTEM_PROMPT },
     { role: "user", content: opts.prompt },
   ];
-  const usage: UsageReport & { inputTokens: number; outputTokens: number } = { model, inputTokens: 0, outputTokens: 0 };
+  const usage: LoopUsage = { model, inputTokens: 0, outputTokens: 0 };
   // Local models cost nothing; a cloud model is billed elsewhere at a price we do not know.
   if (!facts.cloud) usage.costUsd = 0;
   const filesWritten: string[] = [];
   let totalNs = 0;
 
   for (let turn = 1; turn <= opts.maxIterations; turn++) {
-    let content = "";
-    const calls: ToolCall[] = [];
-    let last: ChatResponse | undefined;
-    let started = false;
-    try {
-      const stream = await client.chat({ model, messages, tools: fileTools, stream: true, options: { num_ctx: numCtx } });
-      started = true;
-      for await (const chunk of stream) {
-        if (chunk.message?.content) {
-          content += chunk.message.content;
-          io.write("out", chunk.message.content);
-        }
-        if (chunk.message?.tool_calls?.length) calls.push(...chunk.message.tool_calls);
-        if (chunk.done) last = chunk;
-      }
-    } catch (err) {
-      if (io.signal.aborted || isAbort(err)) throw new LoopError("cancelled");
-      if (started) throw new LoopError(`Ollama stopped mid-answer (turn ${turn}): ${err instanceof Error ? err.message : String(err)}`);
-      throw new LoopError(await explain(err));
-    }
-    if (content && !content.endsWith("\n")) io.write("out", "\n");
-
+    const { content, calls, last } = await streamTurn(client, { model, messages, numCtx }, io, turn, explain);
     if (last) {
-      usage.inputTokens += last.prompt_eval_count ?? 0;
-      usage.outputTokens += last.eval_count ?? 0;
       totalNs += last.total_duration ?? 0;
-      io.usage({ ...usage });
-      io.write(
-        "sys",
-        `[ollama] turn ${turn}: prompt ${last.prompt_eval_count ?? 0} tok, output ${last.eval_count ?? 0} tok, ${seconds(last.total_duration)} (load ${seconds(last.load_duration)}, prompt ${seconds(last.prompt_eval_duration)}, eval ${seconds(last.eval_duration)})\n`,
-      );
-      if ((last.prompt_eval_count ?? 0) >= numCtx * TRUNCATION_RATIO) {
-        io.write(
-          "err",
-          `[ollama] warning: the prompt used ${last.prompt_eval_count} of ${numCtx} context tokens; Ollama has probably truncated the conversation (raise CORRAL_OLLAMA_MAX_CTX if the model and memory allow)\n`,
-        );
-      }
+      recordTurn(last, usage, numCtx, io, turn);
     }
-
     messages.push({ role: "assistant", content, ...(calls.length ? { tool_calls: calls } : {}) });
     if (!calls.length) {
       io.write(
@@ -126,15 +176,7 @@ export async function runToolLoop(opts: LoopOptions): Promise<LoopResult> {
       );
       return { finalText: content.trim(), usage, filesWritten };
     }
-    for (const call of calls) {
-      if (io.signal.aborted) throw new LoopError("cancelled");
-      io.write("out", `→ ${describeCall(call)}\n`);
-      const outcome = await runFileTool(opts.workdir, call.function.name, call.function.arguments ?? {});
-      if (outcome.wrote) filesWritten.push(outcome.wrote);
-      const shown = outcome.text.length > 300 ? `${outcome.text.slice(0, 300)}…` : outcome.text;
-      io.write("out", `← ${shown}\n`);
-      messages.push({ role: "tool", content: outcome.text, tool_name: call.function.name });
-    }
+    await runCalls(calls, opts, messages, filesWritten);
   }
   throw new LoopError(
     `stopped after ${opts.maxIterations} model turns without a final answer: the model kept calling tools (limit CORRAL_OLLAMA_MAX_ITERATIONS=${opts.maxIterations})`,

@@ -13,8 +13,16 @@ const LOG_MAX_CHARS = 20_000;
 
 /** Tools about Corral itself, on the `/mcp` mount only. */
 export function registerCorralTools(server: McpServer, services: Services): void {
-  const { jobs, agents, config } = services;
+  registerAgentsTool(server, services);
+  registerJobsTool(server, services);
+  registerWaitTool(server, services);
+  registerCancelTool(server, services);
+  registerLogsTool(server, services);
+}
 
+/** The agents and whether each can run now. */
+function registerAgentsTool(server: McpServer, services: Services): void {
+  const { agents } = services;
   server.registerTool(
     "corral_agents",
     { description: "List the agents Corral can delegate to: kind, model, workdir, limits and whether each is available now." },
@@ -28,7 +36,11 @@ export function registerCorralTools(server: McpServer, services: Services): void
         return textResult(lines.join("\n") || "no agents");
       }),
   );
+}
 
+/** Recent jobs, one line each. */
+function registerJobsTool(server: McpServer, services: Services): void {
+  const { jobs } = services;
   server.registerTool(
     "corral_jobs",
     {
@@ -47,7 +59,11 @@ export function registerCorralTools(server: McpServer, services: Services): void
         return textResult([`${total} job(s)${total > list.length ? `, newest ${list.length} shown` : ""}`, ...lines].join("\n"));
       }),
   );
+}
 
+/** Blocks until jobs end, reporting progress meanwhile. */
+function registerWaitTool(server: McpServer, services: Services): void {
+  const { jobs, config } = services;
   server.registerTool(
     "corral_wait",
     {
@@ -80,7 +96,11 @@ export function registerCorralTools(server: McpServer, services: Services): void
         }
       }),
   );
+}
 
+/** Stops a job and its process group. */
+function registerCancelTool(server: McpServer, services: Services): void {
+  const { jobs } = services;
   server.registerTool(
     "corral_cancel",
     {
@@ -93,7 +113,11 @@ export function registerCorralTools(server: McpServer, services: Services): void
         return textResult(`${job.id}: ${job.status === "cancelled" ? "cancelled" : `already ended (${statusWord(job)})`}`);
       }),
   );
+}
 
+/** A job's output: its last lines, or a page from a cursor. */
+function registerLogsTool(server: McpServer, services: Services): void {
+  const { jobs } = services;
   server.registerTool(
     "corral_logs",
     {

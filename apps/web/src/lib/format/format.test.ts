@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { formatCost, formatDuration, shellQuote } from "./format.js";
-import { permissionsSnippet, mcpAddCommand } from "./connect-snippets.js";
-import { mergeJobFiles } from "./job-files.js";
+import { permissionsSnippet, mcpAddCommand } from "../domain/connect-snippets.js";
+import { mergeJobFiles } from "../domain/job-files.js";
 
 describe("format", () => {
   it("never shows an unknown cost as free", () => {

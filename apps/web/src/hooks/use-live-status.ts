@@ -1,5 +1,5 @@
 import { useQuery } from "@tanstack/react-query";
-import { queryKeys } from "./query-keys.js";
+import { queryKeys } from "../lib/transport/query-keys.js";
 
 /** Whether the WebSocket is connected, kept in the query cache like all other shared state. */
 export function useLiveStatus(): boolean {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { launchBody } from "../pages/launch-page.js";
+import { launchBody } from "./launch-form.js";
 import { createCommandBody, newCommandAgentForm } from "./agent-form.js";
-import { chartRows, daysOf } from "../api/costs.js";
-import { ApiRequestError } from "../api/client.js";
+import { chartRows, daysOf } from "../../api/costs.js";
+import { ApiRequestError } from "../../api/client.js";
 
 describe("forms", () => {
   it("builds a launch body and refuses a bad timeout at its field", () => {

@@ -8,9 +8,9 @@ import {
   type ServerMessage,
 } from "@corral/shared";
 import type { QueryClient } from "@tanstack/react-query";
-import { writeJobToCache } from "../hooks/use-jobs.js";
-import { mergeJobFiles } from "./job-files.js";
-import { appendStreamed, emptyOutput, type OutputBuffer } from "./output-buffer.js";
+import { writeJobToCache } from "./job-cache.js";
+import { mergeJobFiles } from "../domain/job-files.js";
+import { appendStreamed, emptyOutput, type OutputBuffer } from "../domain/output-buffer.js";
 import { queryKeys } from "./query-keys.js";
 
 /**

@@ -1,4 +1,4 @@
-import type { JobFilters } from "../api/jobs.js";
+import type { JobFilters } from "../../api/jobs.js";
 
 /** Every cache key the panel uses; the WebSocket client writes into the same keys. */
 export const queryKeys = {
