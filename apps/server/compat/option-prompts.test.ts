@@ -10,8 +10,7 @@ import { startFakeAnthropic } from "../test/fixtures/fake-llm/anthropic.js";
 import { startFakeGemini } from "../test/fixtures/fake-llm/gemini.js";
 import { startFakeOpenAI } from "../test/fixtures/fake-llm/openai.js";
 import { isRecord, type FakeServer, type RecordedRequest, type Script } from "../test/fixtures/fake-llm/script.js";
-import { api } from "../test/helpers.js";
-import { runJob, workerSuite } from "./lib/jobs.js";
+import { configureAgent, pointOpencodeAt, runJob, workerSuite } from "./lib/jobs.js";
 
 const suite = workerSuite(["claude", "gemini", "opencode", "codex"]);
 const script: Script = [{ kind: "text", text: "Done", usage: { input: 10, output: 2 } }];
@@ -40,16 +39,11 @@ async function fake(start: (script: Script) => Promise<FakeServer>): Promise<Fak
   return started;
 }
 
-async function configureAgent(name: string, env: Record<string, string>): Promise<void> {
-  const res = await api(suite.server, "PATCH", `/api/agents/${name}`, { env: { TMPDIR: path.join(suite.server.root, "tmp"), ...env } });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-}
-
 /** Each CLI pointed at its fake, the way users point them at a provider: the agent's environment. */
 const setups: Record<string, () => Promise<{ fake: FakeServer; model?: string }>> = {
   async claude() {
     const f = await fake(startFakeAnthropic);
-    await configureAgent("claude", {
+    await configureAgent(suite.server, "claude", {
       ANTHROPIC_BASE_URL: f.url,
       ANTHROPIC_API_KEY: "fake",
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
@@ -61,36 +55,12 @@ const setups: Record<string, () => Promise<{ fake: FakeServer; model?: string }>
   },
   async gemini() {
     const f = await fake(startFakeGemini);
-    await configureAgent("gemini", { GOOGLE_GEMINI_BASE_URL: f.url, GEMINI_API_KEY: "fake", GEMINI_CLI_TRUST_WORKSPACE: "true" });
+    await configureAgent(suite.server, "gemini", { GOOGLE_GEMINI_BASE_URL: f.url, GEMINI_API_KEY: "fake", GEMINI_CLI_TRUST_WORKSPACE: "true" });
     return { fake: f };
   },
   async opencode() {
     const f = await fake(startFakeOpenAI);
-    const config = path.join(suite.server.root, "opencode.json");
-    writeFileSync(
-      config,
-      JSON.stringify({
-        autoupdate: false,
-        share: "disabled",
-        provider: {
-          fake: {
-            npm: "@ai-sdk/openai-compatible",
-            name: "Fake",
-            options: { baseURL: `${f.url}/v1`, apiKey: "fake" },
-            models: { "fake-model": { name: "Fake Model", tool_call: true, limit: { context: 128000, output: 8192 } } },
-          },
-        },
-      }),
-    );
-    await configureAgent("opencode", {
-      OPENCODE_CONFIG: config,
-      OPENCODE_DISABLE_AUTOUPDATE: "1",
-      OPENCODE_DISABLE_MODELS_FETCH: "1",
-      OPENCODE_DISABLE_DEFAULT_PLUGINS: "1",
-      OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
-      OPENCODE_DISABLE_SHARE: "1",
-    });
-    return { fake: f, model: "fake/fake-model" };
+    return { fake: f, model: await pointOpencodeAt(suite.server, f.url) };
   },
   async codex() {
     const f = await fake(startFakeOpenAI);
@@ -111,7 +81,7 @@ const setups: Record<string, () => Promise<{ fake: FakeServer; model?: string }>
         "",
       ].join("\n"),
     );
-    await configureAgent("codex", { CODEX_HOME: home, FAKE_API_KEY: "fake" });
+    await configureAgent(suite.server, "codex", { CODEX_HOME: home, FAKE_API_KEY: "fake" });
     return { fake: f };
   },
 };

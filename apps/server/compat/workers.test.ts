@@ -2,14 +2,13 @@
 // its LLM API: the scripted model asks the CLI to write a file with the CLI's own write tool, the
 // job succeeds, the file is there, and the usage Corral parsed from the CLI's real output matches
 // what the fake API reported.
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { startFakeGemini } from "../test/fixtures/fake-llm/gemini.js";
 import { startFakeOpenAI } from "../test/fixtures/fake-llm/openai.js";
 import type { Script } from "../test/fixtures/fake-llm/script.js";
-import { api } from "../test/helpers.js";
-import { runJob, workerSuite } from "./lib/jobs.js";
+import { configureAgent, pointOpencodeAt, runJob, workerSuite } from "./lib/jobs.js";
 
 const suite = workerSuite(["gemini", "opencode"]);
 
@@ -21,21 +20,15 @@ function writeScript(tool: string, args: Record<string, unknown>): Script {
   ];
 }
 
-async function configureAgent(name: string, env: Record<string, string>): Promise<void> {
-  const res = await api(suite.server, "PATCH", `/api/agents/${name}`, { env });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-}
-
 describe("real CLIs as Corral workers", () => {
   it("Gemini CLI 0.61.0 writes the file its model asked for; usage comes from its stream-json result", async () => {
     const workdir = path.join(suite.server.root, "jobs", "gemini");
     const fake = await startFakeGemini(writeScript("write_file", { file_path: path.join(workdir, "hello.txt"), content: "hello from gemini\n" }));
     suite.track(fake);
-    await configureAgent("gemini", {
+    await configureAgent(suite.server, "gemini", {
       GOOGLE_GEMINI_BASE_URL: fake.url,
       GEMINI_API_KEY: "fake",
       GEMINI_CLI_TRUST_WORKSPACE: "true",
-      TMPDIR: path.join(suite.server.root, "tmp"),
     });
 
     const { job, output } = await runJob(suite.server, "gemini", { prompt: "Create hello.txt with a greeting.", workdir });
@@ -57,47 +50,9 @@ describe("real CLIs as Corral workers", () => {
     const workdir = path.join(suite.server.root, "jobs", "opencode");
     const fake = await startFakeOpenAI(writeScript("write", { filePath: path.join(workdir, "hello.txt"), content: "hello from opencode\n" }));
     suite.track(fake);
-    // The provider config lives outside the workdir, so the worker's files are only its own.
-    const config = path.join(suite.server.root, "opencode.json");
-    writeFileSync(
-      config,
-      JSON.stringify({
-        $schema: "https://opencode.ai/config.json",
-        autoupdate: false,
-        share: "disabled",
-        provider: {
-          fake: {
-            npm: "@ai-sdk/openai-compatible",
-            name: "Fake",
-            options: { baseURL: `${fake.url}/v1`, apiKey: "fake" },
-            models: {
-              "fake-model": {
-                name: "Fake Model",
-                tool_call: true,
-                limit: { context: 128000, output: 8192 },
-                cost: { input: 3, output: 15, cache_read: 0.3, cache_write: 3.75 },
-              },
-            },
-          },
-        },
-        permission: { edit: "allow", bash: "allow", webfetch: "deny" },
-      }),
-    );
-    await configureAgent("opencode", {
-      OPENCODE_CONFIG: config,
-      OPENCODE_DISABLE_AUTOUPDATE: "1",
-      OPENCODE_DISABLE_MODELS_FETCH: "1",
-      OPENCODE_DISABLE_DEFAULT_PLUGINS: "1",
-      OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
-      OPENCODE_DISABLE_SHARE: "1",
-      TMPDIR: path.join(suite.server.root, "tmp"),
-    });
+    const model = await pointOpencodeAt(suite.server, fake.url);
 
-    const { job, output } = await runJob(suite.server, "opencode", {
-      prompt: "Create hello.txt with a greeting.",
-      workdir,
-      model: "fake/fake-model",
-    });
+    const { job, output } = await runJob(suite.server, "opencode", { prompt: "Create hello.txt with a greeting.", workdir, model });
     expect(job.status, `${job.error ?? ""}\n${output}`).toBe("succeeded");
     expect(readFileSync(path.join(workdir, "hello.txt"), "utf8")).toBe("hello from opencode\n");
     // pyCorral's contract: the answer also lands in output.md.

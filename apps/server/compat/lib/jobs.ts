@@ -1,4 +1,6 @@
 // The worker suites' common parts: a server whose agents run real clients, and one job run over REST.
+import { writeFileSync } from "node:fs";
+import path from "node:path";
 import { isFinalStatus, type Job } from "@corral/shared";
 import { afterAll, beforeAll, expect } from "vitest";
 import type { FakeServer } from "../../test/fixtures/fake-llm/script.js";
@@ -50,4 +52,51 @@ export async function runJob(server: TestServer, agent: string, body: Record<str
   );
   const out = await api<{ chunks: { text: string }[] }>(server, "GET", `/api/jobs/${job.id}/output`);
   return { job, output: out.body.chunks.map((c) => c.text).join("") };
+}
+
+/** Sets an agent's environment, as users point a CLI at a provider, with a private TMPDIR under the server's root. */
+export async function configureAgent(server: TestServer, name: string, env: Record<string, string>): Promise<void> {
+  const res = await api(server, "PATCH", `/api/agents/${name}`, { env: { TMPDIR: path.join(server.root, "tmp"), ...env } });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+}
+
+/**
+ * OpenCode pointed at a fake OpenAI-compatible server: a provider config kept outside any workdir
+ * (so a job's files are only its own), priced, and no network of OpenCode's own. Returns the model to ask for.
+ */
+export async function pointOpencodeAt(server: TestServer, fakeUrl: string): Promise<string> {
+  const config = path.join(server.root, "opencode.json");
+  writeFileSync(
+    config,
+    JSON.stringify({
+      $schema: "https://opencode.ai/config.json",
+      autoupdate: false,
+      share: "disabled",
+      provider: {
+        fake: {
+          npm: "@ai-sdk/openai-compatible",
+          name: "Fake",
+          options: { baseURL: `${fakeUrl}/v1`, apiKey: "fake" },
+          models: {
+            "fake-model": {
+              name: "Fake Model",
+              tool_call: true,
+              limit: { context: 128000, output: 8192 },
+              cost: { input: 3, output: 15, cache_read: 0.3, cache_write: 3.75 },
+            },
+          },
+        },
+      },
+      permission: { edit: "allow", bash: "allow", webfetch: "deny" },
+    }),
+  );
+  await configureAgent(server, "opencode", {
+    OPENCODE_CONFIG: config,
+    OPENCODE_DISABLE_AUTOUPDATE: "1",
+    OPENCODE_DISABLE_MODELS_FETCH: "1",
+    OPENCODE_DISABLE_DEFAULT_PLUGINS: "1",
+    OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
+    OPENCODE_DISABLE_SHARE: "1",
+  });
+  return "fake/fake-model";
 }
