@@ -1,11 +1,14 @@
-import { mkdirSync } from "node:fs";
+import { copyFileSync, mkdirSync } from "node:fs";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { readableText, type AgentWithAvailability, type Job, type OutputPage, type ReadablePage } from "@corral/shared";
 import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
 import { bwrapArgs } from "../src/jobs/sandbox.js";
 import { api, startServer, until, type TestServer } from "./helpers.js";
 import { connectMcp, textOf } from "./mcp-client.js";
 import { hasTool } from "./required-tool.js";
+
+const parrotCli = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures", "parrot", "parrot.mjs");
 
 // The one registry line: the list of kinds, with the test's fake kind added.
 vi.mock("../src/agents/kinds/index.js", async (importOriginal) => {
@@ -107,9 +110,15 @@ describe("an agent kind added with one module and one registry line", () => {
     !hasTool("bwrap", ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--", "true"], "apt-get install bubblewrap"),
   )("a sandboxed job of the kind runs with its state dirs writable", async () => {
     mkdirSync(path.join(server.root, ".parrot"), { recursive: true });
+    // The sandbox gives the worker a private /tmp, where a checkout of this repo may live: its CLI
+    // goes in the home dir, which stays readable in the sandbox.
+    const bin = path.join(server.root, "bin", "parrot.mjs");
+    mkdirSync(path.dirname(bin), { recursive: true });
+    copyFileSync(parrotCli, bin);
     const created = await api(server, "POST", "/api/agents", {
       name: "parrot_boxed",
       kind: "parrot",
+      command: bin,
       sandbox: "bwrap",
       workdir: workdir("sandboxed"),
     });
