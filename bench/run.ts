@@ -5,7 +5,7 @@ import { burst } from "./burst.js";
 import { dispatch } from "./dispatch.js";
 import { latency } from "./latency.js";
 import { registry } from "./registry.js";
-import { renderTable, type Benchmark } from "./lib/stats.js";
+import { renderTable, targetMet, type Benchmark, type BenchRow } from "./lib/stats.js";
 import { startup } from "./startup.js";
 import { stream } from "./stream.js";
 
@@ -22,8 +22,13 @@ process.stdout.write(
   `Machine: ${cpus.length} × ${cpus[0]?.model.trim() ?? "unknown CPU"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB RAM, ` +
     `${os.type()} ${os.release()}, Node ${process.versions.node}\n\n`,
 );
+const targeted: { bench: string; row: BenchRow }[] = [];
 for (const bench of benchmarks.filter((b) => only.length === 0 || only.includes(b.name))) {
   const t0 = performance.now();
   const table = await bench.run();
+  for (const row of table.rows) if (row.target) targeted.push({ bench: bench.name, row });
   process.stdout.write(`${renderTable(table)}\n\n_(${bench.name}: ${((performance.now() - t0) / 1000).toFixed(1)} s)_\n\n`);
 }
+const missed = targeted.filter(({ row }) => !targetMet(row));
+process.stdout.write(`Targets: ${targeted.length - missed.length} of ${targeted.length} met.\n`);
+for (const { bench, row } of missed) process.stdout.write(`  missed: ${bench}, ${row.metric}\n`);

@@ -10,13 +10,27 @@ export function percentile(samples: readonly number[], p: number): number {
 
 export const median = (samples: readonly number[]) => percentile(samples, 50);
 
+/**
+ * What a row must reach, in the row's unit: `corral` at most (or at least) `value`. `rule` says
+ * how the value was derived from figures of the same run, e.g. "1.3× baseline".
+ */
+export interface Target {
+  bound: "max" | "min";
+  value: number;
+  rule: string;
+}
+
 /** One line of a benchmark's table: Corral's figure, the baseline's, and Corral ÷ baseline. */
 export interface BenchRow {
   metric: string;
   corral: number;
   baseline: number;
-  unit: "ms" | "MiB" | "jobs/s" | "s";
+  unit: "ms" | "MiB" | "jobs/s" | "s" | "MiB/s";
+  target?: Target;
 }
+
+export const targetMet = (row: BenchRow): boolean =>
+  !row.target || (row.target.bound === "max" ? row.corral <= row.target.value : row.corral >= row.target.value);
 
 export interface BenchTable {
   title: string;
@@ -37,15 +51,23 @@ function fmt(value: number, unit: BenchRow["unit"]): string {
   return `${value.toFixed(digits)} ${unit}`;
 }
 
+function renderTarget(row: BenchRow): string {
+  if (!row.target) return "";
+  const { bound, value, rule } = row.target;
+  return `${bound === "max" ? "≤" : "≥"} ${fmt(value, row.unit)} (${rule}): ${targetMet(row) ? "met" : "**missed**"}`;
+}
+
 export function renderTable(table: BenchTable): string {
   const lines = [
     `### ${table.title}`,
     "",
     `Baseline: ${table.baseline}`,
     "",
-    "| metric | Corral | baseline | ratio |",
-    "| --- | ---: | ---: | ---: |",
-    ...table.rows.map((r) => `| ${r.metric} | ${fmt(r.corral, r.unit)} | ${fmt(r.baseline, r.unit)} | ${(r.corral / r.baseline).toFixed(2)}× |`),
+    "| metric | Corral | baseline | ratio | target |",
+    "| --- | ---: | ---: | ---: | --- |",
+    ...table.rows.map(
+      (r) => `| ${r.metric} | ${fmt(r.corral, r.unit)} | ${fmt(r.baseline, r.unit)} | ${(r.corral / r.baseline).toFixed(2)}× | ${renderTarget(r)} |`,
+    ),
     ...(table.notes?.length ? ["", ...table.notes] : []),
   ];
   return lines.join("\n");
