@@ -8,6 +8,7 @@ import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { isFinalStatus, parseServerMessage } from "../packages/shared/src/index.js";
 import { freePort, memoryOf, sleep, waitHealthy } from "./lib/server.js";
 import { percentile, type Benchmark, type BenchRow } from "./lib/stats.js";
 
@@ -106,10 +107,11 @@ async function streamJob(server: Server, prompt: string, onText: (text: string) 
   const { id } = (await res.json()) as { id: string };
   await new Promise<void>((resolve, reject) => {
     ws.on("message", (data) => {
-      const msg = JSON.parse(data.toString()) as { type: string; jobId?: string; text?: string; job?: { status: string; error: string | null } };
-      if (msg.jobId !== id) return;
-      if (msg.type === "output") onText(msg.text ?? "");
-      if (msg.type === "status" && msg.job && !["queued", "running"].includes(msg.job.status)) {
+      // As the panel reads it (apps/web/src/lib/transport/ws.ts).
+      const msg = parseServerMessage(data.toString());
+      if (!("jobId" in msg) || msg.jobId !== id) return;
+      if (msg.type === "output") onText(msg.text);
+      if (msg.type === "status" && isFinalStatus(msg.job.status)) {
         if (msg.job.status === "succeeded") resolve();
         else reject(new Error(`job ${msg.job.status}: ${msg.job.error}`));
       }

@@ -1,4 +1,4 @@
-import { isFinalStatus, ServerMessageSchema, type ClientMessage, type ServerMessage } from "@corral/shared";
+import { isFinalStatus, parseServerMessage, type ClientMessage, type ServerMessage } from "@corral/shared";
 import WebSocket from "ws";
 import { until, type TestServer } from "./helpers.js";
 
@@ -7,7 +7,7 @@ export class WsClient {
   readonly messages: ServerMessage[] = [];
 
   private constructor(readonly socket: WebSocket) {
-    socket.on("message", (data) => this.messages.push(ServerMessageSchema.parse(JSON.parse(data.toString()))));
+    socket.on("message", (data) => this.messages.push(parseServerMessage(data.toString())));
   }
 
   static open(server: Pick<TestServer, "url" | "auth">, headers: Record<string, string> = server.auth): Promise<WsClient> {

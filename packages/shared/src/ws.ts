@@ -59,7 +59,10 @@ export const SubscribedMessageSchema = z.object({ type: z.literal("subscribed"),
 /** Job list: a job was created or changed. */
 export const JobMessageSchema = z.object({ type: z.literal("job"), job: JobSchema });
 
-/** A piece of a job's output; `cursor` is where to resume after it. */
+/**
+ * A piece of a job's output; `cursor` is where to resume after it. On the wire it is not one
+ * JSON object like the others: see parseServerMessage.
+ */
 export const OutputMessageSchema = z.object({
   type: z.literal("output"),
   jobId: z.string(),
@@ -67,6 +70,10 @@ export const OutputMessageSchema = z.object({
   text: z.string(),
   cursor: z.number().int(),
 });
+
+/** The first line of an `output` message on the wire: the message without its text. */
+export const OutputHeadSchema = OutputMessageSchema.omit({ text: true });
+export type OutputHead = z.infer<typeof OutputHeadSchema>;
 
 /** A file the job created, modified or deleted (the latest state of that path). */
 export const FileMessageSchema = z.object({ type: z.literal("file"), jobId: z.string(), file: JobFileSchema });
@@ -102,6 +109,21 @@ export const ServerMessageSchema = z.discriminatedUnion("type", [
   ErrorMessageSchema,
 ]);
 export type ServerMessage = z.infer<typeof ServerMessageSchema>;
+
+/** The head line of an `output` message; its text follows as is. */
+export const outputHead = (head: Omit<OutputHead, "type">): string => `${JSON.stringify({ type: "output", ...head })}\n`;
+
+/**
+ * A server message from the text of one WebSocket message. Each is one JSON object, except
+ * `output`: a JSON head line (the message without `text`), then the text as is, so a stream of
+ * any size is neither escaped by the server nor unescaped by the client. JSON never holds a raw
+ * newline, so the first one ends the head. Throws on anything else.
+ */
+export function parseServerMessage(data: string): ServerMessage {
+  const nl = data.indexOf("\n");
+  if (nl < 0) return ServerMessageSchema.parse(JSON.parse(data));
+  return { ...OutputHeadSchema.parse(JSON.parse(data.slice(0, nl))), text: data.slice(nl + 1) };
+}
 
 // ---- connection stats (GET /api/ws/stats) ------------------------------------------------
 

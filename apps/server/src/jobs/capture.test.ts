@@ -1,9 +1,9 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, expect, test } from "vitest";
 import { Capture } from "./capture.js";
-import { OutputLog, readOutput } from "./output-log.js";
+import { dataFileOf, lastRawOffsets, OutputLog, readOutput } from "./output-log.js";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -32,8 +32,8 @@ function capture(out: Buffer, err: Buffer = Buffer.alloc(0)) {
 }
 
 test("a character split across reads arrives whole", () => {
-  // 64 KiB reads: put a 3-byte character across the first boundary.
-  const text = `${"a".repeat(64 * 1024 - 1)}€ and more`;
+  // 256 KiB reads: put a 3-byte character across the first boundary.
+  const text = `${"a".repeat(256 * 1024 - 1)}€ and more`;
   const { chunks, parsed } = capture(Buffer.from(text), Buffer.from("warn\n"));
   expect(
     chunks
@@ -48,4 +48,52 @@ test("a character split across reads arrives whole", () => {
 test("a worker that ends inside a character still gets its last bytes logged", () => {
   const { chunks } = capture(Buffer.concat([Buffer.from("done "), Buffer.from("€").subarray(0, 2)]));
   expect(chunks.map((c) => c.text).join("")).toBe("done \ufffd");
+});
+
+test("bytes that are no UTF-8 are logged as U+FFFD, so the log's text is always valid", () => {
+  const { chunks, parsed } = capture(Buffer.concat([Buffer.from("bad "), Buffer.from([0xff, 0xc3, 0x28]), Buffer.from(" end\n")]));
+  const text = chunks.map((c) => c.text).join("");
+  expect(text).toBe(Buffer.from([0x62, 0x61, 0x64, 0x20, 0xff, 0xc3, 0x28, 0x20, 0x65, 0x6e, 0x64, 0x0a]).toString("utf8"));
+  expect(text).toContain("\ufffd");
+  expect(parsed).toBe(text);
+});
+
+test("a server stopped while a character is half read resumes at its first byte", async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "capture-"));
+  dirs.push(dir);
+  const raw = { out: path.join(dir, "out"), err: path.join(dir, "err") };
+  writeFileSync(raw.out, Buffer.concat([Buffer.from("one\ntwo "), Buffer.from("€").subarray(0, 2)]));
+  writeFileSync(raw.err, "");
+  const file = path.join(dir, "log");
+  const first = new Capture(
+    new OutputLog(file),
+    raw,
+    { out: 0, err: 0 },
+    () => {},
+    () => {},
+    1,
+  );
+  first.start();
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  // The server stops; the worker goes on and finishes the character.
+  first.detach();
+  appendFileSync(raw.out, Buffer.concat([Buffer.from("€").subarray(2), Buffer.from(" three\n")]));
+  const offsets = lastRawOffsets(file, 1);
+  expect(offsets.out).toBe(Buffer.byteLength("one\ntwo "));
+  const log = new OutputLog(file);
+  new Capture(
+    log,
+    raw,
+    offsets,
+    () => {},
+    () => {},
+    1,
+  ).finish();
+  log.close();
+  expect(
+    readOutput(file, 0, 1 << 20)
+      .chunks.map((c) => c.text)
+      .join(""),
+  ).toBe("one\ntwo € three\n");
+  expect(readFileSync(dataFileOf(file), "utf8")).toBe("one\ntwo € three\n");
 });

@@ -1,39 +1,59 @@
-import { closeSync, openSync, readSync, watch, type FSWatcher } from "node:fs";
-import { StringDecoder } from "node:string_decoder";
+import { isUtf8 } from "node:buffer";
+import { closeSync, fstatSync, openSync, readSync, watch, type FSWatcher } from "node:fs";
 import type { OutputStream } from "@corral/shared";
-import { atLastLineEnd, type OutputLog } from "./output-log.js";
+import { wholeUtf8 } from "../lib/regular-file.js";
+import type { OutputLog } from "./output-log.js";
 
-const READ_SIZE = 64 * 1024;
+const READ_SIZE = 256 * 1024;
 /** A pass yields to the event loop after this much, so one fast worker cannot starve the others. */
 const PASS_LIMIT = 4 * 1024 * 1024;
 const POLL_MS = 250;
+/** Text is decoded for the parser in pieces of at most this, which the young generation collects cheaply. */
+const DECODE_PIECE = 64 * 1024;
 
-export type ChunkListener = (stream: OutputStream, text: string, cursor: number) => void;
+/** New bytes as they are logged and announced (UTF-8, whole characters); a listener may keep them. */
+export type ChunkListener = (stream: OutputStream, data: Buffer, cursor: number) => void;
 export type TextListener = (text: string, stream: OutputStream) => void;
 
 class RawFile {
   private fd: number | null = null;
-  private decoder = new StringDecoder("utf8");
-  /** Reused: each read is decoded to a string before the next one. */
-  private buf = Buffer.allocUnsafe(READ_SIZE);
+  /** The start of a character cut off by the last read, completed by the next one. */
+  private held = Buffer.alloc(0);
 
   constructor(
     readonly stream: "out" | "err",
     readonly path: string,
-    public offset: number,
+    private offset: number,
   ) {}
 
-  /** Reads what is new, up to `budget` bytes; returns the text and how many bytes were read. */
-  read(budget: number): { text: string; bytes: number } {
-    this.fd ??= openSync(this.path, "r");
-    const n = readSync(this.fd, this.buf, 0, Math.min(READ_SIZE, budget), this.offset);
-    this.offset += n;
-    return { text: n ? this.decoder.write(this.buf.subarray(0, n)) : "", bytes: n };
+  /** How far the file is copied: the held start of a character is read again after a restart. */
+  get copied(): number {
+    return this.offset - this.held.length;
   }
 
-  /** Bytes of a character the worker never finished, as the replacement character. */
-  rest(): string {
-    return this.decoder.end();
+  /**
+   * Reads what is new, up to `budget` bytes, into a buffer of its own (a live stream sends it on
+   * as it is): whole characters, valid or not, and how many bytes were read.
+   */
+  read(budget: number): { data: Buffer; bytes: number } {
+    this.fd ??= openSync(this.path, "r");
+    const length = Math.min(READ_SIZE, budget, fstatSync(this.fd).size - this.offset);
+    if (length <= 0) return { data: this.held.subarray(0, 0), bytes: 0 };
+    const buf = Buffer.allocUnsafe(this.held.length + length);
+    this.held.copy(buf);
+    const n = readSync(this.fd, buf, this.held.length, length, this.offset);
+    this.offset += n;
+    const got = buf.subarray(0, this.held.length + n);
+    const whole = wholeUtf8(got);
+    this.held = Buffer.from(got.subarray(whole));
+    return { data: got.subarray(0, whole), bytes: n };
+  }
+
+  /** Bytes of a character the worker never finished. */
+  rest(): Buffer {
+    const rest = this.held;
+    this.held = Buffer.alloc(0);
+    return rest;
   }
 
   close(): void {
@@ -92,24 +112,36 @@ export class Capture {
     let total = 0;
     for (const file of this.files) {
       for (;;) {
-        const { text, bytes } = file.read(limit - total);
+        const { data, bytes } = file.read(limit - total);
         if (!bytes) break;
         total += bytes;
-        if (text) this.emit(file, text);
+        if (data.length) this.emit(file, data);
         if (total >= limit) return total;
       }
     }
     return total;
   }
 
-  private emit(file: RawFile, text: string): void {
-    const pieces = atLastLineEnd(text);
-    pieces.forEach((piece, i) => {
-      // The raw offset is that of the whole read: a restart resumes after the last piece.
-      const raw = i === pieces.length - 1 ? { offset: file.offset, attempt: this.attempt } : undefined;
-      this.onChunk(file.stream, piece, this.log.append(file.stream, piece, raw));
-    });
-    this.onText(text, file.stream);
+  /**
+   * Logs whole characters as UTF-8 (a byte that is none as U+FFFD, as a decoder shows it), then
+   * announces them: everything is in the log before any listener runs.
+   */
+  private emit(file: RawFile, data: Buffer): void {
+    const bytes = isUtf8(data) ? data : Buffer.from(data.toString("utf8"));
+    // A record ends at the last line end when it can (see atLastLineEnd).
+    const cut = bytes.lastIndexOf(0x0a) + 1;
+    const pieces = cut > 0 && cut < bytes.length ? [bytes.subarray(0, cut), bytes.subarray(cut)] : [bytes];
+    // The raw offset is that of the whole read: a restart resumes after the last piece.
+    const raw = { offset: file.copied, attempt: this.attempt };
+    const cursors = pieces.map((piece, i) => this.log.append(file.stream, piece, i === pieces.length - 1 ? raw : undefined));
+    for (const [i, piece] of pieces.entries()) this.onChunk(file.stream, piece, cursors[i] as number);
+    for (let start = 0; start < bytes.length; ) {
+      let end = Math.min(bytes.length, start + DECODE_PIECE);
+      // Back to the start of a character (a continuation byte is 10xxxxxx).
+      while (end < bytes.length && ((bytes[end] as number) & 0xc0) === 0x80) end--;
+      this.onText(bytes.toString("utf8", start, end), file.stream);
+      start = end;
+    }
   }
 
   /** Stops following and copies everything that is left. */
@@ -118,7 +150,7 @@ export class Capture {
     while (this.pass(PASS_LIMIT) > 0);
     for (const file of this.files) {
       const rest = file.rest();
-      if (rest) this.emit(file, rest);
+      if (rest.length) this.emit(file, rest);
       file.close();
     }
   }

@@ -26,7 +26,8 @@ export interface Execution {
 }
 
 export interface ExecutionListeners {
-  chunk(stream: OutputStream, text: string, cursor: number): void;
+  /** New output, already in the log: UTF-8, whole characters. */
+  chunk(stream: OutputStream, data: Buffer, cursor: number): void;
   usage(report: UsageReport): void;
 }
 
@@ -86,7 +87,8 @@ export function startInProcess(adapter: InProcessAdapter, spec: JobSpec, log: Ou
   const controller = new AbortController();
   const io = {
     write(stream: OutputStream, text: string) {
-      if (text) for (const piece of atLastLineEnd(text)) listeners.chunk(stream, piece, log.append(stream, piece));
+      if (!text) return;
+      for (const data of atLastLineEnd(text).map((piece) => Buffer.from(piece))) listeners.chunk(stream, data, log.append(stream, data));
     },
     usage: listeners.usage,
     signal: controller.signal,

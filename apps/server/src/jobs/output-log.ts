@@ -1,17 +1,22 @@
-import { closeSync, fstatSync, openSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readSync, writeSync } from "node:fs";
 import type { OutputChunk, OutputStream } from "@corral/shared";
 import { PRIVATE_FILE_MODE } from "../lib/private-files.js";
 import { readAt } from "../lib/regular-file.js";
 
 /**
- * A job's output: one JSON record per line, `{"s":stream,"d":text,"o":rawOffset,"a":attempt}`. A
- * cursor is a byte offset at a record boundary, so any reader can resume exactly where it stopped.
- * `o` is how far attempt `a`'s raw capture file of that stream had been read, so capture can
- * resume after a restart.
+ * A job's output is two files. The data file holds the text as printed (UTF-8, every stream one
+ * after the other); the log holds one JSON record per line, `{"s":stream,"p":at,"n":bytes,
+ * "o":rawOffset,"a":attempt}`, saying whose `n` bytes lie at `p` in the data file. Text is never
+ * escaped into JSON, so copying output costs a write, not an encoding. A cursor is a byte offset
+ * in the log at a record boundary, so any reader can resume exactly where it stopped. `o` is how
+ * far attempt `a`'s raw capture file of that stream had been read, so capture can resume after a
+ * restart. Records of logs written before the data file existed carry their text in `d`.
  */
 interface LogRecord {
   s: OutputStream;
-  d: string;
+  p?: number;
+  n?: number;
+  d?: string;
   o?: number;
   a?: number;
 }
@@ -22,30 +27,56 @@ export interface RawPosition {
   attempt: number;
 }
 
+/** The data file beside a log: `output.log` keeps its text in `output.data`. */
+export const dataFileOf = (file: string) => file.replace(/(\.log)?$/, ".data");
+
+/** Regular files take a whole write at once; the loop only guards against a short one. */
+function writeAll(fd: number, data: Buffer): void {
+  for (let done = 0; done < data.length; ) done += writeSync(fd, data, done);
+}
+
 export class OutputLog {
   private fd: number;
   private bytes: number;
+  private dataFd: number;
+  /** Where the next text goes: bytes a crash wrote after the last record are never referenced. */
+  private dataBytes: number;
 
   constructor(readonly file: string) {
+    this.dataFd = openSync(dataFileOf(file), "a", PRIVATE_FILE_MODE);
+    this.dataBytes = fstatSync(this.dataFd).size;
     this.fd = openSync(file, "a", PRIVATE_FILE_MODE);
     this.bytes = fstatSync(this.fd).size;
   }
 
-  /** Appends synchronously, so a reader told about this chunk can already read it. Returns the new end. */
-  append(stream: OutputStream, text: string, raw?: RawPosition): number {
-    const record: LogRecord = raw ? { s: stream, d: text, o: raw.offset, a: raw.attempt } : { s: stream, d: text };
+  /**
+   * Appends text as UTF-8 (whole characters): the text first, then its record, both
+   * synchronously, so a reader told about this chunk can already read it. Returns the new end.
+   */
+  append(stream: OutputStream, data: Buffer, raw?: RawPosition): number {
+    writeAll(this.dataFd, data);
+    const at = this.dataBytes;
+    this.dataBytes += data.length;
+    const record: LogRecord = raw ? { s: stream, p: at, n: data.length, o: raw.offset, a: raw.attempt } : { s: stream, p: at, n: data.length };
     const line = Buffer.from(`${JSON.stringify(record)}\n`);
-    writeSync(this.fd, line);
+    writeAll(this.fd, line);
     this.bytes += line.length;
     return this.bytes;
   }
 
+  /** The end of the log: the cursor after its last record. */
   get size(): number {
     return this.bytes;
   }
 
+  /** Bytes of text in the data file (a job's `outputBytes`). */
+  get textBytes(): number {
+    return this.dataBytes;
+  }
+
   close(): void {
     closeSync(this.fd);
+    closeSync(this.dataFd);
   }
 }
 
@@ -63,30 +94,24 @@ export class CursorError extends Error {}
 /** A chunk with the cursor right after it, so a reader can resume after any chunk it delivered. */
 export type CursorChunk = OutputChunk & { cursor: number };
 
+/** The same as bytes (UTF-8, whole characters), for a reader that sends them on as they are. */
+export interface ByteChunk {
+  stream: OutputStream;
+  data: Buffer;
+  cursor: number;
+}
+
 /** Records read from a cursor: the cursor after the last, and the log's size when read. */
-export interface OutputRecords {
-  chunks: CursorChunk[];
+export interface OutputRecords<C = CursorChunk> {
+  chunks: C[];
   cursor: number;
   size: number;
 }
 
-/**
- * Whole records in `buf`, which starts at cursor `base`; each chunk carries the cursor after it.
- * Consecutive pieces of one stream travel as one chunk unless `join` is false.
- */
-function parseRecords(file: string, buf: Buffer, base: number, join = true): CursorChunk[] {
-  const chunks: CursorChunk[] = [];
-  let start = 0;
-  for (let nl = buf.indexOf(0x0a); nl >= 0; nl = buf.indexOf(0x0a, start)) {
-    const record = parseRecord(file, buf.toString("utf8", start, nl), base + start);
-    start = nl + 1;
-    const last = chunks.at(-1);
-    if (join && last && last.stream === record.s) {
-      last.text += record.d;
-      last.cursor = base + start;
-    } else chunks.push({ stream: record.s, text: record.d, cursor: base + start });
-  }
-  return chunks;
+/** A record as read: where its text is, and the cursor after it. */
+interface Located {
+  record: LogRecord;
+  cursor: number;
 }
 
 /** A damaged log (a disk full mid-write, a hand edit) says where, instead of a bare JSON error. */
@@ -98,59 +123,143 @@ function parseRecord(file: string, line: string, at: number): LogRecord {
   }
 }
 
+/** Whole records in `buf`, which starts at cursor `base`. */
+function recordsIn(file: string, buf: Buffer, base: number): Located[] {
+  const located: Located[] = [];
+  let start = 0;
+  for (let nl = buf.indexOf(0x0a); nl >= 0; nl = buf.indexOf(0x0a, start)) {
+    located.push({ record: parseRecord(file, buf.toString("utf8", start, nl), base + start), cursor: base + nl + 1 });
+    start = nl + 1;
+  }
+  return located;
+}
+
+const textBytes = (record: LogRecord) => (record.d === undefined ? (record.n ?? 0) : Buffer.byteLength(record.d));
+
 /** Reads `length` bytes at `position` (fewer at the end of the file). */
 type ReadAt = (position: number, length: number) => Buffer;
 
+interface LogFiles {
+  read: ReadAt;
+  size: number;
+  /** The text of records, read from the data file in one piece; one chunk per record, or per run of a stream with `join`. */
+  chunks(records: Located[], join: boolean): ByteChunk[];
+}
+
 /**
- * Runs `fn` on the log's bytes. A log that does not exist yet (the job is queued, or was
+ * Runs `fn` on the log's files. A log that does not exist yet (the job is queued, or was
  * cancelled before it started) reads as empty: every reader works in every job state.
  */
-function withFile<T>(file: string, fn: (read: ReadAt, size: number) => T): T {
+function withFiles<T>(file: string, fn: (log: LogFiles) => T): T {
   let fd: number;
   try {
     fd = openSync(file, "r");
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return fn(() => Buffer.alloc(0), 0);
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return fn({ read: () => Buffer.alloc(0), size: 0, chunks: () => [] });
     throw err;
   }
+  let dataFd: number | null = null;
   try {
-    return fn((position, length) => readAt(fd, position, length), fstatSync(fd).size);
+    return fn({
+      read: (position, length) => readAt(fd, position, length),
+      size: fstatSync(fd).size,
+      chunks(records, join) {
+        const stored = records.filter(({ record }) => record.d === undefined);
+        const from = stored[0]?.record.p ?? 0;
+        const to = stored.reduce((end, { record }) => Math.max(end, (record.p ?? 0) + (record.n ?? 0)), from);
+        let data = Buffer.alloc(0);
+        if (to > from) {
+          dataFd ??= openSync(dataFileOf(file), "r");
+          data = Buffer.allocUnsafe(to - from);
+          const n = readSync(dataFd, data, 0, data.length, from);
+          if (n < data.length) throw new Error(`the output data of ${file} ends before byte ${to}: it was cut short`);
+        }
+        return joinChunks(records, data, from, join);
+      },
+    });
   } finally {
     closeSync(fd);
+    if (dataFd !== null) closeSync(dataFd);
   }
 }
 
+/** Each record's text as a slice of `data` (which starts at data offset `from`); consecutive ones of a stream as one chunk with `join`. */
+function joinChunks(records: Located[], data: Buffer, from: number, join: boolean): ByteChunk[] {
+  const chunks: ByteChunk[] = [];
+  for (const { record, cursor } of records) {
+    const start = (record.p ?? 0) - from;
+    const text = record.d === undefined ? data.subarray(start, start + (record.n ?? 0)) : Buffer.from(record.d);
+    const last = chunks.at(-1);
+    if (!join || !last || last.stream !== record.s) {
+      chunks.push({ stream: record.s, data: text, cursor });
+      continue;
+    }
+    // Back to back in the data file: the joined chunk is still one slice, no copy.
+    const adjacent = record.d === undefined && last.data.buffer === data.buffer && last.data.byteOffset + last.data.length === text.byteOffset;
+    last.data = adjacent ? data.subarray(last.data.byteOffset - data.byteOffset, start + text.length) : Buffer.concat([last.data, text]);
+    last.cursor = cursor;
+  }
+  return chunks;
+}
+
+const asText = (chunk: ByteChunk): CursorChunk => ({ stream: chunk.stream, text: chunk.data.toString("utf8"), cursor: chunk.cursor });
+
+/** Index bytes read per step when looking for records. */
+const INDEX_WINDOW = 64 * 1024;
+
 /**
- * Reads whole records from `cursor`, about `limit` bytes of them (at least one record); with
- * `join` false each record is a chunk of its own, so a reader may stop after any of them.
+ * Reads whole records from `cursor`, at most `limit` bytes of their text (but at least one
+ * record), as bytes; with `join` false each record is a chunk of its own, so a reader may stop after any
+ * of them.
  */
-export function readOutput(file: string, cursor: number, limit: number, join = true): OutputRecords {
-  return withFile(file, (read, size) => {
-    if (cursor > size) throw new CursorError(`cursor ${cursor} is past the end of the output (${size} bytes)`);
-    if (cursor > 0 && read(cursor - 1, 1)[0] !== 0x0a) {
+export function readOutputBytes(file: string, cursor: number, limit: number, join = true): OutputRecords<ByteChunk> {
+  return withFiles(file, (log) => {
+    if (cursor > log.size) throw new CursorError(`cursor ${cursor} is past the end of the output (${log.size} bytes)`);
+    if (cursor > 0 && log.read(cursor - 1, 1)[0] !== 0x0a) {
       throw new CursorError(`cursor ${cursor} is not a record boundary; use a cursor this server returned`);
     }
-    let length = Math.min(limit, size - cursor);
-    for (;;) {
-      const buf = read(cursor, length);
-      const end = buf.lastIndexOf(0x0a);
-      if (end >= 0) return { chunks: parseRecords(file, buf.subarray(0, end + 1), cursor, join), cursor: cursor + end + 1, size };
-      if (cursor + length >= size) return { chunks: [], cursor, size };
-      length = Math.min(length * 2, size - cursor);
+    const records: Located[] = [];
+    let bytes = 0;
+    scan: for (let at = cursor, window = INDEX_WINDOW; at < log.size; ) {
+      const buf = log.read(at, Math.min(window, log.size - at));
+      const end = buf.lastIndexOf(0x0a) + 1;
+      if (end === 0) {
+        // Only a record still being written, or one longer than the window (a log from before the data file).
+        if (at + buf.length >= log.size) break;
+        window *= 2;
+        continue;
+      }
+      for (const located of recordsIn(file, buf.subarray(0, end), at)) {
+        const more = textBytes(located.record);
+        if (records.length > 0 && bytes + more > limit) break scan;
+        records.push(located);
+        bytes += more;
+      }
+      at += end;
     }
+    return { chunks: log.chunks(records, join), cursor: records.at(-1)?.cursor ?? cursor, size: log.size };
   });
 }
 
-/** The last records: about `bytes` of them, and at least the last whole one. */
+/** readOutputBytes as text. */
+export function readOutput(file: string, cursor: number, limit: number, join = true): OutputRecords {
+  const page = readOutputBytes(file, cursor, limit, join);
+  return { ...page, chunks: page.chunks.map(asText) };
+}
+
+/** The last records: about `bytes` of their text, and at least the last whole one. */
 export function readTail(file: string, bytes: number): CursorChunk[] {
-  return withFile(file, (read, size) => {
-    for (let want = bytes; ; want *= 2) {
-      const start = Math.max(0, size - want);
-      const buf = read(start, size - start);
-      if (start === 0) return parseRecords(file, buf, 0);
+  return withFiles(file, (log) => {
+    for (let window = INDEX_WINDOW; ; window *= 2) {
+      const start = Math.max(0, log.size - window);
+      const buf = log.read(start, log.size - start);
       // Skip the partial record the window begins in; widen it if nothing whole is left.
-      const first = buf.indexOf(0x0a) + 1;
-      if (first > 0 && first < buf.length) return parseRecords(file, buf.subarray(first), start + first);
+      const first = start > 0 ? buf.indexOf(0x0a) + 1 : 0;
+      if (start > 0 && (first === 0 || first === buf.length)) continue;
+      const found = recordsIn(file, buf.subarray(first), start + first);
+      let from = found.length;
+      for (let got = 0; from > 0 && (got < bytes || from === found.length); ) got += textBytes((found[--from] as Located).record);
+      if (from > 0 || start === 0) return log.chunks(found.slice(from), true).map(asText);
     }
   });
 }
@@ -158,13 +267,13 @@ export function readTail(file: string, bytes: number): CursorChunk[] {
 /** How far each raw capture file of an attempt had been read when the log was last written. */
 export function lastRawOffsets(file: string, attempt: number): { out: number; err: number } {
   const offsets = { out: 0, err: 0 };
-  withFile(file, (read, size) => {
+  withFiles(file, (log) => {
     // Scan backwards in windows until both streams' last offsets are found.
-    let end = size;
+    let end = log.size;
     let found = 0;
     while (end > 0 && found < 2) {
       const start = Math.max(0, end - 256 * 1024);
-      const buf = read(start, end - start);
+      const buf = log.read(start, end - start);
       const from = start > 0 ? buf.indexOf(0x0a) + 1 : 0;
       const lines = buf.subarray(from).toString("utf8").split("\n").reverse();
       for (const line of lines) {

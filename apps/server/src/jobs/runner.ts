@@ -265,12 +265,13 @@ export class JobRunner {
 
   /** Corral's own line in the log, announced like the worker's output so a live stream has no gap. */
   private note(id: string, log: OutputLog, text: string): void {
-    this.store.output({ jobId: id, stream: "sys", text, cursor: log.append("sys", text) });
+    const data = Buffer.from(text);
+    this.store.output({ jobId: id, stream: "sys", data, cursor: log.append("sys", data) });
   }
 
   private listeners(id: string): ExecutionListeners {
     return {
-      chunk: (stream, text, cursor) => this.store.output({ jobId: id, stream, text, cursor }),
+      chunk: (stream, data, cursor) => this.store.output({ jobId: id, stream, data, cursor }),
       usage: (report) => this.recordUsage(id, report),
     };
   }
@@ -323,7 +324,7 @@ export class JobRunner {
           exitCode: end.exitCode,
           error,
           finalText,
-          outputBytes: log.size,
+          outputBytes: log.textBytes,
           ...this.priced(row.id, end.result.usage ? usagePatch(end.result.usage) : {}),
         });
         log.close();
@@ -340,7 +341,7 @@ export class JobRunner {
     const next = row.attempt + 1;
     const waitMs = backoffMs(policy, next);
     this.note(row.id, log, `\n[corral] attempt ${row.attempt} of ${policy.maxAttempts} failed (${reason}); retrying in ${waitMs / 1000} s\n`);
-    this.store.update(row.id, { status: "queued", attempt: next, pid: null, pidStart: null, outputBytes: log.size });
+    this.store.update(row.id, { status: "queued", attempt: next, pid: null, pidStart: null, outputBytes: log.textBytes });
     log.close();
     this.scheduler.released(row.agent);
     const timer = setTimeout(() => {

@@ -27,7 +27,7 @@ import { notFound, ServiceError } from "../lib/errors.js";
 import type { Actor, AuditService } from "../audit/service.js";
 import { assertLaunchFits } from "./command-line.js";
 import { toJob } from "./job-view.js";
-import { CursorError, type OutputRecords, readOutput, tailText } from "./output-log.js";
+import { type ByteChunk, CursorError, type OutputRecords, readOutputBytes, tailText } from "./output-log.js";
 import { readReadable } from "./readable-output.js";
 import { JobRunner, MAX_TIMER_MS, type RunStore } from "./runner.js";
 import { Scheduler } from "./scheduler.js";
@@ -37,7 +37,8 @@ import { resolveWorkdir } from "./workdir.js";
 export interface OutputEvent {
   jobId: string;
   stream: OutputStream;
-  text: string;
+  /** UTF-8, whole characters: sent on as it is. */
+  data: Buffer;
   /** Where the next read starts after this chunk. */
   cursor: number;
 }
@@ -186,17 +187,17 @@ export class JobService extends EventEmitter<JobServiceEvents> {
   readOutput(id: string, cursor: number, limit: number): OutputPage {
     const job = this.get(id);
     const page = this.outputFrom(id, cursor, limit);
-    const chunks = page.chunks.map(({ stream, text }) => ({ stream, text }));
+    const chunks = page.chunks.map(({ stream, data }) => ({ stream, text: data.toString("utf8") }));
     return { chunks, cursor: page.cursor, complete: isFinalStatus(job.status) && page.cursor >= page.size };
   }
 
   /**
    * The one read of a job's output log that every door goes through (REST and MCP by pages, the
-   * WebSocket by chunks it can resume after): whole records from `cursor`, about `limit` bytes,
-   * each chunk with the cursor after it. A cursor this server never handed out answers 400.
+   * WebSocket by chunks it can resume after): whole records from `cursor`, about `limit` bytes of
+   * text, each chunk as UTF-8 with the cursor after it. A cursor this server never handed out answers 400.
    */
-  outputFrom(id: string, cursor: number, limit: number): OutputRecords {
-    return atCursor(() => readOutput(this.logFile(id), cursor, limit));
+  outputFrom(id: string, cursor: number, limit: number): OutputRecords<ByteChunk> {
+    return atCursor(() => readOutputBytes(this.logFile(id), cursor, limit));
   }
 
   /** The output as its agent kind reads it (see readReadable), for the panel's Readable view. */

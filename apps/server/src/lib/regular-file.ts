@@ -38,7 +38,7 @@ export function readAt(fd: number, position: number, length: number): Buffer {
 }
 
 /** Length of `buf` without a UTF-8 sequence cut off at its end. */
-function wholeUtf8(buf: Buffer): number {
+export function wholeUtf8(buf: Buffer): number {
   let i = buf.length - 1;
   let back = 0;
   while (i >= 0 && back < 4 && ((buf[i] ?? 0) & 0xc0) === 0x80) {

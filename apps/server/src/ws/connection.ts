@@ -1,4 +1,13 @@
-import { ClientMessageSchema, fieldIssues, type ClientMessage, type Job, type ServerMessage, type WsConnectionStats } from "@corral/shared";
+import {
+  ClientMessageSchema,
+  fieldIssues,
+  outputHead,
+  type ClientMessage,
+  type Job,
+  type OutputStream,
+  type ServerMessage,
+  type WsConnectionStats,
+} from "@corral/shared";
 import type { FastifyBaseLogger } from "fastify";
 import WebSocket from "ws";
 import { ServiceError } from "../lib/errors.js";
@@ -22,6 +31,8 @@ export type Turn = (open: boolean) => void;
 /** What a job stream needs from its connection. */
 export interface StreamSink {
   send(message: ServerMessage): void;
+  /** A piece of a job's output as UTF-8, whole characters (see parseServerMessage in @corral/shared). */
+  sendOutput(jobId: string, stream: OutputStream, data: Buffer, cursor: number): void;
   congested(): boolean;
   /**
    * Calls `turn(true)` once the queue is low and the waiters before it had their turn, to send
@@ -75,16 +86,34 @@ export class Connection implements StreamSink {
   }
 
   send(message: ServerMessage): void {
-    if (!this.open) return;
     // Bytes, not a string: ws would queue a string as is and Node copy it again when writing.
-    const data = Buffer.from(JSON.stringify(message));
-    const bytes = data.length;
+    this.write([Buffer.from(JSON.stringify(message))]);
+  }
+
+  /**
+   * The head line and the text go out as two fragments of one text message, so the text is sent
+   * as it lies in the log (or as it was captured): never escaped into JSON, never copied.
+   */
+  sendOutput(jobId: string, stream: OutputStream, data: Buffer, cursor: number): void {
+    this.write([Buffer.from(outputHead({ jobId, stream, cursor })), data]);
+  }
+
+  /** Sends the fragments of one message, each counted until ws reports the message written. */
+  private write(fragments: Buffer[]): void {
+    if (!this.open) return;
+    const bytes = fragments.reduce((sum, f) => sum + f.length, 0);
     this.queued += bytes;
     if (this.queued > this.peak) this.peak = this.queued;
-    // Called once the frame is written to the kernel, or with an error when the socket is gone.
-    this.socket.send(data, { binary: false }, () => {
-      this.queued -= bytes;
-      this.grant();
+    fragments.forEach((data, i) => {
+      const fin = i === fragments.length - 1;
+      // Called once the frame is written to the kernel, or with an error when the socket is gone.
+      const written = fin
+        ? () => {
+            this.queued -= bytes;
+            this.grant();
+          }
+        : undefined;
+      this.socket.send(data, { binary: false, fin }, written);
     });
     if (this.queued > HARD_CAP) this.socket.terminate();
   }

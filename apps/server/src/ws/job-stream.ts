@@ -1,5 +1,5 @@
 import type { Job, JobFile, JobStatus } from "@corral/shared";
-import type { OutputRecords } from "../jobs/output-log.js";
+import type { ByteChunk, OutputRecords } from "../jobs/output-log.js";
 import type { OutputEvent } from "../jobs/service.js";
 import type { StreamSink, Turn } from "./connection.js";
 
@@ -10,7 +10,7 @@ const FILES_BATCH = 500;
 
 export interface JobStreamSource {
   /** Output records from a cursor (JobService.outputFrom). */
-  output(cursor: number, limit: number): OutputRecords;
+  output(cursor: number, limit: number): OutputRecords<ByteChunk>;
   /** The job as stored now. */
   job(): Job | undefined;
   files(): JobFile[];
@@ -58,7 +58,7 @@ export class JobStream {
   onOutput(event: OutputEvent): void {
     if (this.stopped || !this.live || event.cursor <= this.cursor) return;
     if (this.sink.congested()) return this.catchUp();
-    this.sink.send({ type: "output", jobId: this.jobId, stream: event.stream, text: event.text, cursor: event.cursor });
+    this.sink.sendOutput(this.jobId, event.stream, event.data, event.cursor);
     this.cursor = event.cursor;
   }
 
@@ -144,9 +144,7 @@ export class JobStream {
     }
     const page = this.source.output(this.cursor, PAGE_BYTES);
     if (!page.chunks.length || page.cursor === this.cursor) return false;
-    for (const chunk of page.chunks) {
-      this.sink.send({ type: "output", jobId: this.jobId, stream: chunk.stream, text: chunk.text, cursor: chunk.cursor });
-    }
+    for (const chunk of page.chunks) this.sink.sendOutput(this.jobId, chunk.stream, chunk.data, chunk.cursor);
     this.cursor = page.cursor;
     return true;
   }

@@ -19,7 +19,7 @@ let logs = 0;
 /** A job's output log holding `chunks` as the worker printed them. */
 function logOf(chunks: Array<[stream: "out" | "err" | "sys", text: string]>): string {
   const log = new OutputLog(path.join(dir, `${++logs}.log`));
-  for (const [stream, text] of chunks) log.append(stream, text);
+  for (const [stream, text] of chunks) log.append(stream, Buffer.from(text));
   log.close();
   return log.file;
 }

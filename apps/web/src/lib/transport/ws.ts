@@ -1,6 +1,6 @@
 import {
   isFinalStatus,
-  ServerMessageSchema,
+  parseServerMessage,
   type ClientMessage,
   type JobFile,
   type JobList,
@@ -84,14 +84,13 @@ export class LiveClient {
     };
     socket.onmessage = (event) => {
       if (typeof event.data !== "string") return;
-      let parsed: unknown;
+      let message: ServerMessage;
       try {
-        parsed = JSON.parse(event.data);
+        message = parseServerMessage(event.data);
       } catch {
         return;
       }
-      const message = ServerMessageSchema.safeParse(parsed);
-      if (message.success) this.handle(message.data);
+      this.handle(message);
     };
     socket.onclose = () => {
       if (this.socket !== socket) return;
