@@ -114,19 +114,21 @@ test("a log written before the data file existed reads as it did, and takes new 
   const old = [
     { s: "out", d: 'old "text"\n', o: 11, a: 1 },
     { s: "err", d: "old warning\n", o: 12, a: 1 },
+    { s: "out", d: "old again ", o: 21, a: 1 },
   ];
   writeFileSync(file, old.map((r) => `${JSON.stringify(r)}\n`).join(""));
-  expect(readOutput(file, 0, 1 << 20).chunks.map((c) => c.text)).toEqual(['old "text"\n', "old warning\n"]);
+  expect(readOutput(file, 0, 1 << 20).chunks.map((c) => c.text)).toEqual(['old "text"\n', "old warning\n", "old again "]);
   const log = new OutputLog(file);
-  log.append("out", Buffer.from("new\n"), { offset: 15, attempt: 1 });
+  log.append("out", Buffer.from("new\n"), { offset: 25, attempt: 1 });
+  log.append("out", Buffer.from("newer\n"), { offset: 31, attempt: 1 });
   log.close();
   expect(readOutput(file, 0, 1 << 20).chunks.map((c) => [c.stream, c.text])).toEqual([
     ["out", 'old "text"\n'],
     ["err", "old warning\n"],
-    ["out", "new\n"],
+    ["out", "old again new\nnewer\n"],
   ]);
-  expect(lastRawOffsets(file, 1)).toEqual({ out: 15, err: 12 });
-  expect(tailText(file, 1000)).toBe('old "text"\nold warning\nnew\n');
+  expect(lastRawOffsets(file, 1)).toEqual({ out: 31, err: 12 });
+  expect(tailText(file, 1000)).toBe('old "text"\nold warning\nold again new\nnewer\n');
 });
 
 test("the tail is the last characters of the last records, across index windows", () => {

@@ -186,17 +186,24 @@ function withFiles<T>(file: string, fn: (log: LogFiles) => T): T {
 /** Each record's text as a slice of `data` (which starts at data offset `from`); consecutive ones of a stream as one chunk with `join`. */
 function joinChunks(records: Located[], data: Buffer, from: number, join: boolean): ByteChunk[] {
   const chunks: ByteChunk[] = [];
+  /** Where the last chunk starts in `data`, while it is one slice of it. */
+  let sliceStart: number | null = null;
   for (const { record, cursor } of records) {
+    const stored = record.d === undefined;
     const start = (record.p ?? 0) - from;
-    const text = record.d === undefined ? data.subarray(start, start + (record.n ?? 0)) : Buffer.from(record.d);
+    const text = stored ? data.subarray(start, start + (record.n ?? 0)) : Buffer.from(record.d ?? "");
     const last = chunks.at(-1);
     if (!join || !last || last.stream !== record.s) {
       chunks.push({ stream: record.s, data: text, cursor });
+      sliceStart = stored ? start : null;
       continue;
     }
     // Back to back in the data file: the joined chunk is still one slice, no copy.
-    const adjacent = record.d === undefined && last.data.buffer === data.buffer && last.data.byteOffset + last.data.length === text.byteOffset;
-    last.data = adjacent ? data.subarray(last.data.byteOffset - data.byteOffset, start + text.length) : Buffer.concat([last.data, text]);
+    if (stored && sliceStart !== null && sliceStart + last.data.length === start) last.data = data.subarray(sliceStart, start + text.length);
+    else {
+      last.data = Buffer.concat([last.data, text]);
+      sliceStart = null;
+    }
     last.cursor = cursor;
   }
   return chunks;
