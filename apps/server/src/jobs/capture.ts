@@ -5,8 +5,12 @@ import { wholeUtf8 } from "../lib/regular-file.js";
 import type { OutputLog } from "./output-log.js";
 
 const READ_SIZE = 256 * 1024;
-/** A pass yields to the event loop after this much, so one fast worker cannot starve the others. */
-const PASS_LIMIT = 4 * 1024 * 1024;
+/**
+ * A pass yields to the event loop after this much, so one fast worker cannot starve the others,
+ * and no more than a WebSocket connection may queue (SEND_BUFFER_CAP): the writes of one pass
+ * are done before the next, so a subscriber that keeps up stays live instead of re-reading the log.
+ */
+const PASS_LIMIT = 1024 * 1024;
 const POLL_MS = 250;
 /** Text is decoded for the parser in pieces of at most this, which the young generation collects cheaply. */
 const DECODE_PIECE = 64 * 1024;
