@@ -131,6 +131,14 @@ test("a log written before the data file existed reads as it did, and takes new 
   expect(tailText(file, 1000)).toBe('old "text"\nold warning\nold again new\nnewer\n');
 });
 
+test("an old record longer than a read window is still read whole, from the front and from the back", () => {
+  const file = path.join(dir, "old-long.log");
+  const long = "x\n".repeat(100_000);
+  writeFileSync(file, `${JSON.stringify({ s: "out", d: long, o: long.length, a: 1 })}\n`);
+  expect(readOutput(file, 0, 1024).chunks.map((c) => c.text)).toEqual([long]);
+  expect(tailText(file, 10)).toBe(`…${long.slice(-10)}`);
+});
+
 test("the tail is the last characters of the last records, across index windows", () => {
   const lines = Array.from({ length: 3000 }, (_, i) => `line ${i + 1} ü\n`);
   const file = logOf(lines.map((line) => ["out", line]));
