@@ -211,8 +211,8 @@ function joinChunks(records: Located[], data: Buffer, from: number, join: boolea
 
 const asText = (chunk: ByteChunk): CursorChunk => ({ stream: chunk.stream, text: chunk.data.toString("utf8"), cursor: chunk.cursor });
 
-/** Index bytes read per step when looking for records. */
-const INDEX_WINDOW = 64 * 1024;
+/** Log bytes read per step when looking for records (a record is about 60). */
+const INDEX_WINDOW = 16 * 1024;
 
 /**
  * Reads whole records from `cursor`, at most `limit` bytes of their text (but at least one
@@ -229,20 +229,23 @@ export function readOutputBytes(file: string, cursor: number, limit: number, joi
     let bytes = 0;
     scan: for (let at = cursor, window = INDEX_WINDOW; at < log.size; ) {
       const buf = log.read(at, Math.min(window, log.size - at));
-      const end = buf.lastIndexOf(0x0a) + 1;
-      if (end === 0) {
+      // Parsed one by one up to the limit: a page of one big record reads one record, not a window of them.
+      let start = 0;
+      for (let nl = buf.indexOf(0x0a); nl >= 0; nl = buf.indexOf(0x0a, start)) {
+        const record = parseRecord(file, buf.toString("utf8", start, nl), at + start);
+        const more = textBytes(record);
+        if (records.length > 0 && bytes + more > limit) break scan;
+        records.push({ record, cursor: at + nl + 1 });
+        bytes += more;
+        start = nl + 1;
+      }
+      if (start === 0) {
         // Only a record still being written, or one longer than the window (a log from before the data file).
         if (at + buf.length >= log.size) break;
         window *= 2;
         continue;
       }
-      for (const located of recordsIn(file, buf.subarray(0, end), at)) {
-        const more = textBytes(located.record);
-        if (records.length > 0 && bytes + more > limit) break scan;
-        records.push(located);
-        bytes += more;
-      }
-      at += end;
+      at += start;
     }
     return { chunks: log.chunks(records, join), cursor: records.at(-1)?.cursor ?? cursor, size: log.size };
   });
