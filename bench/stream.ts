@@ -20,7 +20,7 @@ const TOTAL = Number(process.env.BENCH_STREAM_BYTES ?? 100 * 1024 * 1024);
 const RATE = 100;
 const LINES = Number(process.env.BENCH_STREAM_LINES ?? 1000);
 /** Runs of each side, alternated; the median is kept (2 cores shared with other work are noisy). */
-const RUNS = Number(process.env.BENCH_STREAM_RUNS ?? 3);
+const RUNS = Number(process.env.BENCH_STREAM_RUNS ?? 5);
 /** "Flat": what the server may hold above its idle RSS, far below the output it moves. */
 const RSS_HEADROOM_MIB = 64;
 /** The text-mode fake CLI: what it prints is the job's output as is. */
