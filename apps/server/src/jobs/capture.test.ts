@@ -10,7 +10,7 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-function capture(out: Buffer, err: Buffer = Buffer.alloc(0)) {
+async function capture(out: Buffer, err: Buffer = Buffer.alloc(0)) {
   const dir = mkdtempSync(path.join(os.tmpdir(), "capture-"));
   dirs.push(dir);
   writeFileSync(path.join(dir, "out"), out);
@@ -25,16 +25,16 @@ function capture(out: Buffer, err: Buffer = Buffer.alloc(0)) {
     (t) => texts.push(t),
     1,
   );
-  run.finish();
+  await run.finish();
   log.close();
   const chunks = readOutput(log.file, 0, 1 << 24).chunks;
   return { chunks, parsed: texts.join("") };
 }
 
-test("a character split across reads arrives whole", () => {
+test("a character split across reads arrives whole", async () => {
   // 256 KiB reads: put a 3-byte character across the first boundary.
   const text = `${"a".repeat(256 * 1024 - 1)}€ and more`;
-  const { chunks, parsed } = capture(Buffer.from(text), Buffer.from("warn\n"));
+  const { chunks, parsed } = await capture(Buffer.from(text), Buffer.from("warn\n"));
   expect(
     chunks
       .filter((c) => c.stream === "out")
@@ -45,13 +45,13 @@ test("a character split across reads arrives whole", () => {
   expect(parsed).toBe(`${text}warn\n`);
 });
 
-test("a worker that ends inside a character still gets its last bytes logged", () => {
-  const { chunks } = capture(Buffer.concat([Buffer.from("done "), Buffer.from("€").subarray(0, 2)]));
+test("a worker that ends inside a character still gets its last bytes logged", async () => {
+  const { chunks } = await capture(Buffer.concat([Buffer.from("done "), Buffer.from("€").subarray(0, 2)]));
   expect(chunks.map((c) => c.text).join("")).toBe("done \ufffd");
 });
 
-test("bytes that are no UTF-8 are logged as U+FFFD, so the log's text is always valid", () => {
-  const { chunks, parsed } = capture(Buffer.concat([Buffer.from("bad "), Buffer.from([0xff, 0xc3, 0x28]), Buffer.from(" end\n")]));
+test("bytes that are no UTF-8 are logged as U+FFFD, so the log's text is always valid", async () => {
+  const { chunks, parsed } = await capture(Buffer.concat([Buffer.from("bad "), Buffer.from([0xff, 0xc3, 0x28]), Buffer.from(" end\n")]));
   const text = chunks.map((c) => c.text).join("");
   expect(text).toBe(Buffer.from([0x62, 0x61, 0x64, 0x20, 0xff, 0xc3, 0x28, 0x20, 0x65, 0x6e, 0x64, 0x0a]).toString("utf8"));
   expect(text).toContain("\ufffd");
@@ -81,7 +81,7 @@ test("a server stopped while a character is half read resumes at its first byte"
   const offsets = lastRawOffsets(file, 1);
   expect(offsets.out).toBe(Buffer.byteLength("one\ntwo "));
   const log = new OutputLog(file);
-  new Capture(
+  await new Capture(
     log,
     raw,
     offsets,
@@ -96,4 +96,32 @@ test("a server stopped while a character is half read resumes at its first byte"
       .join(""),
   ).toBe("one\ntwo € three\n");
   expect(readFileSync(dataFileOf(file), "utf8")).toBe("one\ntwo € three\n");
+});
+
+test("copying what a worker left behind lets other work run between passes", async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "capture-"));
+  dirs.push(dir);
+  const raw = { out: path.join(dir, "out"), err: path.join(dir, "err") };
+  writeFileSync(raw.out, Buffer.alloc(8 * 1024 * 1024, "x\n"));
+  writeFileSync(raw.err, "");
+  const log = new OutputLog(path.join(dir, "log"));
+  const order: string[] = [];
+  const run = new Capture(
+    log,
+    raw,
+    { out: 0, err: 0 },
+    () => order.push("chunk"),
+    () => {},
+    1,
+  );
+  setImmediate(() => order.push("other"));
+  await run.finish();
+  log.close();
+  expect(order.indexOf("other")).toBeGreaterThan(0);
+  expect(order.indexOf("other")).toBeLessThan(order.lastIndexOf("chunk"));
+  expect(
+    readOutput(log.file, 0, 1 << 24)
+      .chunks.map((c) => c.text)
+      .join(""),
+  ).toBe("x\n".repeat(4 * 1024 * 1024));
 });

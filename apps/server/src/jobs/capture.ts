@@ -76,6 +76,7 @@ export class Capture {
   private timer: NodeJS.Timeout | null = null;
   private scheduled = false;
   private stopped = false;
+  private detached = false;
 
   constructor(
     private readonly log: OutputLog,
@@ -148,10 +149,16 @@ export class Capture {
     }
   }
 
-  /** Stops following and copies everything that is left. */
-  finish(): void {
+  /**
+   * Stops following and copies everything that is left, a pass per turn of the event loop as
+   * while following: a worker that ended far ahead of its copy does not stall every other job.
+   */
+  async finish(): Promise<void> {
     this.stopWatching();
-    while (this.pass(PASS_LIMIT) > 0);
+    while (this.pass(PASS_LIMIT) > 0) {
+      await new Promise((resolve) => setImmediate(resolve));
+      if (this.detached) return;
+    }
     for (const file of this.files) {
       const rest = file.rest();
       if (rest.length) this.emit(file, rest);
@@ -169,6 +176,7 @@ export class Capture {
 
   /** Stops following without reading further (the server is shutting down; the worker goes on). */
   detach(): void {
+    this.detached = true;
     this.stopWatching();
     for (const file of this.files) file.close();
   }

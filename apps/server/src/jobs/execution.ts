@@ -52,7 +52,7 @@ function followProcess(worker: WorkerProcess, invocation: InvocationRecord, ctx:
   const ended = worker.ended.then(async (exitCode) => {
     // Descendants left behind by a worker that exited are part of its job: none outlives it.
     if (!detached && groupAlive(worker.pid)) await killGroup(worker.pid, ctx.killGraceMs);
-    if (!detached) capture.finish();
+    if (!detached) await capture.finish();
     return { exitCode, result: parser.finish() };
   });
   return {
