@@ -54,7 +54,13 @@ export class OutputLog {
    * synchronously, so a reader told about this chunk can already read it. Returns the new end.
    */
   append(stream: OutputStream, data: Buffer, raw?: RawPosition): number {
-    writeAll(this.dataFd, data);
+    try {
+      writeAll(this.dataFd, data);
+    } catch (err) {
+      // A write cut short (a full disk) still moved the end: the next record must point past it.
+      this.dataBytes = fstatSync(this.dataFd).size;
+      throw err;
+    }
     const at = this.dataBytes;
     this.dataBytes += data.length;
     const record: LogRecord = raw ? { s: stream, p: at, n: data.length, o: raw.offset, a: raw.attempt } : { s: stream, p: at, n: data.length };
