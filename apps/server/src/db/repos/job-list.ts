@@ -1,0 +1,108 @@
+// The jobs list: newest first (by seq, the order jobs were added), filtered by agent, statuses
+// and text, a page at a time. Every filter reads a page from an index that ends in seq, so a page
+// costs the same at 10 or 100,000 jobs; rows are read only for the page itself. Text goes
+// through jobs_search (drizzle/0008), a trigram index of each job's id, prompt and error.
+import { and, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
+import type { JobListQuery, JobStatus } from "@corral/shared";
+import type { Db } from "../client.js";
+import { jobs, type JobRow } from "../schema.js";
+
+/** A text search stops counting this many matches past the page's offset (`totalCapped`). */
+export const SEARCH_COUNT_CAP = 1000;
+
+/**
+ * Up to this many jobs in the agent and status filter, a text search asks the index about each
+ * of them; above, it walks the text's matches and checks the filter on each.
+ */
+const FEW_FILTERED = 100;
+
+export interface JobListPage {
+  rows: JobRow[];
+  total: number;
+  /** True when `total` is where a text search stopped counting: there are more matches. */
+  totalCapped: boolean;
+}
+
+/** Trigrams need three characters; shorter text is matched with LIKE on the rows. */
+const MIN_INDEXED_CHARS = 3;
+
+const searchTable = sql.raw("jobs_search");
+
+/** The text as one FTS5 phrase: quoted, so `*`, `-`, `NEAR`, `:` and parentheses are plain characters. */
+const phrase = (text: string) => `"${text.replaceAll('"', '""')}"`;
+
+const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+/** `column` holds `text` anywhere, ASCII case folded: the search's meaning for short text. */
+function likeText(text: string): SQL {
+  const pattern = `%${escapeLike(text)}%`;
+  const like = (column: typeof jobs.prompt | typeof jobs.id | typeof jobs.error) => sql`${column} like ${pattern} escape '\\'`;
+  return sql`${like(jobs.prompt)} or ${like(jobs.id)} or ${like(jobs.error)}`;
+}
+
+/** The agent and status filter; true when there is none. */
+function filterOf(agent: string | undefined, statuses: readonly JobStatus[]): SQL {
+  return and(agent ? eq(jobs.agent, agent) : undefined, statuses.length ? inArray(jobs.status, [...statuses]) : undefined) ?? sql`1`;
+}
+
+export function createJobList(db: Db) {
+  const seqs = (query: SQL): number[] => db.all<{ seq: number }>(query).map((r) => r.seq);
+  const count = (query: SQL): number => db.get<{ n: number }>(sql`select count(*) as n from (${query})`)?.n ?? 0;
+  /** Counts the rows of `query` up to `cap`; one more tells that there are more. */
+  const cappedCount = (query: SQL, cap: number): { total: number; totalCapped: boolean } => {
+    const n = count(sql`${query} limit ${cap + 1}`);
+    return n > cap ? { total: cap, totalCapped: true } : { total: n, totalCapped: false };
+  };
+
+  /**
+   * Seqs of the jobs in the filter, newest first. Several statuses are merged from one index
+   * range each, since an IN over the index's first column would sort the whole set.
+   */
+  function filteredPage(agent: string | undefined, statuses: readonly JobStatus[], limit: number, offset: number): number[] {
+    const arm = (only: JobStatus[]) => sql`select ${jobs.seq} as seq from ${jobs} where ${filterOf(agent, only)}`;
+    const arms = statuses.length ? statuses.map((s) => arm([s])) : [arm([])];
+    return seqs(sql`${sql.join(arms, sql` union all `)} order by seq desc limit ${limit} offset ${offset}`);
+  }
+
+  function indexedSearch(text: string, filter: SQL | null, limit: number, offset: number, cap: number) {
+    const match = phrase(text);
+    if (!filter) {
+      const matches = sql`select rowid as seq from ${searchTable} where ${searchTable} match ${match}`;
+      return { page: seqs(sql`${matches} order by rowid desc limit ${limit} offset ${offset}`), ...cappedCount(matches, cap) };
+    }
+    if (count(sql`select 1 from ${jobs} where ${filter} limit ${FEW_FILTERED + 1}`) <= FEW_FILTERED) {
+      const all = seqs(
+        sql`select ${jobs.seq} as seq from ${jobs} where ${filter} and exists (select 1 from ${searchTable} where ${searchTable} match ${match} and rowid = ${jobs.seq}) order by ${jobs.seq} desc`,
+      );
+      return { page: all.slice(offset, offset + limit), total: all.length, totalCapped: false };
+    }
+    // The text index leads (CROSS JOIN keeps it outside): its matches come newest first, and
+    // jobs_seq_idx answers agent and status for each without reading the row.
+    const matches = sql`select ${searchTable}.rowid as seq from ${searchTable} cross join ${jobs} on ${jobs.seq} = ${searchTable}.rowid where ${searchTable} match ${match} and ${filter}`;
+    return { page: seqs(sql`${matches} order by seq desc limit ${limit} offset ${offset}`), ...cappedCount(matches, cap) };
+  }
+
+  function scannedSearch(text: string, filter: SQL | null, limit: number, offset: number, cap: number) {
+    const matches = sql`select ${jobs.seq} as seq from ${jobs} where ${filter ?? sql`1`} and (${likeText(text)})`;
+    return { page: seqs(sql`${matches} order by ${jobs.seq} desc limit ${limit} offset ${offset}`), ...cappedCount(matches, cap) };
+  }
+
+  return function list(query: JobListQuery): JobListPage {
+    const statuses = [...new Set(query.status ?? [])];
+    const filter = query.agent || statuses.length ? filterOf(query.agent, statuses) : null;
+    const { limit, offset, q } = query;
+    let found: { page: number[]; total: number; totalCapped: boolean };
+    if (q) {
+      const cap = offset + SEARCH_COUNT_CAP;
+      found = [...q].length >= MIN_INDEXED_CHARS ? indexedSearch(q, filter, limit, offset, cap) : scannedSearch(q, filter, limit, offset, cap);
+    } else {
+      found = {
+        page: filteredPage(query.agent, statuses, limit, offset),
+        total: db.get<{ n: number }>(sql`select count(*) as n from ${jobs} where ${filter ?? sql`1`}`)?.n ?? 0,
+        totalCapped: false,
+      };
+    }
+    const rows = found.page.length ? db.select().from(jobs).where(inArray(jobs.seq, found.page)).orderBy(desc(jobs.seq)).all() : [];
+    return { rows, total: found.total, totalCapped: found.totalCapped };
+  };
+}
