@@ -12,20 +12,25 @@ CREATE INDEX `jobs_agent_seq_idx` ON `jobs` (`agent`,`seq`);--> statement-breakp
 CREATE INDEX `jobs_agent_status_seq_idx` ON `jobs` (`agent`,`status`,`seq`);--> statement-breakpoint
 CREATE INDEX `jobs_status_idx` ON `jobs` (`status`,`seq`);--> statement-breakpoint
 -- What the jobs list's text search reads: the job id, prompt and error, indexed by every three
--- characters, case-folded. External content: the text stays in jobs, keyed by seq.
-CREATE VIRTUAL TABLE `jobs_search` USING fts5(`id`, `prompt`, `error`, content='jobs', content_rowid='seq', tokenize='trigram');--> statement-breakpoint
+-- characters, case-folded. External content: the text stays in jobs, keyed by seq. Each value
+-- ends with two U+0001, so every one- or two-character piece of it starts a trigram, and
+-- jobs_search_terms (the index's vocabulary) finds short text too.
+CREATE VIEW `jobs_search_text` AS SELECT `seq`, `id` || char(1, 1) AS `id`, `prompt` || char(1, 1) AS `prompt`, `error` || char(1, 1) AS `error` FROM `jobs`;--> statement-breakpoint
+CREATE VIRTUAL TABLE `jobs_search` USING fts5(`id`, `prompt`, `error`, content='jobs_search_text', content_rowid='seq', tokenize='trigram');--> statement-breakpoint
+CREATE VIRTUAL TABLE `jobs_search_terms` USING fts5vocab(`jobs_search`, 'row');--> statement-breakpoint
 INSERT INTO `jobs_search` (`jobs_search`) VALUES ('rebuild');--> statement-breakpoint
 -- A new job takes the next seq (the index's max: no scan) and enters the text index.
 CREATE TRIGGER `jobs_search_insert` AFTER INSERT ON `jobs` BEGIN
   UPDATE `jobs` SET `seq` = (SELECT coalesce(max(`seq`), 0) + 1 FROM `jobs`) WHERE `rowid` = new.`rowid`;
-  INSERT INTO `jobs_search` (`rowid`, `id`, `prompt`, `error`) SELECT `seq`, `id`, `prompt`, `error` FROM `jobs` WHERE `rowid` = new.`rowid`;
+  INSERT INTO `jobs_search` (`rowid`, `id`, `prompt`, `error`)
+    SELECT `seq`, `id` || char(1, 1), `prompt` || char(1, 1), `error` || char(1, 1) FROM `jobs` WHERE `rowid` = new.`rowid`;
 END;--> statement-breakpoint
 -- Status, usage and output updates leave the text alone and skip this; a new error re-indexes the job.
 CREATE TRIGGER `jobs_search_update` AFTER UPDATE OF `id`, `prompt`, `error` ON `jobs`
 WHEN old.`id` IS NOT new.`id` OR old.`prompt` IS NOT new.`prompt` OR old.`error` IS NOT new.`error` BEGIN
-  INSERT INTO `jobs_search` (`jobs_search`, `rowid`, `id`, `prompt`, `error`) VALUES ('delete', old.`seq`, old.`id`, old.`prompt`, old.`error`);
-  INSERT INTO `jobs_search` (`rowid`, `id`, `prompt`, `error`) VALUES (new.`seq`, new.`id`, new.`prompt`, new.`error`);
+  INSERT INTO `jobs_search` (`jobs_search`, `rowid`, `id`, `prompt`, `error`) VALUES ('delete', old.`seq`, old.`id` || char(1, 1), old.`prompt` || char(1, 1), old.`error` || char(1, 1));
+  INSERT INTO `jobs_search` (`rowid`, `id`, `prompt`, `error`) VALUES (new.`seq`, new.`id` || char(1, 1), new.`prompt` || char(1, 1), new.`error` || char(1, 1));
 END;--> statement-breakpoint
 CREATE TRIGGER `jobs_search_delete` AFTER DELETE ON `jobs` BEGIN
-  INSERT INTO `jobs_search` (`jobs_search`, `rowid`, `id`, `prompt`, `error`) VALUES ('delete', old.`seq`, old.`id`, old.`prompt`, old.`error`);
+  INSERT INTO `jobs_search` (`jobs_search`, `rowid`, `id`, `prompt`, `error`) VALUES ('delete', old.`seq`, old.`id` || char(1, 1), old.`prompt` || char(1, 1), old.`error` || char(1, 1));
 END;

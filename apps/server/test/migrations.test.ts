@@ -105,6 +105,7 @@ test("jobs stored before the jobs list had its indexes are listed newest first a
   expect(await ids("q=PARSE")).toEqual(["aaaaaa000003", "aaaaaa000002"]);
   expect(await ids("q=boom")).toEqual(["aaaaaa000001"]);
   expect(await ids("q=000002")).toEqual(["aaaaaa000002"]);
+  expect(await ids("q=oM")).toEqual(["aaaaaa000001"]);
 
   // A job added after the upgrade comes first and is found the same way.
   const launched = await api<Job>(server, "POST", "/api/jobs", { agent: "old", prompt: "fourth: parse once more", workdir: path.join(root, "w") });

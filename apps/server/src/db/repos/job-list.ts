@@ -23,17 +23,28 @@ export interface JobListPage {
   totalCapped: boolean;
 }
 
-/** Trigrams need three characters; shorter text is matched with LIKE on the rows. */
+/** Trigrams need three characters; shorter text is looked up in the index's vocabulary. */
 const MIN_INDEXED_CHARS = 3;
 
-const searchTable = sql.raw("jobs_search");
+/** drizzle/0008 appends two of these to each indexed value; text that holds one is matched by LIKE. */
+const PAD = "\u0001";
 
-/** The text as one FTS5 phrase: quoted, so `*`, `-`, `NEAR`, `:` and parentheses are plain characters. */
+/**
+ * One character found in at least this share of the newest jobs starts too many trigrams to
+ * gather from the vocabulary; LIKE finds a page of it at once instead.
+ */
+const COMMON_SHARE = 0.5;
+const SAMPLE = 1000;
+
+const searchTable = sql.raw("jobs_search");
+const termsTable = sql.raw("jobs_search_terms");
+
+/** Quoted as one FTS5 phrase, so `*`, `-`, `NEAR`, `:` and parentheses are plain characters. */
 const phrase = (text: string) => `"${text.replaceAll('"', '""')}"`;
 
 const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
-/** `column` holds `text` anywhere, ASCII case folded: the search's meaning for short text. */
+/** `text` anywhere in the id, prompt or error, ASCII case folded. */
 function likeText(text: string): SQL {
   const pattern = `%${escapeLike(text)}%`;
   const like = (column: typeof jobs.prompt | typeof jobs.id | typeof jobs.error) => sql`${column} like ${pattern} escape '\\'`;
@@ -64,8 +75,8 @@ export function createJobList(db: Db) {
     return seqs(sql`${sql.join(arms, sql` union all `)} order by seq desc limit ${limit} offset ${offset}`);
   }
 
-  function indexedSearch(text: string, filter: SQL | null, limit: number, offset: number, cap: number) {
-    const match = phrase(text);
+  /** `match` is an FTS5 query over jobs_search. */
+  function indexedSearch(match: string, filter: SQL | null, limit: number, offset: number, cap: number) {
     if (!filter) {
       const matches = sql`select rowid as seq from ${searchTable} where ${searchTable} match ${match}`;
       return { page: seqs(sql`${matches} order by rowid desc limit ${limit} offset ${offset}`), ...cappedCount(matches, cap) };
@@ -87,21 +98,43 @@ export function createJobList(db: Db) {
     return { page: seqs(sql`${matches} order by ${jobs.seq} desc limit ${limit} offset ${offset}`), ...cappedCount(matches, cap) };
   }
 
+  /** The trigrams that begin with `text` (one or two characters), as an FTS5 query; null when there are none. */
+  function shortMatch(text: string): string | null {
+    const folded = text.toLowerCase();
+    const terms = db
+      .all<{ term: string }>(sql`select term from ${termsTable} where term >= ${folded} and term <= ${`${folded}\u{10FFFF}\u{10FFFF}`}`)
+      .map((r) => r.term);
+    return terms.length ? terms.map(phrase).join(" OR ") : null;
+  }
+
+  /** Whether most of the newest jobs hold `text` somewhere. */
+  function common(text: string): boolean {
+    const sample = db.get<{ rows: number; hits: number | null }>(
+      sql`select count(*) as rows, sum(${likeText(text)}) as hits from ${jobs} where ${jobs.seq} > (select max(${jobs.seq}) from ${jobs}) - ${SAMPLE}`,
+    );
+    return Boolean(sample && (sample.hits ?? 0) >= COMMON_SHARE * sample.rows);
+  }
+
+  function search(text: string, filter: SQL | null, limit: number, offset: number) {
+    const cap = offset + SEARCH_COUNT_CAP;
+    const chars = [...text].length;
+    if (text.includes(PAD) || (chars === 1 && common(text))) return scannedSearch(text, filter, limit, offset, cap);
+    const match = chars >= MIN_INDEXED_CHARS ? phrase(text) : shortMatch(text);
+    return match ? indexedSearch(match, filter, limit, offset, cap) : { page: [], total: 0, totalCapped: false };
+  }
+
   return function list(query: JobListQuery): JobListPage {
     const statuses = [...new Set(query.status ?? [])];
     const filter = query.agent || statuses.length ? filterOf(query.agent, statuses) : null;
     const { limit, offset, q } = query;
-    let found: { page: number[]; total: number; totalCapped: boolean };
-    if (q) {
-      const cap = offset + SEARCH_COUNT_CAP;
-      found = [...q].length >= MIN_INDEXED_CHARS ? indexedSearch(q, filter, limit, offset, cap) : scannedSearch(q, filter, limit, offset, cap);
-    } else {
-      found = {
-        page: filteredPage(query.agent, statuses, limit, offset),
-        total: db.get<{ n: number }>(sql`select count(*) as n from ${jobs} where ${filter ?? sql`1`}`)?.n ?? 0,
-        totalCapped: false,
-      };
-    }
+    const found = q
+      ? search(q, filter, limit, offset)
+      : {
+          page: filteredPage(query.agent, statuses, limit, offset),
+          // Without a where clause SQLite counts the smallest index's pages, not its entries.
+          total: db.get<{ n: number }>(sql`select count(*) as n from ${jobs}${filter ? sql` where ${filter}` : sql``}`)?.n ?? 0,
+          totalCapped: false,
+        };
     const rows = found.page.length ? db.select().from(jobs).where(inArray(jobs.seq, found.page)).orderBy(desc(jobs.seq)).all() : [];
     return { rows, total: found.total, totalCapped: found.totalCapped };
   };
