@@ -87,8 +87,8 @@ export function createJobList(db: Db) {
       );
       return { page: all.slice(offset, offset + limit), total: all.length, totalCapped: false };
     }
-    // The text index leads (CROSS JOIN keeps it outside): its matches come newest first, and
-    // jobs_seq_idx answers agent and status for each without reading the row.
+    // The text index leads (CROSS JOIN keeps it outside): its matches come newest first, and an
+    // index ending in seq answers agent and status for each without reading the row.
     const matches = sql`select ${searchTable}.rowid as seq from ${searchTable} cross join ${jobs} on ${jobs.seq} = ${searchTable}.rowid where ${searchTable} match ${match} and ${filter}`;
     return { page: seqs(sql`${matches} order by seq desc limit ${limit} offset ${offset}`), ...cappedCount(matches, cap) };
   }
