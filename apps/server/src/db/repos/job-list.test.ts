@@ -142,6 +142,16 @@ describe("the jobs list", () => {
     for (const q of ["übersicht", "ÜMLAUT", "Üb", "üb", "ü", "Ü", "t Ü"]) expect(ids(q), q).toEqual([job.id]);
   });
 
+  test("one or two characters in few jobs, even at the very end of an id, prompt or error, are found through the index", () => {
+    const { repo } = registry();
+    const jobs = Array.from({ length: 20 }, () => add(repo, { agent: "alpha", status: "succeeded", prompt: "plain work" }));
+    jobs.push(add(repo, { agent: "beta", status: "failed", prompt: "ends in zq", error: "exit 1: kx" }));
+    jobs.push(add(repo, { agent: "beta", status: "succeeded", prompt: "Q" }));
+    const last = jobs[jobs.length - 1]!;
+    for (const q of ["zq", "q", "Q", "kx", "x", ": ", last.id.slice(-2), last.id.slice(-1)]) check(repo, jobs, { q }, 5);
+    check(repo, jobs, { q: "q", agent: "beta" }, 5);
+  });
+
   test("a job is found by the text it has now: a new error, an edited prompt, and not after it is deleted", () => {
     const { repo, handle } = registry();
     const job = add(repo, { agent: "alpha", status: "running", prompt: "compile the kernel" });

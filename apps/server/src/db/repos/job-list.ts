@@ -30,8 +30,8 @@ const MIN_INDEXED_CHARS = 3;
 const PAD = "\u0001";
 
 /**
- * One character found in at least this share of the newest jobs starts too many trigrams to
- * gather from the vocabulary; LIKE finds a page of it at once instead.
+ * One or two characters found in at least this share of the newest jobs start too many trigrams
+ * to gather from the vocabulary quickly; LIKE finds them at once in the newest jobs instead.
  */
 const COMMON_SHARE = 0.5;
 const SAMPLE = 1000;
@@ -58,12 +58,6 @@ function filterOf(agent: string | undefined, statuses: readonly JobStatus[]): SQ
 
 export function createJobList(db: Db) {
   const seqs = (query: SQL): number[] => db.all<{ seq: number }>(query).map((r) => r.seq);
-  const count = (query: SQL): number => db.get<{ n: number }>(sql`select count(*) as n from (${query})`)?.n ?? 0;
-  /** Counts the rows of `query` up to `cap`; one more tells that there are more. */
-  const cappedCount = (query: SQL, cap: number): { total: number; totalCapped: boolean } => {
-    const n = count(sql`${query} limit ${cap + 1}`);
-    return n > cap ? { total: cap, totalCapped: true } : { total: n, totalCapped: false };
-  };
 
   /**
    * Seqs of the jobs in the filter, newest first. Several statuses are merged from one index
@@ -75,27 +69,16 @@ export function createJobList(db: Db) {
     return seqs(sql`${sql.join(arms, sql` union all `)} order by seq desc limit ${limit} offset ${offset}`);
   }
 
-  /** `match` is an FTS5 query over jobs_search. */
-  function indexedSearch(match: string, filter: SQL | null, limit: number, offset: number, cap: number) {
-    if (!filter) {
-      const matches = sql`select rowid as seq from ${searchTable} where ${searchTable} match ${match}`;
-      return { page: seqs(sql`${matches} order by rowid desc limit ${limit} offset ${offset}`), ...cappedCount(matches, cap) };
-    }
-    if (count(sql`select 1 from ${jobs} where ${filter} limit ${FEW_FILTERED + 1}`) <= FEW_FILTERED) {
-      const all = seqs(
-        sql`select ${jobs.seq} as seq from ${jobs} where ${filter} and exists (select 1 from ${searchTable} where ${searchTable} match ${match} and rowid = ${jobs.seq}) order by ${jobs.seq} desc`,
-      );
-      return { page: all.slice(offset, offset + limit), total: all.length, totalCapped: false };
+  /** The jobs matching `match` (an FTS5 query over jobs_search) and the filter, as a query of their seqs. */
+  function indexedMatches(match: string, filter: SQL | null): SQL {
+    if (!filter) return sql`select rowid as seq from ${searchTable} where ${searchTable} match ${match}`;
+    const few = db.all(sql`select 1 from ${jobs} where ${filter} limit ${FEW_FILTERED + 1}`).length <= FEW_FILTERED;
+    if (few) {
+      return sql`select ${jobs.seq} as seq from ${jobs} where ${filter} and exists (select 1 from ${searchTable} where ${searchTable} match ${match} and rowid = ${jobs.seq})`;
     }
     // The text index leads (CROSS JOIN keeps it outside): its matches come newest first, and an
     // index ending in seq answers agent and status for each without reading the row.
-    const matches = sql`select ${searchTable}.rowid as seq from ${searchTable} cross join ${jobs} on ${jobs.seq} = ${searchTable}.rowid where ${searchTable} match ${match} and ${filter}`;
-    return { page: seqs(sql`${matches} order by seq desc limit ${limit} offset ${offset}`), ...cappedCount(matches, cap) };
-  }
-
-  function scannedSearch(text: string, filter: SQL | null, limit: number, offset: number, cap: number) {
-    const matches = sql`select ${jobs.seq} as seq from ${jobs} where ${filter ?? sql`1`} and (${likeText(text)})`;
-    return { page: seqs(sql`${matches} order by ${jobs.seq} desc limit ${limit} offset ${offset}`), ...cappedCount(matches, cap) };
+    return sql`select ${searchTable}.rowid as seq from ${searchTable} cross join ${jobs} on ${jobs.seq} = ${searchTable}.rowid where ${searchTable} match ${match} and ${filter}`;
   }
 
   /** The trigrams that begin with `text` (one or two characters), as an FTS5 query; null when there are none. */
@@ -115,12 +98,23 @@ export function createJobList(db: Db) {
     return Boolean(sample && (sample.hits ?? 0) >= COMMON_SHARE * sample.rows);
   }
 
-  function search(text: string, filter: SQL | null, limit: number, offset: number) {
-    const cap = offset + SEARCH_COUNT_CAP;
+  /** The jobs holding `text` (and in the filter), as a query of their seqs; null when none can. */
+  function matchesOf(text: string, filter: SQL | null): SQL | null {
     const chars = [...text].length;
-    if (text.includes(PAD) || (chars === 1 && common(text))) return scannedSearch(text, filter, limit, offset, cap);
+    if (text.includes(PAD) || (chars < MIN_INDEXED_CHARS && common(text))) {
+      return sql`select ${jobs.seq} as seq from ${jobs} where ${filter ?? sql`1`} and (${likeText(text)})`;
+    }
     const match = chars >= MIN_INDEXED_CHARS ? phrase(text) : shortMatch(text);
-    return match ? indexedSearch(match, filter, limit, offset, cap) : { page: [], total: 0, totalCapped: false };
+    return match ? indexedMatches(match, filter) : null;
+  }
+
+  /** One walk, newest first, gives both the page and the count, which stops `SEARCH_COUNT_CAP` past the offset. */
+  function search(text: string, filter: SQL | null, limit: number, offset: number) {
+    const matches = matchesOf(text, filter);
+    if (!matches) return { page: [], total: 0, totalCapped: false };
+    const cap = offset + SEARCH_COUNT_CAP;
+    const found = seqs(sql`${matches} order by seq desc limit ${cap + 1}`);
+    return { page: found.slice(offset, offset + limit), total: Math.min(found.length, cap), totalCapped: found.length > cap };
   }
 
   return function list(query: JobListQuery): JobListPage {
