@@ -56,6 +56,12 @@ function filterOf(agent: string | undefined, statuses: readonly JobStatus[]): SQ
   return and(agent ? eq(jobs.agent, agent) : undefined, statuses.length ? inArray(jobs.status, [...statuses]) : undefined) ?? sql`1`;
 }
 
+/** A query of the matching jobs' seqs; `few` when it is known to hold at most FEW_FILTERED. */
+interface Matches {
+  query: SQL;
+  few: boolean;
+}
+
 export function createJobList(db: Db) {
   const seqs = (query: SQL): number[] => db.all<{ seq: number }>(query).map((r) => r.seq);
 
@@ -69,16 +75,17 @@ export function createJobList(db: Db) {
     return seqs(sql`${sql.join(arms, sql` union all `)} order by seq desc limit ${limit} offset ${offset}`);
   }
 
-  /** The jobs matching `match` (an FTS5 query over jobs_search) and the filter, as a query of their seqs. */
-  function indexedMatches(match: string, filter: SQL | null): SQL {
-    if (!filter) return sql`select rowid as seq from ${searchTable} where ${searchTable} match ${match}`;
-    const few = db.all(sql`select 1 from ${jobs} where ${filter} limit ${FEW_FILTERED + 1}`).length <= FEW_FILTERED;
-    if (few) {
-      return sql`select ${jobs.seq} as seq from ${jobs} where ${filter} and exists (select 1 from ${searchTable} where ${searchTable} match ${match} and rowid = ${jobs.seq})`;
+  /** The jobs matching `match` (an FTS5 query over jobs_search) and the filter. */
+  function indexedMatches(match: string, filter: SQL | null): Matches {
+    if (!filter) return { query: sql`select rowid as seq from ${searchTable} where ${searchTable} match ${match}`, few: false };
+    if (db.all(sql`select 1 from ${jobs} where ${filter} limit ${FEW_FILTERED + 1}`).length <= FEW_FILTERED) {
+      const query = sql`select ${jobs.seq} as seq from ${jobs} where ${filter} and exists (select 1 from ${searchTable} where ${searchTable} match ${match} and rowid = ${jobs.seq})`;
+      return { query, few: true };
     }
     // The text index leads (CROSS JOIN keeps it outside): its matches come newest first, and an
     // index ending in seq answers agent and status for each without reading the row.
-    return sql`select ${searchTable}.rowid as seq from ${searchTable} cross join ${jobs} on ${jobs.seq} = ${searchTable}.rowid where ${searchTable} match ${match} and ${filter}`;
+    const query = sql`select ${searchTable}.rowid as seq from ${searchTable} cross join ${jobs} on ${jobs.seq} = ${searchTable}.rowid where ${searchTable} match ${match} and ${filter}`;
+    return { query, few: false };
   }
 
   /** The trigrams that begin with `text` (one or two characters), as an FTS5 query; null when there are none. */
@@ -98,23 +105,27 @@ export function createJobList(db: Db) {
     return Boolean(sample && (sample.hits ?? 0) >= COMMON_SHARE * sample.rows);
   }
 
-  /** The jobs holding `text` (and in the filter), as a query of their seqs; null when none can. */
-  function matchesOf(text: string, filter: SQL | null): SQL | null {
+  /** The jobs holding `text` (and in the filter); null when none can. */
+  function matchesOf(text: string, filter: SQL | null): Matches | null {
     const chars = [...text].length;
     if (text.includes(PAD) || (chars < MIN_INDEXED_CHARS && common(text))) {
-      return sql`select ${jobs.seq} as seq from ${jobs} where ${filter ?? sql`1`} and (${likeText(text)})`;
+      return { query: sql`select ${jobs.seq} as seq from ${jobs} where ${filter ?? sql`1`} and (${likeText(text)})`, few: false };
     }
     const match = chars >= MIN_INDEXED_CHARS ? phrase(text) : shortMatch(text);
     return match ? indexedMatches(match, filter) : null;
   }
 
-  /** One walk, newest first, gives both the page and the count, which stops `SEARCH_COUNT_CAP` past the offset. */
   function search(text: string, filter: SQL | null, limit: number, offset: number) {
     const matches = matchesOf(text, filter);
     if (!matches) return { page: [], total: 0, totalCapped: false };
+    const newestFirst = sql`${matches.query} order by seq desc`;
+    if (matches.few) {
+      const all = seqs(newestFirst);
+      return { page: all.slice(offset, offset + limit), total: all.length, totalCapped: false };
+    }
     const cap = offset + SEARCH_COUNT_CAP;
-    const found = seqs(sql`${matches} order by seq desc limit ${cap + 1}`);
-    return { page: found.slice(offset, offset + limit), total: Math.min(found.length, cap), totalCapped: found.length > cap };
+    const n = db.get<{ n: number }>(sql`select count(*) as n from (${matches.query} limit ${cap + 1})`)?.n ?? 0;
+    return { page: seqs(sql`${newestFirst} limit ${limit} offset ${offset}`), total: Math.min(n, cap), totalCapped: n > cap };
   }
 
   return function list(query: JobListQuery): JobListPage {
@@ -125,7 +136,7 @@ export function createJobList(db: Db) {
       ? search(q, filter, limit, offset)
       : {
           page: filteredPage(query.agent, statuses, limit, offset),
-          // Without a where clause SQLite counts the smallest index's pages, not its entries.
+          // Without a where clause SQLite counts from the page headers of the smallest index.
           total: db.get<{ n: number }>(sql`select count(*) as n from ${jobs}${filter ? sql` where ${filter}` : sql``}`)?.n ?? 0,
           totalCapped: false,
         };
