@@ -56,11 +56,11 @@ async function registryWithJobs(root: string, count: number): Promise<string[]> 
   return ids;
 }
 
-/** Overwrites the root page of one of the jobs table's indexes with garbage, as a torn write or a bad disk would. */
+/** Overwrites the root page of a table or index with garbage, as a torn write or a bad disk would. */
 function corruptIndex(file: string, index: string): void {
   const db = new Database(file);
   db.pragma("wal_checkpoint(TRUNCATE)");
-  const { rootpage } = db.prepare("select rootpage from sqlite_master where type = 'index' and name = ?").get(index) as { rootpage: number };
+  const { rootpage } = db.prepare("select rootpage from sqlite_master where name = ?").get(index) as { rootpage: number };
   const pageSize = db.pragma("page_size", { simple: true }) as number;
   db.close();
   const fd = openSync(file, "r+");
@@ -123,6 +123,15 @@ describe("a damaged registry is refused at start, with what to do", () => {
     expect(failed.stderr).toMatch(/Tree \d+ page \d+: btreeInitPage\(\) returns error code 11/);
     expect(failed.stderr).toContain("sqlite3 corral.db .dump");
     expect(failed.stderr).not.toMatch(/^\s+at /m);
+  });
+
+  test("a corrupted page of the jobs text index is refused too, though its virtual table is not checked as a whole", async () => {
+    const root = newRoot();
+    await registryWithJobs(root, 3);
+    corruptIndex(path.join(root, "data", "corral.db"), "jobs_search_data");
+    const failed = await failedStart(root, { CORRAL_TOKEN: token });
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toMatch(/its registry .* is damaged/);
   });
 
   test.skipIf(!hasSqlite3)("the printed recovery command brings every job back, and the server starts on the result", async () => {

@@ -100,6 +100,7 @@ export const JobListQuerySchema = z
       .transform((s) => s.split(",").filter(Boolean))
       .pipe(z.array(JobStatusSchema))
       .optional(),
+    /** Text anywhere in the job's id, prompt or error, case-insensitive. */
     q: z.string().max(500).optional(),
     limit: numberFromQuery(1, 500).default(50),
     offset: numberFromQuery(0, 10_000_000).default(0),
@@ -107,7 +108,13 @@ export const JobListQuerySchema = z
   .strict();
 export type JobListQuery = z.infer<typeof JobListQuerySchema>;
 
-export const JobListSchema = z.object({ jobs: z.array(JobSchema), total: z.number().int() });
+export const JobListSchema = z.object({
+  /** Newest first: in the order the jobs were added. */
+  jobs: z.array(JobSchema),
+  total: z.number().int(),
+  /** A text search counts at most 1,000 matches past `offset`; true when it stopped there and `total` is a lower bound. */
+  totalCapped: z.boolean(),
+});
 export type JobList = z.infer<typeof JobListSchema>;
 
 export const OutputQuerySchema = z

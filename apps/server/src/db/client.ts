@@ -58,12 +58,22 @@ export function openDb(file: string): DbHandle {
  * quick_check first: it lists broken pages where integrity_check can stop at the first one with a
  * bare SQLITE_CORRUPT. integrity_check then also compares every index with its table. On 10,000
  * jobs (16 MiB) they take about 15 ms and 40 ms.
+ *
+ * Table by table, the stored ones only: a whole-file check also runs each virtual table's own
+ * check, and the jobs text index's (FTS5) reads its whole index, 3 s of start-up at 100,000 jobs.
+ * Its shadow tables are stored tables, so their pages are still checked.
  */
 function checkIntegrity(sqlite: Database.Database, file: string): void {
+  const tables = sqlite
+    .prepare("select name from sqlite_schema where type = 'table' and sql not like 'create virtual table%'")
+    .pluck()
+    .all() as string[];
   for (const check of ["quick_check", "integrity_check"]) {
-    const rows = sqlite.pragma(`${check}(${MAX_PROBLEMS})`) as Record<string, string>[];
-    const problems = rows.map((r) => r[check] ?? "");
-    if (problems.join() !== "ok") throw damagedRegistry(file, problems);
+    for (const table of ["sqlite_schema", ...tables]) {
+      const rows = sqlite.pragma(`${check}("${table.replaceAll('"', '""')}")`) as Record<string, string>[];
+      const problems = rows.map((r) => r[check] ?? "").slice(0, MAX_PROBLEMS);
+      if (problems.join() !== "ok") throw damagedRegistry(file, problems);
+    }
   }
 }
 

@@ -59,12 +59,24 @@ export const jobs = sqliteTable(
     createdAt: integer("created_at").notNull(),
     startedAt: integer("started_at"),
     endedAt: integer("ended_at"),
+    /**
+     * The job's place in the registry, 1, 2, 3… in the order jobs were added: the jobs list's
+     * order (newest first) and the rowid of the jobs_search text index. Set by the
+     * jobs_search_insert trigger (drizzle/0008), never by the code.
+     */
+    seq: integer("seq"),
   },
   (t) => [
     index("jobs_created_idx").on(t.createdAt),
     index("jobs_agent_created_idx").on(t.agent, t.createdAt),
-    index("jobs_status_idx").on(t.status),
     index("jobs_provider_created_idx").on(t.provider, t.createdAt),
+    // The jobs list: one index per filter, each ending in seq so a page is read in order and
+    // counted without touching the rows. jobs_seq_idx carries agent and status so a text
+    // search checks them without reading a row.
+    index("jobs_seq_idx").on(t.seq, t.agent, t.status),
+    index("jobs_status_idx").on(t.status, t.seq),
+    index("jobs_agent_seq_idx").on(t.agent, t.seq),
+    index("jobs_agent_status_seq_idx").on(t.agent, t.status, t.seq),
   ],
 );
 

@@ -161,8 +161,8 @@ export class JobService extends EventEmitter<JobServiceEvents> {
   }
 
   list(query: JobListQuery): JobList {
-    const { rows, total } = this.deps.jobs.list(query);
-    return { jobs: rows.map(toJob), total };
+    const { rows, ...counted } = this.deps.jobs.list(query);
+    return { jobs: rows.map(toJob), ...counted };
   }
 
   /** Resolves once the job has ended (a queued job ends at once). */

@@ -222,18 +222,22 @@ function HistoryTable({ jobs, busy }: { jobs: Job[]; busy: boolean }) {
   );
 }
 
-function Pager({ page, total, setPage }: { page: number; total: number; setPage: (n: number) => void }) {
+/** A text search stops counting past a cap (`totalCapped`): the total then reads "1,050+". */
+function Pager({ page, total, capped, setPage }: { page: number; total: number; capped: boolean; setPage: (n: number) => void }) {
   const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
+  const more = capped ? "+" : "";
   return (
     <nav className="pager" aria-label="Pages">
       <span className="small muted">
         {page * PAGE_SIZE + 1}–{Math.min(total, (page + 1) * PAGE_SIZE)} of {total.toLocaleString()}
+        {more}
       </span>
       <button type="button" className="small" disabled={page === 0} onClick={() => setPage(page - 1)}>
         ← Newer
       </button>
       <span className="small">
         Page {page + 1} of {pages.toLocaleString()}
+        {more}
       </span>
       <button type="button" className="small" disabled={page + 1 >= pages} onClick={() => setPage(page + 1)}>
         Older →
@@ -271,7 +275,7 @@ function HistorySection() {
       ) : (
         <>
           <HistoryTable jobs={list.data.jobs} busy={list.isFetching} />
-          <Pager page={page} total={list.data.total} setPage={filters.setPage} />
+          <Pager page={page} total={list.data.total} capped={list.data.totalCapped} setPage={filters.setPage} />
         </>
       )}
     </section>

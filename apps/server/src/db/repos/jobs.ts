@@ -1,15 +1,11 @@
-import { and, asc, count, desc, eq, inArray, or, sql, type SQL } from "drizzle-orm";
-import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
-import type { JobListQuery, JobStatus } from "@corral/shared";
+import { and, asc, eq, inArray, sql } from "drizzle-orm";
+import type { JobStatus } from "@corral/shared";
 import type { Db } from "../client.js";
+import { createJobList } from "./job-list.js";
 import { jobAttempts, jobs, type JobAttemptRow, type JobRow } from "../schema.js";
 
 export type NewJobRow = typeof jobs.$inferInsert;
 export type JobPatch = Partial<Omit<NewJobRow, "id" | "agent" | "createdAt">>;
-
-function escapeLike(text: string): string {
-  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
-}
 
 export function createJobsRepo(db: Db) {
   // Prepared once: these run several times for every job.
@@ -28,21 +24,7 @@ export function createJobsRepo(db: Db) {
     update(id: string, patch: JobPatch): JobRow | undefined {
       return db.update(jobs).set(patch).where(eq(jobs.id, id)).returning().get();
     },
-    list(query: JobListQuery): { rows: JobRow[]; total: number } {
-      const filters: SQL[] = [];
-      if (query.agent) filters.push(eq(jobs.agent, query.agent));
-      if (query.status?.length) filters.push(inArray(jobs.status, query.status));
-      if (query.q) {
-        const pattern = `%${escapeLike(query.q)}%`;
-        const matches = (column: SQLiteColumn) => sql`${column} like ${pattern} escape '\\'`;
-        const text = or(matches(jobs.prompt), matches(jobs.id), matches(jobs.error));
-        if (text) filters.push(text);
-      }
-      const where = filters.length ? and(...filters) : undefined;
-      const rows = db.select().from(jobs).where(where).orderBy(desc(jobs.createdAt), desc(jobs.id)).limit(query.limit).offset(query.offset).all();
-      const total = db.select({ n: count() }).from(jobs).where(where).get()?.n ?? 0;
-      return { rows, total };
-    },
+    list: createJobList(db),
     /** A queued or running job in this workdir, if any. */
     activeInWorkdir(workdir: string): JobRow | undefined {
       return db

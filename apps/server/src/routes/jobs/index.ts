@@ -31,7 +31,8 @@ export function jobRoutes(services: Services) {
       "/api/jobs",
       {
         schema: {
-          summary: "Jobs, newest first, filtered by agent, status and prompt text",
+          summary:
+            "Jobs, newest first, filtered by agent, statuses and text in the id, prompt or error; a text search counts up to 1,000 matches past the page",
           tags,
           querystring: JobListQuerySchema,
           response: { 200: JobListSchema, ...errors() },
