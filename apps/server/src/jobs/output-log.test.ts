@@ -109,6 +109,20 @@ test("bytes a crash left after the last record are never read; the next record f
   expect(lastRawOffsets(file, 1)).toEqual({ out: 13, err: 0 });
 });
 
+test("half a record a crash left at the log's end is cut off; the next record starts its own line", () => {
+  const file = path.join(dir, "half-record.log");
+  const log = new OutputLog(file);
+  log.append("out", Buffer.from("kept\n"), { offset: 5, attempt: 1 });
+  log.close();
+  appendFileSync(dataFileOf(file), "copied, never recorded\n");
+  appendFileSync(file, '{"s":"out","p":5,"n":23,"o":');
+  const again = new OutputLog(file);
+  again.append("out", Buffer.from("copied again\n"), { offset: 28, attempt: 1 });
+  again.close();
+  expect(readOutput(file, 0, 1 << 20).chunks.map((c) => c.text)).toEqual(["kept\ncopied again\n"]);
+  expect(lastRawOffsets(file, 1)).toEqual({ out: 28, err: 0 });
+});
+
 test("a log written before the data file existed reads as it did, and takes new records after its own", () => {
   const file = path.join(dir, "old.log");
   const old = [

@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, openSync, readSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, ftruncateSync, openSync, readSync, writeSync } from "node:fs";
 import type { OutputChunk, OutputStream } from "@corral/shared";
 import { PRIVATE_FILE_MODE } from "../lib/private-files.js";
 import { readAt } from "../lib/regular-file.js";
@@ -35,6 +35,22 @@ function writeAll(fd: number, data: Buffer): void {
   for (let done = 0; done < data.length; ) done += writeSync(fd, data, done);
 }
 
+/**
+ * The end of the log's last whole record. A server killed while writing a record leaves part of
+ * a line behind; the next record must not be glued to it, so the writer cuts it off (its text, if
+ * any, is in the data file but referenced by nothing, and capture copies it again).
+ */
+function wholeRecordsEnd(fd: number, size: number): number {
+  const window = 64 * 1024;
+  for (let end = size; end > 0; end -= window) {
+    const start = Math.max(0, end - window);
+    const buf = readAt(fd, start, end - start);
+    const nl = buf.lastIndexOf(0x0a);
+    if (nl >= 0) return start + nl + 1;
+  }
+  return 0;
+}
+
 export class OutputLog {
   private fd: number;
   private bytes: number;
@@ -45,8 +61,10 @@ export class OutputLog {
   constructor(readonly file: string) {
     this.dataFd = openSync(dataFileOf(file), "a", PRIVATE_FILE_MODE);
     this.dataBytes = fstatSync(this.dataFd).size;
-    this.fd = openSync(file, "a", PRIVATE_FILE_MODE);
-    this.bytes = fstatSync(this.fd).size;
+    this.fd = openSync(file, "a+", PRIVATE_FILE_MODE);
+    const size = fstatSync(this.fd).size;
+    this.bytes = wholeRecordsEnd(this.fd, size);
+    if (this.bytes < size) ftruncateSync(this.fd, this.bytes);
   }
 
   /**
