@@ -9,6 +9,20 @@ import { build } from "esbuild";
 const here = path.dirname(fileURLToPath(import.meta.url));
 const outdir = path.join(here, "dist");
 
+/**
+ * zod exports its 40-odd message locales from its one namespace, so a bundle keeps them all: a
+ * tenth of what a start parsed. Corral's messages are English (zod's default, set by zod itself).
+ */
+const englishZod = {
+  name: "english-zod",
+  setup(build) {
+    build.onLoad({ filter: /[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, () => ({
+      contents: 'export { default as en } from "./en.js";',
+      loader: "js",
+    }));
+  },
+};
+
 rmSync(outdir, { recursive: true, force: true });
 await build({
   entryPoints: { server: path.join(here, "src/server.ts") },
@@ -25,6 +39,7 @@ await build({
   external: ["better-sqlite3", "vite"],
   // Bundled CommonJS packages still require() Node's built-ins and their optional add-ons.
   banner: { js: "import { createRequire as __corralRequire } from 'node:module'; const require = __corralRequire(import.meta.url);" },
+  plugins: [englishZod],
   sourcemap: "linked",
   minifyWhitespace: true,
   legalComments: "external",
