@@ -20,7 +20,7 @@ import { attachJobLog } from "./observability/job-log.js";
 import { loggerOptions } from "./observability/log-options.js";
 import { auditRoutes } from "./routes/audit/index.js";
 import { metricsRoutes } from "./routes/metrics.js";
-import { registerContracts } from "./routes/contracts.js";
+import { contractCompilers, registerContracts } from "./routes/contracts.js";
 import { openApiRoutes } from "./routes/openapi.js";
 import { panelRoutes } from "./routes/panel.js";
 import { sessionRoutes } from "./routes/sessions/index.js";
@@ -58,6 +58,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
     logController: new LogController({ disableRequestLogging: true }),
     forceCloseConnections: true,
     bodyLimit: config.bodyLimitBytes,
+    schemaController: { compilersFactory: contractCompilers },
     // Malformed percent-encoding in a path: answer in the API's error shape, naming the URL.
     frameworkErrors: (error, _request, reply) => {
       void (reply as FastifyReply).code(400).send({ error: `invalid URL: ${error.message}`, field: "url" });

@@ -1,9 +1,8 @@
 import type { IncomingMessage, Server } from "node:http";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { repoRoot } from "./lib/repo-root.js";
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 const webRoot = path.join(repoRoot, "apps/web");
 /**
  * What Vite may serve to anyone who can reach the port (panel pages need no sign-in): the panel's

@@ -1,17 +1,16 @@
 import { closeSync, openSync } from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { drizzle, type BetterSQLite3Database } from "drizzle-orm/better-sqlite3";
 import { migrate } from "drizzle-orm/better-sqlite3/migrator";
+import { repoRoot } from "../lib/repo-root.js";
 import { ensurePrivateDir, makePrivate, PRIVATE_FILE_MODE } from "../lib/private-files.js";
 import { damagedRegistry, registryFailure } from "./registry-error.js";
 import * as schema from "./schema.js";
 
 export type Db = BetterSQLite3Database<typeof schema>;
 
-/** drizzle/ sits at the repo root; the same relative path works from src/ and dist/. */
-const migrationsFolder = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../../drizzle");
+const migrationsFolder = path.join(repoRoot, "drizzle");
 
 /** Problems the integrity check lists at most; one is enough to refuse the file. */
 const MAX_PROBLEMS = 20;

@@ -1,9 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { Services } from "../services.js";
-import { createMcpServer, type McpMount } from "./server-factory.js";
+import { loadMcpRuntime, type McpRuntime } from "./runtime.js";
+import type { McpMount } from "./server-factory.js";
 import { McpSessions, SessionsFullError, type McpSession } from "./sessions.js";
 
 function jsonRpcError(reply: FastifyReply, status: number, message: string) {
@@ -32,7 +31,8 @@ export function mcpRoutes(services: Services) {
         );
       }
       if (!session) {
-        if (request.method !== "POST" || !isInitializeRequest(request.body)) {
+        const mcp = await loadMcpRuntime();
+        if (request.method !== "POST" || !mcp.isInitializeRequest(request.body)) {
           return jsonRpcError(reply, 400, "no session: send an initialize request first (without an mcp-session-id header)");
         }
         try {
@@ -41,7 +41,7 @@ export function mcpRoutes(services: Services) {
           if (err instanceof SessionsFullError) return jsonRpcError(reply.header("retry-after", "5"), 503, err.message);
           throw err;
         }
-        session = await openSession(mount);
+        session = await openSession(mount, mcp);
       }
       sessions.touch(session);
       const isCall = request.method === "POST";
@@ -66,15 +66,15 @@ export function mcpRoutes(services: Services) {
       }
     };
 
-    const openSession = async (mount: McpMount): Promise<McpSession> => {
-      const tools = createMcpServer(services, mount, sessions.enabledAgents());
+    const openSession = async (mount: McpMount, mcp: McpRuntime): Promise<McpSession> => {
+      const tools = mcp.createMcpServer(services, mount, sessions.enabledAgents());
       const session: McpSession = {
         mount,
         tools,
         toolsGeneration: 0,
         lastSeen: Date.now(),
         calls: 0,
-        transport: new StreamableHTTPServerTransport({
+        transport: new mcp.StreamableHTTPServerTransport({
           sessionIdGenerator: randomUUID,
           onsessioninitialized: (id) => sessions.initialized(id, session),
           onsessionclosed: () => sessions.forget(session),

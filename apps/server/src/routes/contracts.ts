@@ -17,7 +17,7 @@ import {
   RetryPolicySchema,
   UsageSchema,
 } from "@corral/shared";
-import type { FastifyInstance, FastifySchemaCompiler } from "fastify";
+import type { FastifyInstance, FastifySchemaCompiler, FastifyServerOptions } from "fastify";
 import { createJsonSchemaTransform, createJsonSchemaTransformObject, serializerCompiler } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { invalidInput } from "../lib/errors.js";
@@ -132,15 +132,27 @@ const validatorCompiler: FastifySchemaCompiler<z.ZodType> =
     return result.success ? { value: result.data } : { error: invalidInput(result.error) };
   };
 
+type CompilersFactory = NonNullable<NonNullable<FastifyServerOptions["schemaController"]>["compilersFactory"]>;
+type ValidatorFactory = NonNullable<CompilersFactory["buildValidator"]>;
+type SerializerFactory = NonNullable<CompilersFactory["buildSerializer"]>;
+
+/**
+ * Every route's validator and serializer, given to Fastify when it is made (app.ts): Fastify then
+ * never loads its own, Ajv and fast-json-stringify, which no route uses and a start paid for.
+ * Fastify's types name its own compilers' signatures; these take and give zod schemas.
+ */
+export const contractCompilers: CompilersFactory = {
+  buildValidator: (() => validatorCompiler) as unknown as ValidatorFactory,
+  buildSerializer: (() => serializerCompiler) as unknown as SerializerFactory,
+};
+
 /**
  * Route contracts: every route's params, query, body and responses are zod schemas from
  * `@corral/shared`. Input is validated before the handler runs; a response is checked against
- * its status's schema as it is serialized (a mismatch is a server fault, answered as a 500),
- * and the same schemas make the OpenAPI document. Registered before any route.
+ * its status's schema as it is serialized (a mismatch is a server fault, answered as a 500), both
+ * by `contractCompilers`; here the same schemas make the OpenAPI document. Registered before any route.
  */
 export async function registerContracts(app: FastifyInstance, sessionCookie: string): Promise<void> {
-  app.setValidatorCompiler(validatorCompiler);
-  app.setSerializerCompiler(serializerCompiler);
   await app.register(fastifySwagger, {
     openapi: {
       openapi: "3.1.0",

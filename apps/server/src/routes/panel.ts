@@ -1,16 +1,16 @@
 import { existsSync } from "node:fs";
 import type { Server } from "node:http";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import fastifyStatic from "@fastify/static";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { AppConfig } from "../config.js";
 import { registerDevWeb } from "../dev-web.js";
+import { repoRoot } from "../lib/repo-root.js";
 import { declarePages } from "../security/access.js";
 import { allowedHostNames } from "../security/guard.js";
 
-/** The built panel: apps/web/dist, the same relative path from src/ and dist/. */
-const webDist = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../web/dist");
+/** The built panel. */
+const webDist = path.join(repoRoot, "apps/web/dist");
 
 /** Paths that belong to the API: an unknown one is a JSON 404, never the panel's page. */
 const API_PATH = /^\/(api|mcp|metrics)(\/|$)/;
