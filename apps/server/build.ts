@@ -22,6 +22,26 @@ const englishZod: Plugin = {
   },
 };
 
+/**
+ * @fastify/swagger requires `yaml` at load for a YAML document Corral never asks for (it serves
+ * `fastify.swagger()` as JSON): parsing and starting that library was a tenth of a cold start. Its
+ * copy for @fastify/swagger is a module that says so if it is ever called.
+ */
+const noSwaggerYaml: Plugin = {
+  name: "no-swagger-yaml",
+  setup(build) {
+    build.onResolve({ filter: /^yaml$/ }, (args) =>
+      /[\\/]@fastify[\\/]swagger[\\/]/.test(args.importer) ? { path: "swagger-yaml", namespace: "no-swagger-yaml" } : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: "no-swagger-yaml" }, () => ({
+      contents:
+        'const refuse = () => { throw new Error("the OpenAPI document is served as JSON only: YAML is not bundled"); };\n' +
+        "module.exports = { parse: refuse, stringify: refuse };",
+      loader: "js",
+    }));
+  },
+};
+
 export function serverBuildOptions(outdir: string): BuildOptions {
   return {
     entryPoints: { server: path.join(here, "src/server.ts") },
@@ -38,7 +58,7 @@ export function serverBuildOptions(outdir: string): BuildOptions {
     external: ["better-sqlite3", "vite"],
     // Bundled CommonJS packages still require() Node's built-ins and their optional add-ons.
     banner: { js: "import { createRequire as __corralRequire } from 'node:module'; const require = __corralRequire(import.meta.url);" },
-    plugins: [englishZod],
+    plugins: [englishZod, noSwaggerYaml],
     // V8 keeps a module's source for as long as it runs, as a two-byte string once one comment has a
     // non-ASCII character: without comments (licences go to server.js.LEGAL.txt) it is half the size.
     // Names stay, so stack traces still read; dist/*.map maps their positions back to src/.
