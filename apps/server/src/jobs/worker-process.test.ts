@@ -41,3 +41,16 @@ test("a reattached worker whose exit file is still empty waits for the code inst
     process.kill(-pid, "SIGKILL");
   }
 });
+
+test("a reattached worker's end is seen when the wrapper writes its exit code, not at the next poll", async () => {
+  const child = spawn("/bin/sh", ["-c", "sleep 30"], { detached: true, stdio: "ignore" });
+  const pid = child.pid as number;
+  try {
+    // A poll this slow would outlast the test: only the watch on the job's dir can end it.
+    const worker = reattachWorker(pid, processStartTicks(pid), files, 10 * 60_000);
+    writeFileSync(files.exit, "5\n");
+    expect(await worker.ended).toBe(5);
+  } finally {
+    process.kill(-pid, "SIGKILL");
+  }
+});

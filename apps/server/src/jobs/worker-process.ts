@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { closeSync, openSync, readFileSync } from "node:fs";
+import { closeSync, type FSWatcher, openSync, readFileSync, watch } from "node:fs";
 import path from "node:path";
 import { PRIVATE_FILE_MODE } from "../lib/private-files.js";
 import { groupAlive, processStartTicks } from "./process-group.js";
@@ -84,17 +84,39 @@ export function isSameProcessAlive(pid: number, pidStart: number | null): boolea
 
 /**
  * Follows a worker started before this server did: it ends when its exit code is in the exit file
- * or it is gone. An exit file still empty while the wrapper lives is being written: wait for it.
+ * or it is gone. The wrapper writing the code is seen at once (a watch on the job's dir); the poll
+ * is for a worker gone without writing one, which raises no event. An exit file still empty while
+ * the wrapper lives is being written: wait for it.
  */
 export function reattachWorker(pid: number, pidStart: number | null, files: JobDataPaths, pollMs = 250): WorkerProcess {
   const ended = new Promise<number | null>((resolve) => {
+    let timer: NodeJS.Timeout | null = null;
+    let watcher: FSWatcher | null = null;
+    let settled = false;
     const check = () => {
-      const code = readExitFile(files.exit);
-      if (code !== null) return resolve(code);
-      if (!isSameProcessAlive(pid, pidStart)) return resolve(readExitFile(files.exit));
-      setTimeout(check, pollMs);
+      if (settled) return;
+      let code = readExitFile(files.exit);
+      if (code === null && isSameProcessAlive(pid, pidStart)) return;
+      code ??= readExitFile(files.exit);
+      settled = true;
+      if (timer) clearTimeout(timer);
+      watcher?.close();
+      resolve(code);
     };
-    check();
+    const exitName = path.basename(files.exit);
+    try {
+      watcher = watch(files.dir, (_, name) => {
+        if (name === exitName) check();
+      });
+      watcher.on("error", () => watcher?.close());
+    } catch {
+      // No watch (out of inotify watches): the poll alone sees the end.
+    }
+    const poll = () => {
+      check();
+      if (!settled) timer = setTimeout(poll, pollMs);
+    };
+    poll();
   });
   return { pid, pidStart, ended };
 }
