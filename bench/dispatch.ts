@@ -30,11 +30,19 @@ async function runOnce(client: McpHttpClient, agent: string, workdir: string): P
   return performance.now() - t0;
 }
 
-/** `count` timings of `once`, after WARMUP untimed calls. */
-async function timed(count: number, once: () => Promise<number>): Promise<number[]> {
-  for (let i = 0; i < WARMUP; i++) await once();
-  const samples: number[] = [];
-  for (let i = 0; i < count; i++) samples.push(await once());
+/**
+ * Timings of each way, taken in turns (one of each per round, after WARMUP rounds): on a shared
+ * machine the load changes over a run, and every way then sees the same load.
+ */
+async function interleaved<K extends string>(rounds: number, ways: Record<K, () => Promise<number>>): Promise<Record<K, number[]>> {
+  const names = Object.keys(ways) as K[];
+  const samples = Object.fromEntries(names.map((name) => [name, [] as number[]])) as Record<K, number[]>;
+  for (let round = -WARMUP; round < rounds; round++) {
+    for (const name of names) {
+      const ms = await ways[name]();
+      if (round >= 0) samples[name].push(ms);
+    }
+  }
   return samples;
 }
 
@@ -54,31 +62,31 @@ export const dispatch: Benchmark = {
       const bin = await addTrivialAgent(server, "bench_true");
       const workdir = `${server.root}/work`;
       const client = await McpHttpClient.connect(`${server.url}/mcp`, server.token);
-      let polls = 0;
-      const async = await timed(RUNS, async () => {
-        const one = await dispatchOnce(client, "bench_true", workdir);
-        polls += one.polls;
-        return one.ms;
-      });
-      const sync = await timed(RUNS, () => runOnce(client, "bench_true", workdir));
-      await client.close();
-
       const rest = await RestJobs.connect(server);
+      let polls = 0;
       const serverSide: number[] = [];
-      const own = await timed(RUNS, async () => {
-        const t0 = performance.now();
-        const job = await rest.run("bench_true", "nothing", workdir);
-        if (job.endedAt !== null) serverSide.push(job.endedAt - job.createdAt);
-        return performance.now() - t0;
+      const { async, sync, own, health, direct } = await interleaved(RUNS, {
+        async: async () => {
+          const one = await dispatchOnce(client, "bench_true", workdir);
+          polls += one.polls;
+          return one.ms;
+        },
+        sync: () => runOnce(client, "bench_true", workdir),
+        own: async () => {
+          const t0 = performance.now();
+          const job = await rest.run("bench_true", "nothing", workdir);
+          if (job.endedAt !== null) serverSide.push(job.endedAt - job.createdAt);
+          return performance.now() - t0;
+        },
+        health: () => healthRoundTrip(server),
+        direct: async () => {
+          const t0 = performance.now();
+          await spawnAndWait(bin, workdir);
+          return performance.now() - t0;
+        },
       });
       rest.close();
-
-      const health = await timed(RUNS, () => healthRoundTrip(server));
-      const direct = await timed(RUNS, async () => {
-        const t0 = performance.now();
-        await spawnAndWait(bin, workdir);
-        return performance.now() - t0;
-      });
+      await client.close();
 
       const spawn50 = percentile(direct, 50);
       const rt50 = percentile(health, 50);
@@ -98,7 +106,7 @@ export const dispatch: Benchmark = {
           { metric: "REST launch → end on the WebSocket, p50", corral: percentile(own, 50), baseline: spawn50, unit: "ms" },
         ],
         notes: [
-          `${RUNS} sequential jobs each way after ${WARMUP} warm-up jobs, in one workdir; \`_done\` polled back to back (${(polls / (RUNS + WARMUP)).toFixed(1)} calls per job on average).`,
+          `${RUNS} sequential jobs each way, the ways taken in turns, after ${WARMUP} warm-up rounds, in one workdir; \`_done\` polled back to back (${(polls / (RUNS + WARMUP)).toFixed(1)} calls per job on average).`,
           `The REST row is a job's own cost without MCP: one \`POST /api/jobs\`, its end read from the \`subscribe_jobs\` WebSocket; the server's own clock says ${percentile(serverSide, 50)} ms (p50, whole ms) from the launch stored to the end stored.`,
         ],
       };
