@@ -1,9 +1,11 @@
 // Burst: 500 jobs of a worker that does nothing, launched over MCP as fast as they are accepted,
 // until the last has ended — once with the agent's `maxConcurrent` at 100, once at the default 4.
-// Throughput against spawning the same 500 workers directly with the same concurrency, and the
-// server's peak RSS (VmHWM) against its RSS just before.
+// Throughput against spawning the same 500 workers directly with the same concurrency; the CPU
+// a job costs (the server's and its workers', from /proc, which a loaded machine does not skew as
+// it skews throughput) against the same for the direct spawns; the server's peak RSS (VmHWM)
+// against its RSS just before.
 import { McpHttpClient } from "./lib/mcp-http.js";
-import { addTrivialAgent, memoryOf, spawnAndWait, startCorral } from "./lib/server.js";
+import { addTrivialAgent, cpuOf, memoryOf, spawnAndWait, startCorral } from "./lib/server.js";
 import type { Benchmark, BenchRow } from "./lib/stats.js";
 
 const JOBS = Number(process.env.BENCH_BURST_JOBS ?? 500);
@@ -62,16 +64,27 @@ export const burst: Benchmark = {
       for (const width of CONCURRENCIES) {
         const agent = `bench_true_${width}`;
         const bin = await addTrivialAgent(server, agent, width);
+        const c0 = cpuOf(server.pid);
         const corral = await burstOf(clients, agent, `${server.root}/work/${width}`);
+        const c1 = cpuOf(server.pid);
+        const d0 = cpuOf("self");
         const b0 = performance.now();
         await pool(JOBS, width, () => spawnAndWait(bin, `${server.root}/work`));
         const directRate = JOBS / ((performance.now() - b0) / 1000);
+        const d1 = cpuOf("self");
+        const perJob = (a: { ownMs: number; childrenMs: number }, b: typeof a) => (b.ownMs - a.ownMs + b.childrenMs - a.childrenMs) / JOBS;
         rows.push({
           metric: `jobs per second, \`maxConcurrent\` ${width} (launch to last ended)`,
           corral: JOBS / corral.s,
           baseline: directRate,
           unit: "jobs/s",
           target: { bound: "min", value: SHARE * directRate, rule: `${SHARE}× spawning directly, ${width} at a time` },
+        });
+        rows.push({
+          metric: `CPU per job, \`maxConcurrent\` ${width} (the server and its workers)`,
+          corral: perJob(c0, c1),
+          baseline: perJob(d0, d1),
+          unit: "ms",
         });
         notes.push(`\`maxConcurrent\` ${width}: all ${JOBS} accepted in ${corral.launchedS.toFixed(2)} s.`);
       }
@@ -80,7 +93,7 @@ export const burst: Benchmark = {
       rows.push({ metric: "server peak RSS (VmHWM)", corral: after.peakMiB, baseline: before.rssMiB, unit: "MiB" });
       return {
         title: `Burst: ${JOBS} jobs`,
-        baseline: `throughput: spawning the same ${JOBS} workers directly, as many at a time as the agent allows; memory: the server's RSS just before the bursts.`,
+        baseline: `throughput: spawning the same ${JOBS} workers directly, as many at a time as the agent allows; CPU: the same, for the bench process and its workers; memory: the server's RSS just before the bursts.`,
         rows,
         notes: [`${LAUNCHERS} MCP sessions launching; each job in its own new workdir; completion read with \`corral_wait\`. ${notes.join(" ")}`],
       };
