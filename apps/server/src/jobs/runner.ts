@@ -123,7 +123,7 @@ export class JobRunner {
       this.store.update(id, {
         status: "running",
         workdir: started.workdir,
-        startedAt: attempt.startedAt,
+        startedAt: Date.now(),
         pid: execution.pid,
         pidStart: execution.pidStart,
         invocation: execution.invocation,
