@@ -30,6 +30,20 @@ export function memoryOf(pid: number): { rssMiB: number; peakMiB: number } {
   return { rssMiB: kib("VmRSS") / 1024, peakMiB: kib("VmHWM") / 1024 };
 }
 
+/** Clock ticks per second of /proc's CPU times (USER_HZ, 100 on Linux). */
+const TICK_MS = 10;
+
+/**
+ * CPU a process used, in ms, from /proc/<pid>/stat: its own (user + system) and that of its
+ * children it has reaped (their workers included). Unlike a wall-clock figure, it does not
+ * depend on what else the machine runs.
+ */
+export function cpuOf(pid: number | "self"): { ownMs: number; childrenMs: number } {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+  const ticks = (i: number) => Number(fields[i] ?? NaN);
+  return { ownMs: (ticks(11) + ticks(12)) * TICK_MS, childrenMs: (ticks(13) + ticks(14)) * TICK_MS };
+}
+
 /** Polls `url` until it answers 200; returns when it does. */
 export async function waitHealthy(url: string, child: ChildProcess, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -12,6 +12,12 @@ import { isInside } from "../lib/paths.js";
 const SKIPPED_DIRS = new Set([".git", "node_modules"]);
 /** Bursts of writes are stored and announced together, at most this often per job. */
 const COALESCE_MS = 150;
+/**
+ * Chokidar starts watching a job's workdir this long after its worker started (then catches up
+ * with a walk). Setting up a watch costs more than a short job: one that is over by then is not
+ * watched at all, and the comparison at its end reports everything it did.
+ */
+export const WATCH_DELAY_MS = 250;
 /** Above this many files a workdir is not tracked: snapshots and watches would cost too much. */
 export const MAX_TRACKED_FILES = 50_000;
 /**
@@ -132,6 +138,8 @@ interface Tracker {
   workdir: string;
   before: Snapshot;
   watcher: FSWatcher | null;
+  /** Until the watcher starts (see WATCH_DELAY_MS). */
+  watchTimer: NodeJS.Timeout | null;
   /** Paths the watcher saw change since the last flush. */
   pending: Set<string>;
   /** A walk of the workdir is under way; it stores what the watcher sees meanwhile (see `compare`). */
@@ -143,8 +151,8 @@ interface Tracker {
 
 /**
  * Tracks what each running job does to its workdir: a snapshot before the worker starts, chokidar
- * while it runs (for live events), and a second snapshot when it ends so nothing the watcher
- * missed is lost. Changes are stored before they are announced.
+ * while it runs (for live events, once it has run WATCH_DELAY_MS), and a second snapshot when it
+ * ends so nothing the watcher missed is lost. Changes are stored before they are announced.
  */
 export class FileWatcher extends EventEmitter<FileWatcherEvents> {
   private trackers = new Map<string, Tracker>();
@@ -170,13 +178,18 @@ export class FileWatcher extends EventEmitter<FileWatcherEvents> {
 
   /**
    * Before the worker starts: remember the workdir as it is (in memory, and in `snapshotFile` for
-   * a restart), and start watching it.
+   * a restart); it is watched once the job has run WATCH_DELAY_MS.
    */
   async begin(jobId: string, workdir: string, snapshotFile: string): Promise<void> {
     const before = await snapshotDir(workdir, this.excludedIn(workdir));
     if (this.closed) return;
     saveSnapshot(snapshotFile, before);
-    this.track(jobId, workdir, before, new Map());
+    const tracker = this.track(jobId, workdir, before, new Map());
+    if (!before.complete) return;
+    tracker.watchTimer = setTimeout(() => {
+      tracker.watchTimer = null;
+      this.watch(tracker, () => void this.compare(tracker, () => this.trackers.get(jobId) === tracker));
+    }, WATCH_DELAY_MS);
   }
 
   /**
@@ -190,6 +203,7 @@ export class FileWatcher extends EventEmitter<FileWatcherEvents> {
     // What changed while the server was down is stored and announced now, not only at the end;
     // if the job ends first, its end compares everything itself.
     const tracker = this.track(jobId, workdir, before, stored);
+    if (before.complete) this.watch(tracker);
     await this.compare(tracker, () => this.trackers.get(jobId) === tracker);
   }
 
@@ -199,10 +213,19 @@ export class FileWatcher extends EventEmitter<FileWatcherEvents> {
 
   private track(jobId: string, workdir: string, before: Snapshot, stored: Tracker["stored"]): Tracker {
     void this.end(jobId, false);
-    const excluded = this.excludedIn(workdir);
-    const tracker: Tracker = { jobId, workdir, before, watcher: null, pending: new Set(), comparing: false, timer: null, stored };
+    const tracker: Tracker = { jobId, workdir, before, watcher: null, watchTimer: null, pending: new Set(), comparing: false, timer: null, stored };
     this.trackers.set(jobId, tracker);
-    if (!before.complete) return tracker;
+    return tracker;
+  }
+
+  /**
+   * Live events from chokidar. `ready` runs once its first scan is done: what changed before then
+   * raised no event, so a walk (started from there) reports it.
+   */
+  private watch(tracker: Tracker, ready?: () => void): void {
+    if (this.trackers.get(tracker.jobId) !== tracker) return;
+    const { workdir } = tracker;
+    const excluded = this.excludedIn(workdir);
     const watcher = watch(workdir, {
       ignoreInitial: true,
       followSymlinks: false,
@@ -219,8 +242,8 @@ export class FileWatcher extends EventEmitter<FileWatcherEvents> {
     });
     // A watcher that fails (e.g. out of inotify watches) leaves the end snapshot to report changes.
     watcher.on("error", () => void this.closeWatcher(tracker));
+    if (ready) watcher.once("ready", ready);
     tracker.watcher = watcher;
-    return tracker;
   }
 
   /**
@@ -336,6 +359,8 @@ export class FileWatcher extends EventEmitter<FileWatcherEvents> {
   private closeWatcher(tracker: Tracker): void {
     if (tracker.timer) clearTimeout(tracker.timer);
     tracker.timer = null;
+    if (tracker.watchTimer) clearTimeout(tracker.watchTimer);
+    tracker.watchTimer = null;
     const watcher = tracker.watcher;
     tracker.watcher = null;
     void watcher?.close().catch(() => {});

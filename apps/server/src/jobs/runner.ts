@@ -4,7 +4,7 @@ import { cliAvailability } from "../agents/availability.js";
 import { cliAdapterFor } from "../agents/registry.js";
 import type { JobSpec, UsageReport } from "../agents/types.js";
 import type { JobPatch } from "../db/repos/jobs.js";
-import type { AgentRow, JobRow } from "../db/schema.js";
+import type { AgentRow, JobAttemptRow, JobRow } from "../db/schema.js";
 import { ServiceError } from "../lib/errors.js";
 import { PRIVATE_DIR_MODE } from "../lib/private-files.js";
 import { assertCommandLineFits, boundedInvocation } from "./command-line.js";
@@ -21,11 +21,18 @@ import { jobDataPaths, type JobDataPaths } from "./worker-process.js";
 
 export type StopReason = "cancelled" | "timed_out" | "budget_exceeded";
 
+type AttemptEnd = Pick<JobAttemptRow, "status" | "exitCode" | "error" | "endedAt" | "outputEnd">;
+
+/** An attempt as it begins; it is stored once its worker started, or with its end if it never did. */
+type AttemptStart = Pick<JobAttemptRow, "jobId" | "attempt" | "startedAt" | "outputStart">;
+
 /** How the runner stores a job's changes: written first, then announced (JobService does both). */
 export interface RunStore {
   update(id: string, patch: JobPatch): JobRow;
   finish(id: string, patch: JobPatch & { status: JobStatus }): JobRow;
   output(event: OutputEvent): void;
+  /** One transaction for changes that happen together; they are announced once it has committed. */
+  atomically<T>(fn: () => T): T;
 }
 
 interface ActiveJob {
@@ -91,30 +98,36 @@ export class JobRunner {
     mkdirSync(files.dir, { recursive: true, mode: PRIVATE_DIR_MODE });
     const log = new OutputLog(files.log);
     if (row.attempt > 1) this.note(id, log, `\n[corral] attempt ${row.attempt} of ${row.retry?.maxAttempts ?? row.attempt}\n`);
-    this.deps.jobs.startAttempt({ jobId: id, attempt: row.attempt, status: "running", startedAt: Date.now(), outputStart: log.size });
+    const attempt = { jobId: id, attempt: row.attempt, startedAt: Date.now(), outputStart: log.size };
     let execution: Execution;
     let started: JobRow;
     try {
       started = { ...row, workdir: this.workdirAtStart(row) };
       await this.deps.hooks?.starting(started);
-      if (this.leftWhileStarting(row, log)) return;
+      if (this.leftWhileStarting(row, log, attempt)) return;
       execution = this.execute(started, agent, files, log);
     } catch (err) {
       await this.deps.hooks?.ended(row, false);
       const error = err instanceof Error ? err.message : String(err);
-      this.deps.jobs.endAttempt(id, row.attempt, { status: "failed", error, endedAt: Date.now(), outputEnd: log.size });
+      this.store.atomically(() => {
+        this.deps.jobs.startAttempt({ ...attempt, status: "failed", error, endedAt: Date.now(), outputEnd: log.size });
+        this.store.finish(id, { status: "failed", error });
+      });
       log.close();
-      this.store.finish(id, { status: "failed", error });
       this.scheduler.released(agent.name);
       return;
     }
-    this.store.update(id, {
-      status: "running",
-      workdir: started.workdir,
-      startedAt: Date.now(),
-      pid: execution.pid,
-      pidStart: execution.pidStart,
-      invocation: execution.invocation,
+    // The attempt and the job's running state are one write: the registry never holds one without the other.
+    this.store.atomically(() => {
+      this.deps.jobs.startAttempt({ ...attempt, status: "running" });
+      this.store.update(id, {
+        status: "running",
+        workdir: started.workdir,
+        startedAt: Date.now(),
+        pid: execution.pid,
+        pidStart: execution.pidStart,
+        invocation: execution.invocation,
+      });
     });
     this.follow(started, execution, log, row.timeoutS * 1000);
   }
@@ -124,7 +137,7 @@ export class JobRunner {
    * or the server begun to stop: then its worker is not started. A cancelled job's slot is freed; at
    * shutdown the job stays queued for the next start.
    */
-  private leftWhileStarting(row: JobRow, log: OutputLog): boolean {
+  private leftWhileStarting(row: JobRow, log: OutputLog, attempt: AttemptStart): boolean {
     if (this.closing) {
       log.close();
       return true;
@@ -132,7 +145,8 @@ export class JobRunner {
     const now = this.deps.jobs.get(row.id);
     if (now?.status === "queued") return false;
     void this.deps.hooks?.ended(row, false);
-    this.deps.jobs.endAttempt(row.id, row.attempt, {
+    this.deps.jobs.startAttempt({
+      ...attempt,
       status: now?.status ?? "cancelled",
       error: now?.error ?? null,
       endedAt: Date.now(),
@@ -237,8 +251,10 @@ export class JobRunner {
     try {
       // Boot goes on at once; what the file watcher still stores for this job comes after.
       void this.deps.hooks?.ended(row);
-      this.deps.jobs.endAttempt(row.id, row.attempt, { status: "lost", error: reason, endedAt: Date.now() });
-      this.store.finish(row.id, { status: "lost", error: reason });
+      this.store.atomically(() => {
+        this.deps.jobs.endAttempt(row.id, row.attempt, { status: "lost", error: reason, endedAt: Date.now() });
+        this.store.finish(row.id, { status: "lost", error: reason });
+      });
     } catch {
       // The registry cannot record even that: the row stays as it is, and the server still starts.
     }
@@ -313,19 +329,23 @@ export class JobRunner {
         const error =
           active.stopError ??
           (status === "failed" ? (end.error ?? describeExit(end.exitCode, end.result.error ?? tailText(log.file, 600, ["err"]))) : null);
-        this.deps.jobs.endAttempt(row.id, row.attempt, { status, exitCode: end.exitCode, error, endedAt: Date.now(), outputEnd: log.size });
+        const attemptEnd = { status, exitCode: end.exitCode, error, endedAt: Date.now(), outputEnd: log.size };
         const retry = status === "failed" ? retryReason(row.retry, row.attempt, end.exitCode, tailText(log.file, 8192)) : null;
         if (retry && row.retry && !this.closing) {
-          this.scheduleRetry(row, row.retry, retry, log);
+          this.scheduleRetry(row, row.retry, retry, log, attemptEnd);
           return;
         }
-        this.store.finish(row.id, {
-          status,
-          exitCode: end.exitCode,
-          error,
-          finalText,
-          outputBytes: log.textBytes,
-          ...this.priced(row.id, end.result.usage ? usagePatch(end.result.usage) : {}),
+        // The attempt's end and the job's are one write.
+        this.store.atomically(() => {
+          this.deps.jobs.endAttempt(row.id, row.attempt, attemptEnd);
+          this.store.finish(row.id, {
+            status,
+            exitCode: end.exitCode,
+            error,
+            finalText,
+            outputBytes: log.textBytes,
+            ...this.priced(row.id, end.result.usage ? usagePatch(end.result.usage) : {}),
+          });
         });
         log.close();
         this.scheduler.released(row.agent);
@@ -337,11 +357,14 @@ export class JobRunner {
   }
 
   /** The attempt failed in a way the policy calls transient: queue the job again after the backoff. */
-  private scheduleRetry(row: JobRow, policy: NonNullable<JobRow["retry"]>, reason: string, log: OutputLog): void {
+  private scheduleRetry(row: JobRow, policy: NonNullable<JobRow["retry"]>, reason: string, log: OutputLog, attemptEnd: AttemptEnd): void {
     const next = row.attempt + 1;
     const waitMs = backoffMs(policy, next);
     this.note(row.id, log, `\n[corral] attempt ${row.attempt} of ${policy.maxAttempts} failed (${reason}); retrying in ${waitMs / 1000} s\n`);
-    this.store.update(row.id, { status: "queued", attempt: next, pid: null, pidStart: null, outputBytes: log.textBytes });
+    this.store.atomically(() => {
+      this.deps.jobs.endAttempt(row.id, row.attempt, attemptEnd);
+      this.store.update(row.id, { status: "queued", attempt: next, pid: null, pidStart: null, outputBytes: log.textBytes });
+    });
     log.close();
     this.scheduler.released(row.agent);
     const timer = setTimeout(() => {

@@ -101,6 +101,7 @@ export class JobService extends EventEmitter<JobServiceEvents> {
       update: (id, patch) => this.update(id, patch),
       finish: (id, patch) => this.finish(id, patch),
       output: (event) => this.emit("output", event),
+      atomically: (fn) => this.atomically(fn),
     };
     this.runner = new JobRunner(deps, store, this.scheduler);
   }

@@ -4,10 +4,13 @@ import { expandHome, type AppConfig } from "../config.js";
 import { badInput } from "../lib/errors.js";
 import { isInside } from "../lib/paths.js";
 
+/** One realpath(3) call; the JS version lstats each component of the path (this runs at every launch and start). */
+const realpath = realpathSync.native;
+
 function realRoots(roots: string[]): string[] {
   return roots.flatMap((root) => {
     try {
-      return [realpathSync(root)];
+      return [realpath(root)];
     } catch {
       return [];
     }
@@ -18,7 +21,7 @@ function realRoots(roots: string[]): string[] {
 function realpathOfPlanned(p: string): string {
   for (let dir = p; ; dir = path.dirname(dir)) {
     try {
-      return path.join(realpathSync(dir), path.relative(dir, p));
+      return path.join(realpath(dir), path.relative(dir, p));
     } catch {
       if (dir === path.dirname(dir)) return p;
     }
@@ -63,17 +66,18 @@ export function resolveWorkdir(requested: string, policy: WorkdirPolicy, field =
     );
   const dataDir = realpathOfPlanned(path.resolve(policy.dataDir));
   const overlapsData = (p: string) => isInside(p, dataDir) || isInside(dataDir, p);
+  const planned = realpathOfPlanned(absolute);
   const refuseData = () =>
     badInput(
-      `${requested} ${isInside(dataDir, realpathOfPlanned(absolute)) ? "contains" : "is inside"} Corral's data dir (${policy.dataDir}); choose a project directory`,
+      `${requested} ${isInside(dataDir, planned) ? "contains" : "is inside"} Corral's data dir (${policy.dataDir}); choose a project directory`,
       field,
     );
-  if (!allowed.some((root) => isInside(realpathOfPlanned(absolute), root))) throw refuse();
-  if (overlapsData(realpathOfPlanned(absolute))) throw refuseData();
+  if (!allowed.some((root) => isInside(planned, root))) throw refuse();
+  if (overlapsData(planned)) throw refuseData();
   let real: string;
   try {
     mkdirSync(absolute, { recursive: true });
-    real = realpathSync(absolute);
+    real = realpath(absolute);
   } catch (err) {
     // A file in the way, a parent without write permission, a link loop: the caller can fix the path.
     const code = (err as NodeJS.ErrnoException).code ?? "error";

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync } from "node:fs";
+import { closeSync, type FSWatcher, openSync, readFileSync, watch } from "node:fs";
 import path from "node:path";
-import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "../lib/private-files.js";
+import { PRIVATE_FILE_MODE } from "../lib/private-files.js";
 import { groupAlive, processStartTicks } from "./process-group.js";
 
 /** Where a job keeps its files inside the data dir. */
@@ -34,16 +34,17 @@ export interface WorkerProcess {
 /**
  * The prompt and every argument reach the worker as argv: `sh` only runs `"$@"` and records the
  * exit code (owner-only, like every file in the data dir), it never parses them. Its own group,
- * so a kill reaches every descendant.
+ * so a kill reaches every descendant. The code is written in place with a builtin, not renamed
+ * into place with `mv`: that would be one more process per job. A reader may therefore find the
+ * file empty while `sh` is still writing it (see reattachWorker).
  */
-const WRAPPER = '"$@"; code=$?; umask 077; echo $code > "$0.tmp" && mv "$0.tmp" "$0"; exit $code';
+const WRAPPER = '"$@"; code=$?; umask 077; echo $code > "$0"; exit $code';
 
 export function spawnWorker(
   invocation: { command: string; args: string[]; cwd: string },
   env: Record<string, string>,
   files: JobDataPaths,
 ): WorkerProcess {
-  mkdirSync(files.dir, { recursive: true, mode: PRIVATE_DIR_MODE });
   const out = openSync(files.out, "a", PRIVATE_FILE_MODE);
   const err = openSync(files.err, "a", PRIVATE_FILE_MODE);
   try {
@@ -81,15 +82,41 @@ export function isSameProcessAlive(pid: number, pidStart: number | null): boolea
   return start !== null && (pidStart === null || start === pidStart) && groupAlive(pid);
 }
 
-/** Follows a worker started before this server did: it ends when its exit file appears or it is gone. */
+/**
+ * Follows a worker started before this server did: it ends when its exit code is in the exit file
+ * or it is gone. The wrapper writing the code is seen at once (a watch on the job's dir); the poll
+ * is for a worker gone without writing one, which raises no event. An exit file still empty while
+ * the wrapper lives is being written: wait for it.
+ */
 export function reattachWorker(pid: number, pidStart: number | null, files: JobDataPaths, pollMs = 250): WorkerProcess {
   const ended = new Promise<number | null>((resolve) => {
+    let timer: NodeJS.Timeout | null = null;
+    let watcher: FSWatcher | null = null;
+    let settled = false;
     const check = () => {
-      if (existsSync(files.exit)) return resolve(readExitFile(files.exit));
-      if (!isSameProcessAlive(pid, pidStart)) return resolve(readExitFile(files.exit));
-      setTimeout(check, pollMs);
+      if (settled) return;
+      let code = readExitFile(files.exit);
+      if (code === null && isSameProcessAlive(pid, pidStart)) return;
+      code ??= readExitFile(files.exit);
+      settled = true;
+      if (timer) clearTimeout(timer);
+      watcher?.close();
+      resolve(code);
     };
-    check();
+    const exitName = path.basename(files.exit);
+    try {
+      watcher = watch(files.dir, (_, name) => {
+        if (name === exitName) check();
+      });
+      watcher.on("error", () => watcher?.close());
+    } catch {
+      // No watch (out of inotify watches): the poll alone sees the end.
+    }
+    const poll = () => {
+      check();
+      if (!settled) timer = setTimeout(poll, pollMs);
+    };
+    poll();
   });
   return { pid, pidStart, ended };
 }

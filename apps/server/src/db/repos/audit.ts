@@ -1,4 +1,4 @@
-import { count, desc, eq } from "drizzle-orm";
+import { count, desc, eq, sql } from "drizzle-orm";
 import type { AuditListQuery } from "@corral/shared";
 import type { Db } from "../client.js";
 import { auditLog, type AuditRow } from "../schema.js";
@@ -6,9 +6,22 @@ import { auditLog, type AuditRow } from "../schema.js";
 export type NewAuditRow = Omit<typeof auditLog.$inferInsert, "id">;
 
 export function createAuditRepo(db: Db) {
+  // Prepared once: every launch stores an entry.
+  const inserting = db
+    .insert(auditLog)
+    .values({
+      at: sql.placeholder("at"),
+      action: sql.placeholder("action"),
+      jobId: sql.placeholder("jobId"),
+      agent: sql.placeholder("agent"),
+      door: sql.placeholder("door"),
+      client: sql.placeholder("client"),
+    })
+    .returning()
+    .prepare();
   return {
     insert(row: NewAuditRow): AuditRow {
-      return db.insert(auditLog).values(row).returning().get();
+      return inserting.get({ ...row, client: row.client ?? null }) as AuditRow;
     },
     list(query: AuditListQuery): { rows: AuditRow[]; total: number } {
       const where = query.jobId ? eq(auditLog.jobId, query.jobId) : undefined;

@@ -68,6 +68,14 @@ function where(filter: CostFilter): SQL | undefined {
 }
 
 export function createCostsRepo(db: Db) {
+  const byProvider = asc(budgets.provider);
+  // Prepared once: every job's launch and start look its provider's budgets up.
+  const providerBudgets = db
+    .select()
+    .from(budgets)
+    .where(eq(budgets.provider, sql.placeholder("provider")))
+    .orderBy(byProvider, asc(budgets.period))
+    .prepare();
   return {
     overrides(): PriceOverrideRow[] {
       return db.select().from(priceOverrides).orderBy(asc(priceOverrides.provider), asc(priceOverrides.model)).all();
@@ -90,12 +98,8 @@ export function createCostsRepo(db: Db) {
     },
 
     budgets(provider?: string): BudgetRow[] {
-      return db
-        .select()
-        .from(budgets)
-        .where(provider ? eq(budgets.provider, provider) : undefined)
-        .orderBy(asc(budgets.provider), asc(budgets.period))
-        .all();
+      if (provider) return providerBudgets.all({ provider });
+      return db.select().from(budgets).orderBy(byProvider, asc(budgets.period)).all();
     },
     budget(id: number): BudgetRow | undefined {
       return db.select().from(budgets).where(eq(budgets.id, id)).get();
