@@ -77,6 +77,8 @@ export const jobs = sqliteTable(
     index("jobs_status_idx").on(t.status, t.seq),
     index("jobs_agent_seq_idx").on(t.agent, t.seq),
     index("jobs_agent_status_seq_idx").on(t.agent, t.status, t.seq),
+    // Every launch asks whether its workdir is busy (a queued or running job there).
+    index("jobs_workdir_status_idx").on(t.workdir, t.status),
   ],
 );
 

@@ -72,3 +72,14 @@ test("an attempt is stored once, and its end updates only that attempt", () => {
     [2, "running", 5, null, null],
   ]);
 });
+
+test("whether a workdir is busy is read from an index, however many jobs wait elsewhere", () => {
+  for (let i = 0; i < 50; i++) newJob(`q${i}`);
+  jobs.insert({ id: "busy", agent: "a", status: "running", prompt: "p", workdir: "/busy", timeoutS: 60, origin: "rest", createdAt: 2, retry: null });
+  expect(jobs.activeInWorkdir("/busy")?.id).toBe("busy");
+  expect(jobs.activeInWorkdir("/idle")).toBeUndefined();
+  const plan = handle.db.all<{ detail: string }>(
+    sql`EXPLAIN QUERY PLAN SELECT id FROM jobs WHERE workdir = ${"/busy"} AND status IN ('queued', 'running') LIMIT 1`,
+  );
+  expect(plan.map((row) => row.detail).join("\n")).toMatch(/USING (COVERING )?INDEX jobs_workdir_status_idx/);
+});

@@ -1,0 +1,1 @@
+CREATE INDEX `jobs_workdir_status_idx` ON `jobs` (`workdir`,`status`);
