@@ -1,10 +1,11 @@
 import { randomUUID } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { Services } from "../services.js";
 import { createMcpServer, type McpMount } from "./server-factory.js";
 import { McpSessions, SessionsFullError, type McpSession } from "./sessions.js";
+import { sendWebResponse, webRequestOf } from "./web-bridge.js";
 
 function jsonRpcError(reply: FastifyReply, status: number, message: string) {
   return reply.code(status).send({ jsonrpc: "2.0", error: { code: -32000, message }, id: null });
@@ -48,7 +49,8 @@ export function mcpRoutes(services: Services) {
       reply.hijack();
       if (isCall) session.calls++;
       try {
-        await session.transport.handleRequest(request.raw, reply.raw, request.body);
+        const response = await session.transport.handleRequest(webRequestOf(request.raw), { parsedBody: request.body });
+        await sendWebResponse(response, reply.raw);
       } catch (err) {
         // The reply is hijacked: Fastify's error handler cannot answer for us.
         request.log.error(err);
@@ -74,7 +76,7 @@ export function mcpRoutes(services: Services) {
         toolsGeneration: 0,
         lastSeen: Date.now(),
         calls: 0,
-        transport: new StreamableHTTPServerTransport({
+        transport: new WebStandardStreamableHTTPServerTransport({
           sessionIdGenerator: randomUUID,
           onsessioninitialized: (id) => sessions.initialized(id, session),
           onsessionclosed: () => sessions.forget(session),
