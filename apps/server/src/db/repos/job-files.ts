@@ -8,6 +8,13 @@ export type NewJobFileRow = typeof jobFileChanges.$inferInsert;
 const emptyCounts = (): JobFileCounts => ({ created: 0, modified: 0, deleted: 0 });
 
 export function createJobFilesRepo(db: Db) {
+  // Prepared once: every `_done` and `_run` answer lists its job's files.
+  const byJob = db
+    .select()
+    .from(jobFileChanges)
+    .where(eq(jobFileChanges.jobId, sql.placeholder("jobId")))
+    .orderBy(asc(jobFileChanges.path))
+    .prepare();
   return {
     /** Stores the latest change of each path, in one transaction. */
     upsert(rows: NewJobFileRow[]): void {
@@ -31,7 +38,7 @@ export function createJobFilesRepo(db: Db) {
           .run();
     },
     list(jobId: string): JobFileRow[] {
-      return db.select().from(jobFileChanges).where(eq(jobFileChanges.jobId, jobId)).orderBy(asc(jobFileChanges.path)).all();
+      return byJob.all({ jobId });
     },
     /** Created / modified / deleted counts for each of the jobs (jobs with no files are absent). */
     counts(jobIds: string[]): Map<string, JobFileCounts> {
