@@ -20,7 +20,8 @@ export function mcpRoutes(services: Services) {
     const sessions = new McpSessions(services);
 
     const handle = async (request: FastifyRequest, reply: FastifyReply, mount: McpMount) => {
-      if (mount.agent && !services.agents.isEnabled(mount.agent)) {
+      // From the registry read the sessions keep per change of it, not a read per request.
+      if (mount.agent && !sessions.enabledAgents().some((a) => a.name === mount.agent)) {
         return jsonRpcError(reply, 404, `no enabled agent named ${mount.agent}; see GET /api/agents`);
       }
       const sessionId = request.headers["mcp-session-id"];
