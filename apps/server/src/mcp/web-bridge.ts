@@ -3,8 +3,8 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:
 /**
  * Node's request and response to and from the web-standard ones the SDK's transport speaks.
  * The SDK's own Node wrapper goes through @hono/node-server, which sends an SSE answer's
- * headers on their own and its events and end after: two or three writes to the socket, each
- * waking the client, for an answer that is usually one event long. Here everything the transport
+ * headers on their own and its event and end after: two writes to the socket, each waking the
+ * client, for an answer that is usually one event long. Here everything the transport
  * hands over in one turn of the event loop leaves in one write, and a stream that stays open (a
  * long `_run` reporting progress, the GET stream) still sends each event as it comes.
  */
