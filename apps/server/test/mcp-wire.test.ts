@@ -156,6 +156,24 @@ describe("MCP on the wire", () => {
     await stream.cancel();
   }, 10_000);
 
+  test("a GET stream the client left is released: the session can open another", async () => {
+    // The transport allows one GET stream per session and answers 409 until the last one is
+    // released, which happens once the server sees the client go.
+    const openOnceFree = () =>
+      until(async () => {
+        const controller = new AbortController();
+        const res = await fetch(`${server.url}/mcp`, {
+          signal: controller.signal,
+          headers: { ...server.auth, accept: "text/event-stream", "mcp-session-id": sessionId, "mcp-protocol-version": "2025-06-18" },
+        });
+        if (res.status === 200) return controller;
+        await res.body?.cancel();
+        return undefined;
+      });
+    (await openOnceFree()).abort();
+    (await openOnceFree()).abort();
+  });
+
   test("a client that leaves during a _run frees the stream; the session goes on", async () => {
     const controller = new AbortController();
     const res = await fetch(`${server.url}/mcp`, {
