@@ -1,5 +1,5 @@
 // MCP over raw HTTP, as the bytes leave the server: what the SDK client in mcp.test.ts would
-// smooth over (an answer split or held back, a stream whose headers never come).
+// smooth over (an answer split or held back, a stream whose headers never come, a refusal's shape).
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { api, startServer, until, type TestServer } from "./helpers.js";
@@ -26,7 +26,7 @@ afterAll(async () => {
   await server.close();
 });
 
-function post(message: unknown): Promise<Response> {
+function post(message: unknown, headers: Record<string, string> = {}, session = sessionId): Promise<Response> {
   return fetch(`${server.url}/mcp`, {
     method: "POST",
     headers: {
@@ -34,10 +34,28 @@ function post(message: unknown): Promise<Response> {
       "content-type": "application/json",
       accept: "application/json, text/event-stream",
       "mcp-protocol-version": "2025-06-18",
-      ...(sessionId ? { "mcp-session-id": sessionId } : {}),
+      ...(session ? { "mcp-session-id": session } : {}),
+      ...headers,
     },
     body: JSON.stringify(message),
   });
+}
+
+/**
+ * The JSON-RPC messages of an answer, checking it is whole: one JSON body whose length was sent
+ * ahead of it, or an event stream of whole events.
+ */
+async function messagesOf(res: Response): Promise<Record<string, unknown>[]> {
+  const body = await res.text();
+  const type = res.headers.get("content-type");
+  if (type === "application/json") {
+    expect(res.headers.get("content-length")).toBe(String(Buffer.byteLength(body)));
+    const parsed = JSON.parse(body) as Record<string, unknown> | Record<string, unknown>[];
+    return Array.isArray(parsed) ? parsed : [parsed];
+  }
+  expect(type).toBe("text/event-stream");
+  expect(body).toMatch(/^(event: message\ndata: .*\n\n)+$/);
+  return events(body);
 }
 
 /** The `data:` of each SSE event in `text`, parsed. */
@@ -88,21 +106,17 @@ function argumentsFor(tool: string): Record<string, unknown> {
 }
 
 describe("MCP on the wire", () => {
-  test("every tool answers with one well-formed JSON-RPC message, a whole SSE body", async () => {
+  test("every tool answers with one well-formed JSON-RPC message in a whole body", async () => {
     const listId = nextId++;
-    const listed = await post({ jsonrpc: "2.0", id: listId, method: "tools/list" });
-    const [list] = events(await listed.text());
+    const [list] = await messagesOf(await post({ jsonrpc: "2.0", id: listId, method: "tools/list" }));
     const tools = (list?.result as { tools: { name: string }[] } | undefined)?.tools.map((t) => t.name) ?? [];
     expect(tools.length).toBeGreaterThan(15);
     for (const name of tools) {
       const id = nextId++;
       const res = await post({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: argumentsFor(name) } });
       expect(res.status, name).toBe(200);
-      expect(res.headers.get("content-type"), name).toBe("text/event-stream");
       expect(res.headers.get("mcp-session-id"), name).toBe(sessionId);
-      const body = await res.text();
-      expect(body, name).toMatch(/^event: message\ndata: .*\n\n$/);
-      const [message, ...more] = events(body);
+      const [message, ...more] = await messagesOf(res);
       expect(more, name).toEqual([]);
       expect(message?.jsonrpc, name).toBe("2.0");
       expect(message?.id, name).toBe(id);
@@ -110,6 +124,68 @@ describe("MCP on the wire", () => {
       expect(result.content.length, name).toBeGreaterThan(0);
       for (const part of result.content) expect(typeof part.text, name).toBe("string");
     }
+  });
+
+  test("an answer ready at once is one JSON body, a batch's an array; notifications get 202", async () => {
+    const jobId = (await messagesOf(await post(call("gemini_run_async", { prompt: "hello", workdir: workdir() }))))[0]?.result as {
+      content: { text: string }[];
+    };
+    const job = jobId.content[0]!.text.trim();
+    await until(() => server.services.jobs.get(job)?.endedAt ?? undefined);
+    for (const message of [{ jsonrpc: "2.0", id: nextId++, method: "ping" }, call("gemini_done", { job_id: job })]) {
+      const res = await post(message);
+      expect(res.headers.get("content-type")).toBe("application/json");
+      expect(res.headers.get("mcp-session-id")).toBe(sessionId);
+      const [answer] = await messagesOf(res);
+      expect(answer?.id).toBe(message.id);
+    }
+    const batch = [
+      { jsonrpc: "2.0", id: nextId++, method: "ping" },
+      { jsonrpc: "2.0", method: "notifications/roots/list_changed" },
+      { jsonrpc: "2.0", id: nextId++, method: "ping" },
+    ];
+    const answers = await messagesOf(await post(batch));
+    expect(answers.map((a) => a.id).sort()).toEqual([batch[0]!.id, batch[2]!.id].sort());
+    const notified = await post({ jsonrpc: "2.0", method: "notifications/roots/list_changed" });
+    expect(notified.status).toBe(202);
+    expect(await notified.text()).toBe("");
+  });
+
+  test("a call that outlasts its turn gets an event stream at once, without a progress token too", async () => {
+    // Headers held back to a long job's end would run out clients' header timeouts (undici's is 5 minutes).
+    const id = nextId++;
+    const res = await post(call("gemini_run", { prompt: "sleep 1\nhello", workdir: workdir() }, id));
+    expect(res.headers.get("content-type")).toBe("text/event-stream");
+    const running = server.services.jobs.list({ limit: 50, offset: 0, status: ["running"] }).jobs;
+    expect(running.map((j) => j.prompt)).toContain("sleep 1\nhello");
+    const [answer, ...more] = await messagesOf(res);
+    expect(more).toEqual([]);
+    expect(answer?.id).toBe(id);
+  });
+
+  test("refusals keep the SDK transport's statuses and JSON-RPC shape", async () => {
+    const refused = async (res: Response, status: number, code: number, message: RegExp) => {
+      expect(res.status).toBe(status);
+      const body = (await res.json()) as { jsonrpc: string; id: null; error: { code: number; message: string } };
+      expect(body).toMatchObject({ jsonrpc: "2.0", id: null, error: { code } });
+      expect(body.error.message).toMatch(message);
+    };
+    const ping = { jsonrpc: "2.0", id: 1, method: "ping" };
+    await refused(await post(ping, { accept: "application/json" }), 406, -32000, /Not Acceptable/);
+    await refused(await post(ping, { "content-type": "text/plain" }), 415, -32000, /Unsupported Media Type/);
+    await refused(await post(ping, { "mcp-protocol-version": "1999-01-01" }), 400, -32000, /Unsupported protocol version/);
+    await refused(await post({ hello: "there" }), 400, -32700, /Invalid JSON-RPC message/);
+    await refused(await post(Array.from({ length: 101 }, () => ping)), 400, -32600, /Batch must not exceed 100/);
+    const init = {
+      jsonrpc: "2.0",
+      id: 2,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "w", version: "1" } },
+    };
+    await refused(await post(init), 400, -32600, /already initialized/);
+    const get = (accept: string) =>
+      fetch(`${server.url}/mcp`, { headers: { ...server.auth, accept, "mcp-session-id": sessionId, "mcp-protocol-version": "2025-06-18" } });
+    await refused(await get("application/json"), 406, -32000, /must accept text\/event-stream/);
   });
 
   test("a _run streams its progress while the job runs, then its answer", async () => {
@@ -199,6 +275,36 @@ describe("MCP on the wire", () => {
     await until(() => server.services.jobs.list({ limit: 50, offset: 0, status: ["running"] }).jobs.length === 0 || undefined);
     const id = nextId++;
     const ping = await post({ jsonrpc: "2.0", id, method: "ping" });
-    expect(events(await ping.text())).toEqual([{ jsonrpc: "2.0", id, result: {} }]);
+    expect(await messagesOf(ping)).toEqual([{ jsonrpc: "2.0", id, result: {} }]);
+  });
+
+  test("DELETE ends the session: its open GET stream ends and its id is refused after", async () => {
+    const init = await post(
+      {
+        jsonrpc: "2.0",
+        id: nextId++,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "w", version: "1" } },
+      },
+      {},
+      "",
+    );
+    const other = init.headers.get("mcp-session-id")!;
+    expect(other).toBeTruthy();
+    expect(other).not.toBe(sessionId);
+    await init.text();
+    const headers = { ...server.auth, "mcp-session-id": other, "mcp-protocol-version": "2025-06-18" };
+    const stream = await fetch(`${server.url}/mcp`, { headers: { ...headers, accept: "text/event-stream" } });
+    expect(stream.status).toBe(200);
+    const deleted = await fetch(`${server.url}/mcp`, { method: "DELETE", headers });
+    expect(deleted.status).toBe(200);
+    expect(await stream.text()).toBe("");
+    const after = await post({ jsonrpc: "2.0", id: nextId++, method: "ping" }, {}, other);
+    expect(after.status).toBe(404);
   });
 });
+
+/** A tools/call request. */
+function call(name: string, args: Record<string, unknown>, id = nextId++) {
+  return { jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } };
+}

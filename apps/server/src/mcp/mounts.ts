@@ -1,11 +1,9 @@
-import { randomUUID } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { Services } from "../services.js";
 import { createMcpServer, type McpMount } from "./server-factory.js";
+import { NodeStreamableHttpTransport } from "./http-transport.js";
 import { McpSessions, SessionsFullError, type McpSession } from "./sessions.js";
-import { sendWebResponse, webRequestOf } from "./web-bridge.js";
 
 function jsonRpcError(reply: FastifyReply, status: number, message: string) {
   return reply.code(status).send({ jsonrpc: "2.0", error: { code: -32000, message }, id: null });
@@ -50,8 +48,7 @@ export function mcpRoutes(services: Services) {
       reply.hijack();
       if (isCall) session.calls++;
       try {
-        const response = await session.transport.handleRequest(webRequestOf(request.raw), { parsedBody: request.body });
-        await sendWebResponse(response, reply.raw);
+        await session.transport.handleRequest(request.raw, reply.raw, request.body);
       } catch (err) {
         // The reply is hijacked: Fastify's error handler cannot answer for us.
         request.log.error(err);
@@ -77,11 +74,7 @@ export function mcpRoutes(services: Services) {
         toolsGeneration: 0,
         lastSeen: Date.now(),
         calls: 0,
-        transport: new WebStandardStreamableHTTPServerTransport({
-          sessionIdGenerator: randomUUID,
-          onsessioninitialized: (id) => sessions.initialized(id, session),
-          onsessionclosed: () => sessions.forget(session),
-        }),
+        transport: new NodeStreamableHttpTransport((id) => sessions.initialized(id, session)),
         close: () => tools.server.close(),
       };
       session.transport.onclose = () => sessions.forget(session);

@@ -1,11 +1,11 @@
-import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { AgentRow } from "../db/schema.js";
 import type { Services } from "../services.js";
+import type { NodeStreamableHttpTransport } from "./http-transport.js";
 import type { McpMount, SessionServer } from "./server-factory.js";
 
 export interface McpSession {
   mount: McpMount;
-  transport: WebStandardStreamableHTTPServerTransport;
+  transport: NodeStreamableHttpTransport;
   tools: SessionServer;
   /** The registry generation its tools match. */
   toolsGeneration: number;
