@@ -4,12 +4,10 @@ import { isJsonContentType } from "@modelcontextprotocol/sdk/shared/mediaType.js
 import type { Transport, TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   isInitializeRequest,
-  isJSONRPCErrorResponse,
-  isJSONRPCRequest,
-  isJSONRPCResultResponse,
   type JSONRPCMessage,
   JSONRPCMessageSchema,
   type MessageExtraInfo,
+  type JSONRPCRequest,
   type RequestId,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from "@modelcontextprotocol/sdk/types.js";
@@ -76,7 +74,9 @@ export class NodeStreamableHttpTransport implements Transport {
   }
 
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    const isAnswer = isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message);
+    // The SDK's isJSONRPC… guards parse the message again with zod (a failed parse builds its
+    // issues): what the Server hands over is well formed, so its shape says what it is.
+    const isAnswer = "result" in message || "error" in message;
     const requestId = isAnswer ? message.id : options?.relatedRequestId;
     if (requestId === undefined) {
       // Nothing is stored for a later GET stream: without one, the client hears of nothing (as with the SDK's transport).
@@ -132,7 +132,7 @@ export class NodeStreamableHttpTransport implements Transport {
     } catch {
       return this.refuse(res, 400, -32700, "Parse error: Invalid JSON-RPC message");
     }
-    if (messages.some(isInitializeRequest)) {
+    if (messages.some((m) => isRequest(m) && m.method === "initialize" && isInitializeRequest(m))) {
       if (this.sessionId !== undefined) return this.refuse(res, 400, -32600, "Invalid Request: Server already initialized");
       if (messages.length > 1) return this.refuse(res, 400, -32600, "Invalid Request: Only one initialization request is allowed");
       this.sessionId = randomUUID();
@@ -141,7 +141,7 @@ export class NodeStreamableHttpTransport implements Transport {
 
     // The SDK builds a URL from the request for handlers too; none of Corral's reads it.
     const extra: MessageExtraInfo = { requestInfo: { headers: req.headers } };
-    const requests = messages.filter(isJSONRPCRequest);
+    const requests = messages.filter(isRequest);
     if (!requests.length) {
       // Only notifications or answers: nothing to send back.
       for (const message of messages) this.onmessage?.(message, extra);
@@ -246,6 +246,11 @@ export class NodeStreamableHttpTransport implements Transport {
 /** With its length given, a JSON body leaves with its headers in one write, without chunk framing. */
 function jsonHeaders(body: string): Record<string, string> {
   return { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) };
+}
+
+/** A message JSONRPCMessageSchema has passed is a request when it has both a method and an id. */
+function isRequest(message: JSONRPCMessage): message is JSONRPCRequest {
+  return "method" in message && "id" in message;
 }
 
 function event(message: JSONRPCMessage): string {
