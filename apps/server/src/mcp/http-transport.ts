@@ -43,8 +43,8 @@ interface Exchange {
  * speaks through it by the SDK's `Transport` interface, and it follows the SDK's transport
  * (status codes, error shapes, headers, one GET stream per session). The SDK's own transport is
  * written against web-standard Request, Response and ReadableStream: on Node that is a Request,
- * a Response, a stream, an AbortController and a keep-alive timer built per request, about as
- * much CPU as the rest of a `_done` call. Here an answer ready within the turn the request arrived
+ * a Response, a stream and a keep-alive timer built per request, and zod parses of each message
+ * to tell requests from answers, about as much CPU as the rest of a `_done` call. Here an answer ready within the turn the request arrived
  * in (a ping, a `_done`, a list) leaves as one `application/json` body in one write. A request
  * still unanswered after that turn (a `_run`, a `corral_wait`) gets an event stream instead: its
  * headers go at once, so no client's header timeout runs out, then its progress as it comes, its
@@ -148,16 +148,24 @@ export class NodeStreamableHttpTransport implements Transport {
       res.writeHead(202).end();
       return;
     }
+    let finish = () => {};
     const done = new Promise<void>((resolve) => {
-      const exchange: Exchange = { res, pending: new Set(), answers: [], batch, sse: false, finish: resolve };
-      for (const request of requests) {
-        exchange.pending.add(request.id);
-        this.exchanges.set(request.id, exchange);
-      }
-      this.open.add(exchange);
-      exchange.turn = setImmediate(() => this.toStream(exchange));
+      finish = resolve;
     });
-    for (const message of messages) this.onmessage?.(message, extra);
+    const exchange: Exchange = { res, pending: new Set(), answers: [], batch, sse: false, finish };
+    for (const request of requests) {
+      exchange.pending.add(request.id);
+      this.exchanges.set(request.id, exchange);
+    }
+    this.open.add(exchange);
+    exchange.turn = setImmediate(() => this.toStream(exchange));
+    try {
+      for (const message of messages) this.onmessage?.(message, extra);
+    } catch (err) {
+      // The caller answers the error: nothing of the exchange may write to the response after it.
+      this.forget(exchange);
+      throw err;
+    }
     return done;
   }
 
@@ -221,13 +229,19 @@ export class NodeStreamableHttpTransport implements Transport {
   }
 
   private end(exchange: Exchange, last?: string): void {
-    if (!this.open.delete(exchange)) return;
-    clearImmediate(exchange.turn);
-    clearInterval(exchange.keepAlive);
-    for (const id of exchange.pending) this.exchanges.delete(id);
+    if (!this.forget(exchange)) return;
     // The last event and the end of the body leave in one write.
     exchange.res.end(last);
     exchange.finish();
+  }
+
+  /** Stops tracking an exchange; false if it was no longer tracked. */
+  private forget(exchange: Exchange): boolean {
+    if (!this.open.delete(exchange)) return false;
+    clearImmediate(exchange.turn);
+    clearInterval(exchange.keepAlive);
+    for (const id of exchange.pending) this.exchanges.delete(id);
+    return true;
   }
 
   private headers(headers: Record<string, string>): Record<string, string> {
