@@ -66,14 +66,27 @@ describe("the security floor", () => {
     expect(res.status).toBe(200);
   });
 
-  test("a foreign Host (DNS rebinding) is refused", async () => {
+  test("a foreign Host (DNS rebinding) is refused, every time, however many Host values came before", async () => {
     const { request } = await import("node:http");
-    const status = await new Promise<number>((resolve, reject) => {
-      const req = request(`${server.url}/api/health`, { headers: { host: "attacker.example:7433" } }, (res) => resolve(res.statusCode ?? 0));
-      req.on("error", reject);
-      req.end();
-    });
-    expect(status).toBe(403);
+    const statusWithHost = (host: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = request(`${server.url}/api/health`, { headers: { host } }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on("error", reject);
+        req.end();
+      });
+    const port = new URL(server.url).port;
+    // Verdicts are kept per Host value: the second ask, and asks after the store has filled and
+    // started over, must answer as the first.
+    for (let round = 0; round < 2; round++) {
+      expect(await statusWithHost("attacker.example:7433")).toBe(403);
+      expect(await statusWithHost(`localhost:${port}`)).toBe(200);
+    }
+    for (let i = 0; i < 300; i++) expect(await statusWithHost(`rebind-${i}.example`)).toBe(403);
+    expect(await statusWithHost("attacker.example:7433")).toBe(403);
+    expect(await statusWithHost(`127.0.0.1:${port}`)).toBe(200);
   });
 
   test("the token in the URL becomes an HttpOnly, SameSite=Strict cookie that opens the API", async () => {

@@ -202,6 +202,20 @@ describe("/mcp/<agent>", () => {
     await expect(connectMcp(server, "/mcp/nobody")).rejects.toThrow(/404|no enabled agent/);
   });
 
+  test("a disabled agent's mount answers 404 from the next request on, and serves again once it is enabled", async () => {
+    server.services.agents.create({ name: "mounted", kind: "command", command: "echo" });
+    const mounted = await connectMcp(server, "/mcp/mounted");
+    expect((await mounted.listTools()).tools.map((t) => t.name)).toContain("mounted_done");
+    server.services.agents.update("mounted", { enabled: false });
+    await expect(mounted.listTools()).rejects.toThrow(/404|no enabled agent/);
+    await expect(connectMcp(server, "/mcp/mounted")).rejects.toThrow(/404|no enabled agent/);
+    server.services.agents.update("mounted", { enabled: true });
+    const again = await connectMcp(server, "/mcp/mounted");
+    expect((await again.listTools()).tools.map((t) => t.name)).toContain("mounted_done");
+    await again.close();
+    await mounted.close().catch(() => undefined);
+  });
+
   test("a session id from another mount is refused", async () => {
     const res = await fetch(`${server.url}/mcp/gemini`, {
       method: "POST",

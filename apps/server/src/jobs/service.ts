@@ -208,8 +208,9 @@ export class JobService extends EventEmitter<JobServiceEvents> {
     return atCursor(() => readReadable(this.logFile(id), kind ? agentKindModule(kind) : undefined, cursor, limit, isFinalStatus(job.status)));
   }
 
-  outputTail(id: string, maxChars: number, streams?: OutputStream[]): string {
-    this.get(id);
+  /** The output's end; given the job just read, it is not read again (every `_done` reads its tail). */
+  outputTail(job: string | Job, maxChars: number, streams?: OutputStream[]): string {
+    const id = typeof job === "string" ? this.get(job).id : job.id;
     return tailText(this.logFile(id), maxChars, streams);
   }
 

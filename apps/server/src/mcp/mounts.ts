@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Services } from "../services.js";
 import { loadMcpRuntime, type McpRuntime } from "./runtime.js";
@@ -18,7 +17,8 @@ export function mcpRoutes(services: Services) {
     const sessions = new McpSessions(services);
 
     const handle = async (request: FastifyRequest, reply: FastifyReply, mount: McpMount) => {
-      if (mount.agent && !services.agents.isEnabled(mount.agent)) {
+      // From the registry read the sessions keep per change of it, not a read per request.
+      if (mount.agent && !sessions.enabledAgents().some((a) => a.name === mount.agent)) {
         return jsonRpcError(reply, 404, `no enabled agent named ${mount.agent}; see GET /api/agents`);
       }
       const sessionId = request.headers["mcp-session-id"];
@@ -74,11 +74,7 @@ export function mcpRoutes(services: Services) {
         toolsGeneration: 0,
         lastSeen: Date.now(),
         calls: 0,
-        transport: new mcp.StreamableHTTPServerTransport({
-          sessionIdGenerator: randomUUID,
-          onsessioninitialized: (id) => sessions.initialized(id, session),
-          onsessionclosed: () => sessions.forget(session),
-        }),
+        transport: new mcp.NodeStreamableHttpTransport((id) => sessions.initialized(id, session)),
         close: () => tools.server.close(),
       };
       session.transport.onclose = () => sessions.forget(session);

@@ -1,10 +1,10 @@
-import type { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import type { NodeStreamableHttpTransport } from "./http-transport.js";
 import type { createMcpServer } from "./server-factory.js";
 
-/** What opening an MCP session needs: the SDK's transport and schemas, and the tools built on them. */
+/** What opening an MCP session needs: the transport and the SDK's schemas, and the tools built on them. */
 export interface McpRuntime {
-  StreamableHTTPServerTransport: typeof StreamableHTTPServerTransport;
+  NodeStreamableHttpTransport: typeof NodeStreamableHttpTransport;
   isInitializeRequest: typeof isInitializeRequest;
   createMcpServer: typeof createMcpServer;
 }
@@ -16,13 +16,9 @@ let loading: Promise<McpRuntime> | undefined;
  * and a good part of idle memory, and many starts never serve MCP (the panel, REST).
  */
 export function loadMcpRuntime(): Promise<McpRuntime> {
-  loading ??= Promise.all([
-    import("@modelcontextprotocol/sdk/server/streamableHttp.js"),
-    import("@modelcontextprotocol/sdk/types.js"),
-    import("./server-factory.js"),
-  ]).then(
+  loading ??= Promise.all([import("./http-transport.js"), import("@modelcontextprotocol/sdk/types.js"), import("./server-factory.js")]).then(
     ([transport, types, factory]) => ({
-      StreamableHTTPServerTransport: transport.StreamableHTTPServerTransport,
+      NodeStreamableHttpTransport: transport.NodeStreamableHttpTransport,
       isInitializeRequest: types.isInitializeRequest,
       createMcpServer: factory.createMcpServer,
     }),

@@ -1,11 +1,11 @@
-import type { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { AgentRow } from "../db/schema.js";
 import type { Services } from "../services.js";
+import type { NodeStreamableHttpTransport } from "./http-transport.js";
 import type { McpMount, SessionServer } from "./server-factory.js";
 
 export interface McpSession {
   mount: McpMount;
-  transport: StreamableHTTPServerTransport;
+  transport: NodeStreamableHttpTransport;
   tools: SessionServer;
   /** The registry generation its tools match. */
   toolsGeneration: number;

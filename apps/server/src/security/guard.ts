@@ -4,11 +4,13 @@ import type { BrowserSessionRow } from "../db/schema.js";
 import { accessOf, collectRoutes, type RouteEntry } from "./access.js";
 import { FailedAuthLimiter } from "./rate-limit.js";
 import type { SessionService } from "./sessions.js";
-import { tokensMatch } from "./token.js";
+import { tokenMatcher } from "./token.js";
 
 /** The cookie earlier versions kept the master token in; it is cleared wherever it still shows up. */
 const LEGACY_TOKEN_COOKIE = "corral_token";
 const LOOPBACK_NAMES = ["localhost", "127.0.0.1", "::1"];
+/** Host header values whose verdict is kept; past it the cache starts over (any value a client sends is bounded). */
+const HOST_VERDICTS_MAX = 256;
 /** A redirect target we build must be a plain local path: no scheme, no `//host`, no controls. */
 const SAFE_LOCAL_PATH = /^\/(?![/\\])[\x21-\x7e]*$/;
 
@@ -89,6 +91,18 @@ export function registerGuard(app: FastifyInstance, config: AppConfig, token: st
   const limiter = new FailedAuthLimiter(config.authFailureLimit, config.authFailureWindowMs);
   const routes = collectRoutes(app);
   const allowedHosts = new Set(allowedHostNames(config));
+  const isToken = tokenMatcher(token);
+  // Parsing a Host value takes a URL parse per request; clients send the same few values.
+  const hostVerdicts = new Map<string, boolean>();
+  const hostAllowed = (host: string) => {
+    let allowed = hostVerdicts.get(host);
+    if (allowed === undefined) {
+      allowed = allowedHosts.has(hostnameOf(host).toLowerCase());
+      if (hostVerdicts.size >= HOST_VERDICTS_MAX) hostVerdicts.clear();
+      hostVerdicts.set(host, allowed);
+    }
+    return allowed;
+  };
   app.decorateRequest("browserSession", null);
 
   const refuse = (reply: FastifyReply, status: number, error: string) => reply.code(status).send({ error });
@@ -111,7 +125,7 @@ export function registerGuard(app: FastifyInstance, config: AppConfig, token: st
     if (auth !== undefined) {
       // The scheme is case-insensitive (RFC 9110), the token is not.
       const given = /^bearer\s+(\S+)\s*$/i.exec(auth)?.[1];
-      return given && tokensMatch(given, token) ? { ok: true, session: null } : wrongToken;
+      return given && isToken(given) ? { ok: true, session: null } : wrongToken;
     }
     const secrets = fromOwnPage(request, sameOrigin) ? cookieValues(request.headers.cookie, sessions.cookieName) : [];
     for (const secret of secrets) {
@@ -131,7 +145,7 @@ export function registerGuard(app: FastifyInstance, config: AppConfig, token: st
     const params = new URLSearchParams(request.url.slice(query + 1));
     const given = params.get("token");
     if (!given) return;
-    if (!tokensMatch(given, token)) {
+    if (!isToken(given)) {
       const wait = limiter.retryAfterS(request.ip);
       if (wait) return tooMany(reply, wait);
       limiter.recordFailure(request.ip);
@@ -149,7 +163,7 @@ export function registerGuard(app: FastifyInstance, config: AppConfig, token: st
 
   app.addHook("onRequest", async (request, reply) => {
     const host = request.headers.host ?? "";
-    if (!allowedHosts.has(hostnameOf(host).toLowerCase())) {
+    if (!hostAllowed(host)) {
       return refuse(reply, 403, `Host "${host}" is not allowed; open Corral through localhost or add the name to CORRAL_ALLOWED_HOSTS`);
     }
     const origin = request.headers.origin;

@@ -1,4 +1,4 @@
-import { JobInputSchema } from "@corral/shared";
+import { type Job, JobInputSchema } from "@corral/shared";
 import { z } from "zod";
 import type { McpServer, RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { AgentRow } from "../../db/schema.js";
@@ -16,9 +16,9 @@ export function registerAgentTools(server: McpServer, services: Services, agent:
    * Read only when the text needs it: a succeeded job with an answer shows the answer instead.
    * The status comes from the registry, so an unreadable log costs the tail, not the answer.
    */
-  const tail = (id: string) => () => {
+  const tail = (job: Job) => () => {
     try {
-      return jobs.outputTail(id, OUTPUT_TAIL_CHARS);
+      return jobs.outputTail(job, OUTPUT_TAIL_CHARS);
     } catch (err) {
       return `(the output could not be read: ${err instanceof Error ? err.message : String(err)})`;
     }
@@ -44,7 +44,8 @@ export function registerAgentTools(server: McpServer, services: Services, agent:
         extra.signal.addEventListener("abort", onAbort, { once: true });
         try {
           const [done] = await jobs.waitFor([job.id], Number.MAX_SAFE_INTEGER, extra.signal);
-          return textResult(runText(done ?? jobs.get(job.id), tail(job.id), services.files.list(job.id)));
+          const ended = done ?? jobs.get(job.id);
+          return textResult(runText(ended, tail(ended), services.files.list(job.id)));
         } finally {
           stopReporting();
           extra.signal.removeEventListener("abort", onAbort);
@@ -71,7 +72,7 @@ export function registerAgentTools(server: McpServer, services: Services, agent:
       guarded(() => {
         const row = services.jobs.find(job_id);
         if (!row) return errorResult(`error: job ${job_id} no encontrado`);
-        return textResult(doneText(row, tail(job_id), services.files.list(job_id)));
+        return textResult(doneText(row, tail(row), services.files.list(job_id)));
       }),
   );
 

@@ -1,0 +1,277 @@
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { isJsonContentType } from "@modelcontextprotocol/sdk/shared/mediaType.js";
+import type { Transport, TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
+import {
+  isInitializeRequest,
+  type JSONRPCMessage,
+  JSONRPCMessageSchema,
+  type MessageExtraInfo,
+  type JSONRPCRequest,
+  type RequestId,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from "@modelcontextprotocol/sdk/types.js";
+
+/** The SDK's cap on a batch. */
+const MAX_BATCH = 100;
+/** A comment on an open event stream this often, so proxies and clients' idle timeouts leave it be (the SDK's interval). */
+const KEEP_ALIVE_MS = 15_000;
+const SSE_HEADERS = {
+  "content-type": "text/event-stream",
+  "cache-control": "no-cache, no-transform",
+  connection: "keep-alive",
+  "x-accel-buffering": "no",
+};
+
+/** One POST with requests in it, until every request in it is answered or the client leaves. */
+interface Exchange {
+  res: ServerResponse;
+  /** Its requests not answered yet. */
+  pending: Set<RequestId>;
+  /** Answers held for one JSON body while it is not an event stream. */
+  answers: JSONRPCMessage[];
+  batch: boolean;
+  /** The turn after which it becomes an event stream, unless answered by then. */
+  turn?: NodeJS.Immediate;
+  sse: boolean;
+  keepAlive?: NodeJS.Timeout;
+  finish(): void;
+}
+
+/**
+ * MCP Streamable HTTP on Node's own request and response, for one session: the SDK's `Server`
+ * speaks through it by the SDK's `Transport` interface, and it follows the SDK's transport
+ * (status codes, error shapes, headers, one GET stream per session). The SDK's own transport is
+ * written against web-standard Request, Response and ReadableStream: on Node that is a Request,
+ * a Response, a stream and a keep-alive timer built per request, and zod parses of each message
+ * to tell requests from answers, about as much CPU as the rest of a `_done` call. Here an answer ready within the turn the request arrived
+ * in (a ping, a `_done`, a list) leaves as one `application/json` body in one write. A request
+ * still unanswered after that turn (a `_run`, a `corral_wait`) gets an event stream instead: its
+ * headers go at once, so no client's header timeout runs out, then its progress as it comes, its
+ * answer last. The spec lets the server choose either when the client accepts both.
+ */
+export class NodeStreamableHttpTransport implements Transport {
+  sessionId?: string;
+  onmessage?: (message: JSONRPCMessage, extra?: MessageExtraInfo) => void;
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  private exchanges = new Map<RequestId, Exchange>();
+  private open = new Set<Exchange>();
+  /** The GET stream: server-initiated messages (tools/list_changed). */
+  private standalone?: { res: ServerResponse; keepAlive: NodeJS.Timeout };
+  private closed = false;
+
+  constructor(private readonly onInitialized: (sessionId: string) => void) {}
+
+  async start(): Promise<void> {}
+
+  /** Answers one request of the session; resolves once its response has ended or the client left. */
+  async handleRequest(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+    if (this.closed) return this.refuse(res, 404, -32001, "Session not found");
+    if (req.method === "POST") return this.post(req, res, body);
+    if (req.method === "GET") return this.get(req, res);
+    return this.delete(req, res);
+  }
+
+  async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    // The SDK's isJSONRPC… guards parse the message again with zod (a failed parse builds its
+    // issues): what the Server hands over is well formed, so its shape says what it is.
+    const isAnswer = "result" in message || "error" in message;
+    const requestId = isAnswer ? message.id : options?.relatedRequestId;
+    if (requestId === undefined) {
+      // Nothing is stored for a later GET stream: without one, the client hears of nothing (as with the SDK's transport).
+      if (this.standalone) this.standalone.res.write(event(message));
+      return;
+    }
+    const exchange = this.exchanges.get(requestId);
+    if (!exchange) throw new Error(`No connection established for request ID: ${String(requestId)}`);
+    if (!isAnswer) {
+      // Progress (or any message about the request) must reach the client before the answer.
+      if (!exchange.sse) this.toStream(exchange);
+      exchange.res.write(event(message));
+      return;
+    }
+    exchange.pending.delete(requestId);
+    this.exchanges.delete(requestId);
+    if (exchange.sse) {
+      if (exchange.pending.size) exchange.res.write(event(message));
+      else this.end(exchange, event(message));
+      return;
+    }
+    exchange.answers.push(message);
+    if (exchange.pending.size) return;
+    const answer = JSON.stringify(exchange.batch ? exchange.answers : exchange.answers[0]);
+    exchange.res.writeHead(200, this.headers(jsonHeaders(answer)));
+    this.end(exchange, answer);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const exchange of [...this.open]) {
+      if (!exchange.sse) this.toStream(exchange);
+      this.end(exchange);
+    }
+    this.standalone?.res.end();
+    this.onclose?.();
+  }
+
+  private async post(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+    const accept = req.headers.accept;
+    if (!accept?.includes("application/json") || !accept.includes("text/event-stream")) {
+      return this.refuse(res, 406, -32000, "Not Acceptable: Client must accept both application/json and text/event-stream");
+    }
+    if (!isJsonContentType(req.headers["content-type"])) {
+      return this.refuse(res, 415, -32000, "Unsupported Media Type: Content-Type must be application/json");
+    }
+    const batch = Array.isArray(body);
+    if (batch && body.length > MAX_BATCH) return this.refuse(res, 400, -32600, `Invalid Request: Batch must not exceed ${MAX_BATCH} messages`);
+    let messages: JSONRPCMessage[];
+    try {
+      messages = batch ? body.map((m) => JSONRPCMessageSchema.parse(m)) : [JSONRPCMessageSchema.parse(body)];
+    } catch {
+      return this.refuse(res, 400, -32700, "Parse error: Invalid JSON-RPC message");
+    }
+    if (messages.some((m) => isRequest(m) && m.method === "initialize" && isInitializeRequest(m))) {
+      if (this.sessionId !== undefined) return this.refuse(res, 400, -32600, "Invalid Request: Server already initialized");
+      if (messages.length > 1) return this.refuse(res, 400, -32600, "Invalid Request: Only one initialization request is allowed");
+      this.sessionId = randomUUID();
+      this.onInitialized(this.sessionId);
+    } else if (!this.validSession(req, res)) return;
+
+    // The SDK builds a URL from the request for handlers too; none of Corral's reads it.
+    const extra: MessageExtraInfo = { requestInfo: { headers: req.headers } };
+    const requests = messages.filter(isRequest);
+    if (!requests.length) {
+      // Only notifications or answers: nothing to send back.
+      for (const message of messages) this.onmessage?.(message, extra);
+      res.writeHead(202).end();
+      return;
+    }
+    let finish = () => {};
+    const done = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    const exchange: Exchange = { res, pending: new Set(), answers: [], batch, sse: false, finish };
+    for (const request of requests) {
+      exchange.pending.add(request.id);
+      this.exchanges.set(request.id, exchange);
+    }
+    this.open.add(exchange);
+    exchange.turn = setImmediate(() => this.toStream(exchange));
+    try {
+      for (const message of messages) this.onmessage?.(message, extra);
+    } catch (err) {
+      // The caller answers the error: nothing of the exchange may write to the response after it.
+      this.forget(exchange);
+      throw err;
+    }
+    return done;
+  }
+
+  private get(req: IncomingMessage, res: ServerResponse): Promise<void> | undefined {
+    if (!req.headers.accept?.includes("text/event-stream")) {
+      return this.refuse(res, 406, -32000, "Not Acceptable: Client must accept text/event-stream");
+    }
+    if (!this.validSession(req, res)) return;
+    if (this.standalone) return this.refuse(res, 409, -32000, "Conflict: Only one SSE stream is allowed per session");
+    res.writeHead(200, this.headers(SSE_HEADERS));
+    // Headers at once: the first event may be minutes away.
+    res.flushHeaders();
+    const standalone = { res, keepAlive: keepAlive(res) };
+    this.standalone = standalone;
+    return new Promise((resolve) =>
+      res.once("close", () => {
+        clearInterval(standalone.keepAlive);
+        if (this.standalone === standalone) this.standalone = undefined;
+        resolve();
+      }),
+    );
+  }
+
+  private async delete(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (!this.validSession(req, res)) return;
+    res.writeHead(200).end();
+    await this.close();
+  }
+
+  /** The checks every request but initialize passes; answers the error itself when one fails. */
+  private validSession(req: IncomingMessage, res: ServerResponse): boolean {
+    const refused = this.sessionRefusal(req);
+    if (refused) this.refuse(res, ...refused);
+    return !refused;
+  }
+
+  private sessionRefusal(req: IncomingMessage): [status: number, code: number, message: string] | undefined {
+    if (this.sessionId === undefined) return [400, -32000, "Bad Request: Server not initialized"];
+    const id = req.headers["mcp-session-id"];
+    if (!id) return [400, -32000, "Bad Request: Mcp-Session-Id header is required"];
+    if (id !== this.sessionId) return [404, -32001, "Session not found"];
+    const version = req.headers["mcp-protocol-version"];
+    if (typeof version === "string" && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+      return [400, -32000, `Bad Request: Unsupported protocol version: ${version} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(", ")})`];
+    }
+    return undefined;
+  }
+
+  /** The exchange goes on as an event stream: its headers and the answers it holds leave now. */
+  private toStream(exchange: Exchange): void {
+    clearImmediate(exchange.turn);
+    exchange.sse = true;
+    const { res } = exchange;
+    res.writeHead(200, this.headers(SSE_HEADERS));
+    res.flushHeaders();
+    for (const answer of exchange.answers) res.write(event(answer));
+    // A client that leaves frees the stream; answers for it then have nowhere to go.
+    if (res.destroyed) return this.end(exchange);
+    exchange.keepAlive = keepAlive(res);
+    res.once("close", () => this.end(exchange));
+  }
+
+  private end(exchange: Exchange, last?: string): void {
+    if (!this.forget(exchange)) return;
+    // The last event and the end of the body leave in one write.
+    exchange.res.end(last);
+    exchange.finish();
+  }
+
+  /** Stops tracking an exchange; false if it was no longer tracked. */
+  private forget(exchange: Exchange): boolean {
+    if (!this.open.delete(exchange)) return false;
+    clearImmediate(exchange.turn);
+    clearInterval(exchange.keepAlive);
+    for (const id of exchange.pending) this.exchanges.delete(id);
+    return true;
+  }
+
+  private headers(headers: Record<string, string>): Record<string, string> {
+    return this.sessionId === undefined ? headers : { ...headers, "mcp-session-id": this.sessionId };
+  }
+
+  /** Answers a JSON-RPC error with no id, in the SDK's transport's shape. */
+  private refuse(res: ServerResponse, status: number, code: number, message: string): undefined {
+    this.onerror?.(new Error(message));
+    const body = JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null });
+    res.writeHead(status, jsonHeaders(body)).end(body);
+    return undefined;
+  }
+}
+
+/** With its length given, a JSON body leaves with its headers in one write, without chunk framing. */
+function jsonHeaders(body: string): Record<string, string> {
+  return { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) };
+}
+
+/** A message JSONRPCMessageSchema has passed is a request when it has both a method and an id. */
+function isRequest(message: JSONRPCMessage): message is JSONRPCRequest {
+  return "method" in message && "id" in message;
+}
+
+function event(message: JSONRPCMessage): string {
+  return `event: message\ndata: ${JSON.stringify(message)}\n\n`;
+}
+
+/** Writes an SSE comment every `KEEP_ALIVE_MS` until cleared; it does not keep the process alive. */
+function keepAlive(res: ServerResponse): NodeJS.Timeout {
+  return setInterval(() => res.write(": keepalive\n\n"), KEEP_ALIVE_MS).unref();
+}
