@@ -15,6 +15,7 @@ import { recoveryOf } from "./recovery.js";
 import { backoffMs, retryReason } from "./retry.js";
 import { refuseInProcessSandbox, sandboxed } from "./sandbox.js";
 import type { Scheduler } from "./scheduler.js";
+import { Spawner } from "./spawner.js";
 import type { JobServiceDeps, OutputEvent } from "./service.js";
 import { resolveWorkdir } from "./workdir.js";
 import { jobDataPaths, type JobDataPaths } from "./worker-process.js";
@@ -57,6 +58,8 @@ export class JobRunner {
   /** Jobs waiting out their retry backoff before they queue again. */
   private retryTimers = new Map<string, NodeJS.Timeout>();
   private closing = false;
+  /** Starts this server's workers from a small process (see spawner.ts); started with the first. */
+  private readonly spawner = new Spawner();
 
   constructor(
     private readonly deps: JobServiceDeps,
@@ -105,7 +108,7 @@ export class JobRunner {
       started = { ...row, workdir: this.workdirAtStart(row) };
       await this.deps.hooks?.starting(started);
       if (this.leftWhileStarting(row, log, attempt)) return;
-      execution = this.execute(started, agent, files, log);
+      execution = await this.execute(started, agent, files, log);
     } catch (err) {
       await this.deps.hooks?.ended(row, false);
       const error = err instanceof Error ? err.message : String(err);
@@ -115,6 +118,13 @@ export class JobRunner {
       });
       log.close();
       this.scheduler.released(agent.name);
+      return;
+    }
+    // The worker started while the job may have been cancelled or the server begun to stop: it is
+    // stopped again (the job stays queued for the next start at shutdown).
+    if (this.closing || this.deps.jobs.get(id)?.status !== "queued") {
+      await execution.stop();
+      this.leftWhileStarting(row, log, attempt);
       return;
     }
     // The attempt and the job's running state are one write: the registry never holds one without the other.
@@ -219,6 +229,7 @@ export class JobRunner {
       active.log.close();
     }
     this.active.clear();
+    this.spawner.close();
   }
 
   /** At boot, a job the registry says is running: follow its worker again, or call it lost. */
@@ -260,7 +271,7 @@ export class JobRunner {
     }
   }
 
-  private execute(row: JobRow, agent: AgentRow, files: JobDataPaths, log: OutputLog): Execution {
+  private async execute(row: JobRow, agent: AgentRow, files: JobDataPaths, log: OutputLog): Promise<Execution> {
     const jobSpec = spec(row, agent);
     const listeners = this.listeners(row.id);
     const inProcess = this.deps.inProcessAdapters?.[agent.kind];
@@ -276,7 +287,7 @@ export class JobRunner {
     const invocation = sandboxed(boundedInvocation(adapter, jobSpec, availability.resolved, baseEnv), agent, this.config);
     const env = { ...baseEnv, ...invocation.env };
     assertCommandLineFits(invocation, env, jobSpec);
-    return startCli(invocation, env, { adapter, spec: jobSpec, files, log, listeners, killGraceMs: this.config.killGraceMs });
+    return startCli(invocation, env, { adapter, spec: jobSpec, files, log, listeners, killGraceMs: this.config.killGraceMs }, this.spawner);
   }
 
   /** Corral's own line in the log, announced like the worker's output so a live stream has no gap. */
