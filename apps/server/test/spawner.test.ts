@@ -1,8 +1,9 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import Database from "better-sqlite3";
 import path from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import type { Job, OutputPage } from "@corral/shared";
-import { api, sleep, startServer, until, type TestServer } from "./helpers.js";
+import { api, sleep, startServer, tempDir, until, type TestServer } from "./helpers.js";
 
 /**
  * Workers are started by a small child of the server (jobs/spawner.mjs): a job's life must not
@@ -36,10 +37,15 @@ function alive(pid: number): boolean {
 
 /** The spawner of the server under test: this process's child running spawner.mjs. */
 function spawnerPid(): number | undefined {
+  return spawnerPids()[0];
+}
+
+/** Every spawner of the servers this process runs. */
+function spawnerPids(): number[] {
   const children = readdirSync(`/proc/${process.pid}/task`).flatMap((task) =>
     readFileSync(`/proc/${process.pid}/task/${task}/children`, "utf8").trim().split(" ").filter(Boolean).map(Number),
   );
-  return children.find((pid) => {
+  return children.filter((pid) => {
     try {
       return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("spawner.mjs");
     } catch {
@@ -91,4 +97,35 @@ test("a job cancelled while its worker is being started ends cancelled, and the 
   const now = await job(id);
   expect(now.status).toBe("cancelled");
   expect(now.pid).toBeNull();
+}, 30_000);
+
+test("a server closed while a worker is being started stops that worker, keeps the job queued, and its spawner exits", async () => {
+  const closing = await startServer({}, { root: tempDir() });
+  try {
+    const launchOn = async (prompt: string, dir: string) =>
+      (await api<Job>(closing, "POST", "/api/jobs", { agent: "kiro", prompt, workdir: path.join(closing.root, dir) })).body;
+    const others = spawnerPids();
+    const warm = await launchOn("print 1", "warm");
+    await until(async () => ((await api<Job>(closing, "GET", `/api/jobs/${warm.id}`)).body.status === "succeeded" ? true : undefined));
+    const spawner = spawnerPids().find((pid) => !others.includes(pid));
+    expect(spawner).toBeDefined();
+    process.kill(spawner as number, "SIGSTOP");
+    const late = await launchOn("sleep 1\nwrite late.txt too late", "late");
+    await sleep(300);
+    await closing.app.close();
+    process.kill(spawner as number, "SIGCONT");
+    // Once its start is answered the spawner goes; the worker it started was stopped before it could write.
+    await until(() => (alive(spawner as number) ? undefined : true), 5000, "the spawner to exit");
+    expect(existsSync(path.join(closing.dataDir, "jobs", late.id, "attempt-1.stdout"))).toBe(true);
+    await sleep(1500);
+    expect(existsSync(path.join(closing.root, "late", "late.txt"))).toBe(false);
+    const db = new Database(path.join(closing.dataDir, "corral.db"), { readonly: true });
+    try {
+      expect(db.prepare("select status from jobs where id = ?").get(late.id)).toEqual({ status: "queued" });
+    } finally {
+      db.close();
+    }
+  } finally {
+    rmSync(closing.root, { recursive: true, force: true });
+  }
 }, 30_000);

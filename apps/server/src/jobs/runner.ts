@@ -11,6 +11,7 @@ import { assertCommandLineFits, boundedInvocation } from "./command-line.js";
 import { writeAnswerFile } from "../lib/confined-files.js";
 import { reattachCli, startCli, startInProcess, type Execution, type ExecutionListeners } from "./execution.js";
 import { OutputLog, tailText } from "./output-log.js";
+import { killGroup } from "./process-group.js";
 import { recoveryOf } from "./recovery.js";
 import { backoffMs, retryReason } from "./retry.js";
 import { refuseInProcessSandbox, sandboxed } from "./sandbox.js";
@@ -120,13 +121,16 @@ export class JobRunner {
       this.scheduler.released(agent.name);
       return;
     }
-    // The worker started while the job may have been cancelled or the server begun to stop: it is
-    // stopped again (the job stays queued for the next start at shutdown).
-    if (this.closing || this.deps.jobs.get(id)?.status !== "queued") {
+    // While the worker started, the job may have been cancelled or the server begun to stop: the
+    // worker is stopped again. At shutdown its end is no longer reported: it is killed unfollowed
+    // (the job stays queued for the next start).
+    if (this.closing) {
+      execution.detach();
+      if (execution.pid !== null) await killGroup(execution.pid, this.config.killGraceMs);
+    } else if (this.deps.jobs.get(id)?.status !== "queued") {
       await execution.stop();
-      this.leftWhileStarting(row, log, attempt);
-      return;
     }
+    if (this.leftWhileStarting(row, log, attempt)) return;
     // The attempt and the job's running state are one write: the registry never holds one without the other.
     this.store.atomically(() => {
       this.deps.jobs.startAttempt({ ...attempt, status: "running" });

@@ -30,8 +30,17 @@ export interface Spawned {
 type Answer = { id: number; pid: number; pidStart: number | null } | { id: number; error: string | null } | { id: number; exit: number | null };
 
 interface Pending {
+  /** Set until the start is answered. */
   started: ((answer: Answer) => void) | null;
   exited: (exit: { code: number | null } | null) => void;
+}
+
+/** One spawner process and what it was asked. */
+interface Channel {
+  child: ChildProcess;
+  pending: Map<number, Pending>;
+  /** Closed by this server: it ends once the starts already asked for are answered. */
+  closing: boolean;
 }
 
 /**
@@ -40,17 +49,16 @@ interface Pending {
  * child holds this process open only while it has requests or processes to report on.
  */
 export class Spawner {
-  private child: ChildProcess | null = null;
-  private pending = new Map<number, Pending>();
+  private channel: Channel | null = null;
   private nextId = 1;
 
   /** The spawner's own pid, once it runs. */
   get pid(): number | undefined {
-    return this.child?.pid;
+    return this.channel?.child.pid;
   }
 
   spawn(request: SpawnRequest): Promise<Spawned | NotSpawned> {
-    const child = this.child ?? this.startChild();
+    const channel = this.channel ?? this.open();
     const id = this.nextId++;
     return new Promise((resolve) => {
       let exited: Pending["exited"] = () => {};
@@ -61,68 +69,75 @@ export class Spawner {
         if ("pid" in answer) resolve({ pid: answer.pid, pidStart: answer.pidStart, exit });
         else resolve({ error: "error" in answer ? answer.error : null });
       };
-      this.pending.set(id, { started, exited });
-      this.holdOpen();
-      child.send({ id, ...request });
+      channel.pending.set(id, { started, exited });
+      holdOpen(channel);
+      channel.child.send({ id, ...request });
     });
   }
 
-  /** Ends the spawner; the processes it started go on, and their exits are no longer reported. */
+  /**
+   * Ends the spawner; the processes it started go on, and their exits are no longer reported. A
+   * start already asked for is answered first, so that whoever asked knows of its process.
+   */
   close(): void {
-    const child = this.child;
-    this.child = null;
-    this.pending.clear();
-    if (child?.connected) child.disconnect();
+    const channel = this.channel;
+    if (!channel) return;
+    this.channel = null;
+    channel.closing = true;
+    for (const [id, pending] of channel.pending) if (!pending.started) channel.pending.delete(id);
+    closeWhenAnswered(channel);
   }
 
-  private startChild(): ChildProcess {
+  private open(): Channel {
     // No execArgv and no environment of this server: a loader or a profiler meant for it stays out.
     const child = fork(SCRIPT, [], { execArgv: [], env: {}, stdio: ["ignore", "ignore", "inherit", "ipc"] });
-    child.on("message", (answer: Answer) => this.answered(answer));
-    child.once("exit", () => this.ended(child));
-    child.once("error", () => this.ended(child));
-    this.child = child;
-    return child;
+    const channel: Channel = { child, pending: new Map(), closing: false };
+    child.on("message", (answer: Answer) => answered(channel, answer));
+    child.once("exit", () => this.ended(channel));
+    child.once("error", () => this.ended(channel));
+    this.channel = channel;
+    return channel;
   }
 
-  private answered(answer: Answer): void {
-    const pending = this.pending.get(answer.id);
-    if (!pending) return;
-    if ("exit" in answer) {
-      this.pending.delete(answer.id);
-      pending.exited({ code: answer.exit });
-      this.holdOpen();
-    } else {
-      pending.started?.(answer);
-      pending.started = null;
-      if (!("pid" in answer)) {
-        this.pending.delete(answer.id);
-        this.holdOpen();
-      }
-    }
-  }
-
-  /** The spawner is gone while this server lives (killed, crashed): what it followed is told so, and the next request starts another. */
-  private ended(child: ChildProcess): void {
-    if (this.child !== child) return;
-    this.child = null;
-    const pending = [...this.pending.values()];
-    this.pending.clear();
+  /** The spawner is gone (killed, crashed): what it followed is told so, and the next request starts another. */
+  private ended(channel: Channel): void {
+    if (this.channel === channel) this.channel = null;
+    const pending = [...channel.pending.values()];
+    channel.pending.clear();
     for (const { started, exited } of pending) {
       started?.({ id: 0, error: "the worker spawner ended before it started the worker" });
       exited(null);
     }
   }
+}
 
-  private holdOpen(): void {
-    const child = this.child;
-    if (!child) return;
-    if (this.pending.size > 0) {
-      child.ref();
-      child.channel?.ref();
-    } else {
-      child.unref();
-      child.channel?.unref();
-    }
+function answered(channel: Channel, answer: Answer): void {
+  const pending = channel.pending.get(answer.id);
+  if (!pending) return;
+  if ("exit" in answer) {
+    channel.pending.delete(answer.id);
+    pending.exited({ code: answer.exit });
+  } else {
+    pending.started?.(answer);
+    pending.started = null;
+    if (!("pid" in answer) || channel.closing) channel.pending.delete(answer.id);
+  }
+  if (channel.closing) closeWhenAnswered(channel);
+  else holdOpen(channel);
+}
+
+function closeWhenAnswered(channel: Channel): void {
+  if (channel.pending.size > 0) return;
+  channel.child.unref();
+  if (channel.child.connected) channel.child.disconnect();
+}
+
+function holdOpen({ child, pending }: Channel): void {
+  if (pending.size > 0) {
+    child.ref();
+    child.channel?.ref();
+  } else {
+    child.unref();
+    child.channel?.unref();
   }
 }
