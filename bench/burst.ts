@@ -5,7 +5,7 @@
 // it skews throughput) against the same for the direct spawns; the server's peak RSS (VmHWM)
 // against its RSS just before.
 import { McpHttpClient } from "./lib/mcp-http.js";
-import { addTrivialAgent, cpuOf, memoryOf, spawnAndWait, startCorral } from "./lib/server.js";
+import { addTrivialAgent, cpuOf, memoryOf, spawnAndWait, startCorral, treeCpuOf } from "./lib/server.js";
 import type { Benchmark, BenchRow } from "./lib/stats.js";
 
 const JOBS = Number(process.env.BENCH_BURST_JOBS ?? 500);
@@ -64,9 +64,9 @@ export const burst: Benchmark = {
       for (const width of CONCURRENCIES) {
         const agent = `bench_true_${width}`;
         const bin = await addTrivialAgent(server, agent, width);
-        const c0 = cpuOf(server.pid);
+        const c0 = treeCpuOf(server.pid);
         const corral = await burstOf(clients, agent, `${server.root}/work/${width}`);
-        const c1 = cpuOf(server.pid);
+        const c1 = treeCpuOf(server.pid);
         const d0 = cpuOf("self");
         const b0 = performance.now();
         await pool(JOBS, width, () => spawnAndWait(bin, `${server.root}/work`));

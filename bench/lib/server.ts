@@ -1,7 +1,7 @@
 // Runs the built server (`node apps/server/dist/server.js`, what `pnpm start` runs) as a child
 // process in a temp dir, so its memory can be read from /proc and its start-up timed from spawn.
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -42,6 +42,20 @@ export function cpuOf(pid: number | "self"): { ownMs: number; childrenMs: number
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
   const ticks = (i: number) => Number(fields[i] ?? NaN);
   return { ownMs: (ticks(11) + ticks(12)) * TICK_MS, childrenMs: (ticks(13) + ticks(14)) * TICK_MS };
+}
+
+/**
+ * cpuOf for a server and its live children: its workers are started, and reaped, by its spawner
+ * (apps/server/src/jobs/spawner.mjs), so their CPU is the spawner's children's until it exits.
+ */
+export function treeCpuOf(pid: number): { ownMs: number; childrenMs: number } {
+  const children = readdirSync(`/proc/${pid}/task`).flatMap((task) =>
+    readFileSync(`/proc/${pid}/task/${task}/children`, "utf8").trim().split(" ").filter(Boolean).map(Number),
+  );
+  return children.reduce((sum, child) => {
+    const cpu = cpuOf(child);
+    return { ownMs: sum.ownMs + cpu.ownMs, childrenMs: sum.childrenMs + cpu.childrenMs };
+  }, cpuOf(pid));
 }
 
 /** Polls `url` until it answers 200; returns when it does. */

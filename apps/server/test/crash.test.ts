@@ -1,9 +1,9 @@
-import { readFileSync, rmSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, expect, test } from "vitest";
 import type { Job } from "@corral/shared";
-import { groupAlive } from "../src/jobs/process-group.js";
+import { groupAlive, processStartTicks } from "../src/jobs/process-group.js";
 import { sleep, tempDir, until } from "./helpers.js";
 import { startServerProcess, type ServerProcess } from "./server-process.js";
 
@@ -42,10 +42,13 @@ test("kill -9 of the server while three jobs run: after a restart all three fini
   }
   await until(async () => ((await rest<Job>("GET", `/api/jobs/${jobs[2]?.id}`)).status === "running" ? true : undefined));
   await sleep(300);
+  const spawner = spawnerOf(first.child.pid as number);
   const killed = new Promise((resolve) => first.child.once("exit", resolve));
   first.child.kill("SIGKILL");
   await killed;
-  // The workers did not notice: their process groups are still there.
+  // The spawner that started the workers saw its server go and went too; the workers did not
+  // notice: their process groups are still there.
+  await until(() => (processStartTicks(spawner) === null ? true : undefined), 5000, "the spawner to exit");
   for (const job of jobs) expect(groupAlive(storedPid(job.id))).toBe(true);
   const second = await startProcess();
   try {
@@ -67,6 +70,16 @@ test("kill -9 of the server while three jobs run: after a restart all three fini
   }
 }, 60_000);
 
+/** The pid of the server's worker spawner (jobs/spawner.mjs), among its children. */
+function spawnerOf(serverPid: number): number {
+  const children = readdirSync(`/proc/${serverPid}/task`).flatMap((task) =>
+    readFileSync(`/proc/${serverPid}/task/${task}/children`, "utf8").trim().split(" ").filter(Boolean).map(Number),
+  );
+  const spawner = children.find((pid) => readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("spawner.mjs"));
+  if (spawner === undefined) throw new Error(`no spawner among the children of ${serverPid}`);
+  return spawner;
+}
+
 /** The server is down: read the pid it stored, straight from SQLite. */
 function storedPid(jobId: string): number {
   const db = new Database(path.join(root, "data", "corral.db"), { readonly: true });
@@ -81,9 +94,11 @@ test("SIGTERM leaves workers running; with CORRAL_STOP_WORKERS_ON_EXIT=1 it canc
   const keep = await startProcess();
   const left = await rest<Job>("POST", "/api/jobs", { agent: "kiro", prompt: "hang", workdir: path.join(root, "keep") });
   await until(async () => ((await rest<Job>("GET", `/api/jobs/${left.id}`)).status === "running" ? true : undefined));
+  const spawner = spawnerOf(keep.child.pid as number);
   expect(await keep.stop()).toBe(0);
   const leftPid = storedPid(left.id);
   expect(groupAlive(leftPid)).toBe(true);
+  await until(() => (processStartTicks(spawner) === null ? true : undefined), 5000, "the spawner to exit");
 
   const stopping = await startProcess({ CORRAL_STOP_WORKERS_ON_EXIT: "1" });
   expect((await rest<Job>("GET", `/api/jobs/${left.id}`)).status).toBe("running");

@@ -3,6 +3,7 @@ import type { CliAdapter, InProcessAdapter, Invocation, JobSpec, UsageReport, Wo
 import { Capture } from "./capture.js";
 import { atLastLineEnd, lastRawOffsets, type OutputLog } from "./output-log.js";
 import { groupAlive, killGroup } from "./process-group.js";
+import type { Spawner } from "./spawner.js";
 import { reattachWorker, spawnWorker, type JobDataPaths, type WorkerProcess } from "./worker-process.js";
 
 export interface ExecutionEnd {
@@ -71,8 +72,8 @@ function followProcess(worker: WorkerProcess, invocation: InvocationRecord, ctx:
   };
 }
 
-export function startCli(invocation: Invocation, env: Record<string, string>, ctx: CliContext): Execution {
-  const worker = spawnWorker(invocation, env, ctx.files);
+export async function startCli(invocation: Invocation, env: Record<string, string>, ctx: CliContext, spawner: Spawner): Promise<Execution> {
+  const worker = await spawnWorker(invocation, env, ctx.files, spawner);
   const record = { command: invocation.command, args: invocation.args, cwd: invocation.cwd };
   return followProcess(worker, record, ctx, { out: 0, err: 0 });
 }

@@ -11,10 +11,12 @@ import { assertCommandLineFits, boundedInvocation } from "./command-line.js";
 import { writeAnswerFile } from "../lib/confined-files.js";
 import { reattachCli, startCli, startInProcess, type Execution, type ExecutionListeners } from "./execution.js";
 import { OutputLog, tailText } from "./output-log.js";
+import { killGroup } from "./process-group.js";
 import { recoveryOf } from "./recovery.js";
 import { backoffMs, retryReason } from "./retry.js";
 import { refuseInProcessSandbox, sandboxed } from "./sandbox.js";
 import type { Scheduler } from "./scheduler.js";
+import { Spawner } from "./spawner.js";
 import type { JobServiceDeps, OutputEvent } from "./service.js";
 import { resolveWorkdir } from "./workdir.js";
 import { jobDataPaths, type JobDataPaths } from "./worker-process.js";
@@ -57,6 +59,8 @@ export class JobRunner {
   /** Jobs waiting out their retry backoff before they queue again. */
   private retryTimers = new Map<string, NodeJS.Timeout>();
   private closing = false;
+  /** Starts this server's workers from a small process (see spawner.ts); started with the first. */
+  private readonly spawner = new Spawner();
 
   constructor(
     private readonly deps: JobServiceDeps,
@@ -105,7 +109,7 @@ export class JobRunner {
       started = { ...row, workdir: this.workdirAtStart(row) };
       await this.deps.hooks?.starting(started);
       if (this.leftWhileStarting(row, log, attempt)) return;
-      execution = this.execute(started, agent, files, log);
+      execution = await this.execute(started, agent, files, log);
     } catch (err) {
       await this.deps.hooks?.ended(row, false);
       const error = err instanceof Error ? err.message : String(err);
@@ -117,6 +121,16 @@ export class JobRunner {
       this.scheduler.released(agent.name);
       return;
     }
+    // While the worker started, the job may have been cancelled or the server begun to stop: the
+    // worker is stopped again. At shutdown its end is no longer reported: it is killed unfollowed
+    // (the job stays queued for the next start).
+    if (this.closing) {
+      execution.detach();
+      if (execution.pid !== null) await killGroup(execution.pid, this.config.killGraceMs);
+    } else if (this.deps.jobs.get(id)?.status !== "queued") {
+      await execution.stop();
+    }
+    if (this.leftWhileStarting(row, log, attempt)) return;
     // The attempt and the job's running state are one write: the registry never holds one without the other.
     this.store.atomically(() => {
       this.deps.jobs.startAttempt({ ...attempt, status: "running" });
@@ -219,6 +233,7 @@ export class JobRunner {
       active.log.close();
     }
     this.active.clear();
+    this.spawner.close();
   }
 
   /** At boot, a job the registry says is running: follow its worker again, or call it lost. */
@@ -260,7 +275,7 @@ export class JobRunner {
     }
   }
 
-  private execute(row: JobRow, agent: AgentRow, files: JobDataPaths, log: OutputLog): Execution {
+  private async execute(row: JobRow, agent: AgentRow, files: JobDataPaths, log: OutputLog): Promise<Execution> {
     const jobSpec = spec(row, agent);
     const listeners = this.listeners(row.id);
     const inProcess = this.deps.inProcessAdapters?.[agent.kind];
@@ -276,7 +291,7 @@ export class JobRunner {
     const invocation = sandboxed(boundedInvocation(adapter, jobSpec, availability.resolved, baseEnv), agent, this.config);
     const env = { ...baseEnv, ...invocation.env };
     assertCommandLineFits(invocation, env, jobSpec);
-    return startCli(invocation, env, { adapter, spec: jobSpec, files, log, listeners, killGraceMs: this.config.killGraceMs });
+    return startCli(invocation, env, { adapter, spec: jobSpec, files, log, listeners, killGraceMs: this.config.killGraceMs }, this.spawner);
   }
 
   /** Corral's own line in the log, announced like the worker's output so a live stream has no gap. */

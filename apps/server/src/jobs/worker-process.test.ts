@@ -5,19 +5,30 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, expect, test } from "vitest";
 import { processStartTicks } from "./process-group.js";
-import { jobDataPaths, reattachWorker, spawnWorker, type JobDataPaths } from "./worker-process.js";
+import { Spawner } from "./spawner.js";
+import { isSameProcessAlive, jobDataPaths, reattachWorker, spawnWorker, type JobDataPaths } from "./worker-process.js";
 
 let root: string;
 let files: JobDataPaths;
+let spawner: Spawner;
 beforeEach(() => {
   root = mkdtempSync(path.join(os.tmpdir(), "corral-worker-"));
   files = jobDataPaths(root, "job1");
   mkdirSync(files.dir, { recursive: true });
+  spawner = new Spawner();
 });
-afterEach(() => rmSync(root, { recursive: true, force: true }));
+afterEach(() => {
+  spawner.close();
+  rmSync(root, { recursive: true, force: true });
+});
 
 test("the wrapper hands the worker its arguments untouched and records its exit code, owner-only", async () => {
-  const worker = spawnWorker({ command: "/bin/sh", args: ["-c", 'printf "%s" "$1"; exit 3', "sh", "$(x) `y` 'z'"], cwd: root }, {}, files);
+  const worker = await spawnWorker(
+    { command: "/bin/sh", args: ["-c", 'printf "%s" "$1"; exit 3', "sh", "$(x) `y` 'z'"], cwd: root },
+    {},
+    files,
+    spawner,
+  );
   expect(await worker.ended).toBe(3);
   expect(readFileSync(files.out, "utf8")).toBe("$(x) `y` 'z'");
   expect(readFileSync(files.exit, "utf8")).toBe("3\n");
@@ -52,5 +63,67 @@ test("a reattached worker's end is seen when the wrapper writes its exit code, n
     expect(await worker.ended).toBe(5);
   } finally {
     process.kill(-pid, "SIGKILL");
+  }
+});
+
+/** Until `check` holds, or fails the test after a few seconds. */
+async function until(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 250 && !check(); i++) await sleep(20);
+  expect(check()).toBe(true);
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+test("a worker that cannot start fails with the reason, and the spawner goes on starting the next", async () => {
+  const missing = path.join(root, "gone");
+  await expect(spawnWorker({ command: "/bin/true", args: [], cwd: missing }, {}, files, spawner)).rejects.toThrow("could not start /bin/true");
+  const worker = await spawnWorker({ command: "/bin/sh", args: ["-c", "exit 4"], cwd: root }, {}, files, spawner);
+  expect(await worker.ended).toBe(4);
+});
+
+test("the spawner reaps what it started: no zombie is left behind", async () => {
+  const worker = await spawnWorker({ command: "/bin/true", args: [], cwd: root }, {}, files, spawner);
+  expect(await worker.ended).toBe(0);
+  const spawnerPid = spawner.pid as number;
+  const children = readFileSync(`/proc/${spawnerPid}/task/${spawnerPid}/children`, "utf8").trim();
+  expect(children).toBe("");
+  expect(processStartTicks(worker.pid)).toBeNull();
+});
+
+test("a worker whose spawner was killed is still followed to its end, and the next worker gets a new spawner", async () => {
+  const gate = path.join(root, "gate");
+  const worker = await spawnWorker(
+    { command: "/bin/sh", args: ["-c", 'while [ ! -e "$1" ]; do sleep 0.02; done; exit 6', "sh", gate], cwd: root },
+    {},
+    files,
+    spawner,
+  );
+  const first = spawner.pid as number;
+  process.kill(first, "SIGKILL");
+  await until(() => !alive(first));
+  expect(alive(worker.pid)).toBe(true);
+  writeFileSync(gate, "");
+  expect(await worker.ended).toBe(6);
+  const next = await spawnWorker({ command: "/bin/sh", args: ["-c", "exit 2"], cwd: root }, {}, jobDataPaths(root, "job1", 2), spawner);
+  expect(spawner.pid).not.toBe(first);
+  expect(await next.ended).toBe(2);
+});
+
+test("closing the spawner leaves its workers running, and it exits on its own", async () => {
+  const worker = await spawnWorker({ command: "/bin/sh", args: ["-c", "sleep 30"], cwd: root }, {}, files, spawner);
+  const spawnerPid = spawner.pid as number;
+  try {
+    spawner.close();
+    await until(() => !alive(spawnerPid));
+    expect(isSameProcessAlive(worker.pid, worker.pidStart)).toBe(true);
+  } finally {
+    process.kill(-worker.pid, "SIGKILL");
   }
 });

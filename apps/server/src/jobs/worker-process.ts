@@ -1,8 +1,7 @@
-import { spawn } from "node:child_process";
-import { closeSync, type FSWatcher, openSync, readFileSync, watch } from "node:fs";
+import { type FSWatcher, readFileSync, watch } from "node:fs";
 import path from "node:path";
-import { PRIVATE_FILE_MODE } from "../lib/private-files.js";
 import { groupAlive, processStartTicks } from "./process-group.js";
+import type { Spawner } from "./spawner.js";
 
 /** Where a job keeps its files inside the data dir. */
 export interface JobDataPaths {
@@ -40,31 +39,28 @@ export interface WorkerProcess {
  */
 const WRAPPER = '"$@"; code=$?; umask 077; echo $code > "$0"; exit $code';
 
-export function spawnWorker(
+/**
+ * Starts the worker through the spawner (see spawner.ts), which reports its exit. Should the
+ * spawner end first, the worker is followed as after a restart: by its exit file and its pid.
+ */
+export async function spawnWorker(
   invocation: { command: string; args: string[]; cwd: string },
   env: Record<string, string>,
   files: JobDataPaths,
-): WorkerProcess {
-  const out = openSync(files.out, "a", PRIVATE_FILE_MODE);
-  const err = openSync(files.err, "a", PRIVATE_FILE_MODE);
-  try {
-    const child = spawn("/bin/sh", ["-c", WRAPPER, files.exit, invocation.command, ...invocation.args], {
-      cwd: invocation.cwd,
-      env,
-      detached: true,
-      stdio: ["ignore", out, err],
-    });
-    const ended = new Promise<number | null>((resolve) => {
-      child.once("error", () => resolve(null));
-      child.once("exit", (code) => resolve(code));
-    });
-    const pid = child.pid;
-    if (pid === undefined) throw new Error(`could not start ${invocation.command}`);
-    return { pid, pidStart: processStartTicks(pid), ended };
-  } finally {
-    closeSync(out);
-    closeSync(err);
-  }
+  spawner: Spawner,
+): Promise<WorkerProcess> {
+  const started = await spawner.spawn({
+    file: "/bin/sh",
+    args: ["-c", WRAPPER, files.exit, invocation.command, ...invocation.args],
+    cwd: invocation.cwd,
+    env,
+    out: files.out,
+    err: files.err,
+  });
+  if (!("pid" in started)) throw new Error(started.error ?? `could not start ${invocation.command}`);
+  const { pid, pidStart } = started;
+  const ended = started.exit.then((exit) => (exit ? exit.code : reattachWorker(pid, pidStart, files).ended));
+  return { pid, pidStart, ended };
 }
 
 export function readExitFile(file: string): number | null {
