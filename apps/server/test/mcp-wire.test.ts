@@ -156,8 +156,8 @@ describe("MCP on the wire", () => {
     const id = nextId++;
     const res = await post(call("gemini_run", { prompt: "sleep 1\nhello", workdir: workdir() }, id));
     expect(res.headers.get("content-type")).toBe("text/event-stream");
-    const running = server.services.jobs.list({ limit: 50, offset: 0, status: ["running"] }).jobs;
-    expect(running.map((j) => j.prompt)).toContain("sleep 1\nhello");
+    const unended = server.services.jobs.list({ limit: 50, offset: 0, status: ["queued", "running"] }).jobs;
+    expect(unended.map((j) => j.prompt)).toContain("sleep 1\nhello");
     const [answer, ...more] = await messagesOf(res);
     expect(more).toEqual([]);
     expect(answer?.id).toBe(id);
@@ -202,8 +202,8 @@ describe("MCP on the wire", () => {
     expect(first.method).toBe("notifications/progress");
     expect((first.params as { progressToken: string }).progressToken).toBe("p1");
     // It came while the job was still running: held back to the end, it would come after.
-    const running = server.services.jobs.list({ limit: 50, offset: 0, status: ["running"] }).jobs;
-    expect(running.map((j) => j.prompt)).toContain("sleep 1\nhello");
+    const unended = server.services.jobs.list({ limit: 50, offset: 0, status: ["queued", "running"] }).jobs;
+    expect(unended.map((j) => j.prompt)).toContain("sleep 1\nhello");
     let answer = await stream.next();
     while (answer.method === "notifications/progress") answer = await stream.next();
     expect(answer.id).toBe(id);
