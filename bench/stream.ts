@@ -4,13 +4,13 @@
 // against the same worker's lines read straight from its stdout pipe.
 import { spawn } from "node:child_process";
 import { mkdtempSync, realpathSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { isFinalStatus, parseServerMessage } from "../packages/shared/src/index.js";
 import { freePort, memoryOf, sleep, waitHealthy } from "./lib/server.js";
 import { median, percentile, type Benchmark, type BenchRow } from "./lib/stats.js";
+import { WebSocket } from "./lib/ws.js";
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const fakeCli = path.join(repo, "apps/server/test/fixtures/fake-cli.mjs");
@@ -26,17 +26,6 @@ const RSS_HEADROOM_MIB = 64;
 /** The text-mode fake CLI: what it prints is the job's output as is. */
 const AGENT = "kiro";
 const DONE_LINE = "done kiro-cli-chat\n";
-
-// The `ws` client the server itself depends on (the repo root has no copy).
-const WebSocket = createRequire(path.join(repo, "apps/server/package.json"))("ws") as new (
-  url: string,
-  options: { headers: Record<string, string> },
-) => {
-  on(event: "message", cb: (data: Buffer) => void): void;
-  once(event: "open" | "error", cb: (err?: Error) => void): void;
-  send(data: string): void;
-  close(): void;
-};
 
 interface Server {
   url: string;

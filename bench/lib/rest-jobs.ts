@@ -1,23 +1,8 @@
 // Jobs through REST and the WebSocket instead of MCP: `POST /api/jobs` launches, the job list
 // subscription (`subscribe_jobs`) says when a job's end is stored. One HTTP request and one pushed
 // message per job, so a job's own cost shows without any MCP call in the figure.
-import { createRequire } from "node:module";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 import type { RunningServer } from "./server.js";
-
-const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-
-// The `ws` client the server itself depends on (the repo root has no copy).
-const WebSocket = createRequire(path.join(repo, "apps/server/package.json"))("ws") as new (
-  url: string,
-  options: { headers: Record<string, string> },
-) => {
-  on(event: "message", cb: (data: Buffer) => void): void;
-  once(event: "open" | "error", cb: (err?: Error) => void): void;
-  send(data: string): void;
-  close(): void;
-};
+import { WebSocket } from "./ws.js";
 
 interface EndedJob {
   id: string;
