@@ -23,14 +23,17 @@ export default defineConfig({
     baseURL,
     trace: "retain-on-failure",
     screenshot: "only-on-failure",
-    viewport: { width: 1280, height: 860 },
     launchOptions: {
       // Debian's Chromium (apt install chromium); Playwright's own browser download is never used.
       executablePath: process.env.CORRAL_E2E_CHROMIUM ?? "/usr/bin/chromium",
       args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
     },
   },
-  projects: [{ name: "chromium", use: { browserName: "chromium" } }],
+  // Every spec runs at the widths of the user trial that shaped the panel: a laptop and a phone.
+  projects: [
+    { name: "desktop", use: { browserName: "chromium", viewport: { width: 1400, height: 900 } } },
+    { name: "phone", use: { browserName: "chromium", viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true } },
+  ],
   webServer: {
     command: "npx tsx e2e/serve.ts",
     url: `${baseURL}/api/health`,

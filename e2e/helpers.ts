@@ -1,10 +1,18 @@
 import path from "node:path";
-import type { Page, TestInfo } from "@playwright/test";
+import AxeBuilder from "@axe-core/playwright";
+import { expect, type Page, type TestInfo, test } from "@playwright/test";
 
 export const token = process.env.CORRAL_E2E_TOKEN ?? "";
 export const root = process.env.CORRAL_E2E_ROOT ?? "";
-/** A fresh workdir under the allowed root. */
-export const workdir = (name: string) => path.join(root, "work", name);
+
+/**
+ * A fresh workdir under the allowed root, one per project: the desktop and phone runs share
+ * one server, and a workdir busy with the other run's job would refuse the launch.
+ */
+export const workdir = (name: string) => path.join(root, "work", test.info().project.name, name);
+
+/** True in the phone-width project. */
+export const isPhone = (testInfo: TestInfo) => testInfo.project.name === "phone";
 
 /** Opens the panel the way a person does: the printed URL with ?token=, traded for a cookie. */
 export async function signIn(page: Page): Promise<void> {
@@ -16,6 +24,26 @@ export async function signIn(page: Page): Promise<void> {
 export async function snapshot(page: Page, testInfo: TestInfo, name: string): Promise<void> {
   const file = testInfo.outputPath(`${name}.png`);
   await page.screenshot({ path: file, fullPage: true });
+}
+
+export type Theme = "light" | "dark";
+
+/** Switches the panel's theme the way a person does, with the sidebar's selector. */
+export async function setTheme(page: Page, theme: Theme): Promise<void> {
+  await page.getByLabel("Colour theme").selectOption(theme);
+  await expect(page.locator("html")).toHaveAttribute("data-theme", theme);
+}
+
+/**
+ * An axe-core scan of the page as it is now: no serious or critical violation (WCAG 2.x A and AA
+ * rules). The failure lists each rule with the elements it flagged, so it says what to fix.
+ */
+export async function expectAccessible(page: Page, where: string): Promise<void> {
+  const results = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]).analyze();
+  const bad = results.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+  const report = bad.map((v) => `${v.id} (${v.impact}): ${v.help}\n${v.nodes.map((n) => `    ${n.target.join(" ")}`).join("\n")}`);
+  // Soft: a tour goes on to the next page, so one run lists every page's violations.
+  expect.soft(report, `accessibility violations on ${where}`).toEqual([]);
 }
 
 /** Launches a job through the form and returns its id once its page is open. */

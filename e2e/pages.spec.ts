@@ -87,14 +87,3 @@ test("ollama: models with capabilities, and a tool-calling probe", async ({ page
   await expect(qwen).toContainText("calls tools");
   await snapshot(page, testInfo, "ollama");
 });
-
-test("phone width and dark theme", async ({ page }, testInfo) => {
-  await page.getByLabel("Colour theme").selectOption("dark");
-  await expect(page.locator("html")).toHaveAttribute("data-theme", "dark");
-  await snapshot(page, testInfo, "jobs-dark");
-  await page.setViewportSize({ width: 390, height: 844 });
-  await page.getByRole("link", { name: "Launch", exact: true }).click();
-  await expect(page.getByLabel("Prompt")).toBeVisible();
-  await snapshot(page, testInfo, "launch-phone");
-  await page.getByLabel("Colour theme").selectOption("light");
-});
