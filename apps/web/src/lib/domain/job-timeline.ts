@@ -44,8 +44,7 @@ export function timelineSteps(job: Job): TimelineStep[] {
     });
   }
   if (isFinalStatus(job.status) && job.endedAt !== null) {
-    const note =
-      job.exitCode !== null ? `exit code ${job.exitCode}` : job.status === "cancelled" && job.startedAt === null ? "before it started" : undefined;
+    const note = job.exitCode !== null ? `exit code ${job.exitCode}` : job.startedAt === null ? "its worker never started" : undefined;
     const tone = job.status === "succeeded" ? "ok" : job.status === "cancelled" ? "warn" : "bad";
     steps.push({ key: "ended", label: statusLabels[job.status], at: job.endedAt, note, tone });
   }
