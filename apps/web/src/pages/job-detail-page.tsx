@@ -67,8 +67,10 @@ function Outcome({ job, now }: { job: Job; now: number }) {
       <div className="alert cancelled job-outcome" role="status">
         <strong>Cancelled</strong>
         <p>
-          {job.cancel ? `Cancel requested ${cancelledBy(job.cancel)}, ${formatWhen(job.cancel.at, now)}` : (job.error ?? "Cancelled")}
-          {job.startedAt === null ? "; it never started." : "."}
+          {/* Jobs cancelled before the request was recorded have only their error to go by. */}
+          {job.cancel
+            ? `Cancel requested ${cancelledBy(job.cancel)}, ${formatWhen(job.cancel.at, now)}${job.startedAt === null ? "; it never started." : "."}`
+            : job.error}
           {job.killedAt !== null && " Its worker did not stop within the grace period after SIGTERM and was killed (SIGKILL)."}
         </p>
       </div>
