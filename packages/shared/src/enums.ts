@@ -23,5 +23,9 @@ export type SandboxMode = z.infer<typeof SandboxModeSchema>;
 export const JobOriginSchema = z.enum(["mcp", "rest", "panel"]);
 export type JobOrigin = z.infer<typeof JobOriginSchema>;
 
+/** Who asked for a job to be cancelled: one of the doors, or the server itself as it stopped (CORRAL_STOP_WORKERS_ON_EXIT). */
+export const CancelSourceSchema = z.enum([...JobOriginSchema.options, "server"]);
+export type CancelSource = z.infer<typeof CancelSourceSchema>;
+
 export const OutputStreamSchema = z.enum(["out", "err", "sys"]);
 export type OutputStream = z.infer<typeof OutputStreamSchema>;

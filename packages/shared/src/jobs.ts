@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { AgentNameSchema, ModelSchema } from "./agents.js";
-import { JobOriginSchema, JobStatusSchema, OutputStreamSchema } from "./enums.js";
+import { CancelSourceSchema, JobOriginSchema, JobStatusSchema, OutputStreamSchema } from "./enums.js";
 import { RetryPolicySchema } from "./retry.js";
 
 export const JobIdSchema = z.string().regex(/^[a-z0-9]{6,32}$/, "not a job id");
@@ -87,6 +87,10 @@ export const JobSchema = z.object({
   createdAt: z.number(),
   startedAt: z.number().nullable(),
   endedAt: z.number().nullable(),
+  /** The first request to cancel the job: when, through which door, and the client that sent it; null when none was made. */
+  cancel: z.object({ at: z.number(), by: CancelSourceSchema, client: z.string().nullable() }).nullable(),
+  /** When its worker, still running a grace period (CORRAL_KILL_GRACE_MS) after SIGTERM, was sent SIGKILL; null when it never came to that. */
+  killedAt: z.number().nullable(),
 });
 export type Job = z.infer<typeof JobSchema>;
 

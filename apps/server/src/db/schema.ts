@@ -1,5 +1,15 @@
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import type { AgentKind, AuditAction, FileChange, InvocationRecord, JobOrigin, JobStatus, RetryPolicy, SandboxMode } from "@corral/shared";
+import type {
+  AgentKind,
+  AuditAction,
+  CancelSource,
+  FileChange,
+  InvocationRecord,
+  JobOrigin,
+  JobStatus,
+  RetryPolicy,
+  SandboxMode,
+} from "@corral/shared";
 
 export const agents = sqliteTable("agents", {
   name: text("name").primaryKey(),
@@ -59,6 +69,12 @@ export const jobs = sqliteTable(
     createdAt: integer("created_at").notNull(),
     startedAt: integer("started_at"),
     endedAt: integer("ended_at"),
+    /** The first cancel request, stored before the worker is stopped: a restart finishes what it asked for. */
+    cancelRequestedAt: integer("cancel_requested_at"),
+    cancelledBy: text("cancelled_by").$type<CancelSource>(),
+    cancelClient: text("cancel_client"),
+    /** When the worker's group was sent SIGKILL, having outlived the grace period after SIGTERM. */
+    killedAt: integer("killed_at"),
     /**
      * The job's place in the registry, 1, 2, 3… in the order jobs were added: the jobs list's
      * order (newest first) and the rowid of the jobs_search text index. Set by the

@@ -30,6 +30,8 @@ export interface ExecutionListeners {
   /** New output, already in the log: UTF-8, whole characters. */
   chunk(stream: OutputStream, data: Buffer, cursor: number): void;
   usage(report: UsageReport): void;
+  /** The worker's group outlived the grace period after SIGTERM and was sent SIGKILL. */
+  killed(): void;
 }
 
 interface CliContext {
@@ -52,7 +54,7 @@ function followProcess(worker: WorkerProcess, invocation: InvocationRecord, ctx:
   let detached = false;
   const ended = worker.ended.then(async (exitCode) => {
     // Descendants left behind by a worker that exited are part of its job: none outlives it.
-    if (!detached && groupAlive(worker.pid)) await killGroup(worker.pid, ctx.killGraceMs);
+    if (!detached && groupAlive(worker.pid)) await killGroup(worker.pid, ctx.killGraceMs, ctx.listeners.killed);
     if (!detached) await capture.finish();
     return { exitCode, result: parser.finish() };
   });
@@ -62,7 +64,7 @@ function followProcess(worker: WorkerProcess, invocation: InvocationRecord, ctx:
     invocation,
     ended,
     async stop() {
-      await killGroup(worker.pid, ctx.killGraceMs);
+      await killGroup(worker.pid, ctx.killGraceMs, ctx.listeners.killed);
       await ended;
     },
     detach() {

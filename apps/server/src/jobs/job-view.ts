@@ -33,5 +33,10 @@ export function toJob(row: JobRow): Job {
     createdAt: row.createdAt,
     startedAt: row.startedAt,
     endedAt: row.endedAt,
+    cancel:
+      row.cancelRequestedAt !== null && row.cancelledBy !== null
+        ? { at: row.cancelRequestedAt, by: row.cancelledBy, client: row.cancelClient }
+        : null,
+    killedAt: row.killedAt,
   };
 }

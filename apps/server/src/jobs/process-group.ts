@@ -50,8 +50,11 @@ function signalGroup(pgid: number, signal: NodeJS.Signals): void {
   }
 }
 
-/** SIGTERM to the whole group, SIGKILL after the grace period; resolves once no member is left. */
-export async function killGroup(pgid: number, graceMs: number): Promise<void> {
+/**
+ * SIGTERM to the whole group, SIGKILL after the grace period; resolves once no member is left.
+ * `onKill` is told once SIGKILL has been sent, so the job can record that it came to that.
+ */
+export async function killGroup(pgid: number, graceMs: number, onKill?: () => void): Promise<void> {
   if (!groupAlive(pgid)) return;
   signalGroup(pgid, "SIGTERM");
   const deadline = Date.now() + graceMs;
@@ -59,6 +62,7 @@ export async function killGroup(pgid: number, graceMs: number): Promise<void> {
   while (groupAlive(pgid)) {
     if (Date.now() >= deadline) {
       signalGroup(pgid, "SIGKILL");
+      onKill?.();
       while (groupAlive(pgid)) await sleep(20);
       return;
     }

@@ -11,7 +11,7 @@ import { assertCommandLineFits, boundedInvocation } from "./command-line.js";
 import { writeAnswerFile } from "../lib/confined-files.js";
 import { reattachCli, startCli, startInProcess, type Execution, type ExecutionListeners } from "./execution.js";
 import { OutputLog, tailText } from "./output-log.js";
-import { killGroup } from "./process-group.js";
+import { groupAlive, killGroup } from "./process-group.js";
 import { recoveryOf } from "./recovery.js";
 import { backoffMs, retryReason } from "./retry.js";
 import { refuseInProcessSandbox, sandboxed } from "./sandbox.js";
@@ -242,7 +242,8 @@ export class JobRunner {
     const agent = this.deps.agents.get(row.agent);
     const recovery = agent ? recoveryOf(row, files, cliAdapterFor(agent.kind)) : null;
     if (!agent || !recovery || recovery.kind === "lost") {
-      this.lose(row, recovery?.kind === "lost" ? recovery.reason : `agent ${row.agent} no longer exists`);
+      if (row.cancelRequestedAt !== null) void this.finishCancel(row);
+      else this.lose(row, recovery?.kind === "lost" ? recovery.reason : `agent ${row.agent} no longer exists`);
       return;
     }
     this.deps.hooks?.resumed(row);
@@ -259,6 +260,26 @@ export class JobRunner {
     this.scheduler.adopt(row.agent);
     const remaining = row.startedAt === null ? row.timeoutS * 1000 : row.startedAt + row.timeoutS * 1000 - Date.now();
     this.follow(row, execution, log, Math.max(1, remaining));
+    // Cancelled while the previous server ran, which stopped before the worker did: it still ends cancelled.
+    if (row.cancelRequestedAt !== null) void this.stop(row.id, "cancelled", "cancelled");
+  }
+
+  /**
+   * At boot, a job cancelled before the server went down whose worker cannot be followed: its
+   * wrapper died of the SIGTERM, but what it started may still run in its group. That is killed
+   * (the grace period is over), and the job ends as it was asked to.
+   */
+  private async finishCancel(row: JobRow): Promise<void> {
+    try {
+      if (row.pid !== null && groupAlive(row.pid)) await killGroup(row.pid, this.config.killGraceMs, () => this.recordKill(row.id));
+      void this.deps.hooks?.ended(row);
+      this.store.atomically(() => {
+        this.deps.jobs.endAttempt(row.id, row.attempt, { status: "cancelled", error: "cancelled", endedAt: Date.now() });
+        this.store.finish(row.id, { status: "cancelled", error: "cancelled" });
+      });
+    } catch {
+      // As for a lost job: the registry cannot record it, and the server still starts.
+    }
   }
 
   /** At boot, a job that cannot be followed again ends `lost`, with why. */
@@ -304,7 +325,17 @@ export class JobRunner {
     return {
       chunk: (stream, data, cursor) => this.store.output({ jobId: id, stream, data, cursor }),
       usage: (report) => this.recordUsage(id, report),
+      killed: () => this.recordKill(id),
     };
+  }
+
+  /** Stored once SIGKILL has gone out; the first one counts (a group can be signalled by a stop and by the worker's end). */
+  private recordKill(id: string): void {
+    try {
+      if (this.deps.jobs.get(id)?.killedAt === null) this.store.update(id, { killedAt: Date.now() });
+    } catch {
+      // The kill itself has happened; a registry that cannot take the note (closed at shutdown) must not fail the stop.
+    }
   }
 
   /** Streamed usage: stored with its cost, and the job stopped once it passes its own limits. */

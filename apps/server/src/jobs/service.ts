@@ -172,9 +172,13 @@ export class JobService extends EventEmitter<JobServiceEvents> {
     if (!row) throw notFound(`job ${id} not found`, "job_id");
     if (isFinalStatus(row.status)) return toJob(row);
     // A job that never started ends here, in the transaction of its audit entry; a running one
-    // ends once its worker is gone, so only the request is stored with the entry.
+    // ends once its worker is gone, so only the request is stored with the entry. The first
+    // request is the one the job keeps (who and when, for its timeline); a restart honours it.
     const ended = this.atomically(() => {
       if (actor) this.audit("cancel", row, actor);
+      if (row.cancelRequestedAt === null) {
+        this.update(id, { cancelRequestedAt: Date.now(), cancelledBy: actor?.door ?? "server", cancelClient: actor?.client ?? null });
+      }
       if (this.runner.cancelRetry(row)) return true;
       if (row.status !== "queued") return false;
       this.finish(id, { status: "cancelled", error: "cancelled before it started" });

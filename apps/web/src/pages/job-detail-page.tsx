@@ -7,46 +7,125 @@ import { ErrorState, Loading } from "../components/states.js";
 import { StatusBadge } from "../components/status-badge.js";
 import { useAgents } from "../hooks/use-agents.js";
 import { useJob, useJobOutput, useJobReadable } from "../hooks/use-jobs.js";
+import { useDocumentTitle } from "../hooks/use-document-title.js";
 import { useNow } from "../hooks/use-now.js";
-import { formatBytes, formatCost, formatDuration, formatClock, formatTokens, shellQuote, statusLabels } from "../lib/format/format.js";
+import { commandCard } from "../lib/domain/job-command.js";
+import { cancelledBy, timelineSteps } from "../lib/domain/job-timeline.js";
+import {
+  formatBytes,
+  formatCost,
+  formatDuration,
+  formatFullTime,
+  formatTokens,
+  formatWhen,
+  jobTabTitle,
+  statusLabels,
+} from "../lib/format/format.js";
 import { useFollowJob } from "../lib/transport/live-context.js";
 import { useJobFiles } from "../hooks/use-files.js";
 import { emptyOutput } from "../lib/domain/output-buffer.js";
 import { emptyReadable } from "../lib/domain/readable-buffer.js";
 import { Link } from "../router.js";
 
+function When({ at, now }: { at: number; now: number }) {
+  return (
+    <time className="when" dateTime={new Date(at).toISOString()} title={formatFullTime(at)}>
+      {formatWhen(at, now)}
+    </time>
+  );
+}
+
 function Timeline({ job, now }: { job: Job; now: number }) {
-  const steps: { label: string; at: number | null; note?: string }[] = [
-    { label: "queued", at: job.createdAt, note: `from ${job.origin}` },
-    { label: "started", at: job.startedAt, note: job.pid ? `pid ${job.pid}` : undefined },
-  ];
-  if (isFinalStatus(job.status)) {
-    steps.push({
-      label: statusLabels[job.status],
-      at: job.endedAt,
-      note: job.exitCode !== null ? `exit code ${job.exitCode}` : undefined,
-    });
-  }
   return (
     <ol className="timeline" aria-label="Status timeline">
-      {steps.map((s) => (
-        <li key={s.label}>
-          <span className="when" title={s.at ? new Date(s.at).toLocaleString() : undefined}>
-            {s.at ? formatClock(s.at, now) : "—"}
+      {timelineSteps(job).map((s) => (
+        <li key={s.key} data-step={s.key}>
+          <When at={s.at} now={now} />
+          <span>
+            <strong className={s.tone ? `step-${s.tone}` : undefined}>{s.label}</strong>
+            {s.note && <span className="muted small"> {s.note}</span>}
           </span>
-          <strong>{s.label}</strong>
-          {s.note && <span className="muted small">{s.note}</span>}
         </li>
       ))}
       {!isFinalStatus(job.status) && (
-        <li>
+        <li data-step="now">
           <span className="when">now</span>
-          <strong>{statusLabels[job.status]}</strong>
-          <span className="muted small">for {formatDuration(now - (job.startedAt ?? job.createdAt))}</span>
+          <span>
+            <strong>{statusLabels[job.status]}</strong>
+            <span className="muted small"> for {formatDuration(now - (job.startedAt ?? job.createdAt))}</span>
+          </span>
         </li>
       )}
     </ol>
   );
+}
+
+/** Why the job ended as it did: an error for a failure, a plain notice for a cancel someone asked for. */
+function Outcome({ job, now }: { job: Job; now: number }) {
+  if (job.status === "cancelled") {
+    return (
+      <div className="alert cancelled job-outcome" role="status">
+        <strong>Cancelled</strong>
+        <p>
+          {/* Jobs cancelled before the request was recorded have only their error to go by. */}
+          {job.cancel
+            ? `Cancel requested ${cancelledBy(job.cancel)}, ${formatWhen(job.cancel.at, now)}${job.startedAt === null ? "; it never started." : "."}`
+            : job.error}
+          {job.killedAt !== null && " Its worker did not stop within the grace period after SIGTERM and was killed (SIGKILL)."}
+        </p>
+      </div>
+    );
+  }
+  if (!job.error) return null;
+  return (
+    <div className="alert job-outcome" role="alert">
+      <strong>{statusLabels[job.status]}</strong>
+      <p style={{ whiteSpace: "pre-wrap" }}>{job.error}</p>
+    </div>
+  );
+}
+
+function CommandSection({ job }: { job: Job }) {
+  const agents = useAgents();
+  const card = commandCard(
+    job,
+    agents.data?.find((a) => a.name === job.agent),
+  );
+  switch (card.kind) {
+    case "command":
+      return (
+        <>
+          <CopyBlock text={card.line} label="The exact command that ran" />
+          <p className="small muted">in {card.cwd}</p>
+        </>
+      );
+    case "waiting":
+      return (
+        <p className="muted small">
+          Not started yet: the command line is shown once its worker starts.
+          {card.unavailable && (
+            <>
+              {" "}
+              It cannot start as things stand: {card.unavailable}. <Link to="/agents">See the agents</Link>.
+            </>
+          )}
+        </p>
+      );
+    case "in-process":
+      return <p className="muted small">No command line: this agent runs inside Corral{card.server ? `, talking to ${card.server}` : ""}.</p>;
+    case "not-started":
+      return (
+        <p className="muted small">
+          No command ran. {card.reason}
+          {card.hint && (
+            <>
+              {" "}
+              {card.hint}. <Link to="/agents">See the agents</Link>.
+            </>
+          )}
+        </p>
+      );
+  }
 }
 
 function fileLink(job: Job, file: JobFile): string {
@@ -110,9 +189,9 @@ function UsageSection({ job }: { job: Job }) {
   );
 }
 
-function Card({ id, title, children }: { id: string; title: string; children: ReactNode }) {
+function Card({ id, title, wide = false, children }: { id: string; title: string; wide?: boolean; children: ReactNode }) {
   return (
-    <section className="card" aria-labelledby={id}>
+    <section className={wide ? "card wide" : "card"} aria-labelledby={id}>
       <h2 id={id} style={{ marginTop: 0 }}>
         {title}
       </h2>
@@ -131,6 +210,7 @@ export function JobDetailPage({ id }: { id: string }) {
   const readableKind = agents.data?.find((a) => a.name === job.data?.agent)?.readable === true;
   const readable = useJobReadable(id, readableKind, output.data);
   const now = useNow(1000);
+  useDocumentTitle(job.data ? jobTabTitle(job.data) : null);
 
   if (job.isError) {
     return (
@@ -144,7 +224,6 @@ export function JobDetailPage({ id }: { id: string }) {
   }
   if (job.isPending) return <Loading what={`job ${id}`} />;
   const j = job.data;
-  const command = j.invocation ? [j.invocation.command, ...j.invocation.args].map(shellQuote).join(" ") : null;
 
   return (
     <>
@@ -169,12 +248,7 @@ export function JobDetailPage({ id }: { id: string }) {
           </Link>
         </div>
       </div>
-      {j.error && (
-        <div className="alert" role="alert" style={{ marginBottom: "0.75rem" }}>
-          <strong>{statusLabels[j.status]}</strong>
-          <p style={{ whiteSpace: "pre-wrap" }}>{j.error}</p>
-        </div>
-      )}
+      <Outcome job={j} now={now} />
       <section aria-labelledby="output-heading">
         <h2 id="output-heading">Output</h2>
         {output.isError ? (
@@ -183,7 +257,7 @@ export function JobDetailPage({ id }: { id: string }) {
           <OutputView buffer={output.data ?? emptyOutput()} running={running} readable={readableKind ? (readable.data ?? emptyReadable()) : null} />
         )}
       </section>
-      <div className="grid-2" style={{ marginTop: "0.75rem" }}>
+      <div className="job-cards">
         <Card id="timeline-heading" title="Timeline">
           <Timeline job={j} now={now} />
         </Card>
@@ -196,15 +270,8 @@ export function JobDetailPage({ id }: { id: string }) {
           </p>
           <JobFilesSection job={j} />
         </Card>
-        <Card id="command-heading" title="Command">
-          {command ? (
-            <>
-              <CopyBlock text={command} label="The exact command that ran" />
-              <p className="small muted">in {j.invocation?.cwd}</p>
-            </>
-          ) : (
-            <p className="muted small">{j.status === "queued" ? "Not started yet." : "This agent runs in-process (no command line)."}</p>
-          )}
+        <Card id="command-heading" title="Command" wide>
+          <CommandSection job={j} />
         </Card>
       </div>
       <section aria-labelledby="prompt-heading">

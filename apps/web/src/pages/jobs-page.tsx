@@ -194,7 +194,8 @@ function HistoryRow({ job, now }: { job: Job; now: number }) {
 }
 
 function HistoryTable({ jobs, busy }: { jobs: Job[]; busy: boolean }) {
-  const now = useNow(5000);
+  // A running job's "Took" counts seconds, as its card under Running now does.
+  const now = useNow(jobs.some((j) => j.status === "running") ? 1000 : 5000);
   return (
     <div className="table-wrap" aria-busy={busy}>
       <table aria-label="Jobs">

@@ -19,11 +19,25 @@ export function formatAgo(at: number, now: number): string {
   return new Date(at).toLocaleDateString();
 }
 
-/** Time of day for today's moments, date and time for older ones. */
-export function formatClock(at: number, now: number): string {
+/**
+ * A moment in a job's life as people say it: "today 14:03:05", "yesterday 23:10:02", else the
+ * date ("28 Nov 14:03:05"; the year too when it is not this one). `formatFullTime` goes in its title.
+ */
+export function formatWhen(at: number, now: number): string {
   const d = new Date(at);
-  if (d.toDateString() === new Date(now).toDateString()) return d.toLocaleTimeString();
-  return formatTime(at);
+  const today = new Date(now);
+  const yesterday = new Date(today.getFullYear(), today.getMonth(), today.getDate() - 1);
+  const time = d.toLocaleTimeString();
+  if (d.toDateString() === today.toDateString()) return `today ${time}`;
+  if (d.toDateString() === yesterday.toDateString()) return `yesterday ${time}`;
+  const sameYear = d.getFullYear() === today.getFullYear();
+  const date = d.toLocaleDateString(undefined, { day: "numeric", month: "short", ...(sameYear ? {} : { year: "numeric" }) });
+  return `${date} ${time}`;
+}
+
+/** The whole timestamp, weekday to time zone, for a title or tooltip. */
+export function formatFullTime(at: number): string {
+  return new Date(at).toLocaleString(undefined, { dateStyle: "full", timeStyle: "long" });
 }
 
 export function formatTime(at: number): string {
@@ -54,6 +68,23 @@ export const statusLabels: Record<JobStatus, string> = {
   budget_exceeded: "over budget",
   lost: "lost",
 };
+
+/** One mark per status, for places with room for a character: the browser tab's title. */
+export const statusMarks: Record<JobStatus, string> = {
+  queued: "…",
+  running: "▶",
+  succeeded: "✓",
+  failed: "✗",
+  cancelled: "⊘",
+  timed_out: "⏱",
+  budget_exceeded: "$",
+  lost: "?",
+};
+
+/** A job page's tab title, status first so a background tab shows how its job is doing: "✓ succeeded · <id> · Corral". */
+export function jobTabTitle(job: { id: string; status: JobStatus }): string {
+  return `${statusMarks[job.status]} ${statusLabels[job.status]} · ${job.id} · Corral`;
+}
 
 /** Shell-quotes one argument so the command can be pasted into a terminal as it ran. */
 export function shellQuote(arg: string): string {
