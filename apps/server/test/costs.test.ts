@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import type { Budget, CostReport, Job, JobList, PriceList } from "@corral/shared";
@@ -122,6 +122,24 @@ describe("cost accounting", () => {
     const notADay = await api<ErrorBody>(server, "GET", "/api/costs?from=last-week");
     expect(notADay.status).toBe(400);
     expect(notADay.body.field).toBe("from");
+  });
+
+  test("a codex job run without -m gets the model Codex's session record names, and can then be priced", async () => {
+    server = await startServer();
+    const job = await run(server, { agent: "codex", prompt: "write a.txt x" });
+    expect(job.status).toBe("succeeded");
+    expect(job.usage).toMatchObject({ model: "gpt-5.5", inputTokens: 2500, costUsd: null });
+    const models = await report(server, "groupBy=provider,model");
+    expect(models.groups.find((g) => g.provider === "openai")).toMatchObject({ model: "gpt-5.5", unpricedJobs: 1 });
+    const set = await api(server, "PUT", "/api/costs/prices", { provider: "openai", model: "gpt-5.5", inputPerM: 2, outputPerM: 8 });
+    expect(set.status).toBe(200);
+    expect(server.services.jobs.get(job.id).usage).toMatchObject({ costSource: "estimated" });
+    // A record that is not there (an older Codex, a home it could not write) leaves the model unknown, not made up.
+    const codexHome = path.join(server.root, ".codex");
+    rmSync(codexHome, { recursive: true, force: true });
+    writeFileSync(codexHome, "");
+    const unknown = await run(server, { agent: "codex", prompt: "hello" });
+    expect(unknown.usage).toMatchObject({ model: null, inputTokens: 1300 });
   });
 
   test("prices: the shipped table with its date, overrides that win, and bad input named", async () => {
