@@ -186,7 +186,7 @@ describe("budgets", () => {
     expect(viaMcp.isError).toBe(true);
     expect(textOf(viaMcp)).toMatch(/^error: agent: budget exceeded: anthropic's daily budget/);
     const costs = textOf(await client.callTool({ name: "corral_costs", arguments: { days: 1 } }));
-    expect(costs).toContain("anthropic: 1 job(s) · 4,000 in / 92 out tokens · 200 cached · $0.0129 ($0.0129 reported)");
+    expect(costs).toContain("anthropic: 1 job(s) · 4,000 in / 92 out tokens · 200 cached · $0.013 ($0.013 reported)");
     expect(costs).toMatch(/budget \d+: anthropic per day · \$0\.0129 of \$0\.01 · EXCEEDED/);
     await client.close();
     expect((await run(server, { agent: "gemini", prompt: "hi" })).status).toBe("succeeded");
