@@ -139,7 +139,7 @@ export function FilesPage() {
       <div className="page-head">
         <h1>Files</h1>
         {workdirs.data && workdirs.data.workdirs.length > 0 && (
-          <label className="row small">
+          <label className="row small workdir-pick">
             Workdir
             <select value={workdir} onChange={(e) => setParams({ workdir: e.target.value, path: undefined })} aria-label="Workdir">
               {!known && workdir && <option value={workdir}>{workdir}</option>}

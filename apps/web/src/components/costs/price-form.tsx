@@ -76,7 +76,7 @@ export function PriceForm({ target, onClose }: { target: PriceTarget; onClose: (
             <input
               id={f.id}
               value={draft[f.key]}
-              placeholder={f.decimal ? "0.00" : f.field === "model" ? "gpt-5.5" : "openai"}
+              placeholder={f.decimal ? "0.00" : f.field === "model" ? "model name, as billed" : "openai"}
               {...(f.decimal ? { inputMode: "decimal" as const } : {})}
               onChange={(e) => change(f.key, f.field, e.target.value)}
               {...describedBy(f.id, errorFor(f.field), false)}
