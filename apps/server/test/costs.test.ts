@@ -173,7 +173,7 @@ describe("budgets", () => {
     expect(refused.status).toBe(429);
     expect(refused.body.field).toBe("agent");
     expect(refused.body.error).toMatch(
-      /^budget exceeded: anthropic's daily budget is \$0\.01 and \$0\.0129 is used today; raise it with PATCH \/api\/costs\/budgets\/\d+ or wait until \d{4}-\d{2}-\d{2} 00:00$/,
+      /^budget exceeded: anthropic's daily budget is \$0\.010 and \$0\.013 is used today; raise it with PATCH \/api\/costs\/budgets\/\d+ or wait until \d{4}-\d{2}-\d{2} 00:00$/,
     );
 
     const budgets = (await api<{ budgets: Budget[] }>(server, "GET", "/api/costs/budgets")).body.budgets;
@@ -187,7 +187,7 @@ describe("budgets", () => {
     expect(textOf(viaMcp)).toMatch(/^error: agent: budget exceeded: anthropic's daily budget/);
     const costs = textOf(await client.callTool({ name: "corral_costs", arguments: { days: 1 } }));
     expect(costs).toContain("anthropic: 1 job(s) · 4,000 in / 92 out tokens · 200 cached · $0.013 ($0.013 reported)");
-    expect(costs).toMatch(/budget \d+: anthropic per day · \$0\.0129 of \$0\.01 · EXCEEDED/);
+    expect(costs).toMatch(/budget \d+: anthropic per day · \$0\.013 of \$0\.010 · EXCEEDED/);
     await client.close();
     expect((await run(server, { agent: "gemini", prompt: "hi" })).status).toBe("succeeded");
 
@@ -233,6 +233,6 @@ describe("budgets", () => {
     // Claude's per-message usage is priced from the table while it runs (the result line would be too late).
     const job = await run(server, { agent: "claude", prompt: "write a.txt x\nsleep 30", model: "claude-sonnet-4-5", maxCostUsd: 0.001 });
     expect(job.status).toBe("budget_exceeded");
-    expect(job.error).toMatch(/^budget exceeded: the job cost \$0\.0038 \(estimated\), over its max_cost_usd of \$0\.001$/);
+    expect(job.error).toMatch(/^budget exceeded: the job cost \$0\.0038 \(estimated\), over its max_cost_usd of \$0\.0010$/);
   });
 });
