@@ -1,8 +1,9 @@
 import react from "@vitejs/plugin-react";
 import { defineConfig } from "vite";
+import { precompressAssets } from "./build/precompress.js";
 
 export default defineConfig({
-  plugins: [react()],
+  plugins: [react(), precompressAssets()],
   resolve: { conditions: ["corral-source"] },
   build: { outDir: "dist", emptyOutDir: true },
 });

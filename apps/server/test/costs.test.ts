@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import type { Budget, CostReport, Job, JobList, PriceList } from "@corral/shared";
@@ -124,6 +124,24 @@ describe("cost accounting", () => {
     expect(notADay.body.field).toBe("from");
   });
 
+  test("a codex job run without -m gets the model Codex's session record names, and can then be priced", async () => {
+    server = await startServer();
+    const job = await run(server, { agent: "codex", prompt: "write a.txt x" });
+    expect(job.status).toBe("succeeded");
+    expect(job.usage).toMatchObject({ model: "gpt-5.5", inputTokens: 2500, costUsd: null });
+    const models = await report(server, "groupBy=provider,model");
+    expect(models.groups.find((g) => g.provider === "openai")).toMatchObject({ model: "gpt-5.5", unpricedJobs: 1 });
+    const set = await api(server, "PUT", "/api/costs/prices", { provider: "openai", model: "gpt-5.5", inputPerM: 2, outputPerM: 8 });
+    expect(set.status).toBe(200);
+    expect(server.services.jobs.get(job.id).usage).toMatchObject({ costSource: "estimated" });
+    // A record that is not there (an older Codex, a home it could not write) leaves the model unknown, not made up.
+    const codexHome = path.join(server.root, ".codex");
+    rmSync(codexHome, { recursive: true, force: true });
+    writeFileSync(codexHome, "");
+    const unknown = await run(server, { agent: "codex", prompt: "hello" });
+    expect(unknown.usage).toMatchObject({ model: null, inputTokens: 1300 });
+  });
+
   test("prices: the shipped table with its date, overrides that win, and bad input named", async () => {
     server = await startServer();
     const list = (await api<PriceList>(server, "GET", "/api/costs/prices")).body;
@@ -155,7 +173,7 @@ describe("budgets", () => {
     expect(refused.status).toBe(429);
     expect(refused.body.field).toBe("agent");
     expect(refused.body.error).toMatch(
-      /^budget exceeded: anthropic's daily budget is \$0\.01 and \$0\.0129 is used today; raise it with PATCH \/api\/costs\/budgets\/\d+ or wait until \d{4}-\d{2}-\d{2} 00:00$/,
+      /^budget exceeded: anthropic's daily budget is \$0\.010 and \$0\.013 is used today; raise it with PATCH \/api\/costs\/budgets\/\d+ or wait until \d{4}-\d{2}-\d{2} 00:00$/,
     );
 
     const budgets = (await api<{ budgets: Budget[] }>(server, "GET", "/api/costs/budgets")).body.budgets;
@@ -168,8 +186,8 @@ describe("budgets", () => {
     expect(viaMcp.isError).toBe(true);
     expect(textOf(viaMcp)).toMatch(/^error: agent: budget exceeded: anthropic's daily budget/);
     const costs = textOf(await client.callTool({ name: "corral_costs", arguments: { days: 1 } }));
-    expect(costs).toContain("anthropic: 1 job(s) · 4,000 in / 92 out tokens · 200 cached · $0.0129 ($0.0129 reported)");
-    expect(costs).toMatch(/budget \d+: anthropic per day · \$0\.0129 of \$0\.01 · EXCEEDED/);
+    expect(costs).toContain("anthropic: 1 job(s) · 4,000 in / 92 out tokens · 200 cached · $0.013 ($0.013 reported)");
+    expect(costs).toMatch(/budget \d+: anthropic per day · \$0\.013 of \$0\.010 · EXCEEDED/);
     await client.close();
     expect((await run(server, { agent: "gemini", prompt: "hi" })).status).toBe("succeeded");
 
@@ -215,6 +233,6 @@ describe("budgets", () => {
     // Claude's per-message usage is priced from the table while it runs (the result line would be too late).
     const job = await run(server, { agent: "claude", prompt: "write a.txt x\nsleep 30", model: "claude-sonnet-4-5", maxCostUsd: 0.001 });
     expect(job.status).toBe("budget_exceeded");
-    expect(job.error).toMatch(/^budget exceeded: the job cost \$0\.0038 \(estimated\), over its max_cost_usd of \$0\.001$/);
+    expect(job.error).toMatch(/^budget exceeded: the job cost \$0\.0038 \(estimated\), over its max_cost_usd of \$0\.0010$/);
   });
 });

@@ -1,15 +1,20 @@
 import { expect, test } from "vitest";
 import { formatBytes, formatUsd, localDay, stripAnsi } from "./format.js";
 
-test("formatUsd: cents from $1, up to four decimals below, $0 for nothing and never $0.0000", () => {
-  expect([0, 0.00004, 0.001, 0.0042, 0.01, 0.0129, 0.5, 1.5, 12.345, -0.25].map(formatUsd)).toEqual([
+test("formatUsd: cents from $1, two significant digits below, $0 for nothing and never $0.0000", () => {
+  expect([0, 0.00004, 0.0001, 0.001, 0.0042, 0.01, 0.0129, 0.0134, 0.02, 0.5, 0.996, 1, 1.5, 12.345, -0.25].map(formatUsd)).toEqual([
     "$0",
     "<$0.0001",
-    "$0.001",
+    "$0.00010",
+    "$0.0010",
     "$0.0042",
-    "$0.01",
-    "$0.0129",
+    "$0.010",
+    "$0.013",
+    "$0.013",
+    "$0.020",
     "$0.50",
+    "$1.00",
+    "$1.00",
     "$1.50",
     "$12.35",
     "-$0.25",

@@ -8,16 +8,20 @@ export function localDay(at: number | Date): string {
 }
 
 /**
- * Dollars: cents from $1 up ($12.50), up to four decimals below it so small jobs and budgets are
- * told apart ($0.0129 against $0.01), `$0` for nothing, and never `$0.0000` for a cost that is not nothing.
+ * Dollars, one rule wherever money shows: cents from $1 up ($12.50); below $1, two significant
+ * digits ($0.50, $0.013, $0.0042), so amounts of one size read with one precision ($0.020 beside
+ * $0.013, never $0.02 beside $0.0134) and a small job still differs from a $0.010 budget; `$0` for
+ * nothing, and never `$0.0000` for a cost that is not nothing.
  */
 export function formatUsd(usd: number): string {
   const sign = usd < 0 ? "-" : "";
   const abs = Math.abs(usd);
   if (abs === 0) return "$0";
-  if (abs >= 1) return `${sign}$${abs.toFixed(2)}`;
   if (abs < 0.0001) return `${sign}<$0.0001`;
-  return `${sign}$${abs.toFixed(4).replace(/(\.\d{2}\d*?)0+$/, "$1")}`;
+  const small = Number(abs.toPrecision(2));
+  // 0.996 rounds to 1.0 at two digits: it is then a dollar amount, shown in cents.
+  if (small >= 1) return `${sign}$${abs.toFixed(2)}`;
+  return `${sign}$${abs.toPrecision(2)}`;
 }
 
 /** File sizes in binary units: `12 B`, `3.4 KB`, `1.2 MB`, `2.0 GB`. */

@@ -26,6 +26,8 @@ export interface WorkerResult {
   usage?: UsageReport;
   /** Why it failed, when its output says so (an API error in a CLI's JSON events). */
   error?: string;
+  /** The CLI's own id for this run, when its output gives one (codex's thread id). */
+  sessionId?: string;
 }
 
 /** Reads a worker's output as it is printed, in chunks of any size. */
@@ -53,6 +55,11 @@ export interface CliAdapter {
   createParser(spec: JobSpec): OutputParser;
   /** A workdir file that receives the final text, as pyCorral wrote it. */
   finalTextFile?: string;
+  /**
+   * The model a run used, read from the CLI's own record of the session once it has ended, for a
+   * CLI whose output does not name it. `env` is the worker's environment (HOME, the CLI's settings).
+   */
+  sessionModel?(sessionId: string, env: Record<string, string | undefined>): string | undefined;
   /** Files and folders under $HOME where the CLI keeps its login and sessions; a sandbox lets it write them. */
   stateDirs: string[];
   /** Arguments that make the CLI print its version, or null when it must not be run to ask (any executable). */

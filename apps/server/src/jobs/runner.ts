@@ -2,7 +2,7 @@ import { mkdirSync } from "node:fs";
 import { isFinalStatus, type JobStatus } from "@corral/shared";
 import { cliAvailability } from "../agents/availability.js";
 import { cliAdapterFor } from "../agents/registry.js";
-import type { JobSpec, UsageReport } from "../agents/types.js";
+import type { CliAdapter, JobSpec, UsageReport, WorkerResult } from "../agents/types.js";
 import type { JobPatch } from "../db/repos/jobs.js";
 import type { AgentRow, JobAttemptRow, JobRow } from "../db/schema.js";
 import { ServiceError } from "../lib/errors.js";
@@ -363,7 +363,8 @@ export class JobRunner {
         active.timer = null;
         const agent = this.deps.agents.get(row.agent);
         const adapter = agent && cliAdapterFor(agent.kind);
-        const finalText = end.result.finalText ?? null;
+        const result = agent && adapter ? withSessionModel(adapter, end.result, { ...this.config.workerEnv, ...agent.env }) : end.result;
+        const finalText = result.finalText ?? null;
         if (finalText && adapter?.finalTextFile) {
           await writeAnswerFile(row.workdir, adapter.finalTextFile, finalText, (line) => this.note(row.id, log, line));
           if (this.active.get(row.id) !== active) return; // detached at shutdown while it was written
@@ -374,7 +375,7 @@ export class JobRunner {
         const status: JobStatus = active.stopReason ?? (end.exitCode === 0 && !end.error ? "succeeded" : "failed");
         const error =
           active.stopError ??
-          (status === "failed" ? (end.error ?? describeExit(end.exitCode, end.result.error ?? tailText(log.file, 600, ["err"]))) : null);
+          (status === "failed" ? (end.error ?? describeExit(end.exitCode, result.error ?? tailText(log.file, 600, ["err"]))) : null);
         const attemptEnd = { status, exitCode: end.exitCode, error, endedAt: Date.now(), outputEnd: log.size };
         const retry = status === "failed" ? retryReason(row.retry, row.attempt, end.exitCode, tailText(log.file, 8192)) : null;
         if (retry && row.retry && !this.closing) {
@@ -390,7 +391,7 @@ export class JobRunner {
             error,
             finalText,
             outputBytes: log.textBytes,
-            ...this.priced(row.id, end.result.usage ? usagePatch(end.result.usage) : {}),
+            ...this.priced(row.id, result.usage ? usagePatch(result.usage) : {}),
           });
         });
         log.close();
@@ -429,6 +430,13 @@ function describeExit(exitCode: number | null, stderrTail: string): string {
   const head = exitCode === null ? "the worker was killed by a signal" : `exit code ${exitCode}`;
   const tail = stderrTail.trim();
   return tail ? `${head}\n${tail}` : head;
+}
+
+/** Usage that names no model gets the one the CLI's session record names (codex run without `-m`). */
+function withSessionModel(adapter: CliAdapter, result: WorkerResult, env: Record<string, string>): WorkerResult {
+  if (!result.usage || result.usage.model || !result.sessionId || !adapter.sessionModel) return result;
+  const model = adapter.sessionModel(result.sessionId, env);
+  return model ? { ...result, usage: { ...result.usage, model } } : result;
 }
 
 function usagePatch(report: UsageReport): JobPatch {

@@ -12,6 +12,17 @@ import { allowedHostNames } from "../security/guard.js";
 /** The built panel. */
 const webDist = path.join(repoRoot, "apps/web/dist");
 
+/** Hashed by the build (`apps/web/dist/assets/`): a changed file gets a new name, so a copy never goes stale. */
+const ASSETS_DIR = path.join(webDist, "assets") + path.sep;
+
+/**
+ * Hashed assets are cached for a year without asking again; everything else (index.html, which
+ * names the current assets) is revalidated on each use against its ETag and Last-Modified.
+ */
+export function panelCacheControl(file: string): string {
+  return file.startsWith(ASSETS_DIR) ? "public, max-age=31536000, immutable" : "no-cache";
+}
+
 /** Paths that belong to the API: an unknown one is a JSON 404, never the panel's page. */
 const API_PATH = /^\/(api|mcp|metrics)(\/|$)/;
 
@@ -27,7 +38,16 @@ export function panelRoutes(config: AppConfig, hmrUpgrades: Server) {
     if (config.devWeb) {
       page = await registerDevWeb(app, hmrUpgrades, allowedHostNames(config));
     } else if (existsSync(webDist)) {
-      await app.register(fastifyStatic, { root: webDist, wildcard: false });
+      // The build writes `.br` and `.gz` beside each asset (apps/web/build/precompress.ts); they are
+      // chosen by Accept-Encoding, never routes of their own.
+      await app.register(fastifyStatic, {
+        root: webDist,
+        wildcard: false,
+        preCompressed: true,
+        globIgnore: ["**/*.br", "**/*.gz"],
+        cacheControl: false,
+        setHeaders: (reply, file) => reply.header("cache-control", panelCacheControl(file)),
+      });
       page = (_request, reply) => reply.sendFile("index.html");
     }
     app.setNotFoundHandler((request, reply) => {

@@ -73,7 +73,7 @@ function Entry({
           onClick={() => (isDir ? setExpanded((x) => !x) : onSelect(full))}
         >
           <span aria-hidden="true">{isDir ? (expanded ? "▾" : "▸") : " "}</span>
-          <span className="mono truncate">
+          <span className="mono truncate" title={entry.name}>
             {entry.name}
             {isDir ? "/" : ""}
           </span>
@@ -93,7 +93,7 @@ function Viewer({ path }: { path: string }) {
   return (
     <section className="card viewer stack" aria-label={`File ${name}`}>
       <div className="row">
-        <strong className="mono truncate grow" title={path}>
+        <strong className="mono viewer-name" title={path}>
           {name}
         </strong>
         {file.data && (
@@ -139,7 +139,7 @@ export function FilesPage() {
       <div className="page-head">
         <h1>Files</h1>
         {workdirs.data && workdirs.data.workdirs.length > 0 && (
-          <label className="row small">
+          <label className="row small workdir-pick">
             Workdir
             <select value={workdir} onChange={(e) => setParams({ workdir: e.target.value, path: undefined })} aria-label="Workdir">
               {!known && workdir && <option value={workdir}>{workdir}</option>}

@@ -1,20 +1,27 @@
 import type { ReadableEvent } from "@corral/shared";
 import { jsonLinesParser, num, obj, str, UsageSum } from "../json-lines.js";
 import { errorMessage, readable } from "../readable.js";
+import { codexSessionModel } from "./codex-session.js";
 import type { CliAgentKind, Json, JobSpec } from "../types.js";
 
 /**
  * `codex exec --json`: the answer is the last completed `agent_message` item; `turn.completed`
  * has the turn's tokens (input includes cached, output includes reasoning). There is no cost
- * and no model in the events: the model is the one Corral passed, and the price table prices it.
+ * and no model in the events: the model is the one Corral passed, else the one Codex's session
+ * record names (`sessionModel`, read once the run has ended), and the price table prices it.
  */
 export function codexParser(spec: JobSpec) {
   const sum = new UsageSum();
   const model = spec.model ?? undefined;
   let answer: string | undefined;
   let error: string | undefined;
+  let thread: string | undefined;
   return jsonLinesParser({
     event(ev) {
+      if (ev.type === "thread.started") {
+        thread = str(ev.thread_id) ?? thread;
+        return undefined;
+      }
       if (ev.type === "item.completed") {
         const item = obj(ev.item);
         if (item?.type === "agent_message") answer = str(item.text) ?? answer;
@@ -31,7 +38,12 @@ export function codexParser(spec: JobSpec) {
     },
     finish() {
       const text = answer?.trim();
-      return { finalText: text || undefined, ...(sum.seen ? { usage: sum.report(model) } : {}), ...(error ? { error } : {}) };
+      return {
+        finalText: text || undefined,
+        ...(sum.seen ? { usage: sum.report(model) } : {}),
+        ...(error ? { error } : {}),
+        ...(thread ? { sessionId: thread } : {}),
+      };
     },
   });
 }
@@ -125,6 +137,7 @@ export const codex: CliAgentKind = {
       };
     },
     createParser: codexParser,
+    sessionModel: codexSessionModel,
     stateDirs: [".codex"],
     versionArgs: ["--version"],
   },

@@ -1,4 +1,5 @@
-import { readFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, test } from "vitest";
@@ -6,6 +7,7 @@ import type { AgentRow } from "../../db/schema.js";
 import type { JobSpec, OutputParser, UsageReport } from "../types.js";
 import { claudeParser } from "./claude.js";
 import { codexParser } from "./codex.js";
+import { codexSessionModel, rolloutModel } from "./codex-session.js";
 import { geminiParser } from "./gemini.js";
 import { opencodeParser } from "./opencode.js";
 
@@ -118,6 +120,34 @@ describe("codex 0.171.0 exec --json", () => {
     expect(result.finalText).toBe("Done: wrote hello.txt");
     expect(result.usage).toEqual({ model: "gpt-5.5", inputTokens: 2500, outputTokens: 52, cachedInputTokens: 100 });
     expect(streamed).toEqual([result.usage]);
+  });
+
+  test("without -m the events name no model; the thread id leads to Codex's session record, which does", () => {
+    const parser = codexParser(spec(null));
+    feed(parser, sample("codex-0.171.0-exec-json.ndjson"));
+    const result = parser.finish();
+    expect(result.usage?.model).toBeUndefined();
+    expect(result.sessionId).toBe("01a22798-7714-7273-bcc1-bb70660c00d3");
+    expect(rolloutModel(sample("codex-0.171.0-rollout.jsonl"))).toBe("gpt-5.5");
+  });
+
+  test("the session record is found under CODEX_HOME (else ~/.codex) by thread id, in the latest days", () => {
+    const home = mkdtempSync(path.join(os.tmpdir(), "corral-codex-"));
+    try {
+      const id = "01a22e14-960b-7a32-9b19-d07c1c9bc087";
+      const day = path.join(home, ".codex", "sessions", "2026", "11", "30");
+      mkdirSync(day, { recursive: true });
+      writeFileSync(path.join(day, `rollout-2026-11-30T20-10-30-${id}.jsonl`), sample("codex-0.171.0-rollout.jsonl"));
+      mkdirSync(path.join(home, ".codex", "sessions", "2026", "12", "01"), { recursive: true });
+      expect(codexSessionModel(id, { HOME: home })).toBe("gpt-5.5");
+      expect(codexSessionModel(id, { HOME: "/nonexistent", CODEX_HOME: path.join(home, ".codex") })).toBe("gpt-5.5");
+      expect(codexSessionModel("01a22e14-0000-7a32-9b19-d07c1c9bc087", { HOME: home })).toBeUndefined();
+      // The id becomes part of a file name: only a UUID is looked up.
+      expect(codexSessionModel("../../../etc/passwd", { HOME: home })).toBeUndefined();
+      expect(codexSessionModel(id, { HOME: path.join(home, "nothing-here") })).toBeUndefined();
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 
   test("turn.failed gives the API error", () => {

@@ -8,6 +8,8 @@ describe("format", () => {
     expect(formatCost(null)).toBe("unpriced");
     expect(formatCost(0)).toBe("$0");
     expect(formatCost(0.0042)).toBe("$0.0042");
+    expect(formatCost(0.0134)).toBe("$0.013");
+    expect(formatCost(0.02)).toBe("$0.020");
     expect(formatCost(1.5)).toBe("$1.50");
   });
 

@@ -1,0 +1,162 @@
+import type { Budget } from "@corral/shared";
+import { useState, type FormEvent } from "react";
+import { ApiRequestError } from "../../api/client.js";
+import { useBudgets, useCreateBudget, useDeleteBudget } from "../../hooks/use-costs.js";
+import { formatCost, formatTokens } from "../../lib/format/format.js";
+import { describedBy, Field } from "../field.js";
+import { ErrorState, Loading } from "../states.js";
+
+/** One budget with its use so far; `id="budget-<id>"` lets messages elsewhere link to it. */
+function BudgetRow({ budget }: { budget: Budget }) {
+  const remove = useDeleteBudget(budget.id);
+  const share = (used: number, max: number | null) => (max ? Math.min(100, (used / max) * 100) : 0);
+  return (
+    <li id={`budget-${budget.id}`} className="card stack" style={{ gap: "0.35rem" }}>
+      <div className="row">
+        <strong className="mono">{budget.provider}</strong>
+        <span className="muted small">per {budget.period}</span>
+        {budget.exceeded && <span className="badge bad">exceeded</span>}
+        <span className="grow" />
+        <button
+          type="button"
+          className="small danger"
+          onClick={() => remove.mutate()}
+          aria-label={`Delete the ${budget.period} budget of ${budget.provider}`}
+        >
+          Delete
+        </button>
+      </div>
+      {budget.maxCostUsd !== null && (
+        <div>
+          <div className="small">
+            {formatCost(budget.usedCostUsd)} of {formatCost(budget.maxCostUsd)}
+          </div>
+          <div
+            className={`meter${budget.exceeded ? " over" : ""}`}
+            role="meter"
+            aria-valuemin={0}
+            aria-valuemax={budget.maxCostUsd}
+            aria-valuenow={budget.usedCostUsd}
+            aria-valuetext={`${formatCost(budget.usedCostUsd)} of ${formatCost(budget.maxCostUsd)}`}
+            aria-label={`${budget.provider} cost used`}
+          >
+            <span style={{ width: `${share(budget.usedCostUsd, budget.maxCostUsd)}%` }} />
+          </div>
+        </div>
+      )}
+      {budget.maxTokens !== null && (
+        <div>
+          <div className="small">
+            {formatTokens(budget.usedTokens)} of {formatTokens(budget.maxTokens)} tokens
+          </div>
+          <div
+            className="meter"
+            role="meter"
+            aria-valuemin={0}
+            aria-valuemax={budget.maxTokens}
+            aria-valuenow={budget.usedTokens}
+            aria-label={`${budget.provider} tokens used`}
+          >
+            <span style={{ width: `${share(budget.usedTokens, budget.maxTokens)}%` }} />
+          </div>
+        </div>
+      )}
+      {budget.unpricedJobs > 0 && (
+        <span className="small" style={{ color: "var(--warn)" }}>
+          {budget.unpricedJobs} unpriced jobs in this period are not in the cost
+        </span>
+      )}
+    </li>
+  );
+}
+
+function BudgetForm() {
+  const [form, setForm] = useState({ provider: "", period: "day", cost: "", tokens: "" });
+  const create = useCreateBudget();
+  const err = create.error instanceof ApiRequestError ? create.error : null;
+  const errorFor = (f: string) => err?.messageFor(f);
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    create.mutate(
+      {
+        provider: form.provider.trim(),
+        period: form.period as "day" | "month",
+        ...(form.cost ? { maxCostUsd: Number(form.cost) } : {}),
+        ...(form.tokens ? { maxTokens: Number(form.tokens) } : {}),
+      },
+      { onSuccess: () => setForm({ provider: "", period: "day", cost: "", tokens: "" }) },
+    );
+  };
+  return (
+    <form onSubmit={submit} className="card stack" aria-label="Add a budget" noValidate>
+      <div className="form-grid">
+        <Field id="budget-provider" label="Provider" error={errorFor("provider")}>
+          <input
+            id="budget-provider"
+            value={form.provider}
+            placeholder="anthropic"
+            onChange={(e) => setForm({ ...form, provider: e.target.value })}
+            {...describedBy("budget-provider", errorFor("provider"), false)}
+          />
+        </Field>
+        <Field id="budget-period" label="Period">
+          <select id="budget-period" value={form.period} onChange={(e) => setForm({ ...form, period: e.target.value })}>
+            <option value="day">per day</option>
+            <option value="month">per month</option>
+          </select>
+        </Field>
+        <Field id="budget-cost" label="Max USD" error={errorFor("maxCostUsd")}>
+          <input
+            id="budget-cost"
+            inputMode="decimal"
+            value={form.cost}
+            onChange={(e) => setForm({ ...form, cost: e.target.value })}
+            {...describedBy("budget-cost", errorFor("maxCostUsd"), false)}
+          />
+        </Field>
+        <Field id="budget-tokens" label="Max tokens" error={errorFor("maxTokens")}>
+          <input
+            id="budget-tokens"
+            inputMode="numeric"
+            value={form.tokens}
+            onChange={(e) => setForm({ ...form, tokens: e.target.value })}
+            {...describedBy("budget-tokens", errorFor("maxTokens"), false)}
+          />
+        </Field>
+      </div>
+      {create.error && !err?.field && (
+        <div className="alert" role="alert">
+          {create.error.message}
+        </div>
+      )}
+      <div>
+        <button type="submit" className="primary" disabled={create.isPending}>
+          Add budget
+        </button>
+      </div>
+    </form>
+  );
+}
+
+export function BudgetsSection() {
+  const budgets = useBudgets();
+  return (
+    <section aria-labelledby="budgets-heading">
+      <h2 id="budgets-heading">Budgets</h2>
+      {budgets.isError ? (
+        <ErrorState error={budgets.error} what="budgets" />
+      ) : budgets.isPending ? (
+        <Loading what="budgets" />
+      ) : budgets.data.length === 0 ? (
+        <p className="muted small">No budgets. A budget refuses new jobs of its provider once the period's use passes it.</p>
+      ) : (
+        <ul className="grid-2" style={{ listStyle: "none", padding: 0, margin: "0 0 0.75rem" }}>
+          {budgets.data.map((b) => (
+            <BudgetRow key={b.id} budget={b} />
+          ))}
+        </ul>
+      )}
+      <BudgetForm />
+    </section>
+  );
+}

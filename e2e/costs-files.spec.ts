@@ -1,0 +1,273 @@
+import { rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { expect, type Locator, type Page, test } from "@playwright/test";
+import { expectAccessible, root, setTheme, signIn, snapshot, type Theme, token, workdir } from "./helpers.js";
+
+/*
+ * Issue 14, the Costs and Files pages and how the panel's files are served: one money format,
+ * a chart legend of the providers that cost something in a stable colour legible in both themes,
+ * Codex jobs without a model priced for the model they used, the Files page's selected size and
+ * long names, and compressed, immutable assets.
+ */
+
+const auth = { authorization: `Bearer ${token}` };
+
+interface JobBody {
+  id: string;
+  status: string;
+  usage: { model: string | null };
+}
+
+/** Launches over REST (setup, not what is under test) and waits for the job to end. */
+async function runJob(page: Page, body: Record<string, unknown>): Promise<JobBody> {
+  const launched = await page.request.post("/api/jobs", { headers: auth, data: body });
+  expect(launched.status(), await launched.text()).toBe(201);
+  const { id } = (await launched.json()) as JobBody;
+  let job: JobBody = { id, status: "queued", usage: { model: null } };
+  await expect
+    .poll(
+      async () => {
+        job = (await (await page.request.get(`/api/jobs/${id}`, { headers: auth })).json()) as JobBody;
+        return job.status;
+      },
+      { timeout: 20_000 },
+    )
+    .toMatch(/succeeded|failed/);
+  return job;
+}
+
+type Rgb = [number, number, number];
+
+function parseColour(css: string): { rgb: Rgb; alpha: number } {
+  const n = css.match(/[\d.]+/g)?.map(Number) ?? [0, 0, 0];
+  return { rgb: [n[0] ?? 0, n[1] ?? 0, n[2] ?? 0], alpha: n[3] ?? 1 };
+}
+
+function luminance([r, g, b]: Rgb): number {
+  const lin = (c: number) => {
+    const s = c / 255;
+    return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
+  };
+  return 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
+}
+
+function contrast(a: Rgb, b: Rgb): number {
+  const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x) as [number, number];
+  return (hi + 0.05) / (lo + 0.05);
+}
+
+/** The element's text (or, for SVG, fill) colour and the first opaque background behind it. */
+async function colours(el: Locator, fill = false): Promise<{ fg: Rgb; bg: Rgb }> {
+  const [fg, bg] = await el.evaluate((node, useFill) => {
+    const fgCss = useFill ? getComputedStyle(node).fill : getComputedStyle(node).color;
+    let at: Element | null = node;
+    while (at) {
+      const bgCss = getComputedStyle(at).backgroundColor;
+      if (bgCss && !/rgba\(.*,\s*0\)$/.test(bgCss) && bgCss !== "transparent") return [fgCss, bgCss];
+      at = at.parentElement;
+    }
+    return [fgCss, getComputedStyle(document.body).backgroundColor];
+  }, fill);
+  return { fg: parseColour(fg).rgb, bg: parseColour(bg).rgb };
+}
+
+/** The one money rule (packages/shared formatUsd): `$0`, `<$0.0001`, cents from $1, two significant digits below. */
+const MONEY = /^-?(\$0|<\$0\.0001|\$[1-9]\d*\.\d{2}|\$0\.0*[1-9]\d)$/;
+
+async function moneyOnPage(page: Page): Promise<string[]> {
+  const texts = await page.locator("main").evaluate((main) => {
+    const out: string[] = [];
+    const walker = document.createTreeWalker(main, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) out.push(n.textContent ?? "");
+    for (const el of main.querySelectorAll("[aria-label], title")) out.push(el.getAttribute("aria-label") ?? el.textContent ?? "");
+    return out;
+  });
+  return texts.flatMap((t) => t.match(/<?-?\$[\d.,]+/g) ?? []).map((m) => m.replace(/[.,]$/, ""));
+}
+
+test.beforeEach(async ({ page }) => {
+  await signIn(page);
+});
+
+test("costs: one money format, a legend of providers with cost in stable colours, legible in both themes", async ({ page }, testInfo) => {
+  await runJob(page, { agent: "gemini", prompt: "write a.txt hi", workdir: workdir("costs-gemini") });
+  await runJob(page, { agent: "claude", prompt: "write a.txt hi", workdir: workdir("costs-claude") });
+  await runJob(page, { agent: "kiro", prompt: "hello", workdir: workdir("costs-kiro") });
+
+  const swatches: Record<string, string> = {};
+  for (const theme of ["light", "dark"] as Theme[]) {
+    await page.goto("/costs");
+    await setTheme(page, theme);
+    const chart = page.getByRole("img", { name: /Bar chart of cost per provider per day/ });
+    await expect(chart).toBeVisible();
+    await expect(chart).toHaveAttribute("aria-label", /anthropic \$.*google \$/);
+    const legend = page.getByRole("list", { name: "Providers" });
+    // Only providers that cost something: kiro's (aws) reported no usage, so it is not there.
+    const byProvider = page.getByRole("region", { name: "By provider" });
+    await expect(byProvider).toContainText("aws");
+    const costly = await byProvider
+      .locator("tbody tr")
+      .evaluateAll((rows) =>
+        rows.filter((r) => /^\$(?!0$)/.test(r.lastElementChild?.textContent?.trim() ?? "")).map((r) => r.firstElementChild?.textContent?.trim()),
+      );
+    expect(costly).toEqual(expect.arrayContaining(["anthropic", "google"]));
+    expect(costly).not.toContain("aws");
+    await expect(legend.locator(".mono")).toHaveText(costly as string[]);
+
+    // Every amount on the page (headline, tables, chart axis, legend, titles) follows one rule.
+    const money = await moneyOnPage(page);
+    expect(money.length).toBeGreaterThan(5);
+    expect(money.filter((m) => !MONEY.test(m))).toEqual([]);
+    // The headline and the provider table show the same total the same way.
+    const total = (await page.getByTestId("total-cost").textContent()) ?? "";
+    expect(total).toMatch(MONEY);
+
+    // Each bar carries a tooltip naming the day, the providers and their costs.
+    const tooltip = await chart.locator("title").filter({ hasText: "anthropic" }).first().textContent();
+    expect(tooltip).toMatch(/^\d{4}-\d{2}-\d{2}: \$.*\nanthropic \$/s);
+
+    // Legible: legend text ≥ 4.5:1, the swatches and axis labels ≥ 3:1 against the card.
+    for (const item of await legend.getByRole("listitem").all()) {
+      const text = await colours(item.locator(".mono"));
+      expect(contrast(text.fg, text.bg), `legend text (${theme})`).toBeGreaterThanOrEqual(4.5);
+      const swatch = item.locator(".swatch");
+      const name = (await item.locator(".mono").textContent()) ?? "";
+      const fill = await swatch.evaluate((n) => getComputedStyle(n).backgroundColor);
+      const card = await colours(item);
+      expect(contrast(parseColour(fill).rgb, card.bg), `${name} swatch (${theme})`).toBeGreaterThanOrEqual(3);
+      swatches[`${theme}:${name}`] = fill;
+    }
+    const axis = await colours(chart.locator("text").first(), true);
+    expect(contrast(axis.fg, axis.bg), `axis labels (${theme})`).toBeGreaterThanOrEqual(4.5);
+    // Distinct colours for distinct providers.
+    expect(swatches[`${theme}:anthropic`]).not.toBe(swatches[`${theme}:google`]);
+    await snapshot(page, testInfo, `costs-${theme}`);
+    await expectAccessible(page, `costs (${theme})`);
+  }
+
+  // The same provider keeps its colour on the next visit, and the chart's bars use it.
+  await page.reload();
+  await setTheme(page, "light");
+  const again = await page
+    .getByRole("list", { name: "Providers" })
+    .getByRole("listitem")
+    .filter({ hasText: "google" })
+    .locator(".swatch")
+    .evaluate((n) => getComputedStyle(n).backgroundColor);
+  expect(again).toBe(swatches["light:google"]);
+  const barFills = await page
+    .getByRole("img", { name: /Bar chart/ })
+    .locator("rect[style]")
+    .evaluateAll((rects) => rects.map((r) => getComputedStyle(r).fill));
+  expect(barFills).toContain(swatches["light:google"]);
+});
+
+test("a Codex job run without a model is priced for the model it used; an unreported model is said in words", async ({ page }, testInfo) => {
+  // Start from no price for gpt-5.5 (the other width's run may have set one).
+  await page.request.delete("/api/costs/prices?provider=openai&model=gpt-5.5", { headers: auth });
+  const job = await runJob(page, { agent: "codex", prompt: "write a.txt hi", workdir: workdir("codex-model") });
+  expect(job.usage.model).toBe("gpt-5.5");
+
+  await page.goto("/costs");
+  const unpriced = page.getByRole("region", { name: "Unpriced models" });
+  await unpriced.getByRole("button", { name: "Set price for openai / gpt-5.5" }).click();
+  const form = page.getByRole("form", { name: "Set a price" });
+  await expect(form.getByLabel("Provider")).toHaveValue("openai");
+  await expect(form.getByLabel("Model")).toHaveValue("gpt-5.5");
+  await expect(form.getByLabel("USD / M input")).toBeFocused();
+  // Saving with prices left out says what to do, in words.
+  await form.getByRole("button", { name: "Save price" }).click();
+  await expect(form.locator("#price-input-error")).toContainText("USD per million input tokens");
+  await expect(form).not.toContainText(/expected|too small|invalid/i);
+  await form.getByLabel("USD / M input").fill("2");
+  await expect(form.locator("#price-input-error")).toHaveCount(0);
+  await form.getByLabel("USD / M output").fill("8");
+  await form.getByRole("button", { name: "Save price" }).click();
+  await expect(form.getByRole("status")).toContainText("Saved");
+  await expect(page.getByRole("list", { name: "Providers" })).toContainText("openai");
+  await expect(page.getByRole("region", { name: "By model" })).not.toContainText(/openai \/ gpt-5\.5\s*1.*unpriced/);
+  await snapshot(page, testInfo, "costs-codex-priced");
+
+  // A Codex that leaves no session record (its home is not writable): the model is truly unknown.
+  const codexHome = path.join(root, ".codex");
+  rmSync(codexHome, { recursive: true, force: true });
+  writeFileSync(codexHome, "");
+  try {
+    const blind = await runJob(page, { agent: "codex", prompt: "hello", workdir: workdir("codex-unknown") });
+    expect(blind.usage.model).toBeNull();
+  } finally {
+    rmSync(codexHome, { force: true });
+  }
+  await page.reload();
+  await page.getByRole("button", { name: "Set price for openai / model not reported" }).click();
+  const unknown = page.getByRole("form", { name: "Set a price" });
+  await expect(unknown.getByRole("note")).toContainText("did not report which model these openai jobs used");
+  await expect(unknown.getByLabel("Model")).toHaveValue("");
+  await expect(unknown.getByLabel("Model")).toBeFocused();
+  await unknown.getByLabel("USD / M input").fill("1");
+  await unknown.getByLabel("USD / M output").fill("1");
+  await unknown.getByRole("button", { name: "Save price" }).click();
+  await expect(unknown.locator("#price-model-error")).toContainText("Type the model's name");
+  await expect(unknown).not.toContainText(/expected|too small|>=|invalid/i);
+  await snapshot(page, testInfo, "costs-unknown-model");
+});
+
+test("files: the selected row's size is legible and a long name is shown whole in the preview", async ({ page }, testInfo) => {
+  const longName = "a-quite-long-report-name-that-a-worker-might-write-for-the-quarterly-results-2026.md";
+  const dir = workdir("files-long");
+  await runJob(page, { agent: "gemini", prompt: `write ${longName} hello\nwrite short.txt hi`, workdir: dir });
+  for (const theme of ["light", "dark"] as Theme[]) {
+    await page.goto(`/files?workdir=${encodeURIComponent(dir)}&path=${encodeURIComponent(path.join(dir, longName))}`);
+    await setTheme(page, theme);
+    const tree = page.getByRole("navigation", { name: "Workdir tree" });
+    const selected = tree.locator('button[aria-current="true"]');
+    await expect(selected).toContainText("a-quite-long");
+    const size = await colours(selected.locator(".size"));
+    expect(contrast(size.fg, size.bg), `selected size (${theme})`).toBeGreaterThanOrEqual(4.5);
+    await expect(selected.locator(".truncate")).toHaveAttribute("title", longName);
+
+    const viewer = page.getByRole("region", { name: `File ${longName}` });
+    await expect(viewer).toContainText("hello");
+    const name = viewer.locator("strong").first();
+    await expect(name).toHaveText(longName);
+    await expect(name).toHaveAttribute("title", path.join(dir, longName));
+    // Not cut: the whole name is laid out inside the card.
+    const fits = await name.evaluate((el) => {
+      const box = el.getBoundingClientRect();
+      const card = (el.closest(".card") as HTMLElement).getBoundingClientRect();
+      return el.scrollWidth <= el.clientWidth + 1 && box.right <= card.right + 1 && box.left >= card.left - 1;
+    });
+    expect(fits, `the preview header shows the whole name (${theme})`).toBe(true);
+    // Nothing pushes the page sideways (a long workdir path in the picker did on a phone).
+    expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
+    await snapshot(page, testInfo, `files-long-name-${theme}`);
+    await expectAccessible(page, `files (${theme})`);
+  }
+});
+
+test("assets: hashed files come compressed and cached for good, the page revalidates", async ({ page }) => {
+  const assets: { url: string; headers: Record<string, string> }[] = [];
+  page.on("response", (res) => {
+    if (res.url().includes("/assets/")) assets.push({ url: res.url(), headers: res.headers() });
+  });
+  const doc = await page.goto("/costs");
+  expect(doc?.headers()["cache-control"]).toBe("no-cache");
+  expect(doc?.headers().etag).toBeTruthy();
+  await expect(page.getByRole("heading", { level: 1 })).toContainText("Costs");
+  await page.waitForLoadState("networkidle");
+  const scripts = assets.filter((a) => a.url.endsWith(".js"));
+  expect(scripts.length).toBeGreaterThan(0);
+  for (const a of assets) {
+    expect(a.headers["cache-control"], a.url).toBe("public, max-age=31536000, immutable");
+    expect(["br", "gzip"], a.url).toContain(a.headers["content-encoding"]);
+  }
+  // The Costs page's own code is small now that its chart is plain SVG (recharts was 445 kB).
+  const costsChunk = await page.evaluate(() =>
+    performance
+      .getEntriesByType("resource")
+      .filter((r) => r.name.includes("/assets/costs-page-"))
+      .map((r) => (r as PerformanceResourceTiming).decodedBodySize),
+  );
+  expect(costsChunk).toHaveLength(1);
+  expect(costsChunk[0]).toBeLessThan(60_000);
+});
