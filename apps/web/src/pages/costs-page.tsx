@@ -82,7 +82,7 @@ function BudgetRow({ budget }: { budget: Budget }) {
   const remove = useDeleteBudget(budget.id);
   const share = (used: number, max: number | null) => (max ? Math.min(100, (used / max) * 100) : 0);
   return (
-    <li className="card stack" style={{ gap: "0.35rem" }}>
+    <li className="card stack" id={`budget-${budget.id}`} style={{ gap: "0.35rem" }}>
       <div className="row">
         <strong className="mono">{budget.provider}</strong>
         <span className="muted small">per {budget.period}</span>
