@@ -52,7 +52,7 @@ export function panelErrors(err: RefusedCall): PanelError[] {
     ];
   }
   if (code === "agent_disabled" && details.agent) {
-    return [{ field: "agent", text: `${details.agent} is disabled, so it runs no jobs.`, action: { kind: "enable-agent", agent: details.agent } }];
+    return [{ field: null, text: `${details.agent} is disabled, so it runs no jobs.`, action: { kind: "enable-agent", agent: details.agent } }];
   }
   if (code === "agent_not_deletable" && details.agent) {
     return [

@@ -59,7 +59,7 @@ describe("server refusals in the panel's words", () => {
     expect(cases.map(([e]) => [e?.field, e?.action])).toEqual([
       [null, { kind: "open-budget", href: "/costs#budget-3" }],
       ["workdir", { kind: "share-workdir", jobId: "abc123" }],
-      ["agent", { kind: "enable-agent", agent: "kiro" }],
+      [null, { kind: "enable-agent", agent: "kiro" }],
       [null, { kind: "disable-agent", agent: "gemini" }],
     ]);
   });
