@@ -167,32 +167,36 @@ function WorkdirAndModelFields(props: {
   const { models, hint } = useModelSuggestions(agent, form.agent);
   return (
     <div className="form-grid">
-      <Field
-        id="launch-workdir"
-        label="Workdir"
-        error={errorFor("workdir")}
-        hint={agent ? `default ${agent.workdir}` : "Recent and allowed directories are offered"}
-      >
-        <input
+      <div className="stack field-with-check">
+        <Field
           id="launch-workdir"
-          list="launch-workdirs"
-          value={form.workdir}
-          placeholder={agent?.workdir ?? ""}
-          onChange={(e) => set("workdir")(e.target.value)}
-          {...describedBy("launch-workdir", errorFor("workdir"), true)}
-        />
-        <datalist id="launch-workdirs">
-          {workdirs.map((w) => (
-            <option key={w} value={w} />
-          ))}
-        </datalist>
+          label="Workdir"
+          error={errorFor("workdir")}
+          hint={agent ? `default ${agent.workdir}` : "Recent and allowed directories are offered"}
+        >
+          <input
+            id="launch-workdir"
+            list="launch-workdirs"
+            value={form.workdir}
+            placeholder={agent?.workdir ?? ""}
+            onChange={(e) => set("workdir")(e.target.value)}
+            {...describedBy("launch-workdir", errorFor("workdir"), true)}
+          />
+          <datalist id="launch-workdirs">
+            {workdirs.map((w) => (
+              <option key={w} value={w} />
+            ))}
+          </datalist>
+        </Field>
         {shareWith && (
           <label className="row check">
             <input type="checkbox" checked={form.sharedWorkdir} onChange={(e) => setShared(e.target.checked)} />
-            Share the workdir with the running job (<Link to={`/jobs/${shareWith}`}>{shareWith}</Link>): both write there at once
+            <span>
+              Share the workdir with the running job (<Link to={`/jobs/${shareWith}`}>{shareWith}</Link>): both write there at once
+            </span>
           </label>
         )}
-      </Field>
+      </div>
       <Field id="launch-model" label="Model" error={errorFor("model")} hint={hint}>
         <input
           id="launch-model"
