@@ -151,7 +151,7 @@ test("refusals in the panel's words, with the action in reach", async ({ page, r
   await page.goto("/agents");
   page.once("dialog", (d) => void d.accept());
   await page.getByRole("button", { name: `Delete ${spender}` }).click();
-  const refusal = page.getByRole("alert").filter({ hasText: "cannot be deleted" });
+  const refusal = page.getByRole("alert").filter({ hasText: `${spender} cannot be deleted while its jobs are in the history` });
   await expect(refusal).toBeVisible();
   await expect(refusal).not.toContainText(apiWords);
   await snapshot(page, testInfo, "agents-cannot-delete");

@@ -58,7 +58,8 @@ export function panelErrors(err: RefusedCall): PanelError[] {
     return [
       {
         field: null,
-        text: `${details.agent} cannot be deleted: it is built in or has jobs in its history. Disable it to remove its tools and keep its history.`,
+        // The panel offers Delete only for agents a user added, so history is what keeps one.
+        text: `${details.agent} cannot be deleted while its jobs are in the history. Disable it instead: its tools go, its history stays.`,
         action: { kind: "disable-agent", agent: details.agent },
       },
     ];
