@@ -22,6 +22,8 @@ const probeText: Record<ProbeOutcome, { label: string; tone: string }> = {
 function ModelRow({ model, agent, now, offline = false }: { model: OllamaModel; agent: string | undefined; now: number; offline?: boolean }) {
   const probe = useProbeModel(model.name, agent);
   const p = model.probe;
+  // The accessible name starts with the visible text (WCAG 2.5.3), then names the model.
+  const probeLabel = probe.isPending ? "Probing…" : p ? "Probe again" : "Probe tool calling";
   return (
     <tr>
       <td>
@@ -80,9 +82,9 @@ function ModelRow({ model, agent, now, offline = false }: { model: OllamaModel; 
                   className="small"
                   disabled={probe.isPending}
                   onClick={() => probe.mutate()}
-                  aria-label={`Probe tool calling of ${model.name}`}
+                  aria-label={`${probeLabel} of ${model.name}`}
                 >
-                  {probe.isPending ? "Probing…" : p ? "Probe again" : "Probe tool calling"}
+                  {probeLabel}
                 </button>
               </div>
             )
