@@ -28,6 +28,8 @@ test("agents: availability, enable and disable, add a command agent", async ({ p
 
 test("connect: MCP commands with the real token and the permissions snippet", async ({ page }, testInfo) => {
   await page.getByRole("link", { name: "Connect" }).click();
+  // The token is masked on screen until revealed (forms.spec.ts checks the mask and the copy).
+  await page.getByRole("button", { name: "Reveal the token" }).click();
   const all = page.getByLabel("claude mcp add command for all agents");
   await expect(all).toContainText(
     `claude mcp add --transport http corral http://127.0.0.1:${process.env.CORRAL_E2E_PORT}/mcp --header "Authorization: Bearer ${process.env.CORRAL_E2E_TOKEN}"`,

@@ -1,3 +1,4 @@
+import type { ApiError } from "@corral/shared";
 import { mkdirSync } from "node:fs";
 import { createServer } from "node:http";
 import path from "node:path";
@@ -61,29 +62,33 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
     schemaController: { compilersFactory: contractCompilers },
     // Malformed percent-encoding in a path: answer in the API's error shape, naming the URL.
     frameworkErrors: (error, _request, reply) => {
-      void (reply as FastifyReply).code(400).send({ error: `invalid URL: ${error.message}`, field: "url" });
+      void (reply as FastifyReply).code(400).send({ error: `invalid URL: ${error.message}`, code: "invalid_input", field: "url" } satisfies ApiError);
     },
   });
 
   app.setErrorHandler((error, request, reply) => {
     if (error instanceof ServiceError) {
-      return reply.code(error.status).send({ error: error.message, field: error.field, issues: error.issues });
+      const body: ApiError = { error: error.message, code: error.code, field: error.field, issues: error.issues, ...error.details };
+      return reply.code(error.status).send(body);
     }
     const status = (error as { statusCode?: number }).statusCode;
     if ((error as { code?: string }).code === "FST_ERR_CTP_INVALID_JSON_BODY") {
       // secure-json-parse refuses `__proto__` and `constructor.prototype` keys (prototype pollution) the same way as broken JSON.
       const message = "request body is not valid JSON, or has a __proto__ or constructor.prototype key (refused: prototype pollution)";
       if (request.url.startsWith("/mcp")) return reply.code(400).send({ jsonrpc: "2.0", error: { code: -32700, message }, id: null });
-      return reply.code(400).send({ error: message });
+      return reply.code(400).send({ error: message, code: "invalid_json" } satisfies ApiError);
     }
     if (status === 413) {
-      return reply.code(413).send({ error: `request body too large: the limit is ${config.bodyLimitBytes} bytes (CORRAL_BODY_LIMIT_BYTES)` });
+      return reply.code(413).send({
+        error: `request body too large: the limit is ${config.bodyLimitBytes} bytes (CORRAL_BODY_LIMIT_BYTES)`,
+        code: "payload_too_large",
+      } satisfies ApiError);
     }
     if (status && status >= 400 && status < 500) {
-      return reply.code(status).send({ error: (error as Error).message });
+      return reply.code(status).send({ error: (error as Error).message, code: status === 404 ? "not_found" : "invalid_input" } satisfies ApiError);
     }
     request.log.error(error);
-    return reply.code(500).send({ error: "internal error; the server log has the details" });
+    return reply.code(500).send({ error: "internal error; the server log has the details", code: "internal" } satisfies ApiError);
   });
 
   // One listener for upgrades: under `pnpm dev` hot reload's socket goes to Vite, every other

@@ -59,10 +59,10 @@ describe("the OpenAPI document", () => {
     }
   });
 
-  test("declares the error body with its field, the parameters, bodies and typed answers", () => {
+  test("declares the error body with its code and field, the parameters, bodies and typed answers", () => {
     expect(document.components.schemas.ApiError).toMatchObject({
-      properties: { error: { type: "string" }, field: { type: "string" }, issues: { type: "array" } },
-      required: ["error"],
+      properties: { error: { type: "string" }, code: { type: "string" }, field: { type: "string" }, issues: { type: "array" } },
+      required: ["error", "code"],
     });
     const launch = document.paths["/api/jobs"]?.post;
     expect(launch?.requestBody?.content["application/json"]?.schema).toMatchObject({ required: ["agent", "prompt"] });

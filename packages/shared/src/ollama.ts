@@ -57,6 +57,17 @@ export const OllamaModelListSchema = z.object({
 });
 export type OllamaModelList = z.infer<typeof OllamaModelListSchema>;
 
+/**
+ * The models of the server's last successful listing, kept for when it does not answer: `seenAt`
+ * is when that listing was read (null: never listed). None counts as loaded.
+ */
+export const OllamaLastKnownSchema = z.object({
+  url: z.string(),
+  seenAt: z.number().nullable(),
+  models: z.array(OllamaModelSchema),
+});
+export type OllamaLastKnown = z.infer<typeof OllamaLastKnownSchema>;
+
 /** Which server: that of an Ollama agent (its baseUrl, else CORRAL_OLLAMA_URL). */
 export const OllamaServerQuerySchema = z.object({ agent: AgentNameSchema.optional() }).strict();
 export type OllamaServerQuery = z.infer<typeof OllamaServerQuerySchema>;

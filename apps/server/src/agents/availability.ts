@@ -52,7 +52,7 @@ export function cliAvailability(agent: AgentRow, config: AppConfig): CliLocation
   const setting = `CORRAL_${agent.name.toUpperCase()}_BIN`;
   const hint = adapter?.commandRequired
     ? `${name} was not found on PATH; set the agent's command to an executable or an absolute path`
-    : `${name} was not found on PATH; install it (${adapter?.installHint ?? "see its documentation"}) or set ${setting} to its path`;
+    : `${name} was not found on PATH; ${adapter?.installHint ?? "install it (see its documentation)"}, or set ${setting} to its path`;
   return { available: false, resolved: null, hint };
 }
 

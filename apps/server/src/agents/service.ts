@@ -101,8 +101,10 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
 
   remove(name: string): void {
     const row = this.row(name);
-    if (row.builtin) throw new ServiceError(`${name} is built in; disable it instead (enabled: false)`, 409, "name");
-    if (this.deps.hasJobs(name)) throw new ServiceError(`${name} has jobs in its history; disable it instead (enabled: false)`, 409, "name");
+    const keep = (why: string) =>
+      new ServiceError(`${name} ${why}; disable it instead (enabled: false)`, 409, "name", undefined, "agent_not_deletable", { agent: name });
+    if (row.builtin) throw keep("is built in");
+    if (this.deps.hasJobs(name)) throw keep("has jobs in its history");
     this.deps.agents.delete(name);
     this.emit("changed", { name, removed: true });
   }

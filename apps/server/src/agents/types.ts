@@ -49,7 +49,10 @@ export interface Invocation {
 export interface CliAdapter {
   /** Executable looked up on PATH unless the agent or `CORRAL_<AGENT>_BIN` names another. */
   defaultBinary: string;
-  /** How to get the binary, shown when it is missing. */
+  /**
+   * How to get the binary, as a clause that completes "<binary> was not found on PATH; …, or set
+   * CORRAL_<AGENT>_BIN to its path": an imperative starting lowercase, e.g. "install it with npm install -g x".
+   */
   installHint: string;
   invocation(spec: JobSpec, binary: string): Invocation;
   createParser(spec: JobSpec): OutputParser;

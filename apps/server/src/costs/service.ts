@@ -164,6 +164,9 @@ export class CostService implements JobCostPolicy {
           `budget exceeded: ${used} is ${formatUsd(budget.maxCostUsd)} and ${formatUsd(budget.usedCostUsd)} is used ${periodNow(budget.period)}${unpriced}; ${retry}`,
           429,
           "agent",
+          undefined,
+          "budget_exceeded",
+          { budgetId: budget.id },
         );
       }
       if (budget.maxTokens !== null && budget.usedTokens >= budget.maxTokens) {
@@ -171,6 +174,9 @@ export class CostService implements JobCostPolicy {
           `budget exceeded: ${used} is ${budget.maxTokens} tokens and ${budget.usedTokens} are used ${periodNow(budget.period)}; ${retry}`,
           429,
           "agent",
+          undefined,
+          "budget_exceeded",
+          { budgetId: budget.id },
         );
       }
       if (budget.maxCostUsd !== null && jobMaxCostUsd !== null && budget.usedCostUsd + jobMaxCostUsd > budget.maxCostUsd) {
@@ -178,6 +184,9 @@ export class CostService implements JobCostPolicy {
           `budget exceeded: this job may cost up to ${formatUsd(jobMaxCostUsd)}, and ${used} of ${formatUsd(budget.maxCostUsd)} has ${formatUsd(budget.maxCostUsd - budget.usedCostUsd)} left ${periodNow(budget.period)}`,
           429,
           "max_cost_usd",
+          undefined,
+          "budget_exceeded",
+          { budgetId: budget.id },
         );
       }
     }

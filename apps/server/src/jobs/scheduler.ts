@@ -18,7 +18,13 @@ export class Scheduler {
   /** Refuses before anything is stored when the queue is full. */
   assertRoom(): void {
     if (this.total >= this.queueLimit) {
-      throw new ServiceError(`the job queue is full (${this.queueLimit} waiting); wait for jobs to finish or raise CORRAL_QUEUE_LIMIT`, 429);
+      throw new ServiceError(
+        `the job queue is full (${this.queueLimit} waiting); wait for jobs to finish or raise CORRAL_QUEUE_LIMIT`,
+        429,
+        undefined,
+        undefined,
+        "queue_full",
+      );
     }
   }
 

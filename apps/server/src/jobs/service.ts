@@ -113,7 +113,10 @@ export class JobService extends EventEmitter<JobServiceEvents> {
   launch(agentName: string, input: JobInput, origin: JobOrigin, client: string | null = null): Job {
     const agent = this.deps.agents.get(agentName);
     if (!agent) throw notFound(`agent ${agentName} does not exist; list agents with corral_agents or GET /api/agents`, "agent");
-    if (!agent.enabled) throw new ServiceError(`agent ${agentName} is disabled; enable it to run jobs`, 409, "agent");
+    if (!agent.enabled)
+      throw new ServiceError(`agent ${agentName} is disabled; enable it to run jobs`, 409, "agent", undefined, "agent_disabled", {
+        agent: agentName,
+      });
     this.scheduler.assertRoom();
     this.deps.costs?.admit(agent, input.max_cost_usd ?? null);
     const workdir = resolveWorkdir(input.workdir ?? agent.workdir, this.config);
@@ -124,6 +127,9 @@ export class JobService extends EventEmitter<JobServiceEvents> {
         `${workdir} is in use by job ${busy.id} (${busy.agent}, ${busy.status}); use another workdir, wait for that job (corral_wait), or pass shared_workdir: true to let both write there`,
         409,
         "workdir",
+        undefined,
+        "workdir_busy",
+        { jobId: busy.id },
       );
     }
     // The job and its audit entry are stored together: a failed write leaves neither behind.

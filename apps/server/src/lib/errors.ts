@@ -1,16 +1,37 @@
-import { describeIssues, fieldIssues, type FieldIssue } from "@corral/shared";
+import { describeIssues, fieldIssues, type ApiErrorCode, type ApiErrorDetails, type FieldIssue } from "@corral/shared";
 import type { z } from "zod";
 
-/** An error a caller can act on; every door turns it into its own kind of answer. */
+type Status = 400 | 403 | 404 | 409 | 413 | 429 | 503;
+
+/** The code of an error thrown without one: what its status says. */
+const codeOfStatus: Record<Status, ApiErrorCode> = {
+  400: "invalid_input",
+  403: "forbidden",
+  404: "not_found",
+  409: "conflict",
+  413: "payload_too_large",
+  429: "rate_limited",
+  503: "unavailable",
+};
+
+/**
+ * An error a caller can act on; every door turns it into its own kind of answer. The message is
+ * for a person (REST's `error`, MCP's text); `code` and `details` are for programs (the panel
+ * words its own message from them).
+ */
 export class ServiceError extends Error {
+  readonly code: ApiErrorCode;
   constructor(
     message: string,
-    readonly status: 400 | 403 | 404 | 409 | 413 | 429 | 503,
+    readonly status: Status,
     /** The input field at fault, when there is one. */
     readonly field?: string,
     readonly issues?: FieldIssue[],
+    code?: ApiErrorCode,
+    readonly details: ApiErrorDetails = {},
   ) {
     super(message);
+    this.code = code ?? codeOfStatus[status];
   }
 }
 

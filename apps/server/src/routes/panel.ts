@@ -1,3 +1,4 @@
+import type { ApiError } from "@corral/shared";
 import { existsSync } from "node:fs";
 import type { Server } from "node:http";
 import path from "node:path";
@@ -53,7 +54,7 @@ export function panelRoutes(config: AppConfig, hmrUpgrades: Server) {
     app.setNotFoundHandler((request, reply) => {
       const pathname = request.url.split("?")[0] ?? "";
       if (page && (request.method === "GET" || request.method === "HEAD") && !API_PATH.test(pathname)) return page(request, reply);
-      return reply.code(404).send({ error: `no route ${request.method} ${pathname}` });
+      return reply.code(404).send({ error: `no route ${request.method} ${pathname}`, code: "not_found" } satisfies ApiError);
     });
   };
 }

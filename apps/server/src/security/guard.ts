@@ -1,3 +1,4 @@
+import type { ApiError } from "@corral/shared";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { AppConfig } from "../config.js";
 import type { BrowserSessionRow } from "../db/schema.js";
@@ -105,14 +106,16 @@ export function registerGuard(app: FastifyInstance, config: AppConfig, token: st
   };
   app.decorateRequest("browserSession", null);
 
-  const refuse = (reply: FastifyReply, status: number, error: string) => reply.code(status).send({ error });
+  const refuse = (reply: FastifyReply, status: 401 | 403, error: string) =>
+    reply.code(status).send({ error, code: status === 401 ? "unauthorized" : "forbidden" } satisfies ApiError);
   const tooMany = (reply: FastifyReply, retryAfterS: number) =>
     reply
       .code(429)
       .header("retry-after", String(retryAfterS))
       .send({
         error: `too many wrong tokens from this address; try again in ${retryAfterS} s, or use the right token (CORRAL_AUTH_FAILURE_LIMIT per CORRAL_AUTH_FAILURE_WINDOW_S)`,
-      });
+        code: "rate_limited",
+      } satisfies ApiError);
 
   /** Whether the browser says this request comes from Corral's own pages. */
   const fromOwnPage = (request: FastifyRequest, sameOrigin: boolean) => {

@@ -1,12 +1,14 @@
-import type { FieldIssue } from "@corral/shared";
+import type { ApiError, ApiErrorCode, ApiErrorDetails, FieldIssue } from "@corral/shared";
 
-/** A failed API call, with the server's message and the fields it named. */
+/** A failed API call, with the server's message, its code (null from a proxy), the fields it named and the ids it gave. */
 export class ApiRequestError extends Error {
   constructor(
     message: string,
     readonly status: number,
     readonly field: string | undefined,
     readonly issues: FieldIssue[],
+    readonly code: ApiErrorCode | null = null,
+    readonly details: ApiErrorDetails = {},
   ) {
     super(message);
   }
@@ -24,14 +26,15 @@ export class ApiRequestError extends Error {
 }
 
 async function errorFrom(res: Response): Promise<ApiRequestError> {
-  let body: { error?: string; field?: string; issues?: FieldIssue[] } = {};
+  let body: Partial<ApiError> = {};
   try {
     body = (await res.json()) as typeof body;
   } catch {
     // Not JSON (a proxy error page): the status line says enough.
   }
   const message = body.error ?? `${res.status} ${res.statusText}`;
-  return new ApiRequestError(message, res.status, body.field, body.issues ?? []);
+  const { jobId, budgetId, agent } = body;
+  return new ApiRequestError(message, res.status, body.field, body.issues ?? [], body.code ?? null, { jobId, budgetId, agent });
 }
 
 /**

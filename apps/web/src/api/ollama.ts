@@ -1,10 +1,15 @@
-import type { OllamaModel, OllamaModelList, OllamaProbe, OllamaProbeBody } from "@corral/shared";
+import type { OllamaLastKnown, OllamaModel, OllamaModelList, OllamaProbe, OllamaProbeBody } from "@corral/shared";
 import { apiFetch, queryString } from "./client.js";
 
 export const ollamaApi = {
   models: (agent: string | undefined, signal?: AbortSignal) => apiFetch<OllamaModelList>(`/api/ollama/models${queryString({ agent })}`, { signal }),
+  lastKnown: (agent: string | undefined, signal?: AbortSignal) =>
+    apiFetch<OllamaLastKnown>(`/api/ollama/models/last-known${queryString({ agent })}`, { signal }),
   probe: (body: OllamaProbeBody) => apiFetch<OllamaProbe & { model: string; url: string }>("/api/ollama/probe", { method: "POST", body }),
 };
+
+/** Whether a probe means anything: an embedding-only model cannot chat, so it cannot call a tool either. */
+export const canProbe = (m: OllamaModel) => m.capabilities.includes("completion") || !m.capabilities.includes("embedding");
 
 /** Tool-capable models first (probed ones before those whose template only mentions tools), then by name. */
 export function modelsForLaunch(models: OllamaModel[]): OllamaModel[] {

@@ -1,6 +1,7 @@
 import { useState, type FormEvent } from "react";
 import { ApiRequestError } from "../api/client.js";
 import type { AgentFormState, FormResult } from "../lib/domain/agent-form.js";
+import { panelErrors, type PanelError } from "../lib/domain/api-errors.js";
 import { describedBy, Field } from "./field.js";
 
 interface Props<T> {
@@ -13,27 +14,31 @@ interface Props<T> {
   submitLabel: string;
 }
 
-/** Edits an agent's settings; server refusals are shown at the field they name. */
+const fields: string[] = ["name", "command", "args", "workdir", "model", "timeoutS", "maxConcurrent", "env", "baseUrl", "description"];
+
+/** Edits an agent's settings; every refusal is shown at the field it names, and goes once that field changes. */
 export function AgentForm<T>({ initial, kind, isNew, toBody, save, onDone, submitLabel }: Props<T>) {
   const [form, setForm] = useState(initial);
-  const [error, setError] = useState<{ field?: string; message: string; server?: ApiRequestError } | null>(null);
+  const [errors, setErrors] = useState<PanelError[]>([]);
   const [pending, setPending] = useState(false);
-  const set = (key: keyof AgentFormState) => (e: { target: { value: string } }) => setForm((f) => ({ ...f, [key]: e.target.value }));
-  const errorFor = (field: string) => (error?.server ? error.server.messageFor(field) : error?.field === field ? error.message : undefined);
-  const fields = ["name", "command", "args", "workdir", "model", "timeoutS", "maxConcurrent", "env", "baseUrl", "description"];
-  const unplaced = error && !fields.some((f) => errorFor(f)) ? error.message : null;
+  const set = (key: keyof AgentFormState) => (e: { target: { value: string } }) => {
+    setForm((f) => ({ ...f, [key]: e.target.value }));
+    setErrors((all) => all.filter((err) => err.field !== key));
+  };
+  const errorFor = (field: string) => errors.find((e) => e.field === field)?.text;
+  const unplaced = errors.filter((e) => e.field === null || !fields.includes(e.field));
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     const built = toBody(form);
-    if ("field" in built) return setError(built);
+    if ("field" in built) return setErrors([{ field: built.field, text: built.message }]);
     setPending(true);
     try {
       await save(built.body);
-      setError(null);
+      setErrors([]);
       onDone();
     } catch (err) {
-      setError({ message: (err as Error).message, ...(err instanceof ApiRequestError ? { server: err } : {}) });
+      setErrors(err instanceof ApiRequestError ? panelErrors(err) : [{ field: null, text: (err as Error).message }]);
     } finally {
       setPending(false);
     }
@@ -88,13 +93,18 @@ export function AgentForm<T>({ initial, kind, isNew, toBody, save, onDone, submi
         />
       </Field>
       <Field id="agent-description" label="Description" error={errorFor("description")}>
-        <input id="agent-description" value={form.description} onChange={set("description")} />
+        <input
+          id="agent-description"
+          value={form.description}
+          onChange={set("description")}
+          {...describedBy("agent-description", errorFor("description"), false)}
+        />
       </Field>
-      {unplaced && (
-        <div className="alert" role="alert">
-          {unplaced}
+      {unplaced.map((e) => (
+        <div className="alert" role="alert" key={e.text}>
+          {e.text}
         </div>
-      )}
+      ))}
       <div className="row">
         <button type="submit" className="primary" disabled={pending}>
           {pending ? "Saving…" : submitLabel}

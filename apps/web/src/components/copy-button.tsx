@@ -38,13 +38,14 @@ function CopyButton({ text, label = "Copy" }: { text: string; label?: string }) 
   );
 }
 
-export function CopyBlock({ text, label }: { text: string; label: string }) {
+/** Shows `text` and copies `copy` (the same unless a secret is masked on screen). */
+export function CopyBlock({ text, copy = text, label }: { text: string; copy?: string; label: string }) {
   return (
     <div className="copy-block">
       <pre className="block mono" role="group" aria-label={label}>
         {text}
       </pre>
-      <CopyButton text={text} />
+      <CopyButton text={copy} />
     </div>
   );
 }

@@ -15,6 +15,15 @@ export function useOllamaModels(
   });
 }
 
+/** The models of the server's last good listing, asked for only while it does not answer. */
+export function useOllamaLastKnown(agent: string | undefined, enabled: boolean) {
+  return useQuery({
+    queryKey: queryKeys.ollama.lastKnown(agent ?? ""),
+    queryFn: ({ signal }) => ollamaApi.lastKnown(agent, signal),
+    enabled,
+  });
+}
+
 /** Checks whether a model calls tools and writes the outcome into the cached model list. */
 export function useProbeModel(model: string, agent: string | undefined) {
   const client = useQueryClient();

@@ -1,6 +1,8 @@
 import type { AgentWithAvailability, UpdateAgentBody } from "@corral/shared";
 import { useEffect, useRef, useState } from "react";
+import { ApiRequestError } from "../api/client.js";
 import { AgentForm } from "../components/agent-form.js";
+import { panelErrors, type PanelError } from "../lib/domain/api-errors.js";
 import { EmptyState, ErrorState, Loading } from "../components/states.js";
 import { useAgentMutations, useAgents } from "../hooks/use-agents.js";
 import { createCommandBody, formFromAgent, newCommandAgentForm, updateBody } from "../lib/domain/agent-form.js";
@@ -186,16 +188,19 @@ export function AgentsPage() {
   const { update, remove } = useAgentMutations();
   const [editing, setEditing] = useState<AgentWithAvailability | null>(null);
   const [adding, setAdding] = useState(false);
-  const [toggleError, setToggleError] = useState<string | null>(null);
+  const [rowError, setRowError] = useState<PanelError | null>(null);
+  const failed = (err: Error) => setRowError(err instanceof ApiRequestError ? (panelErrors(err)[0] ?? null) : { field: null, text: err.message });
+  const toggle = (name: string, enabled: boolean) =>
+    update.mutate({ name, body: { enabled } }, { onError: failed, onSuccess: () => setRowError(null) });
   const actions: RowActions = {
     busy: update.isPending,
-    onToggle: (a, enabled) =>
-      update.mutate({ name: a.name, body: { enabled } }, { onError: (err) => setToggleError(err.message), onSuccess: () => setToggleError(null) }),
+    onToggle: (a, enabled) => toggle(a.name, enabled),
     onEdit: setEditing,
     onDelete: (a) => {
-      if (window.confirm(`Delete agent ${a.name}?`)) remove.mutate(a.name, { onError: (err) => setToggleError(err.message) });
+      if (window.confirm(`Delete agent ${a.name}?`)) remove.mutate(a.name, { onError: failed, onSuccess: () => setRowError(null) });
     },
   };
+  const disable = rowError?.action?.kind === "disable-agent" ? rowError.action.agent : null;
 
   return (
     <>
@@ -209,9 +214,16 @@ export function AgentsPage() {
         Each enabled agent is a set of MCP tools (<code>&lt;name&gt;_run</code>, <code>_run_async</code>, <code>_done</code>). See{" "}
         <Link to="/connect">Connect</Link> to add them to Claude Code.
       </p>
-      {toggleError && (
+      {rowError && (
         <div className="alert" role="alert">
-          {toggleError}
+          <p>{rowError.text}</p>
+          {disable && (
+            <p>
+              <button type="button" className="small" disabled={update.isPending} onClick={() => toggle(disable, false)}>
+                Disable {disable}
+              </button>
+            </p>
+          )}
         </div>
       )}
       {agents.isError ? (

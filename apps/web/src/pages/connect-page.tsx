@@ -1,16 +1,19 @@
+import { useState } from "react";
 import { useConnectInfo } from "../hooks/use-connect.js";
 import { BrowserSessions } from "../components/browser-sessions.js";
 import { CopyBlock } from "../components/copy-button.js";
 import { ErrorState, Loading } from "../components/states.js";
-import { mcpAddCommand, permissionsSnippet } from "../lib/domain/connect-snippets.js";
+import { maskedToken, mcpAddCommand, permissionsSnippet } from "../lib/domain/connect-snippets.js";
 import { Link } from "../router.js";
 
 export function ConnectPage() {
   const info = useConnectInfo();
+  const [revealed, setRevealed] = useState(false);
   if (info.isError) return <ErrorState error={info.error} what="connection details" onRetry={() => void info.refetch()} />;
   if (info.isPending) return <Loading what="connection details" />;
   const d = info.data;
   const enabled = d.mounts.filter((m) => m.enabled);
+  const shown = revealed ? d.token : maskedToken;
   return (
     <>
       <div className="page-head">
@@ -18,7 +21,12 @@ export function ConnectPage() {
       </div>
       <p className="muted">
         Corral speaks MCP over Streamable HTTP. Every request needs the token below; treat it like a password (anyone with it can run workers on this
-        machine).
+        machine). It stays hidden on screen until revealed; Copy always copies the real one.
+      </p>
+      <p>
+        <button type="button" className="small" aria-pressed={revealed} onClick={() => setRevealed((r) => !r)}>
+          {revealed ? "Hide the token" : "Reveal the token"}
+        </button>
       </p>
       <section className="card stack" aria-labelledby="all-heading">
         <h2 id="all-heading" style={{ margin: 0 }}>
@@ -28,7 +36,11 @@ export function ConnectPage() {
           One server named <code>corral</code> at <code>{d.mcpUrl}</code>: tools <code>&lt;agent&gt;_run</code>, <code>_run_async</code>,{" "}
           <code>_done</code> for each agent, and <code>corral_*</code> tools to list, wait for and cancel jobs.
         </p>
-        <CopyBlock text={mcpAddCommand("corral", d.mcpUrl, d.token)} label="claude mcp add command for all agents" />
+        <CopyBlock
+          text={mcpAddCommand("corral", d.mcpUrl, shown)}
+          copy={mcpAddCommand("corral", d.mcpUrl, d.token)}
+          label="claude mcp add command for all agents"
+        />
       </section>
 
       <section aria-labelledby="mounts-heading">
@@ -43,7 +55,11 @@ export function ConnectPage() {
             {enabled.map((m) => (
               <div key={m.agent}>
                 <h3 className="mono">{m.agent}</h3>
-                <CopyBlock text={mcpAddCommand(m.agent, m.url, d.token)} label={`claude mcp add command for ${m.agent}`} />
+                <CopyBlock
+                  text={mcpAddCommand(m.agent, m.url, shown)}
+                  copy={mcpAddCommand(m.agent, m.url, d.token)}
+                  label={`claude mcp add command for ${m.agent}`}
+                />
               </div>
             ))}
           </div>
@@ -71,7 +87,7 @@ export function ConnectPage() {
             <span className="mono">{d.baseUrl}/api</span> — <Link to="/reference">API reference</Link>
           </dd>
           <dt>Token</dt>
-          <dd className="mono">{d.token}</dd>
+          <dd className="mono">{shown}</dd>
           <dt>Workdir roots</dt>
           <dd className="mono">{d.workdirRoots.join(", ")}</dd>
         </dl>

@@ -1,34 +1,38 @@
 import type { AgentWithAvailability } from "@corral/shared";
 import { useEffect, useMemo, useState, type FormEvent } from "react";
 import { ApiRequestError } from "../api/client.js";
+import { panelErrors, type ErrorAction, type PanelError } from "../lib/domain/api-errors.js";
 import { useConnectInfo } from "../hooks/use-connect.js";
 import { modelsForLaunch } from "../api/ollama.js";
 import { describedBy, Field } from "../components/field.js";
 import { ErrorState } from "../components/states.js";
-import { useAgents } from "../hooks/use-agents.js";
+import { useAgentMutations, useAgents } from "../hooks/use-agents.js";
 import { useJobList, useJobSnapshot, useLaunchJob } from "../hooks/use-jobs.js";
 import { useOllamaModels } from "../hooks/use-ollama.js";
-import { emptyForm, type FormState, launchBody } from "../lib/domain/launch-form.js";
+import { bodyFieldOf, emptyForm, type FormState, launchBody, recallLaunch, rememberLaunch } from "../lib/domain/launch-form.js";
 import { Link, navigate, useSearchParams } from "../router.js";
 
-/** The form's state: the inputs of the job it relaunches from, else the first available agent. */
+/**
+ * The form's state: the inputs of the job it relaunches from, else the agent and workdir of the
+ * last launch (if that agent is still enabled), else the first available agent.
+ */
 function useLaunchForm(from: string | null, agents: AgentWithAvailability[] | undefined) {
-  const [form, setForm] = useState<FormState>(emptyForm);
+  const [form, setForm] = useState<FormState>(() => ({ ...emptyForm, workdir: from ? "" : (recallLaunch(localStorage)?.workdir ?? "") }));
   const source = useJobSnapshot(from);
   useEffect(() => {
     const j = source.data;
-    if (j) setForm({ agent: j.agent, prompt: j.prompt, workdir: j.workdir, model: j.model ?? "", timeout: String(j.timeoutS) });
+    if (j) setForm({ ...emptyForm, agent: j.agent, prompt: j.prompt, workdir: j.workdir, model: j.model ?? "", timeout: String(j.timeoutS) });
   }, [source.data]);
 
   const enabledAgents = useMemo(() => agents?.filter((a) => a.enabled) ?? [], [agents]);
   useEffect(() => {
     if (!form.agent && !from && enabledAgents.length) {
-      const first = enabledAgents.find((a) => a.availability.available) ?? enabledAgents[0];
+      const remembered = recallLaunch(localStorage)?.agent;
+      const first = enabledAgents.find((a) => a.name === remembered) ?? enabledAgents.find((a) => a.availability.available) ?? enabledAgents[0];
       if (first) setForm((f) => ({ ...f, agent: first.name }));
     }
   }, [enabledAgents, form.agent, from]);
-  const set = (key: keyof FormState) => (value: string) => setForm((f) => ({ ...f, [key]: value }));
-  return { form, set };
+  return { form, setForm };
 }
 
 /** Workdirs to offer: the agent's default, then recent ones (its own first), then the allowed roots. */
@@ -81,6 +85,38 @@ function useModelSuggestions(agent: AgentWithAvailability | undefined, agentName
 
 type ErrorFor = (field: string) => string | undefined;
 type Setter = (value: string) => void;
+function AgentOptions({ agents }: { agents: AgentWithAvailability[] | undefined }) {
+  const available = agents?.filter((a) => a.enabled && a.availability.available) ?? [];
+  const missing = agents?.filter((a) => a.enabled && !a.availability.available) ?? [];
+  const disabled = agents?.filter((a) => !a.enabled) ?? [];
+  return (
+    <>
+      {available.map((a) => (
+        <option key={a.name} value={a.name}>
+          {a.name}
+        </option>
+      ))}
+      {missing.length > 0 && (
+        <optgroup label="Not available on this machine">
+          {missing.map((a) => (
+            <option key={a.name} value={a.name}>
+              {a.name} (not available)
+            </option>
+          ))}
+        </optgroup>
+      )}
+      {disabled.length > 0 && (
+        <optgroup label="Disabled (enable on Agents)">
+          {disabled.map((a) => (
+            <option key={a.name} value={a.name} disabled>
+              {a.name} (disabled)
+            </option>
+          ))}
+        </optgroup>
+      )}
+    </>
+  );
+}
 
 function AgentAndTimeoutFields(props: {
   agents: AgentWithAvailability[] | undefined;
@@ -100,12 +136,7 @@ function AgentAndTimeoutFields(props: {
           {...describedBy("launch-agent", errorFor("agent"), Boolean(agent))}
         >
           {!form.agent && <option value="">Choose an agent</option>}
-          {agents?.map((a) => (
-            <option key={a.name} value={a.name} disabled={!a.enabled}>
-              {a.name}
-              {!a.enabled ? " (disabled)" : !a.availability.available ? " (not available)" : ""}
-            </option>
-          ))}
+          <AgentOptions agents={agents} />
         </select>
       </Field>
       <Field id="launch-timeout" label="Timeout (seconds)" error={errorFor("timeoutS")} hint={agent ? `default ${agent.timeoutS}s` : undefined}>
@@ -127,32 +158,45 @@ function WorkdirAndModelFields(props: {
   form: FormState;
   set: (key: keyof FormState) => Setter;
   errorFor: ErrorFor;
+  /** The job the server said uses the workdir: sharing with it is offered. */
+  shareWith: string | null;
+  setShared: (shared: boolean) => void;
 }) {
-  const { agent, form, set, errorFor } = props;
+  const { agent, form, set, errorFor, shareWith, setShared } = props;
   const workdirs = useWorkdirSuggestions(agent, form.agent);
   const { models, hint } = useModelSuggestions(agent, form.agent);
   return (
     <div className="form-grid">
-      <Field
-        id="launch-workdir"
-        label="Workdir"
-        error={errorFor("workdir")}
-        hint={agent ? `default ${agent.workdir}` : "Recent and allowed directories are offered"}
-      >
-        <input
+      <div className="stack field-with-check">
+        <Field
           id="launch-workdir"
-          list="launch-workdirs"
-          value={form.workdir}
-          placeholder={agent?.workdir ?? ""}
-          onChange={(e) => set("workdir")(e.target.value)}
-          {...describedBy("launch-workdir", errorFor("workdir"), true)}
-        />
-        <datalist id="launch-workdirs">
-          {workdirs.map((w) => (
-            <option key={w} value={w} />
-          ))}
-        </datalist>
-      </Field>
+          label="Workdir"
+          error={errorFor("workdir")}
+          hint={agent ? `default ${agent.workdir}` : "Recent and allowed directories are offered"}
+        >
+          <input
+            id="launch-workdir"
+            list="launch-workdirs"
+            value={form.workdir}
+            placeholder={agent?.workdir ?? ""}
+            onChange={(e) => set("workdir")(e.target.value)}
+            {...describedBy("launch-workdir", errorFor("workdir"), true)}
+          />
+          <datalist id="launch-workdirs">
+            {workdirs.map((w) => (
+              <option key={w} value={w} />
+            ))}
+          </datalist>
+        </Field>
+        {shareWith && (
+          <label className="row check">
+            <input type="checkbox" checked={form.sharedWorkdir} onChange={(e) => setShared(e.target.checked)} />
+            <span>
+              Share the workdir with the running job (<Link to={`/jobs/${shareWith}`}>{shareWith}</Link>): both write there at once
+            </span>
+          </label>
+        )}
+      </div>
       <Field id="launch-model" label="Model" error={errorFor("model")} hint={hint}>
         <input
           id="launch-model"
@@ -174,29 +218,74 @@ function WorkdirAndModelFields(props: {
   );
 }
 
+/** The form's errors: the schema's before sending, the server's after; each goes once its field changes. */
+function useLaunchErrors() {
+  const [errors, setErrors] = useState<PanelError[]>([]);
+  const [shareWith, setShareWith] = useState<string | null>(null);
+  const errorFor: ErrorFor = (field) => errors.find((e) => e.field === field)?.text;
+  const clear = (key: keyof FormState) =>
+    // A field-less error (a budget) is about the agent: choosing another one answers it.
+    setErrors((all) => all.filter((e) => e.field !== bodyFieldOf[key] && !(key === "agent" && e.field === null)));
+  const fromServer = (err: Error) => {
+    const found = err instanceof ApiRequestError ? panelErrors(err) : [{ field: null, text: err.message }];
+    const share = found.find((e) => e.action?.kind === "share-workdir")?.action;
+    if (share?.kind === "share-workdir") setShareWith(share.jobId);
+    setErrors(found);
+  };
+  const fromForm = (fields: Record<string, string>) => setErrors(Object.entries(fields).map(([field, text]) => ({ field, text })));
+  // Errors not shown under a field of this form (a budget, a full queue, a field it does not have).
+  const unplaced = errors.filter((e) => e.field === null || !Object.values(bodyFieldOf).includes(e.field));
+  return { errorFor, clear, fromServer, fromForm, unplaced, shareWith };
+}
+
+/** What the panel offers beside an unplaced error. */
+function ErrorActionView({ action, onEnabled }: { action: ErrorAction | undefined; onEnabled: () => void }) {
+  const { update } = useAgentMutations();
+  if (action?.kind === "open-budget") return <Link to={action.href}>Open the budget on the Costs page</Link>;
+  if (action?.kind === "enable-agent") {
+    return (
+      <button
+        type="button"
+        className="small"
+        disabled={update.isPending}
+        onClick={() => update.mutate({ name: action.agent, body: { enabled: true } }, { onSuccess: onEnabled })}
+      >
+        Enable {action.agent}
+      </button>
+    );
+  }
+  return null;
+}
+
 export function LaunchPage() {
   const [params] = useSearchParams();
   const from = params.get("from");
   const agents = useAgents();
   const launch = useLaunchJob();
-  const { form, set } = useLaunchForm(from, agents.data);
-  const [localError, setLocalError] = useState<{ field: string; message: string } | null>(null);
+  const { form, setForm } = useLaunchForm(from, agents.data);
+  const errors = useLaunchErrors();
   const agent = agents.data?.find((a) => a.name === form.agent);
-
-  const serverError = launch.error instanceof ApiRequestError ? launch.error : null;
-  const errorFor = (field: string) => (localError?.field === field ? localError.message : serverError?.messageFor(field));
-  const fieldNames = ["agent", "prompt", "workdir", "model", "timeoutS"];
-  const unplaced = launch.error && !fieldNames.some((f) => errorFor(f)) ? launch.error.message : null;
+  const set = (key: keyof FormState) => (value: string) => {
+    setForm((f) => ({ ...f, [key]: value }));
+    errors.clear(key);
+  };
+  const setShared = (shared: boolean) => {
+    setForm((f) => ({ ...f, sharedWorkdir: shared }));
+    if (shared) errors.clear("sharedWorkdir");
+  };
 
   const submit = (event: FormEvent) => {
     event.preventDefault();
     const built = launchBody(form);
-    if ("field" in built) {
-      setLocalError(built);
-      return;
-    }
-    setLocalError(null);
-    launch.mutate(built.body, { onSuccess: (job) => navigate(`/jobs/${job.id}`) });
+    if ("errors" in built) return errors.fromForm(built.errors);
+    errors.fromForm({});
+    launch.mutate(built.body, {
+      onSuccess: (job) => {
+        rememberLaunch(localStorage, { agent: form.agent, workdir: form.workdir.trim() });
+        navigate(`/jobs/${job.id}`);
+      },
+      onError: errors.fromServer,
+    });
   };
 
   if (agents.isError) return <ErrorState error={agents.error} what="agents" onRetry={() => void agents.refetch()} />;
@@ -212,14 +301,14 @@ export function LaunchPage() {
         )}
       </div>
       <form className="card stack" onSubmit={submit} noValidate aria-label="Launch a job">
-        <AgentAndTimeoutFields agents={agents.data} agent={agent} form={form} set={set} errorFor={errorFor} />
+        <AgentAndTimeoutFields agents={agents.data} agent={agent} form={form} set={set} errorFor={errors.errorFor} />
         {agent && !agent.availability.available && (
           <div className="alert warn" role="status">
-            <strong>{agent.name} is not available on this machine.</strong>
+            <strong>{agent.name} is not available on this machine, so its jobs fail.</strong>
             <p>{agent.availability.hint}</p>
           </div>
         )}
-        <Field id="launch-prompt" label="Prompt" error={errorFor("prompt")} hint="Ctrl+Enter launches">
+        <Field id="launch-prompt" label="Prompt" error={errors.errorFor("prompt")} hint="Ctrl+Enter launches">
           <textarea
             id="launch-prompt"
             rows={8}
@@ -229,16 +318,21 @@ export function LaunchPage() {
               if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) submit(e);
             }}
             placeholder="The task, as you would type it to that CLI"
-            {...describedBy("launch-prompt", errorFor("prompt"), true)}
+            {...describedBy("launch-prompt", errors.errorFor("prompt"), true)}
           />
         </Field>
-        <WorkdirAndModelFields agent={agent} form={form} set={set} errorFor={errorFor} />
-        {unplaced && (
-          <div className="alert" role="alert">
+        <WorkdirAndModelFields agent={agent} form={form} set={set} errorFor={errors.errorFor} shareWith={errors.shareWith} setShared={setShared} />
+        {errors.unplaced.map((e) => (
+          <div className="alert" role="alert" key={e.text}>
             <strong>The server refused this job.</strong>
-            <p>{unplaced}</p>
+            <p>{e.text}</p>
+            {e.action && (
+              <p>
+                <ErrorActionView action={e.action} onEnabled={() => errors.clear("agent")} />
+              </p>
+            )}
           </div>
-        )}
+        ))}
         <div className="row">
           <button type="submit" className="primary" disabled={launch.isPending || !form.agent}>
             {launch.isPending ? "Launching…" : "Launch"}

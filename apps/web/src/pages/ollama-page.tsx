@@ -5,7 +5,8 @@ import { EmptyState, Loading } from "../components/states.js";
 import { useAgents } from "../hooks/use-agents.js";
 import { useNow } from "../hooks/use-now.js";
 import { formatAgo, formatBytes } from "../lib/format/format.js";
-import { useOllamaModels, useProbeModel } from "../hooks/use-ollama.js";
+import { canProbe } from "../api/ollama.js";
+import { useOllamaLastKnown, useOllamaModels, useProbeModel } from "../hooks/use-ollama.js";
 
 const capabilityTone: Record<string, string> = { tools: "ok", vision: "info", thinking: "info", embedding: "warn", completion: "neutral" };
 
@@ -17,9 +18,12 @@ const probeText: Record<ProbeOutcome, { label: string; tone: string }> = {
   error: { label: "probe failed", tone: "bad" },
 };
 
-function ModelRow({ model, agent, now }: { model: OllamaModel; agent: string | undefined; now: number }) {
+/** One model; `offline` (a last known listing) shows what was seen, with nothing to ask the server. */
+function ModelRow({ model, agent, now, offline = false }: { model: OllamaModel; agent: string | undefined; now: number; offline?: boolean }) {
   const probe = useProbeModel(model.name, agent);
   const p = model.probe;
+  // The accessible name starts with the visible text (WCAG 2.5.3), then names the model.
+  const probeLabel = probe.isPending ? "Probing…" : p ? "Probe again" : "Probe tool calling";
   return (
     <tr>
       <td>
@@ -68,17 +72,23 @@ function ModelRow({ model, agent, now }: { model: OllamaModel; agent: string | u
           ) : (
             <span className="small muted">not probed</span>
           )}
-          <div>
-            <button
-              type="button"
-              className="small"
-              disabled={probe.isPending}
-              onClick={() => probe.mutate()}
-              aria-label={`Probe tool calling of ${model.name}`}
-            >
-              {probe.isPending ? "Probing…" : p ? "Probe again" : "Probe tool calling"}
-            </button>
-          </div>
+          {!canProbe(model) ? (
+            <span className="small muted">embedding model: it cannot chat, so it cannot call tools</span>
+          ) : (
+            !offline && (
+              <div>
+                <button
+                  type="button"
+                  className="small"
+                  disabled={probe.isPending}
+                  onClick={() => probe.mutate()}
+                  aria-label={`${probeLabel} of ${model.name}`}
+                >
+                  {probeLabel}
+                </button>
+              </div>
+            )
+          )}
           {probe.error && (
             <span className="small" role="alert" style={{ color: "var(--danger)" }}>
               {probe.error.message}
@@ -90,6 +100,75 @@ function ModelRow({ model, agent, now }: { model: OllamaModel; agent: string | u
   );
 }
 
+function ModelTable({
+  models,
+  agent,
+  now,
+  label,
+  offline,
+}: {
+  models: OllamaModel[];
+  agent: string | undefined;
+  now: number;
+  label: string;
+  offline?: boolean;
+}) {
+  return (
+    <div className="table-wrap">
+      <table aria-label={label}>
+        <thead>
+          <tr>
+            <th>Model</th>
+            <th>Capabilities</th>
+            <th className="num">Context</th>
+            <th className="hide-narrow">Memory</th>
+            <th>Tool calling</th>
+          </tr>
+        </thead>
+        <tbody>
+          {models.map((m) => (
+            <ModelRow key={m.name} model={m} agent={agent} now={now} offline={offline} />
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** While the server does not answer: one sentence of what to do, then the models it had when last seen. */
+function Unreachable({ agent, now }: { agent: string | undefined; now: number }) {
+  const last = useOllamaLastKnown(agent, true);
+  const url = last.data?.url;
+  return (
+    <>
+      <div className="alert warn" role="alert">
+        <strong>
+          Ollama is not reachable
+          {url ? (
+            <>
+              {" "}
+              at <span className="mono">{url}</span>
+            </>
+          ) : null}
+          .
+        </strong>
+        <p>
+          Start it with <code>ollama serve</code> (or point <code>CORRAL_OLLAMA_URL</code>, or the agent's URL, at a machine where it runs), then
+          press <em>Check again</em>. Ollama agents' jobs fail until it answers.
+        </p>
+      </div>
+      {last.data?.seenAt != null && last.data.models.length > 0 && (
+        <section className="stack" aria-labelledby="last-known-heading">
+          <h2 id="last-known-heading" className="small">
+            Last seen {formatAgo(last.data.seenAt, now)} <span className="muted">({new Date(last.data.seenAt).toLocaleString()})</span>
+          </h2>
+          <ModelTable models={last.data.models} agent={agent} now={now} label="Ollama models when last seen" offline />
+        </section>
+      )}
+    </>
+  );
+}
+
 export function OllamaPage() {
   const agents = useAgents();
   const ollamaAgents = agents.data?.filter((a) => a.kind === "ollama") ?? [];
@@ -98,6 +177,7 @@ export function OllamaPage() {
   const models = useOllamaModels(agent, { refetchInterval: 15_000, retry: false });
   const now = useNow(10_000);
   const notFound = models.error instanceof ApiRequestError && models.error.status === 404 && /no route/.test(models.error.message);
+  const unreachable = models.error instanceof ApiRequestError && models.error.code === "ollama_unreachable";
 
   return (
     <>
@@ -127,16 +207,12 @@ export function OllamaPage() {
         The <code>tools</code> capability only says the model's template mentions tools. <em>Probe tool calling</em> asks the model for one small tool
         call and shows whether a real call came back.
       </p>
-      {models.isError ? (
+      {unreachable ? (
+        <Unreachable agent={agent} now={now} />
+      ) : models.isError ? (
         <div className="alert warn" role="alert">
-          <strong>{notFound ? "This server has no Ollama support yet." : "Ollama is not reachable."}</strong>
+          <strong>{notFound ? "This server has no Ollama support yet." : "Could not list Ollama's models."}</strong>
           <p>{models.error.message}</p>
-          {!notFound && (
-            <p>
-              Start it with <code>ollama serve</code> (or point <code>CORRAL_OLLAMA_URL</code>, or the agent's URL, at a machine where it runs), then
-              press <em>Check again</em>. Ollama agents' jobs fail until it answers.
-            </p>
-          )}
         </div>
       ) : models.isPending ? (
         <Loading what="Ollama models" />
@@ -154,24 +230,7 @@ export function OllamaPage() {
               </span>
             </EmptyState>
           ) : (
-            <div className="table-wrap">
-              <table aria-label="Ollama models">
-                <thead>
-                  <tr>
-                    <th>Model</th>
-                    <th>Capabilities</th>
-                    <th className="num">Context</th>
-                    <th className="hide-narrow">Memory</th>
-                    <th>Tool calling</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {models.data.models.map((m) => (
-                    <ModelRow key={m.name} model={m} agent={agent} now={now} />
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <ModelTable models={models.data.models} agent={agent} now={now} label="Ollama models" />
           )}
         </>
       )}

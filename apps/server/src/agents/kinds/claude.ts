@@ -119,7 +119,7 @@ export const claude: CliAgentKind = {
   readEvent,
   cli: {
     defaultBinary: "claude",
-    installHint: "npm install -g @anthropic-ai/claude-code",
+    installHint: "install it with npm install -g @anthropic-ai/claude-code",
     invocation(spec, binary) {
       const model = spec.model ? [`--model=${spec.model}`] : [];
       return {

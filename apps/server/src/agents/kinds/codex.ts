@@ -126,7 +126,7 @@ export const codex: CliAgentKind = {
   readEvent,
   cli: {
     defaultBinary: "codex",
-    installHint: "npm install -g @openai/codex",
+    installHint: "install it with npm install -g @openai/codex",
     invocation(spec, binary) {
       const model = spec.model ? [`--model=${spec.model}`] : [];
       return {

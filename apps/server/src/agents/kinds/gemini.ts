@@ -114,7 +114,7 @@ export const gemini: CliAgentKind = {
   readEvent,
   cli: {
     defaultBinary: "gemini",
-    installHint: "npm install -g @google/gemini-cli",
+    installHint: "install it with npm install -g @google/gemini-cli",
     invocation(spec, binary) {
       const model = spec.model ? [`--model=${spec.model}`] : [];
       return { command: binary, args: [...model, "-y", "-o", "stream-json", `--prompt=${spec.prompt}`], env: {}, cwd: spec.workdir };

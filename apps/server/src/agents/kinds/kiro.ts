@@ -12,7 +12,7 @@ export const kiro: CliAgentKind = {
   retries: true,
   cli: {
     defaultBinary: "kiro-cli-chat",
-    installHint: "install Kiro CLI (kiro-cli-chat) from kiro.dev",
+    installHint: "install Kiro CLI from kiro.dev (it provides kiro-cli-chat)",
     invocation(spec, binary) {
       const model = spec.model ? [`--model=${spec.model}`] : [];
       return {

@@ -90,7 +90,7 @@ export const opencode: CliAgentKind = {
   readEvent,
   cli: {
     defaultBinary: "opencode",
-    installHint: "npm install -g opencode-ai",
+    installHint: "install it with npm install -g opencode-ai",
     invocation(spec, binary) {
       const model = spec.model ? [`--model=${spec.model}`] : [];
       return {

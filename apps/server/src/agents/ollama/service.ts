@@ -1,4 +1,13 @@
-import type { OllamaModel, OllamaModelList, OllamaProbe, OllamaProbeBody, OllamaServerQuery, ProbeOutcome } from "@corral/shared";
+import {
+  OllamaModelSchema,
+  type OllamaLastKnown,
+  type OllamaModel,
+  type OllamaModelList,
+  type OllamaProbe,
+  type OllamaProbeBody,
+  type OllamaServerQuery,
+  type ProbeOutcome,
+} from "@corral/shared";
 import type { AppConfig } from "../../config.js";
 import type { AgentsRepo } from "../../db/repos/agents.js";
 import type { OllamaModelsRepo } from "../../db/repos/ollama-models.js";
@@ -39,7 +48,7 @@ export class OllamaService {
     try {
       listed = await listServerModels(url);
     } catch (err) {
-      throw new ServiceError(await explainOllamaError(err, { baseUrl: url, model: "" }), 503);
+      throw new ServiceError(await explainOllamaError(err, { baseUrl: url, model: "" }), 503, undefined, undefined, "ollama_unreachable");
     }
     const checkedAt = Date.now();
     const stored = new Map(this.deps.models.forServer(url).map((row) => [row.model, row]));
@@ -50,6 +59,26 @@ export class OllamaService {
     );
     const models: OllamaModel[] = listed.models.map((m) => ({ ...m, checkedAt, probe: storedProbe(stored.get(m.name)) }));
     return { url, version: listed.version, models };
+  }
+
+  /** The last successful listing, from the rows it stored (a model gone since keeps an older `checkedAt` and is left out). */
+  lastKnown(query: OllamaServerQuery = {}): OllamaLastKnown {
+    const url = this.serverUrl(query.agent);
+    const rows = this.deps.models.forServer(url).filter((row) => row.facts && row.checkedAt !== null);
+    const seenAt = rows.reduce<number | null>((latest, row) => Math.max(latest ?? 0, row.checkedAt ?? 0), null);
+    const models = rows.flatMap((row) => {
+      if (row.checkedAt !== seenAt) return [];
+      const model = OllamaModelSchema.safeParse({
+        ...row.facts,
+        name: row.model,
+        loaded: false,
+        sizeVramBytes: null,
+        checkedAt: row.checkedAt,
+        probe: storedProbe(row),
+      });
+      return model.success ? [model.data] : [];
+    });
+    return { url, seenAt, models: models.sort((a, b) => a.name.localeCompare(b.name)) };
   }
 
   async probe(body: OllamaProbeBody): Promise<OllamaProbe & { model: string; url: string }> {

@@ -10,6 +10,7 @@ import {
   JobIdSchema,
   WorkdirListSchema,
   WorkdirPathQuerySchema,
+  type ApiError,
 } from "@corral/shared";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
@@ -112,7 +113,11 @@ export function fileRoutes(services: Services) {
           return reply
             .code(416)
             .header("content-range", `bytes */${stat.size}`)
-            .send({ error: `range ${request.headers.range} is outside the file (${stat.size} bytes)`, field: "range" });
+            .send({
+              error: `range ${request.headers.range} is outside the file (${stat.size} bytes)`,
+              code: "invalid_input",
+              field: "range",
+            } satisfies ApiError);
         }
         let binary: boolean;
         try {

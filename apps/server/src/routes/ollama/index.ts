@@ -1,5 +1,11 @@
 import type { FastifyInstance } from "fastify";
-import { OllamaModelListSchema, OllamaProbeBodySchema, OllamaProbeResultSchema, OllamaServerQuerySchema } from "@corral/shared";
+import {
+  OllamaLastKnownSchema,
+  OllamaModelListSchema,
+  OllamaProbeBodySchema,
+  OllamaProbeResultSchema,
+  OllamaServerQuerySchema,
+} from "@corral/shared";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import type { Services } from "../../services.js";
 import { BODY_ERRORS, errors } from "../contracts.js";
@@ -23,6 +29,19 @@ export function ollamaRoutes(services: Services) {
         },
       },
       async (request) => ollama.models(request.query),
+    );
+
+    app.get(
+      "/api/ollama/models/last-known",
+      {
+        schema: {
+          summary: "The models of the server's last successful listing, with when it was read (for while it does not answer)",
+          tags,
+          querystring: OllamaServerQuerySchema,
+          response: { 200: OllamaLastKnownSchema, ...errors(404) },
+        },
+      },
+      async (request) => ollama.lastKnown(request.query),
     );
 
     app.post(

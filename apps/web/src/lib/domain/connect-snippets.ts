@@ -1,4 +1,7 @@
-/** The `claude mcp add` command for one mount, with the real token. */
+/** What stands for the token on screen until it is revealed (screen sharing, recordings). */
+export const maskedToken = "••••••••••••••••";
+
+/** The `claude mcp add` command for one mount, with the token given (the real one to copy, the mask to show). */
 export function mcpAddCommand(name: string, url: string, token: string): string {
   return `claude mcp add --transport http ${name} ${url} --header "Authorization: Bearer ${token}"`;
 }

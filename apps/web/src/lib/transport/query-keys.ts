@@ -33,6 +33,7 @@ export const queryKeys = {
   ollama: {
     all: ["ollama"] as const,
     models: (agent: string) => [...queryKeys.ollama.all, "models", agent] as const,
+    lastKnown: (agent: string) => [...queryKeys.ollama.all, "last-known", agent] as const,
   },
   costs: {
     all: ["costs"] as const,

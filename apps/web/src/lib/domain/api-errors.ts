@@ -1,0 +1,82 @@
+import type { ApiErrorCode, ApiErrorDetails, FieldIssue } from "@corral/shared";
+
+/** What the panel can offer next to an error, so the fix is one click away. */
+export type ErrorAction =
+  | { kind: "open-budget"; href: string }
+  | { kind: "share-workdir"; jobId: string }
+  | { kind: "enable-agent"; agent: string }
+  | { kind: "disable-agent"; agent: string };
+
+/** An error in the panel's words: where it belongs (a form field, or none) and the action that fixes it. */
+export interface PanelError {
+  field: string | null;
+  text: string;
+  action?: ErrorAction;
+}
+
+/** The parts of a refused API call the panel reads (an ApiRequestError has them all). */
+export interface RefusedCall {
+  message: string;
+  code: ApiErrorCode | null;
+  field: string | undefined;
+  issues: FieldIssue[];
+  details: ApiErrorDetails;
+}
+
+/** Where the Costs page shows one budget. */
+export const budgetHref = (id: number) => `/costs#budget-${id}`;
+
+/**
+ * The panel's words for a refusal, worded from its code: the server's text is written for REST
+ * and MCP readers (it names endpoints and tool arguments), which a person in the panel cannot use.
+ * A code the panel has no words for shows the server's text, which names the field.
+ */
+export function panelErrors(err: RefusedCall): PanelError[] {
+  const { code, details } = err;
+  if (code === "budget_exceeded" && details.budgetId !== undefined) {
+    return [
+      {
+        field: null,
+        text: "The budget of this agent's provider is used up: no job starts until it is raised or its period ends.",
+        action: { kind: "open-budget", href: budgetHref(details.budgetId) },
+      },
+    ];
+  }
+  if (code === "workdir_busy" && details.jobId) {
+    return [
+      {
+        field: "workdir",
+        text: `Job ${details.jobId} is still using this workdir. Choose another, wait for that job to end, or share the workdir with it.`,
+        action: { kind: "share-workdir", jobId: details.jobId },
+      },
+    ];
+  }
+  if (code === "agent_disabled" && details.agent) {
+    return [{ field: null, text: `${details.agent} is disabled, so it runs no jobs.`, action: { kind: "enable-agent", agent: details.agent } }];
+  }
+  if (code === "agent_not_deletable" && details.agent) {
+    return [
+      {
+        field: null,
+        // The panel offers Delete only for agents a user added, so history is what keeps one.
+        text: `${details.agent} cannot be deleted while its jobs are in the history. Disable it instead: its tools go, its history stays.`,
+        action: { kind: "disable-agent", agent: details.agent },
+      },
+    ];
+  }
+  if (code === "queue_full") return [{ field: null, text: "The job queue is full. Launch again once some jobs have ended." }];
+  if (err.issues.length) return err.issues.map((i) => ({ field: i.field.split(".")[0] ?? i.field, text: i.message }));
+  return [{ field: err.field ?? null, text: err.message }];
+}
+
+/** Field → message, for a form; the first message wins where two name one field. */
+export type FieldErrors = Record<string, string>;
+
+export function fieldErrorsOf(issues: FieldIssue[]): FieldErrors {
+  const out: FieldErrors = {};
+  for (const i of issues) {
+    const field = i.field.split(".")[0] ?? i.field;
+    out[field] ??= i.message;
+  }
+  return out;
+}

@@ -1,0 +1,77 @@
+import { describe, expect, it } from "vitest";
+import { ApiRequestError } from "../../api/client.js";
+import { panelErrors } from "./api-errors.js";
+import { emptyForm, launchBody, recallLaunch, rememberLaunch } from "./launch-form.js";
+
+const form = { ...emptyForm, agent: "gemini", prompt: "hi" };
+
+describe("the Launch form", () => {
+  it("builds the body the server takes", () => {
+    expect(launchBody({ ...form, workdir: " ~/w ", timeout: "30" })).toEqual({
+      body: { agent: "gemini", prompt: "hi", workdir: "~/w", timeoutS: 30 },
+    });
+    expect(launchBody({ ...form, sharedWorkdir: true })).toEqual({ body: { agent: "gemini", prompt: "hi", sharedWorkdir: true } });
+  });
+
+  it("names every bad field at once, in sentences that name the field", () => {
+    const built = launchBody({ ...form, prompt: "", timeout: "0" });
+    expect(built).toEqual({ errors: { prompt: "the prompt is empty", timeoutS: "the timeout must be at least 1" } });
+    expect(launchBody({ ...form, timeout: "1.5" })).toEqual({ errors: { timeoutS: "the timeout must be a whole number" } });
+    expect(launchBody({ ...form, timeout: "soon" })).toEqual({ errors: { timeoutS: "the timeout must be a number" } });
+  });
+
+  it("remembers the last agent and workdir, and survives a storage that refuses or holds junk", () => {
+    const store = new Map<string, string>();
+    const storage = { getItem: (k: string) => store.get(k) ?? null, setItem: (k: string, v: string) => void store.set(k, v) };
+    expect(recallLaunch(storage)).toBeNull();
+    rememberLaunch(storage, { agent: "codex", workdir: "/w" });
+    expect(recallLaunch(storage)).toEqual({ agent: "codex", workdir: "/w" });
+    store.set("corral.launch", "{not json");
+    expect(recallLaunch(storage)).toBeNull();
+    expect(() =>
+      rememberLaunch(
+        {
+          setItem: () => {
+            throw new Error("quota");
+          },
+        },
+        { agent: "a", workdir: "" },
+      ),
+    ).not.toThrow();
+  });
+});
+
+describe("server refusals in the panel's words", () => {
+  const refused = (
+    code: ConstructorParameters<typeof ApiRequestError>[4],
+    details: ConstructorParameters<typeof ApiRequestError>[5],
+    message: string,
+  ) => new ApiRequestError(message, 409, undefined, [], code, details);
+
+  it("speaks neither API nor MCP, and offers the action that fixes it", () => {
+    const cases = [
+      panelErrors(refused("budget_exceeded", { budgetId: 3 }, "budget exceeded: …; raise it with PATCH /api/costs/budgets/3")),
+      panelErrors(refused("workdir_busy", { jobId: "abc123" }, "… wait for that job (corral_wait), or pass shared_workdir: true")),
+      panelErrors(refused("agent_disabled", { agent: "kiro" }, "agent kiro is disabled")),
+      panelErrors(refused("agent_not_deletable", { agent: "gemini" }, "gemini is built in; disable it instead (enabled: false)")),
+    ];
+    for (const [e] of cases) expect(e?.text).not.toMatch(/PATCH|\/api\/|corral_|shared_workdir|enabled: false/);
+    expect(cases.map(([e]) => [e?.field, e?.action])).toEqual([
+      [null, { kind: "open-budget", href: "/costs#budget-3" }],
+      ["workdir", { kind: "share-workdir", jobId: "abc123" }],
+      [null, { kind: "enable-agent", agent: "kiro" }],
+      [null, { kind: "disable-agent", agent: "gemini" }],
+    ]);
+  });
+
+  it("puts each schema issue under its field", () => {
+    const err = new ApiRequestError("invalid input", 400, "prompt", [
+      { field: "prompt", message: "the prompt is empty" },
+      { field: "timeoutS", message: "the timeout must be at least 1" },
+    ]);
+    expect(panelErrors(err)).toEqual([
+      { field: "prompt", text: "the prompt is empty" },
+      { field: "timeoutS", text: "the timeout must be at least 1" },
+    ]);
+  });
+});
