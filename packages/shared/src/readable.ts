@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { OutputStreamSchema } from "./enums.js";
+import { plural } from "./format.js";
 
 /**
  * What the panel's Readable view shows of a job's output. The server turns each line a worker
@@ -15,7 +16,7 @@ const UsageSummarySchema = z.object({
   outputTokens: z.number().optional(),
   costUsd: z.number().optional(),
   durationMs: z.number().optional(),
-  /** Further facts in short ("2 turns", "1 tool calls"). */
+  /** Further facts in short ("2 turns", "1 tool call"), counted with `plural`. */
   extra: z.array(z.string()).default([]),
 });
 export type UsageSummary = z.infer<typeof UsageSummarySchema>;
@@ -70,7 +71,7 @@ export function readableText(event: ReadableEvent): string {
     case "text":
       return event.text;
     case "session":
-      return ["· session started", event.model, event.tools !== undefined ? `${event.tools} tools` : undefined].filter(Boolean).join(" · ");
+      return ["· session started", event.model, event.tools !== undefined ? plural(event.tools, "tool") : undefined].filter(Boolean).join(" · ");
     case "note":
       return `· ${event.text}`;
     case "prompt":

@@ -49,20 +49,21 @@ describe("OutputView", () => {
     // Five events (the answer's two pieces are one line) and the plain line, kept as is.
     expect(screen.getByText("5 lines")).toBeTruthy();
     fireEvent.change(screen.getByLabelText("Search output"), { target: { value: "wrote hello.txt" } });
-    expect(screen.getByText("1 of 1 lines")).toBeTruthy();
+    expect(screen.getByText("1 of 1 line")).toBeTruthy();
     fireEvent.change(screen.getByLabelText("Search output"), { target: { value: "→ write_file /w/hello.txt" } });
-    expect(screen.getByText("1 of 1 lines")).toBeTruthy();
+    expect(screen.getByText("1 of 1 line")).toBeTruthy();
     fireEvent.click(screen.getByRole("button", { name: "Raw" }));
     expect(screen.getByRole("button", { name: "Raw" }).getAttribute("aria-pressed")).toBe("true");
     expect(screen.getByText("6 lines")).toBeTruthy();
     expect(screen.getByText("no match")).toBeTruthy();
     fireEvent.change(screen.getByLabelText("Search output"), { target: { value: '"tool_use"' } });
-    expect(screen.getByText("1 of 1 lines")).toBeTruthy();
+    expect(screen.getByText("1 of 1 line")).toBeTruthy();
   });
 
   it("has no view toggle for plain-text agents", () => {
     render(<OutputView buffer={appendOutput(emptyOutput(), [{ stream: "out", text: "{}\n" }], 0, 3, true)} running={false} />);
     expect(screen.queryByRole("button", { name: "Raw" })).toBeNull();
+    expect(screen.getByText("1 line")).toBeTruthy();
   });
 
   it("says when there is no output", () => {

@@ -2,6 +2,7 @@ import { useVirtualizer } from "@tanstack/react-virtual";
 import { stripAnsi } from "@corral/shared";
 import { memo, useEffect, useMemo, useRef, useState } from "react";
 import { ansiSegments, markMatches, matchOffsets } from "../lib/format/ansi.js";
+import { plural } from "../lib/format/format.js";
 import type { OutputBuffer, OutputLine } from "../lib/domain/output-buffer.js";
 import type { ReadableBuffer } from "../lib/domain/readable-buffer.js";
 
@@ -87,7 +88,7 @@ function SearchBox({ search }: { search: OutputSearch }) {
       />
       {query && (
         <span className="small muted" aria-live="polite">
-          {matches.length ? `${position + 1} of ${matches.length} lines` : "no match"}
+          {matches.length ? `${position + 1} of ${plural(matches.length, "line")}` : "no match"}
         </span>
       )}
       {matches.length > 1 && (
@@ -197,7 +198,7 @@ function OutputLog(props: {
     >
       {shown.dropped > 0 && (
         <div className="output-line sys">
-          <span className="ln" />… {shown.dropped.toLocaleString()} earlier lines are not kept in the browser
+          <span className="ln" />… {plural(shown.dropped, "earlier line")} not kept in the browser
         </div>
       )}
       {lines.length === 0 ? (
@@ -253,7 +254,7 @@ export function OutputView({ buffer, running, readable = null }: { buffer: Outpu
             }}
           />
         )}
-        <span className="small muted">{shown.lines.length.toLocaleString()} lines</span>
+        <span className="small muted">{plural(shown.lines.length, "line")}</span>
         <button
           type="button"
           className={`small${follow ? " primary" : ""}`}

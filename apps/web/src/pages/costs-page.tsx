@@ -5,7 +5,7 @@ import { ApiRequestError } from "../api/client.js";
 import { chartRows, presetRange, type CostRange } from "../api/costs.js";
 import { describedBy, Field } from "../components/field.js";
 import { EmptyState, ErrorState, Loading } from "../components/states.js";
-import { formatCost, formatTokens } from "../lib/format/format.js";
+import { formatCost, formatTokens, plural } from "../lib/format/format.js";
 import { useBudgets, useCostReport, useCreateBudget, useDeleteBudget, usePrices, useSetPrice } from "../hooks/use-costs.js";
 
 const palette = ["#2457c5", "#d9480f", "#2b8a3e", "#9c36b5", "#e67700", "#0c8599", "#c2255c", "#5c940d"];
@@ -133,7 +133,7 @@ function BudgetRow({ budget }: { budget: Budget }) {
       )}
       {budget.unpricedJobs > 0 && (
         <span className="small" style={{ color: "var(--warn)" }}>
-          {budget.unpricedJobs} unpriced jobs in this period are not in the cost
+          {plural(budget.unpricedJobs, "unpriced job")} in this period {budget.unpricedJobs === 1 ? "is" : "are"} not in the cost
         </span>
       )}
     </li>
@@ -439,7 +439,7 @@ function PricesNote({ prices, onPrice }: { prices: PriceList; onPrice: () => voi
   const overrides = prices.prices.filter((p) => p.origin === "override").length;
   return (
     <p className="small muted">
-      Prices: {prices.prices.length} models, table of {prices.tableDate}
+      Prices: {plural(prices.prices.length, "model")}, table of {prices.tableDate}
       {overrides > 0 ? `, ${overrides} set by you` : ""}.{" "}
       <button type="button" className="link small" onClick={onPrice}>
         Set a price
