@@ -8,6 +8,11 @@ import type { CliAgentKind, Json, JobSpec } from "../types.js";
  * has the turn's tokens (input includes cached, output includes reasoning). There is no cost
  * and no model in the events: the model is the one Corral passed, and the price table prices it.
  */
+/** A turn's tokens: the Usage card (their sum) and the Readable turn lines both count these. */
+function turnTokens(usage: Json | undefined) {
+  return { input: num(usage?.input_tokens) ?? 0, output: num(usage?.output_tokens) ?? 0, cached: num(usage?.cached_input_tokens) ?? 0 };
+}
+
 export function codexParser(spec: JobSpec) {
   const sum = new UsageSum();
   const model = spec.model ?? undefined;
@@ -21,8 +26,8 @@ export function codexParser(spec: JobSpec) {
         return undefined;
       }
       if (ev.type === "turn.completed") {
-        const usage = obj(ev.usage);
-        sum.add(num(usage?.input_tokens) ?? 0, num(usage?.output_tokens) ?? 0, num(usage?.cached_input_tokens) ?? 0);
+        const t = turnTokens(obj(ev.usage));
+        sum.add(t.input, t.output, t.cached);
         return sum.report(model);
       }
       if (ev.type === "turn.failed") error = str(obj(ev.error)?.message) ?? error ?? "codex turn failed";
@@ -87,8 +92,8 @@ function readEvent(ev: Json): ReadableEvent[] {
     case "item.completed":
       return itemCompleted(obj(ev.item));
     case "turn.completed": {
-      const u = obj(ev.usage);
-      return [readable.usage("turn", { inputTokens: num(u?.input_tokens), outputTokens: num(u?.output_tokens) })];
+      const t = turnTokens(obj(ev.usage));
+      return [readable.usage("turn", { inputTokens: t.input, outputTokens: t.output })];
     }
     case "turn.failed":
       return [readable.error(errorMessage(str(obj(ev.error)?.message)) ?? "turn failed")];

@@ -7,7 +7,8 @@ import { afterAll, describe, expect, test } from "vitest";
 import { atLastLineEnd, OutputLog } from "../../jobs/output-log.js";
 import { readReadable } from "../../jobs/readable-output.js";
 import { readableLine } from "../readable.js";
-import { agentKindModule } from "../registry.js";
+import { agentKindModule, cliAdapterFor } from "../registry.js";
+import type { JobSpec } from "../types.js";
 
 const samples = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../test/fixtures/samples");
 const sample = (name: string) => readFileSync(path.join(samples, name), "utf8");
@@ -58,7 +59,7 @@ describe("readable events from the captured samples", () => {
       `→ write_file ${work("gemini-0.61.0-stream-json")}/hello.txt`,
       "← ok",
       "Done: wrote hello.txt",
-      "✓ done · 2,500 in / 52 out · 0.2 s · 1 tool calls",
+      "✓ done · 2,500 in / 59 out · 0.2 s · 1 tool call",
     ]);
   });
 
@@ -103,6 +104,29 @@ describe("readable events from the captured samples", () => {
       "✗ fake: scripted failure 400",
       "✗ fake: scripted failure 400",
     ]);
+  });
+});
+
+describe("the Readable view's token counts", () => {
+  const streams = {
+    gemini: "gemini-0.61.0-stream-json.ndjson",
+    claude: "claude-2.1.197-stream-json.ndjson",
+    opencode: "opencode-1.18.33-format-json.ndjson",
+    codex: "codex-0.171.0-exec-json.ndjson",
+  };
+  test.each(Object.entries(streams))("%s: its usage lines add up to the tokens the job's Usage card shows", (kind, name) => {
+    const text = sample(name);
+    const parser = cliAdapterFor(kind)?.createParser({ jobId: "j", prompt: "p", workdir: "/w", model: null } as unknown as JobSpec);
+    for (const piece of text.split(/(?<=\n)/)) parser?.push(piece, "out");
+    const card = parser?.finish().usage;
+    const summary = { input: 0, output: 0 };
+    for (const ev of allEvents(kind, logOf([["out", text]]))) {
+      if (ev.type !== "usage") continue;
+      summary.input += ev.usage.inputTokens ?? 0;
+      summary.output += ev.usage.outputTokens ?? 0;
+    }
+    expect(card?.outputTokens).toBeGreaterThan(0);
+    expect(summary).toEqual({ input: card?.inputTokens, output: card?.outputTokens });
   });
 });
 
