@@ -7,7 +7,10 @@ import { plural } from "./format.js";
  * printed into these events, once, with its agent kind's reader; the panel only renders them.
  */
 
-/** Bounds for what one event may put on screen; the raw view still has everything. */
+/**
+ * Bounds for what one event may put on screen; the raw view still has everything. An answer is
+ * not cut: the panel shows it as lines of at most READABLE_MAX_TEXT characters each.
+ */
 export const READABLE_MAX_TEXT = 2000;
 export const READABLE_MAX_SHORT = 160;
 
@@ -29,7 +32,7 @@ export const ReadableEventSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("note"), text: z.string() }),
   /** The prompt (or a tool's answer) as the model was given it. */
   z.object({ type: z.literal("prompt"), text: z.string() }),
-  /** The answer; `delta` pieces of one answer follow each other and read as one line. */
+  /** The answer; `delta` pieces of one answer follow each other and continue its last line. */
   z.object({ type: z.literal("text"), text: z.string(), delta: z.boolean().optional() }),
   z.object({ type: z.literal("thinking"), text: z.string() }),
   /** A tool call with its most telling argument (a file, a command, a pattern). */

@@ -144,11 +144,10 @@ describe("readable lines", () => {
     ]);
   });
 
-  test("long texts and arguments are cut with an ellipsis", () => {
+  test("an answer is kept whole however long; long arguments are cut with an ellipsis", () => {
     const long = "x".repeat(10_000);
-    const [text] = line("opencode", { type: "text", part: { text: long } });
-    expect(text?.length).toBe(READABLE_MAX_TEXT);
-    expect(text?.endsWith("…")).toBe(true);
+    expect(line("opencode", { type: "text", part: { text: long } })).toEqual([long]);
+    expect(line("gemini", { type: "message", role: "assistant", content: long, delta: true })).toEqual([long]);
     const [tool] = line("claude", { type: "assistant", message: { content: [{ type: "tool_use", name: "Bash", input: { command: long } }] } });
     expect(tool?.length).toBeLessThanOrEqual(READABLE_MAX_SHORT + 10);
     expect(tool?.startsWith("→ Bash xxx")).toBe(true);
