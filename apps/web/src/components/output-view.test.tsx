@@ -66,6 +66,12 @@ describe("OutputView", () => {
     expect(screen.getByText("1 line")).toBeTruthy();
   });
 
+  it("sizes the line-number gutter to the longest number, however many lines the log has", () => {
+    const buffer = { ...appendOutput(emptyOutput(), [{ stream: "out", text: "last\n" }], 0, 5, true), dropped: 12_345_677 };
+    const { container } = render(<OutputView buffer={buffer} running={false} />);
+    expect(container.querySelector<HTMLElement>(".output")?.style.getPropertyValue("--ln-digits")).toBe("8");
+  });
+
   it("says when there is no output", () => {
     render(<OutputView buffer={{ ...emptyOutput(), complete: true }} running={false} />);
     expect(screen.getByText("(no output)")).toBeTruthy();

@@ -1,6 +1,6 @@
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { stripAnsi } from "@corral/shared";
-import { memo, useEffect, useMemo, useRef, useState } from "react";
+import { type CSSProperties, memo, useEffect, useMemo, useRef, useState } from "react";
 import { ansiSegments, markMatches, matchOffsets } from "../lib/format/ansi.js";
 import { plural } from "../lib/format/format.js";
 import type { OutputBuffer, OutputLine } from "../lib/domain/output-buffer.js";
@@ -168,6 +168,11 @@ function useLogScroll(count: number, follow: boolean, setFollow: (follow: boolea
   return { scrollRef, virtualizer, onScroll, markIntent };
 }
 
+/** The line-number gutter as wide as the last number (in digits of the log's monospace font). */
+export function gutterStyle(lastLine: number): CSSProperties {
+  return { "--ln-digits": Math.max(4, String(lastLine).length) } as CSSProperties;
+}
+
 /** The scrolling log of what is shown, one row per line. */
 function OutputLog(props: {
   shown: OutputBuffer | ReadableBuffer;
@@ -185,6 +190,7 @@ function OutputLog(props: {
     <div
       ref={scrollRef}
       className="output mono"
+      style={gutterStyle(shown.dropped + lines.length)}
       onScroll={onScroll}
       onWheel={markIntent}
       onTouchMove={markIntent}
