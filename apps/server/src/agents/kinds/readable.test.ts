@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { READABLE_MAX_SHORT, READABLE_MAX_TEXT, readableText, type ReadableEvent } from "@corral/shared";
+import { READABLE_MAX_SHORT, readableText, type ReadableEvent } from "@corral/shared";
 import { afterAll, describe, expect, test } from "vitest";
 import { atLastLineEnd, OutputLog } from "../../jobs/output-log.js";
 import { readReadable } from "../../jobs/readable-output.js";
