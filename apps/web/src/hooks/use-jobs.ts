@@ -48,11 +48,11 @@ export function useJobSnapshot(id: string | null) {
   });
 }
 
-/** The last printed line of a running job, for its card on the Jobs page. */
+/** The latest line of a running job as the Readable view reads it, for its card on the Jobs page. */
 export function useJobActivity(id: string, outputBytes: number) {
   return useQuery({
     queryKey: queryKeys.jobs.tail(id, outputBytes),
-    queryFn: ({ signal }) => jobsApi.tail(id, 400, signal),
+    queryFn: ({ signal }) => jobsApi.tail(id, signal),
     placeholderData: keepPreviousData,
     staleTime: Infinity,
   });

@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { READABLE_MAX_SHORT, readableText, type ReadableEvent } from "@corral/shared";
 import { afterAll, describe, expect, test } from "vitest";
 import { atLastLineEnd, OutputLog } from "../../jobs/output-log.js";
-import { readReadable } from "../../jobs/readable-output.js";
+import { lastReadableLine, readReadable } from "../../jobs/readable-output.js";
 import { readableLine } from "../readable.js";
 import { agentKindModule, cliAdapterFor } from "../registry.js";
 import type { JobSpec } from "../types.js";
@@ -210,5 +210,27 @@ describe("readable pages", () => {
     const page = readReadable(file, agentKindModule("kiro"), 0, 64 * 1024, false);
     expect(page.events).toHaveLength(1);
     expect(page.cursor).toBeGreaterThan(0);
+  });
+
+  test("the latest line of a running job: the answer's last line so far, not a JSON event still being printed", () => {
+    const ev = (e: unknown) => `${JSON.stringify(e)}\n`;
+    const delta = (text: string) => ev({ type: "message", role: "assistant", content: text, delta: true });
+    const file = logOf([
+      // More than the tail reads, so it starts inside this line, which must not show.
+      ["out", ev({ type: "message", role: "user", content: "p".repeat(100 * 1024) })],
+      ["out", ev({ type: "init", model: "m" })],
+      ["out", `${delta("tick 1\ntick")}${delta(" 2\n")}${delta("tick 3 is half")}`],
+      ["err", "a warning\n"],
+      ["out", '{"type":"message","role":"assis'],
+    ]);
+    expect(lastReadableLine(file, agentKindModule("gemini"), false)).toBe("a warning");
+    const out = logOf([
+      ["out", `${delta("tick 1\ntick")}${delta(" 2\n\n")}`],
+      ["out", '{"type":"message","role":"assis'],
+    ]);
+    expect(lastReadableLine(out, agentKindModule("gemini"), false)).toBe("tick 2");
+    expect(lastReadableLine(out, agentKindModule("gemini"), true)).toBe('{"type":"message","role":"assis');
+    const long = logOf([["out", ev({ type: "init", model: "m" }) + ev({ type: "message", role: "user", content: "p".repeat(100 * 1024) })]]);
+    expect(lastReadableLine(long, agentKindModule("gemini"), false)).toMatch(/^› p{100,}…$/);
   });
 });
