@@ -13,7 +13,7 @@ import { Link, useSearchParams } from "../router.js";
 const PAGE_SIZE = 50;
 
 function RunningCard({ job, now }: { job: Job; now: number }) {
-  const activity = useJobActivity(job.id, job.outputBytes);
+  const activity = useJobActivity(job.id, job.status === "running");
   const line = activity.data?.line ?? "";
   return (
     <article className="card running-card" aria-label={`Job ${job.id} on ${job.agent}`}>
