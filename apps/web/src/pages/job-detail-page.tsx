@@ -1,5 +1,6 @@
 import { isFinalStatus, type Job, type JobFile } from "@corral/shared";
 import type { ReactNode } from "react";
+import { ApiRequestError } from "../api/client.js";
 import { CopyBlock } from "../components/copy-button.js";
 import { CancelButton, RelaunchButton } from "../components/job-actions.js";
 import { AnsiText, OutputView } from "../components/output-view.js";
@@ -121,6 +122,23 @@ function Card({ id, title, children }: { id: string; title: string; children: Re
   );
 }
 
+/**
+ * The server stopped answering while the job was shown: what was loaded stays, under this note,
+ * and the page catches up from where it stopped (the output by its cursor) once the server is back.
+ */
+function OfflineBanner({ error, loadedAt, now }: { error: unknown; loadedAt: number; now: number }) {
+  const unreachable = error instanceof TypeError || (error instanceof ApiRequestError && error.status >= 500);
+  return (
+    <div className="alert warn" role="status" style={{ marginBottom: "0.75rem" }}>
+      <strong>{unreachable ? "The Corral server is not answering." : "This job could not be refreshed."}</strong>
+      <p>
+        Showing what was loaded by {formatClock(loadedAt, now)}
+        {unreachable ? "" : ` (${error instanceof Error ? error.message : String(error)})`}. The page catches up by itself when the server is back.
+      </p>
+    </div>
+  );
+}
+
 export function JobDetailPage({ id }: { id: string }) {
   useFollowJob(id);
   const job = useJob(id);
@@ -132,7 +150,8 @@ export function JobDetailPage({ id }: { id: string }) {
   const readable = useJobReadable(id, readableKind, output.data);
   const now = useNow(1000);
 
-  if (job.isError) {
+  // Without a job to show (or with a signed-out browser), the error is the page; otherwise it is a note above what was loaded.
+  if (job.isError && (!job.data || (job.error instanceof ApiRequestError && job.error.unauthorized))) {
     return (
       <>
         <p>
@@ -144,6 +163,7 @@ export function JobDetailPage({ id }: { id: string }) {
   }
   if (job.isPending) return <Loading what={`job ${id}`} />;
   const j = job.data;
+  const offline = job.isError || output.isError;
   const command = j.invocation ? [j.invocation.command, ...j.invocation.args].map(shellQuote).join(" ") : null;
 
   return (
@@ -169,6 +189,7 @@ export function JobDetailPage({ id }: { id: string }) {
           </Link>
         </div>
       </div>
+      {offline && <OfflineBanner error={job.error ?? output.error} loadedAt={job.dataUpdatedAt} now={now} />}
       {j.error && (
         <div className="alert" role="alert" style={{ marginBottom: "0.75rem" }}>
           <strong>{statusLabels[j.status]}</strong>
@@ -177,7 +198,7 @@ export function JobDetailPage({ id }: { id: string }) {
       )}
       <section aria-labelledby="output-heading">
         <h2 id="output-heading">Output</h2>
-        {output.isError ? (
+        {output.isError && !output.data ? (
           <ErrorState error={output.error} what="the output" onRetry={() => void output.refetch()} />
         ) : (
           <OutputView buffer={output.data ?? emptyOutput()} running={running} readable={readableKind ? (readable.data ?? emptyReadable()) : null} />
