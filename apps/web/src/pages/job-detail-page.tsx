@@ -57,7 +57,8 @@ function fileLink(job: Job, file: JobFile): string {
 
 function JobFilesSection({ job }: { job: Job }) {
   const files = useJobFiles(job);
-  if (files.isError) return <ErrorState error={files.error} what="this job's files" />;
+  // Files already listed stay while the server is away (the page says so above).
+  if (files.isError && !files.data) return <ErrorState error={files.error} what="this job's files" />;
   if (files.isPending) return <Loading what="files" />;
   if (files.data.files.length === 0) {
     return (
