@@ -159,7 +159,8 @@ test("a job page keeps its output while the server is down and resumes without a
   try {
     await page.goto(`${server.base}/?token=${token}`);
     await page.waitForURL((url) => !url.search.includes("token="));
-    const id = await launch(page.request, "kiro", "ticks 4 60", workdir("offline"), server.base);
+    // A streamed answer: the Readable view and the raw output both have to resume.
+    const id = await launch(page.request, "gemini", "ticks 4 60", workdir("offline"), server.base);
     await page.goto(`${server.base}/jobs/${id}`);
     const output = log(page);
     await expect(output).toContainText("tick 6 ");
@@ -175,16 +176,21 @@ test("a job page keeps its output while the server is down and resumes without a
     await server.start();
     await expect(banner).toHaveCount(0, { timeout: 30_000 });
     await expect(statusOf(page)).toHaveAttribute("data-status", "succeeded", { timeout: 45_000 });
-    await expect(output).toContainText("done kiro-cli-chat");
-    // Every tick once, those printed while the server was down included.
-    for (const n of [1, 7, 20, 30, 45, 60]) await expect(await search(page, `tick ${n} `), `tick ${n}`).toHaveText("1 of 1 line");
-    const shown = await page
-      .locator(".output-toolbar")
-      .getByText(/^\d[\d,]* lines?$/)
-      .textContent();
+    await expect(output).toContainText("✓ done");
+    // Every tick once in either view, those printed while the server was down included, and as
+    // many lines as a fresh load of the page shows.
+    const lineCount = page.locator(".output-toolbar").getByText(/^\d[\d,]* lines?$/);
+    const counts: string[] = [];
+    for (const view of ["Readable", "Raw"]) {
+      await page.getByRole("button", { name: view, exact: true }).click();
+      for (const n of [1, 7, 20, 30, 45, 60]) await expect(await search(page, `tick ${n} `), `${view}: tick ${n}`).toHaveText("1 of 1 line");
+      counts.push((await lineCount.textContent()) ?? "");
+    }
     await page.reload();
-    await expect(output).toContainText("done kiro-cli-chat");
-    await expect(page.locator(".output-toolbar").getByText(/^\d[\d,]* lines?$/)).toHaveText(shown ?? "");
+    await expect(output).toContainText("✓ done");
+    await expect(lineCount).toHaveText(counts[0] ?? "");
+    await page.getByRole("button", { name: "Raw", exact: true }).click();
+    await expect(lineCount).toHaveText(counts[1] ?? "");
   } finally {
     await server.stop();
   }
