@@ -165,9 +165,13 @@ test("a job page keeps its output while the server is down and resumes without a
     await page.waitForURL((url) => !url.search.includes("token="));
     // A streamed answer: the Readable view and the raw output both have to resume.
     const id = await launch(page.request, "gemini", "ticks 4 60", workdir("offline"), server.base);
+    // The agents list (which says the job's output has a Readable view) fails to load, as a read
+    // in flight when the server stops does: it has to be read again once the server is back.
+    await page.route("**/api/agents", (route) => route.abort());
     await page.goto(`${server.base}/jobs/${id}`);
     const output = log(page);
     await expect(output).toContainText("tick 6 ");
+    await page.unroute("**/api/agents");
     await server.stop();
     // What was loaded stays, under a note saying why nothing moves.
     const banner = page.getByRole("status").filter({ hasText: "not answering" });
