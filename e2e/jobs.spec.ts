@@ -45,7 +45,7 @@ test("a JSON-mode worker's events read as short lines, and raw on request", asyn
   await expect(output).toContainText("✓ done");
   await expect(output).not.toContainText('"type":"tool_use"');
   await page.getByLabel("Search output").fill("write_file");
-  await expect(page.getByText("1 of 1 lines")).toBeVisible();
+  await expect(page.getByText("1 of 1 line", { exact: true })).toBeVisible();
   await page.getByRole("button", { name: "Raw", exact: true }).click();
   await expect(output).toContainText('"type":"tool_use"');
 });

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import type { AgentWithAvailability, Job, JobAttempt, JobList, OutputPage } from "@corral/shared";
+import type { AgentWithAvailability, Job, JobAttempt, JobList, OutputPage, OutputTail } from "@corral/shared";
 import { api, startServer, type TestServer } from "./helpers.js";
 
 let server: TestServer;
@@ -192,4 +192,19 @@ test("the tail of a job's output, for the panel's activity line", async () => {
   expect(bad.status).toBe(400);
   expect(bad.body.issues?.map((i) => i.field)).toContain("chars");
   expect((await api(server, "GET", "/api/jobs/abcdefabcdef/tail")).status).toBe(404);
+});
+
+test("the tail's latest line reads as the Readable view does, never as the CLI's JSON", async () => {
+  const tailOf = async (agent: string, prompt: string) => {
+    const launched = await api<Job>(server, "POST", "/api/jobs", { agent, prompt, workdir: path.join(server.root, `tail-${agent}`) });
+    await server.services.jobs.waitFor([launched.body.id], 10_000);
+    return (await api<OutputTail>(server, "GET", `/api/jobs/${launched.body.id}/tail`)).body;
+  };
+  const gemini = await tailOf("gemini", "print 3");
+  expect(gemini.text).toContain('"type":"result"');
+  expect(gemini.line).toMatch(/^✓ done · \d[\d,]* in \/ \d+ out/);
+  expect((await tailOf("claude", "print 3")).line).toMatch(/^✓ done · /);
+  expect((await tailOf("codex", "print 3")).line).toMatch(/^✓ turn done · /);
+  expect((await tailOf("opencode", "print 3")).line).toMatch(/^· step done · /);
+  expect((await tailOf("kiro", "print 3")).line).toBe("done kiro-cli-chat");
 });

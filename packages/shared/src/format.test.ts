@@ -1,5 +1,5 @@
 import { expect, test } from "vitest";
-import { formatBytes, formatUsd, localDay, stripAnsi } from "./format.js";
+import { formatBytes, formatUsd, localDay, plural, stripAnsi } from "./format.js";
 
 test("formatUsd: cents from $1, two significant digits below, $0 for nothing and never $0.0000", () => {
   expect([0, 0.00004, 0.0001, 0.001, 0.0042, 0.01, 0.0129, 0.0134, 0.02, 0.5, 0.996, 1, 1.5, 12.345, -0.25].map(formatUsd)).toEqual([
@@ -34,4 +34,9 @@ test("stripAnsi removes colour, cursor and erase sequences and leaves the text",
 
 test("formatBytes counts in binary units up to GB", () => {
   expect([0, 1023, 1536, 5 * 1024 * 1024, 3 * 1024 ** 3].map(formatBytes)).toEqual(["0 B", "1023 B", "1.5 KB", "5.0 MB", "3.0 GB"]);
+});
+
+test("plural names one of a thing in the singular and every other count in the plural", () => {
+  expect([0, 1, 2, 1234].map((n) => plural(n, "line"))).toEqual(["0 lines", "1 line", "2 lines", "1,234 lines"]);
+  expect([1, 3].map((n) => plural(n, "entry", "entries"))).toEqual(["1 entry", "3 entries"]);
 });

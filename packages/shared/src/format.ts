@@ -32,6 +32,14 @@ export function formatBytes(n: number): string {
   return `${(n / 1024 / 1024 / 1024).toFixed(1)} GB`;
 }
 
+/**
+ * A count with its noun: `1 line`, `2 lines`, `1,234 lines`. `many` is for nouns that do not
+ * just take an s (`1 entry`, `2 entries`).
+ */
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`;
+}
+
 /** ECMA-48 control sequences (colours, cursor moves, erases): ESC [ parameters intermediates final. */
 const CSI = /\u001b\[[0-?]*[ -/]*[@-~]/g;
 

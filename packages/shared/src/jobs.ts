@@ -160,6 +160,10 @@ export type OutputPage = z.infer<typeof OutputPageSchema>;
 export const OutputTailQuerySchema = z.object({ chars: numberFromQuery(1, 16_384).default(400) }).strict();
 export type OutputTailQuery = z.infer<typeof OutputTailQuerySchema>;
 
-/** The last characters a job printed. */
-export const OutputTailSchema = z.object({ text: z.string() });
+/** The last characters a job printed, and its last line as the Readable view shows it. */
+export const OutputTailSchema = z.object({
+  text: z.string(),
+  /** The latest line read as its agent kind's events (for a JSON-mode CLI, never the raw JSON), on one line. */
+  line: z.string(),
+});
 export type OutputTail = z.infer<typeof OutputTailSchema>;

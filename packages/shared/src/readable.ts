@@ -1,12 +1,16 @@
 import { z } from "zod";
 import { OutputStreamSchema } from "./enums.js";
+import { plural } from "./format.js";
 
 /**
  * What the panel's Readable view shows of a job's output. The server turns each line a worker
  * printed into these events, once, with its agent kind's reader; the panel only renders them.
  */
 
-/** Bounds for what one event may put on screen; the raw view still has everything. */
+/**
+ * Bounds for what one event may put on screen; the raw view still has everything. An answer is
+ * not cut: the panel shows it as lines of at most READABLE_MAX_TEXT characters each.
+ */
 export const READABLE_MAX_TEXT = 2000;
 export const READABLE_MAX_SHORT = 160;
 
@@ -15,7 +19,7 @@ const UsageSummarySchema = z.object({
   outputTokens: z.number().optional(),
   costUsd: z.number().optional(),
   durationMs: z.number().optional(),
-  /** Further facts in short ("2 turns", "1 tool calls"). */
+  /** Further facts in short ("2 turns", "1 tool call"), counted with `plural`. */
   extra: z.array(z.string()).default([]),
 });
 export type UsageSummary = z.infer<typeof UsageSummarySchema>;
@@ -28,7 +32,7 @@ export const ReadableEventSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("note"), text: z.string() }),
   /** The prompt (or a tool's answer) as the model was given it. */
   z.object({ type: z.literal("prompt"), text: z.string() }),
-  /** The answer; `delta` pieces of one answer follow each other and read as one line. */
+  /** The answer; `delta` pieces of one answer follow each other and continue its last line. */
   z.object({ type: z.literal("text"), text: z.string(), delta: z.boolean().optional() }),
   z.object({ type: z.literal("thinking"), text: z.string() }),
   /** A tool call with its most telling argument (a file, a command, a pattern). */
@@ -70,7 +74,7 @@ export function readableText(event: ReadableEvent): string {
     case "text":
       return event.text;
     case "session":
-      return ["· session started", event.model, event.tools !== undefined ? `${event.tools} tools` : undefined].filter(Boolean).join(" · ");
+      return ["· session started", event.model, event.tools !== undefined ? plural(event.tools, "tool") : undefined].filter(Boolean).join(" · ");
     case "note":
       return `· ${event.text}`;
     case "prompt":

@@ -27,10 +27,13 @@ function toolArgs(input: unknown): string {
   return json === "{}" ? "" : short(json);
 }
 
-/** Building blocks for agent kinds' readers, each bounded so one event stays one short line. */
+/**
+ * Building blocks for agent kinds' readers, each bounded so one event stays one short line; an
+ * answer is kept whole (one printed line bounds it), since the panel shows it as lines of its own.
+ */
 export const readable = {
   text: (text: string | undefined, delta?: boolean): ReadableEvent =>
-    delta ? { type: "text", text: (text ?? "").slice(0, READABLE_MAX_TEXT), delta } : { type: "text", text: cut(text ?? "", READABLE_MAX_TEXT) },
+    delta ? { type: "text", text: text ?? "", delta } : { type: "text", text: (text ?? "").trim() },
   prompt: (text: string | undefined): ReadableEvent => ({ type: "prompt", text: short(text) }),
   thinking: (text: string | undefined): ReadableEvent => ({ type: "thinking", text: short(text || "thinking") }),
   call: (name: string, input?: unknown): ReadableEvent => ({ type: "tool_call", name, args: input === undefined ? "" : toolArgs(input) }),

@@ -1,7 +1,7 @@
-import type { OutputStream, ReadableEvent } from "@corral/shared";
-import { readableLine } from "../agents/readable.js";
+import { type OutputStream, type ReadableEvent, readableText, stripAnsi } from "@corral/shared";
+import { cut, readableLine } from "../agents/readable.js";
 import type { AgentKindModule } from "../agents/types.js";
-import { readOutput } from "./output-log.js";
+import { readOutput, readTail } from "./output-log.js";
 
 /** A line longer than this is read in pieces, so an endless line cannot fill memory. */
 export const MAX_READABLE_LINE = 1024 * 1024;
@@ -72,4 +72,51 @@ export function readReadable(file: string, module: AgentKindModule | undefined, 
     // An open line ends further on: read on, unless this page already has whole lines to give.
     if (safe > cursor || atEnd) return { events, cursor: safe, complete: false };
   }
+}
+
+/** How much of the output's end is read for its latest line; a longer last line reads as the one before. */
+const TAIL_BYTES = 64 * 1024;
+/** The latest line is one line of a card; its tooltip shows up to this much. */
+const MAX_TAIL_LINE = 400;
+
+/**
+ * The latest line of a job's Readable view, on one line: what a running job is doing now. A
+ * line still being printed waits for its end, as in readReadable, and the tail's first stdout
+ * line is skipped unless the tail is the whole output (it may begin inside a line), so a JSON
+ * event never shows half; stderr and Corral's notes read as printed anyway.
+ */
+export function lastReadableLine(file: string, module: AgentKindModule | undefined, ended: boolean): string {
+  const chunks = readTail(file, TAIL_BYTES);
+  let inLine = chunks.reduce((n, c) => n + Buffer.byteLength(c.text), 0) >= TAIL_BYTES;
+  const lines = new OpenLines(module);
+  const events: ReadableEvent[] = [];
+  for (const { stream, text } of chunks) {
+    const from = inLine && stream === "out" ? text.indexOf("\n") + 1 : 0;
+    if (stream === "out") {
+      if (inLine && from === 0) continue;
+      inLine = false;
+    }
+    events.push(...lines.push(stream, text.slice(from)));
+  }
+  if (ended) events.push(...lines.flush());
+  return lastLineOf(events);
+}
+
+/** The last non-blank line the events read as; an answer's streamed pieces are one text. */
+function lastLineOf(events: ReadableEvent[]): string {
+  const texts: string[] = [];
+  let answering = false;
+  for (const ev of events) {
+    const delta = ev.type === "text" && ev.delta === true;
+    if (delta && answering) texts[texts.length - 1] += ev.text;
+    else texts.push(readableText(ev));
+    answering = delta;
+  }
+  for (let i = texts.length - 1; i >= 0; i--) {
+    const line = stripAnsi(texts[i] ?? "")
+      .split(/\r?\n|\r/)
+      .findLast((l) => l.trim());
+    if (line) return cut(line, MAX_TAIL_LINE, true);
+  }
+  return "";
 }

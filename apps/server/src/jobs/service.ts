@@ -28,7 +28,7 @@ import type { Actor, AuditService } from "../audit/service.js";
 import { assertLaunchFits } from "./command-line.js";
 import { toJob } from "./job-view.js";
 import { type ByteChunk, CursorError, type OutputRecords, readOutputBytes, tailText } from "./output-log.js";
-import { readReadable } from "./readable-output.js";
+import { lastReadableLine, readReadable } from "./readable-output.js";
 import { JobRunner, MAX_TIMER_MS, type RunStore } from "./runner.js";
 import { Scheduler } from "./scheduler.js";
 import { jobDataPaths } from "./worker-process.js";
@@ -216,6 +216,12 @@ export class JobService extends EventEmitter<JobServiceEvents> {
     const job = this.get(id);
     const kind = this.deps.agents.get(job.agent)?.kind;
     return atCursor(() => readReadable(this.logFile(id), kind ? agentKindModule(kind) : undefined, cursor, limit, isFinalStatus(job.status)));
+  }
+
+  /** The latest line the Readable view shows (see lastReadableLine), for the panel's Running-now cards. */
+  readableLine(job: Job): string {
+    const kind = this.deps.agents.get(job.agent)?.kind;
+    return lastReadableLine(this.logFile(job.id), kind ? agentKindModule(kind) : undefined, isFinalStatus(job.status));
   }
 
   /** The output's end; given the job just read, it is not read again (every `_done` reads its tail). */

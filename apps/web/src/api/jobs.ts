@@ -1,4 +1,4 @@
-import type { Job, JobList, JobStatus, LaunchJobBody, OutputPage, ReadablePage } from "@corral/shared";
+import type { Job, JobList, JobStatus, LaunchJobBody, OutputPage, OutputTail, ReadablePage } from "@corral/shared";
 import { apiFetch, queryString } from "./client.js";
 
 export interface JobFilters {
@@ -26,6 +26,5 @@ export const jobsApi = {
     apiFetch<OutputPage>(`/api/jobs/${encodeURIComponent(id)}/output${queryString({ cursor, limit: 1024 * 1024 })}`, { signal }),
   readable: (id: string, cursor: number, signal?: AbortSignal) =>
     apiFetch<ReadablePage>(`/api/jobs/${encodeURIComponent(id)}/readable${queryString({ cursor, limit: 1024 * 1024 })}`, { signal }),
-  tail: (id: string, chars: number, signal?: AbortSignal) =>
-    apiFetch<{ text: string }>(`/api/jobs/${encodeURIComponent(id)}/tail${queryString({ chars })}`, { signal }),
+  tail: (id: string, signal?: AbortSignal) => apiFetch<OutputTail>(`/api/jobs/${encodeURIComponent(id)}/tail`, { signal }),
 };

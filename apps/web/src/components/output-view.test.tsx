@@ -49,20 +49,27 @@ describe("OutputView", () => {
     // Five events (the answer's two pieces are one line) and the plain line, kept as is.
     expect(screen.getByText("5 lines")).toBeTruthy();
     fireEvent.change(screen.getByLabelText("Search output"), { target: { value: "wrote hello.txt" } });
-    expect(screen.getByText("1 of 1 lines")).toBeTruthy();
+    expect(screen.getByText("1 of 1 line")).toBeTruthy();
     fireEvent.change(screen.getByLabelText("Search output"), { target: { value: "→ write_file /w/hello.txt" } });
-    expect(screen.getByText("1 of 1 lines")).toBeTruthy();
+    expect(screen.getByText("1 of 1 line")).toBeTruthy();
     fireEvent.click(screen.getByRole("button", { name: "Raw" }));
     expect(screen.getByRole("button", { name: "Raw" }).getAttribute("aria-pressed")).toBe("true");
     expect(screen.getByText("6 lines")).toBeTruthy();
     expect(screen.getByText("no match")).toBeTruthy();
     fireEvent.change(screen.getByLabelText("Search output"), { target: { value: '"tool_use"' } });
-    expect(screen.getByText("1 of 1 lines")).toBeTruthy();
+    expect(screen.getByText("1 of 1 line")).toBeTruthy();
   });
 
   it("has no view toggle for plain-text agents", () => {
     render(<OutputView buffer={appendOutput(emptyOutput(), [{ stream: "out", text: "{}\n" }], 0, 3, true)} running={false} />);
     expect(screen.queryByRole("button", { name: "Raw" })).toBeNull();
+    expect(screen.getByText("1 line")).toBeTruthy();
+  });
+
+  it("sizes the line-number gutter to the longest number, however many lines the log has", () => {
+    const buffer = { ...appendOutput(emptyOutput(), [{ stream: "out", text: "last\n" }], 0, 5, true), dropped: 12_345_677 };
+    const { container } = render(<OutputView buffer={buffer} running={false} />);
+    expect(container.querySelector<HTMLElement>(".output")?.style.getPropertyValue("--ln-digits")).toBe("8");
   });
 
   it("says when there is no output", () => {

@@ -1,7 +1,8 @@
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { stripAnsi } from "@corral/shared";
-import { memo, useEffect, useMemo, useRef, useState } from "react";
+import { type CSSProperties, memo, useEffect, useMemo, useRef, useState } from "react";
 import { ansiSegments, markMatches, matchOffsets } from "../lib/format/ansi.js";
+import { plural } from "../lib/format/format.js";
 import type { OutputBuffer, OutputLine } from "../lib/domain/output-buffer.js";
 import type { ReadableBuffer } from "../lib/domain/readable-buffer.js";
 
@@ -87,7 +88,7 @@ function SearchBox({ search }: { search: OutputSearch }) {
       />
       {query && (
         <span className="small muted" aria-live="polite">
-          {matches.length ? `${position + 1} of ${matches.length} lines` : "no match"}
+          {matches.length ? `${position + 1} of ${plural(matches.length, "line")}` : "no match"}
         </span>
       )}
       {matches.length > 1 && (
@@ -167,6 +168,11 @@ function useLogScroll(count: number, follow: boolean, setFollow: (follow: boolea
   return { scrollRef, virtualizer, onScroll, markIntent };
 }
 
+/** The line-number gutter as wide as the last number (in digits of the log's monospace font). */
+export function gutterStyle(lastLine: number): CSSProperties {
+  return { "--ln-digits": Math.max(4, String(lastLine).length) } as CSSProperties;
+}
+
 /** The scrolling log of what is shown, one row per line. */
 function OutputLog(props: {
   shown: OutputBuffer | ReadableBuffer;
@@ -184,6 +190,7 @@ function OutputLog(props: {
     <div
       ref={scrollRef}
       className="output mono"
+      style={gutterStyle(shown.dropped + lines.length)}
       onScroll={onScroll}
       onWheel={markIntent}
       onTouchMove={markIntent}
@@ -197,7 +204,7 @@ function OutputLog(props: {
     >
       {shown.dropped > 0 && (
         <div className="output-line sys">
-          <span className="ln" />… {shown.dropped.toLocaleString()} earlier lines are not kept in the browser
+          <span className="ln" />… {plural(shown.dropped, "earlier line")} not kept in the browser
         </div>
       )}
       {lines.length === 0 ? (
@@ -253,7 +260,7 @@ export function OutputView({ buffer, running, readable = null }: { buffer: Outpu
             }}
           />
         )}
-        <span className="small muted">{shown.lines.length.toLocaleString()} lines</span>
+        <span className="small muted">{plural(shown.lines.length, "line")}</span>
         <button
           type="button"
           className={`small${follow ? " primary" : ""}`}

@@ -10,6 +10,7 @@ import { useLiveStatus } from "./use-live-status.js";
 /** Poll intervals while no WebSocket feeds the cache; with one, only a slow safety poll remains. */
 const POLL_FAST = 1000;
 const POLL_SLOW = 5000;
+const ACTIVITY_POLL = 2000;
 
 export function useJobList(filters: JobFilters, page: { limit: number; offset: number }) {
   const live = useLiveStatus();
@@ -48,13 +49,17 @@ export function useJobSnapshot(id: string | null) {
   });
 }
 
-/** The last printed line of a running job, for its card on the Jobs page. */
-export function useJobActivity(id: string, outputBytes: number) {
+/**
+ * The latest line of a running job as the Readable view reads it, for its card on the Jobs page.
+ * Read again every few seconds while it runs: a job's output size is stored only when it ends,
+ * and streaming every running job's output to the list would cost far more than one short read.
+ */
+export function useJobActivity(id: string, running: boolean) {
   return useQuery({
-    queryKey: queryKeys.jobs.tail(id, outputBytes),
-    queryFn: ({ signal }) => jobsApi.tail(id, 400, signal),
-    placeholderData: keepPreviousData,
-    staleTime: Infinity,
+    queryKey: queryKeys.jobs.tail(id),
+    queryFn: ({ signal }) => jobsApi.tail(id, signal),
+    enabled: running,
+    refetchInterval: running ? ACTIVITY_POLL : false,
   });
 }
 

@@ -10,6 +10,7 @@ import { TotalsCard } from "../components/costs/totals-card.js";
 import { UnpricedModels } from "../components/costs/unpriced-models.js";
 import { ErrorState, Loading } from "../components/states.js";
 import { useCostReport, usePrices } from "../hooks/use-costs.js";
+import { plural } from "../lib/format/format.js";
 
 /** Totals, the chart, the group tables and the models without a price, for one period. */
 function Report({ range, byProvider, onPrice }: { range: CostRange; byProvider: CostReport; onPrice: (target: PriceTarget) => void }) {
@@ -36,7 +37,7 @@ function PricesNote({ prices, onPrice }: { prices: PriceList; onPrice: () => voi
   const overrides = prices.prices.filter((p) => p.origin === "override").length;
   return (
     <p className="small muted">
-      Prices: {prices.prices.length} models, table of {prices.tableDate}
+      Prices: {plural(prices.prices.length, "model")}, table of {prices.tableDate}
       {overrides > 0 ? `, ${overrides} set by you` : ""}.{" "}
       <button type="button" className="link small" onClick={onPrice}>
         Set a price

@@ -2,7 +2,7 @@ import type { DirEntry } from "@corral/shared";
 import { useMemo, useState } from "react";
 import { filesApi } from "../api/files.js";
 import { EmptyState, ErrorState, Loading } from "../components/states.js";
-import { formatBytes, formatTime } from "../lib/format/format.js";
+import { formatBytes, formatTime, plural } from "../lib/format/format.js";
 import { highlightHtml, isImage } from "../lib/format/highlight.js";
 import { useDir, useFileContent, useWorkdirs } from "../hooks/use-files.js";
 import { useSearchParams } from "../router.js";
@@ -147,7 +147,7 @@ export function FilesPage() {
                 <option key={w.path} value={w.path}>
                   {w.path}
                   {w.agents.length ? ` (${w.agents.join(", ")})` : ""}
-                  {w.jobs ? ` · ${w.jobs} jobs` : ""}
+                  {w.jobs ? ` · ${plural(w.jobs, "job")}` : ""}
                 </option>
               ))}
             </select>

@@ -1,5 +1,6 @@
 import { isFinalStatus, type Job, type JobFile } from "@corral/shared";
 import type { ReactNode } from "react";
+import { ApiRequestError } from "../api/client.js";
 import { CopyBlock } from "../components/copy-button.js";
 import { CancelButton, RelaunchButton } from "../components/job-actions.js";
 import { AnsiText, OutputView } from "../components/output-view.js";
@@ -135,7 +136,8 @@ function fileLink(job: Job, file: JobFile): string {
 
 function JobFilesSection({ job }: { job: Job }) {
   const files = useJobFiles(job);
-  if (files.isError) return <ErrorState error={files.error} what="this job's files" />;
+  // Files already listed stay while the server is away (the page says so above).
+  if (files.isError && !files.data) return <ErrorState error={files.error} what="this job's files" />;
   if (files.isPending) return <Loading what="files" />;
   if (files.data.files.length === 0) {
     return (
@@ -200,6 +202,23 @@ function Card({ id, title, wide = false, children }: { id: string; title: string
   );
 }
 
+/**
+ * The server stopped answering while the job was shown: what was loaded stays, under this note,
+ * and the page catches up from where it stopped (the output by its cursor) once the server is back.
+ */
+function OfflineBanner({ error, loadedAt, now }: { error: unknown; loadedAt: number; now: number }) {
+  const unreachable = error instanceof TypeError || (error instanceof ApiRequestError && error.status >= 500);
+  return (
+    <div className="alert warn" role="status" style={{ marginBottom: "0.75rem" }}>
+      <strong>{unreachable ? "The Corral server is not answering." : "This job could not be refreshed."}</strong>
+      <p>
+        Showing what was loaded {formatWhen(loadedAt, now)}
+        {unreachable ? "" : ` (${error instanceof Error ? error.message : String(error)})`}. The page catches up by itself when the server is back.
+      </p>
+    </div>
+  );
+}
+
 export function JobDetailPage({ id }: { id: string }) {
   useFollowJob(id);
   const job = useJob(id);
@@ -212,7 +231,8 @@ export function JobDetailPage({ id }: { id: string }) {
   const now = useNow(1000);
   useDocumentTitle(job.data ? jobTabTitle(job.data) : null);
 
-  if (job.isError) {
+  // Without a job to show (or with a signed-out browser), the error is the page; otherwise it is a note above what was loaded.
+  if (job.isError && (!job.data || (job.error instanceof ApiRequestError && job.error.unauthorized))) {
     return (
       <>
         <p>
@@ -224,6 +244,7 @@ export function JobDetailPage({ id }: { id: string }) {
   }
   if (job.isPending) return <Loading what={`job ${id}`} />;
   const j = job.data;
+  const offline = job.isError || output.isError;
 
   return (
     <>
@@ -248,10 +269,11 @@ export function JobDetailPage({ id }: { id: string }) {
           </Link>
         </div>
       </div>
+      {offline && <OfflineBanner error={job.error ?? output.error} loadedAt={job.dataUpdatedAt} now={now} />}
       <Outcome job={j} now={now} />
       <section aria-labelledby="output-heading">
         <h2 id="output-heading">Output</h2>
-        {output.isError ? (
+        {output.isError && !output.data ? (
           <ErrorState error={output.error} what="the output" onRetry={() => void output.refetch()} />
         ) : (
           <OutputView buffer={output.data ?? emptyOutput()} running={running} readable={readableKind ? (readable.data ?? emptyReadable()) : null} />

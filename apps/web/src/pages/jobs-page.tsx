@@ -8,14 +8,13 @@ import { useDebounced } from "../hooks/use-debounced.js";
 import { useActiveJobs, useJobActivity, useJobList } from "../hooks/use-jobs.js";
 import { useNow } from "../hooks/use-now.js";
 import { formatAgo, formatCost, formatDuration, statusLabels } from "../lib/format/format.js";
-import { lastLine } from "../lib/domain/relaunch.js";
 import { Link, useSearchParams } from "../router.js";
 
 const PAGE_SIZE = 50;
 
 function RunningCard({ job, now }: { job: Job; now: number }) {
-  const activity = useJobActivity(job.id, job.outputBytes);
-  const line = lastLine(activity.data?.text ?? "");
+  const activity = useJobActivity(job.id, job.status === "running");
+  const line = activity.data?.line ?? "";
   return (
     <article className="card running-card" aria-label={`Job ${job.id} on ${job.agent}`}>
       <div className="row">

@@ -4,7 +4,7 @@ import { ApiRequestError } from "../api/client.js";
 import { EmptyState, Loading } from "../components/states.js";
 import { useAgents } from "../hooks/use-agents.js";
 import { useNow } from "../hooks/use-now.js";
-import { formatAgo, formatBytes } from "../lib/format/format.js";
+import { formatAgo, formatBytes, plural } from "../lib/format/format.js";
 import { canProbe } from "../api/ollama.js";
 import { useOllamaLastKnown, useOllamaModels, useProbeModel } from "../hooks/use-ollama.js";
 
@@ -221,7 +221,7 @@ export function OllamaPage() {
           <p className="small">
             <span className="mono">{models.data.url}</span>
             {models.data.version && <span className="muted"> · Ollama {models.data.version}</span>}
-            <span className="muted"> · {models.data.models.length} models</span>
+            <span className="muted"> · {plural(models.data.models.length, "model")}</span>
           </p>
           {models.data.models.length === 0 ? (
             <EmptyState title="Ollama has no models">

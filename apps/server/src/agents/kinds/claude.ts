@@ -1,4 +1,4 @@
-import type { ReadableEvent } from "@corral/shared";
+import { plural, type ReadableEvent } from "@corral/shared";
 import { BoundedText, jsonLinesParser, num, obj, str, UsageSum } from "../json-lines.js";
 import { blockText, readable } from "../readable.js";
 import type { CliAgentKind, Json, JobSpec, UsageReport } from "../types.js";
@@ -92,10 +92,10 @@ function readEvent(ev: Json): ReadableEvent[] {
     const turns = num(ev.num_turns);
     const usage = {
       inputTokens: t.input,
-      outputTokens: num(obj(ev.usage)?.output_tokens),
+      outputTokens: t.output,
       costUsd: num(ev.total_cost_usd),
       durationMs: num(ev.duration_ms),
-      extra: turns !== undefined ? [`${turns} turn${turns === 1 ? "" : "s"}`] : [],
+      extra: turns !== undefined ? [plural(turns, "turn")] : [],
     };
     if (ev.is_error === true) return [readable.error(str(ev.result) ?? String(ev.subtype), usage)];
     return [readable.usage("job", usage)];

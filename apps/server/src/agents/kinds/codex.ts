@@ -10,6 +10,11 @@ import type { CliAgentKind, Json, JobSpec } from "../types.js";
  * and no model in the events: the model is the one Corral passed, else the one Codex's session
  * record names (`sessionModel`, read once the run has ended), and the price table prices it.
  */
+/** A turn's tokens: the Usage card (their sum) and the Readable turn lines both count these. */
+function turnTokens(usage: Json | undefined) {
+  return { input: num(usage?.input_tokens) ?? 0, output: num(usage?.output_tokens) ?? 0, cached: num(usage?.cached_input_tokens) ?? 0 };
+}
+
 export function codexParser(spec: JobSpec) {
   const sum = new UsageSum();
   const model = spec.model ?? undefined;
@@ -28,8 +33,8 @@ export function codexParser(spec: JobSpec) {
         return undefined;
       }
       if (ev.type === "turn.completed") {
-        const usage = obj(ev.usage);
-        sum.add(num(usage?.input_tokens) ?? 0, num(usage?.output_tokens) ?? 0, num(usage?.cached_input_tokens) ?? 0);
+        const t = turnTokens(obj(ev.usage));
+        sum.add(t.input, t.output, t.cached);
         return sum.report(model);
       }
       if (ev.type === "turn.failed") error = str(obj(ev.error)?.message) ?? error ?? "codex turn failed";
@@ -99,8 +104,8 @@ function readEvent(ev: Json): ReadableEvent[] {
     case "item.completed":
       return itemCompleted(obj(ev.item));
     case "turn.completed": {
-      const u = obj(ev.usage);
-      return [readable.usage("turn", { inputTokens: num(u?.input_tokens), outputTokens: num(u?.output_tokens) })];
+      const t = turnTokens(obj(ev.usage));
+      return [readable.usage("turn", { inputTokens: t.input, outputTokens: t.output })];
     }
     case "turn.failed":
       return [readable.error(errorMessage(str(obj(ev.error)?.message)) ?? "turn failed")];

@@ -1,4 +1,4 @@
-import type { ReadableEvent } from "@corral/shared";
+import { plural, type ReadableEvent } from "@corral/shared";
 import { BoundedText, jsonLinesParser, num, obj, str } from "../json-lines.js";
 import { errorMessage, readable } from "../readable.js";
 import type { CliAgentKind, Json, JobSpec, UsageReport } from "../types.js";
@@ -49,21 +49,21 @@ export function geminiParser(spec: JobSpec) {
   });
 }
 
-function resultUsage(stats: Json | undefined, fallbackModel: string | undefined): UsageReport | undefined {
-  if (!stats) return undefined;
+/** The job's tokens from the `result` line's stats: the Usage card and the Readable summary both count these. */
+function statsTokens(stats: Json) {
   const input = num(stats.input_tokens) ?? 0;
   const output = num(stats.output_tokens) ?? 0;
   const thoughts = Math.max(0, (num(stats.total_tokens) ?? input + output) - input - output);
+  return { inputTokens: input, outputTokens: output + thoughts, cachedInputTokens: num(stats.cached) ?? 0 };
+}
+
+function resultUsage(stats: Json | undefined, fallbackModel: string | undefined): UsageReport | undefined {
+  if (!stats) return undefined;
   const models = Object.entries(obj(stats.models) ?? {});
   // The model that did most of the work names the job; helpers (routing, titles) are small.
   const main = models.sort(([, a], [, b]) => (num(obj(b)?.total_tokens) ?? 0) - (num(obj(a)?.total_tokens) ?? 0))[0]?.[0];
   const model = main ?? fallbackModel;
-  return {
-    ...(model ? { model } : {}),
-    inputTokens: input,
-    outputTokens: output + thoughts,
-    cachedInputTokens: num(stats.cached) ?? 0,
-  };
+  return { ...(model ? { model } : {}), ...statsTokens(stats) };
 }
 
 function readEvent(ev: Json): ReadableEvent[] {
@@ -86,11 +86,12 @@ function readEvent(ev: Json): ReadableEvent[] {
     case "result": {
       const stats = obj(ev.stats);
       const calls = num(stats?.tool_calls);
+      const tokens = stats ? statsTokens(stats) : undefined;
       const usage = {
-        inputTokens: num(stats?.input_tokens),
-        outputTokens: num(stats?.output_tokens),
+        inputTokens: tokens?.inputTokens,
+        outputTokens: tokens?.outputTokens,
         durationMs: num(stats?.duration_ms),
-        extra: calls !== undefined ? [`${calls} tool calls`] : [],
+        extra: calls !== undefined ? [plural(calls, "tool call")] : [],
       };
       if (ev.status === "success") return [readable.usage("job", usage)];
       return [readable.error(errorMessage(str(obj(ev.error)?.message)) ?? `ended with status ${String(ev.status)}`, usage)];

@@ -9,6 +9,19 @@ import type { CliAgentKind, Json, JobSpec } from "../types.js";
  * cache out and `output` leaves reasoning out; Corral's counts include them. The answer is the
  * last `text` part. The model is not in the events: it is the `-m` Corral passed.
  */
+/** A step's tokens and cost: the Usage card (their sum) and the Readable step lines both count these. */
+function stepTokens(part: Json | undefined) {
+  const tokens = obj(part?.tokens);
+  const cache = obj(tokens?.cache);
+  const read = num(cache?.read) ?? 0;
+  return {
+    input: (num(tokens?.input) ?? 0) + read + (num(cache?.write) ?? 0),
+    output: (num(tokens?.output) ?? 0) + (num(tokens?.reasoning) ?? 0),
+    cached: read,
+    cost: num(part?.cost),
+  };
+}
+
 export function opencodeParser(spec: JobSpec) {
   const sum = new UsageSum();
   const answer = new BoundedText();
@@ -22,11 +35,8 @@ export function opencodeParser(spec: JobSpec) {
         return undefined;
       }
       if (ev.type === "step_finish") {
-        const tokens = obj(part?.tokens);
-        const cache = obj(tokens?.cache);
-        const read = num(cache?.read) ?? 0;
-        const write = num(cache?.write) ?? 0;
-        sum.add((num(tokens?.input) ?? 0) + read + write, (num(tokens?.output) ?? 0) + (num(tokens?.reasoning) ?? 0), read, num(part?.cost));
+        const t = stepTokens(part);
+        sum.add(t.input, t.output, t.cached, t.cost);
         return sum.report(model);
       }
       if (ev.type === "error") {
@@ -56,15 +66,8 @@ function readEvent(ev: Json): ReadableEvent[] {
       return [call];
     }
     case "step_finish": {
-      const tokens = obj(part?.tokens);
-      const cache = obj(tokens?.cache);
-      return [
-        readable.usage("step", {
-          inputTokens: (num(tokens?.input) ?? 0) + (num(cache?.read) ?? 0) + (num(cache?.write) ?? 0),
-          outputTokens: (num(tokens?.output) ?? 0) + (num(tokens?.reasoning) ?? 0),
-          costUsd: num(part?.cost),
-        }),
-      ];
+      const t = stepTokens(part);
+      return [readable.usage("step", { inputTokens: t.input, outputTokens: t.output, costUsd: t.cost })];
     }
     case "error": {
       const err = obj(ev.error);

@@ -2,12 +2,13 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { READABLE_MAX_SHORT, READABLE_MAX_TEXT, readableText, type ReadableEvent } from "@corral/shared";
+import { READABLE_MAX_SHORT, readableText, type ReadableEvent } from "@corral/shared";
 import { afterAll, describe, expect, test } from "vitest";
 import { atLastLineEnd, OutputLog } from "../../jobs/output-log.js";
-import { readReadable } from "../../jobs/readable-output.js";
+import { lastReadableLine, readReadable } from "../../jobs/readable-output.js";
 import { readableLine } from "../readable.js";
-import { agentKindModule } from "../registry.js";
+import { agentKindModule, cliAdapterFor } from "../registry.js";
+import type { JobSpec } from "../types.js";
 
 const samples = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../test/fixtures/samples");
 const sample = (name: string) => readFileSync(path.join(samples, name), "utf8");
@@ -58,7 +59,7 @@ describe("readable events from the captured samples", () => {
       `→ write_file ${work("gemini-0.61.0-stream-json")}/hello.txt`,
       "← ok",
       "Done: wrote hello.txt",
-      "✓ done · 2,500 in / 52 out · 0.2 s · 1 tool calls",
+      "✓ done · 2,500 in / 59 out · 0.2 s · 1 tool call",
     ]);
   });
 
@@ -106,6 +107,29 @@ describe("readable events from the captured samples", () => {
   });
 });
 
+describe("the Readable view's token counts", () => {
+  const streams = {
+    gemini: "gemini-0.61.0-stream-json.ndjson",
+    claude: "claude-2.1.197-stream-json.ndjson",
+    opencode: "opencode-1.18.33-format-json.ndjson",
+    codex: "codex-0.171.0-exec-json.ndjson",
+  };
+  test.each(Object.entries(streams))("%s: its usage lines add up to the tokens the job's Usage card shows", (kind, name) => {
+    const text = sample(name);
+    const parser = cliAdapterFor(kind)?.createParser({ jobId: "j", prompt: "p", workdir: "/w", model: null } as unknown as JobSpec);
+    for (const piece of text.split(/(?<=\n)/)) parser?.push(piece, "out");
+    const card = parser?.finish().usage;
+    const summary = { input: 0, output: 0 };
+    for (const ev of allEvents(kind, logOf([["out", text]]))) {
+      if (ev.type !== "usage") continue;
+      summary.input += ev.usage.inputTokens ?? 0;
+      summary.output += ev.usage.outputTokens ?? 0;
+    }
+    expect(card?.outputTokens).toBeGreaterThan(0);
+    expect(summary).toEqual({ input: card?.inputTokens, output: card?.outputTokens });
+  });
+});
+
 describe("readable lines", () => {
   test("lines that are not events read as printed, plain-text kinds are never parsed, stderr is never read as events", () => {
     expect(readableLine(agentKindModule("gemini"), "Warning: 256-color support not detected")).toEqual([
@@ -120,11 +144,10 @@ describe("readable lines", () => {
     ]);
   });
 
-  test("long texts and arguments are cut with an ellipsis", () => {
+  test("an answer is kept whole however long; long arguments are cut with an ellipsis", () => {
     const long = "x".repeat(10_000);
-    const [text] = line("opencode", { type: "text", part: { text: long } });
-    expect(text?.length).toBe(READABLE_MAX_TEXT);
-    expect(text?.endsWith("…")).toBe(true);
+    expect(line("opencode", { type: "text", part: { text: long } })).toEqual([long]);
+    expect(line("gemini", { type: "message", role: "assistant", content: long, delta: true })).toEqual([long]);
     const [tool] = line("claude", { type: "assistant", message: { content: [{ type: "tool_use", name: "Bash", input: { command: long } }] } });
     expect(tool?.length).toBeLessThanOrEqual(READABLE_MAX_SHORT + 10);
     expect(tool?.startsWith("→ Bash xxx")).toBe(true);
@@ -187,5 +210,27 @@ describe("readable pages", () => {
     const page = readReadable(file, agentKindModule("kiro"), 0, 64 * 1024, false);
     expect(page.events).toHaveLength(1);
     expect(page.cursor).toBeGreaterThan(0);
+  });
+
+  test("the latest line of a running job: the answer's last line so far, not a JSON event still being printed", () => {
+    const ev = (e: unknown) => `${JSON.stringify(e)}\n`;
+    const delta = (text: string) => ev({ type: "message", role: "assistant", content: text, delta: true });
+    const file = logOf([
+      // More than the tail reads, so it starts inside this line, which must not show.
+      ["out", ev({ type: "message", role: "user", content: "p".repeat(100 * 1024) })],
+      ["out", ev({ type: "init", model: "m" })],
+      ["out", `${delta("tick 1\ntick")}${delta(" 2\n")}${delta("tick 3 is half")}`],
+      ["err", "a warning\n"],
+      ["out", '{"type":"message","role":"assis'],
+    ]);
+    expect(lastReadableLine(file, agentKindModule("gemini"), false)).toBe("a warning");
+    const out = logOf([
+      ["out", `${delta("tick 1\ntick")}${delta(" 2\n\n")}`],
+      ["out", '{"type":"message","role":"assis'],
+    ]);
+    expect(lastReadableLine(out, agentKindModule("gemini"), false)).toBe("tick 2");
+    expect(lastReadableLine(out, agentKindModule("gemini"), true)).toBe('{"type":"message","role":"assis');
+    const long = logOf([["out", ev({ type: "init", model: "m" }) + ev({ type: "message", role: "user", content: "p".repeat(100 * 1024) })]]);
+    expect(lastReadableLine(long, agentKindModule("gemini"), false)).toMatch(/^› p{100,}…$/);
   });
 });

@@ -118,14 +118,17 @@ export function jobRoutes(services: Services) {
       "/api/jobs/:id/tail",
       {
         schema: {
-          summary: "The last characters the job printed",
+          summary: "The last characters the job printed, and its latest line as the Readable view reads it",
           tags,
           params: IdParamsSchema,
           querystring: OutputTailQuerySchema,
           response: { 200: OutputTailSchema, ...errors(404) },
         },
       },
-      async (request) => ({ text: jobs.outputTail(request.params.id, request.query.chars) }),
+      async (request) => {
+        const job = jobs.get(request.params.id);
+        return { text: jobs.outputTail(job, request.query.chars), line: jobs.readableLine(job) };
+      },
     );
   };
 }

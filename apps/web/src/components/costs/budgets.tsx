@@ -2,7 +2,7 @@ import type { Budget } from "@corral/shared";
 import { useState, type FormEvent } from "react";
 import { ApiRequestError } from "../../api/client.js";
 import { useBudgets, useCreateBudget, useDeleteBudget } from "../../hooks/use-costs.js";
-import { formatCost, formatTokens } from "../../lib/format/format.js";
+import { formatCost, formatTokens, plural } from "../../lib/format/format.js";
 import { describedBy, Field } from "../field.js";
 import { ErrorState, Loading } from "../states.js";
 
@@ -63,7 +63,7 @@ function BudgetRow({ budget }: { budget: Budget }) {
       )}
       {budget.unpricedJobs > 0 && (
         <span className="small" style={{ color: "var(--warn)" }}>
-          {budget.unpricedJobs} unpriced jobs in this period are not in the cost
+          {plural(budget.unpricedJobs, "unpriced job")} in this period {budget.unpricedJobs === 1 ? "is" : "are"} not in the cost
         </span>
       )}
     </li>

@@ -18,10 +18,31 @@ describe("the Readable view's buffer", () => {
     ).toEqual(["· session started", "Done: wrote it", "→ Bash ls"]);
   });
 
-  it("bounds a streamed answer however many pieces it has", () => {
-    const lines = shown([Array.from({ length: 500 }, () => delta("y".repeat(100)))]);
-    expect(lines).toHaveLength(1);
-    expect(lines[0]?.length).toBe(READABLE_MAX_TEXT);
+  it("shows a streamed answer as lines that grow as its pieces arrive, every line to the last", () => {
+    let buffer = emptyReadable();
+    const seen: string[][] = [];
+    for (let i = 1; i <= 300; i++) {
+      // Pieces cut anywhere: a line ends in the middle of one piece, the next starts there.
+      buffer = appendReadable(buffer, [delta(`tick ${i}`), delta(i % 2 ? " …\n" : "\r\n")], i - 1, i, false);
+      seen.push(buffer.lines.map((l) => l.text));
+    }
+    expect(seen[0]).toEqual(["tick 1 …"]);
+    expect(seen[1]).toEqual(["tick 1 …", "tick 2"]);
+    expect(buffer.lines).toHaveLength(300);
+    expect(buffer.lines.at(-1)?.text).toBe("tick 300");
+    buffer = appendReadable(buffer, [delta("the last"), delta(" line, still growing")], 300, 301, false);
+    expect(buffer.lines.at(-1)?.text).toBe("the last line, still growing");
+    expect(buffer.answer).toBe("the last line, still growing");
+  });
+
+  it("keeps every character of a long answer, in lines of bounded length, whether streamed or whole", () => {
+    // The emoji falls across a row boundary and across two pieces: it stays one character.
+    const long = `${"y".repeat(3999)}😀${"z".repeat(1000)}`;
+    const streamed = shown([Array.from({ length: 50 }, (_, i) => delta(long.slice(i * 100, i * 100 + 100))), [delta(long.slice(5000))]]);
+    const whole = shown([[{ type: "text", text: `${long}\nsecond line` }]]);
+    expect(streamed.join("")).toBe(long);
+    expect(whole).toEqual([...streamed, "second line"]);
+    expect(streamed.map((l) => l.length)).toEqual([READABLE_MAX_TEXT, READABLE_MAX_TEXT - 1, 1002]);
   });
 
   it("ignores a page read from an older cursor, so no line appears twice", () => {

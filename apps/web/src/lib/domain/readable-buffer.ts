@@ -11,7 +11,7 @@ export interface ReadableBuffer {
   complete: boolean;
   /** Lines dropped from the front to keep the browser's memory bounded. */
   dropped: number;
-  /** The last line is an answer still arriving in pieces: its text so far, untrimmed. */
+  /** An answer is arriving in pieces: the text of its row still growing (the last line unless empty). */
   answer: string | null;
 }
 
@@ -40,12 +40,45 @@ function lineOf(event: ReadableEvent): OutputLine {
   return { stream: "out", text: code ? paint(code, text) : text };
 }
 
-/** Bounds a growing answer without trimming it: its pieces may end or start with spaces. */
-const bound = (text: string) => (text.length > READABLE_MAX_TEXT ? `${text.slice(0, READABLE_MAX_TEXT - 1)}…` : text);
+/**
+ * Splits a row longer than READABLE_MAX_TEXT into rows of that length (never between the two
+ * halves of a character outside the BMP): an answer without newlines stays whole and searchable,
+ * and no row grows without bound.
+ */
+export function rowsOf(text: string): string[] {
+  if (text.length <= READABLE_MAX_TEXT) return [text];
+  const rows: string[] = [];
+  for (let at = 0; at < text.length; ) {
+    let end = Math.min(text.length, at + READABLE_MAX_TEXT);
+    const code = text.charCodeAt(end);
+    if (end < text.length && code >= 0xdc00 && code <= 0xdfff) end--;
+    rows.push(text.slice(at, end));
+    at = end;
+  }
+  return rows;
+}
+
+const answerRow = (text: string): OutputLine => ({ stream: "out", text: text.replace(/\r$/, "") });
+
+/**
+ * Adds a piece of a streamed answer: each newline ends a row, and the row after the last one is
+ * still growing. `open` is that row's text so far (its row is the last of `lines` unless empty);
+ * the new open row is returned.
+ */
+function addAnswerPiece(lines: OutputLine[], open: string, piece: string): string {
+  if (open) lines.pop();
+  const parts = (open + piece).split("\n");
+  const growing = rowsOf(parts.pop() ?? "");
+  const rest = growing.pop() ?? "";
+  for (const row of [...parts.flatMap(rowsOf), ...growing]) lines.push(answerRow(row));
+  if (rest) lines.push(answerRow(rest));
+  return rest;
+}
 
 /**
  * Adds a page of events read from `from` up to `next`. A page from an older cursor (two reads
- * racing) is ignored, so no line appears twice. Consecutive answer pieces become one line.
+ * racing) is ignored, so no line appears twice. An answer reads as its own lines, however long:
+ * its streamed pieces continue the row they belong to.
  */
 export function appendReadable(buffer: ReadableBuffer, events: ReadableEvent[], from: number, next: number, complete: boolean): ReadableBuffer {
   if (from !== buffer.cursor) return buffer;
@@ -53,15 +86,13 @@ export function appendReadable(buffer: ReadableBuffer, events: ReadableEvent[], 
   const lines = buffer.lines.slice();
   let answer = buffer.answer;
   for (const event of events) {
-    if (event.type !== "text" || event.delta !== true) {
-      answer = null;
-      lines.push(lineOf(event));
+    if (event.type === "text" && event.delta === true) {
+      answer = addAnswerPiece(lines, answer ?? "", event.text);
       continue;
     }
-    // An answer streamed line by line ends with a newline that would show as an empty row.
-    if (answer === null) lines.push({ stream: "out", text: "" });
-    answer = bound((answer ?? "") + event.text);
-    lines[lines.length - 1] = { stream: "out", text: answer.trimEnd() };
+    answer = null;
+    if (event.type === "text") for (const row of event.text.split("\n").flatMap(rowsOf)) lines.push(answerRow(row));
+    else lines.push(lineOf(event));
   }
   const excess = Math.max(0, lines.length - MAX_LINES);
   return { lines: excess ? lines.slice(excess) : lines, cursor: next, complete, dropped: buffer.dropped + excess, answer };

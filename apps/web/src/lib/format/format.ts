@@ -56,7 +56,7 @@ export function formatTokens(n: number | null | undefined): string {
   return `${(n / 1_000_000).toFixed(1)}M`;
 }
 
-export { formatBytes } from "@corral/shared";
+export { formatBytes, plural } from "@corral/shared";
 
 export const statusLabels: Record<JobStatus, string> = {
   queued: "queued",

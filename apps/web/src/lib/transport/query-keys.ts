@@ -8,8 +8,7 @@ export const queryKeys = {
     list: (filters: JobFilters, page: { limit: number; offset: number }) => [...queryKeys.jobs.lists(), filters, page] as const,
     active: () => [...queryKeys.jobs.all, "active"] as const,
     detail: (id: string) => [...queryKeys.jobs.all, "detail", id] as const,
-    /** Keyed by the output size, so a job that printed more reads its tail again. */
-    tail: (id: string, outputBytes: number) => [...queryKeys.jobs.detail(id), "tail", outputBytes] as const,
+    tail: (id: string) => [...queryKeys.jobs.detail(id), "tail"] as const,
     output: (id: string) => [...queryKeys.jobs.all, "output", id] as const,
     readable: (id: string) => [...queryKeys.jobs.all, "readable", id] as const,
     files: (id: string) => [...queryKeys.jobs.all, "files", id] as const,

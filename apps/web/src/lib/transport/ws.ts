@@ -28,6 +28,7 @@ export class LiveClient {
   private stopped = false;
   /** Jobs whose replay has reached the live edge on this connection. */
   private caughtUp = new Set<string>();
+  private openedBefore = false;
 
   constructor(
     private readonly client: QueryClient,
@@ -79,8 +80,11 @@ export class LiveClient {
       this.setLive(true);
       this.send({ type: "subscribe_jobs" });
       for (const jobId of this.follows.keys()) void this.subscribeJob(jobId);
-      // Whatever changed while disconnected is read once over REST.
-      void this.client.invalidateQueries({ queryKey: queryKeys.jobs.all });
+      // Whatever changed while disconnected is read once over REST: the jobs, and after a drop
+      // everything else too (the server may have been away, and reads that failed then, such as
+      // the agents a job page needs, are not retried by themselves).
+      void this.client.invalidateQueries(this.openedBefore ? undefined : { queryKey: queryKeys.jobs.all });
+      this.openedBefore = true;
     };
     socket.onmessage = (event) => {
       if (typeof event.data !== "string") return;
