@@ -29,7 +29,7 @@ function ModelRow({ model, agent, now }: { model: OllamaModel; agent: string | u
           {model.sizeBytes ? ` · ${formatBytes(model.sizeBytes)}` : ""}
         </div>
       </td>
-      <td>
+      <td data-label="Capabilities">
         <div className="row">
           {model.capabilities.map((c) => (
             <span key={c} className={`badge ${capabilityTone[c] ?? "neutral"}`}>
@@ -43,15 +43,17 @@ function ModelRow({ model, agent, now }: { model: OllamaModel; agent: string | u
           )}
         </div>
       </td>
-      <td className="num">{model.contextLength ? model.contextLength.toLocaleString() : "—"}</td>
-      <td className="hide-narrow">
+      <td data-label="Context" className="num">
+        {model.contextLength ? model.contextLength.toLocaleString() : "—"}
+      </td>
+      <td data-label="Memory">
         {model.loaded ? (
           <span className="badge ok">loaded{model.sizeVramBytes ? ` · ${formatBytes(model.sizeVramBytes)} VRAM` : ""}</span>
         ) : (
           <span className="muted small">not loaded</span>
         )}
       </td>
-      <td>
+      <td data-label="Tool calling" className="wide">
         <div className="stack" style={{ gap: "0.3rem" }}>
           {p ? (
             <div>
@@ -74,9 +76,10 @@ function ModelRow({ model, agent, now }: { model: OllamaModel; agent: string | u
               className="small"
               disabled={probe.isPending}
               onClick={() => probe.mutate()}
-              aria-label={`Probe tool calling of ${model.name}`}
+              // The name holds the visible words (speech control users say what they see), plus the model.
+              aria-label={probe.isPending ? undefined : `Probe tool calling of ${model.name}`}
             >
-              {probe.isPending ? "Probing…" : p ? "Probe again" : "Probe tool calling"}
+              {probe.isPending ? "Probing…" : "Probe tool calling"}
             </button>
           </div>
           {probe.error && (
@@ -155,13 +158,13 @@ export function OllamaPage() {
             </EmptyState>
           ) : (
             <div className="table-wrap">
-              <table aria-label="Ollama models">
+              <table aria-label="Ollama models" className="cards">
                 <thead>
                   <tr>
                     <th>Model</th>
                     <th>Capabilities</th>
                     <th className="num">Context</th>
-                    <th className="hide-narrow">Memory</th>
+                    <th>Memory</th>
                     <th>Tool calling</th>
                   </tr>
                 </thead>
