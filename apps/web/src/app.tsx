@@ -114,7 +114,7 @@ export function App() {
             </select>
           </label>
           <span className="row small" title={live ? "Live updates over WebSocket" : "Refreshing every few seconds"}>
-            <span className={`dot ${live ? "" : ""}`} style={{ color: live ? "var(--ok)" : "var(--muted)" }} aria-hidden="true" />
+            <span className="dot" style={{ color: live ? "var(--ok)" : "var(--muted)" }} aria-hidden="true" />
             {live ? "live" : "polling"}
           </span>
         </div>
