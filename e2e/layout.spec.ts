@@ -54,14 +54,14 @@ test("the running-jobs badge reads clearly on the active item and off it, in bot
         const jobs = page.getByRole("link", { name: /^Jobs/ });
         if (active) await expect(jobs).toHaveAttribute("aria-current", "page");
         else await expect(jobs).not.toHaveAttribute("aria-current", "page");
-        // axe's own contrast rule on the badge alone: it must run (pass), not be left undecided.
+        // axe works out the badge's colours; a one-digit count is too short for its verdict (it
+        // leaves it undecided, which is how the tour's scan missed this), so the ratio is read here.
         const scan = await new AxeBuilder({ page }).include("nav[aria-label='Main'] [role='status']").withRules(["color-contrast"]).analyze();
-        const where = `${theme}, ${active ? "active" : "inactive"} item`;
-        expect(
-          scan.violations.flatMap((v) => v.nodes.map((n) => n.failureSummary)),
-          where,
-        ).toEqual([]);
-        expect(scan.passes.find((r) => r.id === "color-contrast")?.nodes.length ?? 0, where).toBe(1);
+        const ratios = [...scan.passes, ...scan.violations, ...scan.incomplete]
+          .flatMap((rule) => rule.nodes)
+          .flatMap((node) => node.any.map((check) => (check.data as { contrastRatio?: number } | null)?.contrastRatio ?? 0));
+        expect(ratios, `${theme}, ${active ? "active" : "inactive"} item`).toEqual([expect.any(Number)]);
+        expect(ratios[0], `contrast of the badge, ${theme}, ${active ? "active" : "inactive"} item`).toBeGreaterThanOrEqual(4.5);
       }
       await snapshot(page, testInfo, `badge-${theme}`);
     }

@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { expectAccessible, launchFromForm, setTheme, signIn, snapshot, type Theme, token, workdir } from "./helpers.js";
+import { expectAccessible, expectLegibleShortText, launchFromForm, setTheme, signIn, snapshot, type Theme, token, workdir } from "./helpers.js";
 
 /*
  * Every page in both themes, at the project's width: a full-page screenshot for a person to look
@@ -38,11 +38,13 @@ for (const theme of ["light", "dark"] as Theme[]) {
       await expect(page.locator("[data-status]").first()).toHaveAttribute("data-status", "succeeded");
       await snapshot(page, testInfo, `${theme}-job`);
       await expectAccessible(page, `the job page (${theme})`);
+      await expectLegibleShortText(page, `the job page (${theme})`);
 
       await page.goto(`/jobs/${running}`);
       await expect(page.getByRole("log", { name: "Job output" })).toContainText("line 3");
       await snapshot(page, testInfo, `${theme}-job-running`);
       await expectAccessible(page, `a running job's page (${theme})`);
+      await expectLegibleShortText(page, `a running job's page (${theme})`);
 
       for (const { name, path, ready } of pages) {
         await page.goto(path);
@@ -50,6 +52,7 @@ for (const theme of ["light", "dark"] as Theme[]) {
         await page.waitForLoadState("networkidle");
         await snapshot(page, testInfo, `${theme}-${name}`);
         await expectAccessible(page, `${name} (${theme})`);
+        await expectLegibleShortText(page, `${name} (${theme})`);
       }
 
       await page.goto("/agents");
@@ -57,6 +60,7 @@ for (const theme of ["light", "dark"] as Theme[]) {
       await expect(page.getByRole("dialog")).toBeVisible();
       await snapshot(page, testInfo, `${theme}-agents-dialog`);
       await expectAccessible(page, `the add-agent dialog (${theme})`);
+      await expectLegibleShortText(page, `the add-agent dialog (${theme})`);
       expect(id).toMatch(/^[a-z0-9]+$/);
     } finally {
       await request.post(`/api/jobs/${running}/cancel`, { headers: auth });
