@@ -56,3 +56,23 @@ export async function launchFromForm(page: Page, agent: string, prompt: string, 
   await page.waitForURL(/\/jobs\/[a-z0-9]+$/);
   return page.url().split("/").pop() as string;
 }
+
+/**
+ * Contrast of text too short for axe to rule on (a one-digit badge, "—"): axe leaves it
+ * "incomplete" with the ratio it measured, so expectAccessible never fails on it; this does.
+ */
+export async function expectLegibleShortText(page: Page, where: string): Promise<void> {
+  const results = await new AxeBuilder({ page }).withRules(["color-contrast"]).analyze();
+  const low = results.incomplete
+    .flatMap((rule) => rule.nodes)
+    .flatMap((node) =>
+      node.any.flatMap((check) => {
+        const data = check.data as { messageKey?: string; contrastRatio?: number; expectedContrastRatio?: string } | null;
+        const expected = Number.parseFloat(data?.expectedContrastRatio ?? "4.5");
+        return data?.messageKey === "shortTextContent" && (data.contrastRatio ?? 0) < expected
+          ? [`${node.target.join(" ")}: ${data.contrastRatio} < ${expected}`]
+          : [];
+      }),
+    );
+  expect.soft(low, `short text below its contrast on ${where}`).toEqual([]);
+}

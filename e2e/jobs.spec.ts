@@ -87,11 +87,13 @@ test("cancel a running job from the jobs page", async ({ page }, testInfo) => {
   await expect(page.locator("[data-status]").first()).toHaveAttribute("data-status", "cancelled");
 });
 
-test("history filters by agent, status and text", async ({ page }) => {
-  await launchFromForm(page, "claude", "print 1\nunique-needle-42", workdir("filters"));
+test("history filters by agent, status and text", async ({ page }, testInfo) => {
+  // The desktop and phone runs share one server: each searches for its own needle.
+  const needle = `unique-needle-${testInfo.project.name}`;
+  await launchFromForm(page, "claude", `print 1\n${needle}`, workdir("filters"));
   await expect(page.locator("[data-status]").first()).toHaveAttribute("data-status", "succeeded");
   await page.getByRole("link", { name: /^Jobs/ }).click();
-  await page.getByLabel("Search").fill("unique-needle");
+  await page.getByLabel("Search").fill(needle);
   await expect(page.getByRole("table", { name: "Jobs" }).getByRole("row")).toHaveCount(2);
   await page.getByLabel("Agent").selectOption("gemini");
   await expect(page.getByText("No job matches these filters")).toBeVisible();

@@ -6,6 +6,8 @@ test.beforeEach(async ({ page }) => {
 });
 
 test("agents: availability, enable and disable, add a command agent", async ({ page }, testInfo) => {
+  // The desktop and phone runs share one server: each adds an agent of its own.
+  const name = `echoer_${testInfo.project.name}`;
   await page.getByRole("link", { name: "Agents" }).click();
   const table = page.getByRole("table", { name: "Agents" });
   await expect(table.getByRole("row").filter({ hasText: "gemini" }).first()).toContainText("available");
@@ -13,16 +15,16 @@ test("agents: availability, enable and disable, add a command agent", async ({ p
   await expect(table.getByRole("row").filter({ hasText: "gemini" }).first()).toContainText("gemini 9.9.9-fake");
   await page.getByRole("button", { name: "Add a command agent" }).click();
   const dialog = page.getByRole("dialog");
-  await dialog.getByLabel("Name").fill("echoer");
+  await dialog.getByLabel("Name").fill(name);
   await dialog.getByRole("button", { name: "Add agent" }).click();
   await expect(dialog.getByRole("alert")).toContainText("executable");
   await dialog.getByLabel("Executable").fill("echo");
   await dialog.getByRole("button", { name: "Add agent" }).click();
   await expect(dialog).toBeHidden();
-  const row = table.getByRole("row").filter({ hasText: "echoer" });
+  const row = table.getByRole("row").filter({ hasText: name });
   await expect(row).toContainText("available");
-  await row.getByLabel("echoer enabled").click();
-  await expect(row.getByLabel("echoer enabled")).not.toBeChecked();
+  await row.getByLabel(`${name} enabled`).click();
+  await expect(row.getByLabel(`${name} enabled`)).not.toBeChecked();
   await snapshot(page, testInfo, "agents");
 });
 

@@ -1,4 +1,4 @@
-import { lazy, Suspense, type ReactNode } from "react";
+import { lazy, Suspense, useEffect, useRef, type ReactNode } from "react";
 import { Loading } from "./components/states.js";
 import { useActiveJobs } from "./hooks/use-jobs.js";
 import { useTheme, type ThemeChoice } from "./hooks/use-theme.js";
@@ -56,8 +56,26 @@ function route(pathname: string): ReactNode {
   }
 }
 
+/** On a phone the nav is a bar that scrolls sideways: keep the current page's item in sight. */
+function useCurrentItemInView(pathname: string) {
+  const nav = useRef<HTMLElement>(null);
+  useEffect(() => {
+    const bar = nav.current;
+    const item = bar?.querySelector('[aria-current="page"]');
+    if (!bar || !item || bar.scrollWidth <= bar.clientWidth) return;
+    // As little as brings it whole into sight, with room to spare to show a neighbour is there.
+    const room = 24;
+    const b = bar.getBoundingClientRect();
+    const i = item.getBoundingClientRect();
+    if (i.left < b.left + room) bar.scrollLeft -= b.left + room - i.left;
+    else if (i.right > b.right - room) bar.scrollLeft += i.right - (b.right - room);
+  }, [pathname]);
+  return nav;
+}
+
 export function App() {
   const { pathname } = useLocation();
+  const nav = useCurrentItemInView(pathname);
   const [theme, setTheme] = useTheme();
   const live = useLiveStatus();
   const active = useActiveJobs();
@@ -69,9 +87,9 @@ export function App() {
       </a>
       <header className="sidebar">
         <div className="brand">
-          <span aria-hidden="true">◎</span> Corral
+          <span aria-hidden="true">◎</span> <span className="hide-narrow">Corral</span>
         </div>
-        <nav className="nav" aria-label="Main">
+        <nav className="nav" aria-label="Main" ref={nav}>
           {navItems.map((item) => {
             const current = item.match ? item.match(pathname) : pathname === item.to;
             return (
@@ -96,7 +114,7 @@ export function App() {
             </select>
           </label>
           <span className="row small" title={live ? "Live updates over WebSocket" : "Refreshing every few seconds"}>
-            <span className={`dot ${live ? "" : ""}`} style={{ color: live ? "var(--ok)" : "var(--muted)" }} aria-hidden="true" />
+            <span className="dot" style={{ color: live ? "var(--ok)" : "var(--muted)" }} aria-hidden="true" />
             {live ? "live" : "polling"}
           </span>
         </div>

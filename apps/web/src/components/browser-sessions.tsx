@@ -13,7 +13,7 @@ export function BrowserSessions() {
   const failed = signOut.error ?? signOutEverywhere.error;
   return (
     <div className="stack">
-      <table aria-label="Signed-in browsers">
+      <table aria-label="Signed-in browsers" className="cards">
         <thead>
           <tr>
             <th>Browser</th>
@@ -35,9 +35,9 @@ export function BrowserSessions() {
                   </>
                 )}
               </td>
-              <td>{formatTime(s.createdAt)}</td>
-              <td>{formatAgo(s.lastSeenAt, now)}</td>
-              <td>{formatTime(s.expiresAt)}</td>
+              <td data-label="Signed in">{formatTime(s.createdAt)}</td>
+              <td data-label="Last seen">{formatAgo(s.lastSeenAt, now)}</td>
+              <td data-label="Expires">{formatTime(s.expiresAt)}</td>
               <td>
                 <button type="button" className="small" disabled={signOut.isPending} onClick={() => signOut.mutate(s.id)}>
                   Sign out{s.current ? " here" : ""}

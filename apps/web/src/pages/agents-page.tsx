@@ -69,21 +69,23 @@ function AgentRow({ agent: a, actions }: { agent: AgentWithAvailability; actions
         <strong className="mono">{a.name}</strong> <span className="badge neutral">{a.kind}</span>
         <div className="small muted">{a.description}</div>
       </td>
-      <td>
+      <td data-label="Availability">
         <Availability agent={a} />
       </td>
-      <td className="hide-narrow small">
+      <td data-label="Defaults" className="small wide">
         <div>
-          model <span className="mono">{a.effectiveModel ?? "CLI default"}</span>
-        </div>
-        <div>
-          workdir <span className="mono">{a.workdir}</span>
-        </div>
-        <div>
-          timeout {a.timeoutS}s · {a.maxConcurrent} at once · {a.provider}
+          <div>
+            model <span className="mono">{a.effectiveModel ?? "CLI default"}</span>
+          </div>
+          <div>
+            workdir <span className="mono">{a.workdir}</span>
+          </div>
+          <div>
+            timeout {a.timeoutS}s · {a.maxConcurrent} at once · {a.provider}
+          </div>
         </div>
       </td>
-      <td>
+      <td data-label="Enabled">
         <label className="row" style={{ fontWeight: 400 }}>
           <input
             type="checkbox"
@@ -114,16 +116,14 @@ function AgentRow({ agent: a, actions }: { agent: AgentWithAvailability; actions
 function AgentTable({ agents, actions }: { agents: AgentWithAvailability[]; actions: RowActions }) {
   return (
     <div className="table-wrap">
-      <table aria-label="Agents">
+      <table aria-label="Agents" className="cards">
         <thead>
           <tr>
             <th>Agent</th>
             <th>Availability</th>
-            <th className="hide-narrow">Defaults</th>
+            <th>Defaults</th>
             <th>Enabled</th>
-            <th>
-              <span className="hide-narrow">Actions</span>
-            </th>
+            <th>Actions</th>
           </tr>
         </thead>
         <tbody>

@@ -166,26 +166,28 @@ function HistoryRow({ job, now }: { job: Job; now: number }) {
       <td className="mono">
         <Link to={`/jobs/${job.id}`}>{job.id}</Link>
       </td>
-      <td>{job.agent}</td>
-      <td>
+      <td data-label="Agent">{job.agent}</td>
+      <td data-label="Status">
         <StatusBadge status={job.status} />
       </td>
-      <td style={{ maxWidth: 380 }}>
+      <td data-label="Prompt" className="wide" style={{ maxWidth: 380 }}>
         <div className="truncate" title={job.prompt}>
           {job.prompt.split("\n")[0]}
         </div>
       </td>
-      <td className="hide-narrow small" title={new Date(job.createdAt).toLocaleString()}>
+      <td data-label="Created" className="small" title={new Date(job.createdAt).toLocaleString()}>
         {formatAgo(job.createdAt, now)}
       </td>
-      <td className="hide-narrow num small">{duration(job, now)}</td>
-      <td className="hide-narrow num small">{job.usage.costUsd === null && !job.usage.inputTokens ? "—" : formatCost(job.usage.costUsd)}</td>
+      <td data-label="Took" className="num small">
+        {duration(job, now)}
+      </td>
+      <td data-label="Cost" className="num small">
+        {job.usage.costUsd === null && !job.usage.inputTokens ? "—" : formatCost(job.usage.costUsd)}
+      </td>
       <td>
         <div className="row" style={{ flexWrap: "nowrap" }}>
           <CancelButton job={job} />
-          <span className="hide-narrow">
-            <RelaunchButton job={job} />
-          </span>
+          <RelaunchButton job={job} />
         </div>
       </td>
     </tr>
@@ -197,19 +199,17 @@ function HistoryTable({ jobs, busy }: { jobs: Job[]; busy: boolean }) {
   const now = useNow(jobs.some((j) => j.status === "running") ? 1000 : 5000);
   return (
     <div className="table-wrap" aria-busy={busy}>
-      <table aria-label="Jobs">
+      <table aria-label="Jobs" className="cards">
         <thead>
           <tr>
             <th>Job</th>
             <th>Agent</th>
             <th>Status</th>
             <th>Prompt</th>
-            <th className="hide-narrow">Created</th>
-            <th className="hide-narrow num">Took</th>
-            <th className="hide-narrow num">Cost</th>
-            <th>
-              <span className="hide-narrow">Actions</span>
-            </th>
+            <th>Created</th>
+            <th className="num">Took</th>
+            <th className="num">Cost</th>
+            <th>Actions</th>
           </tr>
         </thead>
         <tbody>

@@ -23,7 +23,7 @@ function ModelRow({ model, agent, now, offline = false }: { model: OllamaModel; 
   const probe = useProbeModel(model.name, agent);
   const p = model.probe;
   // The accessible name starts with the visible text (WCAG 2.5.3), then names the model.
-  const probeLabel = probe.isPending ? "Probing…" : p ? "Probe again" : "Probe tool calling";
+  const probeLabel = probe.isPending ? "Probing…" : "Probe tool calling";
   return (
     <tr>
       <td>
@@ -33,7 +33,7 @@ function ModelRow({ model, agent, now, offline = false }: { model: OllamaModel; 
           {model.sizeBytes ? ` · ${formatBytes(model.sizeBytes)}` : ""}
         </div>
       </td>
-      <td>
+      <td data-label="Capabilities">
         <div className="row">
           {model.capabilities.map((c) => (
             <span key={c} className={`badge ${capabilityTone[c] ?? "neutral"}`}>
@@ -47,15 +47,17 @@ function ModelRow({ model, agent, now, offline = false }: { model: OllamaModel; 
           )}
         </div>
       </td>
-      <td className="num">{model.contextLength ? model.contextLength.toLocaleString() : "—"}</td>
-      <td className="hide-narrow">
+      <td data-label="Context" className="num">
+        {model.contextLength ? model.contextLength.toLocaleString() : "—"}
+      </td>
+      <td data-label="Memory">
         {model.loaded ? (
           <span className="badge ok">loaded{model.sizeVramBytes ? ` · ${formatBytes(model.sizeVramBytes)} VRAM` : ""}</span>
         ) : (
           <span className="muted small">not loaded</span>
         )}
       </td>
-      <td>
+      <td data-label="Tool calling" className="wide">
         <div className="stack" style={{ gap: "0.3rem" }}>
           {p ? (
             <div>
@@ -115,13 +117,13 @@ function ModelTable({
 }) {
   return (
     <div className="table-wrap">
-      <table aria-label={label}>
+      <table aria-label={label} className="cards">
         <thead>
           <tr>
             <th>Model</th>
             <th>Capabilities</th>
             <th className="num">Context</th>
-            <th className="hide-narrow">Memory</th>
+            <th>Memory</th>
             <th>Tool calling</th>
           </tr>
         </thead>

@@ -11,7 +11,7 @@ export function GroupTable({ title, groups, label }: { title: string; groups: Co
         <p className="muted small">No jobs in this period.</p>
       ) : (
         <div style={{ overflowX: "auto" }}>
-          <table>
+          <table className="cards">
             <thead>
               <tr>
                 <th>{title.replace(/^By /, "")}</th>
@@ -25,10 +25,16 @@ export function GroupTable({ title, groups, label }: { title: string; groups: Co
               {groups.map((g) => (
                 <tr key={label(g)}>
                   <td className="mono small">{label(g)}</td>
-                  <td className="num">{g.jobs}</td>
-                  <td className="num">{formatTokens(g.inputTokens)}</td>
-                  <td className="num">{formatTokens(g.outputTokens)}</td>
-                  <td className="num">
+                  <td data-label="Jobs" className="num">
+                    {g.jobs}
+                  </td>
+                  <td data-label="In" className="num">
+                    {formatTokens(g.inputTokens)}
+                  </td>
+                  <td data-label="Out" className="num">
+                    {formatTokens(g.outputTokens)}
+                  </td>
+                  <td data-label="Cost" className="num">
                     <CostCell t={g} />
                   </td>
                 </tr>
