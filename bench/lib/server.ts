@@ -102,7 +102,7 @@ export async function startCorral(env: Record<string, string> = {}): Promise<Run
   const root = realpathSync(mkdtempSync(path.join(os.tmpdir(), "corral-bench-")));
   const port = await freePort();
   const started = performance.now();
-  const child = spawn(process.execPath, [serverEntry], {
+  const child = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS?.split(" ").filter(Boolean) ?? []), serverEntry], {
     cwd: root,
     stdio: ["ignore", "ignore", "pipe"],
     env: {
