@@ -1,5 +1,5 @@
 import { EventEmitter } from "node:events";
-import { type Dirent, lstatSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync, type Stats } from "node:fs";
+import { type Dirent, existsSync, lstatSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync, type Stats } from "node:fs";
 import path from "node:path";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { FileChange, JobFile, JobFileCounts } from "@corral/shared";
@@ -111,7 +111,10 @@ export async function snapshotDir(root: string, excluded: string[] = [], limit =
  * An earlier attempt's is removed then, or it would stand for this one's.
  */
 function saveSnapshot(file: string, snapshot: Snapshot): void {
-  if (snapshot.complete && snapshot.files.size === 0) return rmSync(file, { force: true });
+  if (snapshot.complete && snapshot.files.size === 0) {
+    if (existsSync(file)) rmSync(file, { force: true });
+    return;
+  }
   const rows = [...snapshot.files].map(([rel, st]) => [rel, st.size, st.mtimeMs, st.ino]);
   writeFileSync(file, JSON.stringify({ complete: snapshot.complete, files: rows }), { mode: PRIVATE_FILE_MODE });
 }

@@ -30,14 +30,9 @@ export interface RawPosition {
 /** The data file beside a log: `output.log` keeps its text in `output.data`. */
 export const dataFileOf = (file: string) => file.replace(/(\.log)?$/, ".data");
 
-/** A file's size; 0 when it does not exist yet. */
+/** A file's size; 0 when it does not exist yet (without an error built for it: most jobs start so). */
 function sizeOf(file: string): number {
-  try {
-    return statSync(file).size;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return 0;
-    throw err;
-  }
+  return statSync(file, { throwIfNoEntry: false })?.size ?? 0;
 }
 
 /** Regular files take a whole write at once; the loop only guards against a short one. */
