@@ -3,12 +3,11 @@
 // server's memory meanwhile; and line latency (worker write → WebSocket receipt) at 100 lines/s
 // against the same worker's lines read straight from its stdout pipe.
 import { spawn } from "node:child_process";
-import { mkdtempSync, realpathSync, rmSync } from "node:fs";
-import os from "node:os";
+import { rmSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { isFinalStatus, parseServerMessage } from "../packages/shared/src/index.js";
-import { freePort, memoryOf, sleep, waitHealthy } from "./lib/server.js";
+import { freePort, freshBenchDir, memoryOf, sleep, waitHealthy } from "./lib/server.js";
 import { median, percentile, type Benchmark, type BenchRow } from "./lib/stats.js";
 import { WebSocket } from "./lib/ws.js";
 
@@ -36,7 +35,7 @@ interface Server {
 
 /** The server from its sources (as `pnpm dev` runs it), with the fake CLIs on PATH. */
 async function startServer(): Promise<Server> {
-  const root = realpathSync(mkdtempSync(path.join(os.tmpdir(), "corral-bench-stream-")));
+  const root = freshBenchDir("corral-bench-stream-");
   const port = await freePort();
   const child = spawn(process.execPath, ["--import", "tsx", "--conditions=corral-source", path.join(repo, "apps/server/src/server.ts")], {
     cwd: repo,

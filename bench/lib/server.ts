@@ -1,17 +1,30 @@
 // Runs the built server (`node apps/server/dist/server.js`, what `pnpm start` runs) as a child
 // process in a temp dir, so its memory can be read from /proc and its start-up timed from spawn.
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-const serverEntry = path.join(repo, "apps/server/dist/server.js");
+const builtServer = path.join(repo, "apps/server/dist/server.js");
 const BENCH_TOKEN = "bench-token-0123456789abcdef";
 
 export { sleep };
+
+/**
+ * Where each benchmark makes its fresh directory (the server's data dir and the workdirs):
+ * `BENCH_DIR`, else `$XDG_CACHE_HOME/corral-bench` (`~/.cache/corral-bench`), beside Corral's own
+ * default data dir (`~/.local/share/corral`) rather than in the system temp dir, where other
+ * programs' churn made creating a file several times slower on the machine the README's figures
+ * come from (see README → Benchmarks).
+ */
+export function freshBenchDir(prefix: string): string {
+  const parent = process.env.BENCH_DIR ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), ".cache"), "corral-bench");
+  mkdirSync(parent, { recursive: true });
+  return realpathSync(mkdtempSync(path.join(parent, prefix)));
+}
 
 export interface RunningServer {
   url: string;
@@ -98,11 +111,12 @@ function stopChild(child: ChildProcess): Promise<void> {
 }
 
 export async function startCorral(env: Record<string, string> = {}): Promise<RunningServer> {
+  const serverEntry = process.env.BENCH_SERVER ?? builtServer;
   if (!existsSync(serverEntry)) throw new Error(`${serverEntry} is missing: run \`pnpm build\` first`);
-  const root = realpathSync(mkdtempSync(path.join(os.tmpdir(), "corral-bench-")));
+  const root = freshBenchDir("corral-bench-");
   const port = await freePort();
   const started = performance.now();
-  const child = spawn(process.execPath, [serverEntry], {
+  const child = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS?.split(" ").filter(Boolean) ?? []), serverEntry], {
     cwd: root,
     stdio: ["ignore", "ignore", "pipe"],
     env: {

@@ -98,6 +98,28 @@ describe("cost accounting", () => {
     expect(gone.status).toBe(404);
   });
 
+  test("an ended job's `_done` answer, kept between polls, follows a new price of its model", async () => {
+    server = await startServer();
+    const codex = await run(server, { agent: "codex", prompt: "write a.txt x", model: "my-finetune" });
+    expect(codex.status).toBe("succeeded");
+    const client = await connectMcp(server);
+    const done = async () => textOf(await client.callTool({ name: "codex_done", arguments: { job_id: codex.id } }));
+    const unpriced = await done();
+    expect(unpriced).toMatch(/^listo\n/);
+    expect(unpriced).toContain("cost unknown (no price for this model)");
+    expect(await done()).toBe(unpriced);
+
+    await api(server, "PUT", "/api/costs/prices", { provider: "openai", model: "my-finetune", inputPerM: 1, outputPerM: 10, cachedInputPerM: 0.1 });
+    const priced = await done();
+    expect(priced).toContain("$0.0029 (estimated)");
+    expect(priced.replace(/ · \$0\.0029 \(estimated\)/, " · cost unknown (no price for this model)")).toBe(unpriced);
+    expect(await done()).toBe(priced);
+
+    expect((await api(server, "DELETE", "/api/costs/prices?provider=openai&model=my-finetune")).status).toBe(204);
+    expect(await done()).toBe(unpriced);
+    await client.close();
+  });
+
   test("the report groups by model, agent and day, and filters by provider", async () => {
     server = await startServer();
     await run(server, { agent: "gemini", prompt: "hello" });

@@ -129,6 +129,28 @@ test("files a job changes before, during and after the outage are all reported",
   }
 });
 
+test("a job started in an empty workdir (no snapshot file is kept for it): files it makes during and after the outage are reported", async () => {
+  const { root, start } = await restartable();
+  const workdir = path.join(root, "empty");
+  mkdirSync(workdir, { recursive: true });
+  const first = await start();
+  const job = first.services.jobs.launch("kiro", { prompt: "write a.txt 1\nsleep 1\nwrite b.txt 2", workdir }, "rest");
+  await sleep(400);
+  await first.app.close();
+  await sleep(1500);
+  const second = await start();
+  try {
+    const [ended] = await second.services.jobs.waitFor([job.id], 10_000);
+    expect(ended?.status).toBe("succeeded");
+    expect(second.services.files.list(job.id).map((f) => [f.path, f.change])).toEqual([
+      ["a.txt", "created"],
+      ["b.txt", "created"],
+    ]);
+  } finally {
+    await second.app.close();
+  }
+});
+
 /** Writes a job row straight into the registry, as a bug, an older version or a hand edit could leave it. */
 function insertJob(root: string, row: Record<string, unknown>): void {
   const db = new Database(path.join(root, "data", "corral.db"));

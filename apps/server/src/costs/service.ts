@@ -1,3 +1,4 @@
+import { EventEmitter } from "node:events";
 import {
   formatUsd,
   type Budget,
@@ -40,11 +41,17 @@ export interface CostServiceDeps {
 const periodWord = (p: BudgetPeriod) => (p === "day" ? "daily" : "monthly");
 const periodNow = (p: BudgetPeriod) => (p === "day" ? "today" : "this month");
 
+export interface CostServiceEvents {
+  /** Stored estimates changed with the prices, ended jobs' among them. */
+  repriced: [];
+}
+
 /** Prices, budgets and the cost report: the one place that turns tokens into money. */
-export class CostService implements JobCostPolicy {
+export class CostService extends EventEmitter<CostServiceEvents> implements JobCostPolicy {
   private overrides = new Map<string, Rates>();
 
   constructor(private readonly deps: CostServiceDeps) {
+    super();
     this.loadOverrides();
     // The shipped table may be newer than the estimates stored with older jobs.
     this.reprice();
@@ -126,7 +133,10 @@ export class CostService implements JobCostPolicy {
       .map((job) => ({ id: job.id, before: job, after: this.costOfJob(job, agents.get(job.agent)) }))
       .filter(({ before, after }) => before.costUsd !== after.costUsd || before.costSource !== after.costSource)
       .map(({ id, after }) => ({ id, ...after }));
-    if (changes.length) this.deps.costs.setCosts(changes);
+    if (changes.length) {
+      this.deps.costs.setCosts(changes);
+      this.emit("repriced");
+    }
     return changes.length;
   }
 

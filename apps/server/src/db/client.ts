@@ -8,7 +8,7 @@ import { ensurePrivateDir, makePrivate, PRIVATE_FILE_MODE } from "../lib/private
 import { damagedRegistry, registryFailure } from "./registry-error.js";
 import * as schema from "./schema.js";
 
-export type Db = BetterSQLite3Database<typeof schema>;
+export type Db = BetterSQLite3Database<typeof schema> & { $client: Database.Database };
 
 const migrationsFolder = path.join(repoRoot, "drizzle");
 

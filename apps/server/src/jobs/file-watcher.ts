@@ -1,5 +1,5 @@
 import { EventEmitter } from "node:events";
-import { type Dirent, lstatSync, readdirSync, readFileSync, realpathSync, writeFileSync, type Stats } from "node:fs";
+import { type Dirent, existsSync, lstatSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync, type Stats } from "node:fs";
 import path from "node:path";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { FileChange, JobFile, JobFileCounts } from "@corral/shared";
@@ -105,17 +105,30 @@ export async function snapshotDir(root: string, excluded: string[] = [], limit =
   return { files, complete: true };
 }
 
-/** The before-snapshot on disk, so a job picked up after a restart is still compared with it. */
+/**
+ * The before-snapshot on disk, so a job picked up after a restart is still compared with it. An
+ * empty workdir's is no file at all (see loadSnapshot): one file less to create for such a job.
+ * An earlier attempt's is removed then, or it would stand for this one's.
+ */
 function saveSnapshot(file: string, snapshot: Snapshot): void {
+  if (snapshot.complete && snapshot.files.size === 0) {
+    if (existsSync(file)) rmSync(file, { force: true });
+    return;
+  }
   const rows = [...snapshot.files].map(([rel, st]) => [rel, st.size, st.mtimeMs, st.ino]);
   writeFileSync(file, JSON.stringify({ complete: snapshot.complete, files: rows }), { mode: PRIVATE_FILE_MODE });
 }
 
+/**
+ * The snapshot saved before a job's worker started. None on disk means the workdir was empty: a
+ * worker starts only once its snapshot is saved, and begin() saves an empty one as no file.
+ */
 function loadSnapshot(file: string): Snapshot | null {
   try {
     const saved = JSON.parse(readFileSync(file, "utf8")) as { complete: boolean; files: [string, number, number, number][] };
     return { complete: saved.complete, files: new Map(saved.files.map(([rel, size, mtimeMs, ino]) => [rel, { size, mtimeMs, ino }])) };
-  } catch {
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return { complete: true, files: new Map() };
     return null;
   }
 }

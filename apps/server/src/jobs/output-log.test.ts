@@ -1,4 +1,4 @@
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { OutputStream } from "@corral/shared";
@@ -160,4 +160,20 @@ test("the tail is the last characters of the last records, across index windows"
   const tail = tailText(file, 30);
   expect(tail).toBe(`…${lines.join("").slice(-30)}`);
   expect(tailText(file, 1000, ["err"])).toBe("");
+});
+
+test("a job that prints nothing creates no file; its first text creates both, after what a crash left in the data file", () => {
+  const file = path.join(dir, "silent.log");
+  const silent = new OutputLog(file);
+  expect(silent.size).toBe(0);
+  silent.close();
+  expect(existsSync(file) || existsSync(dataFileOf(file))).toBe(false);
+  expect(tailText(file, 100)).toBe("");
+  // Text a crash wrote before its first record was: never referenced, and the next goes after it.
+  writeFileSync(dataFileOf(file), "orphan");
+  const log = new OutputLog(file);
+  expect(log.textBytes).toBe(6);
+  log.append("out", Buffer.from("first\n"));
+  log.close();
+  expect(readOutput(file, 0, 1 << 20).chunks.map((c) => c.text)).toEqual(["first\n"]);
 });

@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, ftruncateSync, openSync, readSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, ftruncateSync, openSync, readSync, statSync, writeSync } from "node:fs";
 import type { OutputChunk, OutputStream } from "@corral/shared";
 import { PRIVATE_FILE_MODE } from "../lib/private-files.js";
 import { readAt } from "../lib/regular-file.js";
@@ -30,6 +30,11 @@ export interface RawPosition {
 /** The data file beside a log: `output.log` keeps its text in `output.data`. */
 export const dataFileOf = (file: string) => file.replace(/(\.log)?$/, ".data");
 
+/** A file's size; 0 when it does not exist yet (without an error built for it: most jobs start so). */
+function sizeOf(file: string): number {
+  return statSync(file, { throwIfNoEntry: false })?.size ?? 0;
+}
+
 /** Regular files take a whole write at once; the loop only guards against a short one. */
 function writeAll(fd: number, data: Buffer): void {
   for (let done = 0; done < data.length; ) done += writeSync(fd, data, done);
@@ -52,19 +57,28 @@ function wholeRecordsEnd(fd: number, size: number): number {
 }
 
 export class OutputLog {
-  private fd: number;
-  private bytes: number;
-  private dataFd: number;
+  /** Opened with the first text: a job that prints nothing creates neither file. */
+  private fds: { log: number; data: number } | null = null;
+  private bytes = 0;
   /** Where the next text goes: bytes a crash wrote after the last record are never referenced. */
   private dataBytes: number;
 
   constructor(readonly file: string) {
-    this.dataFd = openSync(dataFileOf(file), "a", PRIVATE_FILE_MODE);
-    this.dataBytes = fstatSync(this.dataFd).size;
-    this.fd = openSync(file, "a+", PRIVATE_FILE_MODE);
-    const size = fstatSync(this.fd).size;
-    this.bytes = wholeRecordsEnd(this.fd, size);
-    if (this.bytes < size) ftruncateSync(this.fd, this.bytes);
+    this.dataBytes = sizeOf(dataFileOf(file));
+    // A log already there (a job picked up after a restart, a retry) is opened now, to cut it.
+    if (sizeOf(file) > 0) this.open();
+  }
+
+  private open(): { log: number; data: number } {
+    if (this.fds) return this.fds;
+    const data = openSync(dataFileOf(this.file), "a", PRIVATE_FILE_MODE);
+    this.dataBytes = fstatSync(data).size;
+    const log = openSync(this.file, "a+", PRIVATE_FILE_MODE);
+    this.fds = { log, data };
+    const size = fstatSync(log).size;
+    this.bytes = wholeRecordsEnd(log, size);
+    if (this.bytes < size) ftruncateSync(log, this.bytes);
+    return this.fds;
   }
 
   /**
@@ -72,18 +86,19 @@ export class OutputLog {
    * synchronously, so a reader told about this chunk can already read it. Returns the new end.
    */
   append(stream: OutputStream, data: Buffer, raw?: RawPosition): number {
+    const fds = this.open();
     try {
-      writeAll(this.dataFd, data);
+      writeAll(fds.data, data);
     } catch (err) {
       // A write cut short (a full disk) still moved the end: the next record must point past it.
-      this.dataBytes = fstatSync(this.dataFd).size;
+      this.dataBytes = fstatSync(fds.data).size;
       throw err;
     }
     const at = this.dataBytes;
     this.dataBytes += data.length;
     const record: LogRecord = raw ? { s: stream, p: at, n: data.length, o: raw.offset, a: raw.attempt } : { s: stream, p: at, n: data.length };
     const line = Buffer.from(`${JSON.stringify(record)}\n`);
-    writeAll(this.fd, line);
+    writeAll(fds.log, line);
     this.bytes += line.length;
     return this.bytes;
   }
@@ -99,8 +114,10 @@ export class OutputLog {
   }
 
   close(): void {
-    closeSync(this.fd);
-    closeSync(this.dataFd);
+    if (!this.fds) return;
+    closeSync(this.fds.log);
+    closeSync(this.fds.data);
+    this.fds = null;
   }
 }
 

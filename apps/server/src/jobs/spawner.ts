@@ -18,6 +18,8 @@ export interface SpawnRequest {
 /** Why a process was not started; null when the system gave no reason at once (a missing cwd, say). */
 export interface NotSpawned {
   error: string | null;
+  /** The spawner ended before answering: the process may have started all the same. */
+  unanswered?: true;
 }
 
 export interface Spawned {
@@ -27,7 +29,10 @@ export interface Spawned {
   exit: Promise<{ code: number | null } | null>;
 }
 
-type Answer = { id: number; pid: number; pidStart: number | null } | { id: number; error: string | null } | { id: number; exit: number | null };
+type Answer =
+  | { id: number; pid: number; pidStart: number | null }
+  | { id: number; error: string | null; unanswered?: true }
+  | { id: number; exit: number | null };
 
 interface Pending {
   /** Set until the start is answered. */
@@ -67,7 +72,7 @@ export class Spawner {
       });
       const started = (answer: Answer) => {
         if ("pid" in answer) resolve({ pid: answer.pid, pidStart: answer.pidStart, exit });
-        else resolve({ error: "error" in answer ? answer.error : null });
+        else resolve("error" in answer ? { error: answer.error, ...(answer.unanswered && { unanswered: true }) } : { error: null });
       };
       channel.pending.set(id, { started, exited });
       holdOpen(channel);
@@ -105,7 +110,7 @@ export class Spawner {
     const pending = [...channel.pending.values()];
     channel.pending.clear();
     for (const { started, exited } of pending) {
-      started?.({ id: 0, error: "the worker spawner ended before it started the worker" });
+      started?.({ id: 0, error: "the worker spawner ended before it started the worker", unanswered: true });
       exited(null);
     }
   }

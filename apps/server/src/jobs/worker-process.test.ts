@@ -5,8 +5,8 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, expect, test } from "vitest";
 import { processStartTicks } from "./process-group.js";
-import { Spawner } from "./spawner.js";
-import { isSameProcessAlive, jobDataPaths, reattachWorker, spawnWorker, type JobDataPaths } from "./worker-process.js";
+import { type NotSpawned, Spawner, type SpawnRequest } from "./spawner.js";
+import { findWrapper, isSameProcessAlive, jobDataPaths, reattachWorker, spawnWorker, type JobDataPaths } from "./worker-process.js";
 
 let root: string;
 let files: JobDataPaths;
@@ -127,3 +127,44 @@ test("closing the spawner leaves its workers running, and it exits on its own", 
     process.kill(-worker.pid, "SIGKILL");
   }
 });
+
+/**
+ * A spawner killed between starting a worker and answering: this one starts the worker exactly as
+ * spawner.mjs does, then answers as a spawner that ended first.
+ */
+function spawnerKilledBeforeAnswering(): Spawner {
+  return {
+    async spawn(request: SpawnRequest): Promise<NotSpawned> {
+      spawn(request.file, request.args, { cwd: request.cwd, env: request.env, detached: true, stdio: "ignore" }).unref();
+      return { error: "the worker spawner ended before it started the worker", unanswered: true };
+    },
+  } as unknown as Spawner;
+}
+
+test("a worker started by a spawner that ended before answering is still followed to its exit code", async () => {
+  const worker = await spawnWorker({ command: "/bin/sh", args: ["-c", "sleep 0.3; exit 4"], cwd: root }, {}, files, spawnerKilledBeforeAnswering());
+  expect(isSameProcessAlive(worker.pid, worker.pidStart)).toBe(true);
+  expect(await worker.ended).toBe(4);
+});
+
+test("a worker that ran and ended before its spawner's end was noticed fails its start, saying it ran", async () => {
+  const gone = spawnerKilledBeforeAnswering();
+  const quick = {
+    spawn: async (request: SpawnRequest) => {
+      const answer = await gone.spawn(request);
+      while (readExitFileOrNull(files.exit) === null || findWrapper(files.exit)) await sleep(10);
+      return answer;
+    },
+  } as unknown as Spawner;
+  await expect(spawnWorker({ command: "/bin/sh", args: ["-c", "exit 5"], cwd: root }, {}, files, quick)).rejects.toThrow(
+    "the worker spawner ended before it started the worker; it ran all the same and exited with code 5",
+  );
+});
+
+function readExitFileOrNull(file: string): string | null {
+  try {
+    return readFileSync(file, "utf8").trim() || null;
+  } catch {
+    return null;
+  }
+}

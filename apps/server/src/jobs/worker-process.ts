@@ -1,4 +1,4 @@
-import { type FSWatcher, readFileSync, watch } from "node:fs";
+import { type FSWatcher, readdirSync, readFileSync, watch } from "node:fs";
 import path from "node:path";
 import { groupAlive, processStartTicks } from "./process-group.js";
 import type { Spawner } from "./spawner.js";
@@ -57,10 +57,45 @@ export async function spawnWorker(
     out: files.out,
     err: files.err,
   });
-  if (!("pid" in started)) throw new Error(started.error ?? `could not start ${invocation.command}`);
+  if (!("pid" in started)) {
+    // A spawner killed between starting the worker and answering: the worker may run all the same.
+    const found = started.unanswered ? findWrapper(files.exit) : null;
+    if (found) return reattachWorker(found.pid, found.pidStart, files);
+    const code = started.unanswered ? readExitFile(files.exit) : null;
+    const why = started.error ?? `could not start ${invocation.command}`;
+    throw new Error(code === null ? why : `${why}; it ran all the same and exited with code ${code}`);
+  }
   const { pid, pidStart } = started;
   const ended = started.exit.then((exit) => (exit ? exit.code : reattachWorker(pid, pidStart, files).ended));
   return { pid, pidStart, ended };
+}
+
+/**
+ * The wrapper of a job's attempt, found by its command line (`/bin/sh -c WRAPPER <exit file> …`):
+ * the exit file's path names one attempt of one job. Read only when a spawner ended before
+ * answering, so a worker it did start is followed rather than left running unseen.
+ */
+export function findWrapper(exitFile: string): { pid: number; pidStart: number | null } | null {
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return null;
+  }
+  for (const entry of entries) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid)) continue;
+    let argv: string[];
+    try {
+      argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+    } catch {
+      continue; // gone meanwhile
+    }
+    if (argv[0] === "/bin/sh" && argv[1] === "-c" && argv[2] === WRAPPER && argv[3] === exitFile) {
+      return { pid, pidStart: processStartTicks(pid) };
+    }
+  }
+  return null;
 }
 
 export function readExitFile(file: string): number | null {

@@ -3,6 +3,7 @@ import type { Services } from "../services.js";
 import { loadMcpRuntime, type McpRuntime } from "./runtime.js";
 import type { McpMount } from "./server-factory.js";
 import { McpSessions, SessionsFullError, type McpSession } from "./sessions.js";
+import { EndedAnswers } from "./tools/ended-answers.js";
 
 function jsonRpcError(reply: FastifyReply, status: number, message: string) {
   return reply.code(status).send({ jsonrpc: "2.0", error: { code: -32000, message }, id: null });
@@ -15,6 +16,7 @@ function jsonRpcError(reply: FastifyReply, status: number, message: string) {
 export function mcpRoutes(services: Services) {
   return async (app: FastifyInstance) => {
     const sessions = new McpSessions(services);
+    const answers = new EndedAnswers(services.jobs, services.costs);
 
     const handle = async (request: FastifyRequest, reply: FastifyReply, mount: McpMount) => {
       // From the registry read the sessions keep per change of it, not a read per request.
@@ -67,7 +69,7 @@ export function mcpRoutes(services: Services) {
     };
 
     const openSession = async (mount: McpMount, mcp: McpRuntime): Promise<McpSession> => {
-      const tools = mcp.createMcpServer(services, mount, sessions.enabledAgents());
+      const tools = mcp.createMcpServer(services, mount, sessions.enabledAgents(), answers);
       const session: McpSession = {
         mount,
         tools,
@@ -93,6 +95,7 @@ export function mcpRoutes(services: Services) {
     app.addHook("onClose", async () => {
       clearInterval(sweep);
       await sessions.closeAll();
+      answers.close();
     });
 
     // Listed in the OpenAPI document by name only: the bodies are JSON-RPC, and the MCP protocol

@@ -2,6 +2,7 @@ import { McpServer, type RegisteredTool } from "@modelcontextprotocol/sdk/server
 import type { AgentRow } from "../db/schema.js";
 import type { Services } from "../services.js";
 import { registerAgentTools } from "./tools/agent-tools.js";
+import type { EndedAnswers } from "./tools/ended-answers.js";
 import { registerCorralTools } from "./tools/corral-tools.js";
 import { registerCostTools } from "./tools/cost-tools.js";
 import { registerOllamaTools } from "./tools/ollama-tools.js";
@@ -21,7 +22,7 @@ export interface SessionServer {
  * One MCP server per session. Its agent tools follow the registry through `syncTools`, which the
  * session table calls with one read of the registry for all sessions.
  */
-export function createMcpServer(services: Services, mount: McpMount, enabled: AgentRow[]): SessionServer {
+export function createMcpServer(services: Services, mount: McpMount, enabled: AgentRow[], answers: EndedAnswers): SessionServer {
   const server = new McpServer(
     { name: mount.agent ? `corral-${mount.agent}` : "corral", version: "0.1.0" },
     {
@@ -40,7 +41,7 @@ export function createMcpServer(services: Services, mount: McpMount, enabled: Ag
       tools.delete(name);
     }
     for (const [name, agent] of wanted) {
-      if (!tools.has(name)) tools.set(name, { description: agent.description, registered: registerAgentTools(server, services, agent) });
+      if (!tools.has(name)) tools.set(name, { description: agent.description, registered: registerAgentTools(server, services, agent, answers) });
     }
   };
   syncTools(enabled);

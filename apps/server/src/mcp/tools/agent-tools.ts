@@ -1,14 +1,15 @@
-import { type Job, JobInputSchema } from "@corral/shared";
+import { isFinalStatus, type Job, JobInputSchema } from "@corral/shared";
 import { z } from "zod";
 import type { McpServer, RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { AgentRow } from "../../db/schema.js";
 import { mcpActor } from "../../audit/service.js";
 import type { Services } from "../../services.js";
+import type { EndedAnswers } from "./ended-answers.js";
 import { doneText, elapsed, OUTPUT_TAIL_CHARS, runText } from "./job-text.js";
 import { errorResult, guarded, keepReporting, textResult } from "./results.js";
 
 /** One agent's three tools, `<agent>_run`, `<agent>_run_async` and `<agent>_done`, named and answering as pyCorral's callers expect. */
-export function registerAgentTools(server: McpServer, services: Services, agent: AgentRow): RegisteredTool[] {
+export function registerAgentTools(server: McpServer, services: Services, agent: AgentRow, answers: EndedAnswers): RegisteredTool[] {
   const { jobs, config } = services;
   const name = agent.name;
   const about = agent.description ? ` (${agent.description})` : "";
@@ -16,10 +17,11 @@ export function registerAgentTools(server: McpServer, services: Services, agent:
    * Read only when the text needs it: a succeeded job with an answer shows the answer instead.
    * The status comes from the registry, so an unreadable log costs the tail, not the answer.
    */
-  const tail = (job: Job) => () => {
+  const tail = (job: Job, onFailure?: () => void) => () => {
     try {
       return jobs.outputTail(job, OUTPUT_TAIL_CHARS);
     } catch (err) {
+      onFailure?.();
       return `(the output could not be read: ${err instanceof Error ? err.message : String(err)})`;
     }
   };
@@ -70,9 +72,19 @@ export function registerAgentTools(server: McpServer, services: Services, agent:
     },
     ({ job_id }) =>
       guarded(() => {
+        const kept = answers.get(job_id);
+        if (kept !== undefined) return textResult(kept);
         const row = services.jobs.find(job_id);
         if (!row) return errorResult(`error: job ${job_id} no encontrado`);
-        return textResult(doneText(row, tail(row), services.files.list(job_id)));
+        // An output that could not be read this time may be readable the next: not kept.
+        let readable = true;
+        const text = doneText(
+          row,
+          tail(row, () => (readable = false)),
+          services.files.list(job_id),
+        );
+        if (isFinalStatus(row.status) && readable) answers.set(job_id, text);
+        return textResult(text);
       }),
   );
 
