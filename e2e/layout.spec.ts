@@ -127,7 +127,8 @@ test("no sideways scroll, every row action visible and clickable without it; on 
     }
 
     const tables: { path: string; name: string; row: string; actions: string[] }[] = [
-      { path: "/", name: "Jobs", row: id, actions: [`Cancel job ${id}`, `Relaunch job ${id} with the same inputs`] },
+      // A running job offers Cancel (Relaunch comes once it has ended).
+      { path: "/", name: "Jobs", row: id, actions: [`Cancel job ${id}`] },
       { path: "/agents", name: "Agents", row: agent, actions: [`${agent} enabled`, `Edit ${agent}`, `Delete ${agent}`] },
       { path: "/ollama", name: "Ollama models", row: "llava:13b", actions: ["Probe tool calling of llava:13b"] },
       { path: "/connect", name: "Signed-in browsers", row: "this browser", actions: ["Sign out here"] },
