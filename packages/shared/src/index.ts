@@ -5,6 +5,7 @@ export * from "./retry.js";
 export * from "./errors.js";
 export * from "./ollama.js";
 export * from "./ws.js";
+export * from "./conversations.js";
 export * from "./files.js";
 export * from "./connect.js";
 export * from "./costs.js";

@@ -26,6 +26,9 @@ export const JobInputSchema = z.object({
   max_tokens: z.number().int().positive().optional().describe("Stop the job (budget_exceeded) once its tokens (input + output) pass this"),
   retry: RetryPolicySchema.optional().describe("When to try a failed job again. Default: the agent's policy"),
   shared_workdir: z.boolean().optional().describe("Allow this job to run while another job is queued or running in the same workdir (default false)"),
+  session: JobIdSchema.optional().describe(
+    "Continue the conversation of an earlier job of the same agent (its job id): the worker resumes its own session, so it keeps that context",
+  ),
 });
 export type JobInput = z.infer<typeof JobInputSchema>;
 
@@ -41,6 +44,7 @@ export const LaunchJobBodySchema = z
     maxTokens: JobInputSchema.shape.max_tokens,
     retry: JobInputSchema.shape.retry,
     sharedWorkdir: JobInputSchema.shape.shared_workdir,
+    session: JobInputSchema.shape.session,
   })
   .strict();
 export type LaunchJobBody = z.infer<typeof LaunchJobBodySchema>;
@@ -91,8 +95,18 @@ export const JobSchema = z.object({
   cancel: z.object({ at: z.number(), by: CancelSourceSchema, client: z.string().nullable() }).nullable(),
   /** When its worker, still running a grace period (CORRAL_KILL_GRACE_MS) after SIGTERM, was sent SIGKILL; null when it never came to that. */
   killedAt: z.number().nullable(),
+  /** The id of the conversation's first job (the job's own id when it started the conversation). */
+  conversationId: JobIdSchema,
+  /** The earlier job of the same agent this one continues; null for a first turn. */
+  followUpOf: JobIdSchema.nullable(),
+  /** The worker's own session id as its CLI reported it (what a follow-up resumes); null when none was reported. */
+  workerSession: z.string().nullable(),
 });
 export type Job = z.infer<typeof JobSchema>;
+
+/** `GET /api/jobs/:id/thread`: the jobs of that job's conversation, oldest first. */
+export const JobThreadSchema = z.object({ conversationId: JobIdSchema, jobs: z.array(JobSchema) });
+export type JobThread = z.infer<typeof JobThreadSchema>;
 
 const numberFromQuery = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 

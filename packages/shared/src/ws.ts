@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { HubAgentSchema, HubMessageSchema, HubSessionNameSchema } from "./conversations.js";
 import { OutputStreamSchema } from "./enums.js";
 import { JobIdSchema, JobSchema, UsageSchema } from "./jobs.js";
 
@@ -43,11 +44,23 @@ export const SubscribeJobMessageSchema = z
 export const UnsubscribeJobsMessageSchema = z.object({ type: z.literal("unsubscribe_jobs") }).strict();
 export const UnsubscribeJobMessageSchema = z.object({ type: z.literal("unsubscribe_job"), jobId: JobIdSchema }).strict();
 
+/** Follow a conversation session: its messages after `cursor` (0 = all), then live, and its agents as they come and go. */
+export const SubscribeConversationMessageSchema = z
+  .object({
+    type: z.literal("subscribe_conversation"),
+    session: HubSessionNameSchema,
+    cursor: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).default(0),
+  })
+  .strict();
+export const UnsubscribeConversationMessageSchema = z.object({ type: z.literal("unsubscribe_conversation"), session: HubSessionNameSchema }).strict();
+
 export const ClientMessageSchema = z.discriminatedUnion("type", [
   SubscribeJobsMessageSchema,
   SubscribeJobMessageSchema,
   UnsubscribeJobsMessageSchema,
   UnsubscribeJobMessageSchema,
+  SubscribeConversationMessageSchema,
+  UnsubscribeConversationMessageSchema,
 ]);
 export type ClientMessage = z.infer<typeof ClientMessageSchema>;
 
@@ -89,6 +102,16 @@ export const UsageMessageSchema = z.object({ type: z.literal("usage"), jobId: z.
 /** Replay reached the end of the log at `cursor`; what follows is live. Sent again after a catch-up. */
 export const CaughtUpMessageSchema = z.object({ type: z.literal("caught_up"), jobId: z.string(), cursor: z.number().int() });
 
+/** A conversation message (replayed after `subscribe_conversation`, then live). */
+export const ConversationMessageSchema = z.object({ type: z.literal("conversation_message"), message: HubMessageSchema });
+
+/** A conversation session's agents, sent at subscribe and whenever one registers, leaves or goes offline. */
+export const ConversationAgentsSchema = z.object({
+  type: z.literal("conversation_agents"),
+  session: HubSessionNameSchema,
+  agents: z.array(HubAgentSchema),
+});
+
 /** A message was refused (the connection stays open). `field` names the input at fault. */
 export const ErrorMessageSchema = z.object({
   type: z.literal("error"),
@@ -106,6 +129,8 @@ export const ServerMessageSchema = z.discriminatedUnion("type", [
   StatusMessageSchema,
   UsageMessageSchema,
   CaughtUpMessageSchema,
+  ConversationMessageSchema,
+  ConversationAgentsSchema,
   ErrorMessageSchema,
 ]);
 export type ServerMessage = z.infer<typeof ServerMessageSchema>;

@@ -9,6 +9,16 @@ export interface JobSpec {
   workdir: string;
   model: string | null;
   agent: AgentRow;
+  /** Set when the job continues an earlier job's conversation (`session` at launch). */
+  followUp?: FollowUp;
+}
+
+/** The earlier turn a follow-up job continues. */
+export interface FollowUp {
+  /** The earlier job, of the same agent. */
+  jobId: string;
+  /** The session id that job's worker reported, which a CLI resumes; null for in-process kinds that keep their history in the registry. */
+  workerSession: string | null;
 }
 
 /** Tokens, cost and model as a worker reported them; absent fields are unknown. */
@@ -162,6 +172,11 @@ interface AgentKindBase {
    * nothing to say. Kinds that print plain text have none and show their output as printed.
    */
   readEvent?: (ev: Json) => ReadableEvent[];
+  /**
+   * The kind continues a conversation (`JobSpec.followUp`): a CLI with its own resume mechanism, an
+   * in-process kind by sending the history again. A follow-up of any other kind is refused at launch.
+   */
+  resumes?: boolean;
 }
 
 /** A kind whose workers are a CLI Corral spawns. */

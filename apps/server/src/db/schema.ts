@@ -75,6 +75,12 @@ export const jobs = sqliteTable(
     cancelClient: text("cancel_client"),
     /** When the worker's group was sent SIGKILL, having outlived the grace period after SIGTERM. */
     killedAt: integer("killed_at"),
+    /** The first job of the conversation this job belongs to; null for a job that started none (it is its own). */
+    conversationId: text("conversation_id"),
+    /** The earlier job of the same agent this job continues (`session` at launch). */
+    followUpOf: text("follow_up_of"),
+    /** The worker's own session id (Claude Code's session_id, Codex's thread id…), when it reported one. */
+    workerSession: text("worker_session"),
     /**
      * The job's place in the registry, 1, 2, 3… in the order jobs were added: the jobs list's
      * order (newest first) and the rowid of the jobs_search text index. Set by the
@@ -95,6 +101,8 @@ export const jobs = sqliteTable(
     index("jobs_agent_status_seq_idx").on(t.agent, t.status, t.seq),
     // Every launch asks whether its workdir is busy (a queued or running job there).
     index("jobs_workdir_status_idx").on(t.workdir, t.status),
+    // A job page shows its conversation's thread.
+    index("jobs_conversation_idx").on(t.conversationId, t.seq),
   ],
 );
 

@@ -38,5 +38,8 @@ export function toJob(row: JobRow): Job {
         ? { at: row.cancelRequestedAt, by: row.cancelledBy, client: row.cancelClient }
         : null,
     killedAt: row.killedAt,
+    conversationId: row.conversationId ?? row.id,
+    followUpOf: row.followUpOf,
+    workerSession: row.workerSession,
   };
 }

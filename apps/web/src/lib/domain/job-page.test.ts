@@ -32,6 +32,9 @@ function job(patch: Partial<Job> = {}): Job {
     endedAt: null,
     cancel: null,
     killedAt: null,
+    conversationId: "abc123def456",
+    followUpOf: null,
+    workerSession: null,
     ...patch,
   };
 }
