@@ -218,6 +218,28 @@ export const browserSessions = sqliteTable(
   (t) => [uniqueIndex("browser_sessions_secret_hash").on(t.secretHash)],
 );
 
+/**
+ * MCP tasks (spec revision 2025-11-25): a task-augmented `<agent>_run` and the job behind it. The
+ * job holds the state; a task adds its id, who may list it, how long it is kept and whether it
+ * was cancelled (a cancelled task stays cancelled whatever its job did next).
+ */
+export const mcpTasks = sqliteTable(
+  "mcp_tasks",
+  {
+    /** A random UUID, told only to the client that created the task. */
+    id: text("id").primaryKey(),
+    jobId: text("job_id")
+      .notNull()
+      .references(() => jobs.id, { onDelete: "cascade" }),
+    /** The MCP session that created it, or that last reached it by its id: the one that lists it. */
+    sessionId: text("session_id").notNull(),
+    createdAt: integer("created_at").notNull(),
+    ttlMs: integer("ttl_ms").notNull(),
+    cancelledAt: integer("cancelled_at"),
+  },
+  (t) => [index("mcp_tasks_session_idx").on(t.sessionId, t.createdAt, t.id), index("mcp_tasks_job_idx").on(t.jobId)],
+);
+
 export type AgentRow = typeof agents.$inferSelect;
 export type JobRow = typeof jobs.$inferSelect;
 export type OllamaModelRow = typeof ollamaModels.$inferSelect;
@@ -227,3 +249,4 @@ export type BudgetRow = typeof budgets.$inferSelect;
 export type JobAttemptRow = typeof jobAttempts.$inferSelect;
 export type AuditRow = typeof auditLog.$inferSelect;
 export type BrowserSessionRow = typeof browserSessions.$inferSelect;
+export type McpTaskRow = typeof mcpTasks.$inferSelect;
