@@ -11,6 +11,7 @@ import { createAuditRepo } from "./db/repos/audit.js";
 import { createJobStatsRepo } from "./db/repos/job-stats.js";
 import { createJobFilesRepo } from "./db/repos/job-files.js";
 import { createJobsRepo } from "./db/repos/jobs.js";
+import { createMcpTasksRepo, type McpTasksRepo } from "./db/repos/mcp-tasks.js";
 import { createOllamaModelsRepo } from "./db/repos/ollama-models.js";
 import { createSessionsRepo } from "./db/repos/sessions.js";
 import { FileWatcher } from "./jobs/file-watcher.js";
@@ -39,6 +40,8 @@ export interface Services {
   metrics: Metrics;
   /** Signed-in browsers. */
   sessions: SessionService;
+  /** MCP tasks and the jobs behind them; only mcp/tasks reads and writes them. */
+  mcpTasks: McpTasksRepo;
 }
 
 export function createServices(config: AppConfig, db: Db): Services {
@@ -70,5 +73,5 @@ export function createServices(config: AppConfig, db: Db): Services {
   const workdirs = new WorkdirService({ config, agents, files });
   const metrics = new Metrics(jobs, createJobStatsRepo(db));
   const sessions = new SessionService(createSessionsRepo(db), config.dataDir, config.sessionTtlMs);
-  return { config, agents, jobs, costs, files, workdirs, ollama, audit, metrics, sessions };
+  return { config, agents, jobs, costs, files, workdirs, ollama, audit, metrics, sessions, mcpTasks: createMcpTasksRepo(db) };
 }

@@ -82,7 +82,7 @@ export function mcpRoutes(services: Services) {
       session.transport.onclose = () => sessions.forget(session);
       sessions.opened(session);
       try {
-        await tools.server.connect(session.transport);
+        await tools.connect(session.transport);
       } catch (err) {
         sessions.forget(session);
         throw err;

@@ -1,6 +1,8 @@
 import { McpServer, type RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { AgentRow } from "../db/schema.js";
 import type { Services } from "../services.js";
+import { serveTasks, TASKS_CAPABILITY } from "./tasks/index.js";
 import { registerAgentTools } from "./tools/agent-tools.js";
 import type { EndedAnswers } from "./tools/ended-answers.js";
 import { registerCorralTools } from "./tools/corral-tools.js";
@@ -16,6 +18,8 @@ export interface SessionServer {
   server: McpServer;
   /** Makes the agent tools match these enabled agents; the SDK tells the client (tools/list_changed). */
   syncTools(enabled: AgentRow[]): void;
+  /** Connects the server to the session's transport, with MCP tasks for its `_run` tools. */
+  connect(transport: Transport): Promise<void>;
 }
 
 /**
@@ -26,7 +30,7 @@ export function createMcpServer(services: Services, mount: McpMount, enabled: Ag
   const server = new McpServer(
     { name: mount.agent ? `corral-${mount.agent}` : "corral", version: "0.1.0" },
     {
-      capabilities: { tools: { listChanged: true } },
+      capabilities: { tools: { listChanged: true }, ...TASKS_CAPABILITY },
       // Adding an agent registers three tools: the client hears of it once, not three times.
       debouncedNotificationMethods: ["notifications/tools/list_changed"],
     },
@@ -50,5 +54,11 @@ export function createMcpServer(services: Services, mount: McpMount, enabled: Ag
     registerCostTools(server, services);
     registerOllamaTools(server, services);
   }
-  return { server, syncTools };
+  const withTasks = serveTasks(server, services, {
+    runAgent: (tool) => {
+      const agent = tool.endsWith("_run") ? tool.slice(0, -"_run".length) : undefined;
+      return agent !== undefined && tools.has(agent) ? agent : undefined;
+    },
+  });
+  return { server, syncTools, connect: (transport) => server.connect(withTasks(transport)) };
 }

@@ -1,6 +1,7 @@
 import { isFinalStatus, type Job, JobInputSchema } from "@corral/shared";
 import { z } from "zod";
 import type { McpServer, RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { AgentRow } from "../../db/schema.js";
 import { mcpActor } from "../../audit/service.js";
 import type { Services } from "../../services.js";
@@ -13,18 +14,7 @@ export function registerAgentTools(server: McpServer, services: Services, agent:
   const { jobs, config } = services;
   const name = agent.name;
   const about = agent.description ? ` (${agent.description})` : "";
-  /**
-   * Read only when the text needs it: a succeeded job with an answer shows the answer instead.
-   * The status comes from the registry, so an unreadable log costs the tail, not the answer.
-   */
-  const tail = (job: Job, onFailure?: () => void) => () => {
-    try {
-      return jobs.outputTail(job, OUTPUT_TAIL_CHARS);
-    } catch (err) {
-      onFailure?.();
-      return `(the output could not be read: ${err instanceof Error ? err.message : String(err)})`;
-    }
-  };
+  const tail = (job: Job, onFailure?: () => void) => outputTail(services, job, onFailure);
   /** The session's client, for the audit trail (known once `initialize` is done). */
   const actor = () => mcpActor(server.server.getClientVersion());
 
@@ -46,8 +36,7 @@ export function registerAgentTools(server: McpServer, services: Services, agent:
         extra.signal.addEventListener("abort", onAbort, { once: true });
         try {
           const [done] = await jobs.waitFor([job.id], Number.MAX_SAFE_INTEGER, extra.signal);
-          const ended = done ?? jobs.get(job.id);
-          return textResult(runText(ended, tail(ended), services.files.list(job.id)));
+          return runAnswer(services, done ?? jobs.get(job.id));
         } finally {
           stopReporting();
           extra.signal.removeEventListener("abort", onAbort);
@@ -89,4 +78,24 @@ export function registerAgentTools(server: McpServer, services: Services, agent:
   );
 
   return [run, runAsync, done];
+}
+
+/** What `<agent>_run` answers for an ended job; an MCP task of one answers the same (mcp/tasks). */
+export function runAnswer(services: Services, job: Job): CallToolResult {
+  return textResult(runText(job, outputTail(services, job), services.files.list(job.id)));
+}
+
+/**
+ * Read only when the text needs it: a succeeded job with an answer shows the answer instead.
+ * The status comes from the registry, so an unreadable log costs the tail, not the answer.
+ */
+function outputTail(services: Services, job: Job, onFailure?: () => void): () => string {
+  return () => {
+    try {
+      return services.jobs.outputTail(job, OUTPUT_TAIL_CHARS);
+    } catch (err) {
+      onFailure?.();
+      return `(the output could not be read: ${err instanceof Error ? err.message : String(err)})`;
+    }
+  };
 }
