@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { JobInputSchema, type Job } from "@corral/shared";
+import { isFinalStatus, JobInputSchema, type Job } from "@corral/shared";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { Transport, TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
@@ -134,13 +134,16 @@ class SessionTasks {
     return taskOf(this.repo.get(taskId) ?? row, ended);
   }
 
-  /** Blocks until the task has ended, then answers what a plain `_run` would have. */
+  /**
+   * Blocks until the job has ended, then answers what a plain `_run` would have. A task cancelled
+   * a moment ago waits too: its worker is still being stopped.
+   */
   async result(taskId: string, sessionId: string | undefined, signal: AbortSignal) {
-    let [row, job] = this.reach(taskId, sessionId);
-    while (!isTerminal(taskOf(row, job).status)) {
+    let [, job] = this.reach(taskId, sessionId);
+    while (!isFinalStatus(job.status)) {
       if (signal.aborted) throw new McpError(ErrorCode.InvalidRequest, "Request cancelled");
       await this.services.jobs.waitFor([job.id], Number.MAX_SAFE_INTEGER, signal);
-      [row, job] = this.reach(taskId, sessionId);
+      [, job] = this.reach(taskId, sessionId);
     }
     const answer = runAnswer(this.services, job);
     return { ...answer, _meta: { ...answer._meta, [RELATED_TASK_META_KEY]: { taskId } } };
