@@ -1,6 +1,7 @@
 import { isFinalStatus, type Job, JobInputSchema } from "@corral/shared";
 import { z } from "zod";
 import type { McpServer, RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { agentKindModule } from "../../agents/registry.js";
 import type { AgentRow } from "../../db/schema.js";
 import { mcpActor } from "../../audit/service.js";
 import type { Services } from "../../services.js";
@@ -25,13 +26,17 @@ export function registerAgentTools(server: McpServer, services: Services, agent:
       return `(the output could not be read: ${err instanceof Error ? err.message : String(err)})`;
     }
   };
+  // How to follow up, told where the job id is handed out; agents whose kind cannot resume say so instead.
+  const followUp = agentKindModule(agent.kind)?.resumes
+    ? `Once the job has ended, pass its id as \`session\` to ${name}_run or ${name}_run_async to follow up: the worker continues that conversation with its context (same workdir and model unless given).`
+    : `${name} cannot continue a conversation: \`session\` is refused.`;
   /** The session's client, for the audit trail (known once `initialize` is done). */
   const actor = () => mcpActor(server.server.getClientVersion());
 
   const run = server.registerTool(
     `${name}_run`,
     {
-      description: `Run a task with ${name}${about} and wait for it to finish. The answer begins with "ok" or "error", then details, files and the output's tail. For long tasks prefer ${name}_run_async.`,
+      description: `Run a task with ${name}${about} and wait for it to finish. The answer begins with "ok" or "error", then details (the "job <id>" line), files and the output's tail. For long tasks prefer ${name}_run_async. ${followUp}`,
       inputSchema: JobInputSchema.shape,
     },
     (input, extra) =>
@@ -58,7 +63,7 @@ export function registerAgentTools(server: McpServer, services: Services, agent:
   const runAsync = server.registerTool(
     `${name}_run_async`,
     {
-      description: `Start a task with ${name}${about} in the background. Returns only the job id; check it with ${name}_done or wait for several with corral_wait.`,
+      description: `Start a task with ${name}${about} in the background. Returns only the job id; check it with ${name}_done or wait for several with corral_wait. ${followUp}`,
       inputSchema: JobInputSchema.shape,
     },
     (input) => guarded(() => textResult(jobs.launch(name, input, "mcp", actor().client).id)),
