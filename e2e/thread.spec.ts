@@ -73,6 +73,12 @@ test("Reply launches a follow-up of the thread's last job and opens it; the thre
   await expect(again.nth(1).getByRole("link", { name: secondId })).toBeVisible();
   await expect(page.getByRole("region", { name: "Conversation" }).getByText(`Continues job ${secondId} with qwen`)).toBeVisible();
   await snapshot(page, testInfo, "thread-first-turn");
+
+  // Edit and relaunch of a follow-up continues the same turn again unless told otherwise.
+  await page.goto(`/launch?from=${secondId}`);
+  const keep = page.getByRole("checkbox", { name: `Continue the conversation of job ${first.id} (untick to start a new one)` });
+  await expect(keep).toBeChecked();
+  await expect(page.getByLabel("Prompt")).toHaveValue("now list the open questions");
 });
 
 test("an agent whose kind cannot resume says so instead of offering a Reply", async ({ page }, testInfo) => {

@@ -156,6 +156,12 @@ describe("a follow-up continues the earlier job's conversation", () => {
     expect(retried.finalText).toBe("start\nflaky\nexit 75\nflaky\nexit 75");
   });
 
+  test("REST: agents say whether their kind continues a conversation", async () => {
+    const { body } = await api<{ agents: { name: string; resumes: boolean }[] }>(server, "GET", "/api/agents");
+    const resumes = Object.fromEntries(body.agents.map((a) => [a.name, a.resumes]));
+    expect(resumes).toMatchObject({ parrot: true, ollama: true, qwen: true, kiro: false });
+  });
+
   test("MCP: <agent>_run and _run_async take session, and their descriptions say how to follow up", async () => {
     const { tools } = await mcp.listTools();
     const describe = (name: string) => tools.find((t) => t.name === name)?.description ?? "";
