@@ -352,6 +352,35 @@ describe("Ollama: the history is kept in the registry and sent again", () => {
     expect(output.body.text).toContain("continuing the conversation: 2 earlier turn(s), 6 message(s) sent again");
   });
 
+  test("a retry of a follow-up sends the earlier turns again, and only its last attempt is kept for the next turn", async () => {
+    let flaky = 0;
+    fake.script("qwen2.5:7b", (body) => {
+      const last = body.messages.at(-1);
+      if (last?.content === "flaky" && flaky++ === 0) return { content: "overloaded", errorAfter: "server busy" };
+      return { content: `answer to: ${last?.content}` };
+    });
+    const first = await run({ agent: "ollama", prompt: "remember x", workdir: workdir() });
+    const second = await run({
+      agent: "ollama",
+      prompt: "flaky",
+      session: first.id,
+      retry: { maxAttempts: 2, outputPatterns: ["overloaded"], backoffS: 0 },
+    });
+    expect(second, second.error ?? "").toMatchObject({ status: "succeeded", attempt: 2 });
+    const attempts = fake.chats.filter((c) => c.messages.at(-1)?.content === "flaky");
+    expect(attempts.slice(-2).map((c) => c.messages.filter((m) => m.role === "user").map((m) => m.content))).toEqual([
+      ["remember x", "flaky"],
+      ["remember x", "flaky"],
+    ]);
+    await run({ agent: "ollama", prompt: "and?", session: second.id });
+    expect(
+      fake.chats
+        .at(-1)
+        ?.messages.filter((m) => m.role !== "system")
+        .map((m) => `${m.role}: ${m.content}`),
+    ).toEqual(["user: remember x", "assistant: answer to: remember x", "user: flaky", "assistant: answer to: flaky", "user: and?"]);
+  });
+
   test("a job whose worker never reached the model has no conversation to continue (409)", async () => {
     const missing = await run({ agent: "ollama", prompt: "hi", model: "no-such-model", workdir: workdir() });
     expect(missing.status).toBe("failed");
