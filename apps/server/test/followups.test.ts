@@ -115,6 +115,9 @@ describe("a follow-up continues the earlier job's conversation", () => {
     const alone = await run({ agent: "parrot", prompt: "alone", workdir: workdir() });
     expect((await api<JobThread>(server, "GET", `/api/jobs/${alone.id}/thread`)).body.jobs.map((j) => j.id)).toEqual([alone.id]);
     expect((await api(server, "GET", "/api/jobs/abcdef123456/thread")).status).toBe(404);
+    const hostile = await api<{ field: string }>(server, "GET", `/api/jobs/${encodeURIComponent("../jobs")}/thread`);
+    expect(hostile.status).toBe(400);
+    expect(hostile.body.field).toBe("id");
   });
 
   test("a follow-up given its own model and workdir keeps them; a workdir without the session fails with the CLI's error, never a fresh start", async () => {
@@ -176,6 +179,7 @@ describe("a follow-up continues the earlier job's conversation", () => {
     expect(second.isError, second.text).toBe(false);
     expect(second.text).toMatch(/^ok\b/);
     expect(second.text).toContain("remember: blue\nwhich colour?");
+    expect(second.text).toMatch(new RegExp(`^job [a-z0-9]+ · agent parrot · succeeded · exit 0 · follow-up of ${first.text} · `, "m"));
     const secondId = /job ([a-z0-9]+) ·/.exec(second.text)?.[1] ?? "";
     const third = await tool("parrot_run_async", { prompt: "and again?", session: secondId });
     const job = await ended(third.text);
