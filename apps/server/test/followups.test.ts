@@ -320,6 +320,39 @@ describe("the earlier job in every state", () => {
   });
 });
 
+describe("a follow-up across a restart", () => {
+  test("a follow-up still queued when the server stops resumes the earlier session after the next start", async () => {
+    const own = tempDir();
+    const dir = path.join(own, "w");
+    mkdirSync(dir);
+    try {
+      const before = await startServer({}, { root: own });
+      const { jobs, agents } = before.services;
+      agents.update("parrot", { maxConcurrent: 1 });
+      const first = jobs.launch("parrot", { prompt: "before the restart", workdir: dir }, "rest");
+      const [ran] = await jobs.waitFor([first.id], 30_000);
+      const blocker = jobs.launch("parrot", { prompt: "hang", workdir: path.join(own, "b") }, "rest");
+      await until(() => (jobs.get(blocker.id).status === "running" ? true : undefined));
+      const next = jobs.launch("parrot", { prompt: "after the restart", session: first.id }, "rest");
+      expect(jobs.get(next.id).status).toBe("queued");
+      await before.app.close();
+
+      const after = await startServer({}, { root: own });
+      try {
+        await after.services.jobs.cancel(blocker.id);
+        const [done] = await after.services.jobs.waitFor([next.id], 30_000);
+        expect(done).toMatchObject({ status: "succeeded", followUpOf: first.id, conversationId: first.id, workdir: dir });
+        expect(done?.invocation?.args).toContain(`--resume=${ran?.workerSession}`);
+        expect(done?.finalText).toBe("before the restart\nafter the restart");
+      } finally {
+        await after.close();
+      }
+    } finally {
+      rmSync(own, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("Ollama: the history is kept in the registry and sent again", () => {
   test("the follow-up's request carries the first turn's user, assistant and tool messages; a chain carries every turn", async () => {
     // Writes note.txt when asked to, else answers the latest prompt.
