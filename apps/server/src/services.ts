@@ -10,6 +10,7 @@ import { createAgentsRepo } from "./db/repos/agents.js";
 import { createAuditRepo } from "./db/repos/audit.js";
 import { createJobStatsRepo } from "./db/repos/job-stats.js";
 import { createJobFilesRepo } from "./db/repos/job-files.js";
+import { createJobMessagesRepo } from "./db/repos/job-messages.js";
 import { createJobsRepo } from "./db/repos/jobs.js";
 import { createMcpTasksRepo, type McpTasksRepo } from "./db/repos/mcp-tasks.js";
 import { createOllamaModelsRepo } from "./db/repos/ollama-models.js";
@@ -47,6 +48,7 @@ export interface Services {
 export function createServices(config: AppConfig, db: Db): Services {
   const agentsRepo = createAgentsRepo(db);
   const jobsRepo = createJobsRepo(db);
+  const conversations = createJobMessagesRepo(db);
   const costs = new CostService({ costs: createCostsRepo(db), agents: agentsRepo });
   const agents = new AgentService({ config, agents: agentsRepo, hasJobs: (name) => jobsRepo.hasJobs(name) });
   const audit = new AuditService(createAuditRepo(db));
@@ -59,7 +61,8 @@ export function createServices(config: AppConfig, db: Db): Services {
     costs,
     audit,
     transact: transactor(db),
-    inProcessAdapters: inProcessAdapters(config),
+    conversations,
+    inProcessAdapters: inProcessAdapters(config, conversations),
     hooks: {
       starting: (row) => files.begin(row.id, row.workdir, snapshotFile(row.id)),
       resumed: (row) => void files.resume(row.id, row.workdir, snapshotFile(row.id)),

@@ -66,6 +66,8 @@ export const AgentSchema = AgentFieldsSchema.extend({
   builtin: z.boolean(),
   /** Its kind reads the worker's output as events, so the panel offers a Readable view. */
   readable: z.boolean(),
+  /** Its kind continues a conversation: a job of it can be followed up (`session` at launch). */
+  resumes: z.boolean(),
   /** The model a job gets when it names none (agent setting, else the CORRAL_<AGENT>_MODEL default). */
   effectiveModel: z.string().nullable(),
   createdAt: z.number(),

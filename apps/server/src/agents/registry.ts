@@ -1,6 +1,6 @@
 import type { AppConfig } from "../config.js";
 import { agentKindModules } from "./kinds/index.js";
-import type { AgentKindModule, CliAdapter, InProcessAdapter } from "./types.js";
+import type { AgentKindModule, CliAdapter, ConversationStore, InProcessAdapter } from "./types.js";
 
 /** The module of an agent kind, or undefined for a kind this server does not know. */
 export function agentKindModule(kind: string): AgentKindModule | undefined {
@@ -17,6 +17,6 @@ export function cliAdapterFor(kind: string): CliAdapter | undefined {
 export const agentKindNames = (): string[] => agentKindModules.map((m) => m.kind);
 
 /** The in-process adapters of kinds that run inside the server, by kind. */
-export function inProcessAdapters(config: AppConfig): Record<string, InProcessAdapter> {
-  return Object.fromEntries(agentKindModules.flatMap((m) => ("inProcess" in m ? [[m.kind, m.inProcess.adapter(config)]] : [])));
+export function inProcessAdapters(config: AppConfig, conversations: ConversationStore): Record<string, InProcessAdapter> {
+  return Object.fromEntries(agentKindModules.flatMap((m) => ("inProcess" in m ? [[m.kind, m.inProcess.adapter(config, conversations)]] : [])));
 }

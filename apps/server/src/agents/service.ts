@@ -41,8 +41,9 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
   }
 
   toAgent(row: AgentRow): Agent {
-    const readable = agentKindModule(row.kind)?.readEvent !== undefined;
-    return { ...row, args: row.args ?? null, readable, effectiveModel: effectiveModel(row, this.deps.config) };
+    const kind = agentKindModule(row.kind);
+    const readable = kind?.readEvent !== undefined;
+    return { ...row, args: row.args ?? null, readable, resumes: kind?.resumes === true, effectiveModel: effectiveModel(row, this.deps.config) };
   }
 
   list(): Agent[] {

@@ -144,6 +144,34 @@ export interface WorkerIO {
   signal: AbortSignal;
 }
 
+/** A message of an in-process worker's conversation as the registry keeps it (the system prompt is not kept). */
+export interface TurnMessage {
+  role: "user" | "assistant" | "tool";
+  content: string;
+  /** An assistant message's tool calls, as the model made them. */
+  toolCalls: Json[] | null;
+  /** A tool message's tool. */
+  toolName: string | null;
+}
+
+/**
+ * Where in-process workers keep their conversations (the registry), so a follow-up sends them again:
+ * a CLI keeps its own sessions, an in-process worker has nowhere else to.
+ */
+export interface ConversationStore {
+  /**
+   * The turns a follow-up of `jobId` continues, oldest first: that job's messages and those of the
+   * jobs it followed up, one array per job, the `maxTurns` newest.
+   */
+  turns(jobId: string, maxTurns: number): TurnMessage[][];
+  /** Stores the job's message number `seq` (0 is its prompt). */
+  append(jobId: string, seq: number, message: TurnMessage): void;
+  /** Forgets the job's messages: a retry's attempt runs the turn again from its prompt. */
+  restart(jobId: string): void;
+  /** Whether the job's worker began its conversation (its prompt is kept), so it can be followed up. */
+  began(jobId: string): boolean;
+}
+
 /** A worker that runs inside Corral, talking to a server over HTTP instead of spawning a CLI. */
 export interface InProcessAdapter {
   /** Resolves with the result; throws an Error whose message is the job's error. */
@@ -187,7 +215,7 @@ export interface CliAgentKind extends AgentKindBase {
 /** A kind whose workers run inside the server (the Ollama tool loop). */
 export interface InProcessAgentKind extends AgentKindBase {
   inProcess: {
-    adapter(config: AppConfig): InProcessAdapter;
+    adapter(config: AppConfig, conversations: ConversationStore): InProcessAdapter;
     /** Whether an agent can run now (its server answers, its model is there), checked when asked. */
     availability(agent: AgentRow, config: AppConfig): Promise<AgentAvailability>;
   };

@@ -187,6 +187,28 @@ export const jobAttempts = sqliteTable(
   (t) => [primaryKey({ columns: [t.jobId, t.attempt] })],
 );
 
+/**
+ * The conversation of an in-process worker's job (the Ollama tool loop), message by message as it
+ * ran: what a follow-up of the job sends the model again. The system prompt is not kept.
+ */
+export const jobMessages = sqliteTable(
+  "job_messages",
+  {
+    jobId: text("job_id")
+      .notNull()
+      .references(() => jobs.id, { onDelete: "cascade" }),
+    /** 0, 1, 2… in the order the messages joined the conversation. */
+    seq: integer("seq").notNull(),
+    role: text("role").$type<"user" | "assistant" | "tool">().notNull(),
+    content: text("content").notNull(),
+    /** An assistant message's tool calls, as the model made them. */
+    toolCalls: text("tool_calls", { mode: "json" }).$type<Record<string, unknown>[]>(),
+    /** A tool message's tool. */
+    toolName: text("tool_name"),
+  },
+  (t) => [primaryKey({ columns: [t.jobId, t.seq] })],
+);
+
 /** Who launched or cancelled which job, through which door and client. Append-only. */
 export const auditLog = sqliteTable(
   "audit_log",
@@ -250,3 +272,4 @@ export type JobAttemptRow = typeof jobAttempts.$inferSelect;
 export type AuditRow = typeof auditLog.$inferSelect;
 export type BrowserSessionRow = typeof browserSessions.$inferSelect;
 export type McpTaskRow = typeof mcpTasks.$inferSelect;
+export type JobMessageRow = typeof jobMessages.$inferSelect;

@@ -250,7 +250,7 @@ export class JobRunner {
     const log = new OutputLog(files.log);
     const execution = reattachCli(recovery.pid, row.pidStart, recovery.invocation, {
       adapter: recovery.adapter,
-      spec: spec(row, agent),
+      spec: this.specOf(row, agent),
       files,
       log,
       listeners: this.listeners(row.id),
@@ -297,7 +297,7 @@ export class JobRunner {
   }
 
   private async execute(row: JobRow, agent: AgentRow, files: JobDataPaths, log: OutputLog): Promise<Execution> {
-    const jobSpec = spec(row, agent);
+    const jobSpec = this.specOf(row, agent);
     const listeners = this.listeners(row.id);
     const inProcess = this.deps.inProcessAdapters?.[agent.kind];
     if (inProcess) {
@@ -313,6 +313,19 @@ export class JobRunner {
     const env = { ...baseEnv, ...invocation.env };
     assertCommandLineFits(invocation, env, jobSpec);
     return startCli(invocation, env, { adapter, spec: jobSpec, files, log, listeners, killGraceMs: this.config.killGraceMs }, this.spawner);
+  }
+
+  /**
+   * What the adapter gets: the job, and for a follow-up the earlier turn with the session its
+   * worker reported, read at each start so every retry resumes the same one.
+   */
+  private specOf(row: JobRow, agent: AgentRow): JobSpec {
+    const spec: JobSpec = { jobId: row.id, prompt: row.prompt, workdir: row.workdir, model: row.model, agent };
+    if (row.followUpOf === null) return spec;
+    const earlier = this.deps.jobs.get(row.followUpOf);
+    if (!earlier)
+      throw new Error(`the job continues job ${row.followUpOf}, which is no longer in the registry; it was not run rather than started afresh`);
+    return { ...spec, followUp: { jobId: earlier.id, workerSession: earlier.workerSession } };
   }
 
   /** Corral's own line in the log, announced like the worker's output so a live stream has no gap. */
@@ -391,6 +404,8 @@ export class JobRunner {
             error,
             finalText,
             outputBytes: log.textBytes,
+            // What a follow-up of this job resumes; stored with its end, before that is announced.
+            ...(result.sessionId ? { workerSession: result.sessionId } : {}),
             ...this.priced(row.id, result.usage ? usagePatch(result.usage) : {}),
           });
         });
@@ -420,10 +435,6 @@ export class JobRunner {
     }, waitMs);
     this.retryTimers.set(row.id, timer);
   }
-}
-
-function spec(row: JobRow, agent: AgentRow): JobSpec {
-  return { jobId: row.id, prompt: row.prompt, workdir: row.workdir, model: row.model, agent };
 }
 
 function describeExit(exitCode: number | null, stderrTail: string): string {

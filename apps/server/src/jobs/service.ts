@@ -10,20 +10,21 @@ import {
   type JobListQuery,
   type JobOrigin,
   type JobStatus,
+  type JobThread,
   type OutputPage,
   type ReadablePage,
   type OutputStream,
 } from "@corral/shared";
 import { effectiveModel } from "../agents/model.js";
 import { agentKindModule } from "../agents/registry.js";
-import type { InProcessAdapter } from "../agents/types.js";
+import type { ConversationStore, InProcessAdapter } from "../agents/types.js";
 import type { AppConfig } from "../config.js";
 import type { JobCostPolicy } from "../costs/service.js";
 import type { Transact } from "../db/client.js";
 import type { AgentsRepo } from "../db/repos/agents.js";
 import type { JobPatch, JobsRepo } from "../db/repos/jobs.js";
-import type { JobRow } from "../db/schema.js";
-import { notFound, ServiceError } from "../lib/errors.js";
+import type { AgentRow, JobRow } from "../db/schema.js";
+import { badInput, notFound, ServiceError } from "../lib/errors.js";
 import type { Actor, AuditService } from "../audit/service.js";
 import { assertLaunchFits } from "./command-line.js";
 import { toJob } from "./job-view.js";
@@ -56,6 +57,8 @@ export interface JobServiceDeps {
   agents: AgentsRepo;
   /** In-process adapters by agent kind (the Ollama loop). */
   inProcessAdapters?: Partial<Record<string, InProcessAdapter>>;
+  /** Where in-process workers keep their conversations: a follow-up needs one to continue. */
+  conversations?: Pick<ConversationStore, "began">;
   hooks?: JobHooks;
   /** Records who launched and cancelled what. */
   audit: Pick<AuditService, "store" | "announce">;
@@ -78,6 +81,9 @@ export interface JobHooks {
 }
 
 const newJobId = () => randomBytes(8).toString("hex").slice(0, 12);
+
+/** A thread lists its conversation's newest jobs, at most. */
+export const THREAD_LIMIT = 200;
 
 /**
  * Jobs for every door (MCP, REST, the panel): launch, look up, read, wait for and cancel. The
@@ -117,10 +123,13 @@ export class JobService extends EventEmitter<JobServiceEvents> {
       throw new ServiceError(`agent ${agentName} is disabled; enable it to run jobs`, 409, "agent", undefined, "agent_disabled", {
         agent: agentName,
       });
+    const earlier = input.session === undefined ? undefined : this.earlierTurn(agent, input.session);
     this.scheduler.assertRoom();
     this.deps.costs?.admit(agent, input.max_cost_usd ?? null);
-    const workdir = resolveWorkdir(input.workdir ?? agent.workdir, this.config);
-    assertLaunchFits(agent, { prompt: input.prompt, workdir, model: input.model ?? effectiveModel(agent, this.config) }, this.config);
+    // A follow-up runs where its conversation did (CLIs keep their sessions per project directory), with its model.
+    const workdir = resolveWorkdir(input.workdir ?? earlier?.workdir ?? agent.workdir, this.config);
+    const model = input.model ?? earlier?.model ?? effectiveModel(agent, this.config);
+    assertLaunchFits(agent, { prompt: input.prompt, workdir, model }, this.config);
     const busy = input.shared_workdir ? undefined : this.deps.jobs.activeInWorkdir(workdir);
     if (busy) {
       throw new ServiceError(
@@ -133,14 +142,17 @@ export class JobService extends EventEmitter<JobServiceEvents> {
       );
     }
     // The job and its audit entry are stored together: a failed write leaves neither behind.
+    const id = newJobId();
     const row = this.atomically(() => {
       const inserted = this.deps.jobs.insert({
-        id: newJobId(),
+        id,
         agent: agent.name,
         status: "queued",
         prompt: input.prompt,
         workdir,
-        model: input.model ?? effectiveModel(agent, this.config),
+        model,
+        conversationId: earlier ? (earlier.conversationId ?? earlier.id) : id,
+        followUpOf: earlier?.id ?? null,
         timeoutS: input.timeout_s ?? agent.timeoutS,
         retry: input.retry ?? agent.retry,
         provider: agent.provider,
@@ -154,6 +166,49 @@ export class JobService extends EventEmitter<JobServiceEvents> {
     });
     this.scheduler.enqueue(agent.name, row.id);
     return toJob(row);
+  }
+
+  /**
+   * The earlier job a follow-up continues (`session`), refused with the reason unless its
+   * conversation can really be continued: a follow-up never quietly starts afresh. A job still
+   * queued or running has no finished turn to continue yet, so it is refused too (wait for it).
+   */
+  private earlierTurn(agent: AgentRow, session: string): JobRow {
+    const earlier = this.deps.jobs.get(session);
+    if (!earlier) throw notFound(`job ${session} not found; pass the id of an earlier ${agent.name} job as session`, "session");
+    if (earlier.agent !== agent.name) {
+      throw badInput(
+        `job ${session} ran on ${earlier.agent}, not ${agent.name}; a follow-up continues a conversation with the same agent`,
+        "session",
+      );
+    }
+    const kind = agentKindModule(agent.kind);
+    if (!kind?.resumes) {
+      throw badInput(
+        `${agent.name} cannot continue a conversation (Corral has no way to resume a ${agent.kind} worker's session); launch without session to start a new one`,
+        "session",
+      );
+    }
+    const conflict = (why: string) => new ServiceError(`job ${session} ${why}`, 409, "session", undefined, "conflict", { jobId: session });
+    if (!isFinalStatus(earlier.status)) {
+      throw conflict(`is still ${earlier.status}; wait for it to end (corral_wait or ${agent.name}_done), then follow it up`);
+    }
+    const never = earlier.startedAt === null ? `it never started (${earlier.status})` : null;
+    if ("cli" in kind && earlier.workerSession === null) {
+      throw conflict(`has no worker session to resume: ${never ?? `its worker reported no session id (${earlier.status})`}`);
+    }
+    if ("inProcess" in kind && !this.deps.conversations?.began(earlier.id)) {
+      throw conflict(`has no conversation to continue: ${never ?? `its worker never reached the model (${earlier.status})`}`);
+    }
+    return earlier;
+  }
+
+  /** The jobs of a job's conversation, oldest first: the newest THREAD_LIMIT of them. */
+  thread(id: string): JobThread {
+    const job = this.get(id);
+    const rows = this.deps.jobs.thread(job.conversationId, THREAD_LIMIT);
+    // A job stored before conversations were recorded has none: it is its own.
+    return { conversationId: job.conversationId, jobs: rows.length ? rows.map(toJob) : [job] };
   }
 
   find(id: string): Job | undefined {

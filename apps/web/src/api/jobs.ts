@@ -1,4 +1,4 @@
-import type { Job, JobList, JobStatus, LaunchJobBody, OutputPage, OutputTail, ReadablePage } from "@corral/shared";
+import type { Job, JobList, JobStatus, JobThread, LaunchJobBody, OutputPage, OutputTail, ReadablePage } from "@corral/shared";
 import { apiFetch, queryString } from "./client.js";
 
 export interface JobFilters {
@@ -20,6 +20,7 @@ export const jobsApi = {
       { signal },
     ),
   get: (id: string, signal?: AbortSignal) => apiFetch<Job>(`/api/jobs/${encodeURIComponent(id)}`, { signal }),
+  thread: (id: string, signal?: AbortSignal) => apiFetch<JobThread>(`/api/jobs/${encodeURIComponent(id)}/thread`, { signal }),
   launch: (body: LaunchJobBody) => apiFetch<Job>("/api/jobs", { method: "POST", body }),
   cancel: (id: string) => apiFetch<Job>(`/api/jobs/${encodeURIComponent(id)}/cancel`, { method: "POST" }),
   output: (id: string, cursor: number, signal?: AbortSignal) =>

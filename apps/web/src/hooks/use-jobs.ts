@@ -40,6 +40,18 @@ export function useJob(id: string) {
   });
 }
 
+/**
+ * The conversation a job belongs to (its thread). Read again while one of its jobs has not ended,
+ * and whenever a launch adds a turn (useLaunchJob); the jobs' live status comes from useJob.
+ */
+export function useJobThread(id: string) {
+  return useQuery({
+    queryKey: queryKeys.jobs.thread(id),
+    queryFn: ({ signal }) => jobsApi.thread(id, signal),
+    refetchInterval: (query) => (query.state.data?.jobs.every((j) => isFinalStatus(j.status)) ? false : POLL_SLOW),
+  });
+}
+
 /** A job read once, without polling: the Launch page copies a job it relaunches from. */
 export function useJobSnapshot(id: string | null) {
   return useQuery({
@@ -152,6 +164,7 @@ export function useLaunchJob() {
       client.setQueryData(queryKeys.jobs.detail(job.id), job);
       void client.invalidateQueries({ queryKey: queryKeys.jobs.lists() });
       void client.invalidateQueries({ queryKey: queryKeys.jobs.active() });
+      if (job.followUpOf) void client.invalidateQueries({ queryKey: [...queryKeys.jobs.all, "thread"] });
     },
   });
 }

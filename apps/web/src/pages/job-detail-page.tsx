@@ -3,6 +3,7 @@ import type { ReactNode } from "react";
 import { ApiRequestError } from "../api/client.js";
 import { CopyBlock } from "../components/copy-button.js";
 import { CancelButton, RelaunchButton } from "../components/job-actions.js";
+import { JobThread } from "../components/job-thread.js";
 import { AnsiText, OutputView } from "../components/output-view.js";
 import { ErrorState, Loading } from "../components/states.js";
 import { StatusBadge } from "../components/status-badge.js";
@@ -306,6 +307,10 @@ export function JobDetailPage({ id }: { id: string }) {
           <AnsiText text={j.finalText} />
         </section>
       )}
+      <section aria-labelledby="thread-heading">
+        <h2 id="thread-heading">Conversation</h2>
+        <JobThread job={j} />
+      </section>
     </>
   );
 }

@@ -21,7 +21,16 @@ function useLaunchForm(from: string | null, agents: AgentWithAvailability[] | un
   const source = useJobSnapshot(from);
   useEffect(() => {
     const j = source.data;
-    if (j) setForm({ ...emptyForm, agent: j.agent, prompt: j.prompt, workdir: j.workdir, model: j.model ?? "", timeout: String(j.timeoutS) });
+    if (j)
+      setForm({
+        ...emptyForm,
+        agent: j.agent,
+        prompt: j.prompt,
+        workdir: j.workdir,
+        model: j.model ?? "",
+        timeout: String(j.timeoutS),
+        session: j.followUpOf ?? "",
+      });
   }, [source.data]);
 
   const enabledAgents = useMemo(() => agents?.filter((a) => a.enabled) ?? [], [agents]);
@@ -32,7 +41,7 @@ function useLaunchForm(from: string | null, agents: AgentWithAvailability[] | un
       if (first) setForm((f) => ({ ...f, agent: first.name }));
     }
   }, [enabledAgents, form.agent, from]);
-  return { form, setForm };
+  return { form, setForm, continues: source.data?.followUpOf ?? null };
 }
 
 /** Workdirs to offer: the agent's default, then recent ones (its own first), then the allowed roots. */
@@ -262,7 +271,7 @@ export function LaunchPage() {
   const from = params.get("from");
   const agents = useAgents();
   const launch = useLaunchJob();
-  const { form, setForm } = useLaunchForm(from, agents.data);
+  const { form, setForm, continues } = useLaunchForm(from, agents.data);
   const errors = useLaunchErrors();
   const agent = agents.data?.find((a) => a.name === form.agent);
   const set = (key: keyof FormState) => (value: string) => {
@@ -322,6 +331,22 @@ export function LaunchPage() {
           />
         </Field>
         <WorkdirAndModelFields agent={agent} form={form} set={set} errorFor={errors.errorFor} shareWith={errors.shareWith} setShared={setShared} />
+        {continues && (
+          // The job relaunched was a follow-up: it continues the same earlier turn unless unticked.
+          <div className="field">
+            <label className="row check">
+              <input type="checkbox" checked={form.session !== ""} onChange={(e) => set("session")(e.target.checked ? continues : "")} />
+              <span>
+                Continue the conversation of job <Link to={`/jobs/${continues}`}>{continues}</Link> (untick to start a new one)
+              </span>
+            </label>
+            {errors.errorFor("session") && (
+              <span className="error" role="alert">
+                {errors.errorFor("session")}
+              </span>
+            )}
+          </div>
+        )}
         {errors.unplaced.map((e) => (
           <div className="alert" role="alert" key={e.text}>
             <strong>The server refused this job.</strong>

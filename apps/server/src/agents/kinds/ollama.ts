@@ -23,5 +23,7 @@ export const ollama: InProcessAgentKind = {
     { name: "gemma", description: "Gemma (tools build) on Ollama with file tools in its workdir", maxConcurrent: oneAtATime },
   ],
   retries: false,
+  // The loop keeps each job's messages in the registry; a follow-up sends them again.
+  resumes: true,
   inProcess: { adapter: createOllamaAdapter, availability: ollamaAvailability },
 };

@@ -1,6 +1,7 @@
 import type { ChatResponse, Message, ToolCall } from "ollama";
-import type { UsageReport, WorkerIO } from "../types.js";
+import type { TurnMessage, UsageReport, WorkerIO } from "../types.js";
 import { explainOllamaError, isAbort, metadataSignal, noToolsMessage, ollamaClient } from "./client.js";
+import { fitHistory, toTurnMessage } from "./history.js";
 import { showModel, toolCapableModels, type ModelFacts } from "./models.js";
 import { fileTools, runFileTool } from "./tools.js";
 
@@ -13,6 +14,10 @@ export interface LoopOptions {
   /** Cap on num_ctx. */
   maxCtx: number;
   io: WorkerIO;
+  /** A follow-up's earlier turns, oldest first (one array per job), sent before the prompt as far as they fit. */
+  earlier: TurnMessage[][];
+  /** Keeps each message of this turn (the prompt first) as it joins the conversation. */
+  record(message: TurnMessage): void;
 }
 
 export interface LoopResult {
@@ -128,8 +133,37 @@ function recordTurn(last: ChatResponse, usage: LoopUsage, numCtx: number, io: Wo
   }
 }
 
+/** The conversation as it grows: each message is kept in the registry as it joins. */
+type Conversation = { messages: Message[]; add(message: Message): void };
+
+/** The system prompt, the earlier turns that fit (a follow-up) and the prompt; says what it left out of the earlier turns. */
+function startConversation(opts: LoopOptions, numCtx: number): Conversation {
+  const messages: Message[] = [{ role: "system", content: SYSTEM_PROMPT }];
+  const conversation: Conversation = {
+    messages,
+    add(message) {
+      messages.push(message);
+      opts.record(toTurnMessage(message));
+    },
+  };
+  if (opts.earlier.length) {
+    const history = fitHistory(opts.earlier, numCtx);
+    messages.push(...history.messages);
+    const notes = [
+      history.compacted ? `${history.compacted} cut to prompt and answer` : null,
+      history.left ? `${history.left} older left out` : null,
+    ].filter((n) => n !== null);
+    opts.io.write(
+      "sys",
+      `[ollama] continuing the conversation: ${history.whole + history.compacted} earlier turn(s), ${history.messages.length} message(s) sent again${notes.length ? ` (${notes.join(", ")}: over half of num_ctx ${numCtx})` : ""}\n`,
+    );
+  }
+  conversation.add({ role: "user", content: opts.prompt });
+  return conversation;
+}
+
 /** Runs the model's tool calls in the workdir and appends their results to the conversation. */
-async function runCalls(calls: ToolCall[], opts: LoopOptions, messages: Message[], filesWritten: string[]): Promise<void> {
+async function runCalls(calls: ToolCall[], opts: LoopOptions, conversation: Conversation, filesWritten: string[]): Promise<void> {
   const { io } = opts;
   for (const call of calls) {
     if (io.signal.aborted) throw new LoopError("cancelled");
@@ -138,7 +172,7 @@ async function runCalls(calls: ToolCall[], opts: LoopOptions, messages: Message[
     if (outcome.wrote) filesWritten.push(outcome.wrote);
     const shown = outcome.text.length > 300 ? `${outcome.text.slice(0, 300)}…` : outcome.text;
     io.write("out", `← ${shown}\n`);
-    messages.push({ role: "tool", content: outcome.text, tool_name: call.function.name });
+    conversation.add({ role: "tool", content: outcome.text, tool_name: call.function.name });
   }
 }
 
@@ -152,10 +186,8 @@ export async function runToolLoop(opts: LoopOptions): Promise<LoopResult> {
   const { facts, numCtx } = await prepareModel(opts, explain);
 
   const client = ollamaClient(baseUrl, io.signal);
-  const messages: Message[] = [
-    { role: "system", content: SYSTEM_PROMPT },
-    { role: "user", content: opts.prompt },
-  ];
+  const conversation = startConversation(opts, numCtx);
+  const { messages } = conversation;
   const usage: LoopUsage = { model, inputTokens: 0, outputTokens: 0 };
   // Local models cost nothing; a cloud model is billed elsewhere at a price we do not know.
   if (!facts.cloud) usage.costUsd = 0;
@@ -168,7 +200,7 @@ export async function runToolLoop(opts: LoopOptions): Promise<LoopResult> {
       totalNs += last.total_duration ?? 0;
       recordTurn(last, usage, numCtx, io, turn);
     }
-    messages.push({ role: "assistant", content, ...(calls.length ? { tool_calls: calls } : {}) });
+    conversation.add({ role: "assistant", content, ...(calls.length ? { tool_calls: calls } : {}) });
     if (!calls.length) {
       io.write(
         "sys",
@@ -176,7 +208,7 @@ export async function runToolLoop(opts: LoopOptions): Promise<LoopResult> {
       );
       return { finalText: content.trim(), usage, filesWritten };
     }
-    await runCalls(calls, opts, messages, filesWritten);
+    await runCalls(calls, opts, conversation, filesWritten);
   }
   throw new LoopError(
     `stopped after ${opts.maxIterations} model turns without a final answer: the model kept calling tools (limit CORRAL_OLLAMA_MAX_ITERATIONS=${opts.maxIterations})`,

@@ -2,7 +2,8 @@ import type { AppConfig } from "../../config.js";
 import type { AgentRow } from "../../db/schema.js";
 import { writeAnswerFile } from "../../lib/confined-files.js";
 import { effectiveModel } from "../model.js";
-import type { InProcessAdapter, JobSpec, WorkerIO, WorkerResult } from "../types.js";
+import type { ConversationStore, InProcessAdapter, JobSpec, WorkerIO, WorkerResult } from "../types.js";
+import { MAX_EARLIER_TURNS } from "./history.js";
 import { runToolLoop } from "./loop.js";
 
 /** The server an Ollama agent talks to: its own baseUrl, else CORRAL_OLLAMA_URL. */
@@ -11,10 +12,22 @@ export const ollamaBaseUrl = (agent: AgentRow, config: AppConfig) => agent.baseU
 /** An Ollama agent's model: its own, else `CORRAL_<AGENT>_MODEL`, else (user-added agents) CORRAL_OLLAMA_MODEL. */
 export const ollamaAgentModel = (agent: AgentRow, config: AppConfig): string => effectiveModel(agent, config) ?? config.defaultModels.ollama ?? "";
 
-/** Every Ollama agent runs through this one adapter; agents differ only in server and model. */
-export function createOllamaAdapter(config: AppConfig): InProcessAdapter {
+/**
+ * Every Ollama agent runs through this one adapter; agents differ only in server and model. Its
+ * conversation is kept in the registry as it runs, and a follow-up sends the earlier turns again.
+ */
+export function createOllamaAdapter(config: AppConfig, conversations: ConversationStore): InProcessAdapter {
   return {
     async run(spec: JobSpec, io: WorkerIO): Promise<WorkerResult> {
+      // A retry runs the turn again from its prompt: what the failed attempt said is not part of it.
+      conversations.restart(spec.jobId);
+      const earlier = spec.followUp ? conversations.turns(spec.followUp.jobId, MAX_EARLIER_TURNS) : [];
+      if (spec.followUp && !earlier.length) {
+        throw new Error(
+          `job ${spec.followUp.jobId} kept no conversation to continue (its worker never reached the model); launch without session to start afresh`,
+        );
+      }
+      let seq = 0;
       const result = await runToolLoop({
         baseUrl: ollamaBaseUrl(spec.agent, config),
         model: spec.model ?? ollamaAgentModel(spec.agent, config),
@@ -23,6 +36,8 @@ export function createOllamaAdapter(config: AppConfig): InProcessAdapter {
         maxIterations: config.ollamaMaxIterations,
         maxCtx: config.ollamaMaxCtx,
         io,
+        earlier,
+        record: (message) => conversations.append(spec.jobId, seq++, message),
       });
       // As pyCorral: output.md only when there is an answer; output-<job>.md keeps each job's own.
       const note = (line: string) => io.write("sys", line);

@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, sql } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
 import type { JobStatus } from "@corral/shared";
 import type { Db } from "../client.js";
 import { createJobList } from "./job-list.js";
@@ -61,6 +61,13 @@ export function createJobsRepo(db: Db) {
     .where(and(eq(jobs.workdir, sql.placeholder("workdir")), inArray(jobs.status, ["queued", "running"])))
     .limit(1)
     .prepare();
+  const conversation = db
+    .select()
+    .from(jobs)
+    .where(eq(jobs.conversationId, sql.placeholder("conversationId")))
+    .orderBy(desc(jobs.seq))
+    .limit(sql.placeholder("limit"))
+    .prepare();
   const inserting = preparedByShape((set) =>
     db
       .insert(jobs)
@@ -104,6 +111,10 @@ export function createJobsRepo(db: Db) {
       return statement.get({ ...params, id });
     },
     list: createJobList(db),
+    /** The newest `limit` jobs of a conversation, oldest first. */
+    thread(conversationId: string, limit: number): JobRow[] {
+      return conversation.all({ conversationId, limit }).reverse();
+    },
     /** A queued or running job in this workdir, if any. */
     activeInWorkdir(workdir: string): JobRow | undefined {
       return activeIn.get({ workdir });

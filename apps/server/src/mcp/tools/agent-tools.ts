@@ -2,6 +2,7 @@ import { isFinalStatus, type Job, JobInputSchema } from "@corral/shared";
 import { z } from "zod";
 import type { McpServer, RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { agentKindModule } from "../../agents/registry.js";
 import type { AgentRow } from "../../db/schema.js";
 import { mcpActor } from "../../audit/service.js";
 import type { Services } from "../../services.js";
@@ -15,13 +16,17 @@ export function registerAgentTools(server: McpServer, services: Services, agent:
   const name = agent.name;
   const about = agent.description ? ` (${agent.description})` : "";
   const tail = (job: Job, onFailure?: () => void) => outputTail(services, job, onFailure);
+  // How to follow up, told where the job id is handed out; agents whose kind cannot resume say so instead.
+  const followUp = agentKindModule(agent.kind)?.resumes
+    ? `Once the job has ended, pass its id as \`session\` to ${name}_run or ${name}_run_async to follow up: the worker continues that conversation with its context (same workdir and model unless given).`
+    : `${name} cannot continue a conversation: \`session\` is refused.`;
   /** The session's client, for the audit trail (known once `initialize` is done). */
   const actor = () => mcpActor(server.server.getClientVersion());
 
   const run = server.registerTool(
     `${name}_run`,
     {
-      description: `Run a task with ${name}${about} and wait for it to finish. The answer begins with "ok" or "error", then details, files and the output's tail. For long tasks prefer ${name}_run_async.`,
+      description: `Run a task with ${name}${about} and wait for it to finish. The answer begins with "ok" or "error", then details (the "job <id>" line), files and the output's tail. For long tasks prefer ${name}_run_async. ${followUp}`,
       inputSchema: JobInputSchema.shape,
     },
     (input, extra) =>
@@ -47,7 +52,7 @@ export function registerAgentTools(server: McpServer, services: Services, agent:
   const runAsync = server.registerTool(
     `${name}_run_async`,
     {
-      description: `Start a task with ${name}${about} in the background. Returns only the job id; check it with ${name}_done or wait for several with corral_wait.`,
+      description: `Start a task with ${name}${about} in the background. Returns only the job id; check it with ${name}_done or wait for several with corral_wait. ${followUp}`,
       inputSchema: JobInputSchema.shape,
     },
     (input) => guarded(() => textResult(jobs.launch(name, input, "mcp", actor().client).id)),

@@ -37,8 +37,10 @@ export function statusWord(job: Job): string {
 function details(job: Job): string[] {
   const exit = job.exitCode === null ? [] : [`exit ${job.exitCode}`];
   const attempt = job.attempt > 1 ? [`attempt ${job.attempt}`] : [];
+  // An orchestrator reading a follow-up's answer sees which turn it continued.
+  const followUp = job.followUpOf ? [`follow-up of ${job.followUpOf}`] : [];
   return [
-    [`job ${job.id}`, `agent ${job.agent}`, job.status, ...exit, ...attempt, elapsed(job)].join(" · "),
+    [`job ${job.id}`, `agent ${job.agent}`, job.status, ...exit, ...attempt, ...followUp, elapsed(job)].join(" · "),
     `workdir: ${job.workdir}`,
     ...[usageLine(job)].filter((l): l is string => l !== null),
   ];

@@ -5,6 +5,7 @@ import {
   JobListQuerySchema,
   JobListSchema,
   JobSchema,
+  JobThreadSchema,
   type JobInput,
   LaunchJobBodySchema,
   OutputPageSchema,
@@ -45,7 +46,8 @@ export function jobRoutes(services: Services) {
       "/api/jobs",
       {
         schema: {
-          summary: "Launch a job; it is queued until its agent has a free slot",
+          summary:
+            "Launch a job; it is queued until its agent has a free slot. With `session` (an ended job of the same agent) it continues that job's conversation, in its workdir and with its model unless given",
           tags,
           body: LaunchJobBodySchema,
           response: { 201: JobSchema, ...errors(404, 409, 503, ...BODY_ERRORS) },
@@ -64,6 +66,20 @@ export function jobRoutes(services: Services) {
       "/api/jobs/:id",
       { schema: { summary: "One job", tags, params: IdParamsSchema, response: { 200: JobSchema, ...errors(404) } } },
       async (request) => jobs.get(request.params.id),
+    );
+
+    app.get(
+      "/api/jobs/:id/thread",
+      {
+        schema: {
+          summary:
+            "The job's conversation: its first job and the follow-ups (launched with `session`), oldest first; the newest 200 when there are more",
+          tags,
+          params: IdParamsSchema,
+          response: { 200: JobThreadSchema, ...errors(404) },
+        },
+      },
+      async (request) => jobs.thread(request.params.id),
     );
 
     app.get(

@@ -45,6 +45,7 @@ function agent(availability: Partial<AgentWithAvailability["availability"]>, pat
     kind: "gemini",
     builtin: true,
     readable: true,
+    resumes: false,
     effectiveModel: null,
     createdAt: 0,
     updatedAt: 0,

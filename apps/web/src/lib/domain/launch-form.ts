@@ -10,9 +10,11 @@ export interface FormState {
   timeout: string;
   /** Run even while another job uses the workdir (offered when the server says it is busy). */
   sharedWorkdir: boolean;
+  /** The earlier job this launch continues (a relaunched follow-up); "" starts a new conversation. */
+  session: string;
 }
 
-export const emptyForm: FormState = { agent: "", prompt: "", workdir: "", model: "", timeout: "", sharedWorkdir: false };
+export const emptyForm: FormState = { agent: "", prompt: "", workdir: "", model: "", timeout: "", sharedWorkdir: false, session: "" };
 
 /** The body field each form field fills: an error under that name belongs to the form field. */
 export const bodyFieldOf: Record<keyof FormState, string> = {
@@ -22,6 +24,7 @@ export const bodyFieldOf: Record<keyof FormState, string> = {
   model: "model",
   timeout: "timeoutS",
   sharedWorkdir: "workdir",
+  session: "session",
 };
 
 /**
@@ -36,6 +39,7 @@ export function launchBody(form: FormState): { body: LaunchJobBody } | { errors:
   // Text that is no number goes as text, for the schema to say what it wants.
   if (timeout) draft.timeoutS = Number.isNaN(Number(timeout)) ? timeout : Number(timeout);
   if (form.sharedWorkdir) draft.sharedWorkdir = true;
+  if (form.session) draft.session = form.session;
   const parsed = LaunchJobBodySchema.safeParse(draft);
   return parsed.success ? { body: parsed.data } : { errors: fieldErrorsOf(fieldIssues(parsed.error)) };
 }

@@ -12,6 +12,7 @@ export const queryKeys = {
     output: (id: string) => [...queryKeys.jobs.all, "output", id] as const,
     readable: (id: string) => [...queryKeys.jobs.all, "readable", id] as const,
     files: (id: string) => [...queryKeys.jobs.all, "files", id] as const,
+    thread: (id: string) => [...queryKeys.jobs.all, "thread", id] as const,
   },
   agents: {
     all: ["agents"] as const,

@@ -1,0 +1,70 @@
+import { describe, expect, it } from "vitest";
+import type { AgentWithAvailability, Job } from "@corral/shared";
+import { emptyForm, launchBody } from "./launch-form.js";
+import { relaunchBody, replyBody } from "./relaunch.js";
+import { replyBlocked, turnSummary } from "./thread.js";
+
+function job(patch: Partial<Job> = {}): Job {
+  return {
+    id: "abc123def456",
+    agent: "gemini",
+    status: "succeeded",
+    prompt: "first",
+    workdir: "/w",
+    model: "m1",
+    timeoutS: 600,
+    origin: "panel",
+    invocation: { command: "/usr/bin/gemini", args: [], cwd: "/w" },
+    pid: null,
+    exitCode: 0,
+    error: null,
+    finalText: null,
+    outputBytes: 0,
+    usage: { model: null, inputTokens: null, outputTokens: null, cachedInputTokens: null, costUsd: null, costSource: null },
+    attempt: 1,
+    retry: null,
+    provider: "google",
+    limits: { maxCostUsd: null, maxTokens: null },
+    createdAt: 0,
+    startedAt: 1,
+    endedAt: 2,
+    cancel: null,
+    killedAt: null,
+    conversationId: "abc123def456",
+    followUpOf: null,
+    workerSession: "s-1",
+    ...patch,
+  };
+}
+
+const agent = (resumes: boolean) => ({ name: "gemini", resumes }) as AgentWithAvailability;
+
+describe("a thread's Reply", () => {
+  it("goes to the last job, whose workdir and model the server keeps", () => {
+    expect(replyBody(job(), "next")).toEqual({ agent: "gemini", prompt: "next", session: "abc123def456" });
+  });
+
+  it("says why it cannot be sent: a kind that cannot resume, a turn still running, one that never started, a CLI that reported no session", () => {
+    expect(replyBlocked(job(), agent(true))).toBeNull();
+    // An in-process worker (no command line) keeps its messages instead of a session id.
+    expect(replyBlocked(job({ invocation: null, workerSession: null }), agent(true))).toBeNull();
+    expect(replyBlocked(job(), agent(false))).toMatch(/^gemini cannot continue a conversation/);
+    expect(replyBlocked(job({ status: "running", endedAt: null }), agent(true))).toMatch(/^Reply once job abc123def456 has ended/);
+    expect(replyBlocked(job({ status: "cancelled", startedAt: null, invocation: null }), agent(true))).toMatch(/never started/);
+    expect(replyBlocked(job({ workerSession: null }), agent(true))).toMatch(/reported no session/);
+  });
+
+  it("lists each turn by its prompt's first line, cut short", () => {
+    expect(turnSummary("  do this\nthen that")).toBe("do this");
+    expect(turnSummary("x".repeat(300), 10)).toBe(`${"x".repeat(9)}…`);
+  });
+});
+
+describe("relaunching a follow-up", () => {
+  it("continues the same earlier turn, from the button and from the form", () => {
+    expect(relaunchBody(job({ followUpOf: "000000aaaaaa" })).session).toBe("000000aaaaaa");
+    expect(relaunchBody(job()).session).toBeUndefined();
+    const built = launchBody({ ...emptyForm, agent: "gemini", prompt: "again", session: "000000aaaaaa" });
+    expect("body" in built && built.body.session).toBe("000000aaaaaa");
+  });
+});
