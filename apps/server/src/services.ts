@@ -3,11 +3,13 @@ import type { AppConfig } from "./config.js";
 import { AgentService } from "./agents/service.js";
 import { OllamaService } from "./agents/ollama/service.js";
 import { inProcessAdapters } from "./agents/registry.js";
+import { ConversationHub } from "./conversations/hub.js";
 import { CostService } from "./costs/service.js";
 import { transactor, type Db } from "./db/client.js";
 import { createCostsRepo } from "./db/repos/costs.js";
 import { createAgentsRepo } from "./db/repos/agents.js";
 import { createAuditRepo } from "./db/repos/audit.js";
+import { createConversationsRepo } from "./db/repos/conversations.js";
 import { createJobStatsRepo } from "./db/repos/job-stats.js";
 import { createJobFilesRepo } from "./db/repos/job-files.js";
 import { createJobsRepo } from "./db/repos/jobs.js";
@@ -39,6 +41,8 @@ export interface Services {
   metrics: Metrics;
   /** Signed-in browsers. */
   sessions: SessionService;
+  /** Agents that message each other in conversation sessions. */
+  conversations: ConversationHub;
 }
 
 export function createServices(config: AppConfig, db: Db): Services {
@@ -70,5 +74,6 @@ export function createServices(config: AppConfig, db: Db): Services {
   const workdirs = new WorkdirService({ config, agents, files });
   const metrics = new Metrics(jobs, createJobStatsRepo(db));
   const sessions = new SessionService(createSessionsRepo(db), config.dataDir, config.sessionTtlMs);
-  return { config, agents, jobs, costs, files, workdirs, ollama, audit, metrics, sessions };
+  const conversations = new ConversationHub({ repo: createConversationsRepo(db), agents, jobs, transact: transactor(db) });
+  return { config, agents, jobs, costs, files, workdirs, ollama, audit, metrics, sessions, conversations };
 }
