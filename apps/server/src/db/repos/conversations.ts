@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, gt, inArray, isNotNull, isNull, max, or, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, gt, inArray, isNotNull, isNull, max, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../client.js";
 import { hubAgents, hubMessages, type HubAgentRow, type HubMessageRow } from "../schema.js";
 
@@ -80,16 +80,25 @@ export function createConversationsRepo(db: Db) {
     markReceived(ids: number[], at: number): void {
       if (ids.length) db.update(hubMessages).set({ receivedAt: at }).where(inArray(hubMessages.id, ids)).run();
     },
-    /** The session's messages after `cursor`, oldest first; with `agent`, those from or to it. */
+    /**
+     * The session's messages after `cursor`, oldest first; with `agent`, those from or to it.
+     * For an agent, its sent and its received messages are each read in id order from their own
+     * index, `limit` of each, and merged: an OR of the two would collect every match past the
+     * cursor and sort them, a cost that grows with the history.
+     */
     read(session: string, agent: string | undefined, cursor: number, limit: number): HubMessageRow[] {
-      const of = agent === undefined ? undefined : or(eq(hubMessages.from, agent), eq(hubMessages.to, agent));
-      return db
-        .select()
-        .from(hubMessages)
-        .where(and(eq(hubMessages.session, session), gt(hubMessages.id, cursor), of))
-        .orderBy(asc(hubMessages.id))
-        .limit(limit)
-        .all();
+      const page = (where: SQL | undefined) =>
+        db
+          .select()
+          .from(hubMessages)
+          .where(and(eq(hubMessages.session, session), gt(hubMessages.id, cursor), where))
+          .orderBy(asc(hubMessages.id))
+          .limit(limit)
+          .all();
+      if (agent === undefined) return page(undefined);
+      const merged = new Map<number, HubMessageRow>();
+      for (const row of [...page(eq(hubMessages.from, agent)), ...page(eq(hubMessages.to, agent))]) merged.set(row.id, row);
+      return [...merged.values()].sort((a, b) => a.id - b.id).slice(0, limit);
     },
     /** The last job `from` started with `to` in the session (what the next message continues). */
     lastJob(session: string, from: string, to: string): string | null {
