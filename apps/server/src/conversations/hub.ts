@@ -183,8 +183,10 @@ export class ConversationHub extends EventEmitter<HubEvents> {
    */
   receive(member: HubMember, timeoutMs: number, signal?: AbortSignal): Promise<HubMessage[]> {
     this.seen(member);
+    // A call already given up takes nothing: its answer would go nowhere.
+    if (signal?.aborted) return Promise.resolve([]);
     const ready = this.take(member);
-    if (ready.length || timeoutMs === 0 || signal?.aborted) return Promise.resolve(ready);
+    if (ready.length || timeoutMs === 0) return Promise.resolve(ready);
     if (member.wake) throw new ServiceError(`${member.name} is already waiting for a message in another receive`, 409, "name");
     if (this.waiting >= HUB_LIMITS.waiting) {
       throw new ServiceError(`${HUB_LIMITS.waiting} receives are waiting already; try again later`, 503, undefined, undefined, "unavailable");
