@@ -19,6 +19,8 @@ export const HUB_LIMITS = {
   /** Messages one receive takes, and their characters (past the first message). */
   receiveMessages: 100,
   receiveChars: 1_000_000,
+  /** Sessions a listing shows. */
+  sessionsListed: 200,
 } as const;
 
 /** A live registration: an MCP session's or a REST client's name in one conversation session. */
@@ -224,13 +226,15 @@ export class ConversationHub extends EventEmitter<HubEvents> {
     return this.deps.repo.agent(session, name) !== undefined || this.deps.agents.isEnabled(name);
   }
 
+  /** The sessions with agents online first, then the latest active, at most `HUB_LIMITS.sessionsListed`. */
   sessions(): HubSessionSummary[] {
     const online = new Map<string, number>();
     for (const m of this.live.values()) online.set(m.session, (online.get(m.session) ?? 0) + 1);
     return this.deps.repo
       .sessions()
       .map((s) => ({ ...s, online: online.get(s.name) ?? 0 }))
-      .sort((a, b) => (b.lastMessageAt ?? 0) - (a.lastMessageAt ?? 0) || a.name.localeCompare(b.name));
+      .sort((a, b) => Number(b.online > 0) - Number(a.online > 0) || (b.lastMessageAt ?? 0) - (a.lastMessageAt ?? 0) || a.name.localeCompare(b.name))
+      .slice(0, HUB_LIMITS.sessionsListed);
   }
 
   /** Stores a message (and `alongside`, in the same transaction), then tells who waits for it. */
