@@ -6,6 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from "vite
 import { HUB_LIMITS } from "../src/conversations/hub.js";
 import { api, sleep, startServer, tempDir, type TestServer, until } from "./helpers.js";
 import { connectMcp, textOf } from "./mcp-client.js";
+import { startServerProcess } from "./server-process.js";
 import { WsClient } from "./ws-client.js";
 
 const call = async (client: Client, name: string, args: Record<string, unknown> = {}) => textOf(await client.callTool({ name, arguments: args }));
@@ -325,6 +326,41 @@ describe("what survives a restart", () => {
       await back.close();
     } finally {
       await second.close();
+    }
+  });
+});
+
+describe("what survives a killed server", () => {
+  const root = tempDir();
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  test("kill -9 while a worker answers and a message waits: both reach the agent once its name registers again", async () => {
+    const env = { CORRAL_TOKEN: "test-token-0123456789" };
+    const auth = { authorization: `Bearer ${env.CORRAL_TOKEN}` };
+    const first = await startServerProcess(root, env);
+    const at = (port: number) => ({ url: `http://127.0.0.1:${port}`, auth });
+    const lead = await connectMcp(at(first.port));
+    const peer = await connectMcp(at(first.port));
+    await call(lead, "corral_register", { name: "lead", session: "killed" });
+    await call(peer, "corral_register", { name: "peer", session: "killed" });
+    await call(peer, "corral_send", { to: "lead", text: "stored before the kill" });
+    const jobId = /job (\w+)/.exec(await call(lead, "corral_send", { to: "kiro", text: "sleep 1.5\nanswer after the kill" }))?.[1] ?? "";
+    first.child.kill("SIGKILL");
+    await new Promise((resolve) => first.child.once("exit", resolve));
+    await Promise.all([lead.close().catch(() => undefined), peer.close().catch(() => undefined)]);
+
+    const second = await startServerProcess(root, env);
+    try {
+      const back = await connectMcp(at(second.port));
+      await call(back, "corral_register", { name: "lead", session: "killed" });
+      let received = "";
+      for (let i = 0; i < 3 && !received.includes("answer after the kill"); i++) received += await call(back, "corral_receive", { timeout_s: 30 });
+      expect(received).toContain("stored before the kill");
+      expect(received).toContain(`from kiro to lead · job ${jobId}`);
+      expect(received).toContain("answer after the kill");
+      await back.close();
+    } finally {
+      await second.stop();
     }
   });
 });
