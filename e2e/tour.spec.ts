@@ -10,6 +10,7 @@ import { expectAccessible, expectLegibleShortText, launchFromForm, setTheme, sig
 const pages = [
   { name: "jobs", path: "/", ready: "Jobs" },
   { name: "launch", path: "/launch", ready: "Launch a job" },
+  { name: "conversations", path: "/conversations", ready: "Conversations" },
   { name: "files", path: "/files", ready: "Files" },
   { name: "costs", path: "/costs", ready: "Costs" },
   { name: "ollama", path: "/ollama", ready: "Ollama" },

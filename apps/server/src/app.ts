@@ -13,6 +13,7 @@ import { mcpRoutes } from "./mcp/mounts.js";
 import { agentRoutes } from "./routes/agents/index.js";
 import { fileRoutes } from "./routes/files/index.js";
 import { connectRoutes } from "./routes/connect/index.js";
+import { conversationRoutes } from "./routes/conversations/index.js";
 import { healthRoutes } from "./routes/health.js";
 import { jobRoutes } from "./routes/jobs/index.js";
 import { costRoutes } from "./routes/costs/index.js";
@@ -117,6 +118,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   await app.register(connectRoutes(services, token));
   await app.register(auditRoutes(services));
   await app.register(sessionRoutes(services));
+  await app.register(conversationRoutes(services));
   await app.register(metricsRoutes(services, guard.limiter));
   await app.register(openApiRoutes);
   await app.register(mcpRoutes(services));
@@ -124,11 +126,14 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
 
   app.addHook("onClose", async () => {
     services.jobs.shutdown();
+    services.conversations.close();
     services.files.shutdown();
     detachJobLog();
     services.metrics.dispose();
     db.close();
   });
+  // Before the jobs: a job that ends as it is recovered owes its answer to a conversation.
+  services.conversations.recover();
   services.jobs.recover();
   return { app, services, token, routes: guard.routes };
 }

@@ -3,11 +3,13 @@ import type { AppConfig } from "./config.js";
 import { AgentService } from "./agents/service.js";
 import { OllamaService } from "./agents/ollama/service.js";
 import { inProcessAdapters } from "./agents/registry.js";
+import { ConversationHub } from "./conversations/hub.js";
 import { CostService } from "./costs/service.js";
 import { transactor, type Db } from "./db/client.js";
 import { createCostsRepo } from "./db/repos/costs.js";
 import { createAgentsRepo } from "./db/repos/agents.js";
 import { createAuditRepo } from "./db/repos/audit.js";
+import { createConversationsRepo } from "./db/repos/conversations.js";
 import { createJobStatsRepo } from "./db/repos/job-stats.js";
 import { createJobFilesRepo } from "./db/repos/job-files.js";
 import { createJobMessagesRepo } from "./db/repos/job-messages.js";
@@ -43,12 +45,14 @@ export interface Services {
   sessions: SessionService;
   /** MCP tasks and the jobs behind them; only mcp/tasks reads and writes them. */
   mcpTasks: McpTasksRepo;
+  /** Agents that message each other in conversation sessions. */
+  conversations: ConversationHub;
 }
 
 export function createServices(config: AppConfig, db: Db): Services {
   const agentsRepo = createAgentsRepo(db);
   const jobsRepo = createJobsRepo(db);
-  const conversations = createJobMessagesRepo(db);
+  const jobMessages = createJobMessagesRepo(db);
   const costs = new CostService({ costs: createCostsRepo(db), agents: agentsRepo });
   const agents = new AgentService({ config, agents: agentsRepo, hasJobs: (name) => jobsRepo.hasJobs(name) });
   const audit = new AuditService(createAuditRepo(db));
@@ -61,8 +65,8 @@ export function createServices(config: AppConfig, db: Db): Services {
     costs,
     audit,
     transact: transactor(db),
-    conversations,
-    inProcessAdapters: inProcessAdapters(config, conversations),
+    conversations: jobMessages,
+    inProcessAdapters: inProcessAdapters(config, jobMessages),
     hooks: {
       starting: (row) => files.begin(row.id, row.workdir, snapshotFile(row.id)),
       resumed: (row) => void files.resume(row.id, row.workdir, snapshotFile(row.id)),
@@ -76,5 +80,6 @@ export function createServices(config: AppConfig, db: Db): Services {
   const workdirs = new WorkdirService({ config, agents, files });
   const metrics = new Metrics(jobs, createJobStatsRepo(db));
   const sessions = new SessionService(createSessionsRepo(db), config.dataDir, config.sessionTtlMs);
-  return { config, agents, jobs, costs, files, workdirs, ollama, audit, metrics, sessions, mcpTasks: createMcpTasksRepo(db) };
+  const conversations = new ConversationHub({ repo: createConversationsRepo(db), agents, jobs, transact: transactor(db) });
+  return { config, agents, jobs, costs, files, workdirs, ollama, audit, metrics, sessions, conversations, mcpTasks: createMcpTasksRepo(db) };
 }

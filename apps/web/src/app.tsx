@@ -12,13 +12,16 @@ import { JobsPage } from "./pages/jobs-page.js";
 import { LaunchPage } from "./pages/launch-page.js";
 import { OllamaPage } from "./pages/ollama-page.js";
 
-// The chart and highlighting libraries load only with the pages that use them.
+// The chart and highlighting libraries load only with the pages that use them; Conversations loads
+// with its page too, which keeps the first load under Vite's 500 kB chunk warning.
 const CostsPage = lazy(() => import("./pages/costs-page.js").then((m) => ({ default: m.CostsPage })));
 const FilesPage = lazy(() => import("./pages/files-page.js").then((m) => ({ default: m.FilesPage })));
+const ConversationsPage = lazy(() => import("./pages/conversations-page.js").then((m) => ({ default: m.ConversationsPage })));
 
 const navItems = [
   { to: "/", label: "Jobs", match: (p: string) => p === "/" || p.startsWith("/jobs") },
   { to: "/launch", label: "Launch" },
+  { to: "/conversations", label: "Conversations" },
   { to: "/files", label: "Files" },
   { to: "/costs", label: "Costs" },
   { to: "/ollama", label: "Ollama" },
@@ -34,6 +37,8 @@ function route(pathname: string): ReactNode {
   switch (pathname) {
     case "/launch":
       return <LaunchPage />;
+    case "/conversations":
+      return <ConversationsPage />;
     case "/files":
       return <FilesPage />;
     case "/costs":

@@ -113,3 +113,32 @@ export const HubReadInputSchema = z.object({
     .optional()
     .describe("Read after this cursor (the `cursor` of a previous read); default the start"),
 });
+
+// ---- REST clients that take part ---------------------------------------------------------
+
+/** What a REST agent's later calls carry: the key its registration answered. */
+export const HubAgentKeySchema = z.string().regex(/^[A-Za-z0-9_-]{20,64}$/, "not an agent key; register first");
+
+/** `POST /api/conversations/:session/agents`: join the session as a REST client. */
+export const HubRegisterBodySchema = z.object({ name: HubRegisterInputSchema.shape.name, label: HubRegisterInputSchema.shape.label }).strict();
+export type HubRegisterBody = z.infer<typeof HubRegisterBodySchema>;
+
+/** The registration: `key` goes in the body of the agent's later calls. */
+export const HubRegistrationSchema = z.object({ agent: HubAgentSchema, key: HubAgentKeySchema });
+export type HubRegistration = z.infer<typeof HubRegistrationSchema>;
+
+/** `POST /api/conversations/:session/messages`: send as the registered agent. */
+export const HubSendBodySchema = z.object({ key: HubAgentKeySchema, to: HubSendInputSchema.shape.to, text: HubSendInputSchema.shape.text }).strict();
+export type HubSendBody = z.infer<typeof HubSendBodySchema>;
+
+/** `POST /api/conversations/:session/receive`: take what waits, else wait up to `timeoutS` for a message. */
+export const HubReceiveBodySchema = z.object({ key: HubAgentKeySchema, timeoutS: z.number().int().min(0).max(3600).default(60) }).strict();
+export type HubReceiveBody = z.infer<typeof HubReceiveBodySchema>;
+
+/** What a receive took from the inbox, oldest first; empty when the wait timed out. */
+export const HubReceivedSchema = z.object({ messages: z.array(HubMessageSchema) });
+export type HubReceived = z.infer<typeof HubReceivedSchema>;
+
+/** `POST /api/conversations/:session/leave`: the registration ends. */
+export const HubLeaveBodySchema = z.object({ key: HubAgentKeySchema }).strict();
+export type HubLeaveBody = z.infer<typeof HubLeaveBodySchema>;

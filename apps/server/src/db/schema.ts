@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import type {
   AgentKind,
@@ -262,6 +263,51 @@ export const mcpTasks = sqliteTable(
   (t) => [index("mcp_tasks_session_idx").on(t.sessionId, t.createdAt, t.id), index("mcp_tasks_job_idx").on(t.jobId)],
 );
 
+/**
+ * Agents that registered in a conversation session, one row per name: the last registration's
+ * label and times. Whether one is online is known in memory (its MCP session or REST key lives);
+ * a row whose `endedAt` is null belongs to a registration that is live now.
+ */
+export const hubAgents = sqliteTable(
+  "hub_agents",
+  {
+    session: text("session").notNull(),
+    name: text("name").notNull(),
+    label: text("label"),
+    registeredAt: integer("registered_at").notNull(),
+    lastSeenAt: integer("last_seen_at").notNull(),
+    /** When its last registration ended (disconnect, expiry, a restart); null while it lives. */
+    endedAt: integer("ended_at"),
+  },
+  (t) => [primaryKey({ columns: [t.session, t.name] })],
+);
+
+/** Messages between agents of a session. The id is the cursor: monotonic over the whole server. */
+export const hubMessages = sqliteTable(
+  "hub_messages",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    session: text("session").notNull(),
+    from: text("from_agent").notNull(),
+    to: text("to_agent").notNull(),
+    text: text("text").notNull(),
+    /** The job a worker ran for this message, or the job whose answer this message is. */
+    jobId: text("job_id"),
+    at: integer("at").notNull(),
+    /** When its recipient took it (a receive); null while it waits in the inbox. A message to a worker is taken at once. */
+    receivedAt: integer("received_at"),
+    /** A message to a worker whose answer is not stored yet: a restart waits for its job again. */
+    answerPending: integer("answer_pending", { mode: "boolean" }).notNull().default(false),
+  },
+  (t) => [
+    index("hub_messages_session_idx").on(t.session, t.id),
+    index("hub_messages_from_idx").on(t.session, t.from, t.id),
+    index("hub_messages_to_idx").on(t.session, t.to, t.id),
+    index("hub_messages_inbox_idx").on(t.session, t.to, t.id).where(sql`received_at is null`),
+    index("hub_messages_pending_idx").on(t.id).where(sql`answer_pending = 1`),
+  ],
+);
+
 export type AgentRow = typeof agents.$inferSelect;
 export type JobRow = typeof jobs.$inferSelect;
 export type OllamaModelRow = typeof ollamaModels.$inferSelect;
@@ -273,3 +319,5 @@ export type AuditRow = typeof auditLog.$inferSelect;
 export type BrowserSessionRow = typeof browserSessions.$inferSelect;
 export type McpTaskRow = typeof mcpTasks.$inferSelect;
 export type JobMessageRow = typeof jobMessages.$inferSelect;
+export type HubAgentRow = typeof hubAgents.$inferSelect;
+export type HubMessageRow = typeof hubMessages.$inferSelect;

@@ -60,6 +60,8 @@ export class NodeStreamableHttpTransport implements Transport {
   /** The GET stream: server-initiated messages (tools/list_changed). */
   private standalone?: { res: ServerResponse; keepAlive: NodeJS.Timeout };
   private closed = false;
+  /** Told when a request's client left (or the session closed) before it was answered. */
+  private leaving = new Map<RequestId, () => void>();
 
   constructor(private readonly onInitialized: (sessionId: string) => void) {}
 
@@ -103,6 +105,18 @@ export class NodeStreamableHttpTransport implements Transport {
     const answer = JSON.stringify(exchange.batch ? exchange.answers : exchange.answers[0]);
     exchange.res.writeHead(200, this.headers(jsonHeaders(answer)));
     this.end(exchange, answer);
+  }
+
+  /**
+   * Calls `listener` if the client of request `id` goes before it is answered: its connection
+   * closed, or the session did. A wait that would take something for that client (a message
+   * from an inbox) stops instead. Returns the function that stops listening.
+   */
+  onClientLeft(id: RequestId, listener: () => void): () => void {
+    this.leaving.set(id, listener);
+    return () => {
+      if (this.leaving.get(id) === listener) this.leaving.delete(id);
+    };
   }
 
   async close(): Promise<void> {
@@ -240,7 +254,12 @@ export class NodeStreamableHttpTransport implements Transport {
     if (!this.open.delete(exchange)) return false;
     clearImmediate(exchange.turn);
     clearInterval(exchange.keepAlive);
-    for (const id of exchange.pending) this.exchanges.delete(id);
+    for (const id of exchange.pending) {
+      this.exchanges.delete(id);
+      const left = this.leaving.get(id);
+      this.leaving.delete(id);
+      left?.();
+    }
     return true;
   }
 

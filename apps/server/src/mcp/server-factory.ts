@@ -7,6 +7,7 @@ import { registerAgentTools } from "./tools/agent-tools.js";
 import type { EndedAnswers } from "./tools/ended-answers.js";
 import { registerCorralTools } from "./tools/corral-tools.js";
 import { registerCostTools } from "./tools/cost-tools.js";
+import { hubCaller, registerHubTools } from "./tools/hub-tools.js";
 import { registerOllamaTools } from "./tools/ollama-tools.js";
 
 export interface McpMount {
@@ -50,7 +51,9 @@ export function createMcpServer(services: Services, mount: McpMount, enabled: Ag
   };
   syncTools(enabled);
   if (!mount.agent) {
-    registerCorralTools(server, services);
+    const caller = hubCaller(server, services);
+    registerCorralTools(server, services, caller);
+    registerHubTools(server, services, caller);
     registerCostTools(server, services);
     registerOllamaTools(server, services);
   }

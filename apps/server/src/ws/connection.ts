@@ -12,6 +12,7 @@ import type { FastifyBaseLogger } from "fastify";
 import WebSocket from "ws";
 import { ServiceError } from "../lib/errors.js";
 import type { Services } from "../services.js";
+import { ConversationStream } from "./conversation-stream.js";
 import { JobStream } from "./job-stream.js";
 
 /**
@@ -25,6 +26,7 @@ const LOW_WATER = SEND_BUFFER_CAP / 2;
 /** A client that lets this much pile up (only small control messages can) is cut off. */
 const HARD_CAP = 8 * SEND_BUFFER_CAP;
 const MAX_STREAMS = 200;
+const MAX_CONVERSATIONS = 50;
 
 export type Turn = (open: boolean) => void;
 
@@ -56,6 +58,7 @@ export class Connection implements StreamSink {
   private heldJobs = new Map<string, Job>();
   private flushingJobs = false;
   private streams = new Map<string, JobStream>();
+  private conversations = new Map<string, ConversationStream>();
   private queued = 0;
   private peak = 0;
   private catchUps = 0;
@@ -177,6 +180,10 @@ export class Connection implements StreamSink {
     return this.streams.get(jobId);
   }
 
+  conversationFor(session: string): ConversationStream | undefined {
+    return this.conversations.get(session);
+  }
+
   close(): void {
     this.socket.close(1001, "server shutting down");
   }
@@ -254,6 +261,12 @@ export class Connection implements StreamSink {
         return;
       case "subscribe_job":
         return this.subscribeJob(message.jobId, message.cursor);
+      case "subscribe_conversation":
+        return this.subscribeConversation(message.session, message.cursor);
+      case "unsubscribe_conversation":
+        this.conversations.get(message.session)?.stop();
+        this.conversations.delete(message.session);
+        return;
     }
   }
 
@@ -284,10 +297,29 @@ export class Connection implements StreamSink {
     this.streams.set(jobId, stream);
   }
 
+  private subscribeConversation(session: string, cursor: number): void {
+    if (!this.conversations.has(session) && this.conversations.size >= MAX_CONVERSATIONS) {
+      return this.send({
+        type: "error",
+        field: "session",
+        message: `at most ${MAX_CONVERSATIONS} conversations per connection; unsubscribe from one first`,
+      });
+    }
+    this.conversations.get(session)?.stop();
+    const hub = this.services.conversations;
+    const source = {
+      read: (from: number, limit: number) => hub.read(session, undefined, from, limit).messages,
+      agents: () => hub.agents(session),
+    };
+    this.conversations.set(session, new ConversationStream(session, cursor, source, this));
+  }
+
   private closed(): void {
     for (const wake of this.waiters.splice(0)) wake(false);
     for (const stream of this.streams.values()) stream.stop();
     this.streams.clear();
+    for (const stream of this.conversations.values()) stream.stop();
+    this.conversations.clear();
     this.heldJobs.clear();
     this.jobList = false;
   }

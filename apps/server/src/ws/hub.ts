@@ -1,4 +1,4 @@
-import type { Job, WsStats } from "@corral/shared";
+import type { HubMessage, Job, WsStats } from "@corral/shared";
 import type { FastifyBaseLogger } from "fastify";
 import type WebSocket from "ws";
 import type { FileEvent } from "../jobs/file-watcher.js";
@@ -18,6 +18,8 @@ export class WsHub {
   private readonly onJob = (job: Job) => this.each((c) => c.onJob(job), "a job update");
   private readonly onOutput = (event: OutputEvent) => this.each((c) => c.streamFor(event.jobId)?.onOutput(event), "job output");
   private readonly onFile = (event: FileEvent) => this.each((c) => c.streamFor(event.jobId)?.onFile(event.file), "a file event");
+  private readonly onMessage = (m: HubMessage) => this.each((c) => c.conversationFor(m.session)?.onMessage(m), "a conversation message");
+  private readonly onAgents = (session: string) => this.each((c) => c.conversationFor(session)?.agentsChanged(), "a conversation's agents");
 
   constructor(
     private readonly services: Services,
@@ -26,6 +28,8 @@ export class WsHub {
     services.jobs.on("job", this.onJob);
     services.jobs.on("output", this.onOutput);
     services.files.on("file", this.onFile);
+    services.conversations.on("message", this.onMessage);
+    services.conversations.on("agents", this.onAgents);
   }
 
   private each(deliver: (c: Connection) => void, what: string): void {
@@ -67,6 +71,8 @@ export class WsHub {
     this.services.jobs.off("job", this.onJob);
     this.services.jobs.off("output", this.onOutput);
     this.services.files.off("file", this.onFile);
+    this.services.conversations.off("message", this.onMessage);
+    this.services.conversations.off("agents", this.onAgents);
     for (const c of this.connections.values()) c.close();
     this.connections.clear();
   }

@@ -19,3 +19,9 @@ export function useFollowJob(jobId: string): void {
   const live = useContext(LiveContext);
   useEffect(() => (live ? live.follow(jobId) : undefined), [live, jobId]);
 }
+
+/** Keeps a conversation session's messages and agents flowing into the cache while the calling component is mounted. */
+export function useFollowConversation(session: string | null): void {
+  const live = useContext(LiveContext);
+  useEffect(() => (live && session ? live.followConversation(session) : undefined), [live, session]);
+}

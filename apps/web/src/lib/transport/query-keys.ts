@@ -22,6 +22,13 @@ export const queryKeys = {
   openapi: ["openapi"] as const,
   /** Signed-in browsers (Connect page). */
   sessions: ["sessions"] as const,
+  conversations: {
+    all: ["conversations"] as const,
+    sessions: () => [...queryKeys.conversations.all, "sessions"] as const,
+    agents: (session: string) => [...queryKeys.conversations.all, "agents", session] as const,
+    /** A session's timeline, written by the WebSocket client only (lib/domain/conversation-timeline.ts). */
+    messages: (session: string) => [...queryKeys.conversations.all, "messages", session] as const,
+  },
   /** Whether the WebSocket is connected; written by lib/ws.ts, read by useLiveStatus. */
   live: ["live"] as const,
   files: {

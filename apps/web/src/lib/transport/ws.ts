@@ -1,4 +1,5 @@
 import {
+  type HubAgent,
   isFinalStatus,
   parseServerMessage,
   type ClientMessage,
@@ -10,18 +11,23 @@ import {
 import type { QueryClient } from "@tanstack/react-query";
 import { writeJobToCache } from "./job-cache.js";
 import { mergeJobFiles } from "../domain/job-files.js";
+import { appendMessage, emptyTimeline, type Timeline } from "../domain/conversation-timeline.js";
 import { appendStreamed, emptyOutput, type OutputBuffer } from "../domain/output-buffer.js";
 import { queryKeys } from "./query-keys.js";
 
 /**
- * The panel's one WebSocket. It follows the job list always and a job's stream while a page
- * shows that job, writing everything into the query cache; pages only read the cache. On a
+ * The panel's one WebSocket. It follows the job list always, a job's stream while a page
+ * shows that job and a conversation while a page shows it, writing everything into the query
+ * cache; pages only read the cache. On a
  * drop it reconnects and resumes each job from the cursor the cache holds, so nothing is lost
  * or doubled; while it is down, the queries poll REST instead.
  */
 export class LiveClient {
   private socket: WebSocket | null = null;
   private follows = new Map<string, number>();
+  /** Conversation sessions followed, by how many components follow each. */
+  private conversations = new Map<string, number>();
+  private sessionsTimer: ReturnType<typeof setTimeout> | null = null;
   private retryMs = 500;
   private retryTimer: ReturnType<typeof setTimeout> | null = null;
   private refreshTimer: ReturnType<typeof setTimeout> | null = null;
@@ -44,6 +50,7 @@ export class LiveClient {
     this.stopped = true;
     if (this.retryTimer) clearTimeout(this.retryTimer);
     if (this.refreshTimer) clearTimeout(this.refreshTimer);
+    if (this.sessionsTimer) clearTimeout(this.sessionsTimer);
     this.socket?.close();
     this.socket = null;
     this.setLive(false);
@@ -65,6 +72,36 @@ export class LiveClient {
     };
   }
 
+  /** Streams a conversation session's messages and agents into the cache until the returned function is called. */
+  followConversation(session: string): () => void {
+    const count = this.conversations.get(session) ?? 0;
+    this.conversations.set(session, count + 1);
+    if (count === 0) this.subscribeConversation(session);
+    return () => {
+      const left = (this.conversations.get(session) ?? 1) - 1;
+      if (left > 0) {
+        this.conversations.set(session, left);
+        return;
+      }
+      this.conversations.delete(session);
+      this.send({ type: "unsubscribe_conversation", session });
+    };
+  }
+
+  private subscribeConversation(session: string): void {
+    const held = this.client.getQueryData<Timeline>(queryKeys.conversations.messages(session));
+    this.send({ type: "subscribe_conversation", session, cursor: held?.cursor ?? 0 });
+  }
+
+  /** Counts on the sessions list change with messages and agents; one REST read covers a burst. */
+  private refreshSessions(): void {
+    if (this.sessionsTimer) return;
+    this.sessionsTimer = setTimeout(() => {
+      this.sessionsTimer = null;
+      void this.client.invalidateQueries({ queryKey: queryKeys.conversations.sessions() });
+    }, 500);
+  }
+
   private connect(): void {
     if (this.stopped) return;
     let socket: WebSocket;
@@ -80,6 +117,7 @@ export class LiveClient {
       this.setLive(true);
       this.send({ type: "subscribe_jobs" });
       for (const jobId of this.follows.keys()) void this.subscribeJob(jobId);
+      for (const session of this.conversations.keys()) this.subscribeConversation(session);
       // Whatever changed while disconnected is read once over REST: the jobs, and after a drop
       // everything else too (the server may have been away, and reads that failed then, such as
       // the agents a job page needs, are not retried by themselves).
@@ -186,6 +224,16 @@ export class LiveClient {
       }
       case "usage":
         client.setQueryData<{ usage: unknown }>(queryKeys.jobs.detail(message.jobId), (job) => (job ? { ...job, usage: message.usage } : job));
+        break;
+      case "conversation_message":
+        client.setQueryData<Timeline>(queryKeys.conversations.messages(message.message.session), (t) =>
+          appendMessage(t ?? emptyTimeline(), message.message),
+        );
+        this.refreshSessions();
+        break;
+      case "conversation_agents":
+        client.setQueryData<HubAgent[]>(queryKeys.conversations.agents(message.session), message.agents);
+        this.refreshSessions();
         break;
       case "subscribed":
       case "error":
