@@ -26,7 +26,8 @@ export function claudeParser(spec: JobSpec) {
   let session: string | undefined;
   return jsonLinesParser({
     event(ev) {
-      session = sessionIdOf(ev.session_id, UUID) ?? session;
+      // The first id is the run's own (init comes first); later lines only repeat it.
+      session ??= sessionIdOf(ev.session_id, UUID);
       if (ev.type === "system" && ev.subtype === "init") {
         model = str(ev.model) ?? model;
         return model ? { model } : undefined;

@@ -2,6 +2,7 @@ import { closeSync, openSync, readdirSync, readSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { UUID } from "../worker-session.js";
+
 /** The `turn_context` record comes after the session header (~20 KB of instructions) and the first messages. */
 const READ_LIMIT = 1024 * 1024;
 /** Day folders looked at, newest first: a run that started just before midnight is in yesterday's. */

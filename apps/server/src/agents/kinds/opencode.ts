@@ -31,7 +31,8 @@ export function opencodeParser(spec: JobSpec) {
   let session: string | undefined;
   return jsonLinesParser({
     event(ev) {
-      session = sessionIdOf(ev.sessionID, OPENCODE_SESSION) ?? session;
+      // The first id is the run's own: a subagent's child session must not replace it.
+      session ??= sessionIdOf(ev.sessionID, OPENCODE_SESSION);
       const part = obj(ev.part);
       if (ev.type === "text") {
         answer.set(str(part?.text) ?? "");

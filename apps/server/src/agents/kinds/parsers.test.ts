@@ -213,6 +213,18 @@ describe("session ids", () => {
     expect(result.finalText).toBeUndefined();
   });
 
+  test("the run's own id is the first one: a later line of another session (a subagent's) does not replace it", () => {
+    const line = (ev: Record<string, unknown>) => `${JSON.stringify(ev)}\n`;
+    const own = "ses_dd867c090ffeQAzhdrkaTcP0pw";
+    const child = "ses_dd1569bafffebPjcRWcBAjfqo4";
+    const stdout = line({ type: "step_start", sessionID: own, part: {} }) + line({ type: "text", sessionID: child, part: { text: "x" } });
+    expect(read(opencodeParser(spec(null)), stdout).sessionId).toBe(own);
+    const uuid = "4787530e-89f1-4301-bb1a-75b8d5e78f04";
+    const other = "5d0a488a-b058-4fce-81c2-5a11999e5696";
+    const claudeOut = line({ type: "system", subtype: "init", session_id: uuid }) + line({ type: "assistant", session_id: other, message: {} });
+    expect(read(claudeParser(spec(null)), claudeOut).sessionId).toBe(uuid);
+  });
+
   // A worker's output is untrusted: an id of the wrong shape is not kept, so it never reaches a
   // follow-up's command line or a file path.
   test.each(["--help", "latest", "3", "../../x", "ses_../../x", "4787530e-89f1-4301-bb1a-75b8d5e78f04 --version"])(
