@@ -21,6 +21,23 @@ const FIRST = "Remember the code word PELICAN-7.";
 const ANSWER = "Noted: the code word is PELICAN-7.";
 const SECOND = "Write the code word into followup.txt.";
 
+/** `CORRAL_RESUME_SAMPLES=<dir>` keeps the follow-ups' output there, named as in test/fixtures/samples. */
+const samplesDir = process.env.CORRAL_RESUME_SAMPLES;
+const sampleNames: Record<string, [cli: string, mode: string, ext: string]> = {
+  claude: ["claude-2.1.197", "stream-json", "ndjson"],
+  gemini: ["gemini-0.61.0", "stream-json", "ndjson"],
+  opencode: ["opencode-1.18.33", "format-json", "ndjson"],
+  codex: ["codex-0.171.0", "exec-json", "ndjson"],
+};
+
+function keepSample(kind: string, variant: "resume" | "resume-unknown", run: { stdout: string; stderr: string }): void {
+  if (!samplesDir) return;
+  const [cli, mode, ext] = sampleNames[kind]!;
+  const base = path.join(samplesDir, `${cli}-${variant}-${mode}`);
+  if (run.stdout) writeFileSync(`${base}.${ext}`, run.stdout);
+  if (run.stderr) writeFileSync(`${base}.stderr.txt`, run.stderr);
+}
+
 const fakes: FakeServer[] = [];
 const roots: string[] = [];
 afterAll(async () => {
@@ -200,6 +217,7 @@ describe("a follow-up resumes the CLI's own session", () => {
       ],
       { jobId: "first", workerSession: session ?? null },
     );
+    keepSample(kind, "resume", second.run);
     expect(second.run.code, describeRun(second.run)).toBe(0);
     expect(second.result.finalText).toBe("Done: wrote followup.txt");
 
@@ -246,6 +264,7 @@ describe("a follow-up of a session the CLI does not have fails, never starting a
       jobId: "gone",
       workerSession: unknown[kind]!,
     });
+    keepSample(kind, "resume-unknown", turn.run);
     expect(turn.run.code, describeRun(turn.run)).not.toBe(0);
     expect(mainRequests(turn.fake), describeRun(turn.run)).toEqual([]);
     expect(turn.result.finalText).toBeUndefined();
