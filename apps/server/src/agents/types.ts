@@ -36,7 +36,10 @@ export interface WorkerResult {
   usage?: UsageReport;
   /** Why it failed, when its output says so (an API error in a CLI's JSON events). */
   error?: string;
-  /** The CLI's own id for this run, when its output gives one (codex's thread id). */
+  /**
+   * The CLI's own session id for this run, when its output gives one of the right shape (Claude
+   * Code's and Gemini CLI's `session_id`, OpenCode's `sessionID`, Codex's thread id): what a follow-up resumes.
+   */
   sessionId?: string;
 }
 

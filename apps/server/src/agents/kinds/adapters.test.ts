@@ -1,7 +1,8 @@
 import { describe, expect, test } from "vitest";
 import type { AgentRow } from "../../db/schema.js";
+import { ServiceError } from "../../lib/errors.js";
 import { newAgentRow } from "../catalog.js";
-import { cliAdapterFor } from "../registry.js";
+import { agentKindModule, cliAdapterFor } from "../registry.js";
 import type { CliAdapter, JobSpec } from "../types.js";
 
 /** A CLI kind's adapter from the registry. */
@@ -94,12 +95,24 @@ const promptPlacement: Record<string, string> = {
 describe.each(Object.entries(promptPlacement))("%s: values that look like options stay values", (kind, placement) => {
   const adapter = cli(kind);
 
-  test.each(["--version", "-h", "-", "--", "-p=x", "help", "--model=evil"])("prompt %j", (prompt) => {
-    const args = adapter.invocation(spec({ prompt, model: null }), kind).args;
+  const session = kind === "opencode" ? "ses_dd867c090ffeQAzhdrkaTcP0pw" : "4787530e-89f1-4301-bb1a-75b8d5e78f04";
+  const resuming = agentKindModule(kind)?.resumes === true;
+
+  test.each(
+    ["--version", "-h", "-", "--", "-p=x", "help", "--model=evil", "resume"].flatMap((prompt) => [
+      [prompt, false],
+      ...(resuming ? [[prompt, true] as const] : []),
+    ]),
+  )("prompt %j (follow-up: %s)", (prompt, isFollowUp) => {
+    const followUp = isFollowUp ? { followUp: { jobId: "first1", workerSession: session } } : {};
+    const args = adapter.invocation(spec({ prompt, model: null, ...followUp }), kind).args;
     const tail = placement === "after --" ? ["--", prompt] : [`${placement}${prompt}`];
     expect(args.slice(-tail.length)).toEqual(tail);
-    // Nowhere else, and one `--` only: the prompt is never a bare element an option parser reads.
-    expect(args.slice(0, -tail.length)).not.toContain(prompt);
+    // Nowhere else, and one `--` only: the prompt is never a bare element an option parser reads,
+    // so everything before it is what any other prompt gets.
+    const plain = adapter.invocation(spec({ prompt: "x", model: null, ...followUp }), kind).args;
+    expect(args.slice(0, -tail.length)).toEqual(plain.slice(0, -tail.length));
+    expect(args.slice(0, -tail.length)).not.toContain("--");
   });
 
   test("a model is glued to its option, wherever the options end", () => {
@@ -108,6 +121,125 @@ describe.each(Object.entries(promptPlacement))("%s: values that look like option
     expect(args).not.toContain("-x --version");
     const end = args.indexOf("--");
     if (end >= 0) expect(args.indexOf("--model=-x --version")).toBeLessThan(end);
+  });
+});
+
+describe("follow-ups resume the CLI's own session with its real flags (the compatibility suite runs these against the pinned CLIs)", () => {
+  const uuid = "4787530e-89f1-4301-bb1a-75b8d5e78f04";
+  const followUp = (workerSession: string | null) => ({ followUp: { jobId: "first1", workerSession } });
+
+  test("claude: --resume=<id> (glued: the option takes an optional value), before the prompt's --", () => {
+    expect(cli("claude").invocation(spec(followUp(uuid)), "claude").args).toEqual([
+      "-p",
+      "--output-format",
+      "stream-json",
+      "--verbose",
+      "--permission-mode",
+      "acceptEdits",
+      `--resume=${uuid}`,
+      "--model=m1",
+      "--",
+      "say 'hi'; rm -rf $HOME",
+    ]);
+  });
+
+  test("gemini: --resume=<id>", () => {
+    expect(cli("gemini").invocation(spec(followUp(uuid)), "gemini").args).toEqual([
+      "--model=m1",
+      "-y",
+      "-o",
+      "stream-json",
+      `--resume=${uuid}`,
+      "--prompt=say 'hi'; rm -rf $HOME",
+    ]);
+  });
+
+  test("opencode: run --session=<id>", () => {
+    const id = "ses_dd867c090ffeQAzhdrkaTcP0pw";
+    expect(cli("opencode").invocation(spec(followUp(id)), "opencode").args).toEqual([
+      "--log-level",
+      "ERROR",
+      "--model=m1",
+      "run",
+      "--format",
+      "json",
+      `--session=${id}`,
+      "--message=say 'hi'; rm -rf $HOME",
+    ]);
+  });
+
+  test("codex: exec's options, then the resume subcommand and its id, then -- and the prompt", () => {
+    expect(cli("codex").invocation(spec(followUp(uuid)), "codex").args).toEqual([
+      "exec",
+      "--json",
+      "--skip-git-repo-check",
+      "--sandbox",
+      "workspace-write",
+      "-C",
+      "/w",
+      "--model=m1",
+      "resume",
+      uuid,
+      "--",
+      "say 'hi'; rm -rf $HOME",
+    ]);
+  });
+
+  test("the kinds with a resume mechanism say so; kiro and command agents do not, so their follow-ups are refused", () => {
+    const resuming = ["claude", "codex", "gemini", "opencode", "kiro", "command"].filter((kind) => agentKindModule(kind)?.resumes === true);
+    expect(resuming).toEqual(["claude", "codex", "gemini", "opencode"]);
+  });
+
+  const shapes: Record<string, string> = { claude: uuid, gemini: uuid, codex: uuid, opencode: "ses_dd867c090ffeQAzhdrkaTcP0pw" };
+
+  describe.each(Object.keys(shapes))("%s: a worker's session id is untrusted", (kind) => {
+    const adapter = cli(kind);
+    const refusal = (workerSession: string | null): ServiceError => {
+      try {
+        adapter.invocation(spec({ ...followUp(workerSession), agent: agent({ kind }) }), kind);
+      } catch (err) {
+        if (err instanceof ServiceError) return err;
+        throw err;
+      }
+      throw new Error(`${kind} accepted ${JSON.stringify(workerSession)}`);
+    };
+
+    // Options, the CLIs' own selectors (gemini's `latest` and list indexes, codex's thread names),
+    // paths, and a valid id with anything around it.
+    test.each([
+      "--help",
+      "-x",
+      "--model=evil",
+      "latest",
+      "3",
+      "my-thread",
+      "../../etc/passwd",
+      "",
+      `${shapes[kind]}\n--help`,
+      ` ${shapes[kind]}`,
+      `${shapes[kind]} --version`,
+      `--resume=${shapes[kind]}`,
+    ])("%j is refused, naming the session field", (id) => {
+      const err = refusal(id);
+      expect(err.status).toBe(400);
+      expect(err.field).toBe("session");
+      expect(err.message).toContain("job first1 cannot be continued");
+    });
+
+    test("a follow-up whose worker reported no session is refused, never run as a fresh conversation", () => {
+      const err = refusal(null);
+      expect(err.field).toBe("session");
+      expect(err.message).toMatch(/reported no session id/);
+    });
+
+    test("a valid id is one argument of its own or glued to its option, never where options are parsed from the prompt", () => {
+      const args = adapter.invocation(spec({ ...followUp(shapes[kind]!), prompt: "--version" }), kind).args;
+      const at = args.findIndex((a) => a.includes(shapes[kind]!));
+      expect(at).toBeGreaterThanOrEqual(0);
+      expect(args.filter((a) => a.includes(shapes[kind]!))).toHaveLength(1);
+      const end = args.indexOf("--");
+      if (end >= 0) expect(at).toBeLessThan(end);
+    });
   });
 });
 

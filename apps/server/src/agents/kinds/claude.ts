@@ -2,6 +2,7 @@ import { plural, type ReadableEvent } from "@corral/shared";
 import { BoundedText, jsonLinesParser, num, obj, str, UsageSum } from "../json-lines.js";
 import { blockText, readable } from "../readable.js";
 import type { CliAgentKind, Json, JobSpec, UsageReport } from "../types.js";
+import { resumedSession, sessionIdOf, UUID } from "../worker-session.js";
 
 /** Anthropic counts cache reads and writes apart from `input_tokens`; Corral's input includes both. */
 function anthropicTokens(usage: Json | undefined) {
@@ -22,8 +23,11 @@ export function claudeParser(spec: JobSpec) {
   const lastText = new BoundedText();
   let model = spec.model ?? undefined;
   let result: { text?: string; usage?: UsageReport; error?: string } | undefined;
+  let session: string | undefined;
   return jsonLinesParser({
     event(ev) {
+      // The first id is the run's own (init comes first); later lines only repeat it.
+      session ??= sessionIdOf(ev.session_id, UUID);
       if (ev.type === "system" && ev.subtype === "init") {
         model = str(ev.model) ?? model;
         return model ? { model } : undefined;
@@ -54,14 +58,19 @@ export function claudeParser(spec: JobSpec) {
           ...(cost !== undefined ? { costUsd: cost } : {}),
         };
         const text = str(ev.result);
-        result = { text, usage, ...(ev.is_error === true ? { error: text ?? `claude reported an error (${String(ev.subtype)})` } : {}) };
+        // A run that never reached the model (`--resume` of a session it cannot find) has no
+        // result text, only `errors`.
+        const errors = (Array.isArray(ev.errors) ? ev.errors : []).map(str).filter(Boolean).join("; ");
+        result = { text, usage, ...(ev.is_error === true ? { error: text || errors || `claude reported an error (${String(ev.subtype)})` } : {}) };
         return usage;
       }
       return undefined;
     },
     finish() {
-      if (result) return { finalText: result.text?.trim() || undefined, usage: result.usage, ...(result.error ? { error: result.error } : {}) };
-      return { finalText: lastText.value(), ...(running.seen ? { usage: running.report(model) } : {}) };
+      const id = session ? { sessionId: session } : {};
+      if (result)
+        return { finalText: result.text?.trim() || undefined, usage: result.usage, ...(result.error ? { error: result.error } : {}), ...id };
+      return { finalText: lastText.value(), ...(running.seen ? { usage: running.report(model) } : {}), ...id };
     },
   });
 }
@@ -110,21 +119,28 @@ function readEvent(ev: Json): ReadableEvent[] {
  * `-p` takes no value: the prompt is the positional argument, after `--` so a prompt such as
  * `--version` is sent to the model instead of being read as an option; the model is glued to
  * its option (`--model=M`) for the same reason.
+ *
+ * Every event carries the run's `session_id`; a follow-up resumes it with `--resume=<id>` (glued,
+ * as `--resume` takes an optional value). Claude keeps its sessions per working directory
+ * (`~/.claude/projects/<cwd>/<id>.jsonl`), so a follow-up finds its session only in the same workdir.
  */
 export const claude: CliAgentKind = {
   kind: "claude",
   provider: "anthropic",
   builtins: [{ name: "claude", description: "Claude Code in print mode, allowed to edit files in its workdir" }],
   retries: true,
+  resumes: true,
   readEvent,
   cli: {
     defaultBinary: "claude",
     installHint: "install it with npm install -g @anthropic-ai/claude-code",
     invocation(spec, binary) {
       const model = spec.model ? [`--model=${spec.model}`] : [];
+      const session = resumedSession(spec, UUID);
+      const resume = session ? [`--resume=${session}`] : [];
       return {
         command: binary,
-        args: ["-p", "--output-format", "stream-json", "--verbose", "--permission-mode", "acceptEdits", ...model, "--", spec.prompt],
+        args: ["-p", "--output-format", "stream-json", "--verbose", "--permission-mode", "acceptEdits", ...resume, ...model, "--", spec.prompt],
         env: {},
         cwd: spec.workdir,
       };

@@ -1,9 +1,8 @@
 import { closeSync, openSync, readdirSync, readSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { UUID } from "../worker-session.js";
 
-/** Codex's thread ids are UUIDs; anything else is not looked up (it becomes part of a path). */
-const THREAD_ID = /^[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}$/i;
 /** The `turn_context` record comes after the session header (~20 KB of instructions) and the first messages. */
 const READ_LIMIT = 1024 * 1024;
 /** Day folders looked at, newest first: a run that started just before midnight is in yesterday's. */
@@ -65,7 +64,8 @@ export function rolloutModel(text: string): string | undefined {
  * whose `turn_context` records carry the model it resolved from `-m`, its config or its default.
  */
 export function codexSessionModel(threadId: string, env: Record<string, string | undefined>): string | undefined {
-  if (!THREAD_ID.test(threadId)) return undefined;
+  // Codex's thread ids are UUIDs; anything else is not looked up (it becomes part of a path).
+  if (!UUID.test(threadId)) return undefined;
   const home = env.CODEX_HOME || path.join(env.HOME || os.homedir(), ".codex");
   const suffix = `-${threadId}.jsonl`;
   for (const day of recentDayDirs(path.join(home, "sessions"))) {

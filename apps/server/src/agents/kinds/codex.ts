@@ -3,6 +3,7 @@ import { jsonLinesParser, num, obj, str, UsageSum } from "../json-lines.js";
 import { errorMessage, readable } from "../readable.js";
 import { codexSessionModel } from "./codex-session.js";
 import type { CliAgentKind, Json, JobSpec } from "../types.js";
+import { resumedSession, sessionIdOf, UUID } from "../worker-session.js";
 
 /**
  * `codex exec --json`: the answer is the last completed `agent_message` item; `turn.completed`
@@ -24,7 +25,7 @@ export function codexParser(spec: JobSpec) {
   return jsonLinesParser({
     event(ev) {
       if (ev.type === "thread.started") {
-        thread = str(ev.thread_id) ?? thread;
+        thread = sessionIdOf(ev.thread_id, UUID) ?? thread;
         return undefined;
       }
       if (ev.type === "item.completed") {
@@ -122,21 +123,29 @@ function readEvent(ev: Json): ReadableEvent[] {
  * an option (`--version`) nor one of exec's subcommands (`review`, `resume`, `help`) can be
  * smuggled in as a prompt; the model is glued to its option (`--model=M`). A prompt of exactly
  * `-` still means "read stdin" to codex, which gets nothing there and fails the job.
+ *
+ * `thread.started` names the run's thread; a follow-up is `codex exec [OPTIONS] resume <id> -- PROMPT`.
+ * exec's options (`--json`, `--sandbox`, `-C`, `--model`) stay before `resume`, which has no
+ * `--sandbox` or `-C` of its own. The id is a UUID: `resume` also takes a thread name, and the
+ * prompt alone after `--last`, so nothing else is passed there.
  */
 export const codex: CliAgentKind = {
   kind: "codex",
   provider: "openai",
   builtins: [{ name: "codex", description: "OpenAI Codex CLI (codex exec)" }],
   retries: true,
+  resumes: true,
   readEvent,
   cli: {
     defaultBinary: "codex",
     installHint: "install it with npm install -g @openai/codex",
     invocation(spec, binary) {
       const model = spec.model ? [`--model=${spec.model}`] : [];
+      const session = resumedSession(spec, UUID);
+      const resume = session ? ["resume", session] : [];
       return {
         command: binary,
-        args: ["exec", "--json", "--skip-git-repo-check", "--sandbox", "workspace-write", "-C", spec.workdir, ...model, "--", spec.prompt],
+        args: ["exec", "--json", "--skip-git-repo-check", "--sandbox", "workspace-write", "-C", spec.workdir, ...model, ...resume, "--", spec.prompt],
         env: {},
         cwd: spec.workdir,
       };

@@ -4,6 +4,7 @@ import { plainTextParser, type CliAgentKind } from "../types.js";
  * Any executable is a worker ("the minimal contract"): the agent's argument template has
  * `{prompt}`, `{workdir}` and `{model}` replaced inside each argument; without a template the
  * prompt is the only argument. It is never run to ask its version: it could do real work.
+ * It does not resume (`resumes` unset): an arbitrary executable has no session to continue.
  */
 export const command: CliAgentKind = {
   kind: "command",

@@ -2,6 +2,7 @@ import { plural, type ReadableEvent } from "@corral/shared";
 import { BoundedText, jsonLinesParser, num, obj, str } from "../json-lines.js";
 import { errorMessage, readable } from "../readable.js";
 import type { CliAgentKind, Json, JobSpec, UsageReport } from "../types.js";
+import { resumedSession, sessionIdOf, UUID } from "../worker-session.js";
 
 /**
  * `gemini -o stream-json`: the answer arrives as assistant `message` deltas, and the text after
@@ -14,10 +15,12 @@ export function geminiParser(spec: JobSpec) {
   let model = spec.model ?? undefined;
   let usage: UsageReport | undefined;
   let error: string | undefined;
+  let session: string | undefined;
   return jsonLinesParser({
     event(ev) {
       switch (ev.type) {
         case "init":
+          session = sessionIdOf(ev.session_id, UUID) ?? session;
           model = str(ev.model) ?? model;
           return model ? { model } : undefined;
         case "tool_use":
@@ -44,7 +47,7 @@ export function geminiParser(spec: JobSpec) {
       }
     },
     finish() {
-      return { finalText: answer.value(), ...(usage ? { usage } : {}), ...(error ? { error } : {}) };
+      return { finalText: answer.value(), ...(usage ? { usage } : {}), ...(error ? { error } : {}), ...(session ? { sessionId: session } : {}) };
     },
   });
 }
@@ -106,19 +109,27 @@ function readEvent(ev: Json): ReadableEvent[] {
  * `-o stream-json` so the answer and token counts can be told apart from the rest. Values are
  * glued to their options (`--model=M`, `--prompt=PROMPT`): `-p --version` would print the
  * version and exit, and Gemini CLI 0.61 does not take a prompt given after `--`.
+ *
+ * The `init` event names the run's `session_id`; a follow-up resumes it with `--resume=<id>`.
+ * Gemini CLI also reads `latest` and list indexes (`--resume=3`) there, which would resume some
+ * other conversation, so only a UUID is passed. Its sessions are kept per project
+ * (`~/.gemini/tmp/<project>/chats/`): a follow-up finds its session only in the same workdir.
  */
 export const gemini: CliAgentKind = {
   kind: "gemini",
   provider: "google",
   builtins: [{ name: "gemini", description: "Google Gemini CLI" }],
   retries: true,
+  resumes: true,
   readEvent,
   cli: {
     defaultBinary: "gemini",
     installHint: "install it with npm install -g @google/gemini-cli",
     invocation(spec, binary) {
       const model = spec.model ? [`--model=${spec.model}`] : [];
-      return { command: binary, args: [...model, "-y", "-o", "stream-json", `--prompt=${spec.prompt}`], env: {}, cwd: spec.workdir };
+      const session = resumedSession(spec, UUID);
+      const resume = session ? [`--resume=${session}`] : [];
+      return { command: binary, args: [...model, "-y", "-o", "stream-json", ...resume, `--prompt=${spec.prompt}`], env: {}, cwd: spec.workdir };
     },
     createParser: geminiParser,
     stateDirs: [".gemini"],

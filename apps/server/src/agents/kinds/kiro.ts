@@ -4,6 +4,10 @@ import { plainTextParser, type CliAgentKind } from "../types.js";
  * pyCorral: `kiro-cli-chat chat --no-interactive --trust-all-tools PROMPT`. Kiro CLI parses its
  * arguments with clap, where `--` ends the options: the prompt comes after it so it can never be
  * read as one, and the model is glued to its option (`--model=M`). It prints plain text.
+ *
+ * It does not resume (`resumes` unset, so a follow-up is refused): `--no-interactive` prints no
+ * session id, and `--resume` picks the directory's latest conversation, which may be another
+ * job's, so a follow-up could not be bound to the conversation it continues.
  */
 export const kiro: CliAgentKind = {
   kind: "kiro",

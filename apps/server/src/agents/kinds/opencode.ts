@@ -2,6 +2,7 @@ import type { ReadableEvent } from "@corral/shared";
 import { BoundedText, jsonLinesParser, num, obj, str, UsageSum } from "../json-lines.js";
 import { readable } from "../readable.js";
 import type { CliAgentKind, Json, JobSpec } from "../types.js";
+import { OPENCODE_SESSION, resumedSession, sessionIdOf } from "../worker-session.js";
 
 /**
  * `opencode run --format json`: every model step ends with `step_finish` carrying that step's
@@ -27,8 +28,11 @@ export function opencodeParser(spec: JobSpec) {
   const answer = new BoundedText();
   const model = spec.model ?? undefined;
   let error: string | undefined;
+  let session: string | undefined;
   return jsonLinesParser({
     event(ev) {
+      // The first id is the run's own: a subagent's child session must not replace it.
+      session ??= sessionIdOf(ev.sessionID, OPENCODE_SESSION);
       const part = obj(ev.part);
       if (ev.type === "text") {
         answer.set(str(part?.text) ?? "");
@@ -46,7 +50,12 @@ export function opencodeParser(spec: JobSpec) {
       return undefined;
     },
     finish() {
-      return { finalText: answer.value(), ...(sum.seen ? { usage: sum.report(model) } : {}), ...(error ? { error } : {}) };
+      return {
+        finalText: answer.value(),
+        ...(sum.seen ? { usage: sum.report(model) } : {}),
+        ...(error ? { error } : {}),
+        ...(session ? { sessionId: session } : {}),
+      };
     },
   });
 }
@@ -84,21 +93,27 @@ function readEvent(ev: Json): ReadableEvent[] {
  * `run`'s `message` positional given in its option form, glued (`--message=PROMPT`), so a prompt
  * such as `--version` reaches the model. Not `-- PROMPT`: OpenCode 1.18 turns a number-like
  * prompt after `--` (`42`, `1e3`) into a number and crashes on it.
+ *
+ * Every event carries the run's `sessionID`; a follow-up continues it with `run --session=<id>`,
+ * which exits with "Session not found" rather than starting afresh when the id is unknown.
  */
 export const opencode: CliAgentKind = {
   kind: "opencode",
   provider: "opencode",
   builtins: [{ name: "opencode", description: "OpenCode CLI; its answer is also written to output.md" }],
   retries: true,
+  resumes: true,
   readEvent,
   cli: {
     defaultBinary: "opencode",
     installHint: "install it with npm install -g opencode-ai",
     invocation(spec, binary) {
       const model = spec.model ? [`--model=${spec.model}`] : [];
+      const session = resumedSession(spec, OPENCODE_SESSION);
+      const resume = session ? [`--session=${session}`] : [];
       return {
         command: binary,
-        args: ["--log-level", "ERROR", ...model, "run", "--format", "json", `--message=${spec.prompt}`],
+        args: ["--log-level", "ERROR", ...model, "run", "--format", "json", ...resume, `--message=${spec.prompt}`],
         env: {},
         cwd: spec.workdir,
       };

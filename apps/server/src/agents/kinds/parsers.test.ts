@@ -105,10 +105,10 @@ describe("opencode 1.18.33 run --format json", () => {
     expect(streamed[0]).toMatchObject({ inputTokens: 1200, outputTokens: 40, cachedInputTokens: 100 });
   });
 
-  test("an API error event gives its message", () => {
+  test("an API error event gives its message (and the session, which a follow-up can still resume)", () => {
     const parser = opencodeParser(spec("fake/fake-model"));
     feed(parser, sample("opencode-1.18.33-format-json-error400.ndjson"));
-    expect(parser.finish()).toEqual({ finalText: undefined, error: "fake: scripted failure 400" });
+    expect(parser.finish()).toEqual({ finalText: undefined, error: "fake: scripted failure 400", sessionId: "ses_dd86794e0ffeGsqwnCAVow9wye" });
   });
 });
 
@@ -173,4 +173,68 @@ test("a huge answer is bounded", () => {
   const text = parser.finish().finalText ?? "";
   expect(text.length).toBeLessThan(300 * 1024);
   expect(text.endsWith("[…truncated]")).toBe(true);
+});
+
+/**
+ * Each CLI's own session id, which a follow-up resumes: from the real samples of a first run and
+ * of the follow-up that resumed it (the `*-resume-*` samples, recorded by the compatibility suite's
+ * resume.test.ts), where the id stays the same.
+ */
+describe("session ids", () => {
+  const read = (parser: OutputParser, stdout: string, stderr = "") => {
+    feed(parser, stdout, stderr);
+    return parser.finish();
+  };
+
+  test.each([
+    ["claude stream-json", () => claudeParser(spec(null)), "claude-2.1.197-stream-json.ndjson", "4787530e-89f1-4301-bb1a-75b8d5e78f04"],
+    ["claude json", () => claudeParser(spec(null)), "claude-2.1.197-json.json", "907398aa-290e-40ba-985f-d47b0ea88fba"],
+    ["claude resumed", () => claudeParser(spec(null)), "claude-2.1.197-resume-stream-json.ndjson", "5d0a488a-b058-4fce-81c2-5a11999e5696"],
+    ["gemini stream-json", () => geminiParser(spec(null)), "gemini-0.61.0-stream-json.ndjson", "17efe6a9-f5c3-415b-94af-1f84e9d64c3b"],
+    ["gemini resumed", () => geminiParser(spec(null)), "gemini-0.61.0-resume-stream-json.ndjson", "609cd9c0-19f5-4efb-b87a-6d2060d86960"],
+    ["opencode format json", () => opencodeParser(spec(null)), "opencode-1.18.33-format-json.ndjson", "ses_dd867c090ffeQAzhdrkaTcP0pw"],
+    ["opencode resumed", () => opencodeParser(spec(null)), "opencode-1.18.33-resume-format-json.ndjson", "ses_dd1569bafffebPjcRWcBAjfqo4"],
+    ["codex exec --json", () => codexParser(spec(null)), "codex-0.171.0-exec-json.ndjson", "01a22798-7714-7273-bcc1-bb70660c00d3"],
+    ["codex resumed", () => codexParser(spec(null)), "codex-0.171.0-resume-exec-json.ndjson", "01a22ea9-a5f6-7ad3-b96a-599a4f5318dd"],
+  ])("%s", (_, parser, file, id) => {
+    expect(read(parser(), sample(file)).sessionId).toBe(id);
+  });
+
+  test("the follow-ups' samples are answers to the resumed conversation", () => {
+    expect(read(claudeParser(spec(null)), sample("claude-2.1.197-resume-stream-json.ndjson")).finalText).toBe("Done: wrote followup.txt");
+    expect(read(geminiParser(spec(null)), sample("gemini-0.61.0-resume-stream-json.ndjson")).finalText).toBe("Done: wrote followup.txt");
+    expect(read(opencodeParser(spec(null)), sample("opencode-1.18.33-resume-format-json.ndjson")).finalText).toBe("Done: wrote followup.txt");
+    expect(read(codexParser(spec(null)), sample("codex-0.171.0-resume-exec-json.ndjson")).finalText).toBe("Done: wrote followup.txt");
+  });
+
+  test("claude resuming a session it does not have: its result line has no text, the error is in `errors`", () => {
+    const result = read(claudeParser(spec(null)), sample("claude-2.1.197-resume-unknown-stream-json.ndjson"));
+    expect(result.error).toBe("No conversation found with session ID: 0b9e1f7a-1111-4222-8333-444455556666");
+    expect(result.finalText).toBeUndefined();
+  });
+
+  test("the run's own id is the first one: a later line of another session (a subagent's) does not replace it", () => {
+    const line = (ev: Record<string, unknown>) => `${JSON.stringify(ev)}\n`;
+    const own = "ses_dd867c090ffeQAzhdrkaTcP0pw";
+    const child = "ses_dd1569bafffebPjcRWcBAjfqo4";
+    const stdout = line({ type: "step_start", sessionID: own, part: {} }) + line({ type: "text", sessionID: child, part: { text: "x" } });
+    expect(read(opencodeParser(spec(null)), stdout).sessionId).toBe(own);
+    const uuid = "4787530e-89f1-4301-bb1a-75b8d5e78f04";
+    const other = "5d0a488a-b058-4fce-81c2-5a11999e5696";
+    const claudeOut = line({ type: "system", subtype: "init", session_id: uuid }) + line({ type: "assistant", session_id: other, message: {} });
+    expect(read(claudeParser(spec(null)), claudeOut).sessionId).toBe(uuid);
+  });
+
+  // A worker's output is untrusted: an id of the wrong shape is not kept, so it never reaches a
+  // follow-up's command line or a file path.
+  test.each(["--help", "latest", "3", "../../x", "ses_../../x", "4787530e-89f1-4301-bb1a-75b8d5e78f04 --version"])(
+    "%j is not kept as a session id",
+    (bad) => {
+      const line = (ev: Record<string, unknown>) => `${JSON.stringify(ev)}\n`;
+      expect(read(claudeParser(spec(null)), line({ type: "system", subtype: "init", session_id: bad })).sessionId).toBeUndefined();
+      expect(read(geminiParser(spec(null)), line({ type: "init", session_id: bad })).sessionId).toBeUndefined();
+      expect(read(opencodeParser(spec(null)), line({ type: "text", sessionID: bad, part: { text: "x" } })).sessionId).toBeUndefined();
+      expect(read(codexParser(spec(null)), line({ type: "thread.started", thread_id: bad })).sessionId).toBeUndefined();
+    },
+  );
 });
