@@ -292,6 +292,25 @@ describe("messages to Corral's worker agents", () => {
       await client.close();
     }
   });
+
+  test("a worker whose kind keeps no conversation (kiro) answers each message afresh, never refused", async () => {
+    const client = await connectMcp(server);
+    try {
+      await call(client, "corral_register", { name: "lead4", session: "work-fresh" });
+      const ask = async (to: string, text: string) => {
+        const id = /job (\w+)/.exec(await call(client, "corral_send", { to, text }))?.[1] ?? "";
+        await call(client, "corral_receive", { timeout_s: 30 });
+        return (await api<Job>(server, "GET", `/api/jobs/${id}`)).body;
+      };
+      // kiro keeps no session: each message is its own job, never refused.
+      await ask("kiro", "print 1");
+      const kiro = await ask("kiro", "print 2");
+      expect(kiro.status).toBe("succeeded");
+      expect(kiro.followUpOf).toBeNull();
+    } finally {
+      await client.close();
+    }
+  });
 });
 
 describe("what survives a restart", () => {

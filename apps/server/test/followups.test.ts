@@ -120,13 +120,18 @@ describe("a follow-up continues the earlier job's conversation", () => {
     expect(hostile.body.field).toBe("id");
   });
 
-  test("a follow-up given its own model and workdir keeps them; a workdir without the session fails with the CLI's error, never a fresh start", async () => {
+  test("a follow-up given its own model keeps it; another workdir is refused (the CLI finds its session only where it ran), never a fresh start", async () => {
     const first = await run({ agent: "parrot", prompt: "one", workdir: workdir() });
-    const elsewhere = await run({ agent: "parrot", prompt: "two", session: first.id, workdir: workdir(), model: "parrot-small" });
-    expect(elsewhere.model).toBe("parrot-small");
-    expect(elsewhere.workdir).not.toBe(first.workdir);
-    expect(elsewhere.status).toBe("failed");
-    expect(elsewhere.error).toContain(`no session ${first.workerSession}`);
+    const own = await run({ agent: "parrot", prompt: "two", session: first.id, model: "parrot-small" });
+    expect(own.model).toBe("parrot-small");
+    expect(own.workdir).toBe(first.workdir);
+    expect(own.status).toBe("succeeded");
+    const before = await jobCount();
+    const elsewhere = await refused({ agent: "parrot", prompt: "three", session: own.id, workdir: workdir() });
+    expect(elsewhere.status).toBe(400);
+    expect(elsewhere.body.field).toBe("workdir");
+    expect(elsewhere.body.error).toContain(first.workdir);
+    expect(await jobCount()).toBe(before);
   });
 
   test("the worker's session is stored before the job's end is announced", async () => {

@@ -76,6 +76,11 @@ export interface CliAdapter {
    * CLI whose output does not name it. `env` is the worker's environment (HOME, the CLI's settings).
    */
   sessionModel?(sessionId: string, env: Record<string, string | undefined>): string | undefined;
+  /**
+   * The CLI finds a session it is asked to resume from any directory (Codex). Others keep their
+   * sessions per working directory, so a follow-up must run in the earlier job's workdir.
+   */
+  resumesAnywhere?: boolean;
   /** Files and folders under $HOME where the CLI keeps its login and sessions; a sandbox lets it write them. */
   stateDirs: string[];
   /** Arguments that make the CLI print its version, or null when it must not be run to ask (any executable). */

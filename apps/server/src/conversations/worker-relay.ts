@@ -61,7 +61,9 @@ export class WorkerRelay {
         { jobId: previous },
       );
     }
-    const job = jobs.launch(worker, { prompt: text, session: previous ?? undefined }, from.door, `conversation ${from.session}/${from.name}`);
+    // The pair's conversation goes on where the worker has one; a worker that kept none answers afresh.
+    const session = previous && jobs.hasConversation(previous) ? previous : undefined;
+    const job = jobs.launch(worker, { prompt: text, session }, from.door, `conversation ${from.session}/${from.name}`);
     const at = Date.now();
     let message: HubMessage;
     try {

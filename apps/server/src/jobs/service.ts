@@ -129,6 +129,7 @@ export class JobService extends EventEmitter<JobServiceEvents> {
     // A follow-up runs where its conversation did (CLIs keep their sessions per project directory), with its model.
     const workdir = resolveWorkdir(input.workdir ?? earlier?.workdir ?? agent.workdir, this.config);
     const model = input.model ?? earlier?.model ?? effectiveModel(agent, this.config);
+    if (earlier) assertSessionReachable(agent, earlier, workdir);
     assertLaunchFits(agent, { prompt: input.prompt, workdir, model }, this.config);
     const busy = input.shared_workdir ? undefined : this.deps.jobs.activeInWorkdir(workdir);
     if (busy) {
@@ -201,6 +202,23 @@ export class JobService extends EventEmitter<JobServiceEvents> {
       throw conflict(`has no conversation to continue: ${never ?? `its worker never reached the model (${earlier.status})`}`);
     }
     return earlier;
+  }
+
+  /**
+   * Whether job `id` has a conversation a follow-up would continue now. A conversation of agents
+   * (the hub) continues a worker's last job when it can and otherwise asks afresh: a job that never
+   * reached a session, or a worker kind without one, has no context to lose.
+   */
+  hasConversation(id: string): boolean {
+    const earlier = this.deps.jobs.get(id);
+    const agent = earlier && this.deps.agents.get(earlier.agent);
+    if (!agent) return false;
+    try {
+      this.earlierTurn(agent, id);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /** The jobs of a job's conversation, oldest first: the newest THREAD_LIMIT of them. */
@@ -413,4 +431,18 @@ function atCursor<T>(read: () => T): T {
     if (err instanceof CursorError) throw new ServiceError(err.message, 400, "cursor");
     throw err;
   }
+}
+
+/**
+ * A CLI that keeps its sessions per working directory finds the earlier turn's session only where
+ * that turn ran; elsewhere it fails (Claude Code, Gemini CLI) or waits until the job's timeout
+ * (OpenCode), so another workdir is refused before anything runs.
+ */
+function assertSessionReachable(agent: AgentRow, earlier: JobRow, workdir: string): void {
+  const kind = agentKindModule(agent.kind);
+  if (!kind || !("cli" in kind) || kind.cli.resumesAnywhere || workdir === earlier.workdir) return;
+  throw badInput(
+    `${agent.kind} keeps job ${earlier.id}'s session in ${earlier.workdir} and finds it only there; leave workdir out to follow up in that directory`,
+    "workdir",
+  );
 }

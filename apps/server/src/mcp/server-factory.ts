@@ -50,10 +50,12 @@ export function createMcpServer(services: Services, mount: McpMount, enabled: Ag
     }
   };
   syncTools(enabled);
+  /** The session's transport as given, under the tasks layer the server speaks through. */
+  let sessionTransport: Transport | undefined;
   if (!mount.agent) {
     const caller = hubCaller(server, services);
     registerCorralTools(server, services, caller);
-    registerHubTools(server, services, caller);
+    registerHubTools(server, services, caller, () => sessionTransport);
     registerCostTools(server, services);
     registerOllamaTools(server, services);
   }
@@ -63,5 +65,9 @@ export function createMcpServer(services: Services, mount: McpMount, enabled: Ag
       return agent !== undefined && tools.has(agent) ? agent : undefined;
     },
   });
-  return { server, syncTools, connect: (transport) => server.connect(withTasks(transport)) };
+  const connect = (transport: Transport) => {
+    sessionTransport = transport;
+    return server.connect(withTasks(transport));
+  };
+  return { server, syncTools, connect };
 }

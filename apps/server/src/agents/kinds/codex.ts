@@ -152,6 +152,7 @@ export const codex: CliAgentKind = {
     },
     createParser: codexParser,
     sessionModel: codexSessionModel,
+    resumesAnywhere: true,
     stateDirs: [".codex"],
     versionArgs: ["--version"],
   },

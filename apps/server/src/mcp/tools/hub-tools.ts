@@ -10,6 +10,7 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { HubMember } from "../../conversations/hub.js";
 import { notFound, ServiceError } from "../../lib/errors.js";
 import type { Services } from "../../services.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { NodeStreamableHttpTransport } from "../http-transport.js";
 import { guarded, keepReporting, textResult, type ToolExtra } from "./results.js";
 
@@ -53,7 +54,8 @@ const messageText = (m: HubMessage) =>
   `--- #${m.id} from ${m.from} to ${m.to}${m.jobId ? ` · job ${m.jobId}` : ""} · ${new Date(m.at).toISOString()} ---\n${m.text}`;
 
 /** corral_register, corral_send, corral_receive and corral_read (corral_agents lists a session, in corral-tools). */
-export function registerHubTools(server: McpServer, services: Services, caller: HubCaller): void {
+/** `transport`: the session's own HTTP transport, under whatever the server is connected through. */
+export function registerHubTools(server: McpServer, services: Services, caller: HubCaller, transport: () => Transport | undefined): void {
   const hub = services.conversations;
 
   server.registerTool(
@@ -105,7 +107,7 @@ export function registerHubTools(server: McpServer, services: Services, caller: 
         const timeoutS = timeout_s ?? RECEIVE_DEFAULT_S;
         const started = Date.now();
         const gone = new AbortController();
-        const stopListening = onClientLeft(server, extra, () => gone.abort());
+        const stopListening = onClientLeft(transport(), extra, () => gone.abort());
         const stopReporting = keepReporting(extra, services.config.progressIntervalMs, () => ({
           progress: Math.round((Date.now() - started) / 1000),
           total: timeoutS,
@@ -155,8 +157,7 @@ export function registerHubTools(server: McpServer, services: Services, caller: 
 }
 
 /** Listens for the client of this call going away (its connection closed, the session ended). */
-function onClientLeft(server: McpServer, extra: ToolExtra, listener: () => void): () => void {
-  const transport = server.server.transport;
+function onClientLeft(transport: Transport | undefined, extra: ToolExtra, listener: () => void): () => void {
   if (!(transport instanceof NodeStreamableHttpTransport)) return () => {};
   return transport.onClientLeft(extra.requestId, listener);
 }
