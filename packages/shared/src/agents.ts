@@ -15,6 +15,20 @@ export const ModelSchema = z
   .refine((model) => !model.startsWith("-"), "a model name cannot start with '-' (it would read as a command-line option)")
   .refine((model) => !/[\u0000-\u001f\u007f]/.test(model), "a model name cannot contain control characters");
 
+const EnvNameSchema = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "not a valid variable name");
+
+/** The wire format of a model API an `api` agent talks to; `openai` also covers OpenAI-compatible servers (OpenRouter, vLLM, LM Studio, a LiteLLM proxy, Ollama's /v1). */
+export const ModelApiSchema = z.enum(["openai", "anthropic", "google"]);
+export type ModelApi = z.infer<typeof ModelApiSchema>;
+
+/** Tools an in-process agent may be given; file tools stay inside the job's workdir, `bash` runs only in the bubblewrap sandbox, `http_get` only to the agent's allowed hosts. */
+export const AgentToolSchema = z.enum(["read_file", "write_file", "list_files", "glob", "grep", "bash", "http_get"]);
+export type AgentTool = z.infer<typeof AgentToolSchema>;
+
+/** Where an agent is defined: the registry (panel, REST) or the config file (`CORRAL_CONFIG`), edited only there. */
+export const AgentSourceSchema = z.enum(["registry", "file"]);
+export type AgentSource = z.infer<typeof AgentSourceSchema>;
+
 const EnvSchema = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "not a valid variable name"), z.string());
 
 /** Fields a user may set on any agent. */
@@ -41,6 +55,18 @@ const AgentFieldsSchema = z.object({
   retry: RetryPolicySchema.nullable(),
   /** `bwrap`: run CLI workers in a bubblewrap sandbox (see README, "Sandbox"). */
   sandbox: SandboxModeSchema,
+  /** `api` agents: the model API's wire format (with `baseUrl`, `model`). */
+  api: ModelApiSchema.nullable(),
+  /** `api` agents: the environment variable that holds the API key; the key itself is never stored or shown. */
+  apiKeyEnv: EnvNameSchema.nullable(),
+  /** The agent's role: the system prompt an in-process agent's model gets. */
+  role: z.string().max(100_000).nullable(),
+  /** The tools an in-process agent's model may call; null: its kind's default. */
+  tools: z.array(AgentToolSchema).max(AgentToolSchema.options.length).nullable(),
+  /** Hosts `http_get` may reach (exact names, or `*.example.com`). */
+  allowedHosts: z.array(z.string().min(1).max(253)).max(100).nullable(),
+  /** Model steps (turns of the tool loop) before a job stops. */
+  maxSteps: z.number().int().min(1).max(1000).nullable(),
 });
 
 export const CreateAgentBodySchema = AgentFieldsSchema.partial().extend({ name: AgentNameSchema, kind: AgentKindSchema }).strict();
@@ -64,6 +90,7 @@ export const AgentSchema = AgentFieldsSchema.extend({
   name: AgentNameSchema,
   kind: AgentKindSchema,
   builtin: z.boolean(),
+  source: AgentSourceSchema,
   /** Its kind reads the worker's output as events, so the panel offers a Readable view. */
   readable: z.boolean(),
   /** Its kind continues a conversation: a job of it can be followed up (`session` at launch). */

@@ -49,6 +49,15 @@ export const LaunchJobBodySchema = z
   .strict();
 export type LaunchJobBody = z.infer<typeof LaunchJobBodySchema>;
 
+/**
+ * `POST /api/jobs/many` (and `corral_run_many`): one prompt to several agents, one job each, each in
+ * its own workdir unless `sharedWorkdir` asks for one shared.
+ */
+export const LaunchManyBodySchema = LaunchJobBodySchema.omit({ agent: true, session: true })
+  .extend({ agents: z.array(AgentNameSchema).min(1, "name at least one agent").max(32) })
+  .strict();
+export type LaunchManyBody = z.infer<typeof LaunchManyBodySchema>;
+
 export const UsageSchema = z.object({
   model: z.string().nullable(),
   inputTokens: z.number().int().nullable(),
@@ -103,6 +112,10 @@ export const JobSchema = z.object({
   workerSession: z.string().nullable(),
 });
 export type Job = z.infer<typeof JobSchema>;
+
+/** The jobs one launch to several agents started, in the order the agents were given. */
+export const JobGroupSchema = z.object({ jobs: z.array(JobSchema) });
+export type JobGroup = z.infer<typeof JobGroupSchema>;
 
 /** `GET /api/jobs/:id/thread`: the jobs of that job's conversation, oldest first. */
 export const JobThreadSchema = z.object({ conversationId: JobIdSchema, jobs: z.array(JobSchema) });

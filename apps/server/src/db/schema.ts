@@ -2,12 +2,15 @@ import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import type {
   AgentKind,
+  AgentSource,
+  AgentTool,
   AuditAction,
   CancelSource,
   FileChange,
   InvocationRecord,
   JobOrigin,
   JobStatus,
+  ModelApi,
   RetryPolicy,
   SandboxMode,
 } from "@corral/shared";
@@ -29,6 +32,16 @@ export const agents = sqliteTable("agents", {
   retry: text("retry", { mode: "json" }).$type<RetryPolicy>(),
   /** How CLI workers are confined (jobs/sandbox.ts). */
   sandbox: text("sandbox").$type<SandboxMode>().notNull().default("none"),
+  /** `api` agents (agents/kinds/api.ts): the API's wire format and the variable that holds its key. */
+  api: text("api").$type<ModelApi>(),
+  apiKeyEnv: text("api_key_env"),
+  /** In-process agents: system prompt, tools, http_get's hosts, tool-loop steps. */
+  role: text("role"),
+  tools: text("tools", { mode: "json" }).$type<AgentTool[]>(),
+  allowedHosts: text("allowed_hosts", { mode: "json" }).$type<string[]>(),
+  maxSteps: integer("max_steps"),
+  /** `file`: declared in the config file (CORRAL_CONFIG), which is where it is edited. */
+  source: text("source").$type<AgentSource>().notNull().default("registry"),
   builtin: integer("builtin", { mode: "boolean" }).notNull(),
   createdAt: integer("created_at").notNull(),
   updatedAt: integer("updated_at").notNull(),

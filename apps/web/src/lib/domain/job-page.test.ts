@@ -62,6 +62,13 @@ function agent(availability: Partial<AgentWithAvailability["availability"]>, pat
     description: "",
     retry: null,
     sandbox: "none",
+    api: null,
+    apiKeyEnv: null,
+    role: null,
+    tools: null,
+    allowedHosts: null,
+    maxSteps: null,
+    source: "registry",
     availability: { available: true, resolved: "/usr/bin/gemini", hint: null, version: null, ...availability },
     ...patch,
   };
