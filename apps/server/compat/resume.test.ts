@@ -14,7 +14,8 @@ import type { AgentRow } from "../src/db/schema.js";
 import { startFakeAnthropic } from "../test/fixtures/fake-llm/anthropic.js";
 import { startFakeGemini } from "../test/fixtures/fake-llm/gemini.js";
 import { startFakeOpenAI } from "../test/fixtures/fake-llm/openai.js";
-import { asArray, isRecord, type FakeServer, type RecordedRequest, type Script } from "../test/fixtures/fake-llm/script.js";
+import type { FakeServer, Script } from "../test/fixtures/fake-llm/script.js";
+import { conversation, find, mainRequests } from "./lib/conversation.js";
 import { type Client, claudeEnv, cleanEnv, clientBin, describeRun, prepareWorkerHome, runClient } from "./lib/clients.js";
 
 const FIRST = "Remember the code word PELICAN-7.";
@@ -44,37 +45,6 @@ afterAll(async () => {
   await Promise.all(fakes.splice(0).map((f) => f.close()));
   for (const root of roots) rmSync(root, { recursive: true, force: true });
 });
-
-/** One message of a request's conversation, whatever the API's shape. */
-interface Said {
-  role: "user" | "assistant" | "other";
-  text: string;
-}
-
-/** The text of a content value: a string, or blocks/parts with `text` (input_text, output_text, text). */
-function textOf(content: unknown): string {
-  if (typeof content === "string") return content;
-  return asArray(content)
-    .map((block) => (isRecord(block) && typeof block.text === "string" ? block.text : ""))
-    .join("\n");
-}
-
-/** The conversation a request sends: Anthropic and Chat Completions `messages`, Gemini `contents`, Responses `input`. */
-function conversation(body: unknown): Said[] {
-  if (!isRecord(body)) return [];
-  const items = asArray(body.messages ?? body.contents ?? body.input);
-  return items.filter(isRecord).map((item) => {
-    const role = item.role === "user" ? "user" : item.role === "assistant" || item.role === "model" ? "assistant" : "other";
-    return { role, text: textOf(item.content ?? item.parts) };
-  });
-}
-
-/** The agent loop's requests: those offering tools (not titles, quota probes or side calls). */
-const mainRequests = (fake: FakeServer): RecordedRequest[] => fake.requests.filter((r) => isRecord(r.body) && asArray(r.body.tools).length > 0);
-
-/** Index of the first message at or after `from` with this role containing `text`, or -1. */
-const find = (said: Said[], role: Said["role"], text: string, from = 0) =>
-  said.findIndex((s, i) => i >= from && s.role === role && s.text.includes(text));
 
 interface Setup {
   start(script: Script): Promise<FakeServer>;
