@@ -7,23 +7,28 @@ import type { OpencodeClient, SessionRef } from "./client.js";
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
 /**
- * An id in OpenCode's ascending format (`Identifier.ascending`): `prefix_`, 6 bytes of
- * `ms × 4096 + counter` in hex, 14 base62 characters. OpenCode orders a session's messages by id
- * and answers the latest user message, so ours must sort after everything already there.
+ * OpenCode's ascending ids (`Identifier.ascending`): `prefix_`, 12 hex digits, 14 base62
+ * characters. The hex digits are the low 48 bits of `ms × 4096 + counter` on the server's clock.
+ * OpenCode orders a session's messages by id and answers the latest user message, so ours must
+ * sort after everything already there, whatever Corral's clock says.
  */
-export function ascendingId(prefix: string, ms: number): string {
-  const value = BigInt(Math.floor(ms)) * 4096n + 1n;
-  const hex = (value & 0xffffffffffffn).toString(16).padStart(12, "0");
-  let tail = "";
-  for (let i = 0; i < 14; i++) tail += BASE62[randomInt(62)];
-  return `${prefix}_${hex}${tail}`;
+const ID_BITS = (1n << 48n) - 1n;
+
+/** The ordering value of an ascending id (its 48 bits), or undefined for anything else. */
+export function idValue(id: string): bigint | undefined {
+  const hex = /^[a-z]+_([0-9a-f]{12})/.exec(id)?.[1];
+  return hex ? BigInt(`0x${hex}`) : undefined;
 }
 
-/** The server's clock at the moment it made an ascending id (its events' ids are). */
-export function idTime(id: string): number | undefined {
-  const hex = /^[a-z]+_([0-9a-f]{12})/.exec(id)?.[1];
-  return hex ? Number(BigInt(`0x${hex}`) / 4096n) : undefined;
+/** An ascending id with this ordering value. */
+export function ascendingId(prefix: string, value: bigint): string {
+  let tail = "";
+  for (let i = 0; i < 14; i++) tail += BASE62[randomInt(62)];
+  return `${prefix}_${(value & ID_BITS).toString(16).padStart(12, "0")}${tail}`;
 }
+
+/** The value OpenCode would give an id made now on this machine's clock. */
+export const clockValue = () => (BigInt(Date.now()) * 4096n) & ID_BITS;
 
 /** What `opencode run --format json` prints for a finished part, so the CLI kind's reader shows both alike. */
 function runLine(part: Json, sessionID: string): Json | undefined {
@@ -139,6 +144,17 @@ export class TurnReader {
   }
 }
 
+/** Feeds the stream to the reader; false when the stream ended first. A dropped connection says so, not fetch's bare "terminated". */
+async function followed(events: AsyncGenerator<Json>, reader: TurnReader, signal: AbortSignal): Promise<boolean> {
+  try {
+    for await (const ev of events) if (reader.push(ev)) return true;
+    return false;
+  } catch (err) {
+    if (signal.aborted) throw err;
+    throw new Error(`the connection to OpenCode's event stream broke before the turn ended (${err instanceof Error ? err.message : String(err)})`);
+  }
+}
+
 /** Where the job's message goes, and with which model (`provider/model`, OpenCode's own form). */
 export interface TurnRequest {
   client: OpencodeClient;
@@ -160,17 +176,15 @@ export async function runTurn(req: TurnRequest): Promise<WorkerResult> {
   const closeStream = new AbortController();
   try {
     const events = await client.events(session.directory, AbortSignal.any([io.signal, closeStream.signal]));
-    // OpenCode greets each subscriber with `server.connected`; its id carries the server's clock.
+    // OpenCode greets each subscriber with `server.connected`, its id made on the server's clock
+    // after every message already in the session: ours sorts right after it.
     const hello = await events.next();
-    const serverNow = idTime(str(hello.value?.id) ?? "");
-    const messageID = ascendingId("msg", serverNow ?? Date.now());
+    const messageID = ascendingId("msg", (idValue(str(hello.value?.id) ?? "") ?? clockValue()) + 1n);
     const reader = new TurnReader(session.id, messageID, io);
     const parts = [{ type: "text", text: req.prompt }];
     await client.promptAsync(session, { messageID, parts, ...(req.model ? { model: req.model } : {}) }, io.signal);
-    for await (const ev of events) {
-      if (reader.push(ev)) return reader.result();
-    }
-    throw new Error(`OpenCode at ${client.baseUrl} closed its event stream before the turn ended`);
+    if (!(await followed(events, reader, io.signal))) throw new Error(`OpenCode at ${client.baseUrl} closed its event stream before the turn ended`);
+    return reader.result();
   } catch (err) {
     if (!io.signal.aborted) throw err;
     await client.abort(session).catch(() => undefined);
