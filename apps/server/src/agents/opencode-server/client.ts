@@ -8,7 +8,8 @@ import { sseEvents } from "./sse.js";
 /** A call that answers at once (health, a session's record, abort) may take this long. */
 const CALL_TIMEOUT_MS = 10_000;
 
-export const START_HINT = "start it with `opencode serve --port <port>` and set the agent's baseUrl to the address it prints";
+export const START_HINT =
+  "start it with `opencode serve --port <port>` (install it with `npm install -g opencode-ai`) and set the agent's baseUrl to the address it prints";
 
 /** Where an agent's OpenCode server is and how to sign in to it. */
 export interface ServerAddress {
