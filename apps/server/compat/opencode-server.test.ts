@@ -181,6 +181,12 @@ describe("a running OpenCode 1.18.33 server as an opencode_server agent", () => 
     expect(afterTool?.filter(([role]) => role === "user").map(([, text]) => text)).toEqual(["Start a long task.", "Also say hello."]);
   }, 120_000);
 
+  it("fails a job for a model the server does not have with OpenCode's own words", async () => {
+    const { job } = await runJob(server, "live", { prompt: "Hello?", model: "nope/zz" });
+    expect(job.status).toBe("failed");
+    expect(job.error).toMatch(/^Model not found: nope\/zz/);
+  }, 60_000);
+
   it("cancel aborts the session's loop in OpenCode: the job ends cancelled and OpenCode's reply ends aborted", async () => {
     const launched = await api<Job>(server, "POST", "/api/jobs", { agent: "live", prompt: "Run the long task.", model: FAKE_OPENCODE_MODEL });
     expect(launched.status).toBe(201);

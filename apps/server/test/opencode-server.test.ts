@@ -201,7 +201,7 @@ describe("opencode_server agents", () => {
     expect(fake.requests.filter((r) => r.path.includes("/abort"))).toHaveLength(2);
   });
 
-  it("fail a job with OpenCode's own error, and when its event stream ends mid-turn", async () => {
+  it("fail a job with OpenCode's own error (in a reply, or prompt_async failing the message), and when its event stream ends mid-turn", async () => {
     const { server, fake } = await setup();
     const failed = await ended(server, await launch(server, { prompt: "please fail" }));
     expect(failed.status).toBe("failed");
@@ -209,8 +209,12 @@ describe("opencode_server agents", () => {
     const readable = await api<ReadablePage>(server, "GET", `/api/jobs/${failed.id}/readable`);
     expect(readable.body.events).toContainEqual(expect.objectContaining({ type: "error", message: "Provider said no" }));
 
+    const unknown = await ended(server, await launch(server, { prompt: "hi", model: "nope/zz" }));
+    expect(unknown.status).toBe("failed");
+    expect(unknown.error).toBe("Model not found: nope/zz");
+
     const dropped = await launch(server, { prompt: "a tool, then the server goes away" });
-    await until(() => (fake.requests.filter((r) => r.path.includes("/prompt_async")).length === 2 ? true : undefined));
+    await until(() => (fake.requests.filter((r) => r.path.includes("/prompt_async")).length === 3 ? true : undefined));
     fake.dropStreams();
     const job = await ended(server, dropped);
     expect(job.status).toBe("failed");

@@ -93,8 +93,10 @@ export class TurnReader {
         return false;
       }
       case "session.error":
-        if (this.seenPrompt) this.fail(props?.error);
-        return false;
+        // Before our message is stored, an error is prompt_async failing it (an unknown model or
+        // agent): no loop runs, so no idle follows, and the turn is over.
+        this.fail(props?.error);
+        return !this.seenPrompt;
       case "session.status":
         return this.seenPrompt && obj(props?.status)?.type === "idle";
       case "session.idle":
