@@ -59,10 +59,8 @@ export async function opencodeServerAvailability(agent: AgentRow, config: AppCon
     if (joined) await client.session(joined, signal);
     return { available: true, resolved: `${client.baseUrl} (OpenCode ${version})`, hint: null, version };
   } catch (err) {
-    const hint =
-      err instanceof Error && err.name === "TimeoutError"
-        ? `OpenCode at ${agent.baseUrl} did not answer in time`
-        : String(err instanceof Error ? err.message : err);
+    const timedOut = err instanceof Error && err.name === "TimeoutError";
+    const hint = timedOut ? `OpenCode at ${agent.baseUrl} did not answer in time` : err instanceof Error ? err.message : String(err);
     return { available: false, resolved: null, hint, version: null };
   }
 }
