@@ -60,12 +60,16 @@ export async function configureAgent(server: TestServer, name: string, env: Reco
   expect(res.status, JSON.stringify(res.body)).toBe(200);
 }
 
+/** The model OpenCode is configured with by {@link opencodeConfig}. */
+export const FAKE_OPENCODE_MODEL = "fake/fake-model";
+
 /**
  * OpenCode pointed at a fake OpenAI-compatible server: a provider config kept outside any workdir
- * (so a job's files are only its own), priced, and no network of OpenCode's own. Returns the model to ask for.
+ * (so a job's files are only its own), priced, and no network of OpenCode's own. Returns the
+ * environment that makes OpenCode (a CLI run or `opencode serve`) read it.
  */
-export async function pointOpencodeAt(server: TestServer, fakeUrl: string): Promise<string> {
-  const config = path.join(server.root, "opencode.json");
+export function opencodeConfig(root: string, fakeUrl: string): Record<string, string> {
+  const config = path.join(root, "opencode.json");
   writeFileSync(
     config,
     JSON.stringify({
@@ -90,13 +94,18 @@ export async function pointOpencodeAt(server: TestServer, fakeUrl: string): Prom
       permission: { edit: "allow", bash: "allow", webfetch: "deny" },
     }),
   );
-  await configureAgent(server, "opencode", {
+  return {
     OPENCODE_CONFIG: config,
     OPENCODE_DISABLE_AUTOUPDATE: "1",
     OPENCODE_DISABLE_MODELS_FETCH: "1",
     OPENCODE_DISABLE_DEFAULT_PLUGINS: "1",
     OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
     OPENCODE_DISABLE_SHARE: "1",
-  });
-  return "fake/fake-model";
+  };
+}
+
+/** The built-in opencode agent pointed at a fake OpenAI-compatible server ({@link opencodeConfig}). Returns the model to ask for. */
+export async function pointOpencodeAt(server: TestServer, fakeUrl: string): Promise<string> {
+  await configureAgent(server, "opencode", opencodeConfig(server.root, fakeUrl));
+  return FAKE_OPENCODE_MODEL;
 }

@@ -195,10 +195,13 @@ export class JobService extends EventEmitter<JobServiceEvents> {
       throw conflict(`is still ${earlier.status}; wait for it to end (corral_wait or ${agent.name}_done), then follow it up`);
     }
     const never = earlier.startedAt === null ? `it never started (${earlier.status})` : null;
-    if ("cli" in kind && earlier.workerSession === null) {
+    // A worker that names its session (a CLI, a running OpenCode server) is resumed there; an
+    // in-process loop without one (Ollama) sends the history kept in the registry.
+    if (earlier.workerSession !== null) return earlier;
+    if ("cli" in kind) {
       throw conflict(`has no worker session to resume: ${never ?? `its worker reported no session id (${earlier.status})`}`);
     }
-    if ("inProcess" in kind && !this.deps.conversations?.began(earlier.id)) {
+    if (!this.deps.conversations?.began(earlier.id)) {
       throw conflict(`has no conversation to continue: ${never ?? `its worker never reached the model (${earlier.status})`}`);
     }
     return earlier;

@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from "react";
 import { ApiRequestError } from "../api/client.js";
-import type { AgentFormState, FormResult } from "../lib/domain/agent-form.js";
+import { type AgentFormState, type FormResult, serverUrlField } from "../lib/domain/agent-form.js";
 import { panelErrors, type PanelError } from "../lib/domain/api-errors.js";
 import { describedBy, Field } from "./field.js";
 
@@ -44,6 +44,7 @@ export function AgentForm<T>({ initial, kind, isNew, toBody, save, onDone, submi
     }
   };
 
+  const serverUrl = serverUrlField(kind);
   const input = (key: keyof AgentFormState, label: string, hint?: string, extra: Record<string, string> = {}) => {
     const id = `agent-${key}`;
     const field = key;
@@ -58,13 +59,13 @@ export function AgentForm<T>({ initial, kind, isNew, toBody, save, onDone, submi
     <form onSubmit={submit} className="stack" noValidate>
       <div className="form-grid">
         {isNew && input("name", "Name", "lowercase letters, digits, _; becomes the tools' prefix")}
-        {kind !== "ollama" &&
+        {!serverUrl &&
           input(
             "command",
             kind === "command" ? "Executable" : "Binary override",
             kind === "command" ? "name on PATH or absolute path" : "empty: found on PATH",
           )}
-        {kind === "ollama" && input("baseUrl", "Ollama URL", "empty: CORRAL_OLLAMA_URL")}
+        {serverUrl && input("baseUrl", serverUrl.label, serverUrl.hint)}
         {input("workdir", "Workdir", "~ allowed")}
         {input("model", "Default model", "empty: the agent's default")}
         {input("timeoutS", "Timeout (s)", undefined, { inputMode: "numeric" })}

@@ -6,6 +6,7 @@ import { gemini } from "./gemini.js";
 import { kiro } from "./kiro.js";
 import { ollama } from "./ollama.js";
 import { opencode } from "./opencode.js";
+import { opencodeServer } from "./opencode-server.js";
 
 /** Every agent kind this server runs, in the order their built-in agents are listed. */
-export const agentKindModules: readonly AgentKindModule[] = [gemini, opencode, claude, codex, kiro, command, ollama];
+export const agentKindModules: readonly AgentKindModule[] = [gemini, opencode, claude, codex, kiro, command, ollama, opencodeServer];

@@ -11,7 +11,7 @@ import { OPENCODE_SESSION, resumedSession, sessionIdOf } from "../worker-session
  * last `text` part. The model is not in the events: it is the `-m` Corral passed.
  */
 /** A step's tokens and cost: the Usage card (their sum) and the Readable step lines both count these. */
-function stepTokens(part: Json | undefined) {
+export function stepTokens(part: Json | undefined) {
   const tokens = obj(part?.tokens);
   const cache = obj(tokens?.cache);
   const read = num(cache?.read) ?? 0;
@@ -60,7 +60,7 @@ export function opencodeParser(spec: JobSpec) {
   });
 }
 
-function readEvent(ev: Json): ReadableEvent[] {
+export function readEvent(ev: Json): ReadableEvent[] {
   const part = obj(ev.part);
   switch (ev.type) {
     case "text":

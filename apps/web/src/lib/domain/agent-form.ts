@@ -66,6 +66,13 @@ function int(text: string, field: string): FormResult<number | undefined> {
   return Number.isInteger(n) ? { body: n } : { field, message: "give a whole number" };
 }
 
+/** The server-address field of kinds that talk to a server instead of running a binary; null for the others. */
+export function serverUrlField(kind: string): { label: string; hint: string } | null {
+  if (kind === "ollama") return { label: "Ollama URL", hint: "empty: CORRAL_OLLAMA_URL" };
+  if (kind === "opencode_server") return { label: "OpenCode server URL", hint: "the address opencode serve prints" };
+  return null;
+}
+
 /** Only the fields a user can set; empty optional fields become null (the agent's default). */
 export function updateBody(form: AgentFormState, kind: string): FormResult<UpdateAgentBody> {
   const env = parseEnv(form.env);
@@ -85,7 +92,7 @@ export function updateBody(form: AgentFormState, kind: string): FormResult<Updat
   if (kind === "command") {
     body.command = form.command.trim() || null;
     body.args = form.args.split("\n").filter((a) => a.length > 0);
-  } else if (kind === "ollama") {
+  } else if (serverUrlField(kind)) {
     body.baseUrl = form.baseUrl.trim() || null;
   } else {
     body.command = form.command.trim() || null;

@@ -1,0 +1,20 @@
+import { createOpencodeServerAdapter, opencodeServerAvailability } from "../opencode-server/adapter.js";
+import type { InProcessAgentKind } from "../types.js";
+import { readEvent } from "./opencode.js";
+
+/**
+ * An OpenCode server the user already runs (`opencode serve`, the agent's baseUrl): a job posts
+ * its prompt into a session there over OpenCode's HTTP API and follows the answer on its event
+ * stream. The answer's parts are written as `opencode run --format json` prints them, so they read
+ * as the CLI kind's do. None is built in: the server's address is the user's.
+ */
+export const opencodeServer: InProcessAgentKind = {
+  kind: "opencode_server",
+  provider: "opencode",
+  builtins: [],
+  // Trying again would post the message into the user's session a second time.
+  retries: false,
+  readEvent,
+  resumes: true,
+  inProcess: { adapter: createOpencodeServerAdapter, availability: opencodeServerAvailability },
+};
