@@ -16,6 +16,7 @@ import { startFakeGemini } from "../test/fixtures/fake-llm/gemini.js";
 import { startFakeOpenAI } from "../test/fixtures/fake-llm/openai.js";
 import type { FakeServer, Script } from "../test/fixtures/fake-llm/script.js";
 import { conversation, find, mainRequests } from "./lib/conversation.js";
+import { opencodeConfig } from "./lib/jobs.js";
 import { type Client, claudeEnv, cleanEnv, clientBin, describeRun, prepareWorkerHome, runClient } from "./lib/clients.js";
 
 const FIRST = "Remember the code word PELICAN-7.";
@@ -73,35 +74,8 @@ const setups: Record<string, Setup> = {
   },
   opencode: {
     start: startFakeOpenAI,
-    env(home, url) {
-      // Outside the workdir, as compat/lib/jobs.ts keeps it: the provider is the fake of this run.
-      const config = path.join(home, "opencode.json");
-      writeFileSync(
-        config,
-        JSON.stringify({
-          $schema: "https://opencode.ai/config.json",
-          autoupdate: false,
-          share: "disabled",
-          provider: {
-            fake: {
-              npm: "@ai-sdk/openai-compatible",
-              name: "Fake",
-              options: { baseURL: `${url}/v1`, apiKey: "fake" },
-              models: { "fake-model": { name: "Fake Model", tool_call: true, limit: { context: 128000, output: 8192 } } },
-            },
-          },
-          permission: { edit: "allow", bash: "allow", webfetch: "deny" },
-        }),
-      );
-      return cleanEnv(home, {
-        OPENCODE_CONFIG: config,
-        OPENCODE_DISABLE_AUTOUPDATE: "1",
-        OPENCODE_DISABLE_MODELS_FETCH: "1",
-        OPENCODE_DISABLE_DEFAULT_PLUGINS: "1",
-        OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
-        OPENCODE_DISABLE_SHARE: "1",
-      });
-    },
+    // Outside the workdir, as the worker suites keep it: the provider is the fake of this run.
+    env: (home, url) => cleanEnv(home, opencodeConfig(home, url)),
     model: "fake/fake-model",
     write: (workdir) => ({ name: "write", args: { filePath: path.join(workdir, "followup.txt"), content: "PELICAN-7\n" } }),
   },
