@@ -1,4 +1,5 @@
 import type { AgentKindModule } from "../types.js";
+import { api } from "./api.js";
 import { claude } from "./claude.js";
 import { codex } from "./codex.js";
 import { command } from "./command.js";
@@ -8,4 +9,4 @@ import { ollama } from "./ollama.js";
 import { opencode } from "./opencode.js";
 
 /** Every agent kind this server runs, in the order their built-in agents are listed. */
-export const agentKindModules: readonly AgentKindModule[] = [gemini, opencode, claude, codex, kiro, command, ollama];
+export const agentKindModules: readonly AgentKindModule[] = [gemini, opencode, claude, codex, kiro, command, ollama, api];
