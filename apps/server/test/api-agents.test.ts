@@ -232,6 +232,17 @@ describe("API agents", () => {
     expect(list.find((a) => a.name === "scout")?.availability).toMatchObject({ available: false, hint: expect.stringContaining("NOT_SET_KEY") });
   });
 
+  test("an api agent without its API is refused, naming the field", async () => {
+    const server = await setup();
+    const res = await api<{ error: string; field: string }>(server, "POST", "/api/agents", { name: "scout", kind: "api", model: "m" });
+    expect(res.status).toBe(400);
+    expect(res.body.field).toBe("api");
+    expect(res.body.error).toContain("an api agent needs its API");
+    await createAgent(server, { api: "openai", model: "m" });
+    const cleared = await api<{ field: string }>(server, "PATCH", "/api/agents/scout", { api: null });
+    expect(cleared).toMatchObject({ status: 400, body: { field: "api" } });
+  });
+
   test("the step limit stops a model that keeps calling tools", async () => {
     const server = await setup();
     const fake = await fakeOpenAI([{ kind: "tool", name: "list_files", args: {}, usage: { input: 10, output: 5 } }]);

@@ -12,6 +12,8 @@ export const api: InProcessAgentKind = {
   // The price table's provider is the API the agent talks to (see providerFor).
   provider: "openai",
   providerFor: (fields) => fields.api ?? undefined,
+  invalid: ({ api: modelApi }) =>
+    modelApi ? null : { field: "api", message: "an api agent needs its API: openai (or any OpenAI-compatible server), anthropic or google" },
   builtins: [],
   retries: false,
   // The loop keeps each job's messages in the registry; a follow-up sends them again.
