@@ -1,4 +1,4 @@
-import type { AgentTool } from "@corral/shared";
+import { type AgentTool, DEFAULT_AGENT_TOOLS } from "@corral/shared";
 import { jsonSchema, type ToolSet, tool } from "ai";
 import type { AppConfig } from "../../config.js";
 import type { AgentRow } from "../../db/schema.js";
@@ -7,9 +7,6 @@ import { fileTools, runFileTool } from "../ollama/tools.js";
 import { runBash } from "./bash.js";
 import { httpGet } from "./http-get.js";
 import { globFiles, grepFiles } from "./search.js";
-
-/** An API agent's tools when it names none: the workdir's files, nothing that runs or reaches out. */
-export const DEFAULT_API_TOOLS: readonly AgentTool[] = ["read_file", "write_file", "list_files", "glob", "grep"];
 
 type Args = Record<string, unknown>;
 type Schema = Parameters<typeof jsonSchema>[0];
@@ -115,7 +112,7 @@ function failure(err: unknown): string {
 
 /** The agent's tools for the AI SDK; each answers text, a refusal or failure included. */
 export function apiToolSet(ctx: ToolContext): ToolSet {
-  const names = ctx.agent.tools ?? DEFAULT_API_TOOLS;
+  const names = ctx.agent.tools ?? DEFAULT_AGENT_TOOLS;
   return Object.fromEntries(
     names.map((name) => {
       const def = DEFS[name];
