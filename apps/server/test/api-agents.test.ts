@@ -4,6 +4,7 @@ import path from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import type { AgentWithAvailability, Job } from "@corral/shared";
 import { startFakeAnthropic } from "./fixtures/fake-llm/anthropic.js";
+import { startFakeGemini } from "./fixtures/fake-llm/gemini.js";
 import { startFakeOpenAI } from "./fixtures/fake-llm/openai.js";
 import type { FakeServer, Script } from "./fixtures/fake-llm/script.js";
 import { listenOnLoopback } from "./fixtures/loopback.js";
@@ -132,6 +133,23 @@ describe("API agents", () => {
     expect(JSON.stringify((first?.body as { system?: unknown } | undefined)?.system)).toContain("Be brief.");
     expect(row.usage).toMatchObject({ model: "claude-haiku-4-5", inputTokens: 130, outputTokens: 11, costSource: "estimated" });
     expect(row.usage.costUsd).toBeGreaterThan(0);
+  });
+
+  test("the Google API: the key goes in x-goog-api-key, tool calls run, usage is summed", async () => {
+    const server = await setup();
+    const fake = await startFakeGemini([
+      { kind: "tool", name: "write_file", args: { path: "g.txt", content: "g" }, usage: { input: 40, output: 4 } },
+      { kind: "text", text: "Wrote g.txt.", usage: { input: 60, output: 3 } },
+    ]);
+    cleanups.push(() => fake.close());
+    await createAgent(server, { api: "google", baseUrl: `${fake.url}/v1beta`, model: "gemini-2.5-flash", tools: ["write_file"] });
+    const workdir = workdirWith(server, {});
+    const row = await ended(server, await launch(server, { prompt: "Write g.txt", workdir }));
+    expect(row.status, row.error ?? "").toBe("succeeded");
+    expect(row.finalText).toBe("Wrote g.txt.");
+    expect(readFileSync(path.join(workdir, "g.txt"), "utf8")).toBe("g");
+    expect(fake.requests.find((r) => r.path.includes(":streamGenerateContent"))?.headers["x-goog-api-key"]).toBe(KEY);
+    expect(row.usage).toMatchObject({ model: "gemini-2.5-flash", inputTokens: 100, outputTokens: 7, costSource: "estimated" });
   });
 
   test("a bash call that writes outside the workdir is refused by the sandbox; inside it works", async () => {
