@@ -3,7 +3,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { readableText, type AgentWithAvailability, type Job, type OutputPage, type ReadablePage } from "@corral/shared";
 import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
-import { bwrapArgs } from "../src/jobs/sandbox.js";
+import { bwrapArgs } from "../src/agents/sandbox.js";
 import { api, startServer, until, type TestServer } from "./helpers.js";
 import { connectMcp, textOf } from "./mcp-client.js";
 import { hasTool } from "./required-tool.js";

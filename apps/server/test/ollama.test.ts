@@ -80,6 +80,15 @@ describe("the Ollama worker loop", () => {
     expect(tail).toMatch(/turn 1: prompt 120 tok, output 30 tok, 1\.25 s/);
   });
 
+  test("an agent's role is the system prompt its model gets", async () => {
+    const { fake, server, mcp } = await setup();
+    fake.script("qwen2.5:7b", () => ({ content: "Arr." }));
+    expect((await api(server, "PATCH", "/api/agents/ollama", { role: "You are a pirate." })).status).toBe(200);
+    const id = await call(mcp, "ollama_run_async", { prompt: "greet" });
+    expect((await waitDone(mcp, "ollama", id)).startsWith("listo")).toBe(true);
+    expect(fake.chats[0]?.messages[0]).toMatchObject({ role: "system", content: "You are a pirate." });
+  });
+
   test("num_ctx is capped by CORRAL_OLLAMA_MAX_CTX and probable truncation is flagged", async () => {
     const { fake, server, mcp } = await setup([{ name: "qwen2.5:7b", contextLength: 131_072 }], { CORRAL_OLLAMA_MAX_CTX: "4096" });
     fake.script("qwen2.5:7b", () => ({ content: "done", promptEvalCount: 4000 }));

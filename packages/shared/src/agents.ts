@@ -24,6 +24,8 @@ export type ModelApi = z.infer<typeof ModelApiSchema>;
 /** Tools an in-process agent may be given; file tools stay inside the job's workdir, `bash` runs only in the bubblewrap sandbox, `http_get` only to the agent's allowed hosts. */
 export const AgentToolSchema = z.enum(["read_file", "write_file", "list_files", "glob", "grep", "bash", "http_get"]);
 export type AgentTool = z.infer<typeof AgentToolSchema>;
+/** An API agent's tools when it names none: the workdir's files, nothing that runs commands or reaches the network. */
+export const DEFAULT_AGENT_TOOLS: readonly AgentTool[] = ["read_file", "write_file", "list_files", "glob", "grep"];
 
 /** Where an agent is defined: the registry (panel, REST) or the config file (`CORRAL_CONFIG`), edited only there. */
 export const AgentSourceSchema = z.enum(["registry", "file"]);

@@ -13,7 +13,7 @@ export function newAgentRow(fields: Pick<NewAgentRow, "name" | "kind" | "workdir
   const set = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
   const module = agentKindModule(fields.kind);
   return {
-    provider: module?.provider ?? "local",
+    provider: module?.providerFor?.(fields) ?? module?.provider ?? "local",
     model: null,
     timeoutS: 1800,
     maxConcurrent: 4,

@@ -84,6 +84,7 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
     if (this.deps.agents.get(body.name)) throw new ServiceError(`agent ${body.name} already exists`, 409, "name");
     if (!agentKindModule(body.kind)) throw invalidField("kind", `unknown agent kind ${body.kind}; this server runs ${agentKindNames().join(", ")}`);
     if (cliAdapterFor(body.kind)?.commandRequired && !body.command) throw commandRequired(body.kind);
+    assertKindFields(body.kind, { api: body.api ?? null });
     assertAgentEnv(body.env, this.deps.config.allowLoaderEnv);
     const row = this.deps.agents.insert(newAgentRow({ ...body, workdir: body.workdir ?? defaultWorkdir(this.deps.config, body.name) }));
     this.emit("changed", { name: row.name, removed: false });
@@ -93,6 +94,7 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
   update(name: string, patch: UpdateAgentBody): Agent {
     const current = this.row(name);
     if (cliAdapterFor(current.kind)?.commandRequired && patch.command === null) throw commandRequired(current.kind);
+    assertKindFields(current.kind, { api: patch.api === undefined ? current.api : patch.api });
     assertAgentEnv(patch.env, this.deps.config.allowLoaderEnv);
     const row = this.deps.agents.update(name, { ...patch, updatedAt: Date.now() });
     if (!row) throw notFound(`agent ${name} does not exist`, "name");
@@ -115,6 +117,11 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
 function invalidField(field: string, message: string): ServiceError {
   const issues = [{ field, message }];
   return new ServiceError(`invalid input: ${describeIssues(issues)}`, 400, field, issues);
+}
+
+function assertKindFields(kind: string, fields: Pick<AgentRow, "api">): void {
+  const problem = agentKindModule(kind)?.invalid?.(fields);
+  if (problem) throw invalidField(problem.field, problem.message);
 }
 
 const commandRequired = (kind: string) => invalidField("command", `a ${kind} agent needs the executable to run`);

@@ -200,6 +200,10 @@ interface AgentKindBase {
   kind: string;
   /** Who bills the agent's work: the price table's provider for its models. */
   provider: string;
+  /** A field an agent of this kind cannot do without, checked as it is created or changed: the field and why. */
+  invalid?: (agent: Pick<AgentRow, "api">) => { field: string; message: string } | null;
+  /** A new agent's provider when it depends on the agent's fields (an API agent's `api`); else `provider`. */
+  providerFor?: (fields: Partial<Pick<AgentRow, "api">>) => string | undefined;
   builtins: BuiltinAgent[];
   /** Whether new agents of this kind try transient failures again by default. */
   retries: boolean;

@@ -30,7 +30,7 @@ export const agents = sqliteTable("agents", {
   baseUrl: text("base_url"),
   description: text("description").notNull().default(""),
   retry: text("retry", { mode: "json" }).$type<RetryPolicy>(),
-  /** How CLI workers are confined (jobs/sandbox.ts). */
+  /** How CLI workers are confined (agents/sandbox.ts). */
   sandbox: text("sandbox").$type<SandboxMode>().notNull().default("none"),
   /** `api` agents (agents/kinds/api.ts): the API's wire format and the variable that holds its key. */
   api: text("api").$type<ModelApi>(),

@@ -14,7 +14,7 @@ import { OutputLog, tailText } from "./output-log.js";
 import { groupAlive, killGroup } from "./process-group.js";
 import { recoveryOf } from "./recovery.js";
 import { backoffMs, retryReason } from "./retry.js";
-import { refuseInProcessSandbox, sandboxed } from "./sandbox.js";
+import { refuseInProcessSandbox, sandboxed } from "../agents/sandbox.js";
 import type { Scheduler } from "./scheduler.js";
 import { Spawner } from "./spawner.js";
 import type { JobServiceDeps, OutputEvent } from "./service.js";

@@ -5,7 +5,7 @@ import { AgentForm } from "../components/agent-form.js";
 import { panelErrors, type PanelError } from "../lib/domain/api-errors.js";
 import { EmptyState, ErrorState, Loading } from "../components/states.js";
 import { useAgentMutations, useAgents } from "../hooks/use-agents.js";
-import { createCommandBody, formFromAgent, newCommandAgentForm, updateBody } from "../lib/domain/agent-form.js";
+import { createBody, formFromAgent, newAgentForm, type NewAgentKind, updateBody } from "../lib/domain/agent-form.js";
 import { Link } from "../router.js";
 
 function Availability({ agent }: { agent: AgentWithAvailability }) {
@@ -136,18 +136,32 @@ function AgentTable({ agents, actions }: { agents: AgentWithAvailability[]; acti
   );
 }
 
-function AddAgentModal({ open, onClose }: { open: boolean; onClose: () => void }) {
+const ADD_AGENT: Record<NewAgentKind, { title: string; intro: string }> = {
+  command: {
+    title: "Add a command agent",
+    intro: "Any executable becomes a worker: it runs in the job's workdir with the prompt in its arguments.",
+  },
+  api: {
+    title: "Add an API agent",
+    intro:
+      "A model behind an API (OpenAI or any compatible server, Anthropic, Google) works in the job's workdir with the tools you give it. Its key stays in an environment variable: only the variable's name is stored.",
+  },
+};
+
+function AddAgentModal({ kind, onClose }: { kind: NewAgentKind | null; onClose: () => void }) {
   const { create } = useAgentMutations();
+  const text = ADD_AGENT[kind ?? "command"];
   return (
-    <Modal open={open} title="Add a command agent" onClose={onClose}>
+    <Modal open={kind !== null} title={text.title} onClose={onClose}>
       <p className="small muted" style={{ marginTop: 0 }}>
-        Any executable becomes a worker: it runs in the job's workdir with the prompt in its arguments.
+        {text.intro}
       </p>
       <AgentForm
-        initial={newCommandAgentForm()}
-        kind="command"
+        key={kind}
+        initial={newAgentForm(kind ?? "command")}
+        kind={kind ?? "command"}
         isNew
-        toBody={createCommandBody}
+        toBody={(form) => createBody(form, kind ?? "command")}
         save={(body) => create.mutateAsync(body)}
         onDone={onClose}
         submitLabel="Add agent"
@@ -187,7 +201,7 @@ export function AgentsPage() {
   const agents = useAgents();
   const { update, remove } = useAgentMutations();
   const [editing, setEditing] = useState<AgentWithAvailability | null>(null);
-  const [adding, setAdding] = useState(false);
+  const [adding, setAdding] = useState<NewAgentKind | null>(null);
   const [rowError, setRowError] = useState<PanelError | null>(null);
   const failed = (err: Error) => setRowError(err instanceof ApiRequestError ? (panelErrors(err)[0] ?? null) : { field: null, text: err.message });
   const toggle = (name: string, enabled: boolean) =>
@@ -206,9 +220,14 @@ export function AgentsPage() {
     <>
       <div className="page-head">
         <h1>Agents</h1>
-        <button type="button" className="primary" onClick={() => setAdding(true)}>
-          Add a command agent
-        </button>
+        <div className="row">
+          <button type="button" onClick={() => setAdding("api")}>
+            Add an API agent
+          </button>
+          <button type="button" className="primary" onClick={() => setAdding("command")}>
+            Add a command agent
+          </button>
+        </div>
       </div>
       <p className="muted small">
         Each enabled agent is a set of MCP tools (<code>&lt;name&gt;_run</code>, <code>_run_async</code>, <code>_done</code>). See{" "}
@@ -236,7 +255,7 @@ export function AgentsPage() {
         <AgentTable agents={agents.data} actions={actions} />
       )}
       <EditAgentModal agent={editing} save={(name, body) => update.mutateAsync({ name, body })} onClose={() => setEditing(null)} />
-      <AddAgentModal open={adding} onClose={() => setAdding(false)} />
+      <AddAgentModal kind={adding} onClose={() => setAdding(null)} />
     </>
   );
 }

@@ -1,4 +1,5 @@
 import type { AgentKindModule } from "../types.js";
+import { api } from "./api.js";
 import { claude } from "./claude.js";
 import { codex } from "./codex.js";
 import { command } from "./command.js";
@@ -9,4 +10,4 @@ import { opencode } from "./opencode.js";
 import { opencodeServer } from "./opencode-server.js";
 
 /** Every agent kind this server runs, in the order their built-in agents are listed. */
-export const agentKindModules: readonly AgentKindModule[] = [gemini, opencode, claude, codex, kiro, command, ollama, opencodeServer];
+export const agentKindModules: readonly AgentKindModule[] = [gemini, opencode, claude, codex, kiro, command, ollama, opencodeServer, api];

@@ -10,6 +10,8 @@ export interface LoopOptions {
   model: string;
   workdir: string;
   prompt: string;
+  /** The agent's role, sent as the system prompt instead of the built-in one. */
+  role: string | null;
   maxIterations: number;
   /** Cap on num_ctx. */
   maxCtx: number;
@@ -138,7 +140,7 @@ type Conversation = { messages: Message[]; add(message: Message): void };
 
 /** The system prompt, the earlier turns that fit (a follow-up) and the prompt; says what it left out of the earlier turns. */
 function startConversation(opts: LoopOptions, numCtx: number): Conversation {
-  const messages: Message[] = [{ role: "system", content: SYSTEM_PROMPT }];
+  const messages: Message[] = [{ role: "system", content: opts.role ?? SYSTEM_PROMPT }];
   const conversation: Conversation = {
     messages,
     add(message) {

@@ -33,6 +33,7 @@ export function createOllamaAdapter(config: AppConfig, conversations: Conversati
         model: spec.model ?? ollamaAgentModel(spec.agent, config),
         workdir: spec.workdir,
         prompt: spec.prompt,
+        role: spec.agent.role,
         maxIterations: config.ollamaMaxIterations,
         maxCtx: config.ollamaMaxCtx,
         io,

@@ -1,4 +1,15 @@
-import type { AgentWithAvailability, CreateAgentBody, UpdateAgentBody } from "@corral/shared";
+import {
+  type AgentTool,
+  type AgentWithAvailability,
+  type CreateAgentBody,
+  DEFAULT_AGENT_TOOLS,
+  type ModelApi,
+  ModelApiSchema,
+  type UpdateAgentBody,
+} from "@corral/shared";
+
+/** The kinds the Add-agent dialog creates: any executable, or a model behind an API. */
+export type NewAgentKind = "command" | "api";
 
 /** The agent form as text fields; converted to a request body on save. */
 export interface AgentFormState {
@@ -14,6 +25,14 @@ export interface AgentFormState {
   baseUrl: string;
   /** KEY=VALUE per line. */
   env: string;
+  /** API agents: the API's wire format, the variable holding the key, the step limit, the tools, the hosts http_get may reach (one per line). */
+  api: ModelApi;
+  apiKeyEnv: string;
+  maxSteps: string;
+  tools: AgentTool[];
+  allowedHosts: string;
+  /** In-process agents (API, Ollama): the system prompt. */
+  role: string;
 }
 
 export function formFromAgent(a: AgentWithAvailability): AgentFormState {
@@ -30,10 +49,16 @@ export function formFromAgent(a: AgentWithAvailability): AgentFormState {
     env: Object.entries(a.env)
       .map(([k, v]) => `${k}=${v}`)
       .join("\n"),
+    api: a.api ?? "openai",
+    apiKeyEnv: a.apiKeyEnv ?? "",
+    maxSteps: a.maxSteps === null ? "" : String(a.maxSteps),
+    tools: a.tools ?? [...DEFAULT_AGENT_TOOLS],
+    allowedHosts: (a.allowedHosts ?? []).join("\n"),
+    role: a.role ?? "",
   };
 }
 
-export const newCommandAgentForm = (): AgentFormState => ({
+export const newAgentForm = (kind: NewAgentKind): AgentFormState => ({
   name: "",
   model: "",
   workdir: "",
@@ -41,10 +66,23 @@ export const newCommandAgentForm = (): AgentFormState => ({
   maxConcurrent: "",
   description: "",
   command: "",
-  args: "{prompt}",
+  args: kind === "command" ? "{prompt}" : "",
   baseUrl: "",
   env: "",
+  api: "openai",
+  apiKeyEnv: "",
+  maxSteps: "",
+  tools: [...DEFAULT_AGENT_TOOLS],
+  allowedHosts: "",
+  role: "",
 });
+
+export const MODEL_API_LABELS: Record<ModelApi, string> = {
+  openai: "OpenAI or OpenAI-compatible",
+  anthropic: "Anthropic",
+  google: "Google",
+};
+export const MODEL_APIS = ModelApiSchema.options;
 
 export type FormResult<T> = { body: T } | { field: string; message: string };
 
@@ -94,17 +132,34 @@ export function updateBody(form: AgentFormState, kind: string): FormResult<Updat
     body.args = form.args.split("\n").filter((a) => a.length > 0);
   } else if (serverUrlField(kind)) {
     body.baseUrl = form.baseUrl.trim() || null;
+    if (kind === "ollama") body.role = form.role.trim() || null;
+  } else if (kind === "api") {
+    const steps = int(form.maxSteps, "maxSteps");
+    if ("field" in steps) return steps;
+    const hosts = form.allowedHosts
+      .split(/[\s,]+/)
+      .map((h) => h.trim())
+      .filter(Boolean);
+    Object.assign(body, {
+      api: form.api,
+      baseUrl: form.baseUrl.trim() || null,
+      apiKeyEnv: form.apiKeyEnv.trim() || null,
+      role: form.role.trim() || null,
+      tools: form.tools,
+      allowedHosts: hosts.length ? hosts : null,
+      maxSteps: steps.body ?? null,
+    });
   } else {
     body.command = form.command.trim() || null;
   }
   return { body };
 }
 
-export function createCommandBody(form: AgentFormState): FormResult<CreateAgentBody> {
-  const update = updateBody(form, "command");
+export function createBody(form: AgentFormState, kind: NewAgentKind): FormResult<CreateAgentBody> {
+  const update = updateBody(form, kind);
   if ("field" in update) return update;
   const { model, ...rest } = update.body;
-  const body: CreateAgentBody = { ...rest, name: form.name.trim(), kind: "command" };
+  const body: CreateAgentBody = { ...rest, name: form.name.trim(), kind };
   if (model) body.model = model;
   if (!body.command) delete body.command;
   return { body };

@@ -1,9 +1,9 @@
 import { spawnSync } from "node:child_process";
 import { lstatSync } from "node:fs";
 import path from "node:path";
-import { findExecutable } from "../agents/availability.js";
-import { cliAdapterFor } from "../agents/registry.js";
-import type { Invocation } from "../agents/types.js";
+import { findExecutable } from "./availability.js";
+import { cliAdapterFor } from "./registry.js";
+import type { Invocation } from "./types.js";
 import type { AppConfig } from "../config.js";
 import type { AgentRow } from "../db/schema.js";
 
@@ -86,8 +86,9 @@ export function bwrapArgs(kind: string, workdir: string, homeDir: string, dataDi
 /**
  * The worker's invocation, wrapped in bubblewrap when its agent asks for it. Never silently
  * unconfined. `invocation.cwd` is the workdir's real path, resolved when the job started.
+ * `offline` also takes the network away (an API agent's bash, whose web access is http_get's allowlist).
  */
-export function sandboxed(invocation: Invocation, agent: AgentRow, config: AppConfig): Invocation {
+export function sandboxed(invocation: Invocation, agent: AgentRow, config: AppConfig, { offline = false } = {}): Invocation {
   if (agent.sandbox === "none") return invocation;
   // The server's PATH only: a directory on the agent's PATH may be one a sandboxed worker can
   // write, and a fake bwrap left there would run the next job unconfined.
@@ -102,7 +103,13 @@ export function sandboxed(invocation: Invocation, agent: AgentRow, config: AppCo
   return {
     ...invocation,
     command: bwrap,
-    args: [...bwrapArgs(agent.kind, invocation.cwd, config.homeDir, config.dataDir), "--", invocation.command, ...invocation.args],
+    args: [
+      ...bwrapArgs(agent.kind, invocation.cwd, config.homeDir, config.dataDir),
+      ...(offline ? ["--unshare-net"] : []),
+      "--",
+      invocation.command,
+      ...invocation.args,
+    ],
   };
 }
 

@@ -1,0 +1,68 @@
+import { spawn } from "node:child_process";
+import type { AppConfig } from "../../config.js";
+import type { AgentRow } from "../../db/schema.js";
+import { sandboxed } from "../sandbox.js";
+import { Refusal } from "../../lib/confined-files.js";
+import { findExecutable } from "../availability.js";
+
+/** One command may run this long before it is killed. */
+const BASH_TIMEOUT_MS = 120_000;
+/** stdout and stderr together, as the model sees them. */
+const MAX_OUTPUT_CHARS = 32 * 1024;
+
+/**
+ * Runs a bash command for an API agent, only ever inside bubblewrap: the system read-only, the
+ * workdir writable, no network, and without the agent's API key in its environment. A machine
+ * without a working bubblewrap refuses the call rather than running it unconfined.
+ */
+export async function runBash(command: string, workdir: string, agent: AgentRow, config: AppConfig, signal: AbortSignal): Promise<string> {
+  // The same PATH the sandbox looks bubblewrap up on.
+  if (!findExecutable("bwrap", config.workerEnv.PATH)) {
+    throw new Refusal("bash runs only inside the bubblewrap sandbox, and bubblewrap is not installed on the server (apt-get install bubblewrap)");
+  }
+  let invocation: ReturnType<typeof sandboxed>;
+  try {
+    invocation = sandboxed({ command: "bash", args: ["-c", command], env: {}, cwd: workdir }, { ...agent, sandbox: "bwrap" }, config, {
+      offline: true,
+    });
+  } catch (err) {
+    throw new Refusal(`bash runs only inside the bubblewrap sandbox: ${(err as Error).message}`);
+  }
+  const env = { ...config.workerEnv, ...agent.env };
+  if (agent.apiKeyEnv) delete env[agent.apiKeyEnv];
+  return new Promise((resolve) => {
+    const child = spawn(invocation.command, invocation.args, { cwd: workdir, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    let cut = false;
+    const take = (chunk: Buffer) => {
+      if (cut) return;
+      output += chunk.toString("utf8");
+      if (output.length > MAX_OUTPUT_CHARS) {
+        output = output.slice(0, MAX_OUTPUT_CHARS);
+        cut = true;
+      }
+    };
+    child.stdout.on("data", take);
+    child.stderr.on("data", take);
+    let why: string | null = null;
+    const kill = (reason: string) => {
+      why = reason;
+      try {
+        // Its own process group: bwrap and everything the command started go together.
+        if (child.pid) process.kill(-child.pid, "SIGKILL");
+      } catch {
+        // Already gone.
+      }
+    };
+    const timer = setTimeout(() => kill(`killed after ${BASH_TIMEOUT_MS / 1000} s`), BASH_TIMEOUT_MS);
+    const onAbort = () => kill("cancelled");
+    signal.addEventListener("abort", onAbort, { once: true });
+    const done = (status: string) => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", onAbort);
+      resolve(`${output}${cut ? "\n[…output cut]" : ""}${output && !output.endsWith("\n") ? "\n" : ""}[${why ?? status}]`);
+    };
+    child.on("error", (err) => done(`could not start: ${err.message}`));
+    child.on("close", (code, sig) => done(code === null ? `killed by ${sig}` : `exit status ${code}`));
+  });
+}
