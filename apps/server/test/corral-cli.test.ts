@@ -54,8 +54,13 @@ beforeAll(async () => {
   // A job lost while the server was down: its worker died and left no exit status.
   const first = await startServer({ CORRAL_TOKEN: "" }, { root });
   const lost = first.services.jobs.launch("kiro", { prompt: "print 2\nhang", workdir: workdir("lost") }, "rest");
-  await until(() => (first.services.jobs.get(lost.id).pid ? true : undefined));
-  await sleep(300);
+  // Its two lines are stored before its worker dies.
+  const printed = () =>
+    first.services.jobs
+      .readOutput(lost.id, 0, 1024)
+      .chunks.map((c) => c.text)
+      .join("");
+  await until(() => (printed().includes("line 2\n") ? true : undefined));
   const pid = first.services.jobs.get(lost.id).pid as number;
   await first.app.close();
   process.kill(-pid, "SIGKILL");
@@ -109,6 +114,10 @@ describe("talking to the server", () => {
     expect(res.stderr).toBe(
       `corral: no Corral server answers at http://127.0.0.1:${port} (ECONNREFUSED): start it with \`pnpm start\` in the Corral checkout, or set CORRAL_URL to where it runs\n`,
     );
+    // Following a job with no server: said at once, not after a minute of retries.
+    const follow = await corral(["logs", "-f", lostJobId], userEnv({ CORRAL_URL: `http://127.0.0.1:${port}` }));
+    expect(follow.code).toBe(7);
+    expect(follow.stderr).toMatch(/^corral: no Corral server answers at .*pnpm start/);
   });
 
   test("a wrong token: exit 8, saying where the token came from and what to set", async () => {

@@ -50,7 +50,8 @@ export function refusal(target: Target, status: number, answer: unknown): CliErr
   return new CliError(field ? `${what} (field: ${field})` : what, EXIT.refused);
 }
 
-function parseJson(text: string): unknown {
+/** An answer's body as JSON; a body that is not JSON becomes the error text it most likely is. */
+export function parseJson(text: string): unknown {
   if (!text) return undefined;
   try {
     return JSON.parse(text);

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { isFinalStatus, parseServerMessage, type Job, type OutputStream } from "@corral/shared";
 import WebSocket from "ws";
-import { refusal, unreachable } from "./client.js";
+import { parseJson, refusal, unreachable } from "./client.js";
 import { CliError, EXIT } from "./exit-codes.js";
 import type { Target } from "./settings.js";
 
@@ -12,7 +12,7 @@ export interface OutputPiece {
   cursor: number;
 }
 
-/** How long a follower keeps trying to reconnect (a server restart is quicker than this) before giving up. */
+/** How long a follower keeps trying to reconnect after a drop (a server restart is quicker than this) before giving up. */
 const RECONNECT_FOR_MS = 60_000;
 const RETRY_MS = [100, 250, 500, 1000, 2000];
 
@@ -24,31 +24,36 @@ const RETRY_MS = [100, 250, 500, 1000, 2000];
  */
 export async function followJob(target: Target, jobId: string, onOutput: (piece: OutputPiece) => void = () => {}, storedOnly = false): Promise<Job> {
   let cursor = 0;
+  let everServed = false;
+  let failures = 0;
   let failingSince: number | null = null;
-  for (let attempt = 0; ; attempt++) {
+  for (;;) {
     const result = await followOnce(target, jobId, cursor, storedOnly, (piece) => {
       cursor = piece.cursor;
       onOutput(piece);
     });
     if ("job" in result) return result.job;
-    // Progress since the last drop means the server was there: the wait starts again.
-    if (result.connected) {
+    // No server at first is said at once; one that served this stream is waited for a while.
+    if (!everServed && !result.served) throw unreachable(target, result.error);
+    everServed = true;
+    if (result.served) {
+      failures = 0;
       failingSince = null;
-      attempt = 0;
     }
     failingSince ??= Date.now();
     if (Date.now() - failingSince > RECONNECT_FOR_MS) throw unreachable(target, result.error);
-    await sleep(RETRY_MS[Math.min(attempt, RETRY_MS.length - 1)]);
+    await sleep(RETRY_MS[Math.min(failures++, RETRY_MS.length - 1)]);
   }
 }
 
-type Outcome = { job: Job } | { connected: boolean; error: unknown };
+/** `served`: the server answered the subscription before the connection went away. */
+type Outcome = { job: Job } | { served: boolean; error: unknown };
 
 /** One connection: resolves with the ended job, or with why the connection went away before it ended. */
 function followOnce(target: Target, jobId: string, from: number, storedOnly: boolean, onOutput: (piece: OutputPiece) => void): Promise<Outcome> {
   return new Promise((resolve, reject) => {
     const socket = new WebSocket(`${target.url.replace(/^http/, "ws")}/api/ws`, { headers: { authorization: `Bearer ${target.token}` } });
-    let connected = false;
+    let served = false;
     let cursor = from;
     // The status sent at subscribe comes before the output it replays: the job has ended for this
     // follower only once the replay is over (`caught_up`), or when a final status arrives after it.
@@ -65,28 +70,19 @@ function followOnce(target: Target, jobId: string, from: number, storedOnly: boo
       else resolve(outcome);
     };
     socket.once("unexpected-response", (req, res) => {
-      req.destroy();
       let body = "";
-      res.on("data", (d: Buffer) => (body += d.toString()));
-      res.on("end", () => {
-        const answer = (() => {
-          try {
-            return JSON.parse(body) as unknown;
-          } catch {
-            return undefined;
-          }
-        })();
-        const error = refusal(target, res.statusCode ?? 0, answer);
-        // A server that is starting or full answers 503: worth another try, not a refusal.
-        if (res.statusCode === 503) settle({ connected: false, error });
-        else settle(error);
+      res.setEncoding("utf8");
+      res.on("data", (d: string) => (body += d));
+      res.on("close", () => {
+        req.destroy();
+        settle(refusal(target, res.statusCode ?? 0, parseJson(body)));
       });
     });
     socket.on("open", () => {
-      connected = true;
       socket.send(JSON.stringify({ type: "subscribe_job", jobId, cursor }));
     });
     socket.on("message", (data) => {
+      served = true;
       let message: ReturnType<typeof parseServerMessage>;
       try {
         message = parseServerMessage(data.toString());
@@ -114,7 +110,11 @@ function followOnce(target: Target, jobId: string, from: number, storedOnly: boo
           return;
       }
     });
-    socket.on("error", (error) => settle({ connected, error }));
-    socket.on("close", (code, reason) => settle({ connected, error: new Error(`connection closed (${code}${reason.length ? ` ${reason}` : ""})`) }));
+    socket.on("error", (error) => settle({ served, error }));
+    socket.on("close", (code, reason) => {
+      // 1013: the server holds as many WebSocket connections as it takes; the reason says which setting.
+      if (code === 1013) return settle(new CliError(`the server refused the connection: ${reason}`, EXIT.refused));
+      settle({ served, error: new Error(`connection closed (${code}${reason.length ? ` ${reason}` : ""})`) });
+    });
   });
 }

@@ -1,5 +1,5 @@
 import type { Job } from "@corral/shared";
-import { type Command, numberOption } from "./command.js";
+import { type CommandName, numberOption } from "./command.js";
 import { followJob, type OutputPiece } from "./follow.js";
 import { jobSummary } from "./format.js";
 import type { Target } from "./settings.js";
@@ -24,7 +24,7 @@ export const LAUNCH_HELP = `  --workdir DIR      where the job runs (default: th
 type LaunchValues = { workdir?: string; model?: string; timeout?: string; "max-cost"?: string; "max-tokens"?: string };
 
 /** The launch fields of a REST body from the options given (absent ones are left to the server's defaults). */
-export function launchFields(command: Pick<Command, "name" | "usage">, values: LaunchValues) {
+export function launchFields(command: CommandName, values: LaunchValues) {
   return {
     workdir: values.workdir,
     model: values.model,

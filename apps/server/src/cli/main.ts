@@ -8,12 +8,12 @@ import { jobs } from "./commands/jobs.js";
 import { logs } from "./commands/logs.js";
 import { run } from "./commands/run.js";
 import { status } from "./commands/status.js";
-import { type Command, parseCommandArgs, usageError, usageLine } from "./command.js";
+import type { Command } from "./command.js";
 import { CliError, EXIT } from "./exit-codes.js";
 import { oneLine } from "./format.js";
 import { resolveTarget, type Target } from "./settings.js";
 
-const COMMANDS: Command[] = [status, agents, run, logs, cancel, all, jobs] as unknown as Command[];
+const COMMANDS: Command[] = [status, agents, run, logs, cancel, all, jobs];
 
 const OVERVIEW = `corral: run and watch Corral jobs from a terminal
 
@@ -49,17 +49,8 @@ async function main(argv: string[]): Promise<number> {
       `unknown command ${JSON.stringify(oneLine(name))}\nCommands: ${COMMANDS.map((c) => c.name).join(", ")} (corral --help)`,
       EXIT.usage,
     );
-  const { values, positionals } = parseCommandArgs(command, rest);
-  if (values.help) {
-    process.stdout.write(`Usage: ${usageLine(command)}\n\n${command.help}\n`);
-    return 0;
-  }
-  // The words of a prompt are one argument however many there are.
-  const { min, max } = command.positionals;
-  if (positionals.length < min) throw usageError(command, "missing arguments");
-  if (positionals.length > max) throw usageError(command, `unexpected argument ${JSON.stringify(oneLine(positionals[max] ?? ""))}`);
   let target: Target | undefined;
-  return command.run({ values, positionals, json: values.json === true, target: () => (target ??= resolveTarget(process.env)) });
+  return command.execute(rest, () => (target ??= resolveTarget(process.env)));
 }
 
 main(process.argv.slice(2)).then(
