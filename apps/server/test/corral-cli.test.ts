@@ -214,6 +214,20 @@ describe("running jobs", () => {
     expect(lines.at(-1)).toMatchObject({ type: "output", stream: "out", cursor: expect.any(Number) });
   });
 
+  test("logs -f into a reader that stops early (| head) ends quietly", async () => {
+    const job = await launch("kiro", "print 200000");
+    const shell = `"${process.execPath}" "${cli}" logs -f ${job.id} | head -n 2; echo "corral exited $?" >&2`;
+    const res = await new Promise<Run>((resolve) => {
+      const child = spawn("bash", ["-o", "pipefail", "-c", shell], { env: userEnv() });
+      const out = { stdout: "", stderr: "" };
+      child.stdout.on("data", (d: Buffer) => (out.stdout += d.toString()));
+      child.stderr.on("data", (d: Buffer) => (out.stderr += d.toString()));
+      child.once("close", (code) => resolve({ code, ...out }));
+    });
+    expect(res.stdout).toBe("line 1\nline 2\n");
+    expect(res.stderr).toBe("corral exited 0\n");
+  });
+
   test("cancel stops a running job; logs -f then exits 4", async () => {
     const job = await launch("kiro", "print 1\nhang");
     await until(async () => ((await api<Job>(server, "GET", `/api/jobs/${job.id}`)).body.status === "running" ? true : undefined));

@@ -53,6 +53,14 @@ async function main(argv: string[]): Promise<number> {
   return command.execute(rest, () => (target ??= resolveTarget(process.env)));
 }
 
+// `corral logs -f <job> | head`: once the reader has gone, stop as any filter does, without a stack trace.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code !== "EPIPE") throw err;
+    process.exit(EXIT.succeeded);
+  });
+}
+
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;

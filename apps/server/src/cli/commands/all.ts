@@ -1,4 +1,4 @@
-import type { AgentList, Job, JobGroup } from "@corral/shared";
+import type { AgentList, Job, JobGroup, LaunchManyBody } from "@corral/shared";
 import { request } from "../client.js";
 import { defineCommand, usageError } from "../command.js";
 import { exitForStatus } from "../exit-codes.js";
@@ -27,7 +27,7 @@ ${LAUNCH_HELP}
     const fields = launchFields(all, values);
     const names = values.agents !== undefined ? values.agents.split(",").map((a) => a.trim()) : await availableAgents(server);
     if (!names.length) throw usageError(all, "no agent is enabled and available: see corral agents, or name some with --agents");
-    const body = { agents: names, prompt: promptOf(positionals), sharedWorkdir: values["shared-workdir"], ...fields };
+    const body = { agents: names, prompt: promptOf(positionals), sharedWorkdir: values["shared-workdir"], ...fields } satisfies LaunchManyBody;
     const group = await request<JobGroup>(server, "POST", "/api/jobs/many", body);
     if (values.async) {
       if (json) printJson(group);

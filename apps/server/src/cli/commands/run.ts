@@ -1,4 +1,4 @@
-import type { Job } from "@corral/shared";
+import type { Job, LaunchJobBody } from "@corral/shared";
 import { defineCommand } from "../command.js";
 import { request } from "../client.js";
 import { exitForStatus } from "../exit-codes.js";
@@ -20,7 +20,7 @@ ${LAUNCH_HELP}
   positionals: { min: 2, max: Number.POSITIVE_INFINITY },
   async run({ values, positionals, json, target }) {
     const [agent = "", ...words] = positionals;
-    const body = { agent, prompt: promptOf(words), session: values.session, ...launchFields(run, values) };
+    const body = { agent, prompt: promptOf(words), session: values.session, ...launchFields(run, values) } satisfies LaunchJobBody;
     const server = target();
     const launched = await request<Job>(server, "POST", "/api/jobs", body);
     if (values.async) {
