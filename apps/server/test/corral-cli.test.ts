@@ -265,6 +265,20 @@ describe("running jobs", () => {
     expect((await run.done).code).toBe(4);
   });
 
+  test("a launch a provider's budget refuses exits 5, with the server's message", async () => {
+    const { body: codex } = await api<{ provider: string }>(server, "GET", "/api/agents/codex");
+    const budget = await api<{ id: number }>(server, "POST", "/api/costs/budgets", { provider: codex.provider, period: "month", maxTokens: 1000 });
+    expect(budget.status).toBe(201);
+    try {
+      expect((await corral(["run", "--workdir", workdir("budget-1"), "codex", "hi"])).code).toBe(0);
+      const refused = await corral(["run", "--workdir", workdir("budget-2"), "codex", "hi"]);
+      expect(refused.code).toBe(5);
+      expect(refused.stderr).toMatch(/^corral: budget exceeded: .*monthly budget is 1000 tokens .*\(field: agent\)\n$/);
+    } finally {
+      await api(server, "DELETE", `/api/costs/budgets/${budget.body.id}`);
+    }
+  });
+
   test("jobs lists with the REST list's filters; --json is that list", async () => {
     const json = await corral(["jobs", "--json", "--agent", "kiro", "--status", "lost"]);
     const list = JobListSchema.parse(JSON.parse(json.stdout));

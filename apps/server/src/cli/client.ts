@@ -1,4 +1,5 @@
 import { CliError, EXIT } from "./exit-codes.js";
+import { oneLine } from "./format.js";
 import type { Target } from "./settings.js";
 
 /** How a person starts the server, for the message when there is none. */
@@ -33,7 +34,7 @@ export function unreachable(target: Target, err: unknown): CliError {
 
 /** The CliError for an HTTP refusal, worded from the server's `{ error, field }`. */
 export function refusal(target: Target, status: number, answer: unknown): CliError {
-  const { error, field } = (answer ?? {}) as { error?: string; field?: string };
+  const { error, field, code } = (answer ?? {}) as { error?: string; field?: string; code?: string };
   if (status === 401) {
     const fix =
       target.tokenSource === "CORRAL_TOKEN"
@@ -41,13 +42,20 @@ export function refusal(target: Target, status: number, answer: unknown): CliErr
         : `it is not the token of the server at ${target.url}: set CORRAL_DATA_DIR to that server's data dir, or CORRAL_TOKEN to its token`;
     return new CliError(`the server refused the token from ${target.tokenSource}: ${fix}`, EXIT.unauthorized);
   }
-  if (status === 429)
+  if (code === "rate_limited") {
     return new CliError(
-      `the server refuses this address for now (${error ?? "too many wrong tokens"}): wait a minute and check the token`,
+      `the server refuses this address for now (${oneLine(error ?? "too many wrong tokens")}): wait a minute and check the token`,
       EXIT.unauthorized,
     );
-  const what = error ?? `HTTP ${status}`;
-  return new CliError(field ? `${what} (field: ${field})` : what, EXIT.refused);
+  }
+  // A provider's budget refused the job before it ran: the same end as a job stopped by its budget.
+  if (code === "budget_exceeded") return new CliError(serverMessage(error ?? "budget exceeded", field), EXIT.budget_exceeded);
+  return new CliError(serverMessage(error ?? `HTTP ${status}`, field), EXIT.refused);
+}
+
+/** A refusal's text as the server wrote it, on one line: it can quote what was sent, control characters and all. */
+export function serverMessage(error: string, field?: string): string {
+  return oneLine(field ? `${error} (field: ${field})` : error);
 }
 
 /** An answer's body as JSON; a body that is not JSON becomes the error text it most likely is. */

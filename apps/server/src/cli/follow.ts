@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { isFinalStatus, parseServerMessage, type Job, type OutputStream } from "@corral/shared";
 import WebSocket from "ws";
-import { parseJson, refusal, unreachable } from "./client.js";
+import { parseJson, refusal, serverMessage, unreachable } from "./client.js";
 import { CliError, EXIT } from "./exit-codes.js";
 import type { Target } from "./settings.js";
 
@@ -105,7 +105,7 @@ function followOnce(target: Target, jobId: string, from: number, storedOnly: boo
           if (latest && (storedOnly || isFinalStatus(latest.status))) settle({ job: latest });
           return;
         case "error":
-          return settle(new CliError(message.field ? `${message.message} (field: ${message.field})` : message.message, EXIT.refused));
+          return settle(new CliError(serverMessage(message.message, message.field), EXIT.refused));
         default:
           return;
       }

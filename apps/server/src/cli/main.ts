@@ -28,11 +28,15 @@ The server: CORRAL_URL (default: http://CORRAL_HOST:CORRAL_PORT, as the server r
 CORRAL_TOKEN (default: the token file in the server's data dir, CORRAL_DATA_DIR).
 
 Exit codes:
-  0  succeeded (or, for commands that start no wait, done)
-  1  the job failed              2  usage error (an option or argument)
-  3  the job timed out           4  the job was cancelled
-  5  the job passed its budget   6  the job was lost (its worker vanished)
-  7  no server answers           8  the server refused the token
+  0  succeeded (for commands that wait for no job: done)
+  1  the job failed
+  2  usage error: an unknown command or option, a missing argument
+  3  the job timed out
+  4  the job was cancelled
+  5  the job passed its budget, or a provider's budget refused it
+  6  the job was lost (its worker vanished while the server was down)
+  7  no server answers at the address
+  8  the server refused the token, or there is none
   9  the server refused the request (an unknown agent or job, a field it would not take)
   70 a fault in corral itself
 `;
