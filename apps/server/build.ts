@@ -44,7 +44,8 @@ const noSwaggerYaml: Plugin = {
 
 export function serverBuildOptions(outdir: string): BuildOptions {
   return {
-    entryPoints: { server: path.join(here, "src/server.ts") },
+    // `corral`, the command (package.json `bin`), shares the bundle's chunks (zod, @corral/shared).
+    entryPoints: { server: path.join(here, "src/server.ts"), corral: path.join(here, "src/cli/main.ts") },
     outdir,
     chunkNames: "chunks/[name]-[hash]",
     bundle: true,
