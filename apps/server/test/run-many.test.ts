@@ -100,6 +100,18 @@ describe("POST /api/jobs/many", () => {
     );
     expect(ended.map((j) => j.status)).toEqual(["succeeded", "succeeded", "succeeded"]);
     for (const agent of THREE) expect(existsSync(path.join(base, agent, "out.txt"))).toBe(true);
+
+    // Each job knows its group (the first job's id), and any of them lists the group in launch order.
+    const first = res.body.jobs[0] as Job;
+    expect(res.body.jobs.map((j) => j.groupId)).toEqual([first.id, first.id, first.id]);
+    const group = await api<JobGroup>(server, "GET", `/api/jobs/${res.body.jobs[2]?.id}/group`);
+    expect(group.body.jobs.map((j) => j.id)).toEqual(res.body.jobs.map((j) => j.id));
+    // A job launched alone is in no group: its group is itself.
+    const alone = await api<Job>(server, "POST", "/api/jobs", { agent: "kiro", prompt: "hi", workdir: freshDir() });
+    expect(alone.body.groupId).toBeNull();
+    expect((await api<JobGroup>(server, "GET", `/api/jobs/${alone.body.id}/group`)).body.jobs.map((j) => j.id)).toEqual([alone.body.id]);
+    expect((await api<ApiError>(server, "GET", "/api/jobs/zzzzzzzzzzzz/group")).status).toBe(404);
+    await server.services.jobs.waitFor([alone.body.id], 20_000);
   });
 
   test("sharedWorkdir runs them all in the one workdir, together", async () => {

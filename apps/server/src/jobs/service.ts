@@ -6,6 +6,7 @@ import {
   type AuditAction,
   type Job,
   type JobAttempt,
+  type JobGroup,
   type JobInput,
   type JobList,
   type JobListQuery,
@@ -207,9 +208,11 @@ export class JobService extends EventEmitter<JobServiceEvents> {
 
   /** Stores planned jobs and their audit entries in one transaction (a failed write leaves none behind), then queues them. */
   private store(planned: PlannedJob[], origin: JobOrigin, client: string | null): Job[] {
+    const ids = planned.map(() => newJobId());
+    const groupId = ids.length > 1 ? (ids[0] ?? null) : null;
     const rows = this.atomically(() =>
-      planned.map(({ agent, input, earlier, workdir, model }) => {
-        const id = newJobId();
+      planned.map(({ agent, input, earlier, workdir, model }, i) => {
+        const id = ids[i] as string;
         const inserted = this.deps.jobs.insert({
           id,
           agent: agent.name,
@@ -218,6 +221,7 @@ export class JobService extends EventEmitter<JobServiceEvents> {
           workdir,
           model,
           conversationId: earlier ? (earlier.conversationId ?? earlier.id) : id,
+          groupId,
           followUpOf: earlier?.id ?? null,
           timeoutS: input.timeout_s ?? agent.timeoutS,
           retry: input.retry ?? agent.retry,
@@ -293,6 +297,12 @@ export class JobService extends EventEmitter<JobServiceEvents> {
     const rows = this.deps.jobs.thread(job.conversationId, THREAD_LIMIT);
     // A job stored before conversations were recorded has none: it is its own.
     return { conversationId: job.conversationId, jobs: rows.length ? rows.map(toJob) : [job] };
+  }
+
+  /** The jobs launched together with this one (itself alone when it was launched alone), in launch order. */
+  group(id: string): JobGroup {
+    const job = this.get(id);
+    return { jobs: job.groupId ? this.deps.jobs.group(job.groupId).map(toJob) : [job] };
   }
 
   find(id: string): Job | undefined {

@@ -31,6 +31,7 @@ export const jobsApi = {
       { signal },
     ),
   get: (id: string, signal?: AbortSignal) => apiFetch<Job>(`/api/jobs/${encodeURIComponent(id)}`, { signal }),
+  group: (id: string, signal?: AbortSignal) => apiFetch<JobGroup>(`/api/jobs/${encodeURIComponent(id)}/group`, { signal }),
   thread: (id: string, signal?: AbortSignal) => apiFetch<JobThread>(`/api/jobs/${encodeURIComponent(id)}/thread`, { signal }),
   launch: (body: LaunchJobBody) => apiFetch<Job>("/api/jobs", { method: "POST", body }),
   launchMany: (body: LaunchManyBody) => apiFetch<JobGroup>("/api/jobs/many", { method: "POST", body }),

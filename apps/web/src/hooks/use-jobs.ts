@@ -52,6 +52,16 @@ export function useJobThread(id: string) {
   });
 }
 
+/** The jobs launched together with a job (its launch to several agents); the members never change. */
+export function useJobGroup(id: string | null) {
+  return useQuery({
+    queryKey: queryKeys.jobs.group(id ?? ""),
+    queryFn: ({ signal }) => jobsApi.group(id as string, signal),
+    enabled: Boolean(id),
+    staleTime: Infinity,
+  });
+}
+
 /** A job read once, without polling: the Launch page copies a job it relaunches from. */
 export function useJobSnapshot(id: string | null) {
   return useQuery({

@@ -3,7 +3,7 @@ import { ErrorState, Loading } from "../components/states.js";
 import { StatusBadge } from "../components/status-badge.js";
 import { useDocumentTitle } from "../hooks/use-document-title.js";
 import { useJobFiles } from "../hooks/use-files.js";
-import { useJob, useJobAnswer } from "../hooks/use-jobs.js";
+import { useJob, useJobAnswer, useJobGroup } from "../hooks/use-jobs.js";
 import { useNow } from "../hooks/use-now.js";
 import { useFollowJob } from "../lib/transport/live-context.js";
 import { formatCost, formatDuration, formatTokens, plural } from "../lib/format/format.js";
@@ -12,17 +12,25 @@ import { Link, useSearchParams } from "../router.js";
 /** As many as one launch to several agents starts. */
 const MAX_COMPARED = 32;
 
-/** `/compare?jobs=a,b,c`: the ids in the address, the bad and repeated ones left out. */
-function useComparedIds(): string[] {
+/**
+ * `/compare?jobs=a,b,c`: those jobs, the bad and repeated ids left out; `/compare?group=<id>`: the
+ * jobs launched together with that one (a job's page links there).
+ */
+function useComparedIds(): { ids: string[]; group: ReturnType<typeof useJobGroup> } {
   const [params] = useSearchParams();
-  const ids = (params.get("jobs") ?? "").split(",").filter((id) => JobIdSchema.safeParse(id).success);
-  return [...new Set(ids)].slice(0, MAX_COMPARED);
+  const groupOf = params.get("group");
+  const group = useJobGroup(groupOf && JobIdSchema.safeParse(groupOf).success ? groupOf : null);
+  const listed = group.data ? group.data.jobs.map((j) => j.id) : (params.get("jobs") ?? "").split(",");
+  const ids = listed.filter((id) => JobIdSchema.safeParse(id).success);
+  return { ids: [...new Set(ids)].slice(0, MAX_COMPARED), group };
 }
 
 /** Jobs side by side (stacked on a phone): each one's answer, files changed, duration and cost, live while they run. */
 export function ComparePage() {
-  const ids = useComparedIds();
+  const { ids, group } = useComparedIds();
   useDocumentTitle(`Compare ${plural(ids.length, "job")}`);
+  if (group.isError) return <ErrorState error={group.error} what="the jobs launched together" onRetry={() => void group.refetch()} />;
+  if (group.isLoading) return <Loading what="the jobs launched together" />;
   return (
     <>
       <div className="page-head">

@@ -110,6 +110,20 @@ export function jobRoutes(services: Services) {
     );
 
     app.get(
+      "/api/jobs/:id/group",
+      {
+        schema: {
+          summary:
+            "The jobs launched together with this one by one prompt to several agents, in launch order (just this job when it was launched alone)",
+          tags,
+          params: IdParamsSchema,
+          response: { 200: JobGroupSchema, ...errors(404) },
+        },
+      },
+      async (request) => jobs.group(request.params.id),
+    );
+
+    app.get(
       "/api/jobs/:id/attempts",
       {
         schema: {
