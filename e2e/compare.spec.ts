@@ -73,6 +73,7 @@ test("ticking three agents launches one job each and opens them side by side, li
   // Each column links to its job, and each job of the group back to them all.
   await columns[2]?.getByRole("link", { name: /^[a-z0-9]{12}$/ }).click();
   await page.waitForURL(/\/jobs\/[a-z0-9]+$/);
+  await snapshot(page, testInfo, "job-of-a-group");
   await page.getByRole("link", { name: "Compare with the agents launched with it" }).click();
   await page.waitForURL(/\/compare\?group=[a-z0-9]+$/);
   for (const column of columns) await expect(column.locator('[data-status="succeeded"]')).toBeVisible();
