@@ -58,11 +58,31 @@ describe("corral_run_many (MCP)", () => {
     expect(ids.map((id) => server.services.jobs.get(id).status)).toEqual(["succeeded", "succeeded"]);
   });
 
+  test("shared_workdir runs them all in the workdir itself", async () => {
+    const base = freshDir();
+    const text = textOf(await runMany({ agents: ["gemini", "kiro"], prompt: "write both.txt x", workdir: base, shared_workdir: true }));
+    expect(text).toMatch(/^ok: all 2 succeeded\n/);
+    expect(text.match(/^workdir: .*$/gm)).toEqual([`workdir: ${base}`, `workdir: ${base}`]);
+  });
+
   test("a refusal launches nothing and names the agent", async () => {
     const before = jobCount();
     const unknown = await runMany({ agents: ["gemini", "nosuch"], prompt: "hi", workdir: freshDir() });
     expect(unknown.isError).toBe(true);
     expect(textOf(unknown)).toMatch(/^error: agents\.1: nosuch: agent nosuch does not exist/);
+    const hostile: [Record<string, unknown>, RegExp][] = [
+      [{ agents: ["gemini", "gemini"], prompt: "hi" }, /^error: agents\.1: gemini is named twice/],
+      [{ agents: ["gemini"], prompt: "hi", workdir: "/etc" }, /^error: workdir: gemini: \/etc\/gemini is outside the allowed workdir roots/],
+      [{ agents: ["gemini", "kiro"], prompt: "hi", shared_workdir: true }, /^error: workdir: a shared workdir needs a workdir/],
+      [{ agents: ["../etc"], prompt: "hi" }, /agents/],
+      [{ agents: [], prompt: "hi" }, /agents/],
+      [{ agents: ["gemini"], prompt: "hi", session: "abcdef123456" }, /session/],
+    ];
+    for (const [args, error] of hostile) {
+      const result = await runMany(args);
+      expect(result.isError, JSON.stringify(args)).toBe(true);
+      expect(textOf(result)).toMatch(error);
+    }
     expect(jobCount()).toBe(before);
   });
 

@@ -8,22 +8,28 @@ import { guarded, keepReporting, textResult } from "./results.js";
 
 const { session: _, ...jobFields } = JobInputSchema.shape;
 
-/** `corral_run_many`'s input: the job fields of `<agent>_run` (no follow-up), the agents, and whether to wait. */
-export const RunManyInputShape = {
-  agents: z
-    .array(AgentNameSchema)
-    .min(1, "name at least one agent")
-    .max(32)
-    .describe("The agents to give the prompt to, one job each, in this order"),
-  ...jobFields,
-  workdir: jobFields.workdir.describe(
-    "Each agent works in its own folder of this directory (<workdir>/<agent>), or all in this one with shared_workdir. Default: each agent's own workdir",
-  ),
-  shared_workdir: jobFields.shared_workdir.describe(
-    "Run every job in workdir itself (required then), together and alongside any other job there, instead of a folder each",
-  ),
-  async: z.boolean().optional().describe("Return the job ids at once, one line each, instead of waiting (then use corral_wait)"),
-};
+/**
+ * `corral_run_many`'s input: the job fields of `<agent>_run` (no follow-up), the agents, and whether
+ * to wait. Strict, as the REST body is: a `session` or `agent` passed by mistake is refused by
+ * name rather than dropped (a caller expecting a follow-up would otherwise get fresh runs).
+ */
+const RunManyInputSchema = z
+  .object({
+    agents: z
+      .array(AgentNameSchema)
+      .min(1, "name at least one agent")
+      .max(32)
+      .describe("The agents to give the prompt to, one job each, in this order"),
+    ...jobFields,
+    workdir: jobFields.workdir.describe(
+      "Each agent works in its own folder of this directory (<workdir>/<agent>), or all in this one with shared_workdir. Default: each agent's own workdir",
+    ),
+    shared_workdir: jobFields.shared_workdir.describe(
+      "Run every job in workdir itself (required then), together and alongside any other job there, instead of a folder each",
+    ),
+    async: z.boolean().optional().describe("Return the job ids at once, one line each, instead of waiting (then use corral_wait)"),
+  })
+  .strict();
 
 /**
  * One prompt to several agents (`/mcp` only). It waits for all, as `<agent>_run` does for one, and
@@ -37,7 +43,7 @@ export function registerRunManyTool(server: McpServer, services: Services): void
     {
       description:
         'Give one prompt to several agents at once, one job each, and wait for all (async: true returns the ids instead). Every job is checked before any starts: a refusal launches none. The answer begins with "ok" (all succeeded) or "error: …", then each agent\'s section as its _run would answer it, and the panel link comparing them side by side.',
-      inputSchema: RunManyInputShape,
+      inputSchema: RunManyInputSchema,
     },
     ({ agents, async, ...input }, extra) =>
       guarded(async () => {
