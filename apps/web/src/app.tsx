@@ -6,6 +6,7 @@ import { useLiveStatus } from "./hooks/use-live-status.js";
 import { Link, matchPath, useLocation } from "./router.js";
 import { AgentsPage } from "./pages/agents-page.js";
 import { ApiPage } from "./pages/api-page.js";
+import { ComparePage } from "./pages/compare-page.js";
 import { ConnectPage } from "./pages/connect-page.js";
 import { JobDetailPage } from "./pages/job-detail-page.js";
 import { JobsPage } from "./pages/jobs-page.js";
@@ -37,6 +38,8 @@ function route(pathname: string): ReactNode {
   switch (pathname) {
     case "/launch":
       return <LaunchPage />;
+    case "/compare":
+      return <ComparePage />;
     case "/conversations":
       return <ConversationsPage />;
     case "/files":

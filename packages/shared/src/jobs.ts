@@ -110,6 +110,8 @@ export const JobSchema = z.object({
   followUpOf: JobIdSchema.nullable(),
   /** The worker's own session id as its CLI reported it (what a follow-up resumes); null when none was reported. */
   workerSession: z.string().nullable(),
+  /** The first job of the launch to several agents this job was one of (`GET /api/jobs/:id/group` lists them); null when launched alone. */
+  groupId: JobIdSchema.nullable(),
 });
 export type Job = z.infer<typeof JobSchema>;
 

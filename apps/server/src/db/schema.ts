@@ -95,6 +95,8 @@ export const jobs = sqliteTable(
     followUpOf: text("follow_up_of"),
     /** The worker's own session id (Claude Code's session_id, Codex's thread id…), when it reported one. */
     workerSession: text("worker_session"),
+    /** The first job of a launch to several agents this job was one of; null for a job launched alone. */
+    groupId: text("group_id"),
     /**
      * The job's place in the registry, 1, 2, 3… in the order jobs were added: the jobs list's
      * order (newest first) and the rowid of the jobs_search text index. Set by the
@@ -117,6 +119,8 @@ export const jobs = sqliteTable(
     index("jobs_workdir_status_idx").on(t.workdir, t.status),
     // A job page shows its conversation's thread.
     index("jobs_conversation_idx").on(t.conversationId, t.seq),
+    // A job page links to the jobs launched with it.
+    index("jobs_group_idx").on(t.groupId, t.seq),
   ],
 );
 

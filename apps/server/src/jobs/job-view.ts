@@ -39,6 +39,7 @@ export function toJob(row: JobRow): Job {
         : null,
     killedAt: row.killedAt,
     conversationId: row.conversationId ?? row.id,
+    groupId: row.groupId,
     followUpOf: row.followUpOf,
     workerSession: row.workerSession,
   };

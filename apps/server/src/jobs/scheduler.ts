@@ -15,11 +15,11 @@ export class Scheduler {
     private readonly queueLimit: number,
   ) {}
 
-  /** Refuses before anything is stored when the queue is full. */
-  assertRoom(): void {
-    if (this.total >= this.queueLimit) {
+  /** Refuses, before anything is stored, unless `count` more jobs fit in the queue. */
+  assertRoom(count = 1): void {
+    if (this.total + count > this.queueLimit) {
       throw new ServiceError(
-        `the job queue is full (${this.queueLimit} waiting); wait for jobs to finish or raise CORRAL_QUEUE_LIMIT`,
+        `the job queue is full (${this.queueLimit} at most, ${this.total} waiting${count > 1 ? `, ${count} more asked for` : ""}); wait for jobs to finish or raise CORRAL_QUEUE_LIMIT`,
         429,
         undefined,
         undefined,

@@ -1,10 +1,12 @@
 import { randomBytes } from "node:crypto";
+import path from "node:path";
 import { EventEmitter } from "node:events";
 import {
   isFinalStatus,
   type AuditAction,
   type Job,
   type JobAttempt,
+  type JobGroup,
   type JobInput,
   type JobList,
   type JobListQuery,
@@ -80,6 +82,15 @@ export interface JobHooks {
   ended(row: JobRow, ran?: boolean): Promise<void>;
 }
 
+/** A launch that passed every check, ready to be stored. */
+interface PlannedJob {
+  agent: AgentRow;
+  input: JobInput;
+  earlier: JobRow | undefined;
+  workdir: string;
+  model: string | null;
+}
+
 const newJobId = () => randomBytes(8).toString("hex").slice(0, 12);
 
 /** A thread lists its conversation's newest jobs, at most. */
@@ -117,6 +128,57 @@ export class JobService extends EventEmitter<JobServiceEvents> {
   }
 
   launch(agentName: string, input: JobInput, origin: JobOrigin, client: string | null = null): Job {
+    const planned = this.plan(agentName, input);
+    this.scheduler.assertRoom();
+    const [job] = this.store([planned], origin, client);
+    return job as Job;
+  }
+
+  /**
+   * One prompt to several agents, one job each, in the order given: every job is checked (agent,
+   * budget, workdir, command line, room in the queue) before any is stored, so a refusal launches
+   * none, and the error names the agent at fault. Each job runs in `<workdir>/<agent>` (each agent's
+   * own workdir without one); with `shared_workdir` all run in `workdir` itself, together.
+   */
+  launchMany(agentNames: string[], input: Omit<JobInput, "session">, origin: JobOrigin, client: string | null = null): Job[] {
+    agentNames.forEach((name, i) => {
+      if (agentNames.indexOf(name) !== i) throw badInput(`${name} is named twice; name each agent once`, `agents.${i}`);
+    });
+    if (input.shared_workdir && input.workdir === undefined) {
+      throw badInput("a shared workdir needs a workdir: name the directory the agents share", "workdir");
+    }
+    const base = input.workdir;
+    const planned = agentNames.map((name, i) => {
+      const workdir = base === undefined || input.shared_workdir ? base : path.join(base, name);
+      try {
+        return this.plan(name, { ...input, workdir });
+      } catch (err) {
+        throw err instanceof ServiceError ? forAgent(err, name, i) : err;
+      }
+    });
+    if (!input.shared_workdir) {
+      const seen = new Map<string, string>();
+      for (const { agent, workdir } of planned) {
+        const other = seen.get(workdir);
+        if (other !== undefined) {
+          throw new ServiceError(
+            `${other} and ${agent.name} both work in ${workdir}; give a workdir (each agent gets its own folder in it) or share it`,
+            409,
+            "workdir",
+            undefined,
+            "conflict",
+            { agent: agent.name },
+          );
+        }
+        seen.set(workdir, agent.name);
+      }
+    }
+    this.scheduler.assertRoom(planned.length);
+    return this.store(planned, origin, client);
+  }
+
+  /** Everything a launch checks, without storing anything: what `store` needs to insert the job. */
+  private plan(agentName: string, input: JobInput): PlannedJob {
     const agent = this.deps.agents.get(agentName);
     if (!agent) throw notFound(`agent ${agentName} does not exist; list agents with corral_agents or GET /api/agents`, "agent");
     if (!agent.enabled)
@@ -124,7 +186,6 @@ export class JobService extends EventEmitter<JobServiceEvents> {
         agent: agentName,
       });
     const earlier = input.session === undefined ? undefined : this.earlierTurn(agent, input.session);
-    this.scheduler.assertRoom();
     this.deps.costs?.admit(agent, input.max_cost_usd ?? null);
     // A follow-up runs where its conversation did (CLIs keep their sessions per project directory), with its model.
     const workdir = resolveWorkdir(input.workdir ?? earlier?.workdir ?? agent.workdir, this.config);
@@ -142,31 +203,40 @@ export class JobService extends EventEmitter<JobServiceEvents> {
         { jobId: busy.id },
       );
     }
-    // The job and its audit entry are stored together: a failed write leaves neither behind.
-    const id = newJobId();
-    const row = this.atomically(() => {
-      const inserted = this.deps.jobs.insert({
-        id,
-        agent: agent.name,
-        status: "queued",
-        prompt: input.prompt,
-        workdir,
-        model,
-        conversationId: earlier ? (earlier.conversationId ?? earlier.id) : id,
-        followUpOf: earlier?.id ?? null,
-        timeoutS: input.timeout_s ?? agent.timeoutS,
-        retry: input.retry ?? agent.retry,
-        provider: agent.provider,
-        maxCostUsd: input.max_cost_usd ?? null,
-        maxTokens: input.max_tokens ?? null,
-        origin,
-        createdAt: Date.now(),
-      });
-      this.audit("launch", inserted, { door: origin, client });
-      return this.announce(inserted);
-    });
-    this.scheduler.enqueue(agent.name, row.id);
-    return toJob(row);
+    return { agent, input, earlier, workdir, model };
+  }
+
+  /** Stores planned jobs and their audit entries in one transaction (a failed write leaves none behind), then queues them. */
+  private store(planned: PlannedJob[], origin: JobOrigin, client: string | null): Job[] {
+    const ids = planned.map(() => newJobId());
+    const groupId = ids.length > 1 ? (ids[0] ?? null) : null;
+    const rows = this.atomically(() =>
+      planned.map(({ agent, input, earlier, workdir, model }, i) => {
+        const id = ids[i] as string;
+        const inserted = this.deps.jobs.insert({
+          id,
+          agent: agent.name,
+          status: "queued",
+          prompt: input.prompt,
+          workdir,
+          model,
+          conversationId: earlier ? (earlier.conversationId ?? earlier.id) : id,
+          groupId,
+          followUpOf: earlier?.id ?? null,
+          timeoutS: input.timeout_s ?? agent.timeoutS,
+          retry: input.retry ?? agent.retry,
+          provider: agent.provider,
+          maxCostUsd: input.max_cost_usd ?? null,
+          maxTokens: input.max_tokens ?? null,
+          origin,
+          createdAt: Date.now(),
+        });
+        this.audit("launch", inserted, { door: origin, client });
+        return this.announce(inserted);
+      }),
+    );
+    for (const row of rows) this.scheduler.enqueue(row.agent, row.id);
+    return rows.map(toJob);
   }
 
   /**
@@ -230,6 +300,12 @@ export class JobService extends EventEmitter<JobServiceEvents> {
     const rows = this.deps.jobs.thread(job.conversationId, THREAD_LIMIT);
     // A job stored before conversations were recorded has none: it is its own.
     return { conversationId: job.conversationId, jobs: rows.length ? rows.map(toJob) : [job] };
+  }
+
+  /** The jobs launched together with this one (itself alone when it was launched alone), in launch order. */
+  group(id: string): JobGroup {
+    const job = this.get(id);
+    return { jobs: job.groupId ? this.deps.jobs.group(job.groupId).map(toJob) : [job] };
   }
 
   find(id: string): Job | undefined {
@@ -424,6 +500,15 @@ export class JobService extends EventEmitter<JobServiceEvents> {
   private finish(id: string, patch: JobPatch & { status: JobStatus }): JobRow {
     return this.update(id, { endedAt: Date.now(), ...patch });
   }
+}
+
+/**
+ * An agent's refusal within a launch to several: the message starts with the agent, a field about
+ * the agent names its place in `agents`, and the details carry its name.
+ */
+function forAgent(err: ServiceError, agent: string, index: number): ServiceError {
+  const field = err.field === "agent" ? `agents.${index}` : err.field;
+  return new ServiceError(`${agent}: ${err.message}`, err.status, field, err.issues, err.code, { ...err.details, agent });
 }
 
 /** Runs a read from a caller's cursor; a cursor the log does not have is the caller's error. */

@@ -9,6 +9,7 @@ import { registerCorralTools } from "./tools/corral-tools.js";
 import { registerCostTools } from "./tools/cost-tools.js";
 import { hubCaller, registerHubTools } from "./tools/hub-tools.js";
 import { registerOllamaTools } from "./tools/ollama-tools.js";
+import { registerRunManyTool } from "./tools/run-many-tool.js";
 
 export interface McpMount {
   /** Null: every agent plus the corral tools (`/mcp`); else that agent's tools only. */
@@ -55,6 +56,7 @@ export function createMcpServer(services: Services, mount: McpMount, enabled: Ag
   if (!mount.agent) {
     const caller = hubCaller(server, services);
     registerCorralTools(server, services, caller);
+    registerRunManyTool(server, services);
     registerHubTools(server, services, caller, () => sessionTransport);
     registerCostTools(server, services);
     registerOllamaTools(server, services);

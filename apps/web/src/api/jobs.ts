@@ -1,4 +1,15 @@
-import type { Job, JobList, JobStatus, JobThread, LaunchJobBody, OutputPage, OutputTail, ReadablePage } from "@corral/shared";
+import type {
+  Job,
+  JobGroup,
+  JobList,
+  JobStatus,
+  JobThread,
+  LaunchJobBody,
+  LaunchManyBody,
+  OutputPage,
+  OutputTail,
+  ReadablePage,
+} from "@corral/shared";
 import { apiFetch, queryString } from "./client.js";
 
 export interface JobFilters {
@@ -20,12 +31,15 @@ export const jobsApi = {
       { signal },
     ),
   get: (id: string, signal?: AbortSignal) => apiFetch<Job>(`/api/jobs/${encodeURIComponent(id)}`, { signal }),
+  group: (id: string, signal?: AbortSignal) => apiFetch<JobGroup>(`/api/jobs/${encodeURIComponent(id)}/group`, { signal }),
   thread: (id: string, signal?: AbortSignal) => apiFetch<JobThread>(`/api/jobs/${encodeURIComponent(id)}/thread`, { signal }),
   launch: (body: LaunchJobBody) => apiFetch<Job>("/api/jobs", { method: "POST", body }),
+  launchMany: (body: LaunchManyBody) => apiFetch<JobGroup>("/api/jobs/many", { method: "POST", body }),
   cancel: (id: string) => apiFetch<Job>(`/api/jobs/${encodeURIComponent(id)}/cancel`, { method: "POST" }),
   output: (id: string, cursor: number, signal?: AbortSignal) =>
     apiFetch<OutputPage>(`/api/jobs/${encodeURIComponent(id)}/output${queryString({ cursor, limit: 1024 * 1024 })}`, { signal }),
   readable: (id: string, cursor: number, signal?: AbortSignal) =>
     apiFetch<ReadablePage>(`/api/jobs/${encodeURIComponent(id)}/readable${queryString({ cursor, limit: 1024 * 1024 })}`, { signal }),
-  tail: (id: string, signal?: AbortSignal) => apiFetch<OutputTail>(`/api/jobs/${encodeURIComponent(id)}/tail`, { signal }),
+  tail: (id: string, signal?: AbortSignal, chars?: number) =>
+    apiFetch<OutputTail>(`/api/jobs/${encodeURIComponent(id)}/tail${queryString({ chars })}`, { signal }),
 };

@@ -1,4 +1,4 @@
-import { isFinalStatus, type LaunchJobBody } from "@corral/shared";
+import { isFinalStatus, type Job, type LaunchJobBody, type LaunchManyBody } from "@corral/shared";
 import { useEffect, useRef } from "react";
 import { keepPreviousData, useMutation, useQuery, useQueryClient, type QueryClient } from "@tanstack/react-query";
 import { jobsApi, type JobFilters } from "../api/jobs.js";
@@ -52,6 +52,16 @@ export function useJobThread(id: string) {
   });
 }
 
+/** The jobs launched together with a job (its launch to several agents); the members never change. */
+export function useJobGroup(id: string | null) {
+  return useQuery({
+    queryKey: queryKeys.jobs.group(id ?? ""),
+    queryFn: ({ signal }) => jobsApi.group(id as string, signal),
+    enabled: Boolean(id),
+    staleTime: Infinity,
+  });
+}
+
 /** A job read once, without polling: the Launch page copies a job it relaunches from. */
 export function useJobSnapshot(id: string | null) {
   return useQuery({
@@ -73,6 +83,25 @@ export function useJobActivity(id: string, running: boolean) {
     enabled: running,
     refetchInterval: running ? ACTIVITY_POLL : false,
   });
+}
+
+/** How much of a job's output the Compare view shows when its CLI gave no separate answer. */
+const COMPARE_TAIL_CHARS = 4000;
+
+/**
+ * What the Compare view shows as a job's answer: the answer its CLI told apart once it succeeded,
+ * else the end of its output, read again while it runs and once more when its status changes.
+ */
+export function useJobAnswer(job: Job) {
+  const answered = job.status === "succeeded" && Boolean(job.finalText);
+  const running = !isFinalStatus(job.status);
+  const tail = useQuery({
+    queryKey: [...queryKeys.jobs.tail(job.id), COMPARE_TAIL_CHARS, job.status],
+    queryFn: ({ signal }) => jobsApi.tail(job.id, signal, COMPARE_TAIL_CHARS),
+    enabled: !answered,
+    refetchInterval: running ? ACTIVITY_POLL : false,
+  });
+  return answered ? (job.finalText ?? "") : (tail.data?.text ?? "");
 }
 
 /** Reads pages from the cursor the cache holds and appends them; a stream message racing it is kept, not doubled. */
@@ -152,6 +181,19 @@ export function useCancelJob() {
     onSuccess: (job) => {
       client.setQueryData(queryKeys.jobs.detail(job.id), job);
       void client.invalidateQueries({ queryKey: queryKeys.jobs.all });
+    },
+  });
+}
+
+/** One prompt to several agents; the jobs go into the cache for the Compare view that opens next. */
+export function useLaunchMany() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (body: LaunchManyBody) => jobsApi.launchMany(body),
+    onSuccess: ({ jobs }) => {
+      for (const job of jobs) client.setQueryData(queryKeys.jobs.detail(job.id), job);
+      void client.invalidateQueries({ queryKey: queryKeys.jobs.lists() });
+      void client.invalidateQueries({ queryKey: queryKeys.jobs.active() });
     },
   });
 }

@@ -265,6 +265,11 @@ export function JobDetailPage({ id }: { id: string }) {
         <div className="row">
           <CancelButton job={j} small={false} />
           <RelaunchButton job={j} small={false} />
+          {j.groupId && (
+            <Link to={`/compare?group=${j.groupId}`} className="button">
+              Compare with the agents launched with it
+            </Link>
+          )}
           <Link to={`/launch?from=${j.id}`} className="button">
             Edit and relaunch
           </Link>

@@ -7,9 +7,9 @@ import { modelsForLaunch } from "../api/ollama.js";
 import { describedBy, Field } from "../components/field.js";
 import { ErrorState } from "../components/states.js";
 import { useAgentMutations, useAgents } from "../hooks/use-agents.js";
-import { useJobList, useJobSnapshot, useLaunchJob } from "../hooks/use-jobs.js";
+import { useJobList, useJobSnapshot, useLaunchJob, useLaunchMany } from "../hooks/use-jobs.js";
 import { useOllamaModels } from "../hooks/use-ollama.js";
-import { bodyFieldOf, emptyForm, type FormState, launchBody, recallLaunch, rememberLaunch } from "../lib/domain/launch-form.js";
+import { bodyFieldOf, emptyForm, type FormState, launchBody, launchManyBody, recallLaunch, rememberLaunch } from "../lib/domain/launch-form.js";
 import { Link, navigate, useSearchParams } from "../router.js";
 
 /**
@@ -127,27 +127,61 @@ function AgentOptions({ agents }: { agents: AgentWithAvailability[] | undefined 
   );
 }
 
+/** The agents one prompt goes to: every enabled one can be ticked, those missing on this machine say so. */
+function AgentPicks(props: { agents: AgentWithAvailability[] | undefined; picked: string[]; onChange: (picked: string[]) => void; error?: string }) {
+  const { agents, picked, onChange, error } = props;
+  const enabled = agents?.filter((a) => a.enabled) ?? [];
+  const toggle = (name: string, on: boolean) =>
+    // Kept in the registry's order, so the jobs (and the Compare columns) come in a stable order.
+    onChange(enabled.map((a) => a.name).filter((n) => (n === name ? on : picked.includes(n))));
+  return (
+    <div className="field">
+      <fieldset className="agent-picks" aria-describedby={error ? "launch-agents-error" : undefined}>
+        <legend>Agents</legend>
+        {enabled.map((a) => (
+          <label key={a.name} className="row check">
+            <input type="checkbox" checked={picked.includes(a.name)} onChange={(e) => toggle(a.name, e.target.checked)} />
+            <span>
+              {a.name}
+              {!a.availability.available && <span className="muted"> (not available)</span>}
+            </span>
+          </label>
+        ))}
+      </fieldset>
+      {error && (
+        <span className="error" id="launch-agents-error" role="alert">
+          {error}
+        </span>
+      )}
+    </div>
+  );
+}
+
 function AgentAndTimeoutFields(props: {
   agents: AgentWithAvailability[] | undefined;
   agent: AgentWithAvailability | undefined;
   form: FormState;
   set: (key: keyof FormState) => Setter;
+  setMany: (many: boolean) => void;
+  setPicked: (picked: string[]) => void;
   errorFor: ErrorFor;
 }) {
-  const { agents, agent, form, set, errorFor } = props;
+  const { agents, agent, form, set, setMany, setPicked, errorFor } = props;
   return (
     <div className="form-grid">
-      <Field id="launch-agent" label="Agent" error={errorFor("agent")} hint={agent ? agent.description || agent.kind : undefined}>
-        <select
-          id="launch-agent"
-          value={form.agent}
-          onChange={(e) => set("agent")(e.target.value)}
-          {...describedBy("launch-agent", errorFor("agent"), Boolean(agent))}
-        >
-          {!form.agent && <option value="">Choose an agent</option>}
-          <AgentOptions agents={agents} />
-        </select>
-      </Field>
+      <div className="stack field-with-check">
+        {form.many ? (
+          <AgentPicks agents={agents} picked={form.agents} onChange={setPicked} error={errorFor("agents")} />
+        ) : (
+          <AgentSelect agents={agents} agent={agent} form={form} set={set} errorFor={errorFor} />
+        )}
+        {!form.session && (
+          <label className="row check">
+            <input type="checkbox" checked={form.many} onChange={(e) => setMany(e.target.checked)} />
+            <span>Several at once, compared side by side</span>
+          </label>
+        )}
+      </div>
       <Field id="launch-timeout" label="Timeout (seconds)" error={errorFor("timeoutS")} hint={agent ? `default ${agent.timeoutS}s` : undefined}>
         <input
           id="launch-timeout"
@@ -162,6 +196,29 @@ function AgentAndTimeoutFields(props: {
   );
 }
 
+function AgentSelect(props: {
+  agents: AgentWithAvailability[] | undefined;
+  agent: AgentWithAvailability | undefined;
+  form: FormState;
+  set: (key: keyof FormState) => Setter;
+  errorFor: ErrorFor;
+}) {
+  const { agents, agent, form, set, errorFor } = props;
+  return (
+    <Field id="launch-agent" label="Agent" error={errorFor("agent")} hint={agent ? agent.description || agent.kind : undefined}>
+      <select
+        id="launch-agent"
+        value={form.agent}
+        onChange={(e) => set("agent")(e.target.value)}
+        {...describedBy("launch-agent", errorFor("agent"), Boolean(agent))}
+      >
+        {!form.agent && <option value="">Choose an agent</option>}
+        <AgentOptions agents={agents} />
+      </select>
+    </Field>
+  );
+}
+
 function WorkdirAndModelFields(props: {
   agent: AgentWithAvailability | undefined;
   form: FormState;
@@ -173,21 +230,24 @@ function WorkdirAndModelFields(props: {
 }) {
   const { agent, form, set, errorFor, shareWith, setShared } = props;
   const workdirs = useWorkdirSuggestions(agent, form.agent);
+  const many = form.many && form.agents.length > 1;
+  const workdirHint = many
+    ? form.sharedWorkdir
+      ? "all the agents work here together"
+      : "each agent works in its own folder here (empty: each in its own workdir)"
+    : agent
+      ? `default ${agent.workdir}`
+      : "Recent and allowed directories are offered";
   const { models, hint } = useModelSuggestions(agent, form.agent);
   return (
     <div className="form-grid">
       <div className="stack field-with-check">
-        <Field
-          id="launch-workdir"
-          label="Workdir"
-          error={errorFor("workdir")}
-          hint={agent ? `default ${agent.workdir}` : "Recent and allowed directories are offered"}
-        >
+        <Field id="launch-workdir" label="Workdir" error={errorFor("workdir")} hint={workdirHint}>
           <input
             id="launch-workdir"
             list="launch-workdirs"
             value={form.workdir}
-            placeholder={agent?.workdir ?? ""}
+            placeholder={many ? "" : (agent?.workdir ?? "")}
             onChange={(e) => set("workdir")(e.target.value)}
             {...describedBy("launch-workdir", errorFor("workdir"), true)}
           />
@@ -197,7 +257,13 @@ function WorkdirAndModelFields(props: {
             ))}
           </datalist>
         </Field>
-        {shareWith && (
+        {many && (
+          <label className="row check">
+            <input type="checkbox" checked={form.sharedWorkdir} onChange={(e) => setShared(e.target.checked)} />
+            <span>One shared workdir: every agent writes in it, at once</span>
+          </label>
+        )}
+        {!many && shareWith && (
           <label className="row check">
             <input type="checkbox" checked={form.sharedWorkdir} onChange={(e) => setShared(e.target.checked)} />
             <span>
@@ -236,7 +302,10 @@ function useLaunchErrors() {
     // A field-less error (a budget) is about the agent: choosing another one answers it.
     setErrors((all) => all.filter((e) => e.field !== bodyFieldOf[key] && !(key === "agent" && e.field === null)));
   const fromServer = (err: Error) => {
-    const found = err instanceof ApiRequestError ? panelErrors(err) : [{ field: null, text: err.message }];
+    const found = (err instanceof ApiRequestError ? panelErrors(err) : [{ field: null, text: err.message }]).map((e) =>
+      // A launch to several agents names the one at fault by its place (agents.1): shown under the agents.
+      e.field?.startsWith("agents.") ? { ...e, field: "agents" } : e,
+    );
     const share = found.find((e) => e.action?.kind === "share-workdir")?.action;
     if (share?.kind === "share-workdir") setShareWith(share.jobId);
     setErrors(found);
@@ -271,6 +340,7 @@ export function LaunchPage() {
   const from = params.get("from");
   const agents = useAgents();
   const launch = useLaunchJob();
+  const launchMany = useLaunchMany();
   const { form, setForm, continues } = useLaunchForm(from, agents.data);
   const errors = useLaunchErrors();
   const agent = agents.data?.find((a) => a.name === form.agent);
@@ -278,14 +348,39 @@ export function LaunchPage() {
     setForm((f) => ({ ...f, [key]: value }));
     errors.clear(key);
   };
+  const setMany = (many: boolean) => {
+    setForm((f) => ({ ...f, many, agents: many ? (f.agent ? [f.agent] : []) : f.agents, agent: many ? f.agent : (f.agents[0] ?? f.agent) }));
+    errors.clear("agents");
+    errors.clear("agent");
+  };
+  const setPicked = (picked: string[]) => {
+    setForm((f) => ({ ...f, agents: picked, agent: picked[0] ?? f.agent }));
+    errors.clear("agents");
+  };
   const setShared = (shared: boolean) => {
     setForm((f) => ({ ...f, sharedWorkdir: shared }));
     if (shared) errors.clear("sharedWorkdir");
   };
 
+  const toMany = form.many && form.agents.length > 1;
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    const built = launchBody(form);
+    if (form.many && form.agents.length === 0) return errors.fromForm({ agents: "tick at least one agent" });
+    if (toMany) {
+      const group = launchManyBody(form);
+      if ("errors" in group) return errors.fromForm(group.errors);
+      errors.fromForm({});
+      launchMany.mutate(group.body, {
+        onSuccess: ({ jobs }) => {
+          rememberLaunch(localStorage, { agent: form.agents[0] ?? form.agent, workdir: form.workdir.trim() });
+          navigate(`/compare?jobs=${jobs.map((j) => j.id).join(",")}`);
+        },
+        onError: errors.fromServer,
+      });
+      return;
+    }
+    // One agent ticked is an ordinary launch of that agent.
+    const built = launchBody(form.many ? { ...form, agent: form.agents[0] ?? form.agent } : form);
     if ("errors" in built) return errors.fromForm(built.errors);
     errors.fromForm({});
     launch.mutate(built.body, {
@@ -310,8 +405,16 @@ export function LaunchPage() {
         )}
       </div>
       <form className="card stack" onSubmit={submit} noValidate aria-label="Launch a job">
-        <AgentAndTimeoutFields agents={agents.data} agent={agent} form={form} set={set} errorFor={errors.errorFor} />
-        {agent && !agent.availability.available && (
+        <AgentAndTimeoutFields
+          agents={agents.data}
+          agent={agent}
+          form={form}
+          set={set}
+          setMany={setMany}
+          setPicked={setPicked}
+          errorFor={errors.errorFor}
+        />
+        {!form.many && agent && !agent.availability.available && (
           <div className="alert warn" role="status">
             <strong>{agent.name} is not available on this machine, so its jobs fail.</strong>
             <p>{agent.availability.hint}</p>
@@ -359,10 +462,18 @@ export function LaunchPage() {
           </div>
         ))}
         <div className="row">
-          <button type="submit" className="primary" disabled={launch.isPending || !form.agent}>
-            {launch.isPending ? "Launching…" : "Launch"}
+          <button
+            type="submit"
+            className="primary"
+            disabled={launch.isPending || launchMany.isPending || (form.many ? !form.agents.length : !form.agent)}
+          >
+            {launch.isPending || launchMany.isPending ? "Launching…" : toMany ? `Launch on ${form.agents.length} agents` : "Launch"}
           </button>
-          <span className="muted small">The job opens as soon as it is queued, with its live output.</span>
+          <span className="muted small">
+            {toMany
+              ? "The jobs open side by side as soon as they are queued, live while they run."
+              : "The job opens as soon as it is queued, with its live output."}
+          </span>
         </div>
       </form>
     </>

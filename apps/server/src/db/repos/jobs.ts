@@ -61,6 +61,12 @@ export function createJobsRepo(db: Db) {
     .where(and(eq(jobs.workdir, sql.placeholder("workdir")), inArray(jobs.status, ["queued", "running"])))
     .limit(1)
     .prepare();
+  const launchedTogether = db
+    .select()
+    .from(jobs)
+    .where(eq(jobs.groupId, sql.placeholder("groupId")))
+    .orderBy(jobs.seq)
+    .prepare();
   const conversation = db
     .select()
     .from(jobs)
@@ -114,6 +120,10 @@ export function createJobsRepo(db: Db) {
     /** The newest `limit` jobs of a conversation, oldest first. */
     thread(conversationId: string, limit: number): JobRow[] {
       return conversation.all({ conversationId, limit }).reverse();
+    },
+    /** The jobs of one launch to several agents, in the order they were launched. */
+    group(groupId: string): JobRow[] {
+      return launchedTogether.all({ groupId });
     },
     /** A queued or running job in this workdir, if any. */
     activeInWorkdir(workdir: string): JobRow | undefined {

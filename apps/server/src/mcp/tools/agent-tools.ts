@@ -87,7 +87,12 @@ export function registerAgentTools(server: McpServer, services: Services, agent:
 
 /** What `<agent>_run` answers for an ended job; an MCP task of one answers the same (mcp/tasks). */
 export function runAnswer(services: Services, job: Job): CallToolResult {
-  return textResult(runText(job, outputTail(services, job), services.files.list(job.id)));
+  return textResult(runAnswerText(services, job));
+}
+
+/** The text of `<agent>_run`'s answer; `corral_run_many` answers one per job. */
+export function runAnswerText(services: Services, job: Job): string {
+  return runText(job, outputTail(services, job), services.files.list(job.id));
 }
 
 /**

@@ -1,13 +1,16 @@
 import type { FastifyInstance } from "fastify";
 import {
   JobAttemptListSchema,
+  JobGroupSchema,
   JobIdSchema,
   JobListQuerySchema,
   JobListSchema,
   JobSchema,
   JobThreadSchema,
   type JobInput,
+  type LaunchJobBody,
   LaunchJobBodySchema,
+  LaunchManyBodySchema,
   OutputPageSchema,
   OutputQuerySchema,
   OutputTailQuerySchema,
@@ -19,6 +22,12 @@ import { z } from "zod";
 import type { Services } from "../../services.js";
 import { restActor } from "../../audit/service.js";
 import { BODY_ERRORS, errors } from "../contracts.js";
+
+/** A launch body's job fields under the names the job service (and the MCP tools) take. */
+function jobInput(body: Omit<LaunchJobBody, "agent">): JobInput {
+  const { timeoutS, maxCostUsd, maxTokens, sharedWorkdir, ...same } = body;
+  return { ...same, timeout_s: timeoutS, max_cost_usd: maxCostUsd, max_tokens: maxTokens, shared_workdir: sharedWorkdir };
+}
 
 const IdParamsSchema = z.object({ id: JobIdSchema });
 const tags = ["jobs"];
@@ -54,11 +63,29 @@ export function jobRoutes(services: Services) {
         },
       },
       async (request, reply) => {
-        const { agent, timeoutS, maxCostUsd, maxTokens, sharedWorkdir, ...same } = request.body;
-        const input: JobInput = { ...same, timeout_s: timeoutS, max_cost_usd: maxCostUsd, max_tokens: maxTokens, shared_workdir: sharedWorkdir };
+        const { agent, ...body } = request.body;
         const { door, client } = restActor(request.headers);
         reply.code(201);
-        return jobs.launch(agent, input, door, client);
+        return jobs.launch(agent, jobInput(body), door, client);
+      },
+    );
+
+    app.post(
+      "/api/jobs/many",
+      {
+        schema: {
+          summary:
+            "Launch one prompt to several agents, one job each, in the order given: each in `<workdir>/<agent>` (without a workdir, in its agent's own), or all in `workdir` with `sharedWorkdir`. Every job is checked before any is queued: a refusal launches none and names the agent",
+          tags,
+          body: LaunchManyBodySchema,
+          response: { 201: JobGroupSchema, ...errors(404, 409, 503, ...BODY_ERRORS) },
+        },
+      },
+      async (request, reply) => {
+        const { agents, ...body } = request.body;
+        const { door, client } = restActor(request.headers);
+        reply.code(201);
+        return { jobs: jobs.launchMany(agents, jobInput(body), door, client) };
       },
     );
 
@@ -80,6 +107,20 @@ export function jobRoutes(services: Services) {
         },
       },
       async (request) => jobs.thread(request.params.id),
+    );
+
+    app.get(
+      "/api/jobs/:id/group",
+      {
+        schema: {
+          summary:
+            "The jobs launched together with this one by one prompt to several agents, in launch order (just this job when it was launched alone)",
+          tags,
+          params: IdParamsSchema,
+          response: { 200: JobGroupSchema, ...errors(404) },
+        },
+      },
+      async (request) => jobs.group(request.params.id),
     );
 
     app.get(

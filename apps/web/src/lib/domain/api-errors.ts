@@ -37,7 +37,7 @@ export function panelErrors(err: RefusedCall): PanelError[] {
     return [
       {
         field: null,
-        text: "The budget of this agent's provider is used up: no job starts until it is raised or its period ends.",
+        text: `The budget of ${details.agent ?? "this agent"}'s provider is used up: no job starts until it is raised or its period ends.`,
         action: { kind: "open-budget", href: budgetHref(details.budgetId) },
       },
     ];
@@ -46,7 +46,8 @@ export function panelErrors(err: RefusedCall): PanelError[] {
     return [
       {
         field: "workdir",
-        text: `Job ${details.jobId} is still using this workdir. Choose another, wait for that job to end, or share the workdir with it.`,
+        // With several agents launched at once, `agent` says whose workdir (its folder of the one given).
+        text: `Job ${details.jobId} is still using ${details.agent ? `${details.agent}'s workdir` : "this workdir"}. Choose another, wait for that job to end, or share the workdir with it.`,
         action: { kind: "share-workdir", jobId: details.jobId },
       },
     ];

@@ -35,6 +35,7 @@ function job(patch: Partial<Job> = {}): Job {
     conversationId: "abc123def456",
     followUpOf: null,
     workerSession: null,
+    groupId: null,
     ...patch,
   };
 }

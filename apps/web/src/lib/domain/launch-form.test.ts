@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ApiRequestError } from "../../api/client.js";
 import { panelErrors } from "./api-errors.js";
-import { emptyForm, launchBody, recallLaunch, rememberLaunch } from "./launch-form.js";
+import { emptyForm, launchBody, launchManyBody, recallLaunch, rememberLaunch } from "./launch-form.js";
 
 const form = { ...emptyForm, agent: "gemini", prompt: "hi" };
 
@@ -11,6 +11,14 @@ describe("the Launch form", () => {
       body: { agent: "gemini", prompt: "hi", workdir: "~/w", timeoutS: 30 },
     });
     expect(launchBody({ ...form, sharedWorkdir: true })).toEqual({ body: { agent: "gemini", prompt: "hi", sharedWorkdir: true } });
+  });
+
+  it("builds the body for several agents, and names its bad fields the same way", () => {
+    const many = { ...form, many: true, agents: ["gemini", "codex"], workdir: " ~/w ", sharedWorkdir: true, session: "abcdef123456" };
+    expect(launchManyBody(many)).toEqual({ body: { agents: ["gemini", "codex"], prompt: "hi", workdir: "~/w", sharedWorkdir: true } });
+    expect(launchManyBody({ ...many, agents: [], prompt: "" })).toEqual({
+      errors: { agents: "name at least one agent", prompt: "the prompt is empty" },
+    });
   });
 
   it("names every bad field at once, in sentences that name the field", () => {

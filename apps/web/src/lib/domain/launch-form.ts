@@ -1,4 +1,4 @@
-import { fieldIssues, LaunchJobBodySchema, type LaunchJobBody } from "@corral/shared";
+import { fieldIssues, LaunchJobBodySchema, LaunchManyBodySchema, type LaunchJobBody, type LaunchManyBody } from "@corral/shared";
 import { fieldErrorsOf, type FieldErrors } from "./api-errors.js";
 
 /** The Launch form as typed: every field a string until launchBody reads it. */
@@ -12,9 +12,22 @@ export interface FormState {
   sharedWorkdir: boolean;
   /** The earlier job this launch continues (a relaunched follow-up); "" starts a new conversation. */
   session: string;
+  /** The prompt goes to several agents (the `agents` ticked) instead of the one `agent`. */
+  many: boolean;
+  agents: string[];
 }
 
-export const emptyForm: FormState = { agent: "", prompt: "", workdir: "", model: "", timeout: "", sharedWorkdir: false, session: "" };
+export const emptyForm: FormState = {
+  agent: "",
+  prompt: "",
+  workdir: "",
+  model: "",
+  timeout: "",
+  sharedWorkdir: false,
+  session: "",
+  many: false,
+  agents: [],
+};
 
 /** The body field each form field fills: an error under that name belongs to the form field. */
 export const bodyFieldOf: Record<keyof FormState, string> = {
@@ -25,22 +38,34 @@ export const bodyFieldOf: Record<keyof FormState, string> = {
   timeout: "timeoutS",
   sharedWorkdir: "workdir",
   session: "session",
+  many: "agents",
+  agents: "agents",
 };
+
+/** The job fields as the body takes them: text that is no number goes as text, for the schema to say what it wants. */
+function jobFields(form: FormState): Record<string, unknown> {
+  const timeout = form.timeout.trim();
+  const draft: Record<string, unknown> = { prompt: form.prompt };
+  if (form.workdir.trim()) draft.workdir = form.workdir.trim();
+  if (form.model.trim()) draft.model = form.model.trim();
+  if (timeout) draft.timeoutS = Number.isNaN(Number(timeout)) ? timeout : Number(timeout);
+  if (form.sharedWorkdir) draft.sharedWorkdir = true;
+  return draft;
+}
 
 /**
  * Builds the body and checks it with the server's own schema, so every bad field is named at
  * once, in the server's words, before anything is sent.
  */
 export function launchBody(form: FormState): { body: LaunchJobBody } | { errors: FieldErrors } {
-  const timeout = form.timeout.trim();
-  const draft: Record<string, unknown> = { agent: form.agent, prompt: form.prompt };
-  if (form.workdir.trim()) draft.workdir = form.workdir.trim();
-  if (form.model.trim()) draft.model = form.model.trim();
-  // Text that is no number goes as text, for the schema to say what it wants.
-  if (timeout) draft.timeoutS = Number.isNaN(Number(timeout)) ? timeout : Number(timeout);
-  if (form.sharedWorkdir) draft.sharedWorkdir = true;
-  if (form.session) draft.session = form.session;
+  const draft = { agent: form.agent, ...jobFields(form), ...(form.session ? { session: form.session } : {}) };
   const parsed = LaunchJobBodySchema.safeParse(draft);
+  return parsed.success ? { body: parsed.data } : { errors: fieldErrorsOf(fieldIssues(parsed.error)) };
+}
+
+/** The body for one prompt to the ticked agents, checked as launchBody's is (an agent's error is under `agents`). */
+export function launchManyBody(form: FormState): { body: LaunchManyBody } | { errors: FieldErrors } {
+  const parsed = LaunchManyBodySchema.safeParse({ agents: form.agents, ...jobFields(form) });
   return parsed.success ? { body: parsed.data } : { errors: fieldErrorsOf(fieldIssues(parsed.error)) };
 }
 

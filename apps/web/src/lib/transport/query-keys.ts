@@ -13,6 +13,7 @@ export const queryKeys = {
     readable: (id: string) => [...queryKeys.jobs.all, "readable", id] as const,
     files: (id: string) => [...queryKeys.jobs.all, "files", id] as const,
     thread: (id: string) => [...queryKeys.jobs.all, "thread", id] as const,
+    group: (id: string) => [...queryKeys.jobs.all, "group", id] as const,
   },
   agents: {
     all: ["agents"] as const,

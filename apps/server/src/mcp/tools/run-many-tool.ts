@@ -1,0 +1,79 @@
+import { AgentNameSchema, isFinalStatus, type Job, JobInputSchema } from "@corral/shared";
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { z } from "zod";
+import { mcpActor } from "../../audit/service.js";
+import type { Services } from "../../services.js";
+import { runAnswerText } from "./agent-tools.js";
+import { guarded, keepReporting, textResult } from "./results.js";
+
+const { session: _, ...jobFields } = JobInputSchema.shape;
+
+/**
+ * `corral_run_many`'s input: the job fields of `<agent>_run` (no follow-up), the agents, and whether
+ * to wait. Strict, as the REST body is: a `session` or `agent` passed by mistake is refused by
+ * name rather than dropped (a caller expecting a follow-up would otherwise get fresh runs).
+ */
+const RunManyInputSchema = z
+  .object({
+    agents: z
+      .array(AgentNameSchema)
+      .min(1, "name at least one agent")
+      .max(32)
+      .describe("The agents to give the prompt to, one job each, in this order"),
+    ...jobFields,
+    workdir: jobFields.workdir.describe(
+      "Each agent works in its own folder of this directory (<workdir>/<agent>), or all in this one with shared_workdir. Default: each agent's own workdir",
+    ),
+    shared_workdir: jobFields.shared_workdir.describe(
+      "Run every job in workdir itself (required then), together and alongside any other job there, instead of a folder each",
+    ),
+    async: z.boolean().optional().describe("Return the job ids at once, one line each, instead of waiting (then use corral_wait)"),
+  })
+  .strict();
+
+/**
+ * One prompt to several agents (`/mcp` only). It waits for all, as `<agent>_run` does for one, and
+ * answers each agent's `_run` text in turn; the caller giving up cancels every job it started.
+ */
+export function registerRunManyTool(server: McpServer, services: Services): void {
+  const { jobs, config } = services;
+  const actor = () => mcpActor(server.server.getClientVersion());
+  server.registerTool(
+    "corral_run_many",
+    {
+      description:
+        'Give one prompt to several agents at once, one job each, and wait for all (async: true returns the ids instead). Every job is checked before any starts: a refusal launches none. The answer begins with "ok" (all succeeded) or "error: …", then each agent\'s section as its _run would answer it, and the panel link comparing them side by side.',
+      inputSchema: RunManyInputSchema,
+    },
+    ({ agents, async, ...input }, extra) =>
+      guarded(async () => {
+        const group = jobs.launchMany(agents, input, "mcp", actor().client);
+        const ids = group.map((j) => j.id);
+        if (async) return textResult(group.map((j) => `${j.id} ${j.agent} ${j.workdir}`).join("\n"));
+        const stopReporting = keepReporting(extra, config.progressIntervalMs, () => {
+          const ended = ids.filter((id) => isFinalStatus(jobs.get(id).status)).length;
+          return { progress: ended, total: ids.length, message: `${ended}/${ids.length} ended` };
+        });
+        // The caller gave up: its jobs go too. Nobody awaits these, so a failure is only dropped.
+        const onAbort = () => {
+          for (const id of ids) void jobs.cancel(id, actor()).catch(() => undefined);
+        };
+        extra.signal.addEventListener("abort", onAbort, { once: true });
+        try {
+          const ended = await jobs.waitFor(ids, Number.MAX_SAFE_INTEGER, extra.signal);
+          return textResult(manyText(services, ended));
+        } finally {
+          stopReporting();
+          extra.signal.removeEventListener("abort", onAbort);
+        }
+      }),
+  );
+}
+
+/** `ok` or `error: n of m did not succeed`, the Compare link, then each job's `_run` text under its agent's name. */
+function manyText(services: Services, group: Job[]): string {
+  const failed = group.filter((j) => j.status !== "succeeded").length;
+  const head = failed ? `error: ${failed} of ${group.length} did not succeed` : `ok: all ${group.length} succeeded`;
+  const compare = `compare in the panel: /compare?jobs=${group.map((j) => j.id).join(",")}`;
+  return [head, compare, ...group.flatMap((job) => ["", `=== ${job.agent} ===`, runAnswerText(services, job)])].join("\n");
+}
