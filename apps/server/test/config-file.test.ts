@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { Writable } from "node:stream";
-import type { AgentList, ApiError, ConfigFileStatus, Job } from "@corral/shared";
+import type { AgentList, ApiError, ConfigFileError, ConfigFileStatus, Job } from "@corral/shared";
 import { afterEach, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { mapProvider } from "../src/config-file/providers.js";
@@ -152,7 +152,7 @@ describe("agents in a file (CORRAL_CONFIG)", () => {
   it("refuses a bad change with its line and field and keeps the previous agents", async () => {
     const { server, file } = await serverWithFile(TWO_AGENTS);
     await api(server, "POST", "/api/agents", { name: "mine", kind: "opencode" });
-    const bad: [string, Partial<ConfigFileStatus["error"]>][] = [
+    const bad: [string, Partial<ConfigFileError>][] = [
       ["agents:\n  reviewer: {provider: gemini\n", { field: null, line: 3 }],
       ["agents:\n  reviewer:\n    provider: gemini\n    timeoutS: -5\n", { field: "agents.reviewer.timeoutS", line: 4, column: 15 }],
       ["agents:\n  reviewer:\n    provider: gemini\n    tools: [grep, ssh]\n", { field: "agents.reviewer.tools.1", line: 4, column: 19 }],
@@ -165,7 +165,7 @@ describe("agents in a file (CORRAL_CONFIG)", () => {
       saveAtomically(file, text);
       const status = await waitForStatus(
         server,
-        (s) => s.state === "error" && s.error?.line === where.line && s.error.field === where.field,
+        (s) => s.state === "error" && s.error?.line === where.line && s.error?.field === where.field,
         `refusal of ${text}`,
       );
       expect(status.error, text).toMatchObject(where);
