@@ -248,7 +248,7 @@ describe("agents in a file (CORRAL_CONFIG)", () => {
     );
   });
 
-  it("refuses hostile files without harm: huge, deeply nested, alias bombs, a link or a FIFO at the path", async () => {
+  it("refuses hostile files without harm: huge, deeply nested, alias bombs, too many agents, a link or a FIFO at the path", async () => {
     const bomb = [
       "a: &a [x, x, x, x, x, x, x, x, x]",
       ...["b", "c", "d", "e", "f", "g"].map((k, i) => `${k}: &${k} [${Array(9).fill(`*${"abcdefg"[i]}`).join(", ")}]`),
@@ -262,6 +262,11 @@ describe("agents in a file (CORRAL_CONFIG)", () => {
         /nested more than 64 levels/,
       ],
       ["aliases", (f) => writeFileSync(f, `${bomb}\n`), /too many aliases/],
+      [
+        "many agents",
+        (f) => writeFileSync(f, `agents:\n${Array.from({ length: 600 }, (_, i) => `  a${i}: { provider: gemini }`).join("\n")}\n`),
+        /at most 500 agents/,
+      ],
       [
         "link",
         (f) => {

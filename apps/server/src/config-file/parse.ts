@@ -19,6 +19,8 @@ export const MAX_CONFIG_BYTES = 1024 * 1024;
 const MAX_ALIASES = 100;
 /** Deeper than agents → name → field → list → item never is, but the parser recurses per level. */
 const MAX_DEPTH = 64;
+/** Each agent is a set of MCP tools and a row the panel lists; thousands are a mistake or an attack. */
+const MAX_AGENTS = 500;
 
 /** The orchestrator's tool names, read as Corral's; `ssh` has no counterpart (a worker with a host's keys is out of bounds). */
 const TOOL_ALIASES: Record<string, string> = { read: "read_file", write: "write_file", list_dir: "list_files", http_request: "http_get" };
@@ -42,7 +44,11 @@ export type FileAgent = z.infer<typeof FileAgentSchema>;
 
 const ConfigFileSchema = z
   .object({
-    agents: z.record(AgentNameSchema, FileAgentSchema).nullable().optional(),
+    agents: z
+      .record(AgentNameSchema, FileAgentSchema)
+      .refine((agents) => Object.keys(agents).length <= MAX_AGENTS, `a config file may declare at most ${MAX_AGENTS} agents`)
+      .nullable()
+      .optional(),
     budgets: z.array(CreateBudgetBodySchema).max(100).nullable().optional(),
     prices: z.array(SetPriceBodySchema).max(1000).nullable().optional(),
   })
