@@ -117,7 +117,8 @@ export function parseConfigText(text: string): ConfigDeclarations {
   try {
     data = doc.toJS({ maxAliasCount: MAX_ALIASES });
   } catch (err) {
-    throw refusal(`too many aliases (at most ${MAX_ALIASES} expansions): ${(err as Error).message}`);
+    const message = (err as Error).message;
+    throw refusal(/alias/i.test(message) ? `too many aliases (at most ${MAX_ALIASES} expansions): ${message}` : message);
   }
   const at = (path: (string | number)[], key: boolean) => {
     const offset = offsetOf(doc, path, key);
