@@ -136,7 +136,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
     db.close();
   });
   // Before recovery: a job's agent may be one the file declares.
-  services.configFile.start(app.log);
+  await services.configFile.start(app.log);
   // Before the jobs: a job that ends as it is recovered owes its answer to a conversation.
   services.conversations.recover();
   services.jobs.recover();

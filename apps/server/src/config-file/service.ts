@@ -9,8 +9,8 @@ import { agentKindModule, agentKindNames, cliAdapterFor } from "../agents/regist
 import type { AgentService } from "../agents/service.js";
 import type { CostService } from "../costs/service.js";
 import type { NewAgentRow } from "../db/repos/agents.js";
-import { exportConfig } from "./export.js";
-import { type ConfigDeclarations, ConfigFileRefusal, parseConfigText, readConfigText } from "./parse.js";
+import type { ConfigDeclarations } from "./parse.js";
+import { ConfigFileRefusal, readConfigText } from "./read.js";
 import { mapProvider, ProviderError } from "./providers.js";
 
 /** Editors write a file in several steps (truncate and write, or write a copy and rename it over): read once they are done. */
@@ -32,6 +32,8 @@ export class ConfigFileService {
   private watcher: FSWatcher | null = null;
   private timer: NodeJS.Timeout | null = null;
   private log: FastifyBaseLogger | null = null;
+  /** Loads one at a time, in the order the changes came. */
+  private loading: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly deps: ConfigFileDeps) {
     this.current = { path: deps.config.configFile, state: "absent", agents: [], loadedAt: null, error: null };
@@ -42,9 +44,9 @@ export class ConfigFileService {
   }
 
   /** Loads the file and follows its changes. The directory is watched, not the file, so a file renamed over it (or created later) is seen. */
-  start(log: FastifyBaseLogger): void {
+  async start(log: FastifyBaseLogger): Promise<void> {
     this.log = log;
-    this.load();
+    await this.load();
     const file = this.deps.config.configFile;
     try {
       this.watcher = watch(path.dirname(file), { persistent: false }, (_event, name) => {
@@ -65,19 +67,26 @@ export class ConfigFileService {
     if (this.timer) clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       this.timer = null;
-      this.load();
+      void this.load();
     }, SETTLE_MS);
   }
 
-  /** Reads the file and applies it; never throws (a bad file is a status, not a crash). */
-  load(): ConfigFileStatus {
+  /** Reads the file and applies it; never rejects (a bad file is a status, not a crash). */
+  load(): Promise<ConfigFileStatus> {
+    const next = this.loading.then(() => this.loadNow());
+    this.loading = next;
+    return next;
+  }
+
+  private async loadNow(): Promise<ConfigFileStatus> {
     const file = this.deps.config.configFile;
     try {
       const text = readConfigText(file);
       if (text === null && this.deps.config.configFileNamed) {
         throw new ConfigFileRefusal({ message: `${file} does not exist (CORRAL_CONFIG names it)`, field: null, line: null, column: null });
       }
-      const declared = text === null ? null : parseConfigText(text);
+      // The YAML library loads with the first file, not with every start.
+      const declared = text === null ? null : (await import("./parse.js")).parseConfigText(text);
       const rows = declared ? this.agentRows(declared) : [];
       if (declared) this.checkCosts(declared);
       this.deps.agents.syncFileAgents(rows);
@@ -186,7 +195,8 @@ export class ConfigFileService {
   }
 
   /** The agents a user added (registry and file), budgets and price overrides, as a config file. */
-  export(): string {
+  async export(): Promise<string> {
+    const { exportConfig } = await import("./export.js");
     return exportConfig({
       agents: this.deps.agents.list().filter((a) => !a.builtin),
       budgets: this.deps.costs.budgets(),
