@@ -85,19 +85,6 @@ export function createServices(config: AppConfig, db: Db): Services {
   const sessions = new SessionService(createSessionsRepo(db), config.dataDir, config.sessionTtlMs);
   const conversations = new ConversationHub({ repo: createConversationsRepo(db), agents, jobs, transact: transactor(db) });
   const configFile = new ConfigFileService({ config, agents, costs });
-  return {
-    config,
-    agents,
-    jobs,
-    costs,
-    files,
-    workdirs,
-    ollama,
-    audit,
-    metrics,
-    sessions,
-    conversations,
-    configFile,
-    mcpTasks: createMcpTasksRepo(db),
-  };
+  const mcpTasks = createMcpTasksRepo(db);
+  return { config, agents, jobs, costs, files, workdirs, ollama, audit, metrics, sessions, conversations, configFile, mcpTasks };
 }

@@ -180,6 +180,22 @@ describe("agents in a file (CORRAL_CONFIG)", () => {
     expect(clash).toBeNull();
   });
 
+  it("a bad file at a restart keeps the agents the last run loaded", async () => {
+    const { server, file } = await serverWithFile(TWO_AGENTS);
+    servers.splice(servers.indexOf(server), 1);
+    const { root, dataDir } = server;
+    await server.close();
+    writeFileSync(file, "agents:\n  reviewer: [\n");
+    const again = await startServer({}, { root, dataDir });
+    servers.push(again);
+    const status = await statusOf(again);
+    expect(status).toMatchObject({ state: "error", agents: ["reviewer", "scout"], error: expect.objectContaining({ line: 3 }) });
+    expect((await agentsOf(again)).filter((a) => a.source === "file").map((a) => [a.name, a.enabled])).toEqual([
+      ["reviewer", true],
+      ["scout", true],
+    ]);
+  });
+
   it("refuses REST edits and deletes of the file's agents, naming the file", async () => {
     const { server, file } = await serverWithFile(TWO_AGENTS);
     for (const [method, body] of [

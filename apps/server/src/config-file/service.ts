@@ -36,7 +36,9 @@ export class ConfigFileService {
   private loading: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly deps: ConfigFileDeps) {
-    this.current = { path: deps.config.configFile, state: "absent", agents: [], loadedAt: null, error: null };
+    // What an earlier run loaded stays in force until this run's first good load.
+    const loaded = deps.agents.list().filter((a) => a.source === "file");
+    this.current = { path: deps.config.configFile, state: "absent", agents: loaded.map((a) => a.name), loadedAt: null, error: null };
   }
 
   status(): ConfigFileStatus {
