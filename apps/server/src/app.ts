@@ -32,6 +32,7 @@ import { registerGuard } from "./security/guard.js";
 import { registerSecurityHeaders } from "./security/headers.js";
 import { loadOrCreateToken } from "./security/token.js";
 import { createServices, type Services } from "./services.js";
+import { configFileRoutes } from "./routes/config-file.js";
 import { registerWebsocket, wsRoutes } from "./ws/index.js";
 
 export interface CorralApp {
@@ -120,11 +121,13 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   await app.register(sessionRoutes(services));
   await app.register(conversationRoutes(services));
   await app.register(metricsRoutes(services, guard.limiter));
+  await app.register(configFileRoutes(services));
   await app.register(openApiRoutes);
   await app.register(mcpRoutes(services));
   await app.register(panelRoutes(config, hotReloadUpgrades));
 
   app.addHook("onClose", async () => {
+    services.configFile.close();
     services.jobs.shutdown();
     services.conversations.close();
     services.files.shutdown();
@@ -132,6 +135,8 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
     services.metrics.dispose();
     db.close();
   });
+  // Before recovery: a job's agent may be one the file declares.
+  await services.configFile.start(app.log);
   // Before the jobs: a job that ends as it is recovered owes its answer to a conversation.
   services.conversations.recover();
   services.jobs.recover();

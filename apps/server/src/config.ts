@@ -24,6 +24,7 @@ const EnvSchema = z.object({
   CORRAL_PORT: portSchema.default(7433),
   CORRAL_DATA_DIR: z.string().min(1).optional(),
   CORRAL_TOKEN: z.string().min(16, "use at least 16 characters").optional(),
+  CORRAL_CONFIG: z.string().min(1).optional(),
   CORRAL_ALLOWED_HOSTS: listOf(",").default([]),
   CORRAL_ALLOWED_ORIGINS: listOf(",").default([]),
   CORRAL_WORKDIR_ROOTS: listOf(path.delimiter).optional(),
@@ -70,6 +71,10 @@ export interface AppConfig {
   /** Where a new agent works unless told otherwise, with `{agent}` for its name (see `defaultWorkdir`). */
   defaultWorkdir: string;
   homeDir: string;
+  /** The config file that declares agents, budgets and prices (config-file/). */
+  configFile: string;
+  /** `CORRAL_CONFIG` named it, so its absence is an error to show rather than "no file". */
+  configFileNamed: boolean;
   killGraceMs: number;
   queueLimit: number;
   progressIntervalMs: number;
@@ -145,6 +150,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     workdirRoots,
     defaultWorkdir: e.CORRAL_DEFAULT_WORKDIR ?? defaultWorkdirTemplate(workdirRoots, dataDir, homeDir),
     homeDir,
+    configFile: path.resolve(expandHome(e.CORRAL_CONFIG ?? path.join(dataDir, "corral.yaml"), homeDir)),
+    configFileNamed: e.CORRAL_CONFIG !== undefined,
     killGraceMs: e.CORRAL_KILL_GRACE_MS,
     queueLimit: e.CORRAL_QUEUE_LIMIT,
     progressIntervalMs: e.CORRAL_PROGRESS_INTERVAL_MS,

@@ -3,6 +3,7 @@ import type { AppConfig } from "./config.js";
 import { AgentService } from "./agents/service.js";
 import { OllamaService } from "./agents/ollama/service.js";
 import { inProcessAdapters } from "./agents/registry.js";
+import { ConfigFileService } from "./config-file/service.js";
 import { ConversationHub } from "./conversations/hub.js";
 import { CostService } from "./costs/service.js";
 import { transactor, type Db } from "./db/client.js";
@@ -47,6 +48,8 @@ export interface Services {
   mcpTasks: McpTasksRepo;
   /** Agents that message each other in conversation sessions. */
   conversations: ConversationHub;
+  /** Agents, budgets and prices declared in CORRAL_CONFIG. */
+  configFile: ConfigFileService;
 }
 
 export function createServices(config: AppConfig, db: Db): Services {
@@ -81,5 +84,7 @@ export function createServices(config: AppConfig, db: Db): Services {
   const metrics = new Metrics(jobs, createJobStatsRepo(db));
   const sessions = new SessionService(createSessionsRepo(db), config.dataDir, config.sessionTtlMs);
   const conversations = new ConversationHub({ repo: createConversationsRepo(db), agents, jobs, transact: transactor(db) });
-  return { config, agents, jobs, costs, files, workdirs, ollama, audit, metrics, sessions, conversations, mcpTasks: createMcpTasksRepo(db) };
+  const configFile = new ConfigFileService({ config, agents, costs });
+  const mcpTasks = createMcpTasksRepo(db);
+  return { config, agents, jobs, costs, files, workdirs, ollama, audit, metrics, sessions, conversations, configFile, mcpTasks };
 }

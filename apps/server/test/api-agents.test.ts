@@ -116,6 +116,45 @@ describe("API agents", () => {
     expect(out).not.toContain(KEY);
   });
 
+  test("declared in corral.yaml (role, provider openai/<model>, the grep and write_file tools), it writes a file from what it found; usage and cost appear", async () => {
+    const fake = await fakeOpenAI([
+      { kind: "tool", name: "grep", args: { pattern: "TODO" }, usage: { input: 800, output: 15 } },
+      { kind: "tool", name: "write_file", args: { path: "todos.md", content: "- wire the retry\n" }, usage: { input: 900, output: 25 } },
+      { kind: "text", text: "Wrote todos.md (1 TODO).", usage: { input: 1000, output: 8 } },
+    ]);
+    const root = tempDir();
+    cleanups.push(() => rmSync(root, { recursive: true, force: true }));
+    const config = path.join(root, "corral.yaml");
+    writeFileSync(
+      config,
+      [
+        "agents:",
+        "  todo_finder:",
+        "    role: You list the TODOs of a project in todos.md.",
+        "    provider: openai/gpt-5",
+        `    baseUrl: ${fake.url}/v1`,
+        "    apiKeyEnv: SCOUT_KEY",
+        "    tools: [grep, write_file]",
+        "",
+      ].join("\n"),
+    );
+    const server = await setup({ CORRAL_CONFIG: config });
+    const agent = (await api<AgentWithAvailability>(server, "GET", "/api/agents/todo_finder")).body;
+    expect(agent).toMatchObject({ kind: "api", api: "openai", model: "gpt-5", source: "file", tools: ["grep", "write_file"] });
+    const workdir = workdirWith(server, { "src/retry.ts": "export const retry = 1; // TODO wire the retry\n" });
+
+    const res = await api<Job>(server, "POST", "/api/jobs", { agent: "todo_finder", prompt: "List the TODOs", workdir });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    const row = await ended(server, res.body.id);
+    expect(row.status, row.error ?? "").toBe("succeeded");
+    expect(readFileSync(path.join(workdir, "todos.md"), "utf8")).toBe("- wire the retry\n");
+    const body = fake.requests.find((r) => r.path.endsWith("/chat/completions"))?.body as { messages: { role: string; content: string }[] };
+    expect(body.messages[0]).toEqual({ role: "system", content: "You list the TODOs of a project in todos.md." });
+    expect(toolResults(fake)[0]).toContain("src/retry.ts:1:");
+    expect(row.usage).toMatchObject({ model: "gpt-5", inputTokens: 2700, outputTokens: 48, costSource: "estimated" });
+    expect(row.usage.costUsd).toBeCloseTo((2700 * 1.25 + 48 * 10) / 1e6, 9);
+  });
+
   test("the Anthropic API: the role is the system prompt, the key goes in x-api-key, tool calls run", async () => {
     const server = await setup();
     const fake = await startFakeAnthropic([

@@ -35,8 +35,11 @@ describe("the server bundle (pnpm build)", () => {
     expect(atStart.filter(mcp)).toEqual([]);
     // zod's messages in English only: the other locales were a tenth of the bundle.
     expect(everything.filter((file) => /zod\/v4\/locales\/(?!en\.js|index\.js)/.test(file))).toEqual([]);
-    // @fastify/swagger's YAML library: Corral serves the OpenAPI document as JSON only.
-    expect(everything.filter((file) => /node_modules\/(\.pnpm\/yaml@[^/]+\/node_modules\/)?yaml\//.test(file))).toEqual([]);
+    // The YAML library comes with a config file or an export, not with every start (@fastify/swagger's
+    // import of it is a stub: Corral serves the OpenAPI document as JSON only).
+    const yaml = (file: string) => /node_modules\/(\.pnpm\/yaml@[^/]+\/node_modules\/)?yaml\//.test(file);
+    expect(everything.filter(yaml).length).toBeGreaterThan(0);
+    expect(atStart.filter(yaml)).toEqual([]);
     // The native addon stays a package of its own.
     expect(everything.filter((file) => /node_modules\/better-sqlite3\//.test(file))).toEqual([]);
   });

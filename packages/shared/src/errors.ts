@@ -21,6 +21,8 @@ export const ApiErrorCodeSchema = z.enum([
   "agent_disabled",
   /** A built-in agent, or one with jobs in its history, cannot be deleted: `agent` names it; disable it instead. */
   "agent_not_deletable",
+  /** The agent is declared in the config file (CORRAL_CONFIG): edit it there; `agent` names it. */
+  "agent_in_config_file",
   /** Another job is queued or running in the workdir: `jobId` names it; share the workdir, wait, or use another. */
   "workdir_busy",
   /** A provider's budget is used up (or this job's max_cost_usd would pass it): `budgetId` names the budget. */

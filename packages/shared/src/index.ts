@@ -14,3 +14,4 @@ export * from "./sessions.js";
 export * from "./readable.js";
 export * from "./format.js";
 export * from "./health.js";
+export * from "./config-file.js";

@@ -8,7 +8,7 @@ import {
   type UpdateAgentBody,
 } from "@corral/shared";
 import { defaultWorkdir, type AppConfig } from "../config.js";
-import type { AgentsRepo } from "../db/repos/agents.js";
+import type { AgentsRepo, NewAgentRow } from "../db/repos/agents.js";
 import type { AgentRow } from "../db/schema.js";
 import { notFound, ServiceError } from "../lib/errors.js";
 import { assertAgentEnv } from "./agent-env.js";
@@ -93,6 +93,7 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
 
   update(name: string, patch: UpdateAgentBody): Agent {
     const current = this.row(name);
+    this.assertInRegistry(current);
     if (cliAdapterFor(current.kind)?.commandRequired && patch.command === null) throw commandRequired(current.kind);
     assertKindFields(current.kind, { api: patch.api === undefined ? current.api : patch.api });
     assertAgentEnv(patch.env, this.deps.config.allowLoaderEnv);
@@ -104,6 +105,7 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
 
   remove(name: string): void {
     const row = this.row(name);
+    this.assertInRegistry(row);
     const keep = (why: string) =>
       new ServiceError(`${name} ${why}; disable it instead (enabled: false)`, 409, "name", undefined, "agent_not_deletable", { agent: name });
     if (row.builtin) throw keep("is built in");
@@ -111,6 +113,61 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
     this.deps.agents.delete(name);
     this.emit("changed", { name, removed: true });
   }
+
+  /** Agents of the config file are changed there: an edit here would be undone at its next load. */
+  private assertInRegistry(row: AgentRow): void {
+    if (row.source !== "file") return;
+    throw new ServiceError(
+      `${row.name} is declared in the config file ${this.deps.config.configFile}; edit it there (Corral reloads the file when it changes)`,
+      409,
+      "name",
+      undefined,
+      "agent_in_config_file",
+      { agent: row.name },
+    );
+  }
+
+  /**
+   * Makes the config file's agents what `rows` declare: new ones are added, changed ones set
+   * (a field the file no longer gives returns to its default), and one no longer declared is
+   * deleted, or disabled when its jobs are in the history (declaring it again brings it back).
+   * The caller has checked that no row takes a registry agent's name.
+   */
+  syncFileAgents(rows: NewAgentRow[]): void {
+    const declared = new Set(rows.map((r) => r.name));
+    const now = Date.now();
+    for (const row of rows) {
+      const current = this.deps.agents.get(row.name);
+      if (current?.source === "registry") throw new Error(`${row.name} is a registry agent`);
+      if (!current) this.deps.agents.insert({ ...row, createdAt: now, updatedAt: now });
+      else if (differs(current, row)) this.deps.agents.update(row.name, { ...settings(row), updatedAt: now });
+      else continue;
+      this.emit("changed", { name: row.name, removed: false });
+    }
+    for (const row of this.deps.agents.list()) {
+      if (row.source !== "file" || declared.has(row.name)) continue;
+      if (!this.deps.hasJobs(row.name)) {
+        this.deps.agents.delete(row.name);
+        this.emit("changed", { name: row.name, removed: true });
+      } else if (row.enabled) {
+        this.deps.agents.update(row.name, { enabled: false, updatedAt: now });
+        this.emit("changed", { name: row.name, removed: false });
+      }
+    }
+  }
+}
+
+/** A row's settings: what a file declares, without its identity and times. */
+function settings(row: NewAgentRow): Partial<NewAgentRow> {
+  const { name: _name, createdAt: _created, updatedAt: _updated, builtin: _builtin, ...rest } = row;
+  return rest;
+}
+
+function differs(current: AgentRow, next: NewAgentRow): boolean {
+  const was = current as Partial<NewAgentRow>;
+  return Object.entries(settings(next)).some(
+    ([key, value]) => JSON.stringify(was[key as keyof NewAgentRow] ?? null) !== JSON.stringify(value ?? null),
+  );
 }
 
 /** Shaped as a body that failed its schema, since the registry completes the schema's checks. */

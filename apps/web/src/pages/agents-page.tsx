@@ -1,10 +1,12 @@
-import type { AgentWithAvailability, UpdateAgentBody } from "@corral/shared";
+import type { AgentWithAvailability, ConfigFileStatus, UpdateAgentBody } from "@corral/shared";
 import { useEffect, useRef, useState } from "react";
 import { ApiRequestError } from "../api/client.js";
 import { AgentForm } from "../components/agent-form.js";
 import { panelErrors, type PanelError } from "../lib/domain/api-errors.js";
 import { EmptyState, ErrorState, Loading } from "../components/states.js";
 import { useAgentMutations, useAgents } from "../hooks/use-agents.js";
+import { configFileApi } from "../api/config-file.js";
+import { useConfigFile } from "../hooks/use-config-file.js";
 import { createBody, formFromAgent, newAgentForm, type NewAgentKind, updateBody } from "../lib/domain/agent-form.js";
 import { Link } from "../router.js";
 
@@ -57,6 +59,8 @@ function Modal({ open, title, onClose, children }: { open: boolean; title: strin
 
 interface RowActions {
   busy: boolean;
+  /** Where the file's agents are edited. */
+  configPath: string;
   onToggle: (agent: AgentWithAvailability, enabled: boolean) => void;
   onEdit: (agent: AgentWithAvailability) => void;
   onDelete: (agent: AgentWithAvailability) => void;
@@ -67,6 +71,7 @@ function AgentRow({ agent: a, actions }: { agent: AgentWithAvailability; actions
     <tr>
       <td>
         <strong className="mono">{a.name}</strong> <span className="badge neutral">{a.kind}</span>
+        {a.source === "file" && <span className="badge info">from file</span>}
         <div className="small muted">{a.description}</div>
       </td>
       <td data-label="Availability">
@@ -90,7 +95,7 @@ function AgentRow({ agent: a, actions }: { agent: AgentWithAvailability; actions
           <input
             type="checkbox"
             checked={a.enabled}
-            disabled={actions.busy}
+            disabled={actions.busy || a.source === "file"}
             onChange={(e) => actions.onToggle(a, e.target.checked)}
             aria-label={`${a.name} enabled`}
           />
@@ -98,16 +103,22 @@ function AgentRow({ agent: a, actions }: { agent: AgentWithAvailability; actions
         </label>
       </td>
       <td>
-        <div className="row">
-          <button type="button" className="small" onClick={() => actions.onEdit(a)} aria-label={`Edit ${a.name}`}>
-            Edit
-          </button>
-          {!a.builtin && (
-            <button type="button" className="small danger" onClick={() => actions.onDelete(a)} aria-label={`Delete ${a.name}`}>
-              Delete
+        {a.source === "file" ? (
+          <div className="small muted">
+            Edit it in <span className="mono break-anywhere">{actions.configPath}</span>
+          </div>
+        ) : (
+          <div className="row">
+            <button type="button" className="small" onClick={() => actions.onEdit(a)} aria-label={`Edit ${a.name}`}>
+              Edit
             </button>
-          )}
-        </div>
+            {!a.builtin && (
+              <button type="button" className="small danger" onClick={() => actions.onDelete(a)} aria-label={`Delete ${a.name}`}>
+                Delete
+              </button>
+            )}
+          </div>
+        )}
       </td>
     </tr>
   );
@@ -132,6 +143,31 @@ function AgentTable({ agents, actions }: { agents: AgentWithAvailability[]; acti
           ))}
         </tbody>
       </table>
+    </div>
+  );
+}
+
+/** The config file's refusal: where it is wrong, and that its last good agents still run. */
+function ConfigFileBanner({ status }: { status: ConfigFileStatus }) {
+  const error = status.error;
+  if (status.state !== "error" || !error) return null;
+  const where = [error.line !== null && `line ${error.line}`, error.column !== null && `column ${error.column}`, error.field && `at ${error.field}`]
+    .filter(Boolean)
+    .join(", ");
+  return (
+    <div className="alert" role="alert" aria-label="Config file refused">
+      <strong>
+        The config file <span className="mono break-anywhere">{status.path}</span> was not loaded
+      </strong>
+      <p>
+        {where && <span className="mono">{where}: </span>}
+        {error.message}
+      </p>
+      <p className="small">
+        {status.agents.length
+          ? `Its last good version's agents (${status.agents.join(", ")}) keep running. Fix the file and save it: Corral reads it again.`
+          : "Fix the file and save it: Corral reads it again."}
+      </p>
     </div>
   );
 }
@@ -199,6 +235,7 @@ function EditAgentModal({
 
 export function AgentsPage() {
   const agents = useAgents();
+  const configFile = useConfigFile();
   const { update, remove } = useAgentMutations();
   const [editing, setEditing] = useState<AgentWithAvailability | null>(null);
   const [adding, setAdding] = useState<NewAgentKind | null>(null);
@@ -208,6 +245,7 @@ export function AgentsPage() {
     update.mutate({ name, body: { enabled } }, { onError: failed, onSuccess: () => setRowError(null) });
   const actions: RowActions = {
     busy: update.isPending,
+    configPath: configFile.data?.path ?? "the config file",
     onToggle: (a, enabled) => toggle(a.name, enabled),
     onEdit: setEditing,
     onDelete: (a) => {
@@ -221,6 +259,9 @@ export function AgentsPage() {
       <div className="page-head">
         <h1>Agents</h1>
         <div className="row">
+          <a className="button" href={configFileApi.exportUrl} download="corral.yaml">
+            Export as corral.yaml
+          </a>
           <button type="button" onClick={() => setAdding("api")}>
             Add an API agent
           </button>
@@ -231,8 +272,16 @@ export function AgentsPage() {
       </div>
       <p className="muted small">
         Each enabled agent is a set of MCP tools (<code>&lt;name&gt;_run</code>, <code>_run_async</code>, <code>_done</code>). See{" "}
-        <Link to="/connect">Connect</Link> to add them to Claude Code.
+        <Link to="/connect">Connect</Link> to add them to Claude Code. Agents can also be declared in a config file
+        {configFile.data && (
+          <>
+            {" "}
+            (<span className="mono break-anywhere">{configFile.data.path}</span>)
+          </>
+        )}
+        ; the export writes the agents, budgets and prices as one, without keys.
       </p>
+      {configFile.data && <ConfigFileBanner status={configFile.data} />}
       {rowError && (
         <div className="alert" role="alert">
           <p>{rowError.text}</p>

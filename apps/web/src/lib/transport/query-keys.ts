@@ -19,6 +19,8 @@ export const queryKeys = {
     all: ["agents"] as const,
   },
   connect: ["connect"] as const,
+  /** The config file's state (CORRAL_CONFIG). */
+  configFile: ["config-file"] as const,
   /** The OpenAPI document, for the API reference page. */
   openapi: ["openapi"] as const,
   /** Signed-in browsers (Connect page). */

@@ -1,0 +1,212 @@
+import { type FSWatcher, watch } from "node:fs";
+import path from "node:path";
+import type { ConfigFileStatus } from "@corral/shared";
+import type { FastifyBaseLogger } from "fastify";
+import { defaultWorkdir, type AppConfig } from "../config.js";
+import { refusedLoaderVariable, loaderRefusal } from "../agents/agent-env.js";
+import { newAgentRow } from "../agents/catalog.js";
+import { agentKindModule, agentKindNames, cliAdapterFor } from "../agents/registry.js";
+import type { AgentService } from "../agents/service.js";
+import type { CostService } from "../costs/service.js";
+import type { NewAgentRow } from "../db/repos/agents.js";
+import type { ConfigDeclarations } from "./parse.js";
+import { ConfigFileRefusal, readConfigText } from "./read.js";
+import { mapProvider, ProviderError } from "./providers.js";
+
+/** Editors write a file in several steps (truncate and write, or write a copy and rename it over): read once they are done. */
+const SETTLE_MS = 150;
+
+export interface ConfigFileDeps {
+  config: AppConfig;
+  agents: AgentService;
+  costs: CostService;
+}
+
+/**
+ * The config file (`CORRAL_CONFIG`): read at start and whenever it changes. A file that cannot be
+ * used is refused as a whole, with the line and field at fault, and what the last good one
+ * declared stays in force.
+ */
+export class ConfigFileService {
+  private current: ConfigFileStatus;
+  private watcher: FSWatcher | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private log: FastifyBaseLogger | null = null;
+  /** Loads one at a time, in the order the changes came. */
+  private loading: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly deps: ConfigFileDeps) {
+    // What an earlier run loaded stays in force until this run's first good load.
+    const loaded = deps.agents.list().filter((a) => a.source === "file");
+    this.current = { path: deps.config.configFile, state: "absent", agents: loaded.map((a) => a.name), loadedAt: null, error: null };
+  }
+
+  status(): ConfigFileStatus {
+    return this.current;
+  }
+
+  /** Loads the file and follows its changes. The directory is watched, not the file, so a file renamed over it (or created later) is seen. */
+  async start(log: FastifyBaseLogger): Promise<void> {
+    this.log = log;
+    await this.load();
+    const file = this.deps.config.configFile;
+    try {
+      this.watcher = watch(path.dirname(file), { persistent: false }, (_event, name) => {
+        if (name === null || name === path.basename(file)) this.schedule();
+      });
+      this.watcher.on("error", (err) => log.warn({ err, file }, "stopped watching the config file"));
+    } catch (err) {
+      log.warn({ err, file }, "cannot watch the config file's folder; changes are read at the next start");
+    }
+  }
+
+  close(): void {
+    this.watcher?.close();
+    if (this.timer) clearTimeout(this.timer);
+  }
+
+  private schedule(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.load();
+    }, SETTLE_MS);
+  }
+
+  /** Reads the file and applies it; never rejects (a bad file is a status, not a crash). */
+  load(): Promise<ConfigFileStatus> {
+    const next = this.loading.then(() => this.loadNow());
+    this.loading = next;
+    return next;
+  }
+
+  private async loadNow(): Promise<ConfigFileStatus> {
+    const file = this.deps.config.configFile;
+    try {
+      const text = readConfigText(file);
+      if (text === null && this.deps.config.configFileNamed) {
+        throw new ConfigFileRefusal({ message: `${file} does not exist (CORRAL_CONFIG names it)`, field: null, line: null, column: null });
+      }
+      // The YAML library loads with the first file, not with every start.
+      const declared = text === null ? null : (await import("./parse.js")).parseConfigText(text);
+      const rows = declared ? this.agentRows(declared) : [];
+      if (declared) this.checkCosts(declared);
+      this.deps.agents.syncFileAgents(rows);
+      if (declared) this.applyCosts(declared);
+      this.current = {
+        path: file,
+        state: declared ? "loaded" : "absent",
+        agents: rows.map((r) => r.name),
+        loadedAt: declared ? Date.now() : null,
+        error: null,
+      };
+      if (declared) this.log?.info({ file, agents: this.current.agents }, "config file loaded");
+    } catch (err) {
+      const detail =
+        err instanceof ConfigFileRefusal
+          ? err.detail
+          : { message: `cannot apply ${file}: ${(err as Error).message}`, field: null, line: null, column: null };
+      this.current = { ...this.current, state: "error", error: detail };
+      this.log?.error(
+        { file, line: detail.line, column: detail.column, field: detail.field },
+        `config file refused, the previous agents are kept: ${detail.message}`,
+      );
+    }
+    return this.current;
+  }
+
+  /** The file's agents as registry rows, every value checked as the registry checks it. */
+  private agentRows(declared: ConfigDeclarations): NewAgentRow[] {
+    const { config, agents } = this.deps;
+    const kinds = agentKindNames();
+    const kindProvider = (kind: string) => agentKindModule(kind)?.provider ?? "local";
+    const registry = new Map(agents.list().map((a) => [a.name, a]));
+    return Object.entries(declared.agents).map(([name, agent]) => {
+      const at = (...field: (string | number)[]) => ["agents", name, ...field];
+      const existing = registry.get(name);
+      if (existing && existing.source !== "file") {
+        throw declared.refuse(
+          at(),
+          `${name} is already an agent in the registry${existing.builtin ? " (built in)" : ""}; give the file's agent another name`,
+        );
+      }
+      let mapped: ReturnType<typeof mapProvider>;
+      try {
+        mapped = mapProvider(agent.provider, kinds, kindProvider);
+      } catch (err) {
+        if (err instanceof ProviderError) throw declared.refuse(at("provider"), err.message);
+        throw err;
+      }
+      if (mapped.model !== null && agent.model != null)
+        throw declared.refuse(at("model"), `the model is already in provider (${agent.provider}); give it once`);
+      const model = mapped.model ?? agent.model ?? null;
+      if (mapped.api && model === null)
+        throw declared.refuse(at("provider"), `an API agent needs a model: write ${agent.provider}/<model>, or give model`);
+      if (cliAdapterFor(mapped.kind)?.commandRequired && !agent.command)
+        throw declared.refuse(at("command"), `a ${mapped.kind} agent needs the executable to run`);
+      // The kind's own requirements, as the registry checks them on create (an API agent's api).
+      const problem = agentKindModule(mapped.kind)?.invalid?.({ api: mapped.api });
+      if (problem) throw declared.refuse(at(problem.field), problem.message);
+      const loader = refusedLoaderVariable(agent.env ?? {}, config.allowLoaderEnv);
+      if (loader) throw declared.refuse(at("env", loader), loaderRefusal(loader));
+      const { provider: _provider, ...fields } = agent;
+      return newAgentRow({
+        ...fields,
+        name,
+        kind: mapped.kind,
+        provider: mapped.provider,
+        model,
+        api: mapped.api,
+        baseUrl: agent.baseUrl ?? mapped.baseUrl,
+        apiKeyEnv: agent.apiKeyEnv ?? mapped.apiKeyEnv,
+        workdir: agent.workdir ?? defaultWorkdir(config, name),
+        source: "file",
+      });
+    });
+  }
+
+  private checkCosts(declared: ConfigDeclarations): void {
+    const seen = new Set<string>();
+    for (const [i, b] of declared.budgets.entries()) {
+      const key = `${b.provider}/${b.period}`;
+      if (seen.has(key)) throw declared.refuse(["budgets", i, "period"], `${b.provider} has a ${b.period} budget already in this file`);
+      seen.add(key);
+    }
+    seen.clear();
+    for (const [i, p] of declared.prices.entries()) {
+      const key = `${p.provider}/${p.model}`;
+      if (seen.has(key)) throw declared.refuse(["prices", i, "model"], `${key} has a price already in this file`);
+      seen.add(key);
+    }
+  }
+
+  /** Budgets and prices the file declares are set to its values; ones it stops declaring stay (delete them in the panel). */
+  private applyCosts(declared: ConfigDeclarations): void {
+    const { costs } = this.deps;
+    const budgets = costs.budgets();
+    for (const b of declared.budgets) {
+      const limits = { maxCostUsd: b.maxCostUsd ?? null, maxTokens: b.maxTokens ?? null };
+      const existing = budgets.find((x) => x.provider === b.provider && x.period === b.period);
+      if (!existing) costs.createBudget(b);
+      else if (existing.maxCostUsd !== limits.maxCostUsd || existing.maxTokens !== limits.maxTokens) costs.updateBudget(existing.id, limits);
+    }
+    const prices = costs.prices().prices.filter((p) => p.origin === "override");
+    for (const p of declared.prices) {
+      const existing = prices.find((x) => x.provider === p.provider && x.model === p.model);
+      const same =
+        existing?.inputPerM === p.inputPerM && existing.outputPerM === p.outputPerM && existing.cachedInputPerM === (p.cachedInputPerM ?? null);
+      if (!same) costs.setPrice(p);
+    }
+  }
+
+  /** The agents a user added (registry and file), budgets and price overrides, as a config file. */
+  async export(): Promise<string> {
+    const { exportConfig } = await import("./export.js");
+    return exportConfig({
+      agents: this.deps.agents.list().filter((a) => !a.builtin),
+      budgets: this.deps.costs.budgets(),
+      prices: this.deps.costs.prices().prices.filter((p) => p.origin === "override"),
+      defaults: (name, kind) => newAgentRow({ name, kind, workdir: defaultWorkdir(this.deps.config, name) }),
+    });
+  }
+}

@@ -1,0 +1,350 @@
+import { execFileSync } from "node:child_process";
+import { mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { Writable } from "node:stream";
+import type { AgentList, ApiError, ConfigFileError, ConfigFileStatus, Job } from "@corral/shared";
+import { afterEach, describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { mapProvider } from "../src/config-file/providers.js";
+import { api, startServer, tempDir, type TestServer, until } from "./helpers.js";
+
+const servers: TestServer[] = [];
+const dirs: string[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()));
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+/** A server whose data dir holds `corral.yaml` with `text` (or none) before it starts. */
+async function serverWithFile(text: string | null, env: Record<string, string> = {}, logs?: string[]): Promise<{ server: TestServer; file: string }> {
+  const root = tempDir();
+  dirs.push(root);
+  const dataDir = path.join(root, "data");
+  mkdirSync(dataDir, { recursive: true });
+  const file = path.join(dataDir, "corral.yaml");
+  if (text !== null) writeFileSync(file, text);
+  const logStream = logs
+    ? new Writable({
+        write(chunk, _enc, done) {
+          logs.push(String(chunk));
+          done();
+        },
+      })
+    : undefined;
+  const server = await startServer({ CORRAL_LOG_LEVEL: logs ? "info" : "silent", ...env }, { root, dataDir, logStream });
+  servers.push(server);
+  return { server, file };
+}
+
+/** As an editor saves: a new file renamed over the old one. */
+function saveAtomically(file: string, text: string): void {
+  const tmp = `${file}.swp`;
+  writeFileSync(tmp, text);
+  renameSync(tmp, file);
+}
+
+const agentsOf = async (server: TestServer) => (await api<AgentList>(server, "GET", "/api/agents")).body.agents;
+const statusOf = async (server: TestServer) => (await api<ConfigFileStatus>(server, "GET", "/api/config")).body;
+const waitForStatus = (server: TestServer, check: (s: ConfigFileStatus) => boolean, what: string) =>
+  until(
+    async () => {
+      const s = await statusOf(server);
+      return check(s) ? s : undefined;
+    },
+    10_000,
+    what,
+  );
+
+const TWO_AGENTS = `
+agents:
+  reviewer:
+    provider: gemini
+    model: gemini-2.5-pro
+    role: You review code and say what is wrong.
+    description: Reviews
+    timeoutS: 600
+  scout:
+    provider: claude-code
+    maxConcurrent: 2
+budgets:
+  - provider: google
+    period: day
+    maxCostUsd: 5
+prices:
+  - provider: google
+    model: gemini-2.5-pro
+    inputPerM: 1.5
+    outputPerM: 12
+`;
+
+describe("agents in a file (CORRAL_CONFIG)", () => {
+  it("loads the file's agents, budgets and prices at start, marked as from the file", async () => {
+    const { server, file } = await serverWithFile(TWO_AGENTS);
+    const status = await statusOf(server);
+    expect(status).toMatchObject({ path: file, state: "loaded", agents: ["reviewer", "scout"], error: null });
+    const agents = await agentsOf(server);
+    const reviewer = agents.find((a) => a.name === "reviewer");
+    expect(reviewer).toMatchObject({
+      kind: "gemini",
+      provider: "google",
+      model: "gemini-2.5-pro",
+      role: "You review code and say what is wrong.",
+      timeoutS: 600,
+      source: "file",
+      enabled: true,
+    });
+    expect(agents.find((a) => a.name === "scout")).toMatchObject({ kind: "claude", provider: "anthropic", maxConcurrent: 2, source: "file" });
+    expect(agents.find((a) => a.name === "gemini")?.source).toBe("registry");
+    const budgets = (await api<{ budgets: { provider: string; period: string; maxCostUsd: number }[] }>(server, "GET", "/api/costs/budgets")).body;
+    expect(budgets.budgets).toEqual([expect.objectContaining({ provider: "google", period: "day", maxCostUsd: 5 })]);
+    const prices = (
+      await api<{ prices: { provider: string; model: string; inputPerM: number; origin: string }[] }>(server, "GET", "/api/costs/prices")
+    ).body;
+    expect(prices.prices).toContainEqual(
+      expect.objectContaining({ provider: "google", model: "gemini-2.5-pro", inputPerM: 1.5, origin: "override" }),
+    );
+  });
+
+  it("follows the file: agents appear, change and go (disabled when they have jobs, deleted when not), through in-place writes and atomic renames", async () => {
+    const { server, file } = await serverWithFile(null);
+    expect((await statusOf(server)).state).toBe("absent");
+
+    saveAtomically(file, TWO_AGENTS);
+    await waitForStatus(server, (s) => s.agents.length === 2, "the two agents");
+    const launched = await api<Job>(server, "POST", "/api/jobs", { agent: "reviewer", prompt: "print 1", workdir: path.join(server.root, "w") });
+    expect(launched.status, JSON.stringify(launched.body)).toBe(201);
+    await server.services.jobs.waitFor([launched.body.id], 20_000);
+
+    writeFileSync(file, TWO_AGENTS.replace("model: gemini-2.5-pro", "model: gemini-2.5-flash").replace("maxConcurrent: 2", "maxConcurrent: 3"));
+    await until(
+      async () => ((await agentsOf(server)).find((a) => a.name === "scout")?.maxConcurrent === 3 ? true : undefined),
+      10_000,
+      "scout changed",
+    );
+    expect((await agentsOf(server)).find((a) => a.name === "reviewer")?.model).toBe("gemini-2.5-flash");
+
+    saveAtomically(file, "agents:\n  helper:\n    provider: opencode\n");
+    await waitForStatus(server, (s) => s.agents.join() === "helper", "helper only");
+    const agents = await agentsOf(server);
+    expect(agents.find((a) => a.name === "helper")).toMatchObject({ kind: "opencode", source: "file" });
+    // reviewer ran a job: kept for its history, disabled; scout had none: gone.
+    expect(agents.find((a) => a.name === "reviewer")).toMatchObject({ enabled: false, source: "file" });
+    expect(agents.find((a) => a.name === "scout")).toBeUndefined();
+
+    saveAtomically(file, TWO_AGENTS);
+    await waitForStatus(server, (s) => s.agents.length === 2, "reviewer declared again");
+    expect((await agentsOf(server)).find((a) => a.name === "reviewer")?.enabled).toBe(true);
+  });
+
+  it("refuses a bad file at start with its line, column and field, logs it, and starts without its agents", async () => {
+    const logs: string[] = [];
+    const { server } = await serverWithFile("agents:\n  reviewer:\n    provider: gemini\n    colour: red\n", {}, logs);
+    const status = await statusOf(server);
+    expect(status.state).toBe("error");
+    expect(status.error).toEqual({ message: "unknown field colour", field: "agents.reviewer.colour", line: 4, column: 5 });
+    expect((await agentsOf(server)).find((a) => a.name === "reviewer")).toBeUndefined();
+    const logged = logs
+      .map((l) => JSON.parse(l) as { msg: string; line?: number; field?: string })
+      .find((l) => l.msg.includes("config file refused"));
+    expect(logged).toMatchObject({ line: 4, field: "agents.reviewer.colour" });
+  });
+
+  it("refuses a bad change with its line and field and keeps the previous agents", async () => {
+    const { server, file } = await serverWithFile(TWO_AGENTS);
+    await api(server, "POST", "/api/agents", { name: "mine", kind: "opencode" });
+    const bad: [string, Partial<ConfigFileError>][] = [
+      ["agents:\n  reviewer: {provider: gemini\n", { field: null, line: 3 }],
+      ["agents:\n  reviewer:\n    provider: gemini\n    timeoutS: -5\n", { field: "agents.reviewer.timeoutS", line: 4, column: 15 }],
+      ["agents:\n  reviewer:\n    provider: gemini\n    tools: [grep, ssh]\n", { field: "agents.reviewer.tools.1", line: 4, column: 19 }],
+      ["agents:\n  reviewer:\n    provider: lisp-machine\n", { field: "agents.reviewer.provider", line: 3, column: 15 }],
+      ["agents:\n  ok:\n    provider: gemini\n  mine:\n    provider: gemini\n", { field: "agents.mine", line: 4, column: 3 }],
+      ["agents:\n  gemini:\n    provider: gemini\n", { field: "agents.gemini", line: 2, column: 3 }],
+      ["budgets:\n  - provider: google\n    period: week\n    maxTokens: 5\n", { field: "budgets.0.period", line: 3, column: 13 }],
+    ];
+    for (const [text, where] of bad) {
+      saveAtomically(file, text);
+      const status = await waitForStatus(
+        server,
+        (s) => s.state === "error" && s.error?.line === where.line && s.error?.field === where.field,
+        `refusal of ${text}`,
+      );
+      expect(status.error, text).toMatchObject(where);
+      expect(status.agents).toEqual(["reviewer", "scout"]);
+      const agents = await agentsOf(server);
+      expect(agents.find((a) => a.name === "reviewer")).toMatchObject({ model: "gemini-2.5-pro", enabled: true, source: "file" });
+      expect(agents.find((a) => a.name === "mine")?.source).toBe("registry");
+      saveAtomically(file, TWO_AGENTS);
+      await waitForStatus(server, (s) => s.state === "loaded", "the good file again");
+    }
+    const clash = (await statusOf(server)).error;
+    expect(clash).toBeNull();
+  });
+
+  it("a bad file at a restart keeps the agents the last run loaded", async () => {
+    const { server, file } = await serverWithFile(TWO_AGENTS);
+    servers.splice(servers.indexOf(server), 1);
+    const { root, dataDir } = server;
+    await server.close();
+    writeFileSync(file, "agents:\n  reviewer: [\n");
+    const again = await startServer({}, { root, dataDir });
+    servers.push(again);
+    const status = await statusOf(again);
+    expect(status).toMatchObject({ state: "error", agents: ["reviewer", "scout"], error: expect.objectContaining({ line: 3 }) });
+    expect((await agentsOf(again)).filter((a) => a.source === "file").map((a) => [a.name, a.enabled])).toEqual([
+      ["reviewer", true],
+      ["scout", true],
+    ]);
+  });
+
+  it("refuses REST edits and deletes of the file's agents, naming the file", async () => {
+    const { server, file } = await serverWithFile(TWO_AGENTS);
+    for (const [method, body] of [
+      ["PATCH", { enabled: false }],
+      ["DELETE", undefined],
+    ] as const) {
+      const refused = await api<ApiError>(server, method, "/api/agents/scout", body);
+      expect(refused.status).toBe(409);
+      expect(refused.body).toMatchObject({ code: "agent_in_config_file", agent: "scout", field: "name" });
+      expect(refused.body.error).toContain(file);
+    }
+    expect((await agentsOf(server)).find((a) => a.name === "scout")?.enabled).toBe(true);
+    expect((await api(server, "PATCH", "/api/agents/gemini", { timeoutS: 60 })).status).toBe(200);
+  });
+
+  it("exports the agents, budgets and prices as a file that loads back into the same agents, with no keys", async () => {
+    const { server } = await serverWithFile(TWO_AGENTS);
+    const created = await api(server, "POST", "/api/agents", {
+      name: "local_tool",
+      kind: "command",
+      command: "/bin/echo",
+      args: ["{prompt}"],
+      env: { SECRET_TOKEN: "hunter2-very-secret" },
+      description: "echoes",
+      enabled: false,
+    });
+    expect(created.status).toBe(201);
+    await api(server, "POST", "/api/agents", {
+      name: "coder",
+      kind: "opencode",
+      model: "opencode/some-model",
+      sandbox: "bwrap",
+      retry: null,
+      tools: ["grep"],
+    });
+    await api(server, "POST", "/api/costs/budgets", { provider: "anthropic", period: "month", maxTokens: 1000 });
+    const res = await fetch(`${server.url}/api/config/export`, { headers: server.auth });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toContain("application/yaml");
+    expect(res.headers.get("content-disposition")).toContain("corral.yaml");
+    const text = await res.text();
+    expect(text).not.toContain("hunter2");
+    expect(text).toContain("SECRET_TOKEN");
+    const exported = parse(text) as { agents: Record<string, unknown> };
+    expect(Object.keys(exported.agents).sort()).toEqual(["coder", "local_tool", "reviewer", "scout"]);
+
+    const { server: other } = await serverWithFile(text);
+    expect((await statusOf(other)).state).toBe("loaded");
+    const comparable = (agents: AgentList["agents"]) =>
+      agents
+        .filter((a) => !a.builtin)
+        .map(({ createdAt: _c, updatedAt: _u, availability: _a, source: _s, env: _e, workdir, ...rest }) => ({
+          ...rest,
+          workdir: path.relative(path.dirname(path.dirname(workdir)), workdir),
+        }));
+    const before = comparable(await agentsOf(server));
+    const after = comparable(await agentsOf(other));
+    expect(after).toEqual(before);
+    expect((await agentsOf(other)).filter((a) => !a.builtin).every((a) => a.source === "file")).toBe(true);
+    const budgets = (await api<{ budgets: { provider: string; maxTokens: number | null }[] }>(other, "GET", "/api/costs/budgets")).body.budgets;
+    expect(budgets.map((b) => [b.provider, b.maxTokens])).toEqual(
+      expect.arrayContaining([
+        ["anthropic", 1000],
+        ["google", null],
+      ]),
+    );
+  });
+
+  it("refuses hostile files without harm: huge, deeply nested, alias bombs, too many agents, a link or a FIFO at the path", async () => {
+    const bomb = [
+      "a: &a [x, x, x, x, x, x, x, x, x]",
+      ...["b", "c", "d", "e", "f", "g"].map((k, i) => `${k}: &${k} [${Array(9).fill(`*${"abcdefg"[i]}`).join(", ")}]`),
+    ].join("\n");
+    const cases: [string, (file: string) => void, RegExp][] = [
+      ["huge", (f) => writeFileSync(f, `# ${"x".repeat(2 * 1024 * 1024)}\n`), /at most 1048576/],
+      ["nested", (f) => writeFileSync(f, `agents: ${"[".repeat(100_000)}${"]".repeat(100_000)}\n`), /nested more than 64 levels/],
+      [
+        "block-nested",
+        (f) => writeFileSync(f, Array.from({ length: 1000 }, (_, i) => `${" ".repeat(i)}k:`).join("\n")),
+        /nested more than 64 levels/,
+      ],
+      ["aliases", (f) => writeFileSync(f, `${bomb}\n`), /too many aliases/],
+      [
+        "many agents",
+        (f) => writeFileSync(f, `agents:\n${Array.from({ length: 600 }, (_, i) => `  a${i}: { provider: gemini }`).join("\n")}\n`),
+        /at most 500 agents/,
+      ],
+      [
+        "link",
+        (f) => {
+          writeFileSync(`${f}.real`, TWO_AGENTS);
+          symlinkSync(`${f}.real`, f);
+        },
+        /symbolic link/,
+      ],
+      ["fifo", (f) => execFileSync("mkfifo", [f]), /not a regular file/],
+    ];
+    for (const [name, make, message] of cases) {
+      const root = tempDir();
+      dirs.push(root);
+      const file = path.join(root, "corral.yaml");
+      make(file);
+      const { server } = await serverWithFile(null, { CORRAL_CONFIG: file });
+      const status = await statusOf(server);
+      expect(status.state, name).toBe("error");
+      expect(status.error?.message, name).toMatch(message);
+      expect((await api(server, "GET", "/api/health")).status).toBe(200);
+    }
+  });
+
+  it("refuses a CORRAL_CONFIG that does not exist, and loads it once it is written", async () => {
+    const root = tempDir();
+    dirs.push(root);
+    const file = path.join(root, "agents.yaml");
+    const { server } = await serverWithFile(null, { CORRAL_CONFIG: file });
+    expect((await statusOf(server)).error?.message).toContain("does not exist");
+    saveAtomically(file, TWO_AGENTS);
+    await waitForStatus(server, (s) => s.state === "loaded", "the file once written");
+  });
+});
+
+describe("the orchestrator's provider", () => {
+  const kinds = ["gemini", "claude", "opencode", "codex", "kiro", "command", "ollama", "api"];
+  const providerOf = (kind: string) => ({ gemini: "google", claude: "anthropic", ollama: "ollama" })[kind] ?? "local";
+  const map = (p: string) => mapProvider(p, kinds, providerOf);
+
+  it("maps CLIs to their kind and model APIs to api agents", () => {
+    expect(map("gemini")).toMatchObject({ kind: "gemini", provider: "google", api: null, model: null });
+    expect(map("claude-code")).toMatchObject({ kind: "claude", provider: "anthropic" });
+    expect(map("ollama/llama3.1")).toMatchObject({ kind: "ollama", model: "llama3.1" });
+    expect(map("openai/gpt-4o")).toEqual({
+      kind: "api",
+      provider: "openai",
+      model: "gpt-4o",
+      api: "openai",
+      baseUrl: null,
+      apiKeyEnv: "OPENAI_API_KEY",
+    });
+    expect(map("anthropic")).toMatchObject({ kind: "api", api: "anthropic", model: null, apiKeyEnv: "ANTHROPIC_API_KEY" });
+    expect(map("gemini/gemini-2.5-pro")).toMatchObject({ kind: "api", api: "google", provider: "google", apiKeyEnv: "GEMINI_API_KEY" });
+    expect(map("openrouter/meta-llama/llama-3-70b")).toMatchObject({
+      kind: "api",
+      api: "openai",
+      model: "meta-llama/llama-3-70b",
+      baseUrl: "https://openrouter.ai/api/v1",
+      provider: "openrouter",
+    });
+    expect(() => map("bedrock/titan")).toThrow(/unknown provider bedrock\/titan/);
+    expect(() => map("openai/")).toThrow(/name the model/);
+    expect(() => mapProvider("openai/gpt-4o", ["gemini"], providerOf)).toThrow(/api agent kind/);
+  });
+});
