@@ -358,12 +358,9 @@ describe("hostile arguments", () => {
   });
 });
 
-// `corral all` goes through POST /api/jobs/many, which its own branch adds: these run once it is there.
+// `corral all` goes through POST /api/jobs/many.
 describe("all", () => {
-  const manyRoute = async () => (await api(server, "POST", "/api/jobs/many", {})).status !== 404;
-
-  test("all runs the prompt on the agents named and prints each answer; exit 0 when all succeeded", async (context) => {
-    if (!(await manyRoute())) context.skip();
+  test("all runs the prompt on the agents named and prints each answer; exit 0 when all succeeded", async () => {
     const res = await corral(["all", "--agents", "kiro,gemini,claude", "--workdir", workdir("all"), "print 1"]);
     expect(res.code).toBe(0);
     for (const agent of ["kiro", "gemini", "claude"]) expect(res.stdout).toContain(`\n== ${agent} ==\n`);
@@ -375,8 +372,7 @@ describe("all", () => {
     ]);
   });
 
-  test("all exits with the status of the first job that did not succeed", async (context) => {
-    if (!(await manyRoute())) context.skip();
+  test("all exits with the status of the first job that did not succeed", async () => {
     const res = await corral(["all", "--agents", "gemini,kiro", "--timeout", "1", "--workdir", workdir("all-fail"), "sleep 30"]);
     expect(res.code).toBe(3);
   });
