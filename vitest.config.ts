@@ -8,5 +8,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
+    // One private PostgreSQL for the run (apps/server/test/postgres.ts hands out databases).
+    globalSetup: ["apps/server/test/postgres-server.ts"],
   },
 });

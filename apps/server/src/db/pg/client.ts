@@ -1,0 +1,98 @@
+import path from "node:path";
+import { drizzle, type NodePgDatabase } from "drizzle-orm/node-postgres";
+import { migrate } from "drizzle-orm/node-postgres/migrator";
+import pg from "pg";
+import { repoRoot } from "../../lib/repo-root.js";
+import { RegistryError } from "../registry-error.js";
+import * as schema from "./schema.js";
+
+export type PgDb = NodePgDatabase<typeof schema> & { $client: pg.Pool };
+
+export interface PgHandle {
+  db: PgDb;
+  close(): Promise<void>;
+}
+
+const migrationsFolder = path.join(repoRoot, "drizzle-pg");
+
+/** Every Corral process migrating one database takes this advisory lock first: one migrates, the others then find nothing to do. */
+const MIGRATION_LOCK = 7_433_017;
+
+/** int8 (counts, ids, and the bigint columns) as numbers: every such value here is far below 2^53. */
+const INT8_OID = 20;
+const types = {
+  getTypeParser: ((oid: number, format?: "text" | "binary") =>
+    oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
+
+export interface PgOptions {
+  /** Connections in the pool; PostgreSQL's default limit is 100 for every client together. */
+  max?: number;
+  /** Told about a connection the pool lost while idle (the server restarted, the network dropped). */
+  onError?: (err: Error) => void;
+}
+
+/**
+ * Connects to the registry in PostgreSQL (CORRAL_DATABASE_URL) and migrates it. A failure its
+ * owner can act on (unreachable, refused login, missing database) is a RegistryError that names
+ * the server but never the password.
+ */
+export async function openPgDb(url: string, options: PgOptions = {}): Promise<PgHandle> {
+  const pool = new pg.Pool({ connectionString: url, max: options.max ?? 10, types, application_name: "corral" });
+  // An idle connection's error is emitted on the pool; unheard, it would end the process.
+  pool.on("error", (err) => options.onError?.(err));
+  try {
+    await migrateLocked(pool);
+  } catch (err) {
+    await pool.end().catch(() => {});
+    throw pgFailure(url, err);
+  }
+  const db = drizzle(pool, { schema }) as PgDb;
+  return { db, close: () => pool.end() };
+}
+
+async function migrateLocked(pool: pg.Pool): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query("select pg_advisory_lock($1)", [MIGRATION_LOCK]);
+    try {
+      await migrate(drizzle(client, { schema }), { migrationsFolder });
+    } finally {
+      await client.query("select pg_advisory_unlock($1)", [MIGRATION_LOCK]);
+    }
+  } finally {
+    client.release();
+  }
+}
+
+/** The URL as it can be shown: user, host, port and database, never the password. */
+export function describePgUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    u.password = "";
+    return u.toString().replace(/^postgres(ql)?:\/\/([^@/]*):@/, "postgres$1://$2@");
+  } catch {
+    return "(CORRAL_DATABASE_URL is not a URL)";
+  }
+}
+
+function pgFailure(url: string, err: unknown): unknown {
+  const code = String((err as { code?: unknown }).code ?? "");
+  const detail = err instanceof Error ? err.message : String(err);
+  const where = describePgUrl(url);
+  if (["ECONNREFUSED", "ENOTFOUND", "EHOSTUNREACH", "ETIMEDOUT", "EAI_AGAIN"].includes(code)) {
+    return new RegistryError(`Corral could not reach PostgreSQL at ${where} (${code}). Start it, or correct CORRAL_DATABASE_URL.`);
+  }
+  if (code === "28P01" || code === "28000") {
+    return new RegistryError(`PostgreSQL at ${where} refused the login (${detail}). Check the user and password in CORRAL_DATABASE_URL.`);
+  }
+  if (code === "3D000") {
+    return new RegistryError(`PostgreSQL at ${where} has no such database (${detail}). Create it (createdb), or correct CORRAL_DATABASE_URL.`);
+  }
+  if (code === "42501") {
+    return new RegistryError(
+      `The PostgreSQL user in CORRAL_DATABASE_URL may not create Corral's tables at ${where} (${detail}). Grant it CREATE on the database, or run Corral once as its owner.`,
+    );
+  }
+  return err;
+}

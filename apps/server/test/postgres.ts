@@ -1,0 +1,54 @@
+// A database of its own on the test run's private PostgreSQL (postgres-server.ts) for each test
+// file, or for each test that asks for a fresh one; dropped when the file ends.
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import { afterAll, inject } from "vitest";
+
+export interface TestPostgres {
+  /** Whether PostgreSQL runs here; where it does not, the file's tests skip themselves. */
+  available: boolean;
+  /** A new, empty database; its URL (trust auth, no password). */
+  database(): Promise<string>;
+}
+
+/**
+ * Call at the top of a test file. `describe.skipIf(!pg.available)` skips where PostgreSQL is not
+ * installed, saying so; with CORRAL_REQUIRE_TOOLS=1 (CI) a missing PostgreSQL fails the file.
+ */
+export function usePostgres(): TestPostgres {
+  const server = inject("postgres");
+  if ("missing" in server) {
+    if (process.env.CORRAL_REQUIRE_TOOLS === "1") throw new Error(`CORRAL_REQUIRE_TOOLS=1 and ${server.missing}`);
+    console.log(`skipped: ${server.missing}`);
+    return { available: false, database: () => Promise.reject(new Error(server.missing)) };
+  }
+  const created: string[] = [];
+  const admin = () => new pg.Client({ connectionString: server.url });
+  afterAll(async () => {
+    if (!created.length) return;
+    const client = admin();
+    await client.connect();
+    try {
+      for (const name of created) await client.query(`drop database if exists "${name}" with (force)`);
+    } finally {
+      await client.end();
+    }
+  });
+  return {
+    available: true,
+    async database() {
+      const name = `corral_${randomBytes(6).toString("hex")}`;
+      const client = admin();
+      await client.connect();
+      try {
+        await client.query(`create database "${name}"`);
+      } finally {
+        await client.end();
+      }
+      created.push(name);
+      const url = new URL(server.url);
+      url.pathname = `/${name}`;
+      return url.toString();
+    },
+  };
+}
