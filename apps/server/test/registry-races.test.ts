@@ -1,7 +1,7 @@
 import path from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { isFinalStatus, type Job, type JobInput, type JobStatus } from "@corral/shared";
-import { startServer, until, type TestServer } from "./helpers.js";
+import { sleep, startServer, until, type TestServer } from "./helpers.js";
 
 /**
  * The registry answers asynchronously: a check and the write it allows are no longer one
@@ -56,12 +56,12 @@ test("a cancel and a start at once: a job never changes after it ended", async (
   server.services.jobs.on("job", onJob);
   try {
     const jobs = await Promise.all(
-      Array.from({ length: 24 }, (_, i) => launch("many", { prompt: "print 1", workdir: path.join(server.root, "cancel-race", String(i)) })),
+      Array.from({ length: 40 }, (_, i) => launch("many", { prompt: "print 1", workdir: path.join(server.root, "cancel-race", String(i)) })),
     );
-    // Each cancel comes a different number of turns after its launch: before, during and after the start is stored.
+    // Each cancel comes a little later than the one before: before, while and after the start is stored.
     await Promise.all(
       jobs.map(async (job, i) => {
-        for (let turn = 0; turn < i; turn++) await new Promise((resolve) => setImmediate(resolve));
+        await sleep(i * 15);
         await server.services.jobs.cancel(job.id);
       }),
     );

@@ -132,17 +132,19 @@ export class CostService extends EventEmitter<CostServiceEvents> implements JobC
 
   /** Estimates every job's cost again from today's prices (reported costs stay as reported). */
   async reprice(): Promise<number> {
-    // Runs at every start over every estimated job: look each agent up once, not once per job.
-    const agents = new Map((await this.deps.agents.list()).map((a) => [a.name, a]));
-    const changes = (await this.deps.costs.repriceable())
-      .map((job) => ({ id: job.id, before: job, after: this.costOfJob(job, agents.get(job.agent)) }))
-      .filter(({ before, after }) => before.costUsd !== after.costUsd || before.costSource !== after.costSource)
-      .map(({ id, after }) => ({ id, ...after }));
-    if (changes.length) {
-      await this.deps.costs.setCosts(changes);
-      this.emit("repriced");
-    }
-    return changes.length;
+    // Read and written in one transaction: usage stored meanwhile is not overwritten with a cost of the tokens before it.
+    const changed = await this.deps.transaction(async (tx) => {
+      // Runs at every start over every estimated job: look each agent up once, not once per job.
+      const agents = new Map((await tx.agents.list()).map((a) => [a.name, a]));
+      const changes = (await tx.costs.repriceable())
+        .map((job) => ({ id: job.id, before: job, after: this.costOfJob(job, agents.get(job.agent)) }))
+        .filter(({ before, after }) => before.costUsd !== after.costUsd || before.costSource !== after.costSource)
+        .map(({ id, after }) => ({ id, ...after }));
+      if (changes.length) await tx.costs.setCosts(changes);
+      return changes.length;
+    });
+    if (changed) this.emit("repriced");
+    return changed;
   }
 
   private costOfJob(job: PricedJobFields, agent: AgentRow | undefined): CostFields {
