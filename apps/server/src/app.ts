@@ -7,6 +7,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 
 import type { DestinationStream } from "pino";
 import type { AppConfig } from "./config.js";
 import { openDb } from "./db/client.js";
+import { createSqliteRegistry } from "./db/registry.js";
 import { isHotReloadSocket } from "./dev-web.js";
 import { ServiceError } from "./lib/errors.js";
 import { mcpRoutes } from "./mcp/mounts.js";
@@ -51,9 +52,9 @@ export interface BuildOptions {
 export async function buildApp(config: AppConfig, options: BuildOptions = {}): Promise<CorralApp> {
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const token = loadOrCreateToken(config.dataDir, config.token);
-  const db = openDb(path.join(config.dataDir, "corral.db"));
-  const services = createServices(config, db.db);
-  services.agents.seed();
+  const registry = createSqliteRegistry(openDb(path.join(config.dataDir, "corral.db")));
+  const services = await createServices(config, registry);
+  await services.agents.seed();
 
   const app = Fastify({
     logger: loggerOptions(config, options.logStream),
@@ -133,12 +134,12 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
     services.files.shutdown();
     detachJobLog();
     services.metrics.dispose();
-    db.close();
+    await registry.close();
   });
   // Before recovery: a job's agent may be one the file declares.
   await services.configFile.start(app.log);
   // Before the jobs: a job that ends as it is recovered owes its answer to a conversation.
-  services.conversations.recover();
-  services.jobs.recover();
+  await services.conversations.recover();
+  await services.jobs.recover();
   return { app, services, token, routes: guard.routes };
 }

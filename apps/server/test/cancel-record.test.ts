@@ -123,7 +123,7 @@ test("a cancel the server could not finish before it went down is finished by th
     const job = await launch(first, "ignore-term\nprint 1\nhang", path.join(root, "w"));
     await printed(first, job.id, "line 1");
     void first.services.jobs.cancel(job.id, { door: "mcp", client: "orchestrator" }).catch(() => undefined);
-    await until(() => (first.services.jobs.get(job.id).cancel ? true : undefined), 5_000, "the cancel request stored");
+    await until(async () => ((await first.services.jobs.get(job.id)).cancel ? true : undefined), 5_000, "the cancel request stored");
     await first.app.close();
     // The request is in the registry file itself, not only in the first server's memory.
     const db = new Database(path.join(root, "data", "corral.db"), { readonly: true });

@@ -131,7 +131,7 @@ describe("MCP on the wire", () => {
       content: { text: string }[];
     };
     const job = jobId.content[0]!.text.trim();
-    await until(() => server.services.jobs.get(job)?.endedAt ?? undefined);
+    await until(async () => (await server.services.jobs.get(job))?.endedAt ?? undefined);
     for (const message of [{ jsonrpc: "2.0", id: nextId++, method: "ping" }, call("gemini_done", { job_id: job })]) {
       const res = await post(message);
       expect(res.headers.get("content-type")).toBe("application/json");
@@ -156,7 +156,7 @@ describe("MCP on the wire", () => {
     const id = nextId++;
     const res = await post(call("gemini_run", { prompt: "sleep 1\nhello", workdir: workdir() }, id));
     expect(res.headers.get("content-type")).toBe("text/event-stream");
-    const unended = server.services.jobs.list({ limit: 50, offset: 0, status: ["queued", "running"] }).jobs;
+    const unended = (await server.services.jobs.list({ limit: 50, offset: 0, status: ["queued", "running"] })).jobs;
     expect(unended.map((j) => j.prompt)).toContain("sleep 1\nhello");
     const [answer, ...more] = await messagesOf(res);
     expect(more).toEqual([]);
@@ -202,7 +202,7 @@ describe("MCP on the wire", () => {
     expect(first.method).toBe("notifications/progress");
     expect((first.params as { progressToken: string }).progressToken).toBe("p1");
     // It came while the job was still running: held back to the end, it would come after.
-    const unended = server.services.jobs.list({ limit: 50, offset: 0, status: ["queued", "running"] }).jobs;
+    const unended = (await server.services.jobs.list({ limit: 50, offset: 0, status: ["queued", "running"] })).jobs;
     expect(unended.map((j) => j.prompt)).toContain("sleep 1\nhello");
     let answer = await stream.next();
     while (answer.method === "notifications/progress") answer = await stream.next();
@@ -272,7 +272,7 @@ describe("MCP on the wire", () => {
     await eventReader(res.body!).next();
     controller.abort();
     // The job ends as it would have; its answer then has nowhere to go, and nothing breaks.
-    await until(() => server.services.jobs.list({ limit: 50, offset: 0, status: ["running"] }).jobs.length === 0 || undefined);
+    await until(async () => (await server.services.jobs.list({ limit: 50, offset: 0, status: ["running"] })).jobs.length === 0 || undefined);
     const id = nextId++;
     const ping = await post({ jsonrpc: "2.0", id, method: "ping" });
     expect(await messagesOf(ping)).toEqual([{ jsonrpc: "2.0", id, result: {} }]);
