@@ -1,21 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { NewAgentRow } from "../repos/agents.js";
+import { agentRow, jobRow } from "./rows.js";
 import { dialects, type TestRegistry } from "./dialects.js";
-
-const agent = (name: string, maxConcurrent: number, more: Partial<NewAgentRow> = {}): NewAgentRow => ({
-  name,
-  kind: "command",
-  provider: "local",
-  workdir: "/tmp",
-  timeoutS: 60,
-  maxConcurrent,
-  env: {},
-  enabled: true,
-  builtin: false,
-  createdAt: 0,
-  updatedAt: 0,
-  ...more,
-});
 
 describe.each(dialects)("the agents repository on $dialect", ({ open }) => {
   let registry: TestRegistry;
@@ -28,7 +13,8 @@ describe.each(dialects)("the agents repository on $dialect", ({ open }) => {
     const { agents } = registry;
     const later = 2 ** 41 + 7;
     const full = await agents.insert(
-      agent("qwen", 2, {
+      agentRow("qwen", {
+        maxConcurrent: 2,
         kind: "api",
         model: "qwen3:8b",
         env: { KEY: 'it\'s "quoted" ✓', EMPTY: "" },
@@ -37,7 +23,7 @@ describe.each(dialects)("the agents repository on $dialect", ({ open }) => {
         args: ["run", "--flag=a b", "ünï"],
         baseUrl: "http://127.0.0.1:11434",
         description: "Says 'hello' — 日本語 🐄",
-        retry: { maxAttempts: 3, backoffS: 5, on: ["failed", "timeout"] },
+        retry: { maxAttempts: 3, exitCodes: [1, 137], outputPatterns: ['rate limit "429"'], backoffS: 5 },
         sandbox: "bwrap",
         api: "openai",
         apiKeyEnv: "QWEN_KEY",
@@ -54,7 +40,7 @@ describe.each(dialects)("the agents repository on $dialect", ({ open }) => {
     expect(await agents.get("qwen")).toEqual(full);
     expect(full).toMatchObject({ enabled: false, builtin: true, createdAt: later, updatedAt: later + 1, args: ["run", "--flag=a b", "ünï"] });
 
-    const bare = await agents.insert(agent("bare", 1));
+    const bare = await agents.insert(agentRow("bare", { maxConcurrent: 1 }));
     expect(bare).toMatchObject({
       model: null,
       command: null,
@@ -70,9 +56,9 @@ describe.each(dialects)("the agents repository on $dialect", ({ open }) => {
 
   it("lists agents by name in SQLite's byte order, and refuses a second agent of the same name", async () => {
     const { agents } = registry;
-    for (const name of ["é-agent", "b", "B", "a", "Z", "a-b"]) await agents.insert(agent(name, 1));
+    for (const name of ["é-agent", "b", "B", "a", "Z", "a-b"]) await agents.insert(agentRow(name));
     expect((await agents.list()).map((a) => a.name)).toEqual(["B", "Z", "a", "a-b", "b", "é-agent"]);
-    await expect(agents.insert(agent("a", 5))).rejects.toThrow();
+    await expect(agents.insert(agentRow("a", { maxConcurrent: 5 }))).rejects.toThrow();
     expect((await agents.get("a"))?.maxConcurrent).toBe(1);
   });
 
@@ -86,8 +72,12 @@ describe.each(dialects)("the agents repository on $dialect", ({ open }) => {
 
   it("adds only the missing agents, keeping what users changed, and updates what it is asked to", async () => {
     const { agents } = registry;
-    await agents.insert(agent("gemini", 1, { description: "mine" }));
-    await agents.insertMissing([agent("gemini", 4), agent("codex", 2), agent("codex", 3)]);
+    await agents.insert(agentRow("gemini", { maxConcurrent: 1, description: "mine" }));
+    await agents.insertMissing([
+      agentRow("gemini", { maxConcurrent: 4 }),
+      agentRow("codex", { maxConcurrent: 2 }),
+      agentRow("codex", { maxConcurrent: 3 }),
+    ]);
     await agents.insertMissing([]);
     expect((await agents.list()).map((a) => [a.name, a.maxConcurrent, a.description])).toEqual([
       ["codex", 2, ""],
@@ -100,13 +90,11 @@ describe.each(dialects)("the agents repository on $dialect", ({ open }) => {
 
   it("renames an agent, its jobs following it", async () => {
     const { agents } = registry;
-    await agents.insert(agent("old", 1));
-    await registry.insertJobs([
-      { id: "j1", agent: "old", status: "queued", prompt: "p", workdir: "/tmp", timeoutS: 60, origin: "rest", createdAt: 1 },
-    ]);
+    await agents.insert(agentRow("old", { maxConcurrent: 1 }));
+    await registry.insertJobs([jobRow("j1", { agent: "old", inputTokens: 1 })]);
     expect((await agents.update("old", { name: "new" }))?.name).toBe("new");
     expect(await agents.get("old")).toBeUndefined();
-    expect(await registry.jobFiles.jobWorkdirs()).toEqual([{ workdir: "/tmp", jobs: 1 }]);
+    expect((await registry.costs.repriceable()).map((j) => j.agent)).toEqual(["new"]);
     // An agent with jobs stays: they refer to it.
     await expect(agents.delete("new")).rejects.toThrow();
     expect((await agents.get("new"))?.name).toBe("new");
@@ -115,7 +103,7 @@ describe.each(dialects)("the agents repository on $dialect", ({ open }) => {
   it("an agent looked up again sees every stored change at once, and never one that was rolled back", async () => {
     const { agents } = registry;
     expect(await agents.get("worker")).toBeUndefined();
-    await agents.insert(agent("worker", 1));
+    await agents.insert(agentRow("worker", { maxConcurrent: 1 }));
     expect((await agents.get("worker"))?.maxConcurrent).toBe(1);
     await agents.update("worker", { maxConcurrent: 7 });
     expect((await agents.get("worker"))?.maxConcurrent).toBe(7);
@@ -141,7 +129,7 @@ describe.each(dialects)("the agents repository on $dialect", ({ open }) => {
 
     expect(await agents.delete("worker")).toBe(true);
     expect(await agents.get("worker")).toBeUndefined();
-    await agents.insertMissing([agent("worker", 3)]);
+    await agents.insertMissing([agentRow("worker", { maxConcurrent: 3 })]);
     expect((await agents.get("worker"))?.maxConcurrent).toBe(3);
   });
 });

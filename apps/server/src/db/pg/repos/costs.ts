@@ -8,19 +8,23 @@ import { bytewise, lastOfEach, stored } from "./sql.js";
 
 const tokens = sql`coalesce(${jobs.inputTokens}, 0) + coalesce(${jobs.outputTokens}, 0)`;
 const unpriced = sql`${jobs.costUsd} is null and ${tokens} > 0`;
-/** PostgreSQL sums bigints as numeric, which node-postgres hands out as a string; SQLite's sum of integers is an integer. */
-const sumOfInts = (value: SQL) => sql<number>`coalesce(sum(${value}), 0)::int8`;
+/**
+ * A count or a sum of integers, as a number. PostgreSQL counts in int8 and sums bigints as numeric,
+ * which drizzle hands out as strings where SQLite gives integers.
+ */
+const whole = (value: SQL) => sql<number>`${value}`.mapWith(Number);
+const sumOfInts = (value: SQL) => whole(sql`coalesce(sum(${value}), 0)`);
 
-// Counts are int8, read as numbers (client.ts); sums of double precision are double precision.
+// Sums of double precision are double precision, read as numbers; a sum of nothing is null, as in SQLite.
 const sums = {
-  jobs: sql<number>`count(*)`,
+  jobs: whole(sql`count(*)`),
   inputTokens: sumOfInts(sql`${jobs.inputTokens}`),
   outputTokens: sumOfInts(sql`${jobs.outputTokens}`),
   cachedInputTokens: sumOfInts(sql`${jobs.cachedInputTokens}`),
   costUsd: sql<number | null>`sum(${jobs.costUsd})`,
   reportedUsd: sql<number>`coalesce(sum(case when ${jobs.costSource} = 'reported' then ${jobs.costUsd} end), 0)`,
   estimatedUsd: sql<number>`coalesce(sum(case when ${jobs.costSource} = 'estimated' then ${jobs.costUsd} end), 0)`,
-  pricedJobs: sql<number>`count(${jobs.costUsd})`,
+  pricedJobs: whole(sql`count(${jobs.costUsd})`),
   unpricedJobs: sumOfInts(sql`case when ${unpriced} then 1 else 0 end`),
   unpricedInputTokens: sumOfInts(sql`case when ${unpriced} then coalesce(${jobs.inputTokens}, 0) else 0 end`),
   unpricedOutputTokens: sumOfInts(sql`case when ${unpriced} then coalesce(${jobs.outputTokens}, 0) else 0 end`),
