@@ -8,7 +8,7 @@ const calls = [{ function: { name: "read_file", arguments: { path: `a "quoted" i
 const assistant: StoredMessage = { role: "assistant", content: "", toolCalls: calls, toolName: null };
 const tool: StoredMessage = { role: "tool", content: "line 1\nline 2 — 🐄", toolCalls: null, toolName: "read_file" };
 
-describe.each(dialects)("the job messages repository on $dialect", ({ open }) => {
+describe.each(dialects)("the job messages repository on $dialect", ({ dialect, open }) => {
   let registry: TestRegistry;
   beforeEach(async () => {
     registry = await open();
@@ -52,6 +52,19 @@ describe.each(dialects)("the job messages repository on $dialect", ({ open }) =>
     await jobMessages.restart("ghost");
     expect(await jobMessages.began("j2")).toBe(false);
     expect(await jobMessages.turns("j2", 10)).toEqual([[user("first")]]);
+  });
+
+  it("stores what a worker printed even with a NUL in it, which PostgreSQL keeps as U+FFFD", async () => {
+    const { jobMessages } = registry;
+    const nul = dialect === "postgres" ? "\ufffd" : "\u0000";
+    await jobMessages.append("j1", 0, { role: "tool", content: "bin\u0000ary", toolCalls: null, toolName: "bash\u0000" });
+    await jobMessages.append("j1", 1, { role: "assistant", content: "", toolCalls: [{ "k\u0000": ["v\u0000", 1, null] }], toolName: null });
+    expect(await jobMessages.turns("j1", 1)).toEqual([
+      [
+        { role: "tool", content: `bin${nul}ary`, toolCalls: null, toolName: `bash${nul}` },
+        { role: "assistant", content: "", toolCalls: [{ [`k${nul}`]: [`v${nul}`, 1, null] }], toolName: null },
+      ],
+    ]);
   });
 
   it("keeps nothing of a rolled-back transaction", async () => {

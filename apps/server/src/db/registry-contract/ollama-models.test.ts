@@ -12,7 +12,7 @@ const facts = {
   extra: null,
 };
 
-describe.each(dialects)("the Ollama models repository on $dialect", ({ open }) => {
+describe.each(dialects)("the Ollama models repository on $dialect", ({ dialect, open }) => {
   let registry: TestRegistry;
   beforeEach(async () => {
     registry = await open();
@@ -73,6 +73,16 @@ describe.each(dialects)("the Ollama models repository on $dialect", ({ open }) =
       2,
     );
     expect(await ollamaModels.forServer(SERVER)).toMatchObject([{ model: "m", facts: { v: 3 }, checkedAt: 2 }]);
+  });
+
+  it("stores what a server said even with a NUL in it, which PostgreSQL keeps as U+FFFD", async () => {
+    const { ollamaModels } = registry;
+    const nul = dialect === "postgres" ? "\ufffd" : "\u0000";
+    await ollamaModels.saveFacts(SERVER, [{ model: "m", facts: { family: "q\u0000", list: [{ "k\u0000": 1 }] } }], 1);
+    await ollamaModels.saveProbe(SERVER, "m", { outcome: "failed", detail: "said \u0000", checkedAt: 2 });
+    expect(await ollamaModels.forServer(SERVER)).toMatchObject([
+      { model: "m", facts: { family: `q${nul}`, list: [{ [`k${nul}`]: 1 }] }, probeDetail: `said ${nul}` },
+    ]);
   });
 
   it("keeps nothing of a rolled-back transaction", async () => {

@@ -3,6 +3,7 @@ import type { Async } from "../../async.js";
 import type { createJobMessagesRepo, StoredMessage } from "../../repos/job-messages.js";
 import type { PgExecutor } from "../client.js";
 import { jobMessages } from "../schema.js";
+import { withoutNul } from "./nul.js";
 
 interface ChainRow extends Record<string, unknown> {
   depth: number;
@@ -41,7 +42,9 @@ export function createPgJobMessagesRepo(db: PgExecutor): Async<ReturnType<typeof
     },
     async append(jobId, seq, message) {
       const { role, content, toolCalls, toolName } = message;
-      await db.insert(jobMessages).values({ jobId, seq, role, content, toolCalls, toolName });
+      await db
+        .insert(jobMessages)
+        .values({ jobId, seq, role, content: withoutNul(content), toolCalls: withoutNul(toolCalls), toolName: withoutNul(toolName) });
     },
     async restart(jobId) {
       await db.delete(jobMessages).where(eq(jobMessages.jobId, jobId));
