@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { NewAuditRow } from "../repos/audit.js";
-import { dialects, type TestRegistry } from "./dialects.js";
+import { DIALECTS, type TestRegistry } from "./dialects.js";
 
 const entry = (jobId: string, at: number, more: Partial<NewAuditRow> = {}): NewAuditRow => ({
   at,
@@ -12,7 +12,7 @@ const entry = (jobId: string, at: number, more: Partial<NewAuditRow> = {}): NewA
   ...more,
 });
 
-describe.each(dialects)("the audit repository on $dialect", ({ open }) => {
+describe.each(DIALECTS)("the audit repository on $dialect", ({ open }) => {
   let registry: TestRegistry;
   beforeEach(async () => {
     registry = await open();

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { CostSums } from "../repos/costs.js";
 import type { PriceOverrideRow } from "../schema.js";
-import { dialects, type TestRegistry } from "./dialects.js";
+import { DIALECTS, type TestRegistry } from "./dialects.js";
 import { addJobs, jobRow } from "./rows.js";
 
 const T = 2 ** 41;
@@ -44,7 +44,7 @@ afterAll(() => {
   else process.env.TZ = zone;
 });
 
-describe.each(dialects)("the costs repository on $dialect", ({ open }) => {
+describe.each(DIALECTS)("the costs repository on $dialect", ({ open }) => {
   let registry: TestRegistry;
   beforeEach(async () => {
     registry = await open();

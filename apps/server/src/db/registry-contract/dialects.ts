@@ -1,6 +1,6 @@
-// The registries the contract tests run the same cases against: SQLite (the repositories as they
-// are, each method answering a Promise) and PostgreSQL (a fresh database on the test run's
-// private server), each new and migrated.
+// The registry in each dialect, fresh and migrated, for the contract tests: the same cases run
+// against both (`describe.each(DIALECTS)`). The SQLite repositories are wrapped to answer Promises
+// as the PostgreSQL ones do.
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -53,18 +53,16 @@ export interface TestRegistry extends Repos {
   close(): Promise<void>;
 }
 
-/** A synchronous repository whose methods answer Promises. */
-function answering<R extends object>(repo: R): Async<R> {
-  return Object.fromEntries(
-    Object.entries(repo).map(([name, method]) => [name, async (...args: unknown[]) => (method as (...a: unknown[]) => unknown).apply(repo, args)]),
+const asAsync = <R extends object>(repo: R): Async<R> =>
+  Object.fromEntries(
+    Object.entries(repo).map(([key, value]) => [key, typeof value === "function" ? async (...args: unknown[]) => value(...args) : value]),
   ) as Async<R>;
-}
 
 export async function sqliteRepos(): Promise<TestRegistry> {
   const dir = mkdtempSync(path.join(os.tmpdir(), "corral-contract-"));
   const handle = openDb(path.join(dir, "corral.db"));
   const sqlite = handle.db.$client;
-  const repos = Object.fromEntries(Object.entries(sqliteFactories(handle.db)).map(([name, repo]) => [name, answering(repo)])) as Repos;
+  const repos = Object.fromEntries(Object.entries(sqliteFactories(handle.db)).map(([name, repo]) => [name, asAsync(repo)])) as Repos;
   return {
     ...repos,
     // The repositories answer at once, so nothing else runs between begin and commit.
@@ -90,8 +88,6 @@ export async function sqliteRepos(): Promise<TestRegistry> {
 }
 
 const postgres = usePostgres();
-/** Whether this machine can run the PostgreSQL side (usePostgres says why not). */
-export const pgAvailable = postgres.available;
 
 export async function pgRepos(): Promise<TestRegistry> {
   // A user's database collates text by its locale, where SQLite compares bytes: the repositories must not care.
@@ -125,5 +121,5 @@ export async function pgRepos(): Promise<TestRegistry> {
   };
 }
 
-/** For `describe.each`: the PostgreSQL side runs where PostgreSQL is installed (usePostgres says when it is not). */
-export const dialects = [{ dialect: "sqlite", open: sqliteRepos }, ...(pgAvailable ? [{ dialect: "postgres", open: pgRepos }] : [])];
+/** Each dialect the registry can live in; PostgreSQL where it is installed (usePostgres says when it is not). */
+export const DIALECTS = [{ dialect: "SQLite", open: sqliteRepos }, ...(postgres.available ? [{ dialect: "PostgreSQL", open: pgRepos }] : [])];

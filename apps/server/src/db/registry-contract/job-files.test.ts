@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { NewJobFileRow } from "../repos/job-files.js";
-import { dialects, type TestRegistry } from "./dialects.js";
+import { DIALECTS, type TestRegistry } from "./dialects.js";
 import { addJobs, jobRow } from "./rows.js";
 
 const T = 2 ** 41;
@@ -12,7 +12,7 @@ const file = (jobId: string, path: string, change: NewJobFileRow["change"], size
   at,
 });
 
-describe.each(dialects)("the job files repository on $dialect", ({ open }) => {
+describe.each(DIALECTS)("the job files repository on $dialect", ({ open }) => {
   let registry: TestRegistry;
   beforeEach(async () => {
     registry = await open();

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { StoredMessage } from "../repos/job-messages.js";
-import { dialects, type TestRegistry } from "./dialects.js";
+import { DIALECTS, type TestRegistry } from "./dialects.js";
 import { addJobs, jobRow } from "./rows.js";
 
 const user = (content: string): StoredMessage => ({ role: "user", content, toolCalls: null, toolName: null });
@@ -8,7 +8,7 @@ const calls = [{ function: { name: "read_file", arguments: { path: `a "quoted" i
 const assistant: StoredMessage = { role: "assistant", content: "", toolCalls: calls, toolName: null };
 const tool: StoredMessage = { role: "tool", content: "line 1\nline 2 — 🐄", toolCalls: null, toolName: "read_file" };
 
-describe.each(dialects)("the job messages repository on $dialect", ({ dialect, open }) => {
+describe.each(DIALECTS)("the job messages repository on $dialect", ({ dialect, open }) => {
   let registry: TestRegistry;
   beforeEach(async () => {
     registry = await open();
@@ -56,7 +56,7 @@ describe.each(dialects)("the job messages repository on $dialect", ({ dialect, o
 
   it("stores what a worker printed even with a NUL in it, which PostgreSQL keeps as U+FFFD", async () => {
     const { jobMessages } = registry;
-    const nul = dialect === "postgres" ? "\ufffd" : "\u0000";
+    const nul = dialect === "PostgreSQL" ? "\ufffd" : "\u0000";
     await jobMessages.append("j1", 0, { role: "tool", content: "bin\u0000ary", toolCalls: null, toolName: "bash\u0000" });
     await jobMessages.append("j1", 1, { role: "assistant", content: "", toolCalls: [{ "k\u0000": ["v\u0000", 1, null] }], toolName: null });
     expect(await jobMessages.turns("j1", 1)).toEqual([

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { McpTaskRow } from "../schema.js";
-import { dialects, type TestRegistry } from "./dialects.js";
+import { DIALECTS, type TestRegistry } from "./dialects.js";
 import { addJobs, jobRow } from "./rows.js";
 
 const T = 2 ** 41;
@@ -14,7 +14,7 @@ const task = (id: string, createdAt: number, more: Partial<McpTaskRow> = {}): Mc
   ...more,
 });
 
-describe.each(dialects)("the MCP tasks repository on $dialect", ({ open }) => {
+describe.each(DIALECTS)("the MCP tasks repository on $dialect", ({ open }) => {
   let registry: TestRegistry;
   beforeEach(async () => {
     registry = await open();

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { dialects, type TestRegistry } from "./dialects.js";
+import { DIALECTS, type TestRegistry } from "./dialects.js";
 
 const SERVER = "http://127.0.0.1:11434";
 const T = 2 ** 41;
@@ -12,7 +12,7 @@ const facts = {
   extra: null,
 };
 
-describe.each(dialects)("the Ollama models repository on $dialect", ({ dialect, open }) => {
+describe.each(DIALECTS)("the Ollama models repository on $dialect", ({ dialect, open }) => {
   let registry: TestRegistry;
   beforeEach(async () => {
     registry = await open();
@@ -77,7 +77,7 @@ describe.each(dialects)("the Ollama models repository on $dialect", ({ dialect, 
 
   it("stores what a server said even with a NUL in it, which PostgreSQL keeps as U+FFFD", async () => {
     const { ollamaModels } = registry;
-    const nul = dialect === "postgres" ? "\ufffd" : "\u0000";
+    const nul = dialect === "PostgreSQL" ? "\ufffd" : "\u0000";
     await ollamaModels.saveFacts(SERVER, [{ model: "m", facts: { family: "q\u0000", list: [{ "k\u0000": 1 }] } }], 1);
     await ollamaModels.saveProbe(SERVER, "m", { outcome: "failed", detail: "said \u0000", checkedAt: 2 });
     expect(await ollamaModels.forServer(SERVER)).toMatchObject([

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { BrowserSessionRow } from "../schema.js";
-import { dialects, type TestRegistry } from "./dialects.js";
+import { DIALECTS, type TestRegistry } from "./dialects.js";
 
 const T = 2 ** 41;
 const session = (id: string, lastSeenAt: number, expiresAt: number): BrowserSessionRow => ({
@@ -12,7 +12,7 @@ const session = (id: string, lastSeenAt: number, expiresAt: number): BrowserSess
   expiresAt,
 });
 
-describe.each(dialects)("the browser sessions repository on $dialect", ({ open }) => {
+describe.each(DIALECTS)("the browser sessions repository on $dialect", ({ open }) => {
   let registry: TestRegistry;
   beforeEach(async () => {
     registry = await open();
