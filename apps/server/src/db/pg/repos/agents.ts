@@ -13,8 +13,9 @@ import { bytewise, stored } from "./sql.js";
  * times and agents change rarely, so every write forgets them all.
  *
  * A transaction's writes become visible to the pool's reads only when it commits, which a
- * repository cannot see: whoever opens the transaction calls forget() once it has ended, so a row
- * read through the pool in between is not kept. Other processes' writes are not seen at all.
+ * repository cannot see: whoever opens the transaction calls forget() once it has ended, dropping
+ * any row the pool read in between (still the old one). Another process's writes are not seen:
+ * a row stays as this process last read it until it writes an agent itself.
  */
 export class AgentRowCache {
   readonly rows = new Map<string, AgentRow | null>();
@@ -26,6 +27,7 @@ export class AgentRowCache {
   }
 }
 
+/** On a transaction, give it the pool repository's cache: its writes must reach the rows kept there. */
 export function createPgAgentsRepo(db: PgExecutor, cache = new AgentRowCache()): Async<ReturnType<typeof createAgentsRepo>> {
   // Inside a transaction, reads see its own uncommitted writes (never kept: it may roll back), so
   // they always go to the database.
