@@ -183,6 +183,18 @@ describe.each(DIALECTS)("the costs repository on $dialect", ({ open }) => {
     expect((await registry.costs.aggregate({ from: feb28Utc12, to: feb28Utc20 }, []))[0]?.jobs).toBe(1);
   });
 
+  it("adds costs up as SQLite does, without the drift of adding binary fractions one by one", async () => {
+    // Ten jobs at $0.10 cost $1: a $1 budget is spent. Added naively, they come to 0.9999999999999999.
+    await addJobs(
+      registry,
+      Array.from({ length: 10 }, (_, i) =>
+        jobRow(`j${i}`, { provider: "openai", inputTokens: 1, costUsd: 0.1, costSource: i % 2 ? "reported" : "estimated" }),
+      ),
+    );
+    const [sums] = await registry.costs.aggregate({ from: 0, to: T }, []);
+    expect(sums).toMatchObject({ costUsd: 1, reportedUsd: 0.5, estimatedUsd: 0.5, pricedJobs: 10 });
+  });
+
   it("reprices the jobs whose cost is not the CLI's own, in the order they were added, all or none", async () => {
     await addJobs(registry, [
       jobRow("z", { provider: "openai", model: "m", inputTokens: 10, outputTokens: 20, costUsd: 0.5, costSource: "estimated" }),

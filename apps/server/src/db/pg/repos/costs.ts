@@ -15,15 +15,22 @@ const unpriced = sql`${jobs.costUsd} is null and ${tokens} > 0`;
 const whole = (value: SQL) => sql<number>`${value}`.mapWith(Number);
 const sumOfInts = (value: SQL) => whole(sql`coalesce(sum(${value}), 0)`);
 
-// Sums of double precision are double precision, read as numbers; a sum of nothing is null, as in SQLite.
+/**
+ * A sum of costs as SQLite gives it. SQLite adds floating-point values with a compensated sum (ten
+ * $0.10 jobs cost $1); PostgreSQL's sum of double precision adds them one by one (0.9999999999999999,
+ * and a $1 budget not spent). Here each value is added exactly as numeric, from the shortest text
+ * that reads back as it, and the total rounded once. A sum of nothing is null, as in SQLite.
+ */
+const sumOfDollars = (value: SQL) => sql<number | null>`sum((${value})::text::numeric)::float8`;
+
 const sums = {
   jobs: whole(sql`count(*)`),
   inputTokens: sumOfInts(sql`${jobs.inputTokens}`),
   outputTokens: sumOfInts(sql`${jobs.outputTokens}`),
   cachedInputTokens: sumOfInts(sql`${jobs.cachedInputTokens}`),
-  costUsd: sql<number | null>`sum(${jobs.costUsd})`,
-  reportedUsd: sql<number>`coalesce(sum(case when ${jobs.costSource} = 'reported' then ${jobs.costUsd} end), 0)`,
-  estimatedUsd: sql<number>`coalesce(sum(case when ${jobs.costSource} = 'estimated' then ${jobs.costUsd} end), 0)`,
+  costUsd: sumOfDollars(sql`${jobs.costUsd}`),
+  reportedUsd: sql<number>`coalesce(${sumOfDollars(sql`case when ${jobs.costSource} = 'reported' then ${jobs.costUsd} end`)}, 0)`,
+  estimatedUsd: sql<number>`coalesce(${sumOfDollars(sql`case when ${jobs.costSource} = 'estimated' then ${jobs.costUsd} end`)}, 0)`,
   pricedJobs: whole(sql`count(${jobs.costUsd})`),
   unpricedJobs: sumOfInts(sql`case when ${unpriced} then 1 else 0 end`),
   unpricedInputTokens: sumOfInts(sql`case when ${unpriced} then coalesce(${jobs.inputTokens}, 0) else 0 end`),
