@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { agentRow, jobRow } from "./rows.js";
 import { DIALECTS, type TestRegistry } from "./dialects.js";
 
-describe.each(DIALECTS)("the agents repository on $dialect", ({ open }) => {
+describe.each(DIALECTS)("the agents repository on $dialect", ({ dialect, open }) => {
   let registry: TestRegistry;
   beforeEach(async () => {
     registry = await open();
@@ -113,6 +113,8 @@ describe.each(DIALECTS)("the agents repository on $dialect", ({ open }) => {
       registry.transaction(async (tx) => {
         await tx.agents.update("worker", { maxConcurrent: 99 });
         expect((await tx.agents.get("worker"))?.maxConcurrent).toBe(99);
+        // Nothing else joins a PostgreSQL transaction, and what it read is not kept for others; SQLite has one connection.
+        expect((await agents.get("worker"))?.maxConcurrent).toBe(dialect === "PostgreSQL" ? 7 : 99);
         throw new Error("roll back");
       }),
     ).rejects.toThrow("roll back");
