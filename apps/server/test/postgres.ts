@@ -7,8 +7,11 @@ import { afterAll, inject } from "vitest";
 export interface TestPostgres {
   /** Whether PostgreSQL runs here; where it does not, the file's tests skip themselves. */
   available: boolean;
-  /** A new, empty database; its URL (trust auth, no password). */
-  database(): Promise<string>;
+  /**
+   * A new, empty database; its URL (trust auth, no password). `icuLocale` gives it that locale's
+   * collation (en-US: "a" < "B"), as a user's database has; otherwise it compares text as C.
+   */
+  database(options?: { icuLocale?: string }): Promise<string>;
 }
 
 /**
@@ -36,12 +39,13 @@ export function usePostgres(): TestPostgres {
   });
   return {
     available: true,
-    async database() {
+    async database({ icuLocale } = {}) {
       const name = `corral_${randomBytes(6).toString("hex")}`;
       const client = admin();
       await client.connect();
       try {
-        await client.query(`create database "${name}"`);
+        const locale = icuLocale ? ` template template0 locale_provider icu icu_locale '${icuLocale.replaceAll("'", "''")}'` : "";
+        await client.query(`create database "${name}"${locale}`);
       } finally {
         await client.end();
       }
