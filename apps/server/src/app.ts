@@ -1,13 +1,11 @@
 import type { ApiError } from "@corral/shared";
 import { mkdirSync } from "node:fs";
 import { createServer } from "node:http";
-import path from "node:path";
 import fastifyCookie from "@fastify/cookie";
 import Fastify, { LogController, type FastifyInstance, type FastifyReply } from "fastify";
 import type { DestinationStream } from "pino";
 import type { AppConfig } from "./config.js";
-import { openDb } from "./db/client.js";
-import { createSqliteRegistry } from "./db/registry.js";
+import { openRegistry } from "./db/open-registry.js";
 import { isHotReloadSocket } from "./dev-web.js";
 import { ServiceError } from "./lib/errors.js";
 import { mcpRoutes } from "./mcp/mounts.js";
@@ -52,7 +50,7 @@ export interface BuildOptions {
 export async function buildApp(config: AppConfig, options: BuildOptions = {}): Promise<CorralApp> {
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const token = loadOrCreateToken(config.dataDir, config.token);
-  const registry = createSqliteRegistry(openDb(path.join(config.dataDir, "corral.db")));
+  const registry = await openRegistry(config);
   const services = await createServices(config, registry);
   await services.agents.seed();
 

@@ -4,6 +4,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildApp, type BuildOptions, type CorralApp } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
+import { registryEnv } from "./postgres.js";
 import { setTimeout as sleep } from "node:timers/promises";
 
 export const fixturesDir = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures");
@@ -40,6 +41,7 @@ export async function startServer(
     CORRAL_LOG_LEVEL: "silent",
     CORRAL_KILL_GRACE_MS: "500",
     CORRAL_TOKEN: "test-token-0123456789",
+    ...(await registryEnv(dataDir)),
     ...env,
   });
   const corral = await buildApp(config, { logStream: options.logStream });

@@ -56,3 +56,37 @@ export function usePostgres(): TestPostgres {
     },
   };
 }
+
+/**
+ * `pnpm test:pg` (CORRAL_TEST_REGISTRY=postgres): every server the integration tests start keeps
+ * its registry in PostgreSQL instead of SQLite, one database per data dir (a restarted server finds
+ * its jobs again), so the whole suite runs over both dialects.
+ */
+export const registryOnPostgres = process.env.CORRAL_TEST_REGISTRY === "postgres";
+
+const databaseOf = new Map<string, Promise<string>>();
+
+/** The settings that put a server's registry where this run keeps registries: none for SQLite. */
+export async function registryEnv(dataDir: string): Promise<Record<string, string>> {
+  if (!registryOnPostgres) return {};
+  const server = inject("postgres");
+  if ("missing" in server) throw new Error(`CORRAL_TEST_REGISTRY=postgres and ${server.missing}`);
+  let url = databaseOf.get(dataDir);
+  if (!url) {
+    url = (async () => {
+      const name = `corral_${randomBytes(6).toString("hex")}`;
+      const client = new pg.Client({ connectionString: server.url });
+      await client.connect();
+      try {
+        await client.query(`create database "${name}"`);
+      } finally {
+        await client.end();
+      }
+      const at = new URL(server.url);
+      at.pathname = `/${name}`;
+      return at.toString();
+    })();
+    databaseOf.set(dataDir, url);
+  }
+  return { CORRAL_DATABASE_URL: await url };
+}
