@@ -7,6 +7,8 @@ import { RegistryError } from "../registry-error.js";
 import * as schema from "./schema.js";
 
 export type PgDb = NodePgDatabase<typeof schema> & { $client: pg.Pool };
+/** What a repository runs its statements on: the pool, or a transaction (a savepoint when nested) that the registry opened. */
+export type PgExecutor = PgDb | Parameters<Parameters<PgDb["transaction"]>[0]>[0];
 
 export interface PgHandle {
   db: PgDb;
