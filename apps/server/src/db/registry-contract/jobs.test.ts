@@ -126,7 +126,7 @@ describe.each(DIALECTS)("jobs in $dialect", ({ open }) => {
       const row = await reg.jobs.insert(
         base("j1", {
           invocation,
-          retry: { maxAttempts: 3, backoffS: 2, on: ["rate_limited"] },
+          retry: { maxAttempts: 3, exitCodes: [75], outputPatterns: ["rate limit"], backoffS: 2 },
           pidStart: 2 ** 40 + 3,
           outputBytes: 3 * 2 ** 32,
           inputTokens: 2 ** 45,
@@ -136,7 +136,7 @@ describe.each(DIALECTS)("jobs in $dialect", ({ open }) => {
         }),
       );
       expect(row).toMatchObject({ id: "j1", invocation, pidStart: 2 ** 40 + 3, outputBytes: 3 * 2 ** 32, inputTokens: 2 ** 45, costUsd: 0.000123 });
-      expect(row.retry).toEqual({ maxAttempts: 3, backoffS: 2, on: ["rate_limited"] });
+      expect(row.retry).toEqual({ maxAttempts: 3, exitCodes: [75], outputPatterns: ["rate limit"], backoffS: 2 });
       // SQLite's trigger numbers the job after the insert has returned its row (seq null there).
       const { seq: _seq, ...columns } = row;
       expect(await reg.jobs.get("j1")).toEqual({ ...columns, seq: 1 });

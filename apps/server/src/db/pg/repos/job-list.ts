@@ -1,10 +1,11 @@
 // The jobs list in PostgreSQL: what ../../repos/job-list.ts answers in SQLite, the same jobs in
 // the same order with the same totals. Without text, a page is read from an index that ends in
 // seq (one range per status, merged) and counted exactly. Text is matched case-folded (Unicode
-// lower case through ICU, whatever the database's locale) and literally anywhere in the id,
-// prompt or error; jobs_search_idx (drizzle-pg/0001) indexes those folded texts by trigram
-// (pg_trgm). Which way a search reads is chosen from the newest jobs of the filter: common text
-// is found by walking the jobs newest first, rare text through the trigram index.
+// lower case through ICU, whatever the database's locale: corral_fold) and literally, anywhere in
+// the id, prompt or error. drizzle-pg/0001 indexes those folded texts by trigram (pg_trgm) for
+// three characters and more, and by their characters and pairs of characters for one or two.
+// Which way a search reads is chosen from the newest jobs of the filter: common text is found by
+// walking the jobs newest first, rare text through an index.
 import { and, desc, eq, inArray, type SQL, type SQLWrapper, sql } from "drizzle-orm";
 import type { JobListQuery, JobStatus } from "@corral/shared";
 import { type JobListPage, SEARCH_COUNT_CAP } from "../../repos/job-list.js";
@@ -12,29 +13,29 @@ import type { PgExecutor } from "../client.js";
 import { jobs } from "../schema.js";
 
 /** The newest jobs of the filter a search looks at first; when the filter holds no more, they are the answer. */
-const SAMPLE = 1000;
+const SAMPLE = 250;
 
-/** As the index folds each text (drizzle-pg/0001): the same expression, or the index cannot serve it. */
-const fold = (text: SQLWrapper) => sql`lower(${text} collate "und-x-icu")`;
-const foldParam = (text: string) => sql`lower(${text}::text collate "und-x-icu")`;
+/** As the indexes fold each text (drizzle-pg/0001): the same expression, or they cannot serve it. */
+const fold = (text: SQLWrapper) => sql`corral_fold(${text})`;
+const foldParam = (text: string) => sql`corral_fold(${text}::text)`;
 
 const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
+/** One or two characters once folded (JavaScript and ICU lower-case alike): jobs_search_short_idx holds each such piece. */
+const isShort = (text: string) => [...text.toLowerCase()].length <= 2;
+
 /** pg_trgm indexes runs of letters and digits; three ASCII ones in a row give a trigram in any locale. */
-const indexable = (text: string) => /[a-z0-9]{3}/i.test(text);
+const hasTrigram = (text: string) => /[a-z0-9]{3}/i.test(text);
 
 const searched = [jobs.id, jobs.prompt, jobs.error] as const;
 
-/** `text` in one of the searched columns, as the trigram index can answer it (LIKE). */
-function indexedMatch(text: string): SQL {
-  const pattern = foldParam(`%${escapeLike(text)}%`);
-  return sql`(${sql.join(
-    searched.map((column) => sql`${fold(column)} like ${pattern}`),
-    sql` or `,
-  )})`;
+/** `text` in `column`, as an index answers it: exactly from the pieces for short text, by trigram (LIKE, rechecked) for longer. */
+function indexedMatch(column: SQLWrapper, text: string): SQL {
+  if (isShort(text)) return sql`corral_short_grams(${fold(column)}) && array[${foldParam(text)}]`;
+  return sql`${fold(column)} like ${foldParam(`%${escapeLike(text)}%`)}`;
 }
 
-/** `text` in one of the searched columns, checked row by row: the trigram index cannot answer strpos. */
+/** `text` in one of the searched columns, checked row by row: no index answers strpos. */
 function scannedMatch(text: string): SQL {
   const folded = foldParam(text);
   return sql`(${sql.join(
@@ -82,9 +83,9 @@ export function createPgJobList(db: PgExecutor) {
 
   async function search(q: string, agent: string | undefined, statuses: readonly JobStatus[], limit: number, offset: number): Promise<Found> {
     const cap = offset + SEARCH_COUNT_CAP;
-    const filter = branches(agent, statuses, undefined, scannedMatch(q));
+    const newest = branches(agent, statuses, undefined, scannedMatch(q));
     const { rows } = await db.execute<{ scanned: number; hits: string[]; top: number | null }>(sql`
-      with sample as materialized (select seq, hit from (${filter}) f order by seq desc limit ${SAMPLE + 1})
+      with sample as materialized (select seq, hit from (${newest}) f order by seq desc limit ${SAMPLE + 1})
       select (select count(*) from sample) as scanned, array(select seq from sample where hit order by seq desc)::int8[] as hits,
         (select max(${jobs.seq}) from ${jobs}) as top`);
     const sample = rows[0];
@@ -94,13 +95,16 @@ export function createPgJobList(db: PgExecutor) {
     if (scanned <= SAMPLE || hits.length > cap) {
       return { page: hits.slice(offset, offset + limit), total: Math.min(hits.length, cap), totalCapped: hits.length > cap };
     }
-    // Walking newest first reads about (cap + 1) / share jobs; the index rechecks every job holding
-    // the text's trigrams, about share × all jobs. Text without a trigram cannot use the index at all.
+    // Walking newest first reads about (cap + 1) / share jobs; an index reads every job holding the
+    // text, about share × all jobs. Longer text without a trigram cannot use an index at all.
     const share = hits.length / scanned;
-    const walk = !indexable(q) || share * share * Number(sample?.top ?? 0) >= cap + 1;
+    const walk = !(isShort(q) || hasTrigram(q)) || share * share * Number(sample?.top ?? 0) >= cap + 1;
     if (walk) return capped(branches(agent, statuses, scannedMatch(q)), cap, limit, offset);
-    // Materialized: planned alone, the match is read from the trigram index whatever the page wants.
-    return capped(sql`select ${jobs.seq} as seq from ${jobs} where ${filterOf(agent, statuses)} and ${indexedMatch(q)}`, cap, limit, offset, true);
+    // One index read per column, so each candidate is rechecked on its own column alone; materialized,
+    // so it is planned apart from the page and read from the index whatever the page wants.
+    const filter = filterOf(agent, statuses);
+    const matches = searched.map((column) => sql`select ${jobs.seq} as seq from ${jobs} where ${filter} and ${indexedMatch(column, q)}`);
+    return capped(sql.join(matches, sql` union `), cap, limit, offset, true);
   }
 
   return async function list(query: JobListQuery): Promise<JobListPage> {
