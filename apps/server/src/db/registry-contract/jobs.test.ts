@@ -35,6 +35,7 @@ const TRICKY = [
   "Грузовик ЖЁЛТЫЙ",
   "emoji 🚀 launch",
   "日本語のテキスト",
+  "\u212Aelvin sign folds to ASCII",
 ];
 
 /** What the list must answer: the jobs in the filter holding the text (case-insensitive), newest first. */
@@ -292,7 +293,7 @@ describe.each(DIALECTS)("jobs in $dialect", ({ open }) => {
         ...["100%", "%", "_", "e_n", "snake_case", '"hi"', '"', "a*b", "*", "NEAR(x", "NEAR", "-flag", "-", "it's", "'", "(paren)", "(", ")"],
         ...["AND OR", "NOT", "back\\slash", "\\", "pArSeR", "x", "xy", "refactor", "actor the", "boom_3", "BOOM", "zzzz"],
         ...["e", "E", ":", "t", "re", "it", "t it", "\u0001", "it\u0001", "%_", "\\%", "'; drop table jobs; --"],
-        ...["ГРУЗОВИК", "жёлтый", "ж", "Ж", "🚀", "🚀 l", "日本", "の", "テキスト"],
+        ...["ГРУЗОВИК", "жёлтый", "ж", "Ж", "🚀", "🚀 l", "日本", "の", "テキスト", "kelvin", "KELVIN sign"],
         ...[jobs[41]!.id, jobs[41]!.id.slice(4, 10), "task 1".repeat(80), `${"x".repeat(499)}`],
       ];
       for (const q of terms) await check(jobs, { q }, 50);
@@ -313,6 +314,9 @@ describe.each(DIALECTS)("jobs in $dialect", ({ open }) => {
       const job = await add({ agent: "alpha", status: "succeeded", prompt: "ümlaut Übersicht" });
       await add({ agent: "alpha", status: "succeeded", prompt: "plain ascii" });
       for (const q of ["übersicht", "ÜMLAUT", "Üb", "üb", "ü", "Ü", "t Ü"]) expect(await ids(q), q).toEqual([job.id]);
+      // A letter outside ASCII whose lower case is an ASCII one (the Kelvin sign's is k).
+      const kelvin = await add({ agent: "alpha", status: "succeeded", prompt: "\u212Aelvin" });
+      for (const q of ["kelvin", "KELVIN", "elvin"]) expect(await ids(q), q).toEqual([kelvin.id]);
     });
 
     test("one or two characters in few jobs, even at the very end of an id, prompt or error, are found", async () => {

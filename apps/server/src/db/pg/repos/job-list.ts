@@ -35,13 +35,18 @@ function indexedMatch(column: SQLWrapper, text: string): SQL {
   return sql`${fold(column)} like ${foldParam(`%${escapeLike(text)}%`)}`;
 }
 
-/** `text` in one of the searched columns, checked row by row: no index answers strpos. */
+/**
+ * `text` in one of the searched columns, checked row by row: no index answers strpos. ICU's
+ * folding costs most of a walk, so ASCII text is looked for in each column's ASCII folding
+ * first; only a column that holds other characters (whose folding may differ) is folded by ICU.
+ */
 function scannedMatch(text: string): SQL {
   const folded = foldParam(text);
-  return sql`(${sql.join(
-    searched.map((column) => sql`strpos(${fold(column)}, ${folded}) > 0`),
-    sql` or `,
-  )})`;
+  const inColumn = /^\p{ASCII}*$/u.test(text)
+    ? (column: SQLWrapper) =>
+        sql`(strpos(lower(${column} collate "C"), lower(${text}::text collate "C")) > 0 or (octet_length(${column}) <> char_length(${column}) and strpos(${fold(column)}, ${folded}) > 0))`
+    : (column: SQLWrapper) => sql`strpos(${fold(column)}, ${folded}) > 0`;
+  return sql`(${sql.join(searched.map(inColumn), sql` or `)})`;
 }
 
 function filterOf(agent: string | undefined, statuses: readonly JobStatus[]): SQL {
