@@ -89,10 +89,15 @@ export function createPgJobList(db: PgExecutor) {
   async function search(q: string, agent: string | undefined, statuses: readonly JobStatus[], limit: number, offset: number): Promise<Found> {
     const cap = offset + SEARCH_COUNT_CAP;
     const newest = branches(agent, statuses, undefined, scannedMatch(q));
-    const { rows } = await db.execute<{ scanned: number; hits: string[]; top: number | null }>(sql`
-      with sample as materialized (select seq, hit from (${newest}) f order by seq desc limit ${SAMPLE + 1})
+    // The newest jobs of the filter (the answer, when the filter holds no more), and jobs spread
+    // evenly over the whole registry: how common the text is, whatever the last jobs were like.
+    const { rows } = await db.execute<{ scanned: number; hits: string[]; top: number | null; probed: number; found: number }>(sql`
+      with sample as materialized (select seq, hit from (${newest}) f order by seq desc limit ${SAMPLE + 1}),
+        top as (select max(${jobs.seq}) as top from ${jobs}),
+        spread as (select ${scannedMatch(q)} as hit from ${jobs} where ${jobs.seq} in
+          (select distinct (g * top.top / ${SAMPLE})::int8 from top, generate_series(1, ${SAMPLE}) g))
       select (select count(*) from sample) as scanned, array(select seq from sample where hit order by seq desc)::int8[] as hits,
-        (select max(${jobs.seq}) from ${jobs}) as top`);
+        (select top from top) as top, (select count(*) from spread) as probed, (select count(*) from spread where hit) as found`);
     const sample = rows[0];
     const hits = (sample?.hits ?? []).map(Number);
     const scanned = Number(sample?.scanned ?? 0);
@@ -102,7 +107,7 @@ export function createPgJobList(db: PgExecutor) {
     }
     // Walking newest first reads about (cap + 1) / share jobs; an index reads every job holding the
     // text, about share × all jobs. Longer text without a trigram cannot use an index at all.
-    const share = hits.length / scanned;
+    const share = Number(sample?.found ?? 0) / Math.max(1, Number(sample?.probed ?? 0));
     const walk = !(isShort(q) || hasTrigram(q)) || share * share * Number(sample?.top ?? 0) >= cap + 1;
     if (walk) return capped(branches(agent, statuses, scannedMatch(q)), cap, limit, offset);
     // One index read per column, so each candidate is rechecked on its own column alone; materialized,
