@@ -1,87 +1,43 @@
 // The registry in each dialect, fresh and migrated, for the contract tests: the same cases run
-// against both (`describe.each(DIALECTS)`). The SQLite repositories are wrapped to answer Promises
-// as the PostgreSQL ones do.
+// against both (`describe.each(DIALECTS)`), through the Registry the server itself opens.
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { usePostgres } from "../../../test/postgres.js";
-import type { Async } from "../async.js";
 import { openDb } from "../client.js";
-import { openPgDb, type PgExecutor } from "../pg/client.js";
-import { AgentRowCache, createPgAgentsRepo } from "../pg/repos/agents.js";
-import { createPgAuditRepo } from "../pg/repos/audit.js";
-import { createPgCostsRepo } from "../pg/repos/costs.js";
-import { createPgJobFilesRepo } from "../pg/repos/job-files.js";
-import { createPgJobMessagesRepo } from "../pg/repos/job-messages.js";
-import { createPgJobStatsRepo } from "../pg/repos/job-stats.js";
-import { createPgMcpTasksRepo } from "../pg/repos/mcp-tasks.js";
-import { createPgOllamaModelsRepo } from "../pg/repos/ollama-models.js";
-import { createPgSessionsRepo } from "../pg/repos/sessions.js";
+import { openPgDb } from "../pg/client.js";
+import { createPgRegistry } from "../pg/registry.js";
 import * as pgSchema from "../pg/schema.js";
-import { createAgentsRepo } from "../repos/agents.js";
-import { createAuditRepo } from "../repos/audit.js";
-import { createCostsRepo } from "../repos/costs.js";
-import { createJobFilesRepo } from "../repos/job-files.js";
-import { createJobMessagesRepo } from "../repos/job-messages.js";
-import { createJobStatsRepo } from "../repos/job-stats.js";
+import { createSqliteRegistry, type Registry } from "../registry.js";
 import type { NewJobRow } from "../repos/jobs.js";
-import { createMcpTasksRepo } from "../repos/mcp-tasks.js";
-import { createOllamaModelsRepo } from "../repos/ollama-models.js";
-import { createSessionsRepo } from "../repos/sessions.js";
 import * as sqliteSchema from "../schema.js";
-import type { Db } from "../client.js";
 
-const sqliteFactories = (db: Db) => ({
-  agents: createAgentsRepo(db),
-  audit: createAuditRepo(db),
-  costs: createCostsRepo(db),
-  jobFiles: createJobFilesRepo(db),
-  jobMessages: createJobMessagesRepo(db),
-  jobStats: createJobStatsRepo(db),
-  mcpTasks: createMcpTasksRepo(db),
-  ollamaModels: createOllamaModelsRepo(db),
-  sessions: createSessionsRepo(db),
-});
-
-export type Repos = { [K in keyof ReturnType<typeof sqliteFactories>]: Async<ReturnType<typeof sqliteFactories>[K]> };
-
-export interface TestRegistry extends Repos {
-  /** All of fn's writes stored, or none. */
-  transaction<T>(fn: (tx: Repos) => Promise<T>): Promise<T>;
+export interface TestRegistry extends Registry {
   /** Stores jobs as a launch does: what the repositories under test refer to. */
   insertJobs(rows: NewJobRow[]): Promise<void>;
-  close(): Promise<void>;
+  /** A statement no repository makes (adding an agent, deleting a job), `?` for each parameter. */
+  run<T = Record<string, unknown>>(statement: string, params?: unknown[]): Promise<T[]>;
+  /** PostgreSQL: the database's URL, for tests that connect to it more than once. */
+  url?: string;
 }
-
-const asAsync = <R extends object>(repo: R): Async<R> =>
-  Object.fromEntries(
-    Object.entries(repo).map(([key, value]) => [key, typeof value === "function" ? async (...args: unknown[]) => value(...args) : value]),
-  ) as Async<R>;
 
 export async function sqliteRepos(): Promise<TestRegistry> {
   const dir = mkdtempSync(path.join(os.tmpdir(), "corral-contract-"));
   const handle = openDb(path.join(dir, "corral.db"));
-  const sqlite = handle.db.$client;
-  const repos = Object.fromEntries(Object.entries(sqliteFactories(handle.db)).map(([name, repo]) => [name, asAsync(repo)])) as Repos;
+  const registry = createSqliteRegistry(handle);
   return {
-    ...repos,
-    // The repositories answer at once, so nothing else runs between begin and commit.
-    async transaction(fn) {
-      sqlite.exec("begin");
-      try {
-        const result = await fn(repos);
-        sqlite.exec("commit");
-        return result;
-      } catch (err) {
-        sqlite.exec("rollback");
-        throw err;
-      }
-    },
+    ...registry,
     async insertJobs(rows) {
       handle.db.insert(sqliteSchema.jobs).values(rows).run();
     },
+    async run<T>(statement: string, params: unknown[] = []) {
+      const prepared = handle.db.$client.prepare(statement);
+      if (prepared.reader) return prepared.all(...params) as T[];
+      prepared.run(...params);
+      return [];
+    },
     async close() {
-      handle.close();
+      await registry.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -91,33 +47,23 @@ const postgres = usePostgres();
 
 export async function pgRepos(): Promise<TestRegistry> {
   // A user's database collates text by its locale, where SQLite compares bytes: the repositories must not care.
-  const { db, close } = await openPgDb(await postgres.database({ icuLocale: "en-US" }));
-  const agentRows = new AgentRowCache();
-  const build = (on: PgExecutor): Repos => ({
-    agents: createPgAgentsRepo(on, agentRows),
-    audit: createPgAuditRepo(on),
-    costs: createPgCostsRepo(on),
-    jobFiles: createPgJobFilesRepo(on),
-    jobMessages: createPgJobMessagesRepo(on),
-    jobStats: createPgJobStatsRepo(on),
-    mcpTasks: createPgMcpTasksRepo(on),
-    ollamaModels: createPgOllamaModelsRepo(on),
-    sessions: createPgSessionsRepo(on),
-  });
+  const url = await postgres.database({ icuLocale: "en-US" });
+  const handle = await openPgDb(url);
+  const { db } = handle;
   return {
-    ...build(db),
-    async transaction(fn) {
-      try {
-        return await db.transaction((tx) => fn(build(tx)));
-      } finally {
-        // Its agent writes are seen by the pool from the commit on: rows read in between are stale.
-        agentRows.forget();
-      }
-    },
+    ...createPgRegistry(handle),
+    url,
     async insertJobs(rows) {
       await db.insert(pgSchema.jobs).values(rows.map(({ seq: _seq, ...row }) => row));
     },
-    close,
+    async run<T>(statement: string, params: unknown[] = []) {
+      let n = 0;
+      const { rows } = await db.$client.query(
+        statement.replace(/\?/g, () => `$${++n}`),
+        params,
+      );
+      return rows as T[];
+    },
   };
 }
 
