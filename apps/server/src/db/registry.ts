@@ -79,6 +79,11 @@ export function createSqliteRegistry(handle: DbHandle): Registry {
     while (open) await open;
     return call();
   });
+  const Inside = insideRepos(sync);
+  // Prepared once, as better-sqlite3's own transactions are.
+  const begin = db.$client.prepare("begin immediate");
+  const commit = db.$client.prepare("commit");
+  const rollback = db.$client.prepare("rollback");
 
   return {
     ...outside,
@@ -90,17 +95,17 @@ export function createSqliteRegistry(handle: DbHandle): Registry {
       open = new Promise((resolve) => {
         end = resolve;
       });
-      const inside = reposOf(sync, async (call) => {
+      const inside = new Inside(async (call) => {
         if (ended) throw new Error("a registry call through a transaction that has ended");
         return call();
       });
       try {
-        db.$client.exec("begin immediate");
+        begin.run();
         const result = await fn(inside);
-        db.$client.exec("commit");
+        commit.run();
         return result;
       } catch (err) {
-        if (db.$client.inTransaction) db.$client.exec("rollback");
+        if (db.$client.inTransaction) rollback.run();
         throw err;
       } finally {
         ended = true;
@@ -115,15 +120,44 @@ export function createSqliteRegistry(handle: DbHandle): Registry {
   };
 }
 
-/** Every method of every repository, called through `run`. */
-function reposOf(sync: Statements, run: (call: () => unknown) => Promise<unknown>): Repos {
-  const repos: Record<string, Record<string, unknown>> = {};
-  for (const [name, repo] of Object.entries(sync)) {
-    const wrapped: Record<string, unknown> = {};
-    for (const [method, value] of Object.entries(repo)) {
-      wrapped[method] = typeof value === "function" ? (...args: unknown[]) => run(() => value(...args)) : value;
-    }
-    repos[name] = wrapped;
+type Run = (call: () => unknown) => Promise<unknown>;
+
+/** Every method of one repository, called through `run`. */
+function repoOf(repo: object, run: Run): Record<string, unknown> {
+  const wrapped: Record<string, unknown> = {};
+  for (const [method, value] of Object.entries(repo)) {
+    wrapped[method] = typeof value === "function" ? (...args: unknown[]) => run(() => value(...args)) : value;
   }
-  return repos as unknown as Repos;
+  return wrapped;
+}
+
+/** Every method of every repository, called through `run`. */
+function reposOf(sync: Statements, run: Run): Repos {
+  return Object.fromEntries(Object.entries(sync).map(([name, repo]) => [name, repoOf(repo, run)])) as unknown as Repos;
+}
+
+/**
+ * The repositories as one transaction sees them. A transaction uses a few of them, so each is
+ * wrapped when it is first used rather than all of them for every transaction.
+ */
+function insideRepos(sync: Statements): new (run: Run) => Repos {
+  class Inside {
+    readonly wrapped = new Map<string, Record<string, unknown>>();
+    constructor(readonly run: Run) {}
+  }
+  for (const [name, repo] of Object.entries(sync)) {
+    Object.defineProperty(Inside.prototype, name, {
+      get(this: Inside) {
+        let wrapped = this.wrapped.get(name);
+        if (!wrapped) {
+          wrapped = repoOf(repo, this.run);
+          this.wrapped.set(name, wrapped);
+        }
+        return wrapped;
+      },
+    });
+  }
+  return Inside as unknown as new (
+    run: Run,
+  ) => Repos;
 }
