@@ -27,7 +27,10 @@ const EnvSchema = z.object({
   CORRAL_CONFIG: z.string().min(1).optional(),
   CORRAL_DATABASE_URL: z
     .string()
-    .refine((url) => /^postgres(ql)?:\/\/[^\s]+$/.test(url) && URL.canParse(url), "must be a PostgreSQL URL: postgres://user:password@host:5432/database")
+    .refine(
+      (url) => /^postgres(ql)?:\/\/[^\s]+$/.test(url) && URL.canParse(url),
+      "must be a PostgreSQL URL: postgres://user:password@host:5432/database",
+    )
     .optional(),
   CORRAL_ALLOWED_HOSTS: listOf(",").default([]),
   CORRAL_ALLOWED_ORIGINS: listOf(",").default([]),
