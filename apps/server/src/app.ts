@@ -50,7 +50,12 @@ export interface BuildOptions {
 export async function buildApp(config: AppConfig, options: BuildOptions = {}): Promise<CorralApp> {
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const token = loadOrCreateToken(config.dataDir, config.token);
-  const registry = await openRegistry(config);
+  // PostgreSQL may drop an idle pooled connection (a restart, the network); the next query opens
+  // another. Said in the log, once there is one.
+  let onLostConnection: (err: Error) => void = (err) => {
+    process.stderr.write(`lost a connection to the registry's PostgreSQL (${err.message}); the next query opens another\n`);
+  };
+  const registry = await openRegistry(config, (err) => onLostConnection(err));
   const services = await createServices(config, registry);
   await services.agents.seed();
 
@@ -106,6 +111,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   await app.register(fastifyCookie, { hook: false });
   await registerCors(app, config.allowedOrigins);
   const guard = registerGuard(app, config, token, services.sessions);
+  onLostConnection = (err) => app.log.warn({ err: err.message }, "lost a connection to the registry's PostgreSQL; the next query opens another");
   const detachJobLog = attachJobLog(services.jobs, services.audit, app.log);
   await registerContracts(app, services.sessions.cookieName);
   await app.register(healthRoutes);

@@ -26,10 +26,9 @@ export function usePostgres(): TestPostgres {
     return { available: false, database: () => Promise.reject(new Error(server.missing)) };
   }
   const created: string[] = [];
-  const admin = () => new pg.Client({ connectionString: server.url });
   afterAll(async () => {
     if (!created.length) return;
-    const client = admin();
+    const client = new pg.Client({ connectionString: server.url });
     await client.connect();
     try {
       for (const name of created) await client.query(`drop database if exists "${name}" with (force)`);
@@ -39,20 +38,10 @@ export function usePostgres(): TestPostgres {
   });
   return {
     available: true,
-    async database({ icuLocale } = {}) {
-      const name = `corral_${randomBytes(6).toString("hex")}`;
-      const client = admin();
-      await client.connect();
-      try {
-        const locale = icuLocale ? ` template template0 locale_provider icu icu_locale '${icuLocale.replaceAll("'", "''")}'` : "";
-        await client.query(`create database "${name}"${locale}`);
-      } finally {
-        await client.end();
-      }
-      created.push(name);
-      const url = new URL(server.url);
-      url.pathname = `/${name}`;
-      return url.toString();
+    async database(options = {}) {
+      const url = await createDatabase(server.url, options);
+      created.push(new URL(url).pathname.slice(1));
+      return url;
     },
   };
 }
@@ -73,20 +62,24 @@ export async function registryEnv(dataDir: string): Promise<Record<string, strin
   if ("missing" in server) throw new Error(`CORRAL_TEST_REGISTRY=postgres and ${server.missing}`);
   let url = databaseOf.get(dataDir);
   if (!url) {
-    url = (async () => {
-      const name = `corral_${randomBytes(6).toString("hex")}`;
-      const client = new pg.Client({ connectionString: server.url });
-      await client.connect();
-      try {
-        await client.query(`create database "${name}"`);
-      } finally {
-        await client.end();
-      }
-      const at = new URL(server.url);
-      at.pathname = `/${name}`;
-      return at.toString();
-    })();
+    url = createDatabase(server.url);
     databaseOf.set(dataDir, url);
   }
   return { CORRAL_DATABASE_URL: await url };
+}
+
+/** A new database on the private PostgreSQL at `serverUrl`; its URL. */
+async function createDatabase(serverUrl: string, { icuLocale }: { icuLocale?: string } = {}): Promise<string> {
+  const name = `corral_${randomBytes(6).toString("hex")}`;
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    const locale = icuLocale ? ` template template0 locale_provider icu icu_locale '${icuLocale.replaceAll("'", "''")}'` : "";
+    await client.query(`create database "${name}"${locale}`);
+  } finally {
+    await client.end();
+  }
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
 }
