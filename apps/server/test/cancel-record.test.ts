@@ -1,9 +1,9 @@
 import { rmSync } from "node:fs";
 import path from "node:path";
-import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { Job, OutputPage } from "@corral/shared";
 import { api, startServer, tempDir, until, type TestServer } from "./helpers.js";
+import { withRegistryOf } from "./registry-of.js";
 import { connectMcp } from "./mcp-client.js";
 
 /**
@@ -126,10 +126,8 @@ test("a cancel the server could not finish before it went down is finished by th
     await until(async () => ((await first.services.jobs.get(job.id)).cancel ? true : undefined), 5_000, "the cancel request stored");
     await first.app.close();
     // The request is in the registry file itself, not only in the first server's memory.
-    const db = new Database(path.join(root, "data", "corral.db"), { readonly: true });
-    const row = db.prepare("select status, cancelled_by, cancel_client from jobs where id = ?").get(job.id);
-    db.close();
-    expect(row).toEqual({ status: "running", cancelled_by: "mcp", cancel_client: "orchestrator" });
+    const row = await withRegistryOf(path.join(root, "data"), (registry) => registry.jobs.get(job.id));
+    expect(row).toMatchObject({ status: "running", cancelledBy: "mcp", cancelClient: "orchestrator" });
 
     const second = await startServer({ CORRAL_KILL_GRACE_MS: "300" }, { root });
     try {
@@ -153,9 +151,9 @@ test("a cancel stored just before the server went down, its worker not yet signa
     await printed(first, job.id, "line 1");
     await first.app.close();
     // What the registry holds had the server died right after storing the request.
-    const db = new Database(path.join(root, "data", "corral.db"));
-    db.prepare("update jobs set cancel_requested_at = ?, cancelled_by = 'panel', cancel_client = 'panel' where id = ?").run(Date.now(), job.id);
-    db.close();
+    await withRegistryOf(path.join(root, "data"), (registry) =>
+      registry.jobs.update(job.id, { cancelRequestedAt: Date.now(), cancelledBy: "panel", cancelClient: "panel" }),
+    );
 
     const second = await startServer({}, { root });
     try {

@@ -1,9 +1,9 @@
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import Database from "better-sqlite3";
 import { afterEach, expect, test } from "vitest";
 import { jobDataPaths } from "../src/jobs/worker-process.js";
 import { sleep, startServer, tempDir, type TestServer } from "./helpers.js";
+import { withRegistryOf } from "./registry-of.js";
 
 const roots: string[] = [];
 afterEach(() => {
@@ -152,14 +152,11 @@ test("a job started in an empty workdir (no snapshot file is kept for it): files
 });
 
 /** Writes a job row straight into the registry, as a bug, an older version or a hand edit could leave it. */
-function insertJob(root: string, row: Record<string, unknown>): void {
-  const db = new Database(path.join(root, "data", "corral.db"));
-  try {
-    const columns = Object.keys(row);
-    db.prepare(`insert into jobs (${columns.join(", ")}) values (${columns.map((c) => `@${c}`).join(", ")})`).run(row);
-  } finally {
-    db.close();
-  }
+async function insertJob(root: string, row: Record<string, unknown>): Promise<void> {
+  const columns = Object.keys(row);
+  await withRegistryOf(path.join(root, "data"), (registry) =>
+    registry.run(`insert into jobs (${columns.join(", ")}) values (${columns.map(() => "?").join(", ")})`, Object.values(row)),
+  );
 }
 
 const poisonedRow = (id: string, agent: string, root: string, extra: Record<string, unknown> = {}) => ({
@@ -185,7 +182,7 @@ test("a queued job too big to start, left in the registry, fails with the reason
     args: Array.from({ length: 200 }, () => "{prompt}".repeat(500)),
   });
   await first.app.close();
-  insertJob(root, poisonedRow("poison000001", "echo_many", root, { prompt: "p".repeat(100_000) }));
+  await insertJob(root, poisonedRow("poison000001", "echo_many", root, { prompt: "p".repeat(100_000) }));
   const second = await start();
   try {
     const health = await fetch(`${second.url}/api/health`);
@@ -211,11 +208,11 @@ test("a running job that cannot be picked up again ends lost with why, and the r
   mkdirSync(files.log, { recursive: true });
   writeFileSync(files.exit, "0\n");
   const invocation = JSON.stringify({ command: "kiro-cli-chat", args: [], cwd: root });
-  insertJob(root, poisonedRow("broken000001", "kiro", root, { status: "running", pid: 4194304, invocation, created_at: 1 }));
+  await insertJob(root, poisonedRow("broken000001", "kiro", root, { status: "running", pid: 4194304, invocation, created_at: 1 }));
   // A queued one whose start throws where nothing should (the same broken log).
   mkdirSync(jobDataPaths(path.join(root, "data"), "stuck0000001", 1).log, { recursive: true });
-  insertJob(root, poisonedRow("stuck0000001", "kiro", root, { created_at: 2 }));
-  insertJob(root, poisonedRow("queued000001", "kiro", root, { prompt: "write after.txt ok", created_at: 3 }));
+  await insertJob(root, poisonedRow("stuck0000001", "kiro", root, { created_at: 2 }));
+  await insertJob(root, poisonedRow("queued000001", "kiro", root, { prompt: "write after.txt ok", created_at: 3 }));
   const second = await start();
   try {
     const lost = await second.services.jobs.get("broken000001");

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import type { Registry, Repos } from "../registry.js";
 import type { PgExecutor, PgHandle } from "./client.js";
 import { AgentRowCache, createPgAgentsRepo } from "./repos/agents.js";
@@ -10,6 +11,7 @@ import { createPgJobStatsRepo } from "./repos/job-stats.js";
 import { createPgJobsRepo } from "./repos/jobs.js";
 import { createPgMcpTasksRepo } from "./repos/mcp-tasks.js";
 import { createPgOllamaModelsRepo } from "./repos/ollama-models.js";
+import { TRANSACTIONS } from "./repos/in-order.js";
 import { createPgSessionsRepo } from "./repos/sessions.js";
 
 function reposOn(db: PgExecutor, agentRows: AgentRowCache): Repos {
@@ -30,22 +32,37 @@ function reposOn(db: PgExecutor, agentRows: AgentRowCache): Repos {
 
 /**
  * The registry in PostgreSQL (CORRAL_DATABASE_URL). Calls outside a transaction take any pooled
- * connection; a transaction holds one connection of its own, and its repositories are built on it,
- * so nothing else joins it and it never waits for other calls.
+ * connection and run at once. Transactions run one at a time, as SQLite's do: each reads what it
+ * checks and writes what follows from it (a job still queued is started, a workdir still free gets
+ * the job), which at PostgreSQL's READ COMMITTED a transaction running beside it could change in
+ * between. In this process they queue before taking a connection, so waiting transactions never
+ * hold the pool; across processes each holds an advisory lock until it ends.
  */
 export function createPgRegistry(handle: PgHandle): Registry {
   const agentRows = new AgentRowCache();
+  /** Settles when the last transaction queued has ended. */
+  let queue: Promise<unknown> = Promise.resolve();
   return {
     ...reposOn(handle.db, agentRows),
     dialect: "postgres",
     async transaction(fn) {
+      const turn = queue.then(() =>
+        handle.db.transaction(async (tx) => {
+          await tx.execute(sql`select pg_advisory_xact_lock(${TRANSACTIONS})`);
+          return fn(reposOn(tx, agentRows));
+        }),
+      );
+      queue = turn.catch(() => undefined);
       try {
-        return await handle.db.transaction((tx) => fn(reposOn(tx, agentRows)));
+        return await turn;
       } finally {
         // What the pool read while the transaction was open is the old row: read it again.
         agentRows.forget();
       }
     },
-    close: () => handle.close(),
+    async close() {
+      await queue;
+      await handle.close();
+    },
   };
 }

@@ -4,6 +4,9 @@ import type { PgExecutor } from "../client.js";
 /** Advisory lock keys: one per identity whose numbers readers take as commit order. */
 export const ORDERED = { jobs: 7_433_101, hubMessages: 7_433_102 } as const;
 
+/** Advisory lock key every registry transaction holds until it ends (see createPgRegistry). */
+export const TRANSACTIONS = 7_433_100;
+
 /**
  * Runs an insert that draws the next number of an identity sequence so that numbers commit in
  * the order they were drawn. PostgreSQL hands out sequence values at once but transactions
