@@ -1,4 +1,3 @@
-import path from "node:path";
 import type { BrowserSessionList } from "@corral/shared";
 import { afterEach, describe, expect, test } from "vitest";
 import { signIn, startServer, type TestServer } from "./helpers.js";
