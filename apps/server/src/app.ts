@@ -6,6 +6,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 
 import type { DestinationStream } from "pino";
 import type { AppConfig } from "./config.js";
 import { openRegistry } from "./db/open-registry.js";
+import { registryUnreachable } from "./db/registry-error.js";
 import { isHotReloadSocket } from "./dev-web.js";
 import { ServiceError } from "./lib/errors.js";
 import { mcpRoutes } from "./mcp/mounts.js";
@@ -92,6 +93,13 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
     }
     if (status && status >= 400 && status < 500) {
       return reply.code(status).send({ error: (error as Error).message, code: status === 404 ? "not_found" : "invalid_input" } satisfies ApiError);
+    }
+    if (registryUnreachable(error)) {
+      request.log.warn({ err: (error as Error).message }, "the registry's PostgreSQL could not be reached");
+      return reply.code(503).send({
+        error: "the registry (PostgreSQL at CORRAL_DATABASE_URL) cannot be reached; try again once it is back (Corral reconnects on its own)",
+        code: "unavailable",
+      } satisfies ApiError);
     }
     request.log.error(error);
     return reply.code(500).send({ error: "internal error; the server log has the details", code: "internal" } satisfies ApiError);

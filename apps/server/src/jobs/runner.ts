@@ -6,6 +6,7 @@ import type { CliAdapter, JobSpec, UsageReport, WorkerResult } from "../agents/t
 import type { JobPatch } from "../db/repos/jobs.js";
 import type { Repos } from "../db/registry.js";
 import type { Unit } from "../db/unit.js";
+import { registryUnreachable } from "../db/registry-error.js";
 import type { AgentRow, JobAttemptRow, JobRow } from "../db/schema.js";
 import { ServiceError } from "../lib/errors.js";
 import { PRIVATE_DIR_MODE } from "../lib/private-files.js";
@@ -29,6 +30,9 @@ type AttemptEnd = Pick<JobAttemptRow, "status" | "exitCode" | "error" | "endedAt
 
 /** An attempt as it begins; it is stored once its worker started, or with its end if it never did. */
 type AttemptStart = Pick<JobAttemptRow, "jobId" | "attempt" | "startedAt" | "outputStart">;
+
+/** A queued job as it may start, or the agent whose slot it gives back when it may not. */
+type Admitted = { row: JobRow; agent: AgentRow } | { refused: string };
 
 /**
  * How the runner stores a job's changes: written first, then announced (JobService does both).
@@ -82,11 +86,23 @@ export class JobRunner {
   }
 
   /** Starts a job the scheduler let through. Never throws: whatever goes wrong ends this job, not the server. */
-  async start(id: string): Promise<void> {
+  async start(agent: string, id: string): Promise<void> {
+    let admitted: Admitted;
     try {
-      await this.begin(id);
+      admitted = await this.admit(id);
     } catch (err) {
-      await this.failUnexpectedly(id, err);
+      // Nothing was stored or started yet: the job waits in its queue until the registry is back.
+      if (registryUnreachable(err) && !this.closing) {
+        this.scheduler.startLater(agent, id);
+        return;
+      }
+      await this.failUnexpectedly(id, err, agent);
+      return;
+    }
+    try {
+      await this.begin(id, admitted);
+    } catch (err) {
+      await this.failUnexpectedly(id, err, agent);
     }
   }
 
@@ -94,7 +110,7 @@ export class JobRunner {
    * The job as it may start, or why not (it ended there, or is not queued any more), read and
    * written in one transaction: a cancel cannot end it in between.
    */
-  private admit(id: string): Promise<{ row: JobRow; agent: AgentRow } | { refused: string }> {
+  private admit(id: string): Promise<Admitted> {
     return this.store.atomically(async (unit) => {
       const row = await unit.tx.jobs.get(id);
       const agent = row && (await unit.tx.agents.get(row.agent));
@@ -115,8 +131,7 @@ export class JobRunner {
     });
   }
 
-  private async begin(id: string): Promise<void> {
-    const admitted = await this.admit(id);
+  private async begin(id: string, admitted: Admitted): Promise<void> {
     if ("refused" in admitted) {
       this.scheduler.released(admitted.refused);
       return;
@@ -229,13 +244,11 @@ export class JobRunner {
     }
   }
 
-  /** A start or an end that threw where nothing should: the job fails with the reason and frees its slot. */
-  private async failUnexpectedly(id: string, err: unknown): Promise<void> {
+  /** A start or an end that threw where nothing should: the job fails with the reason and frees its agent's slot. */
+  private async failUnexpectedly(id: string, err: unknown, agent: string): Promise<void> {
     const error = `internal error: ${err instanceof Error ? err.message : String(err)}`;
-    let agent = "";
     try {
       const row = await this.registry.jobs.get(id);
-      agent = row?.agent ?? "";
       if (row && !isFinalStatus(row.status)) await this.store.finish(id, { status: "failed", error });
     } catch {
       // The registry cannot take it (closed at shutdown, or the row cannot be read): nothing more can be recorded.
@@ -478,7 +491,7 @@ export class JobRunner {
       })
       .catch((err: unknown) => {
         this.active.delete(row.id);
-        return this.failUnexpectedly(row.id, err);
+        return this.failUnexpectedly(row.id, err, row.agent);
       });
   }
 

@@ -1,5 +1,8 @@
 import { ServiceError } from "../lib/errors.js";
 
+/** How long a queue waits before trying again when its agent's limit could not be read. */
+const RETRY_PUMP_MS = 1000;
+
 /**
  * Per-agent FIFO queues with a concurrency limit each. It only decides when a job may start;
  * the job service starts it and reports back when it ended.
@@ -13,7 +16,7 @@ export class Scheduler {
 
   constructor(
     private readonly limitOf: (agent: string) => Promise<number>,
-    private readonly start: (jobId: string) => void,
+    private readonly start: (agent: string, jobId: string) => void,
     private readonly queueLimit: number,
   ) {}
 
@@ -57,6 +60,19 @@ export class Scheduler {
     return true;
   }
 
+  /**
+   * A job that could not start for now (the registry unreachable) goes back to the head of its
+   * queue and gives back its slot; the queue tries again after a pause.
+   */
+  startLater(agent: string, jobId: string): void {
+    const queue = this.queues.get(agent) ?? [];
+    queue.unshift(jobId);
+    this.queues.set(agent, queue);
+    this.total++;
+    this.running.set(agent, Math.max(0, (this.running.get(agent) ?? 1) - 1));
+    this.pumpLater(agent);
+  }
+
   /** A job already running when the server started counts against its agent's limit. */
   adopt(agent: string): void {
     this.running.set(agent, (this.running.get(agent) ?? 0) + 1);
@@ -70,8 +86,8 @@ export class Scheduler {
   /**
    * Starts waiting jobs while the agent is under its limit (call again when the limit changes).
    * The limit is read first; counting and starting then happen without a pause, so two pumps at
-   * once never start more than it allows. A limit that cannot be read (the registry closing)
-   * leaves the jobs waiting for the next pump.
+   * once never start more than it allows. A limit that cannot be read (the registry closing or
+   * unreachable) leaves the jobs waiting, and the queue tries again after a pause.
    */
   pump(agent: string): void {
     if (!this.queues.get(agent)?.length) return;
@@ -82,11 +98,30 @@ export class Scheduler {
           const jobId = queue.shift() as string;
           this.total--;
           this.running.set(agent, (this.running.get(agent) ?? 0) + 1);
-          this.start(jobId);
+          this.start(agent, jobId);
         }
       },
-      () => undefined,
+      () => this.pumpLater(agent),
     );
+  }
+
+  private readonly retrying = new Set<string>();
+
+  /** Pumps the agent's queue after a pause, once however often it is asked meanwhile. */
+  private pumpLater(agent: string): void {
+    if (this.closed || this.retrying.has(agent)) return;
+    this.retrying.add(agent);
+    setTimeout(() => {
+      this.retrying.delete(agent);
+      this.pump(agent);
+    }, RETRY_PUMP_MS).unref();
+  }
+
+  private closed = false;
+
+  /** No more pumps after a pause (the service is shutting down). */
+  close(): void {
+    this.closed = true;
   }
 
   runningCount(agent: string): number {

@@ -105,7 +105,7 @@ export class JobService extends EventEmitter<JobServiceEvents> {
     this.setMaxListeners(0);
     this.scheduler = new Scheduler(
       async (agent) => (await this.deps.registry.agents.get(agent))?.maxConcurrent ?? 1,
-      (jobId) => void this.runner.start(jobId),
+      (agent, jobId) => void this.runner.start(agent, jobId),
       deps.config.queueLimit,
     );
     const store: RunStore = {
@@ -469,6 +469,7 @@ export class JobService extends EventEmitter<JobServiceEvents> {
 
   /** Stops following workers and leaves them running; the next start picks them up. */
   shutdown(): void {
+    this.scheduler.close();
     this.runner.shutdown();
   }
 
