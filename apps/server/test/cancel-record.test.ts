@@ -1,8 +1,8 @@
 import { rmSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import type { Job, OutputPage } from "@corral/shared";
-import { api, startServer, tempDir, until, type TestServer } from "./helpers.js";
+import type { Job } from "@corral/shared";
+import { api, printed, startServer, tempDir, until, type TestServer } from "./helpers.js";
 import { withRegistryOf } from "./registry-of.js";
 import { connectMcp } from "./mcp-client.js";
 
@@ -16,17 +16,6 @@ async function launch(server: TestServer, prompt: string, workdir: string): Prom
   const res = await api<Job>(server, "POST", "/api/jobs", { agent: "kiro", prompt, workdir });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body;
-}
-
-async function printed(server: TestServer, id: string, text: string): Promise<void> {
-  await until(
-    async () => {
-      const page = await api<OutputPage>(server, "GET", `/api/jobs/${id}/output?cursor=0`);
-      return page.body.chunks.some((c) => c.text.includes(text)) ? true : undefined;
-    },
-    15_000,
-    `job ${id} printing ${text}`,
-  );
 }
 
 const get = async (server: TestServer, id: string) => (await api<Job>(server, "GET", `/api/jobs/${id}`)).body;

@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import { buildApp, type BuildOptions, type CorralApp } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
 import { registryEnv } from "./postgres.js";
+import type { OutputPage } from "@corral/shared";
 import { setTimeout as sleep } from "node:timers/promises";
 
 export const fixturesDir = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures");
@@ -89,4 +90,16 @@ export async function until<T>(check: () => T | undefined | Promise<T | undefine
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await sleep(25);
   }
+}
+
+/** Waits until job `id`'s output holds `text`. */
+export async function printed(server: TestServer, id: string, text: string): Promise<void> {
+  await until(
+    async () => {
+      const page = await api<OutputPage>(server, "GET", `/api/jobs/${id}/output?cursor=0`);
+      return page.body.chunks.some((c) => c.text.includes(text)) ? true : undefined;
+    },
+    15_000,
+    `job ${id} printing ${text}`,
+  );
 }
