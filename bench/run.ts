@@ -5,12 +5,12 @@ import { burst } from "./burst.js";
 import { dispatch } from "./dispatch.js";
 import { drift } from "./drift.js";
 import { latency } from "./latency.js";
-import { registry } from "./registry.js";
+import { registry, registryPg } from "./registry.js";
 import { renderTable, targetMet, type Benchmark, type BenchRow } from "./lib/stats.js";
 import { startup } from "./startup.js";
 import { stream } from "./stream.js";
 
-const benchmarks: Benchmark[] = [dispatch, burst, drift, latency, registry, startup, stream];
+const benchmarks: Benchmark[] = [dispatch, burst, drift, latency, registry, registryPg, startup, stream];
 
 const only = process.argv.slice(2);
 const unknown = only.filter((name) => !benchmarks.some((b) => b.name === name));

@@ -129,14 +129,101 @@ export interface SeedOptions {
   now?: number;
 }
 
+/** One seeded job, in the registry's column names. */
+export interface SeedJob {
+  id: string;
+  agent: string;
+  status: JobStatus;
+  prompt: string;
+  workdir: string;
+  model: string;
+  origin: string;
+  invocation: string | null;
+  pid: number | null;
+  exitCode: number | null;
+  error: string | null;
+  finalText: string | null;
+  outputBytes: number;
+  inputTokens: number | null;
+  outputTokens: number | null;
+  costUsd: number | null;
+  costSource: string | null;
+  createdAt: number;
+  startedAt: number | null;
+  endedAt: number | null;
+}
+
+/** The seeded jobs, oldest first: the same ones on every run, whichever registry they go to. */
+export function* seededJobs(options: SeedOptions): Generator<SeedJob> {
+  const { jobs, queued = 10, running = 4, now = Date.now() } = options;
+  const rand = generator(13);
+  const rareAt = new Set(Array.from({ length: RARE_JOBS }, (_, k) => Math.floor(((k + 0.5) * jobs) / RARE_JOBS)));
+  const seen = new Set<string>();
+  for (let i = 0; i < jobs; i++) {
+    let id: string;
+    do
+      id = Math.floor(rand() * 2 ** 48)
+        .toString(16)
+        .padStart(12, "0");
+    while (seen.has(id));
+    seen.add(id);
+    const agent = weighted(rand, AGENTS);
+    const fromEnd = jobs - i;
+    const status: JobStatus = fromEnd <= queued ? "queued" : fromEnd <= queued + running ? "running" : weighted(rand, FINAL_STATUSES);
+    // About a year of history, a few minutes apart, newest last.
+    const createdAt = now - fromEnd * 300_000 + Math.floor(rand() * 1000);
+    const started = status === "queued" ? null : createdAt + Math.floor(rand() * 2000);
+    const ended = status === "queued" || status === "running" ? null : (started ?? createdAt) + Math.floor(rand() * 600_000);
+    const text = prompt(rand, i) + (rareAt.has(i) ? ` Check the ${RARE_WORD} fixtures too.` : "");
+    const workdir = `/home/dev/projects/${agent}-${i % 40}`;
+    const model = `${agent}-model-${1 + (i % 3)}`;
+    const finalText = status === "succeeded" ? `${pick(rand, SUMMARIES)} ${pick(rand, SUMMARIES)}` : null;
+    const error =
+      status === "failed"
+        ? pick(rand, ERRORS)
+        : status === "timed_out"
+          ? "timed out after 1800 s"
+          : status === "cancelled"
+            ? "cancelled"
+            : status === "budget_exceeded"
+              ? "budget exceeded: $2.00 spent, the limit is $2.00"
+              : status === "lost"
+                ? "the server stopped while the job ran; its worker was gone at start-up"
+                : null;
+    const tokens = status === "queued" ? null : Math.floor(rand() * 200_000);
+    yield {
+      id,
+      agent,
+      status,
+      prompt: text,
+      workdir,
+      model,
+      origin: rand() < 0.8 ? "mcp" : rand() < 0.5 ? "rest" : "panel",
+      invocation: status === "queued" ? null : JSON.stringify({ command: agent, args: ["-p", text.slice(0, 200)], cwd: workdir }),
+      pid: status === "running" ? 100_000 + i : null,
+      exitCode: status === "succeeded" ? 0 : status === "failed" ? 1 : null,
+      error,
+      finalText,
+      outputBytes: status === "queued" ? 0 : Math.floor(rand() * 400_000),
+      inputTokens: tokens,
+      outputTokens: tokens === null ? null : Math.floor(tokens / 8),
+      costUsd: tokens === null ? null : tokens / 1_000_000,
+      costSource: tokens === null ? null : "estimated",
+      createdAt,
+      startedAt: started,
+      endedAt: ended,
+    };
+  }
+}
+
+/** The agents the seeded jobs belong to. */
+export const SEED_AGENTS = AGENTS.map(([name]) => name);
+
 /**
  * Appends `jobs` jobs to the registry at `file` (already migrated, e.g. by a running server: WAL
  * lets this connection write beside it). Returns the ids, oldest first.
  */
 export function seedJobs(file: string, options: SeedOptions): string[] {
-  const { jobs, queued = 10, running = 4, now = Date.now() } = options;
-  const rand = generator(13);
-  const rareAt = new Set(Array.from({ length: RARE_JOBS }, (_, k) => Math.floor(((k + 0.5) * jobs) / RARE_JOBS)));
   const db = new Database(file);
   db.pragma("busy_timeout = 5000");
   const insert = db.prepare(
@@ -146,65 +233,57 @@ export function seedJobs(file: string, options: SeedOptions): string[] {
        @outputBytes, @model, @inputTokens, @outputTokens, @costUsd, @costSource, @agent, 1, @createdAt, @startedAt, @endedAt)`,
   );
   const ids: string[] = [];
-  const seen = new Set<string>();
   db.transaction(() => {
-    for (let i = 0; i < jobs; i++) {
-      let id: string;
-      do
-        id = Math.floor(rand() * 2 ** 48)
-          .toString(16)
-          .padStart(12, "0");
-      while (seen.has(id));
-      seen.add(id);
-      ids.push(id);
-      const agent = weighted(rand, AGENTS);
-      const fromEnd = jobs - i;
-      const status: JobStatus = fromEnd <= queued ? "queued" : fromEnd <= queued + running ? "running" : weighted(rand, FINAL_STATUSES);
-      // About a year of history, a few minutes apart, newest last.
-      const createdAt = now - fromEnd * 300_000 + Math.floor(rand() * 1000);
-      const started = status === "queued" ? null : createdAt + Math.floor(rand() * 2000);
-      const ended = status === "queued" || status === "running" ? null : (started ?? createdAt) + Math.floor(rand() * 600_000);
-      const text = prompt(rand, i) + (rareAt.has(i) ? ` Check the ${RARE_WORD} fixtures too.` : "");
-      const workdir = `/home/dev/projects/${agent}-${i % 40}`;
-      const model = `${agent}-model-${1 + (i % 3)}`;
-      const finalText = status === "succeeded" ? `${pick(rand, SUMMARIES)} ${pick(rand, SUMMARIES)}` : null;
-      const error =
-        status === "failed"
-          ? pick(rand, ERRORS)
-          : status === "timed_out"
-            ? "timed out after 1800 s"
-            : status === "cancelled"
-              ? "cancelled"
-              : status === "budget_exceeded"
-                ? "budget exceeded: $2.00 spent, the limit is $2.00"
-                : status === "lost"
-                  ? "the server stopped while the job ran; its worker was gone at start-up"
-                  : null;
-      const tokens = status === "queued" ? null : Math.floor(rand() * 200_000);
-      insert.run({
-        id,
-        agent,
-        status,
-        prompt: text,
-        workdir,
-        model,
-        origin: rand() < 0.8 ? "mcp" : rand() < 0.5 ? "rest" : "panel",
-        invocation: status === "queued" ? null : JSON.stringify({ command: agent, args: ["-p", text.slice(0, 200)], cwd: workdir }),
-        pid: status === "running" ? 100_000 + i : null,
-        exitCode: status === "succeeded" ? 0 : status === "failed" ? 1 : null,
-        error,
-        finalText,
-        outputBytes: status === "queued" ? 0 : Math.floor(rand() * 400_000),
-        inputTokens: tokens,
-        outputTokens: tokens === null ? null : Math.floor(tokens / 8),
-        costUsd: tokens === null ? null : tokens / 1_000_000,
-        costSource: tokens === null ? null : "estimated",
-        createdAt,
-        startedAt: started,
-        endedAt: ended,
-      });
+    for (const job of seededJobs(options)) {
+      ids.push(job.id);
+      insert.run(job);
     }
   })();
   db.close();
   return ids;
+}
+
+/** A batch of rows per statement: one array per column, unnested. */
+const PG_BATCH = 2_000;
+
+/** Appends the seeded jobs to a PostgreSQL registry (migrated, its agents present), in batches. */
+export async function seedPgJobs(pool: { query(text: string, values: unknown[]): Promise<unknown> }, options: SeedOptions): Promise<void> {
+  const columns: [keyof SeedJob, string, string][] = [
+    ["id", "id", "text"],
+    ["agent", "agent", "text"],
+    ["status", "status", "text"],
+    ["prompt", "prompt", "text"],
+    ["workdir", "workdir", "text"],
+    ["model", "model", "text"],
+    ["origin", "origin", "text"],
+    ["invocation", "invocation", "jsonb"],
+    ["pid", "pid", "int"],
+    ["exitCode", "exit_code", "int"],
+    ["error", "error", "text"],
+    ["finalText", "final_text", "text"],
+    ["outputBytes", "output_bytes", "int8"],
+    ["inputTokens", "input_tokens", "int8"],
+    ["outputTokens", "output_tokens", "int8"],
+    ["costUsd", "cost_usd", "float8"],
+    ["costSource", "cost_source", "text"],
+    ["createdAt", "created_at", "int8"],
+    ["startedAt", "started_at", "int8"],
+    ["endedAt", "ended_at", "int8"],
+  ];
+  const statement = `insert into jobs (${columns.map(([, c]) => c).join(", ")}, timeout_s, usage_model, provider, attempt)
+    select t.*, 1800, t.model, t.agent, 1 from unnest(${columns.map(([, , type], k) => `$${k + 1}::${type}[]`).join(", ")})
+      as t(${columns.map(([, c]) => c).join(", ")})`;
+  let batch: SeedJob[] = [];
+  const flush = async () => {
+    await pool.query(
+      statement,
+      columns.map(([key]) => batch.map((job) => job[key])),
+    );
+    batch = [];
+  };
+  for (const job of seededJobs(options)) {
+    batch.push(job);
+    if (batch.length === PG_BATCH) await flush();
+  }
+  if (batch.length) await flush();
 }

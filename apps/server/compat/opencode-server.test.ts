@@ -52,7 +52,7 @@ function serveOpencode(home: string, cwd: string, env: Record<string, string>): 
 
 /** A job run by the adapter itself, as the runner drives it, with what it wrote. */
 async function runAdapter(server: TestServer, spec: Omit<JobSpec, "agent">, signal?: AbortSignal) {
-  const agent = server.services.agents.row("live");
+  const agent = await server.services.agents.row("live");
   const out: string[] = [];
   const usage: UsageReport[] = [];
   const io: WorkerIO = { write: (_stream, text) => out.push(text), usage: (u) => usage.push(u), signal: signal ?? new AbortController().signal };
@@ -158,7 +158,7 @@ describe("a running OpenCode 1.18.33 server as an opencode_server agent", () => 
     const firstResult = first.then((r) => r.result);
     const sessionId = await until(
       async () => {
-        const sessions = await fetch(`${server.services.agents.row("live").baseUrl}/session`, {
+        const sessions = await fetch(`${(await server.services.agents.row("live")).baseUrl}/session`, {
           headers: { authorization: `Basic ${Buffer.from(`opencode:${PASSWORD}`).toString("base64")}` },
         }).then((r) => r.json() as Promise<{ id: string; title: string }[]>);
         return sessions.find((s) => s.title === "Corral job busy1")?.id;
@@ -206,7 +206,7 @@ describe("a running OpenCode 1.18.33 server as an opencode_server agent", () => 
     // The session's turn ended aborted in OpenCode (not merely left running): its reply carries OpenCode's abort error.
     const out = await api<{ chunks: { text: string }[] }>(server, "GET", `/api/jobs/${job.id}/output`);
     const sessionId = /session (ses_\w+)/.exec(out.body.chunks.map((c) => c.text).join(""))?.[1];
-    const baseUrl = server.services.agents.row("live").baseUrl;
+    const baseUrl = (await server.services.agents.row("live")).baseUrl;
     const auth = { authorization: `Basic ${Buffer.from(`opencode:${PASSWORD}`).toString("base64")}` };
     const reply = await until(
       async () => {

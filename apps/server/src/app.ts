@@ -1,12 +1,12 @@
 import type { ApiError } from "@corral/shared";
 import { mkdirSync } from "node:fs";
 import { createServer } from "node:http";
-import path from "node:path";
 import fastifyCookie from "@fastify/cookie";
 import Fastify, { LogController, type FastifyInstance, type FastifyReply } from "fastify";
 import type { DestinationStream } from "pino";
 import type { AppConfig } from "./config.js";
-import { openDb } from "./db/client.js";
+import { openRegistry } from "./db/open-registry.js";
+import { registryUnreachable } from "./db/registry-error.js";
 import { isHotReloadSocket } from "./dev-web.js";
 import { ServiceError } from "./lib/errors.js";
 import { mcpRoutes } from "./mcp/mounts.js";
@@ -51,9 +51,14 @@ export interface BuildOptions {
 export async function buildApp(config: AppConfig, options: BuildOptions = {}): Promise<CorralApp> {
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const token = loadOrCreateToken(config.dataDir, config.token);
-  const db = openDb(path.join(config.dataDir, "corral.db"));
-  const services = createServices(config, db.db);
-  services.agents.seed();
+  // PostgreSQL may drop an idle pooled connection (a restart, the network); the next query opens
+  // another. Said in the log, once there is one.
+  let onLostConnection: (err: Error) => void = (err) => {
+    process.stderr.write(`lost a connection to the registry's PostgreSQL (${err.message}); the next query opens another\n`);
+  };
+  const registry = await openRegistry(config, (err) => onLostConnection(err));
+  const services = await createServices(config, registry);
+  await services.agents.seed();
 
   const app = Fastify({
     logger: loggerOptions(config, options.logStream),
@@ -89,6 +94,13 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
     if (status && status >= 400 && status < 500) {
       return reply.code(status).send({ error: (error as Error).message, code: status === 404 ? "not_found" : "invalid_input" } satisfies ApiError);
     }
+    if (registryUnreachable(error)) {
+      request.log.warn({ err: (error as Error).message }, "the registry's PostgreSQL could not be reached");
+      return reply.code(503).send({
+        error: "the registry (PostgreSQL at CORRAL_DATABASE_URL) cannot be reached; try again once it is back (Corral reconnects on its own)",
+        code: "unavailable",
+      } satisfies ApiError);
+    }
     request.log.error(error);
     return reply.code(500).send({ error: "internal error; the server log has the details", code: "internal" } satisfies ApiError);
   });
@@ -107,6 +119,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   await app.register(fastifyCookie, { hook: false });
   await registerCors(app, config.allowedOrigins);
   const guard = registerGuard(app, config, token, services.sessions);
+  onLostConnection = (err) => app.log.warn({ err: err.message }, "lost a connection to the registry's PostgreSQL; the next query opens another");
   const detachJobLog = attachJobLog(services.jobs, services.audit, app.log);
   await registerContracts(app, services.sessions.cookieName);
   await app.register(healthRoutes);
@@ -133,12 +146,12 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
     services.files.shutdown();
     detachJobLog();
     services.metrics.dispose();
-    db.close();
+    await registry.close();
   });
   // Before recovery: a job's agent may be one the file declares.
   await services.configFile.start(app.log);
   // Before the jobs: a job that ends as it is recovered owes its answer to a conversation.
-  services.conversations.recover();
-  services.jobs.recover();
+  await services.conversations.recover();
+  await services.jobs.recover();
   return { app, services, token, routes: guard.routes };
 }

@@ -25,6 +25,13 @@ const EnvSchema = z.object({
   CORRAL_DATA_DIR: z.string().min(1).optional(),
   CORRAL_TOKEN: z.string().min(16, "use at least 16 characters").optional(),
   CORRAL_CONFIG: z.string().min(1).optional(),
+  CORRAL_DATABASE_URL: z
+    .string()
+    .refine(
+      (url) => /^postgres(ql)?:\/\/[^\s]+$/.test(url) && URL.canParse(url),
+      "must be a PostgreSQL URL: postgres://user:password@host:5432/database",
+    )
+    .optional(),
   CORRAL_ALLOWED_HOSTS: listOf(",").default([]),
   CORRAL_ALLOWED_ORIGINS: listOf(",").default([]),
   CORRAL_WORKDIR_ROOTS: listOf(path.delimiter).optional(),
@@ -63,6 +70,8 @@ export interface AppConfig {
   host: string;
   port: number;
   dataDir: string;
+  /** The registry in PostgreSQL; null: SQLite, `<dataDir>/corral.db`. */
+  databaseUrl: string | null;
   /** Null: read or create `<dataDir>/token`. */
   token: string | null;
   allowedHosts: string[];
@@ -144,6 +153,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     host: e.CORRAL_HOST,
     port: e.CORRAL_PORT,
     dataDir,
+    databaseUrl: e.CORRAL_DATABASE_URL ?? null,
     token: e.CORRAL_TOKEN ?? null,
     allowedHosts: e.CORRAL_ALLOWED_HOSTS,
     allowedOrigins: e.CORRAL_ALLOWED_ORIGINS,

@@ -1,6 +1,7 @@
 import path from "node:path";
 import { buildApp } from "./app.js";
 import { ConfigError, loadConfig, type AppConfig } from "./config.js";
+import { describePgUrl } from "./db/pg/url.js";
 import { RegistryError } from "./db/registry-error.js";
 
 async function main(): Promise<void> {
@@ -39,7 +40,8 @@ function banner(base: string, token: string, config: AppConfig): string {
   const open = process.stdout.isTTY
     ? `${base}/?token=${token}`
     : `${base}/?token=<token>  (the token is in ${where}; it is printed only to a terminal)`;
-  return `\nCorral is running.\n  Open:  ${open}\n  MCP:   ${base}/mcp  (header Authorization: Bearer <token>)\n  Data:  ${config.dataDir}\n\n`;
+  const registry = config.databaseUrl ? `\n  Registry: ${describePgUrl(config.databaseUrl)}` : "";
+  return `\nCorral is running.\n  Open:  ${open}\n  MCP:   ${base}/mcp  (header Authorization: Bearer <token>)\n  Data:  ${config.dataDir}${registry}\n\n`;
 }
 
 /** What went wrong at start, and what to do about it. */

@@ -6,18 +6,7 @@ import { inProcessAdapters } from "./agents/registry.js";
 import { ConfigFileService } from "./config-file/service.js";
 import { ConversationHub } from "./conversations/hub.js";
 import { CostService } from "./costs/service.js";
-import { transactor, type Db } from "./db/client.js";
-import { createCostsRepo } from "./db/repos/costs.js";
-import { createAgentsRepo } from "./db/repos/agents.js";
-import { createAuditRepo } from "./db/repos/audit.js";
-import { createConversationsRepo } from "./db/repos/conversations.js";
-import { createJobStatsRepo } from "./db/repos/job-stats.js";
-import { createJobFilesRepo } from "./db/repos/job-files.js";
-import { createJobMessagesRepo } from "./db/repos/job-messages.js";
-import { createJobsRepo } from "./db/repos/jobs.js";
-import { createMcpTasksRepo, type McpTasksRepo } from "./db/repos/mcp-tasks.js";
-import { createOllamaModelsRepo } from "./db/repos/ollama-models.js";
-import { createSessionsRepo } from "./db/repos/sessions.js";
+import type { McpTasksRepo, Registry } from "./db/registry.js";
 import { FileWatcher } from "./jobs/file-watcher.js";
 import { JobService } from "./jobs/service.js";
 import { jobDataPaths } from "./jobs/worker-process.js";
@@ -52,39 +41,34 @@ export interface Services {
   configFile: ConfigFileService;
 }
 
-export function createServices(config: AppConfig, db: Db): Services {
-  const agentsRepo = createAgentsRepo(db);
-  const jobsRepo = createJobsRepo(db);
-  const jobMessages = createJobMessagesRepo(db);
-  const costs = new CostService({ costs: createCostsRepo(db), agents: agentsRepo });
-  const agents = new AgentService({ config, agents: agentsRepo, hasJobs: (name) => jobsRepo.hasJobs(name) });
-  const audit = new AuditService(createAuditRepo(db));
-  const files = new FileWatcher(createJobFilesRepo(db), [config.dataDir]);
+/** Wires the services over the registry; they are ready once the user's prices are read. */
+export async function createServices(config: AppConfig, registry: Registry): Promise<Services> {
+  const costs = new CostService(registry);
+  await costs.start();
+  const agents = new AgentService({ config, registry });
+  const audit = new AuditService(registry.audit);
+  const files = new FileWatcher(registry.jobFiles, [config.dataDir]);
   const snapshotFile = (jobId: string) => path.join(jobDataPaths(config.dataDir, jobId).dir, "workdir-before.json");
   const jobs = new JobService({
     config,
-    jobs: jobsRepo,
-    agents: agentsRepo,
+    registry,
     costs,
     audit,
-    transact: transactor(db),
-    conversations: jobMessages,
-    inProcessAdapters: inProcessAdapters(config, jobMessages),
+    inProcessAdapters: inProcessAdapters(config, registry.jobMessages),
     hooks: {
       starting: (row) => files.begin(row.id, row.workdir, snapshotFile(row.id)),
-      resumed: (row) => void files.resume(row.id, row.workdir, snapshotFile(row.id)),
+      resumed: (row) => void files.resume(row.id, row.workdir, snapshotFile(row.id)).catch(() => undefined),
       ended: (row, ran) => files.end(row.id, ran),
     },
   });
-  const ollama = new OllamaService({ config, agents: agentsRepo, models: createOllamaModelsRepo(db) });
+  const ollama = new OllamaService({ config, agents: registry.agents, models: registry.ollamaModels });
   agents.on("changed", ({ name, removed }) => {
     if (!removed) jobs.agentChanged(name);
   });
   const workdirs = new WorkdirService({ config, agents, files });
-  const metrics = new Metrics(jobs, createJobStatsRepo(db));
-  const sessions = new SessionService(createSessionsRepo(db), config.dataDir, config.sessionTtlMs);
-  const conversations = new ConversationHub({ repo: createConversationsRepo(db), agents, jobs, transact: transactor(db) });
+  const metrics = new Metrics(jobs, registry.jobStats);
+  const sessions = new SessionService(registry, config.dataDir, config.sessionTtlMs);
+  const conversations = new ConversationHub({ registry, agents, jobs });
   const configFile = new ConfigFileService({ config, agents, costs });
-  const mcpTasks = createMcpTasksRepo(db);
-  return { config, agents, jobs, costs, files, workdirs, ollama, audit, metrics, sessions, conversations, configFile, mcpTasks };
+  return { config, agents, jobs, costs, files, workdirs, ollama, audit, metrics, sessions, conversations, configFile, mcpTasks: registry.mcpTasks };
 }

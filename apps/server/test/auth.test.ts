@@ -57,7 +57,7 @@ describe("the security floor", () => {
     });
     expect(res.status).toBe(403);
     expect(((await res.json()) as { error: string }).error).toMatch(/Origin/);
-    expect(server.services.jobs.list({ limit: 10, offset: 0 }).total).toBe(0);
+    expect((await server.services.jobs.list({ limit: 10, offset: 0 })).total).toBe(0);
   });
 
   test("the same origin is accepted", async () => {

@@ -1,9 +1,9 @@
 import { rmSync } from "node:fs";
 import path from "node:path";
-import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import type { Job, OutputPage } from "@corral/shared";
-import { api, startServer, tempDir, until, type TestServer } from "./helpers.js";
+import type { Job } from "@corral/shared";
+import { api, printed, startServer, tempDir, until, type TestServer } from "./helpers.js";
+import { withRegistryOf } from "./registry-of.js";
 import { connectMcp } from "./mcp-client.js";
 
 /**
@@ -16,17 +16,6 @@ async function launch(server: TestServer, prompt: string, workdir: string): Prom
   const res = await api<Job>(server, "POST", "/api/jobs", { agent: "kiro", prompt, workdir });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body;
-}
-
-async function printed(server: TestServer, id: string, text: string): Promise<void> {
-  await until(
-    async () => {
-      const page = await api<OutputPage>(server, "GET", `/api/jobs/${id}/output?cursor=0`);
-      return page.body.chunks.some((c) => c.text.includes(text)) ? true : undefined;
-    },
-    15_000,
-    `job ${id} printing ${text}`,
-  );
 }
 
 const get = async (server: TestServer, id: string) => (await api<Job>(server, "GET", `/api/jobs/${id}`)).body;
@@ -123,13 +112,11 @@ test("a cancel the server could not finish before it went down is finished by th
     const job = await launch(first, "ignore-term\nprint 1\nhang", path.join(root, "w"));
     await printed(first, job.id, "line 1");
     void first.services.jobs.cancel(job.id, { door: "mcp", client: "orchestrator" }).catch(() => undefined);
-    await until(() => (first.services.jobs.get(job.id).cancel ? true : undefined), 5_000, "the cancel request stored");
+    await until(async () => ((await first.services.jobs.get(job.id)).cancel ? true : undefined), 5_000, "the cancel request stored");
     await first.app.close();
     // The request is in the registry file itself, not only in the first server's memory.
-    const db = new Database(path.join(root, "data", "corral.db"), { readonly: true });
-    const row = db.prepare("select status, cancelled_by, cancel_client from jobs where id = ?").get(job.id);
-    db.close();
-    expect(row).toEqual({ status: "running", cancelled_by: "mcp", cancel_client: "orchestrator" });
+    const row = await withRegistryOf(path.join(root, "data"), (registry) => registry.jobs.get(job.id));
+    expect(row).toMatchObject({ status: "running", cancelledBy: "mcp", cancelClient: "orchestrator" });
 
     const second = await startServer({ CORRAL_KILL_GRACE_MS: "300" }, { root });
     try {
@@ -153,9 +140,9 @@ test("a cancel stored just before the server went down, its worker not yet signa
     await printed(first, job.id, "line 1");
     await first.app.close();
     // What the registry holds had the server died right after storing the request.
-    const db = new Database(path.join(root, "data", "corral.db"));
-    db.prepare("update jobs set cancel_requested_at = ?, cancelled_by = 'panel', cancel_client = 'panel' where id = ?").run(Date.now(), job.id);
-    db.close();
+    await withRegistryOf(path.join(root, "data"), (registry) =>
+      registry.jobs.update(job.id, { cancelRequestedAt: Date.now(), cancelledBy: "panel", cancelClient: "panel" }),
+    );
 
     const second = await startServer({}, { root });
     try {

@@ -109,7 +109,7 @@ describe("responses are checked against their schemas", () => {
     expect(launched.status).toBe(201);
     const jobs = server.services.jobs;
     const get = jobs.get.bind(jobs);
-    jobs.get = (id: string) => ({ ...get(id), status: "sleeping" }) as unknown as Job;
+    jobs.get = async (id: string) => ({ ...(await get(id)), status: "sleeping" }) as unknown as Job;
     try {
       const res = await api<ErrorBody>(server, "GET", `/api/jobs/${launched.body.id}`);
       expect(res.status).toBe(500);
@@ -123,7 +123,7 @@ describe("responses are checked against their schemas", () => {
   test("fields a handler adds beyond the schema are not sent", async () => {
     const agents = server.services.agents;
     const list = agents.list.bind(agents);
-    agents.list = () => list().map((a) => ({ ...a, secret: "not in the contract" }));
+    agents.list = async () => (await list()).map((a) => ({ ...a, secret: "not in the contract" }));
     try {
       const res = await fetch(`${server.url}/api/agents`, { headers: server.auth });
       expect(res.status).toBe(200);

@@ -215,12 +215,12 @@ describe("two agents in a session", () => {
     await call(b, "corral_register", { name: "b", session: "bounds" });
     const hub = server.services.conversations;
     const member = { session: "bounds", name: "filler", door: "rest" as const };
-    const filler = hub.register(member.session, member.name, null, member.door);
-    for (let i = 0; i < HUB_LIMITS.inbox; i++) hub.send(filler, "b", `m${i}`);
+    const filler = await hub.register(member.session, member.name, null, member.door);
+    for (let i = 0; i < HUB_LIMITS.inbox; i++) await hub.send(filler, "b", `m${i}`);
     expect(await call(a, "corral_send", { to: "b", text: "one too many" })).toMatch(/^error: to: the inbox of b is full \(1000 messages waiting\)/);
     expect(await call(b, "corral_receive", { timeout_s: 0 })).toMatch(/^100 message\(s\)/);
     expect(await call(a, "corral_send", { to: "b", text: "room again" })).toMatch(/^sent/);
-    hub.leave(filler);
+    await hub.leave(filler);
   });
 });
 

@@ -84,8 +84,8 @@ describe("cost accounting", () => {
     });
     expect(priced.status).toBe(200);
     const expected = (2400 * 1 + 100 * 0.1 + 52 * 10) / 1e6;
-    expect(server.services.jobs.get(codex.id).usage).toMatchObject({ costSource: "estimated" });
-    expect(server.services.jobs.get(codex.id).usage.costUsd).toBeCloseTo(expected, 12);
+    expect((await server.services.jobs.get(codex.id)).usage).toMatchObject({ costSource: "estimated" });
+    expect((await server.services.jobs.get(codex.id)).usage.costUsd).toBeCloseTo(expected, 12);
     const after = await report(server);
     expect(after.groups.find((g) => g.provider === "openai")).toMatchObject({ unpricedJobs: 0, pricedJobs: 1 });
     expect(after.groups.find((g) => g.provider === "openai")?.costUsd).toBeCloseTo(expected, 12);
@@ -93,7 +93,7 @@ describe("cost accounting", () => {
 
     // Removing the override makes it unpriced again; the shipped table's rows cannot be deleted.
     expect((await api(server, "DELETE", "/api/costs/prices?provider=openai&model=my-finetune")).status).toBe(204);
-    expect(server.services.jobs.get(codex.id).usage.costUsd).toBeNull();
+    expect((await server.services.jobs.get(codex.id)).usage.costUsd).toBeNull();
     const gone = await api<ErrorBody>(server, "DELETE", "/api/costs/prices?provider=google&model=gemini-2.5-flash");
     expect(gone.status).toBe(404);
   });
@@ -155,7 +155,7 @@ describe("cost accounting", () => {
     expect(models.groups.find((g) => g.provider === "openai")).toMatchObject({ model: "gpt-5.5", unpricedJobs: 1 });
     const set = await api(server, "PUT", "/api/costs/prices", { provider: "openai", model: "gpt-5.5", inputPerM: 2, outputPerM: 8 });
     expect(set.status).toBe(200);
-    expect(server.services.jobs.get(job.id).usage).toMatchObject({ costSource: "estimated" });
+    expect((await server.services.jobs.get(job.id)).usage).toMatchObject({ costSource: "estimated" });
     // A record that is not there (an older Codex, a home it could not write) leaves the model unknown, not made up.
     const codexHome = path.join(server.root, ".codex");
     rmSync(codexHome, { recursive: true, force: true });

@@ -1,10 +1,10 @@
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
-import Database from "better-sqlite3";
 import { afterAll, expect, test } from "vitest";
 import type { Job } from "@corral/shared";
 import { groupAlive } from "../src/jobs/process-group.js";
 import { sleep, tempDir, until } from "./helpers.js";
+import { withRegistryOf } from "./registry-of.js";
 import { startServerProcess, type ServerProcess } from "./server-process.js";
 
 const root = tempDir();
@@ -49,7 +49,7 @@ test("kill -9 of the server while three jobs run: after a restart all three fini
   // The spawner that started the workers saw its server go and went too; the workers did not
   // notice: their process groups are still there.
   await until(() => (hasExited(spawner) ? true : undefined), 5000, "the spawner to exit");
-  for (const job of jobs) expect(groupAlive(storedPid(job.id))).toBe(true);
+  for (const job of jobs) expect(groupAlive((await stored(job.id)).pid as number)).toBe(true);
   const second = await startProcess();
   try {
     for (const [i, job] of jobs.entries()) {
@@ -93,14 +93,9 @@ function hasExited(pid: number): boolean {
   }
 }
 
-/** The server is down: read the pid it stored, straight from SQLite. */
-function storedPid(jobId: string): number {
-  const db = new Database(path.join(root, "data", "corral.db"), { readonly: true });
-  try {
-    return (db.prepare("select pid from jobs where id = ?").get(jobId) as { pid: number }).pid;
-  } finally {
-    db.close();
-  }
+/** The server is down: read what it stored for the job, straight from its registry. */
+function stored(jobId: string) {
+  return withRegistryOf(path.join(root, "data"), async (registry) => (await registry.jobs.get(jobId))!);
 }
 
 test("SIGTERM leaves workers running; with CORRAL_STOP_WORKERS_ON_EXIT=1 it cancels them first", async () => {
@@ -109,7 +104,7 @@ test("SIGTERM leaves workers running; with CORRAL_STOP_WORKERS_ON_EXIT=1 it canc
   await until(async () => ((await rest<Job>("GET", `/api/jobs/${left.id}`)).status === "running" ? true : undefined));
   const spawner = spawnerOf(keep.child.pid as number);
   expect(await keep.stop()).toBe(0);
-  const leftPid = storedPid(left.id);
+  const leftPid = (await stored(left.id)).pid as number;
   expect(groupAlive(leftPid)).toBe(true);
   await until(() => (hasExited(spawner) ? true : undefined), 5000, "the spawner to exit");
 
@@ -117,10 +112,5 @@ test("SIGTERM leaves workers running; with CORRAL_STOP_WORKERS_ON_EXIT=1 it canc
   expect((await rest<Job>("GET", `/api/jobs/${left.id}`)).status).toBe("running");
   await stopping.stop();
   expect(groupAlive(leftPid)).toBe(false);
-  const db = new Database(path.join(root, "data", "corral.db"), { readonly: true });
-  try {
-    expect((db.prepare("select status from jobs where id = ?").get(left.id) as { status: string }).status).toBe("cancelled");
-  } finally {
-    db.close();
-  }
+  expect((await stored(left.id)).status).toBe("cancelled");
 }, 60_000);

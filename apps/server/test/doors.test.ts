@@ -156,7 +156,7 @@ describe("no spelling of a protected route answers without credentials", () => {
     expect(tried).toBeGreaterThan(1000);
     // Nothing was created through any of them, and the server still serves.
     expect((await api<{ total: number }>(server, "GET", "/api/jobs")).body.total).toBe(1);
-    expect(server.services.agents.list().some((a) => a.name === "x")).toBe(false);
+    expect((await server.services.agents.list()).some((a) => a.name === "x")).toBe(false);
     expect((await raw("GET", "/api/health")).status).toBe(200);
   });
 

@@ -17,12 +17,11 @@ const launch = (prompt: string, extra: Partial<JobInput> & { agent?: string } = 
   const { agent = "kiro", workdir = path.join(server.root, `work-${++workdirs}`), ...rest } = extra;
   return server.services.jobs.launch(agent, { prompt, workdir, ...rest }, "rest");
 };
-const finished = async (job: Job) => (await server.services.jobs.waitFor([job.id], 20_000))[0] as Job;
-const output = (job: Job) =>
-  server.services.jobs
-    .readOutput(job.id, 0, 64 * 1024 * 1024)
-    .chunks.map((c) => c.text)
-    .join("");
+const finished = async (launched: Job | Promise<Job>) => {
+  const job = await launched;
+  return (await server.services.jobs.waitFor([job.id], 20_000))[0] as Job;
+};
+const output = async (job: Job) => (await server.services.jobs.readOutput(job.id, 0, 64 * 1024 * 1024)).chunks.map((c) => c.text).join("");
 
 describe("a worker", () => {
   test("writes its file in the workdir and succeeds", async () => {
@@ -39,26 +38,26 @@ describe("a worker", () => {
     const prompt = "echo $(touch pwned) `touch pwned2`; touch pwned3 && echo '\"quoted\"'";
     const job = await finished(launch(prompt, { workdir: path.join(server.root, "shell") }));
     expect(job.status).toBe("succeeded");
-    expect(output(job)).toContain(prompt);
+    expect(await output(job)).toContain(prompt);
     for (const f of ["pwned", "pwned2", "pwned3"]) expect(existsSync(path.join(job.workdir, f))).toBe(false);
   });
 
   test("keeps a large output on disk and readable from any cursor", async () => {
     const job = await finished(launch("print 50000"));
     expect(job.status).toBe("succeeded");
-    const lines = output(job).trimEnd().split("\n");
+    const lines = (await output(job)).trimEnd().split("\n");
     expect(lines).toHaveLength(50001);
     expect(lines[49999]).toBe("line 50000");
     // Page through it from cursor 0 in small reads: every line once, in order.
     let cursor = 0;
     let text = "";
     for (;;) {
-      const page = server.services.jobs.readOutput(job.id, cursor, 4096);
+      const page = await server.services.jobs.readOutput(job.id, cursor, 4096);
       text += page.chunks.map((c) => c.text).join("");
       if (page.complete) break;
       cursor = page.cursor;
     }
-    expect(text).toBe(output(job));
+    expect(text).toBe(await output(job));
     expect(job.outputBytes).toBeGreaterThan(500_000);
   });
 
@@ -69,7 +68,7 @@ describe("a worker", () => {
     expect(job.error).toContain("exit code 3");
     expect(job.error).toContain("invalid flag --frobnicate");
     expect(job.attempt).toBe(1);
-    const chunks = server.services.jobs.readOutput(job.id, 0, 65536).chunks;
+    const chunks = (await server.services.jobs.readOutput(job.id, 0, 65536)).chunks;
     expect(chunks).toContainEqual({ stream: "err", text: "invalid flag --frobnicate\n" });
   });
 
@@ -82,27 +81,27 @@ describe("a worker", () => {
   });
 
   test("that ignores SIGTERM and forks children is killed by cancel, group and all", async () => {
-    const job = launch("fork 3\nignore-term\nhang");
-    await until(() => (server.services.jobs.get(job.id).status === "running" ? true : undefined));
-    await until(() => (server.services.jobs.outputTail(job.id, 100) === "" ? undefined : true), 5000).catch(() => true);
+    const job = await launch("fork 3\nignore-term\nhang");
+    await until(async () => ((await server.services.jobs.get(job.id)).status === "running" ? true : undefined));
+    await until(() => (server.services.jobs.outputTail(job, 100) === "" ? undefined : true), 5000).catch(() => true);
     const cancelled = await server.services.jobs.cancel(job.id);
     expect(cancelled.status).toBe("cancelled");
     expect(groupAlive(cancelled.pid as number)).toBe(false);
   });
 
   test("whose binary is missing fails with what to install or set", async () => {
-    server.services.agents.create({ name: "ghost", kind: "command", command: "no-such-tool-anywhere" });
+    await server.services.agents.create({ name: "ghost", kind: "command", command: "no-such-tool-anywhere" });
     const job = await finished(launch("x", { agent: "ghost" }));
     expect(job.status).toBe("failed");
     expect(job.error).toMatch(/no-such-tool-anywhere was not found on PATH/);
-    const [agent] = await server.services.agents.withAvailability([server.services.agents.get("ghost")]);
+    const [agent] = await server.services.agents.withAvailability([await server.services.agents.get("ghost")]);
     expect(agent?.availability.available).toBe(false);
   });
 
   test("names a missing CLI's install command and CORRAL_<AGENT>_BIN", async () => {
-    server.services.agents.update("codex", { command: "codex-not-installed" });
+    await server.services.agents.update("codex", { command: "codex-not-installed" });
     const job = await finished(launch("x", { agent: "codex" }));
-    server.services.agents.update("codex", { command: null });
+    await server.services.agents.update("codex", { command: null });
     expect(job.error).toContain("npm install -g @openai/codex");
     expect(job.error).toContain("CORRAL_CODEX_BIN");
   });
@@ -115,11 +114,8 @@ describe("a worker", () => {
 });
 
 describe("retries", () => {
-  const attemptText = (job: Job, attempt: { outputStart: number; outputEnd: number | null }) => {
-    const text = server.services.jobs
-      .readOutput(job.id, attempt.outputStart, 1 << 20)
-      .chunks.map((c) => c.text)
-      .join("");
+  const attemptText = async (job: Job, attempt: { outputStart: number; outputEnd: number | null }) => {
+    const text = (await server.services.jobs.readOutput(job.id, attempt.outputStart, 1 << 20)).chunks.map((c) => c.text).join("");
     return attempt.outputEnd === null
       ? text
       : Buffer.from(text)
@@ -136,7 +132,7 @@ describe("retries", () => {
     );
     expect(job.status).toBe("succeeded");
     expect(job.attempt).toBe(2);
-    const attempts = server.services.jobs.attempts(job.id);
+    const attempts = await server.services.jobs.attempts(job.id);
     expect(attempts.map((a) => [a.attempt, a.status, a.exitCode])).toEqual([
       [1, "failed", 75],
       [2, "succeeded", 0],
@@ -144,28 +140,28 @@ describe("retries", () => {
     const [first, second] = attempts;
     if (!first || !second) throw new Error("two attempts expected");
     expect(first.outputEnd).not.toBeNull();
-    expect(attemptText(job, second)).toContain("wrote ok.txt");
-    expect(output(job)).toMatch(/attempt 1 of 3 failed \(exit code 75\); retrying in 0.2 s/);
+    expect(await attemptText(job, second)).toContain("wrote ok.txt");
+    expect(await output(job)).toMatch(/attempt 1 of 3 failed \(exit code 75\); retrying in 0.2 s/);
   });
 
   test("a failure the policy does not name ends the job at once", async () => {
     const job = await finished(launch("exit 9", { retry: { maxAttempts: 3, exitCodes: [75], outputPatterns: ["rate limit"], backoffS: 0 } }));
     expect(job.status).toBe("failed");
-    expect(server.services.jobs.attempts(job.id)).toHaveLength(1);
+    expect(await server.services.jobs.attempts(job.id)).toHaveLength(1);
   });
 
   test("an agent's policy applies to its jobs; built-in CLI agents retry rate limits", async () => {
-    expect(server.services.agents.get("gemini").retry?.outputPatterns).toContain("rate.?limit");
+    expect((await server.services.agents.get("gemini")).retry?.outputPatterns).toContain("rate.?limit");
     const marker = path.join(server.root, "rate-limited-once");
-    server.services.agents.update("claude", { retry: { maxAttempts: 2, exitCodes: [], outputPatterns: ["rate.?limit"], backoffS: 0.1 } });
+    await server.services.agents.update("claude", { retry: { maxAttempts: 2, exitCodes: [], outputPatterns: ["rate.?limit"], backoffS: 0.1 } });
     const job = await finished(launch(`fail-once ${marker} 1 429 rate limit exceeded`, { agent: "claude" }));
     expect(job.status).toBe("succeeded");
     expect(job.attempt).toBe(2);
   });
 
   test("cancel during the backoff ends the job", async () => {
-    const job = launch("exit 75", { retry: { maxAttempts: 5, exitCodes: [75], outputPatterns: [], backoffS: 60 } });
-    await until(() => (server.services.jobs.get(job.id).attempt === 2 ? true : undefined));
+    const job = await launch("exit 75", { retry: { maxAttempts: 5, exitCodes: [75], outputPatterns: [], backoffS: 60 } });
+    await until(async () => ((await server.services.jobs.get(job.id)).attempt === 2 ? true : undefined));
     const cancelled = await server.services.jobs.cancel(job.id);
     expect(cancelled.status).toBe("cancelled");
     expect(cancelled.error).toMatch(/while waiting to retry/);
@@ -175,8 +171,8 @@ describe("retries", () => {
 describe("the workdir guard", () => {
   test("refuses a second job in a busy workdir unless it opts in", async () => {
     const workdir = path.join(server.root, "busy");
-    const first = launch("sleep 0.5", { workdir });
-    expect(() => launch("x", { workdir })).toThrowError(new RegExp(`in use by job ${first.id}`));
+    const first = await launch("sleep 0.5", { workdir });
+    await expect(launch("x", { workdir })).rejects.toThrowError(new RegExp(`in use by job ${first.id}`));
     const second = launch("x", { workdir, shared_workdir: true });
     await finished(first);
     await finished(second);
@@ -188,22 +184,18 @@ test("a worker that moves its own workdir away still ends cleanly; the answer fi
   const workdir = path.join(server.root, "moved-away");
   const job = await finished(launch("rename ../moved-away ../moved-away-gone\nthe answer", { agent: "opencode", workdir }));
   expect(job.status).toBe("succeeded");
-  expect(output(job)).toMatch(/could not write output\.md/);
-  expect(server.services.jobs.get(job.id).status).toBe("succeeded");
+  expect(await output(job)).toMatch(/could not write output\.md/);
+  expect((await server.services.jobs.get(job.id)).status).toBe("succeeded");
 });
 
 describe("workdirs", () => {
-  test("outside the allowed roots are refused with the field named", () => {
-    expect(() => launch("x", { workdir: "/etc/corral" })).toThrowError(/outside the allowed workdir roots/);
-    try {
-      launch("x", { workdir: "/etc" });
-    } catch (err) {
-      expect((err as { field?: string }).field).toBe("workdir");
-    }
+  test("outside the allowed roots are refused with the field named", async () => {
+    await expect(launch("x", { workdir: "/etc/corral" })).rejects.toThrowError(/outside the allowed workdir roots/);
+    await expect(launch("x", { workdir: "/etc" })).rejects.toMatchObject({ field: "workdir" });
   });
 
-  test("escaping through .. is refused", () => {
-    expect(() => launch("x", { workdir: `${server.root}/../../etc/x` })).toThrowError(/outside the allowed workdir roots/);
+  test("escaping through .. is refused", async () => {
+    await expect(launch("x", { workdir: `${server.root}/../../etc/x` })).rejects.toThrowError(/outside the allowed workdir roots/);
   });
 
   test("~ expands to the home directory and missing dirs are created", async () => {
@@ -214,7 +206,7 @@ describe("workdirs", () => {
 });
 
 test("200 jobs at once with a limit of 8 all end, and never more than 8 run", async () => {
-  server.services.agents.update("kiro", { maxConcurrent: 8 });
+  await server.services.agents.update("kiro", { maxConcurrent: 8 });
   let running = 0;
   let peak = 0;
   const seen = new Map<string, string>();
@@ -228,8 +220,10 @@ test("200 jobs at once with a limit of 8 all end, and never more than 8 run", as
     peak = Math.max(peak, running);
   };
   server.services.jobs.on("job", onJob);
-  const jobs = Array.from({ length: 200 }, (_, i) =>
-    launch(`write out-${i}.txt ${i}`, { agent: "kiro", workdir: path.join(server.root, "burst"), shared_workdir: true }),
+  const jobs = await Promise.all(
+    Array.from({ length: 200 }, (_, i) =>
+      launch(`write out-${i}.txt ${i}`, { agent: "kiro", workdir: path.join(server.root, "burst"), shared_workdir: true }),
+    ),
   );
   const ended = await server.services.jobs.waitFor(
     jobs.map((j) => j.id),

@@ -63,9 +63,9 @@ let lostId = "";
 
 beforeAll(async () => {
   const first = await startServer({}, { root });
-  const lost = first.services.jobs.launch("parrot", { prompt: "sleep 30", workdir: workdir() }, "rest");
-  await until(() => (first.services.jobs.get(lost.id).pid ? true : undefined));
-  const pid = first.services.jobs.get(lost.id).pid as number;
+  const lost = await first.services.jobs.launch("parrot", { prompt: "sleep 30", workdir: workdir() }, "rest");
+  await until(async () => ((await first.services.jobs.get(lost.id)).pid ? true : undefined));
+  const pid = (await first.services.jobs.get(lost.id)).pid as number;
   await first.app.close();
   process.kill(-pid, "SIGKILL");
   await sleep(300);
@@ -78,7 +78,7 @@ beforeAll(async () => {
   cleanups.push(() => server.close());
   mcp = await connectMcp(server);
   cleanups.push(() => mcp.close());
-  server.services.agents.update("parrot", { maxConcurrent: 10 });
+  await server.services.agents.update("parrot", { maxConcurrent: 10 });
 }, 60_000);
 
 describe("a follow-up continues the earlier job's conversation", () => {
@@ -258,7 +258,7 @@ describe("the earlier job in every state", () => {
 
   beforeAll(async () => {
     // One parrot agent runs one job at a time: a hanging job keeps the next one queued.
-    server.services.agents.create({ name: "single", kind: "parrot", maxConcurrent: 1 });
+    await server.services.agents.create({ name: "single", kind: "parrot", maxConcurrent: 1 });
     const go = async (key: string, body: Record<string, unknown>) => {
       workdirs[key] = workdir();
       ids[key] = (await launch({ agent: "parrot", workdir: workdirs[key], ...body })).id;
@@ -333,13 +333,13 @@ describe("a follow-up across a restart", () => {
     try {
       const before = await startServer({}, { root: own });
       const { jobs, agents } = before.services;
-      agents.update("parrot", { maxConcurrent: 1 });
-      const first = jobs.launch("parrot", { prompt: "before the restart", workdir: dir }, "rest");
+      await agents.update("parrot", { maxConcurrent: 1 });
+      const first = await jobs.launch("parrot", { prompt: "before the restart", workdir: dir }, "rest");
       const [ran] = await jobs.waitFor([first.id], 30_000);
-      const blocker = jobs.launch("parrot", { prompt: "hang", workdir: path.join(own, "b") }, "rest");
-      await until(() => (jobs.get(blocker.id).status === "running" ? true : undefined));
-      const next = jobs.launch("parrot", { prompt: "after the restart", session: first.id }, "rest");
-      expect(jobs.get(next.id).status).toBe("queued");
+      const blocker = await jobs.launch("parrot", { prompt: "hang", workdir: path.join(own, "b") }, "rest");
+      await until(async () => ((await jobs.get(blocker.id)).status === "running" ? true : undefined));
+      const next = await jobs.launch("parrot", { prompt: "after the restart", session: first.id }, "rest");
+      expect((await jobs.get(next.id)).status).toBe("queued");
       await before.app.close();
 
       const after = await startServer({}, { root: own });

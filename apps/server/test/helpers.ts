@@ -4,6 +4,8 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildApp, type BuildOptions, type CorralApp } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
+import { registryEnv } from "./postgres.js";
+import type { OutputPage } from "@corral/shared";
 import { setTimeout as sleep } from "node:timers/promises";
 
 export const fixturesDir = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures");
@@ -40,6 +42,7 @@ export async function startServer(
     CORRAL_LOG_LEVEL: "silent",
     CORRAL_KILL_GRACE_MS: "500",
     CORRAL_TOKEN: "test-token-0123456789",
+    ...(await registryEnv(dataDir)),
     ...env,
   });
   const corral = await buildApp(config, { logStream: options.logStream });
@@ -87,4 +90,16 @@ export async function until<T>(check: () => T | undefined | Promise<T | undefine
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await sleep(25);
   }
+}
+
+/** Waits until job `id`'s output holds `text`. */
+export async function printed(server: TestServer, id: string, text: string): Promise<void> {
+  await until(
+    async () => {
+      const page = await api<OutputPage>(server, "GET", `/api/jobs/${id}/output?cursor=0`);
+      return page.body.chunks.some((c) => c.text.includes(text)) ? true : undefined;
+    },
+    15_000,
+    `job ${id} printing ${text}`,
+  );
 }

@@ -33,13 +33,13 @@ describe("the workdir watcher", () => {
       // Written at once by a shell (a Node fake would take longer to start than the watcher's
       // delay), then the worker waits: only the catch-up walk can announce the file before the
       // job is stopped.
-      server.services.agents.create({ name: "shell", kind: "command", command: "/bin/sh", args: ["-c", "{prompt}"] });
+      await server.services.agents.create({ name: "shell", kind: "command", command: "/bin/sh", args: ["-c", "{prompt}"] });
       const job = await launch("printf x > early.txt; exec sleep 60", "shell");
       const early = await until(() => events.find((e) => e.jobId === job.id), 15_000, "the file event of a running job");
       expect(early.file).toMatchObject({ path: "early.txt", change: "created", size: 1 });
-      expect(server.services.jobs.get(job.id).status).toBe("running");
+      expect((await server.services.jobs.get(job.id)).status).toBe("running");
       expect((await server.services.jobs.cancel(job.id)).status).toBe("cancelled");
-      expect(server.services.files.list(job.id).map((f) => [f.path, f.change])).toEqual([["early.txt", "created"]]);
+      expect((await server.services.files.list(job.id)).map((f) => [f.path, f.change])).toEqual([["early.txt", "created"]]);
     } finally {
       server.services.files.off("file", onFile);
     }
@@ -49,7 +49,7 @@ describe("the workdir watcher", () => {
     const job = await launch("write a.txt 1\nwrite b.txt 22\ndelete a.txt\nwrite c.txt 333");
     const [ended] = await server.services.jobs.waitFor([job.id], 30_000);
     expect(ended?.status).toBe("succeeded");
-    expect(server.services.files.list(job.id).map((f) => [f.path, f.change, f.size])).toEqual([
+    expect((await server.services.files.list(job.id)).map((f) => [f.path, f.change, f.size])).toEqual([
       ["b.txt", "created", 2],
       ["c.txt", "created", 3],
     ]);
@@ -58,11 +58,11 @@ describe("the workdir watcher", () => {
 
 describe("a job's attempts", () => {
   test("a worker that never started is still one attempt, failed with the reason, like its job", async () => {
-    server.services.agents.create({ name: "nowhere", kind: "command", command: "no-such-tool-for-attempts" });
+    await server.services.agents.create({ name: "nowhere", kind: "command", command: "no-such-tool-for-attempts" });
     const job = await launch("x", "nowhere");
     const [ended] = await server.services.jobs.waitFor([job.id], 30_000);
     expect(ended?.status).toBe("failed");
-    const attempts = server.services.jobs.attempts(job.id);
+    const attempts = await server.services.jobs.attempts(job.id);
     expect(attempts.map((a) => [a.attempt, a.status])).toEqual([[1, "failed"]]);
     expect(attempts[0]?.error).toBe(ended?.error);
     expect(attempts[0]?.endedAt).not.toBeNull();
@@ -70,11 +70,11 @@ describe("a job's attempts", () => {
 
   test("whenever the registry says running, the attempt is there as running", async () => {
     const seen = new Map<string, JobStatus[]>();
-    const onJob = (changed: Job) => {
+    const onJob = async (changed: Job) => {
       if (changed.status === "running")
         seen.set(
           changed.id,
-          server.services.jobs.attempts(changed.id).map((a) => a.status),
+          (await server.services.jobs.attempts(changed.id)).map((a) => a.status),
         );
     };
     server.services.jobs.on("job", onJob);
@@ -83,7 +83,7 @@ describe("a job's attempts", () => {
       const [ended] = await server.services.jobs.waitFor([job.id], 30_000);
       expect(ended?.status).toBe("succeeded");
       expect(seen.get(job.id)).toEqual(["running"]);
-      expect(server.services.jobs.attempts(job.id).map((a) => a.status)).toEqual(["succeeded"]);
+      expect((await server.services.jobs.attempts(job.id)).map((a) => a.status)).toEqual(["succeeded"]);
     } finally {
       server.services.jobs.off("job", onJob);
     }

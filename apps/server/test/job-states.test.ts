@@ -81,10 +81,10 @@ const matrix: { key: string; agent: string; status: JobStatus; done: RegExp; att
 beforeAll(async () => {
   // A job lost while the server was down: its worker died and left no exit status.
   const first = await startServer({}, { root });
-  const lost = first.services.jobs.launch("kiro", { prompt: "print 2\nhang", workdir: workdir() }, "rest");
-  await until(() => (first.services.jobs.get(lost.id).pid ? true : undefined));
+  const lost = await first.services.jobs.launch("kiro", { prompt: "print 2\nhang", workdir: workdir() }, "rest");
+  await until(async () => ((await first.services.jobs.get(lost.id)).pid ? true : undefined));
   await sleep(300);
-  const pid = first.services.jobs.get(lost.id).pid as number;
+  const pid = (await first.services.jobs.get(lost.id)).pid as number;
   await first.app.close();
   process.kill(-pid, "SIGKILL");
   await sleep(300);
@@ -102,8 +102,8 @@ beforeAll(async () => {
   cleanups.push(() => ws.close());
 
   // kiro runs one job at a time: one hangs, so the next ones wait for its slot.
-  server.services.agents.update("kiro", { maxConcurrent: 1 });
-  server.services.agents.create({ name: "free", kind: "kiro", maxConcurrent: 10 });
+  await server.services.agents.update("kiro", { maxConcurrent: 1 });
+  await server.services.agents.create({ name: "free", kind: "kiro", maxConcurrent: 10 });
   ids.running = await launch({ agent: "kiro", prompt: "print 3\nhang" });
   await reach(idOf("running"), (j) => j.status === "running", "running");
   await until(async () => ((await restText(idOf("running"))).includes("line 3") ? true : undefined));

@@ -21,7 +21,7 @@ describe("WebSocket", () => {
     const server = await startServer({ CORRAL_WS_MAX_CONNECTIONS: "200" });
     const clients: WsClient[] = [];
     try {
-      server.services.agents.create({ name: "burst", kind: "kiro", maxConcurrent: 32 });
+      await server.services.agents.create({ name: "burst", kind: "kiro", maxConcurrent: 32 });
       const jobs: Job[] = [];
       for (let i = 0; i < 32; i++) {
         const res = await api<Job>(server, "POST", "/api/jobs", {

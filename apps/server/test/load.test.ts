@@ -12,14 +12,16 @@ afterAll(() => server.close());
 
 test("1,000 jobs queued at concurrency 16 with a WebSocket subscriber: every job accounted for", async () => {
   // A cheap worker, so the engine is what is measured, not a Node start per job.
-  server.services.agents.create({ name: "echo", kind: "command", command: "echo", maxConcurrent: 16 });
+  await server.services.agents.create({ name: "echo", kind: "command", command: "echo", maxConcurrent: 16 });
   const ws = await WsClient.open(server);
   ws.send({ type: "subscribe_jobs" });
   await ws.waitFor("subscribed");
   const workdir = path.join(server.root, "load");
-  const ids = Array.from(
-    { length: 1000 },
-    (_, i) => server.services.jobs.launch("echo", { prompt: `job ${i}`, workdir, shared_workdir: true }, "rest").id,
+  const ids = await Promise.all(
+    Array.from(
+      { length: 1000 },
+      async (_, i) => (await server.services.jobs.launch("echo", { prompt: `job ${i}`, workdir, shared_workdir: true }, "rest")).id,
+    ),
   );
   const ended = await server.services.jobs.waitFor(ids, 240_000);
   expect(ended.filter((j) => j.status === "succeeded")).toHaveLength(1000);

@@ -27,7 +27,7 @@ beforeAll(async () => {
   cleanups.push(() => server.close());
   mcp = await connectMcp(server);
   cleanups.push(() => mcp.close());
-  server.services.agents.create({ name: "free", kind: "kiro", maxConcurrent: 10 });
+  await server.services.agents.create({ name: "free", kind: "kiro", maxConcurrent: 10 });
   // The SDK client learns from tools/list which tools take a task.
   await mcp.listTools();
 });
@@ -219,7 +219,7 @@ describe("MCP tasks for <agent>_run", () => {
     const sessionId = (mcp.transport as { sessionId?: string }).sessionId as string;
     const ended = await reachStatus(mcp, mine.taskId, "completed");
     for (let i = 0; i < 60; i++) {
-      server.services.mcpTasks.insert({
+      await server.services.mcpTasks.insert({
         id: `page-${String(i).padStart(2, "0")}`,
         jobId: jobOf(ended),
         sessionId,
@@ -258,7 +258,7 @@ describe("MCP tasks for <agent>_run", () => {
 
 describe("a task in every state of its job", () => {
   test("queued behind the agent's concurrency, running, and each ended status", async () => {
-    server.services.agents.update("kiro", { maxConcurrent: 1 });
+    await server.services.agents.update("kiro", { maxConcurrent: 1 });
     const running = await startTask(mcp, "kiro", { prompt: "print 1\nhang" });
     await until(async () => ((await mcp.experimental.tasks.getTask(running.taskId)).statusMessage?.endsWith("running") ? true : undefined));
     const queued = await startTask(mcp, "kiro", { prompt: "print 1" });
@@ -302,7 +302,7 @@ describe("a task in every state of its job", () => {
       CreateTaskResultSchema,
     );
     const jobId = jobOf(created.task);
-    const pid = await until(() => first.services.jobs.get(jobId).pid ?? undefined);
+    const pid = await until(async () => (await first.services.jobs.get(jobId)).pid ?? undefined);
     await sleep(300);
     await client.close();
     await first.app.close();

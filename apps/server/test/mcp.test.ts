@@ -101,11 +101,13 @@ describe("/mcp", () => {
     const pending = client
       .callTool({ name: "gemini_run", arguments: { prompt: "hang", workdir: workdir() } }, undefined, { signal: controller.signal })
       .catch((err: unknown) => err);
-    const job = await until(() => server.services.jobs.list({ limit: 50, offset: 0, status: ["running"] }).jobs.find((j) => j.prompt === "hang"));
+    const job = await until(async () =>
+      (await server.services.jobs.list({ limit: 50, offset: 0, status: ["running"] })).jobs.find((j) => j.prompt === "hang"),
+    );
     controller.abort();
     await pending;
-    const ended = await until(() => {
-      const now = server.services.jobs.get(job.id);
+    const ended = await until(async () => {
+      const now = await server.services.jobs.get(job.id);
       return now.status === "running" ? undefined : now;
     });
     expect(ended.status).toBe("cancelled");
@@ -180,10 +182,10 @@ describe("/mcp", () => {
 
   test("the tool list follows the agents", async () => {
     const changed = new Promise<void>((resolve) => client.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve()));
-    server.services.agents.create({ name: "dot", kind: "command", command: "echo" });
+    await server.services.agents.create({ name: "dot", kind: "command", command: "echo" });
     await changed;
     expect((await client.listTools()).tools.map((t) => t.name)).toContain("dot_run_async");
-    server.services.agents.update("dot", { enabled: false });
+    await server.services.agents.update("dot", { enabled: false });
     await until(async () => ((await client.listTools()).tools.some((t) => t.name === "dot_run") ? undefined : true));
   });
 });
@@ -203,13 +205,13 @@ describe("/mcp/<agent>", () => {
   });
 
   test("a disabled agent's mount answers 404 from the next request on, and serves again once it is enabled", async () => {
-    server.services.agents.create({ name: "mounted", kind: "command", command: "echo" });
+    await server.services.agents.create({ name: "mounted", kind: "command", command: "echo" });
     const mounted = await connectMcp(server, "/mcp/mounted");
     expect((await mounted.listTools()).tools.map((t) => t.name)).toContain("mounted_done");
-    server.services.agents.update("mounted", { enabled: false });
+    await server.services.agents.update("mounted", { enabled: false });
     await expect(mounted.listTools()).rejects.toThrow(/404|no enabled agent/);
     await expect(connectMcp(server, "/mcp/mounted")).rejects.toThrow(/404|no enabled agent/);
-    server.services.agents.update("mounted", { enabled: true });
+    await server.services.agents.update("mounted", { enabled: true });
     const again = await connectMcp(server, "/mcp/mounted");
     expect((await again.listTools()).tools.map((t) => t.name)).toContain("mounted_done");
     await again.close();

@@ -7,6 +7,10 @@ import { migrate } from "drizzle-orm/better-sqlite3/migrator";
 import type { AgentWithAvailability, Job, JobList } from "@corral/shared";
 import { afterEach, expect, test } from "vitest";
 import { api, startServer, tempDir, type TestServer } from "./helpers.js";
+import { registryOnPostgres } from "./postgres.js";
+
+// Upgrades of an SQLite file written by an older version (PostgreSQL's migrations are checked in db/pg/schema.test.ts).
+const upgrade = test.skipIf(registryOnPostgres);
 
 const migrationsFolder = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../drizzle");
 
@@ -66,7 +70,7 @@ function insertJob(
   ).run({ ...job, status: job.error ? "failed" : "succeeded", error: job.error ?? null, retry: job.retry ? JSON.stringify(job.retry) : null });
 }
 
-test("retry policies written before they took camelCase are read in it after the upgrade", async () => {
+upgrade("retry policies written before they took camelCase are read in it after the upgrade", async () => {
   const root = newRoot();
   const db = registryAt(root, "0006_browser_sessions");
   insertAgent(db, agentRow("flaky", { max_attempts: 2, exit_codes: [75], output_patterns: ["quota"], backoff_s: 5 }));
@@ -89,7 +93,7 @@ test("retry policies written before they took camelCase are read in it after the
   expect(gemini.body.retry?.maxAttempts).toBe(3);
 });
 
-test("jobs stored before the jobs list had its indexes are listed newest first and found by text after the upgrade", async () => {
+upgrade("jobs stored before the jobs list had its indexes are listed newest first and found by text after the upgrade", async () => {
   const root = newRoot();
   const db = registryAt(root, "0007_retry_policies_in_camel_case");
   insertAgent(db, agentRow("old", null));

@@ -72,7 +72,7 @@ async function runAdapter({ server }: Setup, spec: Omit<JobSpec, "agent">) {
     },
     signal: new AbortController().signal,
   };
-  return createOpencodeServerAdapter(server.services.config).run({ ...spec, agent: server.services.agents.row("live") }, io);
+  return createOpencodeServerAdapter(server.services.config).run({ ...spec, agent: await server.services.agents.row("live") }, io);
 }
 
 const heldTool = (fake: FakeOpencode) => until(() => (fake.requests.some((r) => r.path.includes("/prompt_async")) ? true : undefined));

@@ -7,8 +7,11 @@ import { afterAll, inject } from "vitest";
 export interface TestPostgres {
   /** Whether PostgreSQL runs here; where it does not, the file's tests skip themselves. */
   available: boolean;
-  /** A new, empty database; its URL (trust auth, no password). */
-  database(): Promise<string>;
+  /**
+   * A new, empty database; its URL (trust auth, no password). `icuLocale` gives it that locale's
+   * collation (en-US: "a" < "B"), as a user's database has; otherwise it compares text as C.
+   */
+  database(options?: { icuLocale?: string }): Promise<string>;
 }
 
 /**
@@ -23,10 +26,9 @@ export function usePostgres(): TestPostgres {
     return { available: false, database: () => Promise.reject(new Error(server.missing)) };
   }
   const created: string[] = [];
-  const admin = () => new pg.Client({ connectionString: server.url });
   afterAll(async () => {
     if (!created.length) return;
-    const client = admin();
+    const client = new pg.Client({ connectionString: server.url });
     await client.connect();
     try {
       for (const name of created) await client.query(`drop database if exists "${name}" with (force)`);
@@ -36,19 +38,48 @@ export function usePostgres(): TestPostgres {
   });
   return {
     available: true,
-    async database() {
-      const name = `corral_${randomBytes(6).toString("hex")}`;
-      const client = admin();
-      await client.connect();
-      try {
-        await client.query(`create database "${name}"`);
-      } finally {
-        await client.end();
-      }
-      created.push(name);
-      const url = new URL(server.url);
-      url.pathname = `/${name}`;
-      return url.toString();
+    async database(options = {}) {
+      const url = await createDatabase(server.url, options);
+      created.push(new URL(url).pathname.slice(1));
+      return url;
     },
   };
+}
+
+/**
+ * `pnpm test:pg` (CORRAL_TEST_REGISTRY=postgres): every server the integration tests start keeps
+ * its registry in PostgreSQL instead of SQLite, one database per data dir (a restarted server finds
+ * its jobs again), so the whole suite runs over both dialects.
+ */
+export const registryOnPostgres = process.env.CORRAL_TEST_REGISTRY === "postgres";
+
+const databaseOf = new Map<string, Promise<string>>();
+
+/** The settings that put a server's registry where this run keeps registries: none for SQLite. */
+export async function registryEnv(dataDir: string): Promise<Record<string, string>> {
+  if (!registryOnPostgres) return {};
+  const server = inject("postgres");
+  if ("missing" in server) throw new Error(`CORRAL_TEST_REGISTRY=postgres and ${server.missing}`);
+  let url = databaseOf.get(dataDir);
+  if (!url) {
+    url = createDatabase(server.url);
+    databaseOf.set(dataDir, url);
+  }
+  return { CORRAL_DATABASE_URL: await url };
+}
+
+/** A new database on the private PostgreSQL at `serverUrl`; its URL. */
+async function createDatabase(serverUrl: string, { icuLocale }: { icuLocale?: string } = {}): Promise<string> {
+  const name = `corral_${randomBytes(6).toString("hex")}`;
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    const locale = icuLocale ? ` template template0 locale_provider icu icu_locale '${icuLocale.replaceAll("'", "''")}'` : "";
+    await client.query(`create database "${name}"${locale}`);
+  } finally {
+    await client.end();
+  }
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
 }

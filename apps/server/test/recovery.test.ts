@@ -1,9 +1,9 @@
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import Database from "better-sqlite3";
 import { afterEach, expect, test } from "vitest";
 import { jobDataPaths } from "../src/jobs/worker-process.js";
 import { sleep, startServer, tempDir, type TestServer } from "./helpers.js";
+import { withRegistryOf } from "./registry-of.js";
 
 const roots: string[] = [];
 afterEach(() => {
@@ -17,16 +17,12 @@ async function restartable() {
   return { root, start };
 }
 
-const outputOf = (server: TestServer, id: string) =>
-  server.services.jobs
-    .readOutput(id, 0, 1 << 24)
-    .chunks.map((c) => c.text)
-    .join("");
+const outputOf = async (server: TestServer, id: string) => (await server.services.jobs.readOutput(id, 0, 1 << 24)).chunks.map((c) => c.text).join("");
 
 test("a worker keeps running while the server is down and is picked up at the next start", async () => {
   const { root, start } = await restartable();
   const first = await start();
-  const job = first.services.jobs.launch(
+  const job = await first.services.jobs.launch(
     "kiro",
     { prompt: "print 3\nsleep 1.5\nprint 2\nwrite after.txt ok", workdir: path.join(root, "w") },
     "rest",
@@ -38,7 +34,7 @@ test("a worker keeps running while the server is down and is picked up at the ne
     const [ended] = await second.services.jobs.waitFor([job.id], 15_000);
     expect(ended?.status).toBe("succeeded");
     expect(ended?.exitCode).toBe(0);
-    expect(outputOf(second, job.id)).toBe("line 1\nline 2\nline 3\nline 1\nline 2\nwrote after.txt\ndone kiro-cli-chat\n");
+    expect(await outputOf(second, job.id)).toBe("line 1\nline 2\nline 3\nline 1\nline 2\nwrote after.txt\ndone kiro-cli-chat\n");
   } finally {
     await second.app.close();
   }
@@ -47,7 +43,7 @@ test("a worker keeps running while the server is down and is picked up at the ne
 test("a worker that ended while the server was down gets its recorded exit status", async () => {
   const { root, start } = await restartable();
   const first = await start();
-  const job = first.services.jobs.launch("kiro", { prompt: "sleep 0.5\nstderr bad things\nexit 4", workdir: path.join(root, "w") }, "rest");
+  const job = await first.services.jobs.launch("kiro", { prompt: "sleep 0.5\nstderr bad things\nexit 4", workdir: path.join(root, "w") }, "rest");
   await sleep(200);
   await first.app.close();
   await sleep(1500);
@@ -65,16 +61,16 @@ test("a worker that ended while the server was down gets its recorded exit statu
 test("a worker gone without an exit status is marked lost, with the reason", async () => {
   const { root, start } = await restartable();
   const first = await start();
-  const job = first.services.jobs.launch("kiro", { prompt: "hang", workdir: path.join(root, "w") }, "rest");
+  const job = await first.services.jobs.launch("kiro", { prompt: "hang", workdir: path.join(root, "w") }, "rest");
   await sleep(300);
-  const pid = first.services.jobs.get(job.id).pid as number;
+  const pid = (await first.services.jobs.get(job.id)).pid as number;
   await first.app.close();
   process.kill(-pid, "SIGKILL");
   await sleep(300);
   rmSync(jobDataPaths(path.join(root, "data"), job.id, 1).exit, { force: true });
   const second = await start();
   try {
-    const lost = second.services.jobs.get(job.id);
+    const lost = await second.services.jobs.get(job.id);
     expect(lost.status).toBe("lost");
     expect(lost.error).toMatch(/left no exit status/);
   } finally {
@@ -85,12 +81,16 @@ test("a worker gone without an exit status is marked lost, with the reason", asy
 test("queued jobs wait again in order after a restart", async () => {
   const { root, start } = await restartable();
   const first = await start();
-  first.services.agents.update("kiro", { maxConcurrent: 1 });
-  const ids = [0, 1, 2].map(
-    (i) =>
-      first.services.jobs.launch("kiro", { prompt: `sleep 0.3\nwrite q${i}.txt ${i}`, workdir: path.join(root, "q"), shared_workdir: true }, "rest")
-        .id,
-  );
+  await first.services.agents.update("kiro", { maxConcurrent: 1 });
+  const ids: string[] = [];
+  for (const i of [0, 1, 2]) {
+    const job = await first.services.jobs.launch(
+      "kiro",
+      { prompt: `sleep 0.3\nwrite q${i}.txt ${i}`, workdir: path.join(root, "q"), shared_workdir: true },
+      "rest",
+    );
+    ids.push(job.id);
+  }
   await first.app.close();
   const second = await start();
   try {
@@ -110,7 +110,7 @@ test("files a job changes before, during and after the outage are all reported",
   writeFileSync(path.join(workdir, "old.txt"), "keep?");
   writeFileSync(path.join(workdir, "same.txt"), "untouched");
   const first = await start();
-  const job = first.services.jobs.launch("kiro", { prompt: "write a.txt 1\nsleep 1\nwrite b.txt 2\ndelete old.txt", workdir }, "rest");
+  const job = await first.services.jobs.launch("kiro", { prompt: "write a.txt 1\nsleep 1\nwrite b.txt 2\ndelete old.txt", workdir }, "rest");
   await sleep(400);
   await first.app.close();
   await sleep(1500);
@@ -118,7 +118,7 @@ test("files a job changes before, during and after the outage are all reported",
   try {
     const [ended] = await second.services.jobs.waitFor([job.id], 10_000);
     expect(ended?.status).toBe("succeeded");
-    const files = second.services.files.list(job.id).map((f) => [f.path, f.change]);
+    const files = (await second.services.files.list(job.id)).map((f) => [f.path, f.change]);
     expect(files).toEqual([
       ["a.txt", "created"],
       ["b.txt", "created"],
@@ -134,7 +134,7 @@ test("a job started in an empty workdir (no snapshot file is kept for it): files
   const workdir = path.join(root, "empty");
   mkdirSync(workdir, { recursive: true });
   const first = await start();
-  const job = first.services.jobs.launch("kiro", { prompt: "write a.txt 1\nsleep 1\nwrite b.txt 2", workdir }, "rest");
+  const job = await first.services.jobs.launch("kiro", { prompt: "write a.txt 1\nsleep 1\nwrite b.txt 2", workdir }, "rest");
   await sleep(400);
   await first.app.close();
   await sleep(1500);
@@ -142,7 +142,7 @@ test("a job started in an empty workdir (no snapshot file is kept for it): files
   try {
     const [ended] = await second.services.jobs.waitFor([job.id], 10_000);
     expect(ended?.status).toBe("succeeded");
-    expect(second.services.files.list(job.id).map((f) => [f.path, f.change])).toEqual([
+    expect((await second.services.files.list(job.id)).map((f) => [f.path, f.change])).toEqual([
       ["a.txt", "created"],
       ["b.txt", "created"],
     ]);
@@ -152,14 +152,11 @@ test("a job started in an empty workdir (no snapshot file is kept for it): files
 });
 
 /** Writes a job row straight into the registry, as a bug, an older version or a hand edit could leave it. */
-function insertJob(root: string, row: Record<string, unknown>): void {
-  const db = new Database(path.join(root, "data", "corral.db"));
-  try {
-    const columns = Object.keys(row);
-    db.prepare(`insert into jobs (${columns.join(", ")}) values (${columns.map((c) => `@${c}`).join(", ")})`).run(row);
-  } finally {
-    db.close();
-  }
+async function insertJob(root: string, row: Record<string, unknown>): Promise<void> {
+  const columns = Object.keys(row);
+  await withRegistryOf(path.join(root, "data"), (registry) =>
+    registry.run(`insert into jobs (${columns.join(", ")}) values (${columns.map(() => "?").join(", ")})`, Object.values(row)),
+  );
 }
 
 const poisonedRow = (id: string, agent: string, root: string, extra: Record<string, unknown> = {}) => ({
@@ -178,14 +175,14 @@ test("a queued job too big to start, left in the registry, fails with the reason
   const { root, start } = await restartable();
   const first = await start();
   // 200 arguments of 500 {prompt}s each: with a 100 kB prompt, 10 GB of command line if it were built.
-  first.services.agents.create({
+  await first.services.agents.create({
     name: "echo_many",
     kind: "command",
     command: "echo",
     args: Array.from({ length: 200 }, () => "{prompt}".repeat(500)),
   });
   await first.app.close();
-  insertJob(root, poisonedRow("poison000001", "echo_many", root, { prompt: "p".repeat(100_000) }));
+  await insertJob(root, poisonedRow("poison000001", "echo_many", root, { prompt: "p".repeat(100_000) }));
   const second = await start();
   try {
     const health = await fetch(`${second.url}/api/health`);
@@ -194,7 +191,7 @@ test("a queued job too big to start, left in the registry, fails with the reason
     expect(job?.status).toBe("failed");
     expect(job?.error).toMatch(/command line 100000 times.*over Corral's limit of 1 MiB/);
     // The agent still runs jobs that fit.
-    const small = second.services.jobs.launch("echo_many", { prompt: "p", workdir: path.join(root, "small") }, "rest");
+    const small = await second.services.jobs.launch("echo_many", { prompt: "p", workdir: path.join(root, "small") }, "rest");
     const [ok] = await second.services.jobs.waitFor([small.id], 10_000);
     expect(ok?.status).toBe("succeeded");
   } finally {
@@ -211,19 +208,20 @@ test("a running job that cannot be picked up again ends lost with why, and the r
   mkdirSync(files.log, { recursive: true });
   writeFileSync(files.exit, "0\n");
   const invocation = JSON.stringify({ command: "kiro-cli-chat", args: [], cwd: root });
-  insertJob(root, poisonedRow("broken000001", "kiro", root, { status: "running", pid: 4194304, invocation, created_at: 1 }));
+  await insertJob(root, poisonedRow("broken000001", "kiro", root, { status: "running", pid: 4194304, invocation, created_at: 1 }));
   // A queued one whose start throws where nothing should (the same broken log).
   mkdirSync(jobDataPaths(path.join(root, "data"), "stuck0000001", 1).log, { recursive: true });
-  insertJob(root, poisonedRow("stuck0000001", "kiro", root, { created_at: 2 }));
-  insertJob(root, poisonedRow("queued000001", "kiro", root, { prompt: "write after.txt ok", created_at: 3 }));
+  await insertJob(root, poisonedRow("stuck0000001", "kiro", root, { created_at: 2 }));
+  await insertJob(root, poisonedRow("queued000001", "kiro", root, { prompt: "write after.txt ok", created_at: 3 }));
   const second = await start();
   try {
-    const lost = second.services.jobs.get("broken000001");
+    const lost = await second.services.jobs.get("broken000001");
     expect(lost.status).toBe("lost");
     expect(lost.error).toMatch(/^the server could not recover this job at start: .*EISDIR/);
-    const stuck = second.services.jobs.get("stuck0000001");
-    expect(stuck.status).toBe("failed");
-    expect(stuck.error).toMatch(/^internal error: .*EISDIR/);
+    // Its start is under way as the server comes up (over PostgreSQL's network, still).
+    const [stuck] = await second.services.jobs.waitFor(["stuck0000001"], 10_000);
+    expect(stuck?.status).toBe("failed");
+    expect(stuck?.error).toMatch(/^internal error: .*EISDIR/);
     const [queued] = await second.services.jobs.waitFor(["queued000001"], 10_000);
     expect(queued?.status).toBe("succeeded");
   } finally {

@@ -19,7 +19,11 @@ import type { Job, JobList } from "@corral/shared";
 import { isFinalStatus } from "@corral/shared";
 import { api, startServer, tempDir, until } from "./helpers.js";
 import { connectMcp } from "./mcp-client.js";
+import { registryOnPostgres } from "./postgres.js";
 import { failedStart, startServerProcess } from "./server-process.js";
+
+// These damage, sabotage or inspect the SQLite file itself: `pnpm test:pg` keeps none.
+const onSqliteFile = describe.skipIf(registryOnPostgres);
 
 const token = "registry-test-token-0123456789";
 const roots: string[] = [];
@@ -83,7 +87,7 @@ async function jobsOf(port: number): Promise<JobList> {
   return (await res.json()) as JobList;
 }
 
-describe("a damaged registry is refused at start, with what to do", () => {
+onSqliteFile("a damaged registry is refused at start, with what to do", () => {
   test("a file with a garbage header: a clear message, no stack trace, and moving it aside works", async () => {
     const root = newRoot();
     const dataDir = path.join(root, "data");
@@ -155,7 +159,7 @@ describe("a damaged registry is refused at start, with what to do", () => {
   });
 });
 
-describe("a change and its audit entry are one write", () => {
+onSqliteFile("a change and its audit entry are one write", () => {
   test("a launch whose audit entry fails leaves no job, answers the generic 500, and the server keeps serving", async () => {
     const server = await startServer();
     try {
@@ -226,7 +230,7 @@ describe("a change and its audit entry are one write", () => {
   });
 });
 
-describe("the data dir is private", () => {
+onSqliteFile("the data dir is private", () => {
   /** Every entry under `dir` whose mode is not owner-only (0700 dirs, 0600 files). */
   function loose(dir: string): string[] {
     const found: string[] = [];

@@ -21,7 +21,7 @@ afterAll(async () => {
 const THREE = ["gemini", "claude", "codex"];
 let dirs = 0;
 const freshDir = () => path.join(server.root, `many-${++dirs}`);
-const jobCount = () => server.services.jobs.list({ limit: 1, offset: 0 }).total;
+const jobCount = async () => (await server.services.jobs.list({ limit: 1, offset: 0 })).total;
 const runMany = (args: Record<string, unknown>, options?: { signal?: AbortSignal; onprogress?: (p: { progress: number }) => void }) =>
   client.callTool({ name: "corral_run_many", arguments: args }, undefined, options) as Promise<CallToolResult>;
 
@@ -55,7 +55,7 @@ describe("corral_run_many (MCP)", () => {
     expect(lines[1]).toMatch(/^[a-z0-9]{12} kiro \//);
     const ids = lines.map((l) => l.split(" ")[0] as string);
     await server.services.jobs.waitFor(ids, 20_000);
-    expect(ids.map((id) => server.services.jobs.get(id).status)).toEqual(["succeeded", "succeeded"]);
+    expect((await Promise.all(ids.map((id) => server.services.jobs.get(id)))).map((j) => j.status)).toEqual(["succeeded", "succeeded"]);
   });
 
   test("shared_workdir runs them all in the workdir itself", async () => {
@@ -66,7 +66,7 @@ describe("corral_run_many (MCP)", () => {
   });
 
   test("a refusal launches nothing and names the agent", async () => {
-    const before = jobCount();
+    const before = await jobCount();
     const unknown = await runMany({ agents: ["gemini", "nosuch"], prompt: "hi", workdir: freshDir() });
     expect(unknown.isError).toBe(true);
     expect(textOf(unknown)).toMatch(/^error: agents\.1: nosuch: agent nosuch does not exist/);
@@ -83,21 +83,21 @@ describe("corral_run_many (MCP)", () => {
       expect(result.isError, JSON.stringify(args)).toBe(true);
       expect(textOf(result)).toMatch(error);
     }
-    expect(jobCount()).toBe(before);
+    expect(await jobCount()).toBe(before);
   });
 
   test("cancelling the call cancels every job it started", async () => {
     const controller = new AbortController();
     const base = freshDir();
     const pending = runMany({ agents: THREE, prompt: "hang", workdir: base }, { signal: controller.signal }).catch((err: unknown) => err);
-    const running = await until(() => {
-      const jobs = server.services.jobs.list({ limit: 50, offset: 0, status: ["running"] }).jobs.filter((j) => j.workdir.startsWith(base));
+    const running = await until(async () => {
+      const jobs = (await server.services.jobs.list({ limit: 50, offset: 0, status: ["running"] })).jobs.filter((j) => j.workdir.startsWith(base));
       return jobs.length === 3 ? jobs : undefined;
     });
     controller.abort();
     await pending;
-    const ended = await until(() => {
-      const now = running.map((j) => server.services.jobs.get(j.id));
+    const ended = await until(async () => {
+      const now = await Promise.all(running.map((j) => server.services.jobs.get(j.id)));
       return now.every((j) => j.status !== "running") ? now : undefined;
     });
     expect(ended.map((j) => j.status)).toEqual(["cancelled", "cancelled", "cancelled"]);
@@ -150,7 +150,7 @@ describe("POST /api/jobs/many", () => {
   test("without a workdir each agent works in its own", async () => {
     const res = await launch({ agents: ["gemini", "kiro"], prompt: "hi" });
     expect(res.status).toBe(201);
-    const agents = server.services.agents.list();
+    const agents = await server.services.agents.list();
     expect(res.body.jobs.map((j) => j.workdir)).toEqual(["gemini", "kiro"].map((a) => agents.find((x) => x.name === a)?.workdir));
     await server.services.jobs.waitFor(
       res.body.jobs.map((j) => j.id),
@@ -164,7 +164,7 @@ describe("POST /api/jobs/many", () => {
     const busy = await api<Job>(server, "POST", "/api/jobs", { agent: "kiro", prompt: "hang", workdir: path.join(base, "codex") });
     expect(busy.status).toBe(201);
     await api(server, "PATCH", "/api/agents/opencode", { enabled: false });
-    const before = jobCount();
+    const before = await jobCount();
     const cases: [unknown, number, string, RegExp][] = [
       [{ agents: ["gemini", "nosuch"], prompt: "hi", workdir: base }, 404, "agents.1", /^nosuch: agent nosuch does not exist/],
       [{ agents: ["gemini", "opencode"], prompt: "hi", workdir: base }, 409, "agents.1", /^opencode: agent opencode is disabled/],
@@ -189,7 +189,7 @@ describe("POST /api/jobs/many", () => {
       expect({ body, status: res.status, field: res.body.field }).toEqual({ body, status, field });
       expect(res.body.error).toMatch(error);
     }
-    expect(jobCount()).toBe(before);
+    expect(await jobCount()).toBe(before);
     await api(server, "PATCH", "/api/agents/opencode", { enabled: true });
     await server.services.jobs.cancel(busy.body.id);
   });
@@ -198,12 +198,12 @@ describe("POST /api/jobs/many", () => {
     const same = freshDir();
     for (const agent of ["gemini", "kiro"]) await api(server, "PATCH", `/api/agents/${agent}`, { workdir: same });
     try {
-      const before = jobCount();
+      const before = await jobCount();
       const res = await launch({ agents: ["gemini", "kiro"], prompt: "hi" });
       expect(res.status).toBe(409);
       expect(res.body.field).toBe("workdir");
       expect(res.body.error).toBe(`gemini and kiro both work in ${same}; give a workdir (each agent gets its own folder in it) or share it`);
-      expect(jobCount()).toBe(before);
+      expect(await jobCount()).toBe(before);
     } finally {
       for (const agent of ["gemini", "kiro"])
         await api(server, "PATCH", `/api/agents/${agent}`, { workdir: path.join(server.root, "corral-work", agent) });
@@ -224,16 +224,16 @@ describe("limits across the group", () => {
       model: "claude-sonnet-4-5",
     });
     if (first.status === 201) await server.services.jobs.waitFor([first.body.id], 20_000);
-    const before = jobCount();
+    const before = await jobCount();
     const res = await api<ApiError>(server, "POST", "/api/jobs/many", { agents: ["gemini", "claude"], prompt: "hi", workdir: base });
     expect(res.status).toBe(429);
     expect(res.body.field).toBe("agents.1");
     expect(res.body.error).toMatch(/^claude: budget exceeded: anthropic's daily budget/);
     expect(res.body.agent).toBe("claude");
-    expect(jobCount()).toBe(before);
+    expect(await jobCount()).toBe(before);
     const mcp = await runMany({ agents: ["gemini", "claude"], prompt: "hi", workdir: base });
     expect(textOf(mcp)).toMatch(/^error: agents\.1: claude: budget exceeded/);
-    expect(jobCount()).toBe(before);
+    expect(await jobCount()).toBe(before);
   });
 
   test("a group that does not fit in the queue is refused whole", async () => {
@@ -243,7 +243,7 @@ describe("limits across the group", () => {
       expect(res.status).toBe(429);
       expect(res.body.code).toBe("queue_full");
       expect(res.body.error).toMatch(/3 more asked for/);
-      expect(small.services.jobs.list({ limit: 1, offset: 0 }).total).toBe(0);
+      expect((await small.services.jobs.list({ limit: 1, offset: 0 })).total).toBe(0);
     } finally {
       await small.close();
     }

@@ -37,7 +37,7 @@ async function run(agent: string, prompt: string, on: TestServer = server): Prom
   const launched = await api<Job>(on, "POST", "/api/jobs", { agent, prompt });
   expect(launched.status).toBe(201);
   const [job] = await on.services.jobs.waitFor([launched.body.id], 30_000);
-  const output = on.services.jobs.outputTail(launched.body.id, 100_000);
+  const output = on.services.jobs.outputTail(job!, 100_000);
   return { job: job!, output };
 }
 
@@ -81,8 +81,8 @@ describe.skipIf(!hasBwrap)("bubblewrap sandbox (agent setting sandbox: bwrap)", 
     const workdir = path.join(server.root, "stubborn");
     await sandboxedAgent("stubborn", workdir);
     const launched = await api<Job>(server, "POST", "/api/jobs", { agent: "stubborn", prompt: "trap '' TERM; sleep 300 & sleep 300; wait" });
-    const running = await until(() => {
-      const j = server.services.jobs.get(launched.body.id);
+    const running = await until(async () => {
+      const j = await server.services.jobs.get(launched.body.id);
       return j.status === "running" ? j : undefined;
     });
     const cancelled = await api<Job>(server, "POST", `/api/jobs/${launched.body.id}/cancel`);

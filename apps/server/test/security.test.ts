@@ -203,7 +203,7 @@ describe("size limits and the file API", () => {
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { padding: "y".repeat(8000) } }),
     });
     expect(mcp.status).toBe(413);
-    expect(server.services.jobs.list({ limit: 10, offset: 0 }).total).toBe(0);
+    expect((await server.services.jobs.list({ limit: 10, offset: 0 })).total).toBe(0);
   });
 
   test("FIFOs, devices, sockets and links out of the workdir are refused", async () => {
@@ -292,7 +292,7 @@ describe("audit trail and metrics", () => {
     const panelJob = (await panel.json()) as Job;
     const client = await connectMcp(server);
     const mcpJobId = textOf(await client.callTool({ name: "gemini_run_async", arguments: { prompt: "hang", workdir: path.join(workdir, "c") } }));
-    await until(() => (server.services.jobs.get(restJob.id).status === "running" ? true : undefined));
+    await until(async () => ((await server.services.jobs.get(restJob.id)).status === "running" ? true : undefined));
     await client.callTool({ name: "corral_cancel", arguments: { job_id: restJob.id } });
     const cancelled = await fetch(`${server.url}/api/jobs/${mcpJobId}/cancel`, {
       method: "POST",

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { fakeBinDir } from "./helpers.js";
+import { registryEnv } from "./postgres.js";
 
 const serverEntry = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../src/server.ts");
 
@@ -46,7 +47,7 @@ function spawnServer(root: string, env: Record<string, string>, options: SpawnOp
 
 /** Starts the server and resolves once it printed where to open it; rejects with its output if it exits first. */
 export async function startServerProcess(root: string, env: Record<string, string> = {}, options: SpawnOptions = {}): Promise<ServerProcess> {
-  const child = spawnServer(root, env, options);
+  const child = spawnServer(root, { ...(await registryEnv(env.CORRAL_DATA_DIR ?? path.join(root, "data"))), ...env }, options);
   let out = "";
   let err = "";
   child.stdout?.on("data", (d: Buffer) => (out += d.toString()));

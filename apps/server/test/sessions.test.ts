@@ -1,8 +1,7 @@
-import Database from "better-sqlite3";
-import path from "node:path";
 import type { BrowserSessionList } from "@corral/shared";
 import { afterEach, describe, expect, test } from "vitest";
 import { signIn, startServer, type TestServer } from "./helpers.js";
+import { withRegistryOf } from "./registry-of.js";
 
 let servers: TestServer[] = [];
 afterEach(async () => {
@@ -38,14 +37,10 @@ describe("browser sessions", () => {
     const listed = await sessionsOf(server, cookie);
     expect(listed).toEqual([expect.objectContaining({ userAgent: "Test Browser 1.0", current: true })]);
     expect(JSON.stringify(listed)).not.toContain(secret);
-    const db = new Database(path.join(server.dataDir, "corral.db"), { readonly: true });
-    try {
-      const dump = JSON.stringify(db.prepare("SELECT * FROM browser_sessions").all());
-      expect(dump).not.toContain(secret);
-      expect(dump).not.toContain(server.token);
-    } finally {
-      db.close();
-    }
+    const dump = JSON.stringify(await withRegistryOf(server.dataDir, (registry) => registry.run("SELECT * FROM browser_sessions")));
+    expect(dump).toContain("Test Browser 1.0");
+    expect(dump).not.toContain(secret);
+    expect(dump).not.toContain(server.token);
   });
 
   test("two servers' cookies have different names", async () => {

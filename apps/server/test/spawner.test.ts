@@ -1,9 +1,9 @@
 import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import Database from "better-sqlite3";
 import path from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import type { Job, OutputPage } from "@corral/shared";
 import { api, sleep, startServer, tempDir, until, type TestServer } from "./helpers.js";
+import { withRegistryOf } from "./registry-of.js";
 
 /**
  * Workers are started by a small child of the server (jobs/spawner.mjs): a job's life must not
@@ -119,12 +119,7 @@ test("a server closed while a worker is being started stops that worker, keeps t
     expect(existsSync(path.join(closing.dataDir, "jobs", late.id, "attempt-1.stdout"))).toBe(true);
     await sleep(1500);
     expect(existsSync(path.join(closing.root, "late", "late.txt"))).toBe(false);
-    const db = new Database(path.join(closing.dataDir, "corral.db"), { readonly: true });
-    try {
-      expect(db.prepare("select status from jobs where id = ?").get(late.id)).toEqual({ status: "queued" });
-    } finally {
-      db.close();
-    }
+    expect((await withRegistryOf(closing.dataDir, (registry) => registry.jobs.get(late.id)))?.status).toBe("queued");
   } finally {
     rmSync(closing.root, { recursive: true, force: true });
   }

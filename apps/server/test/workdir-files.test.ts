@@ -262,12 +262,12 @@ describe("the workdir snapshot at a job's start", () => {
     expect(answeredDuring).toBeGreaterThan(0);
     const [job] = await server.services.jobs.waitFor([launched.body.id], 30_000);
     expect(job?.status).toBe("succeeded");
-    expect(server.services.files.list(launched.body.id).map((f) => [f.path, f.change])).toEqual([["new.txt", "created"]]);
+    expect((await server.services.files.list(launched.body.id)).map((f) => [f.path, f.change])).toEqual([["new.txt", "created"]]);
   });
 
   test("a job cancelled while its snapshot is taken never starts its worker, and frees its slot", async () => {
     const dir = bigWorkdir("big-cancelled");
-    server.services.agents.update("kiro", { maxConcurrent: 1 });
+    await server.services.agents.update("kiro", { maxConcurrent: 1 });
     try {
       const launched = await api<Job>(server, "POST", "/api/jobs", { agent: "kiro", prompt: "write never.txt 1", workdir: dir });
       const cancelled = await api<Job>(server, "POST", `/api/jobs/${launched.body.id}/cancel`);
@@ -282,9 +282,9 @@ describe("the workdir snapshot at a job's start", () => {
       const [after] = await server.services.jobs.waitFor([next.body.id], 30_000);
       expect(after?.status).toBe("succeeded");
       expect(existsSync(path.join(dir, "never.txt"))).toBe(false);
-      expect(server.services.jobs.get(launched.body.id).pid).toBeNull();
+      expect((await server.services.jobs.get(launched.body.id)).pid).toBeNull();
     } finally {
-      server.services.agents.update("kiro", { maxConcurrent: 4 });
+      await server.services.agents.update("kiro", { maxConcurrent: 4 });
     }
   });
 });

@@ -23,7 +23,7 @@ afterAll(async () => {
 });
 
 const finished = (id: string) => server.services.jobs.waitFor([id], 20_000).then(([job]) => job as Job);
-const outputOf = (id: string) => server.services.jobs.outputTail(id, 100_000);
+const outputOf = async (id: string) => server.services.jobs.outputTail(await server.services.jobs.get(id), 100_000);
 
 async function launch(body: Record<string, unknown>) {
   const res = await api<Job & { error?: string; field?: string }>(server, "POST", "/api/jobs", body);
@@ -41,7 +41,7 @@ describe("answer files are written inside the workdir only", () => {
     expect(job.status).toBe("succeeded");
     expect(job.finalText).toContain("the answer is 42");
     expect(readFileSync(path.join(outside, "victim.txt"), "utf8")).toBe("precious");
-    expect(outputOf(job.id)).toMatch(/\[corral\] could not write output\.md: refused: output\.md resolves outside the working directory/);
+    expect(await outputOf(job.id)).toMatch(/\[corral\] could not write output\.md: refused: output\.md resolves outside the working directory/);
   });
 
   test("output.md made a FIFO: the job ends at once instead of hanging on it", async () => {
@@ -51,16 +51,16 @@ describe("answer files are written inside the workdir only", () => {
     const res = await launch({ agent: "opencode", prompt: "the answer is 42", workdir });
     const job = await finished(res.body.id);
     expect(job.status).toBe("succeeded");
-    expect(outputOf(job.id)).toMatch(/could not write output\.md: refused: output\.md is not a regular file/);
+    expect(await outputOf(job.id)).toMatch(/could not write output\.md: refused: output\.md is not a regular file/);
   });
 });
 
 describe("a workdir is checked again when its job starts", () => {
   /** Holds the agent's only slot so the next job waits in the queue; returns a function that frees it. */
   async function occupy(agent: string): Promise<() => Promise<void>> {
-    server.services.agents.update(agent, { maxConcurrent: 1 });
+    await server.services.agents.update(agent, { maxConcurrent: 1 });
     const blocker = await launch({ agent, prompt: "hang", workdir: path.join(server.root, `${agent}-blocker`) });
-    await until(() => (server.services.jobs.get(blocker.body.id).status === "running" ? true : undefined));
+    await until(async () => ((await server.services.jobs.get(blocker.body.id)).status === "running" ? true : undefined));
     return async () => {
       await api(server, "POST", `/api/jobs/${blocker.body.id}/cancel`);
     };
@@ -71,7 +71,7 @@ describe("a workdir is checked again when its job starts", () => {
     const workdir = path.join(server.root, "swapped");
     const res = await launch({ agent: "gemini", prompt: "write escaped.txt pwned", workdir });
     expect(res.status).toBe(201);
-    expect(server.services.jobs.get(res.body.id).status).toBe("queued");
+    expect((await server.services.jobs.get(res.body.id)).status).toBe("queued");
     renameSync(workdir, `${workdir}.old`);
     symlinkSync(outside, workdir);
     await release();
@@ -86,8 +86,8 @@ describe("a workdir is checked again when its job starts", () => {
     const workdir = path.join(server.root, "retried");
     const retry = { maxAttempts: 3, exitCodes: [75], backoffS: 2 };
     const res = await launch({ agent: "gemini", prompt: "fail-once marker 75 busy\nwrite escaped.txt pwned", workdir, retry });
-    await until(() => {
-      const job = server.services.jobs.get(res.body.id);
+    await until(async () => {
+      const job = await server.services.jobs.get(res.body.id);
       return job.attempt === 2 && job.status === "queued" ? true : undefined;
     });
     renameSync(workdir, `${workdir}.old`);
@@ -154,12 +154,12 @@ describe("a worker's command line is bounded", () => {
       workdir: path.join(server.root, "many"),
     });
     expect(created.status).toBe(201);
-    const before = server.services.jobs.list({ limit: 1, offset: 0 }).total;
+    const before = (await server.services.jobs.list({ limit: 1, offset: 0 })).total;
     const res = await launch({ agent: name, prompt: "p".repeat(100_000) });
     expect(res.status).toBe(400);
     expect(res.body.field).toBe("args");
     expect(res.body.error).toMatch(/100000 times.*1 MiB/);
-    expect(server.services.jobs.list({ limit: 1, offset: 0 }).total).toBe(before);
+    expect((await server.services.jobs.list({ limit: 1, offset: 0 })).total).toBe(before);
     // A prompt small enough for every copy still runs.
     const small = await launch({ agent: name, prompt: "p" });
     expect(small.status).toBe(201);

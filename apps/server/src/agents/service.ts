@@ -8,7 +8,8 @@ import {
   type UpdateAgentBody,
 } from "@corral/shared";
 import { defaultWorkdir, type AppConfig } from "../config.js";
-import type { AgentsRepo, NewAgentRow } from "../db/repos/agents.js";
+import type { NewAgentRow } from "../db/repos/agents.js";
+import type { Registry, Repos } from "../db/registry.js";
 import type { AgentRow } from "../db/schema.js";
 import { notFound, ServiceError } from "../lib/errors.js";
 import { assertAgentEnv } from "./agent-env.js";
@@ -19,9 +20,8 @@ import { agentKindModule, agentKindNames, cliAdapterFor } from "./registry.js";
 
 export interface AgentServiceDeps {
   config: AppConfig;
-  agents: AgentsRepo;
-  /** Agents with jobs cannot be deleted (their history would lose its agent). */
-  hasJobs: (agent: string) => boolean;
+  /** Agents, and their jobs: agents with jobs cannot be deleted (their history would lose its agent). */
+  registry: Pick<Registry, "agents" | "jobs" | "transaction">;
 }
 
 export interface AgentServiceEvents {
@@ -35,9 +35,13 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
     this.setMaxListeners(0);
   }
 
+  private get agents() {
+    return this.deps.registry.agents;
+  }
+
   /** Stores built-in agents that are not there yet; what users changed stays. */
-  seed(): void {
-    this.deps.agents.insertMissing(builtinAgentRows(this.deps.config));
+  seed(): Promise<void> {
+    return this.agents.insertMissing(builtinAgentRows(this.deps.config));
   }
 
   toAgent(row: AgentRow): Agent {
@@ -46,27 +50,27 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
     return { ...row, args: row.args ?? null, readable, resumes: kind?.resumes === true, effectiveModel: effectiveModel(row, this.deps.config) };
   }
 
-  list(): Agent[] {
-    return this.deps.agents.list().map((row) => this.toAgent(row));
+  async list(): Promise<Agent[]> {
+    return (await this.agents.list()).map((row) => this.toAgent(row));
   }
 
   /** Enabled agents, for tool lists. */
-  enabledRows(): AgentRow[] {
-    return this.deps.agents.list().filter((a) => a.enabled);
+  async enabledRows(): Promise<AgentRow[]> {
+    return (await this.agents.list()).filter((a) => a.enabled);
   }
 
-  isEnabled(name: string): boolean {
-    return this.deps.agents.get(name)?.enabled === true;
+  async isEnabled(name: string): Promise<boolean> {
+    return (await this.agents.get(name))?.enabled === true;
   }
 
-  row(name: string): AgentRow {
-    const row = this.deps.agents.get(name);
+  async row(name: string, tx: Pick<Repos, "agents"> = this.deps.registry): Promise<AgentRow> {
+    const row = await tx.agents.get(name);
     if (!row) throw notFound(`agent ${name} does not exist`, "name");
     return row;
   }
 
-  get(name: string): Agent {
-    return this.toAgent(this.row(name));
+  async get(name: string): Promise<Agent> {
+    return this.toAgent(await this.row(name));
   }
 
   async availability(row: AgentRow): Promise<AgentAvailability> {
@@ -77,40 +81,49 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
 
   /** All agents are checked at once, so a slow `--version` or Ollama host delays the list only by itself. */
   async withAvailability(agents: Agent[]): Promise<AgentWithAvailability[]> {
-    return Promise.all(agents.map(async (a) => ({ ...a, availability: await this.availability(this.row(a.name)) })));
+    return Promise.all(agents.map(async (a) => ({ ...a, availability: await this.availability(await this.row(a.name)) })));
   }
 
-  create(body: CreateAgentBody): Agent {
-    if (this.deps.agents.get(body.name)) throw new ServiceError(`agent ${body.name} already exists`, 409, "name");
-    if (!agentKindModule(body.kind)) throw invalidField("kind", `unknown agent kind ${body.kind}; this server runs ${agentKindNames().join(", ")}`);
-    if (cliAdapterFor(body.kind)?.commandRequired && !body.command) throw commandRequired(body.kind);
-    assertKindFields(body.kind, { api: body.api ?? null });
-    assertAgentEnv(body.env, this.deps.config.allowLoaderEnv);
-    const row = this.deps.agents.insert(newAgentRow({ ...body, workdir: body.workdir ?? defaultWorkdir(this.deps.config, body.name) }));
+  async create(body: CreateAgentBody): Promise<Agent> {
+    // The name checked and taken in one transaction.
+    const row = await this.deps.registry.transaction(async (tx) => {
+      if (await tx.agents.get(body.name)) throw new ServiceError(`agent ${body.name} already exists`, 409, "name");
+      if (!agentKindModule(body.kind)) throw invalidField("kind", `unknown agent kind ${body.kind}; this server runs ${agentKindNames().join(", ")}`);
+      if (cliAdapterFor(body.kind)?.commandRequired && !body.command) throw commandRequired(body.kind);
+      assertKindFields(body.kind, { api: body.api ?? null });
+      assertAgentEnv(body.env, this.deps.config.allowLoaderEnv);
+      return tx.agents.insert(newAgentRow({ ...body, workdir: body.workdir ?? defaultWorkdir(this.deps.config, body.name) }));
+    });
     this.emit("changed", { name: row.name, removed: false });
     return this.toAgent(row);
   }
 
-  update(name: string, patch: UpdateAgentBody): Agent {
-    const current = this.row(name);
-    this.assertInRegistry(current);
-    if (cliAdapterFor(current.kind)?.commandRequired && patch.command === null) throw commandRequired(current.kind);
-    assertKindFields(current.kind, { api: patch.api === undefined ? current.api : patch.api });
-    assertAgentEnv(patch.env, this.deps.config.allowLoaderEnv);
-    const row = this.deps.agents.update(name, { ...patch, updatedAt: Date.now() });
-    if (!row) throw notFound(`agent ${name} does not exist`, "name");
+  async update(name: string, patch: UpdateAgentBody): Promise<Agent> {
+    const row = await this.deps.registry.transaction(async (tx) => {
+      const current = await this.row(name, tx);
+      this.assertInRegistry(current);
+      if (cliAdapterFor(current.kind)?.commandRequired && patch.command === null) throw commandRequired(current.kind);
+      assertKindFields(current.kind, { api: patch.api === undefined ? current.api : patch.api });
+      assertAgentEnv(patch.env, this.deps.config.allowLoaderEnv);
+      const updated = await tx.agents.update(name, { ...patch, updatedAt: Date.now() });
+      if (!updated) throw notFound(`agent ${name} does not exist`, "name");
+      return updated;
+    });
     this.emit("changed", { name, removed: false });
     return this.toAgent(row);
   }
 
-  remove(name: string): void {
-    const row = this.row(name);
-    this.assertInRegistry(row);
-    const keep = (why: string) =>
-      new ServiceError(`${name} ${why}; disable it instead (enabled: false)`, 409, "name", undefined, "agent_not_deletable", { agent: name });
-    if (row.builtin) throw keep("is built in");
-    if (this.deps.hasJobs(name)) throw keep("has jobs in its history");
-    this.deps.agents.delete(name);
+  /** Checked and deleted in one transaction: a job launched meanwhile keeps its agent. */
+  async remove(name: string): Promise<void> {
+    await this.deps.registry.transaction(async (tx) => {
+      const row = await this.row(name, tx);
+      this.assertInRegistry(row);
+      const keep = (why: string) =>
+        new ServiceError(`${name} ${why}; disable it instead (enabled: false)`, 409, "name", undefined, "agent_not_deletable", { agent: name });
+      if (row.builtin) throw keep("is built in");
+      if (await tx.jobs.hasJobs(name)) throw keep("has jobs in its history");
+      await tx.agents.delete(name);
+    });
     this.emit("changed", { name, removed: true });
   }
 
@@ -133,27 +146,33 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
    * deleted, or disabled when its jobs are in the history (declaring it again brings it back).
    * The caller has checked that no row takes a registry agent's name.
    */
-  syncFileAgents(rows: NewAgentRow[]): void {
+  async syncFileAgents(rows: NewAgentRow[]): Promise<void> {
     const declared = new Set(rows.map((r) => r.name));
     const now = Date.now();
-    for (const row of rows) {
-      const current = this.deps.agents.get(row.name);
-      if (current?.source === "registry") throw new Error(`${row.name} is a registry agent`);
-      if (!current) this.deps.agents.insert({ ...row, createdAt: now, updatedAt: now });
-      else if (differs(current, row)) this.deps.agents.update(row.name, { ...settings(row), updatedAt: now });
-      else continue;
-      this.emit("changed", { name: row.name, removed: false });
-    }
-    for (const row of this.deps.agents.list()) {
-      if (row.source !== "file" || declared.has(row.name)) continue;
-      if (!this.deps.hasJobs(row.name)) {
-        this.deps.agents.delete(row.name);
-        this.emit("changed", { name: row.name, removed: true });
-      } else if (row.enabled) {
-        this.deps.agents.update(row.name, { enabled: false, updatedAt: now });
-        this.emit("changed", { name: row.name, removed: false });
+    // All of it or none, told once stored.
+    const changes = await this.deps.registry.transaction(async (tx) => {
+      const changed: { name: string; removed: boolean }[] = [];
+      for (const row of rows) {
+        const current = await tx.agents.get(row.name);
+        if (current?.source === "registry") throw new Error(`${row.name} is a registry agent`);
+        if (!current) await tx.agents.insert({ ...row, createdAt: now, updatedAt: now });
+        else if (differs(current, row)) await tx.agents.update(row.name, { ...settings(row), updatedAt: now });
+        else continue;
+        changed.push({ name: row.name, removed: false });
       }
-    }
+      for (const row of await tx.agents.list()) {
+        if (row.source !== "file" || declared.has(row.name)) continue;
+        if (!(await tx.jobs.hasJobs(row.name))) {
+          await tx.agents.delete(row.name);
+          changed.push({ name: row.name, removed: true });
+        } else if (row.enabled) {
+          await tx.agents.update(row.name, { enabled: false, updatedAt: now });
+          changed.push({ name: row.name, removed: false });
+        }
+      }
+      return changed;
+    });
+    for (const change of changes) this.emit("changed", change);
   }
 }
 

@@ -171,13 +171,13 @@ export interface ConversationStore {
    * The turns a follow-up of `jobId` continues, oldest first: that job's messages and those of the
    * jobs it followed up, one array per job, the `maxTurns` newest.
    */
-  turns(jobId: string, maxTurns: number): TurnMessage[][];
+  turns(jobId: string, maxTurns: number): Promise<TurnMessage[][]>;
   /** Stores the job's message number `seq` (0 is its prompt). */
-  append(jobId: string, seq: number, message: TurnMessage): void;
+  append(jobId: string, seq: number, message: TurnMessage): Promise<void>;
   /** Forgets the job's messages: a retry's attempt runs the turn again from its prompt. */
-  restart(jobId: string): void;
+  restart(jobId: string): Promise<void>;
   /** Whether the job's worker began its conversation (its prompt is kept), so it can be followed up. */
-  began(jobId: string): boolean;
+  began(jobId: string): Promise<boolean>;
 }
 
 /** A worker that runs inside Corral, talking to a server over HTTP instead of spawning a CLI. */

@@ -1,6 +1,6 @@
 import { EventEmitter } from "node:events";
 import type { AuditAction, AuditEntry, AuditList, AuditListQuery, JobOrigin } from "@corral/shared";
-import type { AuditRepo } from "../db/repos/audit.js";
+import type { AuditRepo, Repos } from "../db/registry.js";
 
 /** Who asks for something: the door it came through and, when known, the client program. */
 export interface Actor {
@@ -43,17 +43,17 @@ export class AuditService extends EventEmitter<AuditServiceEvents> {
     this.setMaxListeners(0);
   }
 
-  /** Writes an entry, usually in the transaction of the change it records; `announce` it once that committed. */
-  store(action: AuditAction, job: { id: string; agent: string }, actor: Actor): AuditEntry {
-    return this.repo.insert({ at: Date.now(), action, jobId: job.id, agent: job.agent, door: actor.door, client: actor.client });
+  /** Writes an entry in `tx`, the transaction of the change it records; `announce` it once that committed. */
+  store(tx: Pick<Repos, "audit">, action: AuditAction, job: { id: string; agent: string }, actor: Actor): Promise<AuditEntry> {
+    return tx.audit.insert({ at: Date.now(), action, jobId: job.id, agent: job.agent, door: actor.door, client: actor.client });
   }
 
   announce(entry: AuditEntry): void {
     this.emit("recorded", entry);
   }
 
-  list(query: AuditListQuery): AuditList {
-    const { rows, total } = this.repo.list(query);
+  async list(query: AuditListQuery): Promise<AuditList> {
+    const { rows, total } = await this.repo.list(query);
     return { entries: rows, total };
   }
 }

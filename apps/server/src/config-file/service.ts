@@ -36,9 +36,7 @@ export class ConfigFileService {
   private loading: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly deps: ConfigFileDeps) {
-    // What an earlier run loaded stays in force until this run's first good load.
-    const loaded = deps.agents.list().filter((a) => a.source === "file");
-    this.current = { path: deps.config.configFile, state: "absent", agents: loaded.map((a) => a.name), loadedAt: null, error: null };
+    this.current = { path: deps.config.configFile, state: "absent", agents: [], loadedAt: null, error: null };
   }
 
   status(): ConfigFileStatus {
@@ -48,6 +46,9 @@ export class ConfigFileService {
   /** Loads the file and follows its changes. The directory is watched, not the file, so a file renamed over it (or created later) is seen. */
   async start(log: FastifyBaseLogger): Promise<void> {
     this.log = log;
+    // What an earlier run loaded stays in force until this run's first good load.
+    const loaded = (await this.deps.agents.list()).filter((a) => a.source === "file");
+    this.current = { ...this.current, agents: loaded.map((a) => a.name) };
     await this.load();
     const file = this.deps.config.configFile;
     try {
@@ -89,10 +90,10 @@ export class ConfigFileService {
       }
       // The YAML library loads with the first file, not with every start.
       const declared = text === null ? null : (await import("./parse.js")).parseConfigText(text);
-      const rows = declared ? this.agentRows(declared) : [];
+      const rows = declared ? await this.agentRows(declared) : [];
       if (declared) this.checkCosts(declared);
-      this.deps.agents.syncFileAgents(rows);
-      if (declared) this.applyCosts(declared);
+      await this.deps.agents.syncFileAgents(rows);
+      if (declared) await this.applyCosts(declared);
       this.current = {
         path: file,
         state: declared ? "loaded" : "absent",
@@ -116,11 +117,11 @@ export class ConfigFileService {
   }
 
   /** The file's agents as registry rows, every value checked as the registry checks it. */
-  private agentRows(declared: ConfigDeclarations): NewAgentRow[] {
+  private async agentRows(declared: ConfigDeclarations): Promise<NewAgentRow[]> {
     const { config, agents } = this.deps;
     const kinds = agentKindNames();
     const kindProvider = (kind: string) => agentKindModule(kind)?.provider ?? "local";
-    const registry = new Map(agents.list().map((a) => [a.name, a]));
+    const registry = new Map((await agents.list()).map((a) => [a.name, a]));
     return Object.entries(declared.agents).map(([name, agent]) => {
       const at = (...field: (string | number)[]) => ["agents", name, ...field];
       const existing = registry.get(name);
@@ -181,21 +182,21 @@ export class ConfigFileService {
   }
 
   /** Budgets and prices the file declares are set to its values; ones it stops declaring stay (delete them in the panel). */
-  private applyCosts(declared: ConfigDeclarations): void {
+  private async applyCosts(declared: ConfigDeclarations): Promise<void> {
     const { costs } = this.deps;
-    const budgets = costs.budgets();
+    const budgets = await costs.budgets();
     for (const b of declared.budgets) {
       const limits = { maxCostUsd: b.maxCostUsd ?? null, maxTokens: b.maxTokens ?? null };
       const existing = budgets.find((x) => x.provider === b.provider && x.period === b.period);
-      if (!existing) costs.createBudget(b);
-      else if (existing.maxCostUsd !== limits.maxCostUsd || existing.maxTokens !== limits.maxTokens) costs.updateBudget(existing.id, limits);
+      if (!existing) await costs.createBudget(b);
+      else if (existing.maxCostUsd !== limits.maxCostUsd || existing.maxTokens !== limits.maxTokens) await costs.updateBudget(existing.id, limits);
     }
-    const prices = costs.prices().prices.filter((p) => p.origin === "override");
+    const prices = (await costs.prices()).prices.filter((p) => p.origin === "override");
     for (const p of declared.prices) {
       const existing = prices.find((x) => x.provider === p.provider && x.model === p.model);
       const same =
         existing?.inputPerM === p.inputPerM && existing.outputPerM === p.outputPerM && existing.cachedInputPerM === (p.cachedInputPerM ?? null);
-      if (!same) costs.setPrice(p);
+      if (!same) await costs.setPrice(p);
     }
   }
 
@@ -203,9 +204,9 @@ export class ConfigFileService {
   async export(): Promise<string> {
     const { exportConfig } = await import("./export.js");
     return exportConfig({
-      agents: this.deps.agents.list().filter((a) => !a.builtin),
-      budgets: this.deps.costs.budgets(),
-      prices: this.deps.costs.prices().prices.filter((p) => p.origin === "override"),
+      agents: (await this.deps.agents.list()).filter((a) => !a.builtin),
+      budgets: await this.deps.costs.budgets(),
+      prices: (await this.deps.costs.prices()).prices.filter((p) => p.origin === "override"),
       defaults: (name, kind) => newAgentRow({ name, kind, workdir: defaultWorkdir(this.deps.config, name) }),
     });
   }

@@ -1,8 +1,9 @@
 import { EventEmitter } from "node:events";
 import type { HubAgent, HubMessage, HubMessagePage, HubSessionSummary, JobOrigin } from "@corral/shared";
 import type { AgentService } from "../agents/service.js";
-import type { Transact } from "../db/client.js";
-import type { ConversationsRepo, NewHubMessage } from "../db/repos/conversations.js";
+import type { NewHubMessage } from "../db/repos/conversations.js";
+import type { Registry } from "../db/registry.js";
+import { inUnit, type Unit } from "../db/unit.js";
 import type { HubMessageRow } from "../db/schema.js";
 import type { JobService } from "../jobs/service.js";
 import { notFound, ServiceError } from "../lib/errors.js";
@@ -34,6 +35,8 @@ export interface HubMember {
   ended: boolean;
   /** Ends the receive it waits in, with what its inbox holds then (nothing when it left). */
   wake: (() => void) | null;
+  /** Messages stored for it while it was registered: a receive that found none sees whether one came meanwhile. */
+  delivered: number;
 }
 
 export interface HubEvents {
@@ -44,10 +47,9 @@ export interface HubEvents {
 }
 
 export interface HubDeps {
-  repo: ConversationsRepo;
+  registry: Registry;
   agents: AgentService;
   jobs: JobService;
-  transact: Transact;
 }
 
 const memberKey = (session: string, name: string) => `${session}\n${name}`;
@@ -76,55 +78,77 @@ export class ConversationHub extends EventEmitter<HubEvents> {
   constructor(private readonly deps: HubDeps) {
     super();
     this.setMaxListeners(0);
-    this.relay = new WorkerRelay({ jobs: deps.jobs, repo: deps.repo, post: (row, alongside) => this.post(row, alongside) });
+    this.relay = new WorkerRelay({ jobs: deps.jobs, registry: deps.registry, store: (unit, row) => this.store(unit, row) });
+  }
+
+  private get repo() {
+    return this.deps.registry.conversations;
   }
 
   /** At start: registrations died with the last server's sessions; answers still owed are awaited again. */
-  recover(): void {
-    this.deps.repo.endAll(Date.now());
-    this.relay.recover();
+  async recover(): Promise<void> {
+    await this.repo.endAll(Date.now());
+    await this.relay.recover();
   }
 
   close(): void {
     this.relay.close();
-    for (const member of [...this.live.values()]) this.leave(member);
+    for (const member of [...this.live.values()]) void this.leave(member);
   }
 
-  register(session: string, name: string, label: string | null, door: HubMember["door"]): HubMember {
-    if (this.deps.agents.list().some((a) => a.name === name)) {
+  async register(session: string, name: string, label: string | null, door: HubMember["door"]): Promise<HubMember> {
+    if ((await this.deps.agents.list()).some((a) => a.name === name)) {
       throw new ServiceError(`${name} is one of Corral's agents; choose another name`, 409, "name", undefined, "conflict");
     }
-    if (this.live.has(memberKey(session, name))) {
+    const key = memberKey(session, name);
+    if (this.live.has(key)) {
       throw new ServiceError(`the name ${name} is taken in session ${session} by an agent that is connected; choose another name`, 409, "name");
     }
-    const { repo } = this.deps;
-    if (!repo.agent(session, name) && repo.agentCount(session) >= HUB_LIMITS.agentsPerSession && !repo.forgetOldestIdle(session)) {
-      throw new ServiceError(
-        `session ${session} has ${HUB_LIMITS.agentsPerSession} agents, each online or with messages waiting; use another session`,
-        409,
-        "session",
-      );
-    }
     const now = Date.now();
-    const member: HubMember = { session, name, door, label, registeredAt: now, lastSeenAt: now, ended: false, wake: null };
-    repo.register({ session, name, label, registeredAt: now, lastSeenAt: now });
-    this.live.set(memberKey(session, name), member);
+    const member: HubMember = { session, name, door, label, registeredAt: now, lastSeenAt: now, ended: false, wake: null, delivered: 0 };
+    // Held while it is stored: the same name registering meanwhile finds it taken.
+    this.live.set(key, member);
+    try {
+      // Room counted and taken in one transaction.
+      await this.deps.registry.transaction(async ({ conversations }) => {
+        if (
+          !(await conversations.agent(session, name)) &&
+          (await conversations.agentCount(session)) >= HUB_LIMITS.agentsPerSession &&
+          !(await conversations.forgetOldestIdle(session))
+        ) {
+          throw new ServiceError(
+            `session ${session} has ${HUB_LIMITS.agentsPerSession} agents, each online or with messages waiting; use another session`,
+            409,
+            "session",
+          );
+        }
+        await conversations.register({ session, name, label, registeredAt: now, lastSeenAt: now });
+      });
+    } catch (err) {
+      this.live.delete(key);
+      throw err;
+    }
     this.emit("agents", session);
     return member;
   }
 
-  /** The registration ends (its client left, its session expired): a receive it waits in ends with nothing. */
-  leave(member: HubMember): void {
-    if (member.ended) return;
+  /**
+   * The registration ends (its client left, its session expired): a receive it waits in ends with
+   * nothing. Resolves once that is stored (never rejects: at shutdown the next start ends it anyway).
+   */
+  leave(member: HubMember): Promise<void> {
+    if (member.ended) return Promise.resolve();
     member.ended = true;
     member.wake?.();
     this.live.delete(memberKey(member.session, member.name));
-    try {
-      this.deps.repo.end(member.session, member.name, Date.now(), member.lastSeenAt);
-    } catch {
-      // The registry is closing with the server: the next start ends every registration anyway.
-    }
-    this.emit("agents", member.session);
+    return this.repo.end(member.session, member.name, Date.now(), member.lastSeenAt).then(
+      () => {
+        this.emit("agents", member.session);
+      },
+      () => {
+        // The registry is closing with the server: the next start ends every registration anyway.
+      },
+    );
   }
 
   /** A call of the member's: it was heard from now. */
@@ -135,7 +159,7 @@ export class ConversationHub extends EventEmitter<HubEvents> {
 
   /** Registered clients (online or not), then Corral's enabled agents. */
   async agents(session: string): Promise<HubAgent[]> {
-    const clients = this.deps.repo.agents(session).map((row): HubAgent => {
+    const clients = (await this.repo.agents(session)).map((row): HubAgent => {
       const member = this.live.get(memberKey(session, row.name));
       return {
         session,
@@ -148,7 +172,7 @@ export class ConversationHub extends EventEmitter<HubEvents> {
       };
     });
     const { agents } = this.deps;
-    const workers = (await agents.withAvailability(agents.list().filter((a) => a.enabled))).map(
+    const workers = (await agents.withAvailability((await agents.list()).filter((a) => a.enabled))).map(
       (a): HubAgent => ({
         session,
         name: a.name,
@@ -166,16 +190,19 @@ export class ConversationHub extends EventEmitter<HubEvents> {
    * Sends as `from`: into a client's inbox (held while it is offline), or to a worker as a job
    * whose answer comes back as a message. A name the session does not know is not found.
    */
-  send(from: HubMember, to: string, text: string): HubMessage {
+  async send(from: HubMember, to: string, text: string): Promise<HubMessage> {
     this.seen(from);
     const { session } = from;
-    if (this.deps.repo.agent(session, to)) {
-      if (this.deps.repo.inboxCount(session, to) >= HUB_LIMITS.inbox) {
+    // The inbox counted and the message stored in one transaction.
+    const toClient = await inUnit(this.deps.registry, async (unit) => {
+      if (!(await unit.tx.conversations.agent(session, to))) return null;
+      if ((await unit.tx.conversations.inboxCount(session, to)) >= HUB_LIMITS.inbox) {
         throw new ServiceError(`the inbox of ${to} is full (${HUB_LIMITS.inbox} messages waiting); wait for it to receive`, 409, "to");
       }
-      return this.post({ session, from: from.name, to, text, at: Date.now() });
-    }
-    if (this.deps.agents.isEnabled(to)) return this.relay.ask(from, to, text);
+      return this.store(unit, { session, from: from.name, to, text, at: Date.now() });
+    });
+    if (toClient) return toClient;
+    if (await this.deps.agents.isEnabled(to)) return this.relay.ask(from, to, text);
     throw notFound(`no agent named ${to} in session ${session}; list them with corral_agents`, "to");
   }
 
@@ -183,12 +210,17 @@ export class ConversationHub extends EventEmitter<HubEvents> {
    * The member's waiting messages, oldest first; when there are none, waits up to `timeoutMs`
    * for one. Empty at the timeout, when `signal` aborts, or when the registration ends.
    */
-  receive(member: HubMember, timeoutMs: number, signal?: AbortSignal): Promise<HubMessage[]> {
+  async receive(member: HubMember, timeoutMs: number, signal?: AbortSignal): Promise<HubMessage[]> {
     this.seen(member);
     // A call already given up takes nothing: its answer would go nowhere.
-    if (signal?.aborted) return Promise.resolve([]);
-    const ready = this.take(member);
-    if (ready.length || timeoutMs === 0) return Promise.resolve(ready);
+    if (signal?.aborted) return [];
+    for (;;) {
+      const delivered = member.delivered;
+      const ready = await this.take(member);
+      if (ready.length || timeoutMs === 0 || member.ended) return ready;
+      // A message stored while the inbox was read is taken now rather than waited for.
+      if (member.delivered === delivered) break;
+    }
     if (member.wake) throw new ServiceError(`${member.name} is already waiting for a message in another receive`, 409, "name");
     if (this.waiting >= HUB_LIMITS.waiting) {
       throw new ServiceError(`${HUB_LIMITS.waiting} receives are waiting already; try again later`, 503, undefined, undefined, "unavailable");
@@ -201,11 +233,8 @@ export class ConversationHub extends EventEmitter<HubEvents> {
         this.waiting--;
         clearTimeout(timer);
         signal?.removeEventListener("abort", onAbort);
-        try {
-          resolve(take && !member.ended ? this.take(member) : []);
-        } catch (err) {
-          reject(err);
-        }
+        if (take && !member.ended) this.take(member).then(resolve, reject);
+        else resolve([]);
       };
       const wake = () => finish(true);
       const onAbort = () => finish(false);
@@ -216,44 +245,43 @@ export class ConversationHub extends EventEmitter<HubEvents> {
   }
 
   /** The session's messages after `cursor` (those from or to `agent` when given), oldest first. */
-  read(session: string, agent: string | undefined, cursor: number, limit: number): HubMessagePage {
-    const rows = this.deps.repo.read(session, agent, cursor, limit);
+  async read(session: string, agent: string | undefined, cursor: number, limit: number): Promise<HubMessagePage> {
+    const rows = await this.repo.read(session, agent, cursor, limit);
     return { messages: rows.map(toHubMessage), cursor: rows.at(-1)?.id ?? cursor };
   }
 
   /** Whether the session knows the name: a registered client or one of Corral's enabled agents. */
-  knows(session: string, name: string): boolean {
-    return this.deps.repo.agent(session, name) !== undefined || this.deps.agents.isEnabled(name);
+  async knows(session: string, name: string): Promise<boolean> {
+    return (await this.repo.agent(session, name)) !== undefined || (await this.deps.agents.isEnabled(name));
   }
 
   /** The sessions with agents online first, then the latest active, at most `HUB_LIMITS.sessionsListed`. */
-  sessions(): HubSessionSummary[] {
+  async sessions(): Promise<HubSessionSummary[]> {
     const online = new Map<string, number>();
     for (const m of this.live.values()) online.set(m.session, (online.get(m.session) ?? 0) + 1);
-    return this.deps.repo
-      .sessions()
+    return (await this.repo.sessions())
       .map((s) => ({ ...s, online: online.get(s.name) ?? 0 }))
       .sort((a, b) => Number(b.online > 0) - Number(a.online > 0) || (b.lastMessageAt ?? 0) - (a.lastMessageAt ?? 0) || a.name.localeCompare(b.name))
       .slice(0, HUB_LIMITS.sessionsListed);
   }
 
-  /** Stores a message (and `alongside`, in the same transaction), then tells who waits for it. */
-  private post(row: NewHubMessage, alongside?: () => void): HubMessage {
-    const stored = this.deps.transact(() => {
-      const inserted = this.deps.repo.insertMessage(row);
-      alongside?.();
-      return inserted;
+  /** Stores a message in the unit's transaction; who waits for it is told once that has committed. */
+  private async store(unit: Unit, row: NewHubMessage): Promise<HubMessage> {
+    const message = toHubMessage(await unit.tx.conversations.insertMessage(row));
+    unit.afterCommit(() => {
+      this.emit("message", message);
+      const member = this.live.get(memberKey(message.session, message.to));
+      if (!member) return;
+      member.delivered++;
+      member.wake?.();
     });
-    const message = toHubMessage(stored);
-    this.emit("message", message);
-    this.live.get(memberKey(message.session, message.to))?.wake?.();
     return message;
   }
 
-  /** Takes what waits in the member's inbox, as much as one answer carries. */
-  private take(member: HubMember): HubMessage[] {
-    return this.deps.transact(() => {
-      const rows = this.deps.repo.inbox(member.session, member.name, HUB_LIMITS.receiveMessages);
+  /** Takes what waits in the member's inbox, as much as one answer carries: read and marked in one transaction. */
+  private take(member: HubMember): Promise<HubMessage[]> {
+    return this.deps.registry.transaction(async (tx) => {
+      const rows = await tx.conversations.inbox(member.session, member.name, HUB_LIMITS.receiveMessages);
       // In order, and never past the character cap unless one message alone is larger.
       const kept: HubMessageRow[] = [];
       let chars = 0;
@@ -262,7 +290,7 @@ export class ConversationHub extends EventEmitter<HubEvents> {
         if (kept.length && chars > HUB_LIMITS.receiveChars) break;
         kept.push(row);
       }
-      this.deps.repo.markReceived(
+      await tx.conversations.markReceived(
         kept.map((r) => r.id),
         Date.now(),
       );

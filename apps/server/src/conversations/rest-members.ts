@@ -37,19 +37,20 @@ export class RestMembers {
     return member?.ended ? undefined : member;
   }
 
-  remove(key: string): void {
+  /** Resolves once the registration's end is stored. */
+  remove(key: string): Promise<void> {
     const member = this.byKey.get(key);
     this.byKey.delete(key);
-    if (member) this.hub.leave(member);
+    return member ? this.hub.leave(member) : Promise.resolve();
   }
 
   close(): void {
     clearInterval(this.sweeper);
-    for (const key of [...this.byKey.keys()]) this.remove(key);
+    for (const key of [...this.byKey.keys()]) void this.remove(key);
   }
 
   private sweep(): void {
     const cutoff = Date.now() - this.idleMs;
-    for (const [key, member] of this.byKey) if (member.ended || (!member.wake && member.lastSeenAt < cutoff)) this.remove(key);
+    for (const [key, member] of this.byKey) if (member.ended || (!member.wake && member.lastSeenAt < cutoff)) void this.remove(key);
   }
 }

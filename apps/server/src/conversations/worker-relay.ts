@@ -1,5 +1,7 @@
 import { isFinalStatus, type HubMessage, type Job } from "@corral/shared";
-import type { ConversationsRepo, NewHubMessage } from "../db/repos/conversations.js";
+import type { NewHubMessage } from "../db/repos/conversations.js";
+import type { Registry } from "../db/registry.js";
+import { inUnit, type Unit } from "../db/unit.js";
 import type { HubMessageRow } from "../db/schema.js";
 import type { JobService } from "../jobs/service.js";
 import { ServiceError } from "../lib/errors.js";
@@ -10,9 +12,9 @@ const ANSWER_TAIL_CHARS = 20_000;
 
 export interface RelayDeps {
   jobs: JobService;
-  repo: ConversationsRepo;
-  /** Stores a message with `alongside` in one transaction, then announces it. */
-  post(row: NewHubMessage, alongside?: () => void): HubMessage;
+  registry: Registry;
+  /** Stores a message in the unit's transaction; it is announced once that has committed. */
+  store(unit: Unit, row: NewHubMessage): Promise<HubMessage>;
 }
 
 /**
@@ -28,19 +30,19 @@ export class WorkerRelay {
   private readonly onJob = (job: Job) => {
     if (!isFinalStatus(job.status)) return;
     const sent = this.owed.get(job.id);
-    if (sent) this.answer(sent, job);
+    if (sent) void this.answer(sent, job);
   };
 
   constructor(private readonly deps: RelayDeps) {
     deps.jobs.on("job", this.onJob);
   }
 
-  recover(): void {
-    for (const sent of this.deps.repo.pendingAnswers()) {
+  async recover(): Promise<void> {
+    for (const sent of await this.deps.registry.conversations.pendingAnswers()) {
       if (!sent.jobId) continue;
-      const job = this.deps.jobs.find(sent.jobId);
+      const job = await this.deps.jobs.find(sent.jobId);
       this.owed.set(sent.jobId, sent);
-      if (!job || isFinalStatus(job.status)) this.answer(sent, job);
+      if (!job || isFinalStatus(job.status)) await this.answer(sent, job);
     }
   }
 
@@ -48,33 +50,42 @@ export class WorkerRelay {
     this.deps.jobs.off("job", this.onJob);
   }
 
-  ask(from: HubMember, worker: string, text: string): HubMessage {
-    const { jobs, repo } = this.deps;
-    const previous = repo.lastJob(from.session, from.name, worker);
-    if (previous && this.owed.has(previous)) {
-      throw new ServiceError(
-        `${worker} is still answering your previous message (job ${previous}); receive its answer first (corral_receive), then send again`,
-        409,
-        "to",
-        undefined,
-        "conflict",
-        { jobId: previous },
-      );
-    }
-    // The pair's conversation goes on where the worker has one; a worker that kept none answers afresh.
-    const session = previous && jobs.hasConversation(previous) ? previous : undefined;
-    const job = jobs.launch(worker, { prompt: text, session }, from.door, `conversation ${from.session}/${from.name}`);
-    const at = Date.now();
-    let message: HubMessage;
-    try {
-      message = this.deps.post({ session: from.session, from: from.name, to: worker, text, jobId: job.id, at, receivedAt: at, answerPending: true });
-    } catch (err) {
-      // Nobody would hear the answer of a job whose message was not stored.
-      void jobs.cancel(job.id).catch(() => undefined);
-      throw err;
-    }
-    this.owed.set(job.id, { ...message, receivedAt: at, answerPending: true });
-    return message;
+  /**
+   * The job and its message are stored in one transaction (nobody would hear the answer of a job
+   * whose message was not stored), and the answer is owed before the job can start, let alone end.
+   */
+  ask(from: HubMember, worker: string, text: string): Promise<HubMessage> {
+    const { jobs } = this.deps;
+    return inUnit(this.deps.registry, async (unit) => {
+      const previous = await unit.tx.conversations.lastJob(from.session, from.name, worker);
+      if (previous && this.owed.has(previous)) {
+        throw new ServiceError(
+          `${worker} is still answering your previous message (job ${previous}); receive its answer first (corral_receive), then send again`,
+          409,
+          "to",
+          undefined,
+          "conflict",
+          { jobId: previous },
+        );
+      }
+      // The pair's conversation goes on where the worker has one; a worker that kept none answers afresh.
+      const session = previous && (await jobs.hasConversation(previous, unit.tx)) ? previous : undefined;
+      const job = await jobs.launch(worker, { prompt: text, session }, from.door, `conversation ${from.session}/${from.name}`, unit);
+      const at = Date.now();
+      const message = await this.deps.store(unit, {
+        session: from.session,
+        from: from.name,
+        to: worker,
+        text,
+        jobId: job.id,
+        at,
+        receivedAt: at,
+        answerPending: true,
+      });
+      this.owed.set(job.id, { ...message, receivedAt: at, answerPending: true });
+      unit.afterRollback(() => this.owed.delete(job.id));
+      return message;
+    });
   }
 
   /**
@@ -82,13 +93,14 @@ export class WorkerRelay {
    * the job service's events: a failure stays here (the registry still owes the answer, and the
    * next start delivers it) and never reaches the job's runner.
    */
-  private answer(sent: HubMessageRow, job: Job | undefined): void {
+  private async answer(sent: HubMessageRow, job: Job | undefined): Promise<void> {
     if (sent.jobId) this.owed.delete(sent.jobId);
     try {
-      this.deps.post(
-        { session: sent.session, from: sent.to, to: sent.from, text: this.answerText(sent, job), jobId: sent.jobId, at: Date.now() },
-        () => this.deps.repo.settleAnswer(sent.id),
-      );
+      const text = this.answerText(sent, job);
+      await inUnit(this.deps.registry, async (unit) => {
+        await this.deps.store(unit, { session: sent.session, from: sent.to, to: sent.from, text, jobId: sent.jobId, at: Date.now() });
+        await unit.tx.conversations.settleAnswer(sent.id);
+      });
     } catch {
       // Left owed: the registry keeps answer_pending, so the next start answers it.
     }

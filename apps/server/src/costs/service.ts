@@ -13,8 +13,8 @@ import {
   type SetPriceBody,
   type UpdateBudgetBody,
 } from "@corral/shared";
-import type { AgentsRepo } from "../db/repos/agents.js";
-import type { CostsRepo, CostSums, PricedJobFields } from "../db/repos/costs.js";
+import type { CostSums, PricedJobFields } from "../db/repos/costs.js";
+import type { Registry, Repos } from "../db/registry.js";
 import type { AgentRow, BudgetRow, JobRow } from "../db/schema.js";
 import { notFound, ServiceError } from "../lib/errors.js";
 import { localTime, parseTime, periodWindow } from "./periods.js";
@@ -23,20 +23,21 @@ import { costOf, isCloudOllama, priceKeys, usedTokens, type CostFields, type Rat
 
 const DAY_MS = 24 * 3600 * 1000;
 
-/** What the job service asks of cost accounting while jobs launch and run. */
+/**
+ * What the job service asks of cost accounting while jobs launch and run; `tx` is the transaction
+ * of the launch or the write the answer is for.
+ */
 export interface JobCostPolicy {
   /** Throws a ServiceError naming the budget when the agent's provider is over one. */
-  admit(agent: AgentRow, jobMaxCostUsd: number | null): void;
+  admit(agent: AgentRow, jobMaxCostUsd: number | null, tx?: Pick<Repos, "costs">): Promise<void>;
   /** The cost fields of a job with this usage. */
-  price(row: JobRow): CostFields;
+  price(row: JobRow, tx?: Pick<Repos, "agents">): Promise<CostFields>;
   /** Why a running job must stop, when its usage has passed its own limits. */
   overLimit(row: JobRow): string | null;
 }
 
-export interface CostServiceDeps {
-  costs: CostsRepo;
-  agents: AgentsRepo;
-}
+/** A budget's check and its write share a transaction. */
+export type CostServiceDeps = Pick<Registry, "costs" | "agents" | "transaction">;
 
 const periodWord = (p: BudgetPeriod) => (p === "day" ? "daily" : "monthly");
 const periodNow = (p: BudgetPeriod) => (p === "day" ? "today" : "this month");
@@ -52,16 +53,21 @@ export class CostService extends EventEmitter<CostServiceEvents> implements JobC
 
   constructor(private readonly deps: CostServiceDeps) {
     super();
-    this.loadOverrides();
-    // The shipped table may be newer than the estimates stored with older jobs.
-    this.reprice();
   }
 
-  private loadOverrides(): void {
+  /** Reads the user's prices; at start, before any job is priced. */
+  async start(): Promise<void> {
+    await this.loadOverrides();
+    // The shipped table may be newer than the estimates stored with older jobs.
+    await this.reprice();
+  }
+
+  private async loadOverrides(): Promise<void> {
     this.overrides = new Map(
-      this.deps.costs
-        .overrides()
-        .map((o) => [keyOf(o.provider, o.model), { inputPerM: o.inputPerM, outputPerM: o.outputPerM, cachedInputPerM: o.cachedInputPerM }]),
+      (await this.deps.costs.overrides()).map((o) => [
+        keyOf(o.provider, o.model),
+        { inputPerM: o.inputPerM, outputPerM: o.outputPerM, cachedInputPerM: o.cachedInputPerM },
+      ]),
     );
   }
 
@@ -76,7 +82,7 @@ export class CostService extends EventEmitter<CostServiceEvents> implements JobC
     return undefined;
   };
 
-  prices(): PriceList {
+  async prices(): Promise<PriceList> {
     const overridden = new Set(this.overrides.keys());
     const table: Price[] = PRICE_TABLE.filter((r) => !overridden.has(keyOf(r.provider, r.model))).map((r) => ({
       provider: r.provider,
@@ -87,7 +93,7 @@ export class CostService extends EventEmitter<CostServiceEvents> implements JobC
       origin: "table",
       note: r.note ?? null,
     }));
-    const overrides: Price[] = this.deps.costs.overrides().map((o) => ({
+    const overrides: Price[] = (await this.deps.costs.overrides()).map((o) => ({
       provider: o.provider,
       model: o.model,
       inputPerM: o.inputPerM,
@@ -101,8 +107,8 @@ export class CostService extends EventEmitter<CostServiceEvents> implements JobC
   }
 
   /** Sets a user's price; jobs estimated with the old one are estimated again. */
-  setPrice(body: SetPriceBody): Price {
-    const row = this.deps.costs.upsertOverride({
+  async setPrice(body: SetPriceBody): Promise<Price> {
+    const row = await this.deps.costs.upsertOverride({
       provider: body.provider,
       model: body.model,
       inputPerM: body.inputPerM,
@@ -110,34 +116,35 @@ export class CostService extends EventEmitter<CostServiceEvents> implements JobC
       cachedInputPerM: body.cachedInputPerM ?? null,
       updatedAt: Date.now(),
     });
-    this.loadOverrides();
-    this.reprice();
+    await this.loadOverrides();
+    await this.reprice();
     return { ...row, origin: "override", note: null };
   }
 
   /** Removes a user's price; the shipped one (if any) applies again. */
-  deletePrice(provider: string, model: string): void {
-    if (!this.deps.costs.deleteOverride(provider, model)) {
+  async deletePrice(provider: string, model: string): Promise<void> {
+    if (!(await this.deps.costs.deleteOverride(provider, model))) {
       throw notFound(`no price override for ${provider}/${model}; shipped prices cannot be deleted, only overridden`, "model");
     }
-    this.loadOverrides();
-    this.reprice();
+    await this.loadOverrides();
+    await this.reprice();
   }
 
   /** Estimates every job's cost again from today's prices (reported costs stay as reported). */
-  reprice(): number {
-    // Runs at every start over every estimated job: look each agent up once, not once per job.
-    const agents = new Map(this.deps.agents.list().map((a) => [a.name, a]));
-    const changes = this.deps.costs
-      .repriceable()
-      .map((job) => ({ id: job.id, before: job, after: this.costOfJob(job, agents.get(job.agent)) }))
-      .filter(({ before, after }) => before.costUsd !== after.costUsd || before.costSource !== after.costSource)
-      .map(({ id, after }) => ({ id, ...after }));
-    if (changes.length) {
-      this.deps.costs.setCosts(changes);
-      this.emit("repriced");
-    }
-    return changes.length;
+  async reprice(): Promise<number> {
+    // Read and written in one transaction: usage stored meanwhile is not overwritten with a cost of the tokens before it.
+    const changed = await this.deps.transaction(async (tx) => {
+      // Runs at every start over every estimated job: look each agent up once, not once per job.
+      const agents = new Map((await tx.agents.list()).map((a) => [a.name, a]));
+      const changes = (await tx.costs.repriceable())
+        .map((job) => ({ id: job.id, before: job, after: this.costOfJob(job, agents.get(job.agent)) }))
+        .filter(({ before, after }) => before.costUsd !== after.costUsd || before.costSource !== after.costSource)
+        .map(({ id, after }) => ({ id, ...after }));
+      if (changes.length) await tx.costs.setCosts(changes);
+      return changes.length;
+    });
+    if (changed) this.emit("repriced");
+    return changed;
   }
 
   private costOfJob(job: PricedJobFields, agent: AgentRow | undefined): CostFields {
@@ -147,8 +154,8 @@ export class CostService extends EventEmitter<CostServiceEvents> implements JobC
     return costOf({ ...job, provider, model, local }, this.rates);
   }
 
-  price(row: JobRow): CostFields {
-    return this.costOfJob(row, this.deps.agents.get(row.agent));
+  async price(row: JobRow, tx: Pick<Repos, "agents"> = this.deps): Promise<CostFields> {
+    return this.costOfJob(row, await tx.agents.get(row.agent));
   }
 
   overLimit(row: JobRow): string | null {
@@ -162,10 +169,10 @@ export class CostService extends EventEmitter<CostServiceEvents> implements JobC
     return null;
   }
 
-  admit(agent: AgentRow, jobMaxCostUsd: number | null): void {
+  async admit(agent: AgentRow, jobMaxCostUsd: number | null, tx: Pick<Repos, "costs"> = this.deps): Promise<void> {
     const now = Date.now();
-    for (const row of this.deps.costs.budgets(agent.provider)) {
-      const budget = this.budgetView(row, now);
+    for (const row of await tx.costs.budgets(agent.provider)) {
+      const budget = await this.budgetView(row, now, tx);
       const used = `${agent.provider}'s ${periodWord(budget.period)} budget`;
       const retry = `raise it with PATCH /api/costs/budgets/${budget.id} or wait until ${localTime(budget.periodEnd)}`;
       const unpriced = budget.unpricedJobs ? ` (${budget.unpricedJobs} job(s) without a price are not in this sum)` : "";
@@ -202,19 +209,24 @@ export class CostService extends EventEmitter<CostServiceEvents> implements JobC
     }
   }
 
-  budgets(): Budget[] {
+  async budgets(): Promise<Budget[]> {
     const now = Date.now();
-    return this.deps.costs.budgets().map((b) => this.budgetView(b, now));
+    return Promise.all((await this.deps.costs.budgets()).map((b) => this.budgetView(b, now)));
   }
 
-  budget(id: number): Budget {
-    const row = this.deps.costs.budget(id);
+  async budget(id: number): Promise<Budget> {
+    const row = await this.deps.costs.budget(id);
     if (!row) throw notFound(`budget ${id} not found`, "id");
     return this.budgetView(row);
   }
 
-  createBudget(body: CreateBudgetBody): Budget {
-    const existing = this.deps.costs.findBudget(body.provider, body.period);
+  async createBudget(body: CreateBudgetBody): Promise<Budget> {
+    const row = await this.deps.transaction((tx) => this.insertBudget(tx, body));
+    return this.budgetView(row);
+  }
+
+  private async insertBudget(tx: Repos, body: CreateBudgetBody): Promise<BudgetRow> {
+    const existing = await tx.costs.findBudget(body.provider, body.period);
     if (existing) {
       throw new ServiceError(
         `${body.provider} already has a ${periodWord(body.period)} budget (id ${existing.id}); change it with PATCH`,
@@ -223,7 +235,7 @@ export class CostService extends EventEmitter<CostServiceEvents> implements JobC
       );
     }
     const now = Date.now();
-    const row = this.deps.costs.insertBudget({
+    return tx.costs.insertBudget({
       provider: body.provider,
       period: body.period,
       maxCostUsd: body.maxCostUsd ?? null,
@@ -231,29 +243,34 @@ export class CostService extends EventEmitter<CostServiceEvents> implements JobC
       createdAt: now,
       updatedAt: now,
     });
+  }
+
+  async updateBudget(id: number, body: UpdateBudgetBody): Promise<Budget> {
+    const row = await this.deps.transaction((tx) => this.patchBudget(tx, id, body));
     return this.budgetView(row);
   }
 
-  updateBudget(id: number, body: UpdateBudgetBody): Budget {
-    const current = this.deps.costs.budget(id);
+  /** Read and written in one transaction: a limit the body leaves out keeps its stored value. */
+  private async patchBudget(tx: Repos, id: number, body: UpdateBudgetBody): Promise<BudgetRow> {
+    const current = await tx.costs.budget(id);
     if (!current) throw notFound(`budget ${id} not found`, "id");
     const maxCostUsd = body.maxCostUsd === undefined ? current.maxCostUsd : body.maxCostUsd;
     const maxTokens = body.maxTokens === undefined ? current.maxTokens : body.maxTokens;
     if (maxCostUsd === null && maxTokens === null) {
       throw new ServiceError("a budget needs maxCostUsd, maxTokens or both; delete it instead", 400, "maxCostUsd");
     }
-    const row = this.deps.costs.updateBudget(id, { maxCostUsd, maxTokens, updatedAt: Date.now() });
+    const row = await tx.costs.updateBudget(id, { maxCostUsd, maxTokens, updatedAt: Date.now() });
     if (!row) throw notFound(`budget ${id} not found`, "id");
-    return this.budgetView(row);
+    return row;
   }
 
-  deleteBudget(id: number): void {
-    if (!this.deps.costs.deleteBudget(id)) throw notFound(`budget ${id} not found`, "id");
+  async deleteBudget(id: number): Promise<void> {
+    if (!(await this.deps.costs.deleteBudget(id))) throw notFound(`budget ${id} not found`, "id");
   }
 
-  private budgetView(row: BudgetRow, now = Date.now()): Budget {
+  private async budgetView(row: BudgetRow, now = Date.now(), tx: Pick<Repos, "costs"> = this.deps): Promise<Budget> {
     const { start, end } = periodWindow(row.period, now);
-    const [sums] = this.deps.costs.aggregate({ from: start, to: end, provider: row.provider }, []);
+    const [sums] = await tx.costs.aggregate({ from: start, to: end, provider: row.provider }, []);
     const usedCostUsd = sums?.costUsd ?? 0;
     const usedTokens = (sums?.inputTokens ?? 0) + (sums?.outputTokens ?? 0);
     return {
@@ -272,14 +289,14 @@ export class CostService extends EventEmitter<CostServiceEvents> implements JobC
   }
 
   /** Cost and tokens over a range, grouped by provider, model, agent and/or day. */
-  report(query: CostQuery): CostReport {
+  async report(query: CostQuery): Promise<CostReport> {
     const to = query.to === undefined ? Date.now() : parseTime(query.to, true);
     const from = query.from === undefined ? to - 30 * DAY_MS : parseTime(query.from, false);
     if (from >= to) throw new ServiceError(`from (${localTime(from)}) must be before to (${localTime(to)})`, 400, "from");
     const groupBy = query.groupBy?.length ? [...new Set(query.groupBy)] : ["provider" as const];
     const filter = { from, to, provider: query.provider, agent: query.agent };
-    const groups = this.deps.costs.aggregate(filter, groupBy).map((g) => ({ ...totals(g), ...pick(g, groupBy) }));
-    const [all] = this.deps.costs.aggregate(filter, []);
+    const groups = (await this.deps.costs.aggregate(filter, groupBy)).map((g) => ({ ...totals(g), ...pick(g, groupBy) }));
+    const [all] = await this.deps.costs.aggregate(filter, []);
     return { from, to, groupBy, groups, totals: totals(all) };
   }
 }

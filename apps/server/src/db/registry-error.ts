@@ -73,3 +73,22 @@ export function registryFailure(file: string, err: unknown): unknown {
   }
   return err;
 }
+
+/** PostgreSQL's answers that mean "not now": the server is shutting down, starting, or in recovery. */
+const UNAVAILABLE_STATES = new Set(["57P01", "57P02", "57P03"]);
+const NETWORK_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "EPIPE"]);
+
+/**
+ * Whether a registry call failed because a networked registry (PostgreSQL) could not be reached,
+ * rather than because of what was asked: the same call can succeed once it is back. Drizzle wraps
+ * the driver's error as its cause.
+ */
+export function registryUnreachable(err: unknown): boolean {
+  for (let e = err, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = String((e as { code?: unknown }).code ?? "");
+    if (code.startsWith("08") || UNAVAILABLE_STATES.has(code) || NETWORK_CODES.has(code)) return true;
+    // node-postgres ends a query whose connection went away with these, without a code.
+    if (e instanceof Error && /^Connection terminated|^Client has encountered a connection error/.test(e.message)) return true;
+  }
+  return false;
+}

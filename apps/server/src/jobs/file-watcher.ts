@@ -4,7 +4,7 @@ import path from "node:path";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { FileChange, JobFile, JobFileCounts } from "@corral/shared";
 import { watch, type FSWatcher } from "chokidar";
-import type { JobFilesRepo } from "../db/repos/job-files.js";
+import type { JobFilesRepo } from "../db/registry.js";
 import { PRIVATE_FILE_MODE } from "../lib/private-files.js";
 import { isInside } from "../lib/paths.js";
 
@@ -160,6 +160,8 @@ interface Tracker {
   timer: NodeJS.Timeout | null;
   /** What is stored for each path. */
   stored: Map<string, { change: FileChange; size: number | null }>;
+  /** The writes of its changes, one after another: the job's end waits for the last. */
+  writes: Promise<void>;
 }
 
 /**
@@ -212,7 +214,7 @@ export class FileWatcher extends EventEmitter<FileWatcherEvents> {
   async resume(jobId: string, workdir: string, snapshotFile: string): Promise<void> {
     const before = loadSnapshot(snapshotFile);
     if (!before) return;
-    const stored = new Map(this.repo.list(jobId).map((f) => [f.path, { change: f.change, size: f.size }]));
+    const stored = new Map((await this.repo.list(jobId)).map((f) => [f.path, { change: f.change, size: f.size }]));
     // What changed while the server was down is stored and announced now, not only at the end;
     // if the job ends first, its end compares everything itself.
     const tracker = this.track(jobId, workdir, before, stored);
@@ -226,7 +228,18 @@ export class FileWatcher extends EventEmitter<FileWatcherEvents> {
 
   private track(jobId: string, workdir: string, before: Snapshot, stored: Tracker["stored"]): Tracker {
     void this.end(jobId, false);
-    const tracker: Tracker = { jobId, workdir, before, watcher: null, watchTimer: null, pending: new Set(), comparing: false, timer: null, stored };
+    const tracker: Tracker = {
+      jobId,
+      workdir,
+      before,
+      watcher: null,
+      watchTimer: null,
+      pending: new Set(),
+      comparing: false,
+      timer: null,
+      stored,
+      writes: Promise.resolve(),
+    };
     this.trackers.set(jobId, tracker);
     return tracker;
   }
@@ -271,6 +284,7 @@ export class FileWatcher extends EventEmitter<FileWatcherEvents> {
     this.trackers.delete(jobId);
     this.closeWatcher(tracker);
     if (diff) await this.compare(tracker, () => true);
+    await tracker.writes;
   }
 
   /**
@@ -292,7 +306,7 @@ export class FileWatcher extends EventEmitter<FileWatcherEvents> {
       const seen = new Set(tracker.pending);
       tracker.pending.clear();
       const paths = new Set([...tracker.before.files.keys(), ...after.files.keys(), ...seen, ...tracker.stored.keys()]);
-      this.record(
+      await this.record(
         tracker,
         [...paths].map((rel) => ({ rel, now: seen.has(rel) ? statOf(path.join(tracker.workdir, rel)) : after.files.get(rel) })),
       );
@@ -309,16 +323,16 @@ export class FileWatcher extends EventEmitter<FileWatcherEvents> {
     for (const jobId of [...this.trackers.keys()]) void this.end(jobId, false);
   }
 
-  list(jobId: string): JobFile[] {
-    return this.repo.list(jobId).map(({ path: p, change, size, at }) => ({ path: p, change, size, at }));
+  async list(jobId: string): Promise<JobFile[]> {
+    return (await this.repo.list(jobId)).map(({ path: p, change, size, at }) => ({ path: p, change, size, at }));
   }
 
-  counts(jobIds: string[]): Map<string, JobFileCounts> {
+  counts(jobIds: string[]): Promise<Map<string, JobFileCounts>> {
     return this.repo.counts(jobIds);
   }
 
   /** Every workdir a job has run in, with how many jobs ran there (for workdir browsing). */
-  jobWorkdirs(): { workdir: string; jobs: number }[] {
+  jobWorkdirs(): Promise<{ workdir: string; jobs: number }[]> {
     return this.repo.jobWorkdirs();
   }
 
@@ -338,11 +352,16 @@ export class FileWatcher extends EventEmitter<FileWatcherEvents> {
     this.record(
       tracker,
       paths.map((rel) => ({ rel, now: statOf(path.join(tracker.workdir, rel)) })),
-    );
+    ).catch(() => {
+      // The registry cannot take them (closed at shutdown): the next start compares the workdir with what is stored.
+    });
   }
 
-  /** Stores the changes that differ from what is stored, then announces them. */
-  private record(tracker: Tracker, states: { rel: string; now: FileStat | undefined }[]): void {
+  /**
+   * Stores the changes that differ from what is stored, then announces them. Writes follow each
+   * other in the order their changes were seen, so a later state is never overwritten by an earlier one.
+   */
+  private record(tracker: Tracker, states: { rel: string; now: FileStat | undefined }[]): Promise<void> {
     const at = Date.now();
     const changed: JobFile[] = [];
     const gone: JobFile[] = [];
@@ -360,13 +379,18 @@ export class FileWatcher extends EventEmitter<FileWatcherEvents> {
       tracker.stored.set(rel, { change, size });
       changed.push({ path: rel, change, size, at });
     }
-    if (!changed.length && !gone.length) return;
-    this.repo.upsert(changed.map((f) => ({ jobId: tracker.jobId, ...f })));
-    this.repo.remove(
-      tracker.jobId,
-      gone.map((f) => f.path),
-    );
-    for (const file of [...changed, ...gone]) this.emit("file", { jobId: tracker.jobId, file });
+    if (!changed.length && !gone.length) return tracker.writes;
+    const write = async () => {
+      await this.repo.upsert(changed.map((f) => ({ jobId: tracker.jobId, ...f })));
+      await this.repo.remove(
+        tracker.jobId,
+        gone.map((f) => f.path),
+      );
+      for (const file of [...changed, ...gone]) this.emit("file", { jobId: tracker.jobId, file });
+    };
+    const written = tracker.writes.then(write);
+    tracker.writes = written.catch(() => undefined);
+    return written;
   }
 
   private closeWatcher(tracker: Tracker): void {

@@ -4,6 +4,9 @@ import { cliAvailability } from "../agents/availability.js";
 import { cliAdapterFor } from "../agents/registry.js";
 import type { CliAdapter, JobSpec, UsageReport, WorkerResult } from "../agents/types.js";
 import type { JobPatch } from "../db/repos/jobs.js";
+import type { Repos } from "../db/registry.js";
+import type { Unit } from "../db/unit.js";
+import { registryUnreachable } from "../db/registry-error.js";
 import type { AgentRow, JobAttemptRow, JobRow } from "../db/schema.js";
 import { ServiceError } from "../lib/errors.js";
 import { PRIVATE_DIR_MODE } from "../lib/private-files.js";
@@ -28,13 +31,19 @@ type AttemptEnd = Pick<JobAttemptRow, "status" | "exitCode" | "error" | "endedAt
 /** An attempt as it begins; it is stored once its worker started, or with its end if it never did. */
 type AttemptStart = Pick<JobAttemptRow, "jobId" | "attempt" | "startedAt" | "outputStart">;
 
-/** How the runner stores a job's changes: written first, then announced (JobService does both). */
+/** A queued job as it may start, or the agent whose slot it gives back when it may not. */
+type Admitted = { row: JobRow; agent: AgentRow } | { refused: string };
+
+/**
+ * How the runner stores a job's changes: written first, then announced (JobService does both).
+ * Given a unit, the change is written in its transaction and announced once that has committed.
+ */
 export interface RunStore {
-  update(id: string, patch: JobPatch): JobRow;
-  finish(id: string, patch: JobPatch & { status: JobStatus }): JobRow;
+  update(id: string, patch: JobPatch, unit?: Unit): Promise<JobRow>;
+  finish(id: string, patch: JobPatch & { status: JobStatus }, unit?: Unit): Promise<JobRow>;
   output(event: OutputEvent): void;
-  /** One transaction for changes that happen together; they are announced once it has committed. */
-  atomically<T>(fn: () => T): T;
+  /** One transaction for changes that happen together (and the reads they depend on). */
+  atomically<T>(fn: (unit: Unit) => Promise<T>): Promise<T>;
 }
 
 interface ActiveJob {
@@ -72,32 +81,62 @@ export class JobRunner {
     return this.deps.config;
   }
 
+  private get registry() {
+    return this.deps.registry;
+  }
+
   /** Starts a job the scheduler let through. Never throws: whatever goes wrong ends this job, not the server. */
-  async start(id: string): Promise<void> {
+  async start(agent: string, id: string): Promise<void> {
+    let admitted: Admitted;
     try {
-      await this.begin(id);
+      admitted = await this.admit(id);
     } catch (err) {
-      this.failUnexpectedly(id, err);
+      // Nothing was stored or started yet: the job waits in its queue until the registry is back.
+      if (registryUnreachable(err) && !this.closing) {
+        this.scheduler.startLater(agent, id);
+        return;
+      }
+      await this.failUnexpectedly(id, err, agent);
+      return;
+    }
+    try {
+      await this.begin(id, admitted);
+    } catch (err) {
+      await this.failUnexpectedly(id, err, agent);
     }
   }
 
-  private async begin(id: string): Promise<void> {
-    const row = this.deps.jobs.get(id);
-    const agent = row && this.deps.agents.get(row.agent);
-    if (!row || !agent || row.status !== "queued" || this.closing) {
-      if (row && !agent) this.store.finish(id, { status: "failed", error: `agent ${row.agent} no longer exists` });
-      this.scheduler.released(row?.agent ?? "");
+  /**
+   * The job as it may start, or why not (it ended there, or is not queued any more), read and
+   * written in one transaction: a cancel cannot end it in between.
+   */
+  private admit(id: string): Promise<Admitted> {
+    return this.store.atomically(async (unit) => {
+      const row = await unit.tx.jobs.get(id);
+      const agent = row && (await unit.tx.agents.get(row.agent));
+      if (!row || !agent || row.status !== "queued" || this.closing) {
+        if (row && !agent && row.status === "queued")
+          await this.store.finish(id, { status: "failed", error: `agent ${row.agent} no longer exists` }, unit);
+        return { refused: row?.agent ?? "" };
+      }
+      try {
+        // A budget used up while this job waited in the queue still holds it back.
+        await this.deps.costs?.admit(agent, row.maxCostUsd, unit.tx);
+      } catch (err) {
+        if (!(err instanceof ServiceError)) throw err;
+        await this.store.finish(id, { status: "budget_exceeded", error: err.message }, unit);
+        return { refused: agent.name };
+      }
+      return { row, agent };
+    });
+  }
+
+  private async begin(id: string, admitted: Admitted): Promise<void> {
+    if ("refused" in admitted) {
+      this.scheduler.released(admitted.refused);
       return;
     }
-    try {
-      // A budget used up while this job waited in the queue still holds it back.
-      this.deps.costs?.admit(agent, row.maxCostUsd);
-    } catch (err) {
-      if (!(err instanceof ServiceError)) throw err;
-      this.store.finish(id, { status: "budget_exceeded", error: err.message });
-      this.scheduler.released(agent.name);
-      return;
-    }
+    const { row, agent } = admitted;
     const files = jobDataPaths(this.config.dataDir, id, row.attempt);
     mkdirSync(files.dir, { recursive: true, mode: PRIVATE_DIR_MODE });
     const log = new OutputLog(files.log);
@@ -108,14 +147,14 @@ export class JobRunner {
     try {
       started = { ...row, workdir: this.workdirAtStart(row) };
       await this.deps.hooks?.starting(started);
-      if (this.leftWhileStarting(row, log, attempt)) return;
+      if (await this.leftWhileStarting(row, log, attempt)) return;
       execution = await this.execute(started, agent, files, log);
     } catch (err) {
       await this.deps.hooks?.ended(row, false);
       const error = err instanceof Error ? err.message : String(err);
-      this.store.atomically(() => {
-        this.deps.jobs.startAttempt({ ...attempt, status: "failed", error, endedAt: Date.now(), outputEnd: log.size });
-        this.store.finish(id, { status: "failed", error });
+      await this.store.atomically(async (unit) => {
+        await unit.tx.jobs.startAttempt({ ...attempt, status: "failed", error, endedAt: Date.now(), outputEnd: log.size });
+        await this.store.finish(id, { status: "failed", error }, unit);
       });
       log.close();
       this.scheduler.released(agent.name);
@@ -127,23 +166,43 @@ export class JobRunner {
     if (this.closing) {
       execution.detach();
       if (execution.pid !== null) await killGroup(execution.pid, this.config.killGraceMs);
-    } else if (this.deps.jobs.get(id)?.status !== "queued") {
+    } else if (await this.markRunning(started, execution, attempt)) {
+      if (!this.closing) {
+        this.follow(started, execution, log, row.timeoutS * 1000);
+        return;
+      }
+      // The server began to stop while the start was stored: the worker runs on, and the next start follows it.
+      execution.detach();
+      log.close();
+      return;
+    } else {
       await execution.stop();
     }
-    if (this.leftWhileStarting(row, log, attempt)) return;
-    // The attempt and the job's running state are one write: the registry never holds one without the other.
-    this.store.atomically(() => {
-      this.deps.jobs.startAttempt({ ...attempt, status: "running" });
-      this.store.update(id, {
-        status: "running",
-        workdir: started.workdir,
-        startedAt: Date.now(),
-        pid: execution.pid,
-        pidStart: execution.pidStart,
-        invocation: execution.invocation,
-      });
+    await this.leftWhileStarting(row, log, attempt);
+  }
+
+  /**
+   * The attempt and the job's running state are one write (the registry never holds one without
+   * the other), made only if the job is still queued when it is written: false when a cancel came first.
+   */
+  private markRunning(started: JobRow, execution: Execution, attempt: AttemptStart): Promise<boolean> {
+    return this.store.atomically(async (unit) => {
+      if ((await unit.tx.jobs.get(started.id))?.status !== "queued") return false;
+      await unit.tx.jobs.startAttempt({ ...attempt, status: "running" });
+      await this.store.update(
+        started.id,
+        {
+          status: "running",
+          workdir: started.workdir,
+          startedAt: Date.now(),
+          pid: execution.pid,
+          pidStart: execution.pidStart,
+          invocation: execution.invocation,
+        },
+        unit,
+      );
+      return true;
     });
-    this.follow(started, execution, log, row.timeoutS * 1000);
   }
 
   /**
@@ -151,15 +210,15 @@ export class JobRunner {
    * or the server begun to stop: then its worker is not started. A cancelled job's slot is freed; at
    * shutdown the job stays queued for the next start.
    */
-  private leftWhileStarting(row: JobRow, log: OutputLog, attempt: AttemptStart): boolean {
+  private async leftWhileStarting(row: JobRow, log: OutputLog, attempt: AttemptStart): Promise<boolean> {
     if (this.closing) {
       log.close();
       return true;
     }
-    const now = this.deps.jobs.get(row.id);
+    const now = await this.registry.jobs.get(row.id);
     if (now?.status === "queued") return false;
     void this.deps.hooks?.ended(row, false);
-    this.deps.jobs.startAttempt({
+    await this.registry.jobs.startAttempt({
       ...attempt,
       status: now?.status ?? "cancelled",
       error: now?.error ?? null,
@@ -185,14 +244,12 @@ export class JobRunner {
     }
   }
 
-  /** A start or an end that threw where nothing should: the job fails with the reason and frees its slot. */
-  private failUnexpectedly(id: string, err: unknown): void {
+  /** A start or an end that threw where nothing should: the job fails with the reason and frees its agent's slot. */
+  private async failUnexpectedly(id: string, err: unknown, agent: string): Promise<void> {
     const error = `internal error: ${err instanceof Error ? err.message : String(err)}`;
-    let agent = "";
     try {
-      const row = this.deps.jobs.get(id);
-      agent = row?.agent ?? "";
-      if (row && !isFinalStatus(row.status)) this.store.finish(id, { status: "failed", error });
+      const row = await this.registry.jobs.get(id);
+      if (row && !isFinalStatus(row.status)) await this.store.finish(id, { status: "failed", error });
     } catch {
       // The registry cannot take it (closed at shutdown, or the row cannot be read): nothing more can be recorded.
     } finally {
@@ -212,13 +269,15 @@ export class JobRunner {
     await active.settled;
   }
 
-  /** Ends a job waiting out its retry backoff; false when it is not waiting. */
-  cancelRetry(row: JobRow): boolean {
+  /** Ends a job waiting out its retry backoff, in the unit's transaction; false when it is not waiting. */
+  async cancelRetry(row: JobRow, unit: Unit): Promise<boolean> {
     const timer = this.retryTimers.get(row.id);
     if (!timer) return false;
-    clearTimeout(timer);
-    this.retryTimers.delete(row.id);
-    this.store.finish(row.id, { status: "cancelled", error: `cancelled while waiting to retry (attempt ${row.attempt})` });
+    await this.store.finish(row.id, { status: "cancelled", error: `cancelled while waiting to retry (attempt ${row.attempt})` }, unit);
+    unit.afterCommit(() => {
+      clearTimeout(timer);
+      this.retryTimers.delete(row.id);
+    });
     return true;
   }
 
@@ -237,20 +296,21 @@ export class JobRunner {
   }
 
   /** At boot, a job the registry says is running: follow its worker again, or call it lost. */
-  reattach(row: JobRow): void {
+  async reattach(row: JobRow): Promise<void> {
     const files = jobDataPaths(this.config.dataDir, row.id, row.attempt);
-    const agent = this.deps.agents.get(row.agent);
+    const agent = await this.registry.agents.get(row.agent);
     const recovery = agent ? recoveryOf(row, files, cliAdapterFor(agent.kind)) : null;
     if (!agent || !recovery || recovery.kind === "lost") {
       if (row.cancelRequestedAt !== null) void this.finishCancel(row);
-      else this.lose(row, recovery?.kind === "lost" ? recovery.reason : `agent ${row.agent} no longer exists`);
+      else await this.lose(row, recovery?.kind === "lost" ? recovery.reason : `agent ${row.agent} no longer exists`);
       return;
     }
+    const spec = await this.specOf(row, agent);
     this.deps.hooks?.resumed(row);
     const log = new OutputLog(files.log);
     const execution = reattachCli(recovery.pid, row.pidStart, recovery.invocation, {
       adapter: recovery.adapter,
-      spec: this.specOf(row, agent),
+      spec,
       files,
       log,
       listeners: this.listeners(row.id),
@@ -273,9 +333,9 @@ export class JobRunner {
     try {
       if (row.pid !== null && groupAlive(row.pid)) await killGroup(row.pid, this.config.killGraceMs, () => this.recordKill(row.id));
       void this.deps.hooks?.ended(row);
-      this.store.atomically(() => {
-        this.deps.jobs.endAttempt(row.id, row.attempt, { status: "cancelled", error: "cancelled", endedAt: Date.now() });
-        this.store.finish(row.id, { status: "cancelled", error: "cancelled" });
+      await this.store.atomically(async (unit) => {
+        await unit.tx.jobs.endAttempt(row.id, row.attempt, { status: "cancelled", error: "cancelled", endedAt: Date.now() });
+        await this.store.finish(row.id, { status: "cancelled", error: "cancelled" }, unit);
       });
     } catch {
       // As for a lost job: the registry cannot record it, and the server still starts.
@@ -283,13 +343,13 @@ export class JobRunner {
   }
 
   /** At boot, a job that cannot be followed again ends `lost`, with why. */
-  lose(row: JobRow, reason: string): void {
+  async lose(row: JobRow, reason: string): Promise<void> {
     try {
       // Boot goes on at once; what the file watcher still stores for this job comes after.
       void this.deps.hooks?.ended(row);
-      this.store.atomically(() => {
-        this.deps.jobs.endAttempt(row.id, row.attempt, { status: "lost", error: reason, endedAt: Date.now() });
-        this.store.finish(row.id, { status: "lost", error: reason });
+      await this.store.atomically(async (unit) => {
+        await unit.tx.jobs.endAttempt(row.id, row.attempt, { status: "lost", error: reason, endedAt: Date.now() });
+        await this.store.finish(row.id, { status: "lost", error: reason }, unit);
       });
     } catch {
       // The registry cannot record even that: the row stays as it is, and the server still starts.
@@ -297,7 +357,7 @@ export class JobRunner {
   }
 
   private async execute(row: JobRow, agent: AgentRow, files: JobDataPaths, log: OutputLog): Promise<Execution> {
-    const jobSpec = this.specOf(row, agent);
+    const jobSpec = await this.specOf(row, agent);
     const listeners = this.listeners(row.id);
     const inProcess = this.deps.inProcessAdapters?.[agent.kind];
     if (inProcess) {
@@ -319,10 +379,10 @@ export class JobRunner {
    * What the adapter gets: the job, and for a follow-up the earlier turn with the session its
    * worker reported, read at each start so every retry resumes the same one.
    */
-  private specOf(row: JobRow, agent: AgentRow): JobSpec {
+  private async specOf(row: JobRow, agent: AgentRow): Promise<JobSpec> {
     const spec: JobSpec = { jobId: row.id, prompt: row.prompt, workdir: row.workdir, model: row.model, agent };
     if (row.followUpOf === null) return spec;
-    const earlier = this.deps.jobs.get(row.followUpOf);
+    const earlier = await this.registry.jobs.get(row.followUpOf);
     if (!earlier)
       throw new Error(`the job continues job ${row.followUpOf}, which is no longer in the registry; it was not run rather than started afresh`);
     return { ...spec, followUp: { jobId: earlier.id, workerSession: earlier.workerSession } };
@@ -337,32 +397,43 @@ export class JobRunner {
   private listeners(id: string): ExecutionListeners {
     return {
       chunk: (stream, data, cursor) => this.store.output({ jobId: id, stream, data, cursor }),
-      usage: (report) => this.recordUsage(id, report),
-      killed: () => this.recordKill(id),
+      usage: (report) => void this.recordUsage(id, report),
+      killed: () => void this.recordKill(id),
     };
   }
 
-  /** Stored once SIGKILL has gone out; the first one counts (a group can be signalled by a stop and by the worker's end). */
-  private recordKill(id: string): void {
+  /**
+   * Stored once SIGKILL has gone out; the first one counts (a group can be signalled by a stop and
+   * by the worker's end), so it is read and written in one transaction.
+   */
+  private async recordKill(id: string): Promise<void> {
     try {
-      if (this.deps.jobs.get(id)?.killedAt === null) this.store.update(id, { killedAt: Date.now() });
+      await this.store.atomically(async (unit) => {
+        if ((await unit.tx.jobs.get(id))?.killedAt === null) await this.store.update(id, { killedAt: Date.now() }, unit);
+      });
     } catch {
       // The kill itself has happened; a registry that cannot take the note (closed at shutdown) must not fail the stop.
     }
   }
 
   /** Streamed usage: stored with its cost, and the job stopped once it passes its own limits. */
-  private recordUsage(id: string, report: UsageReport): void {
-    const row = this.store.update(id, this.priced(id, usagePatch(report)));
+  private async recordUsage(id: string, report: UsageReport): Promise<void> {
+    let row: JobRow;
+    try {
+      row = await this.store.atomically(async (unit) => this.store.update(id, await this.priced(unit.tx, id, usagePatch(report)), unit));
+    } catch {
+      // A report the registry cannot take (closed at shutdown) is lost; the worker's end brings its final usage.
+      return;
+    }
     const over = this.deps.costs?.overLimit(row);
     if (over && row.status === "running") void this.stop(id, "budget_exceeded", over);
   }
 
-  /** Adds the cost (reported, estimated or unknown) of the job's usage after this patch. */
-  private priced(id: string, patch: JobPatch): JobPatch {
-    const row = this.deps.jobs.get(id);
+  /** Adds the cost (reported, estimated or unknown) of the job's usage after this patch, read in the transaction that stores it. */
+  private async priced(tx: Repos, id: string, patch: JobPatch): Promise<JobPatch> {
+    const row = await tx.jobs.get(id);
     if (!row || !this.deps.costs) return patch;
-    return { ...patch, ...this.deps.costs.price({ ...row, ...patch } as JobRow) };
+    return { ...patch, ...(await this.deps.costs.price({ ...row, ...patch } as JobRow, tx)) };
   }
 
   private follow(row: JobRow, execution: Execution, log: OutputLog, timeoutMs: number): void {
@@ -374,7 +445,7 @@ export class JobRunner {
         if (this.active.get(row.id) !== active) return; // detached at shutdown
         if (active.timer) clearTimeout(active.timer);
         active.timer = null;
-        const agent = this.deps.agents.get(row.agent);
+        const agent = await this.registry.agents.get(row.agent);
         const adapter = agent && cliAdapterFor(agent.kind);
         const result = agent && adapter ? withSessionModel(adapter, end.result, { ...this.config.workerEnv, ...agent.env }) : end.result;
         const finalText = result.finalText ?? null;
@@ -384,7 +455,7 @@ export class JobRunner {
         }
         await this.deps.hooks?.ended(row);
         if (this.active.get(row.id) !== active) return; // detached at shutdown while the workdir was compared
-        this.active.delete(row.id);
+        // The job stays active until its end is stored: a cancel until then waits for that end.
         const status: JobStatus = active.stopReason ?? (end.exitCode === 0 && !end.error ? "succeeded" : "failed");
         const error =
           active.stopError ??
@@ -392,43 +463,62 @@ export class JobRunner {
         const attemptEnd = { status, exitCode: end.exitCode, error, endedAt: Date.now(), outputEnd: log.size };
         const retry = status === "failed" ? retryReason(row.retry, row.attempt, end.exitCode, tailText(log.file, 8192)) : null;
         if (retry && row.retry && !this.closing) {
-          this.scheduleRetry(row, row.retry, retry, log, attemptEnd);
+          await this.scheduleRetry(row, row.retry, retry, log, attemptEnd);
+          this.active.delete(row.id);
           return;
         }
         // The attempt's end and the job's are one write.
-        this.store.atomically(() => {
-          this.deps.jobs.endAttempt(row.id, row.attempt, attemptEnd);
-          this.store.finish(row.id, {
-            status,
-            exitCode: end.exitCode,
-            error,
-            finalText,
-            outputBytes: log.textBytes,
-            // What a follow-up of this job resumes; stored with its end, before that is announced.
-            ...(result.sessionId ? { workerSession: result.sessionId } : {}),
-            ...this.priced(row.id, result.usage ? usagePatch(result.usage) : {}),
-          });
+        await this.store.atomically(async (unit) => {
+          await unit.tx.jobs.endAttempt(row.id, row.attempt, attemptEnd);
+          await this.store.finish(
+            row.id,
+            {
+              status,
+              exitCode: end.exitCode,
+              error,
+              finalText,
+              outputBytes: log.textBytes,
+              // What a follow-up of this job resumes; stored with its end, before that is announced.
+              ...(result.sessionId ? { workerSession: result.sessionId } : {}),
+              ...(await this.priced(unit.tx, row.id, result.usage ? usagePatch(result.usage) : {})),
+            },
+            unit,
+          );
         });
+        this.active.delete(row.id);
         log.close();
         this.scheduler.released(row.agent);
       })
       .catch((err: unknown) => {
         this.active.delete(row.id);
-        this.failUnexpectedly(row.id, err);
+        return this.failUnexpectedly(row.id, err, row.agent);
       });
   }
 
   /** The attempt failed in a way the policy calls transient: queue the job again after the backoff. */
-  private scheduleRetry(row: JobRow, policy: NonNullable<JobRow["retry"]>, reason: string, log: OutputLog, attemptEnd: AttemptEnd): void {
+  private async scheduleRetry(
+    row: JobRow,
+    policy: NonNullable<JobRow["retry"]>,
+    reason: string,
+    log: OutputLog,
+    attemptEnd: AttemptEnd,
+  ): Promise<void> {
     const next = row.attempt + 1;
     const waitMs = backoffMs(policy, next);
     this.note(row.id, log, `\n[corral] attempt ${row.attempt} of ${policy.maxAttempts} failed (${reason}); retrying in ${waitMs / 1000} s\n`);
-    this.store.atomically(() => {
-      this.deps.jobs.endAttempt(row.id, row.attempt, attemptEnd);
-      this.store.update(row.id, { status: "queued", attempt: next, pid: null, pidStart: null, outputBytes: log.textBytes });
+    const retrying = await this.store.atomically(async (unit) => {
+      await unit.tx.jobs.endAttempt(row.id, row.attempt, attemptEnd);
+      // A cancel asked for while the attempt ended wins over the retry.
+      if ((await unit.tx.jobs.get(row.id))?.cancelRequestedAt != null) {
+        await this.store.finish(row.id, { status: "cancelled", error: "cancelled", outputBytes: log.textBytes }, unit);
+        return false;
+      }
+      await this.store.update(row.id, { status: "queued", attempt: next, pid: null, pidStart: null, outputBytes: log.textBytes }, unit);
+      return true;
     });
     log.close();
     this.scheduler.released(row.agent);
+    if (!retrying) return;
     const timer = setTimeout(() => {
       this.retryTimers.delete(row.id);
       this.scheduler.enqueue(row.agent, row.id);

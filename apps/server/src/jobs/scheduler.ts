@@ -1,5 +1,8 @@
 import { ServiceError } from "../lib/errors.js";
 
+/** How long a queue waits before trying again when its agent's limit could not be read. */
+const RETRY_PUMP_MS = 1000;
+
 /**
  * Per-agent FIFO queues with a concurrency limit each. It only decides when a job may start;
  * the job service starts it and reports back when it ended.
@@ -8,27 +11,38 @@ export class Scheduler {
   private queues = new Map<string, string[]>();
   private running = new Map<string, number>();
   private total = 0;
+  /** Room held for launches being stored; they are queued once stored, or give it back. */
+  private reserved = 0;
 
   constructor(
-    private readonly limitOf: (agent: string) => number,
-    private readonly start: (jobId: string) => void,
+    private readonly limitOf: (agent: string) => Promise<number>,
+    private readonly start: (agent: string, jobId: string) => void,
     private readonly queueLimit: number,
   ) {}
 
-  /** Refuses, before anything is stored, unless `count` more jobs fit in the queue. */
-  assertRoom(count = 1): void {
-    if (this.total + count > this.queueLimit) {
+  /** Holds room for `count` more jobs while they are stored; refuses, before anything is stored, when they do not fit. */
+  reserve(count: number): void {
+    const waiting = this.total + this.reserved;
+    if (waiting + count > this.queueLimit) {
       throw new ServiceError(
-        `the job queue is full (${this.queueLimit} at most, ${this.total} waiting${count > 1 ? `, ${count} more asked for` : ""}); wait for jobs to finish or raise CORRAL_QUEUE_LIMIT`,
+        `the job queue is full (${this.queueLimit} at most, ${waiting} waiting${count > 1 ? `, ${count} more asked for` : ""}); wait for jobs to finish or raise CORRAL_QUEUE_LIMIT`,
         429,
         undefined,
         undefined,
         "queue_full",
       );
     }
+    this.reserved += count;
   }
 
-  enqueue(agent: string, jobId: string): void {
+  /** The launch holding room was not stored. */
+  unreserve(count: number): void {
+    this.reserved -= count;
+  }
+
+  /** `reserved`: the job takes the room its launch held. */
+  enqueue(agent: string, jobId: string, reserved = false): void {
+    if (reserved) this.reserved--;
     const queue = this.queues.get(agent) ?? [];
     queue.push(jobId);
     this.queues.set(agent, queue);
@@ -46,6 +60,19 @@ export class Scheduler {
     return true;
   }
 
+  /**
+   * A job that could not start for now (the registry unreachable) goes back to the head of its
+   * queue and gives back its slot; the queue tries again after a pause.
+   */
+  startLater(agent: string, jobId: string): void {
+    const queue = this.queues.get(agent) ?? [];
+    queue.unshift(jobId);
+    this.queues.set(agent, queue);
+    this.total++;
+    this.running.set(agent, Math.max(0, (this.running.get(agent) ?? 1) - 1));
+    this.pumpLater(agent);
+  }
+
   /** A job already running when the server started counts against its agent's limit. */
   adopt(agent: string): void {
     this.running.set(agent, (this.running.get(agent) ?? 0) + 1);
@@ -56,15 +83,45 @@ export class Scheduler {
     this.pump(agent);
   }
 
-  /** Starts waiting jobs while the agent is under its limit (call again when the limit changes). */
+  /**
+   * Starts waiting jobs while the agent is under its limit (call again when the limit changes).
+   * The limit is read first; counting and starting then happen without a pause, so two pumps at
+   * once never start more than it allows. A limit that cannot be read (the registry closing or
+   * unreachable) leaves the jobs waiting, and the queue tries again after a pause.
+   */
   pump(agent: string): void {
-    const queue = this.queues.get(agent);
-    while (queue?.length && (this.running.get(agent) ?? 0) < this.limitOf(agent)) {
-      const jobId = queue.shift() as string;
-      this.total--;
-      this.running.set(agent, (this.running.get(agent) ?? 0) + 1);
-      this.start(jobId);
-    }
+    if (!this.queues.get(agent)?.length) return;
+    this.limitOf(agent).then(
+      (limit) => {
+        const queue = this.queues.get(agent);
+        while (queue?.length && (this.running.get(agent) ?? 0) < limit) {
+          const jobId = queue.shift() as string;
+          this.total--;
+          this.running.set(agent, (this.running.get(agent) ?? 0) + 1);
+          this.start(agent, jobId);
+        }
+      },
+      () => this.pumpLater(agent),
+    );
+  }
+
+  private readonly retrying = new Set<string>();
+
+  /** Pumps the agent's queue after a pause, once however often it is asked meanwhile. */
+  private pumpLater(agent: string): void {
+    if (this.closed || this.retrying.has(agent)) return;
+    this.retrying.add(agent);
+    setTimeout(() => {
+      this.retrying.delete(agent);
+      this.pump(agent);
+    }, RETRY_PUMP_MS).unref();
+  }
+
+  private closed = false;
+
+  /** No more pumps after a pause (the service is shutting down). */
+  close(): void {
+    this.closed = true;
   }
 
   runningCount(agent: string): number {

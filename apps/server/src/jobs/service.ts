@@ -19,12 +19,12 @@ import {
 } from "@corral/shared";
 import { effectiveModel } from "../agents/model.js";
 import { agentKindModule } from "../agents/registry.js";
-import type { ConversationStore, InProcessAdapter } from "../agents/types.js";
+import type { InProcessAdapter } from "../agents/types.js";
 import type { AppConfig } from "../config.js";
 import type { JobCostPolicy } from "../costs/service.js";
-import type { Transact } from "../db/client.js";
-import type { AgentsRepo } from "../db/repos/agents.js";
-import type { JobPatch, JobsRepo } from "../db/repos/jobs.js";
+import type { Registry, Repos } from "../db/registry.js";
+import type { JobPatch } from "../db/repos/jobs.js";
+import { inUnit, type Unit } from "../db/unit.js";
 import type { AgentRow, JobRow } from "../db/schema.js";
 import { badInput, notFound, ServiceError } from "../lib/errors.js";
 import type { Actor, AuditService } from "../audit/service.js";
@@ -55,17 +55,13 @@ export interface JobServiceEvents {
 
 export interface JobServiceDeps {
   config: AppConfig;
-  jobs: JobsRepo;
-  agents: AgentsRepo;
+  /** Where jobs, agents and audit entries are stored; a change and its audit entry share a transaction. */
+  registry: Registry;
   /** In-process adapters by agent kind (the Ollama loop). */
   inProcessAdapters?: Partial<Record<string, InProcessAdapter>>;
-  /** Where in-process workers keep their conversations: a follow-up needs one to continue. */
-  conversations?: Pick<ConversationStore, "began">;
   hooks?: JobHooks;
   /** Records who launched and cancelled what. */
   audit: Pick<AuditService, "store" | "announce">;
-  /** A transaction over the registry, for a change and its audit entry. */
-  transact: Transact;
   /** Budgets, prices and per-job limits. */
   costs?: JobCostPolicy;
 }
@@ -103,20 +99,18 @@ export const THREAD_LIMIT = 200;
 export class JobService extends EventEmitter<JobServiceEvents> {
   private scheduler: Scheduler;
   private runner: JobRunner;
-  /** Announcements held back until the transaction in progress has committed; null outside one. */
-  private afterCommit: (() => void)[] | null = null;
 
   constructor(private readonly deps: JobServiceDeps) {
     super();
     this.setMaxListeners(0);
     this.scheduler = new Scheduler(
-      (agent) => this.deps.agents.get(agent)?.maxConcurrent ?? 1,
-      (jobId) => void this.runner.start(jobId),
+      async (agent) => (await this.deps.registry.agents.get(agent))?.maxConcurrent ?? 1,
+      (agent, jobId) => void this.runner.start(agent, jobId),
       deps.config.queueLimit,
     );
     const store: RunStore = {
-      update: (id, patch) => this.update(id, patch),
-      finish: (id, patch) => this.finish(id, patch),
+      update: (id, patch, unit) => this.update(id, patch, unit),
+      finish: (id, patch, unit) => this.finish(id, patch, unit),
       output: (event) => this.emit("output", event),
       atomically: (fn) => this.atomically(fn),
     };
@@ -127,10 +121,18 @@ export class JobService extends EventEmitter<JobServiceEvents> {
     return this.deps.config;
   }
 
-  launch(agentName: string, input: JobInput, origin: JobOrigin, client: string | null = null): Job {
-    const planned = this.plan(agentName, input);
-    this.scheduler.assertRoom();
-    const [job] = this.store([planned], origin, client);
+  private get registry(): Registry {
+    return this.deps.registry;
+  }
+
+  /**
+   * Checks and stores the job in one transaction, so nothing checked (the agent, the budget, a
+   * busy workdir, the earlier turn) changes before it is stored. `within`: the caller's transaction
+   * (a conversation's message stored with its job); the job is queued once that has committed.
+   */
+  async launch(agentName: string, input: JobInput, origin: JobOrigin, client: string | null = null, within?: Unit): Promise<Job> {
+    const launch = async (unit: Unit) => this.store(unit, [await this.plan(unit.tx, agentName, input)], origin, client);
+    const [job] = within ? await launch(within) : await this.atomically(launch);
     return job as Job;
   }
 
@@ -140,7 +142,7 @@ export class JobService extends EventEmitter<JobServiceEvents> {
    * none, and the error names the agent at fault. Each job runs in `<workdir>/<agent>` (each agent's
    * own workdir without one); with `shared_workdir` all run in `workdir` itself, together.
    */
-  launchMany(agentNames: string[], input: Omit<JobInput, "session">, origin: JobOrigin, client: string | null = null): Job[] {
+  async launchMany(agentNames: string[], input: Omit<JobInput, "session">, origin: JobOrigin, client: string | null = null): Promise<Job[]> {
     agentNames.forEach((name, i) => {
       if (agentNames.indexOf(name) !== i) throw badInput(`${name} is named twice; name each agent once`, `agents.${i}`);
     });
@@ -148,51 +150,53 @@ export class JobService extends EventEmitter<JobServiceEvents> {
       throw badInput("a shared workdir needs a workdir: name the directory the agents share", "workdir");
     }
     const base = input.workdir;
-    const planned = agentNames.map((name, i) => {
-      const workdir = base === undefined || input.shared_workdir ? base : path.join(base, name);
-      try {
-        return this.plan(name, { ...input, workdir });
-      } catch (err) {
-        throw err instanceof ServiceError ? forAgent(err, name, i) : err;
-      }
-    });
-    if (!input.shared_workdir) {
-      const seen = new Map<string, string>();
-      for (const { agent, workdir } of planned) {
-        const other = seen.get(workdir);
-        if (other !== undefined) {
-          throw new ServiceError(
-            `${other} and ${agent.name} both work in ${workdir}; give a workdir (each agent gets its own folder in it) or share it`,
-            409,
-            "workdir",
-            undefined,
-            "conflict",
-            { agent: agent.name },
-          );
+    return this.atomically(async (unit) => {
+      const planned: PlannedJob[] = [];
+      for (const [i, name] of agentNames.entries()) {
+        const workdir = base === undefined || input.shared_workdir ? base : path.join(base, name);
+        try {
+          planned.push(await this.plan(unit.tx, name, { ...input, workdir }));
+        } catch (err) {
+          throw err instanceof ServiceError ? forAgent(err, name, i) : err;
         }
-        seen.set(workdir, agent.name);
       }
-    }
-    this.scheduler.assertRoom(planned.length);
-    return this.store(planned, origin, client);
+      if (!input.shared_workdir) {
+        const seen = new Map<string, string>();
+        for (const { agent, workdir } of planned) {
+          const other = seen.get(workdir);
+          if (other !== undefined) {
+            throw new ServiceError(
+              `${other} and ${agent.name} both work in ${workdir}; give a workdir (each agent gets its own folder in it) or share it`,
+              409,
+              "workdir",
+              undefined,
+              "conflict",
+              { agent: agent.name },
+            );
+          }
+          seen.set(workdir, agent.name);
+        }
+      }
+      return this.store(unit, planned, origin, client);
+    });
   }
 
-  /** Everything a launch checks, without storing anything: what `store` needs to insert the job. */
-  private plan(agentName: string, input: JobInput): PlannedJob {
-    const agent = this.deps.agents.get(agentName);
+  /** Everything a launch checks, read in the launch's transaction: what `store` needs to insert the job. */
+  private async plan(tx: Repos, agentName: string, input: JobInput): Promise<PlannedJob> {
+    const agent = await tx.agents.get(agentName);
     if (!agent) throw notFound(`agent ${agentName} does not exist; list agents with corral_agents or GET /api/agents`, "agent");
     if (!agent.enabled)
       throw new ServiceError(`agent ${agentName} is disabled; enable it to run jobs`, 409, "agent", undefined, "agent_disabled", {
         agent: agentName,
       });
-    const earlier = input.session === undefined ? undefined : this.earlierTurn(agent, input.session);
-    this.deps.costs?.admit(agent, input.max_cost_usd ?? null);
+    const earlier = input.session === undefined ? undefined : await this.earlierTurn(tx, agent, input.session);
+    await this.deps.costs?.admit(agent, input.max_cost_usd ?? null, tx);
     // A follow-up runs where its conversation did (CLIs keep their sessions per project directory), with its model.
     const workdir = resolveWorkdir(input.workdir ?? earlier?.workdir ?? agent.workdir, this.config);
     const model = input.model ?? earlier?.model ?? effectiveModel(agent, this.config);
     if (earlier) assertSessionReachable(agent, earlier, workdir);
     assertLaunchFits(agent, { prompt: input.prompt, workdir, model }, this.config);
-    const busy = input.shared_workdir ? undefined : this.deps.jobs.activeInWorkdir(workdir);
+    const busy = input.shared_workdir ? undefined : await tx.jobs.activeInWorkdir(workdir);
     if (busy) {
       throw new ServiceError(
         `${workdir} is in use by job ${busy.id} (${busy.agent}, ${busy.status}); use another workdir, wait for that job (corral_wait), or pass shared_workdir: true to let both write there`,
@@ -206,36 +210,43 @@ export class JobService extends EventEmitter<JobServiceEvents> {
     return { agent, input, earlier, workdir, model };
   }
 
-  /** Stores planned jobs and their audit entries in one transaction (a failed write leaves none behind), then queues them. */
-  private store(planned: PlannedJob[], origin: JobOrigin, client: string | null): Job[] {
+  /**
+   * Stores planned jobs and their audit entries in the unit's transaction (a failed write leaves
+   * none behind); they are announced and queued once it has committed. Their room in the queue is
+   * held from now, so launches stored together never overfill it.
+   */
+  private async store(unit: Unit, planned: PlannedJob[], origin: JobOrigin, client: string | null): Promise<Job[]> {
+    this.scheduler.reserve(planned.length);
+    unit.afterRollback(() => this.scheduler.unreserve(planned.length));
     const ids = planned.map(() => newJobId());
     const groupId = ids.length > 1 ? (ids[0] ?? null) : null;
-    const rows = this.atomically(() =>
-      planned.map(({ agent, input, earlier, workdir, model }, i) => {
-        const id = ids[i] as string;
-        const inserted = this.deps.jobs.insert({
-          id,
-          agent: agent.name,
-          status: "queued",
-          prompt: input.prompt,
-          workdir,
-          model,
-          conversationId: earlier ? (earlier.conversationId ?? earlier.id) : id,
-          groupId,
-          followUpOf: earlier?.id ?? null,
-          timeoutS: input.timeout_s ?? agent.timeoutS,
-          retry: input.retry ?? agent.retry,
-          provider: agent.provider,
-          maxCostUsd: input.max_cost_usd ?? null,
-          maxTokens: input.max_tokens ?? null,
-          origin,
-          createdAt: Date.now(),
-        });
-        this.audit("launch", inserted, { door: origin, client });
-        return this.announce(inserted);
-      }),
-    );
-    for (const row of rows) this.scheduler.enqueue(row.agent, row.id);
+    const rows: JobRow[] = [];
+    for (const [i, { agent, input, earlier, workdir, model }] of planned.entries()) {
+      const id = ids[i] as string;
+      const inserted = await unit.tx.jobs.insert({
+        id,
+        agent: agent.name,
+        status: "queued",
+        prompt: input.prompt,
+        workdir,
+        model,
+        conversationId: earlier ? (earlier.conversationId ?? earlier.id) : id,
+        groupId,
+        followUpOf: earlier?.id ?? null,
+        timeoutS: input.timeout_s ?? agent.timeoutS,
+        retry: input.retry ?? agent.retry,
+        provider: agent.provider,
+        maxCostUsd: input.max_cost_usd ?? null,
+        maxTokens: input.max_tokens ?? null,
+        origin,
+        createdAt: Date.now(),
+      });
+      await this.audit(unit, "launch", inserted, { door: origin, client });
+      rows.push(this.announce(inserted, unit));
+    }
+    unit.afterCommit(() => {
+      for (const row of rows) this.scheduler.enqueue(row.agent, row.id, true);
+    });
     return rows.map(toJob);
   }
 
@@ -244,8 +255,8 @@ export class JobService extends EventEmitter<JobServiceEvents> {
    * conversation can really be continued: a follow-up never quietly starts afresh. A job still
    * queued or running has no finished turn to continue yet, so it is refused too (wait for it).
    */
-  private earlierTurn(agent: AgentRow, session: string): JobRow {
-    const earlier = this.deps.jobs.get(session);
+  private async earlierTurn(tx: Repos, agent: AgentRow, session: string): Promise<JobRow> {
+    const earlier = await tx.jobs.get(session);
     if (!earlier) throw notFound(`job ${session} not found; pass the id of an earlier ${agent.name} job as session`, "session");
     if (earlier.agent !== agent.name) {
       throw badInput(
@@ -271,7 +282,7 @@ export class JobService extends EventEmitter<JobServiceEvents> {
     if ("cli" in kind) {
       throw conflict(`has no worker session to resume: ${never ?? `its worker reported no session id (${earlier.status})`}`);
     }
-    if (!this.deps.conversations?.began(earlier.id)) {
+    if (!(await tx.jobMessages.began(earlier.id))) {
       throw conflict(`has no conversation to continue: ${never ?? `its worker never reached the model (${earlier.status})`}`);
     }
     return earlier;
@@ -280,75 +291,78 @@ export class JobService extends EventEmitter<JobServiceEvents> {
   /**
    * Whether job `id` has a conversation a follow-up would continue now. A conversation of agents
    * (the hub) continues a worker's last job when it can and otherwise asks afresh: a job that never
-   * reached a session, or a worker kind without one, has no context to lose.
+   * reached a session, or a worker kind without one, has no context to lose. `tx`: the transaction
+   * of the launch that would continue it.
    */
-  hasConversation(id: string): boolean {
-    const earlier = this.deps.jobs.get(id);
-    const agent = earlier && this.deps.agents.get(earlier.agent);
+  async hasConversation(id: string, tx: Repos = this.registry): Promise<boolean> {
+    const earlier = await tx.jobs.get(id);
+    const agent = earlier && (await tx.agents.get(earlier.agent));
     if (!agent) return false;
     try {
-      this.earlierTurn(agent, id);
+      await this.earlierTurn(tx, agent, id);
       return true;
-    } catch {
-      return false;
+    } catch (err) {
+      if (err instanceof ServiceError) return false;
+      throw err;
     }
   }
 
   /** The jobs of a job's conversation, oldest first: the newest THREAD_LIMIT of them. */
-  thread(id: string): JobThread {
-    const job = this.get(id);
-    const rows = this.deps.jobs.thread(job.conversationId, THREAD_LIMIT);
+  async thread(id: string): Promise<JobThread> {
+    const job = await this.get(id);
+    const rows = await this.registry.jobs.thread(job.conversationId, THREAD_LIMIT);
     // A job stored before conversations were recorded has none: it is its own.
     return { conversationId: job.conversationId, jobs: rows.length ? rows.map(toJob) : [job] };
   }
 
   /** The jobs launched together with this one (itself alone when it was launched alone), in launch order. */
-  group(id: string): JobGroup {
-    const job = this.get(id);
-    return { jobs: job.groupId ? this.deps.jobs.group(job.groupId).map(toJob) : [job] };
+  async group(id: string): Promise<JobGroup> {
+    const job = await this.get(id);
+    return { jobs: job.groupId ? (await this.registry.jobs.group(job.groupId)).map(toJob) : [job] };
   }
 
-  find(id: string): Job | undefined {
-    const row = this.deps.jobs.get(id);
+  async find(id: string): Promise<Job | undefined> {
+    const row = await this.registry.jobs.get(id);
     return row && toJob(row);
   }
 
-  get(id: string): Job {
-    const row = this.deps.jobs.get(id);
+  async get(id: string): Promise<Job> {
+    const row = await this.registry.jobs.get(id);
     if (!row) throw notFound(`job ${id} not found`, "job_id");
     return toJob(row);
   }
 
-  list(query: JobListQuery): JobList {
-    const { rows, ...counted } = this.deps.jobs.list(query);
+  async list(query: JobListQuery): Promise<JobList> {
+    const { rows, ...counted } = await this.registry.jobs.list(query);
     return { jobs: rows.map(toJob), ...counted };
   }
 
   /** Resolves once the job has ended (a queued job ends at once). */
   async cancel(id: string, actor?: Actor): Promise<Job> {
-    const row = this.deps.jobs.get(id);
-    if (!row) throw notFound(`job ${id} not found`, "job_id");
-    if (isFinalStatus(row.status)) return toJob(row);
     // A job that never started ends here, in the transaction of its audit entry; a running one
     // ends once its worker is gone, so only the request is stored with the entry. The first
     // request is the one the job keeps (who and when, for its timeline); a restart honours it.
-    const ended = this.atomically(() => {
-      if (actor) this.audit("cancel", row, actor);
+    // Read in the same transaction: a start that stores the job running cannot come in between.
+    const ended = await this.atomically(async (unit) => {
+      const row = await unit.tx.jobs.get(id);
+      if (!row) throw notFound(`job ${id} not found`, "job_id");
+      if (isFinalStatus(row.status)) return true;
+      if (actor) await this.audit(unit, "cancel", row, actor);
       if (row.cancelRequestedAt === null) {
-        this.update(id, { cancelRequestedAt: Date.now(), cancelledBy: actor?.door ?? "server", cancelClient: actor?.client ?? null });
+        await this.update(id, { cancelRequestedAt: Date.now(), cancelledBy: actor?.door ?? "server", cancelClient: actor?.client ?? null }, unit);
       }
-      if (this.runner.cancelRetry(row)) return true;
+      if (await this.runner.cancelRetry(row, unit)) return true;
       if (row.status !== "queued") return false;
-      this.finish(id, { status: "cancelled", error: "cancelled before it started" });
-      this.scheduler.remove(row.agent, id);
+      await this.finish(id, { status: "cancelled", error: "cancelled before it started" }, unit);
+      unit.afterCommit(() => this.scheduler.remove(row.agent, id));
       return true;
     });
     if (!ended) await this.runner.stop(id, "cancelled", "cancelled");
     return this.get(id);
   }
 
-  readOutput(id: string, cursor: number, limit: number): OutputPage {
-    const job = this.get(id);
+  async readOutput(id: string, cursor: number, limit: number): Promise<OutputPage> {
+    const job = await this.get(id);
     const page = this.outputFrom(id, cursor, limit);
     const chunks = page.chunks.map(({ stream, data }) => ({ stream, text: data.toString("utf8") }));
     return { chunks, cursor: page.cursor, complete: isFinalStatus(job.status) && page.cursor >= page.size };
@@ -364,22 +378,21 @@ export class JobService extends EventEmitter<JobServiceEvents> {
   }
 
   /** The output as its agent kind reads it (see readReadable), for the panel's Readable view. */
-  readReadable(id: string, cursor: number, limit: number): ReadablePage {
-    const job = this.get(id);
-    const kind = this.deps.agents.get(job.agent)?.kind;
+  async readReadable(id: string, cursor: number, limit: number): Promise<ReadablePage> {
+    const job = await this.get(id);
+    const kind = (await this.registry.agents.get(job.agent))?.kind;
     return atCursor(() => readReadable(this.logFile(id), kind ? agentKindModule(kind) : undefined, cursor, limit, isFinalStatus(job.status)));
   }
 
   /** The latest line the Readable view shows (see lastReadableLine), for the panel's Running-now cards. */
-  readableLine(job: Job): string {
-    const kind = this.deps.agents.get(job.agent)?.kind;
+  async readableLine(job: Job): Promise<string> {
+    const kind = (await this.registry.agents.get(job.agent))?.kind;
     return lastReadableLine(this.logFile(job.id), kind ? agentKindModule(kind) : undefined, isFinalStatus(job.status));
   }
 
-  /** The output's end; given the job just read, it is not read again (every `_done` reads its tail). */
-  outputTail(job: string | Job, maxChars: number, streams?: OutputStream[]): string {
-    const id = typeof job === "string" ? this.get(job).id : job.id;
-    return tailText(this.logFile(id), maxChars, streams);
+  /** The output's end, of a job just read (every `_done` reads its tail). */
+  outputTail(job: Job, maxChars: number, streams?: OutputStream[]): string {
+    return tailText(this.logFile(job.id), maxChars, streams);
   }
 
   private logFile(id: string): string {
@@ -387,39 +400,41 @@ export class JobService extends EventEmitter<JobServiceEvents> {
   }
 
   /** Resolves with the jobs once all have ended, or with their current state at the timeout. */
-  waitFor(ids: string[], timeoutMs: number, signal?: AbortSignal): Promise<Job[]> {
-    const current = () => ids.map((id) => this.get(id));
-    const jobs = current();
-    if (jobs.every((j) => isFinalStatus(j.status))) return Promise.resolve(jobs);
-    return new Promise((resolve, reject) => {
-      const pending = new Set(jobs.filter((j) => !isFinalStatus(j.status)).map((j) => j.id));
-      const done = () => {
-        clearTimeout(timer);
-        this.off("job", onJob);
-        signal?.removeEventListener("abort", done);
-        // Runs from a timer or an event: a failed read (the registry closed at shutdown) must
-        // reject this one wait, not escape as an uncaught exception.
-        try {
-          resolve(current());
-        } catch (err) {
-          reject(err);
-        }
-      };
-      const onJob = (job: Job) => {
-        if (pending.has(job.id) && isFinalStatus(job.status)) {
-          pending.delete(job.id);
-          if (!pending.size) done();
-        }
-      };
-      const timer = setTimeout(done, Math.min(timeoutMs, MAX_TIMER_MS));
-      this.on("job", onJob);
-      signal?.addEventListener("abort", done, { once: true });
-    });
+  async waitFor(ids: string[], timeoutMs: number, signal?: AbortSignal): Promise<Job[]> {
+    const current = () => Promise.all(ids.map((id) => this.get(id)));
+    // Listening before the first read: a job that ends while it is read is still heard of.
+    const ended = new Set<string>();
+    const allEnded = () => ids.every((id) => ended.has(id));
+    let wake = () => {};
+    const onJob = (job: Job) => {
+      if (!isFinalStatus(job.status) || !ids.includes(job.id)) return;
+      ended.add(job.id);
+      if (allEnded()) wake();
+    };
+    this.on("job", onJob);
+    const onAbort = () => wake();
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const jobs = await current();
+      for (const job of jobs) if (isFinalStatus(job.status)) ended.add(job.id);
+      if (allEnded()) return jobs;
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+        timer = setTimeout(resolve, Math.min(timeoutMs, MAX_TIMER_MS));
+        signal?.addEventListener("abort", onAbort, { once: true });
+        if (signal?.aborted || allEnded()) resolve();
+      });
+      return await current();
+    } finally {
+      clearTimeout(timer);
+      this.off("job", onJob);
+      signal?.removeEventListener("abort", onAbort);
+    }
   }
 
-  attempts(id: string): JobAttempt[] {
-    this.get(id);
-    return this.deps.jobs.attempts(id).map(({ jobId: _, ...attempt }) => attempt);
+  async attempts(id: string): Promise<JobAttempt[]> {
+    await this.get(id);
+    return (await this.registry.jobs.attempts(id)).map(({ jobId: _, ...attempt }) => attempt);
   }
 
   queuedCount(): number {
@@ -435,25 +450,26 @@ export class JobService extends EventEmitter<JobServiceEvents> {
    * At boot: queued jobs wait again in order; running ones are picked up where they are. A job
    * that cannot be recovered ends `lost` with the reason; it never keeps the server from starting.
    */
-  recover(): void {
-    for (const row of this.deps.jobs.withStatus(["queued", "running"])) {
+  async recover(): Promise<void> {
+    for (const row of await this.registry.jobs.withStatus(["queued", "running"])) {
       try {
         if (row.status === "queued") this.scheduler.enqueue(row.agent, row.id);
-        else this.runner.reattach(row);
+        else await this.runner.reattach(row);
       } catch (err) {
-        this.runner.lose(row, `the server could not recover this job at start: ${err instanceof Error ? err.message : String(err)}`);
+        await this.runner.lose(row, `the server could not recover this job at start: ${err instanceof Error ? err.message : String(err)}`);
       }
     }
   }
 
   /** Cancels every queued and running job (the server stops and was asked to take its workers along). */
   async cancelAll(): Promise<void> {
-    const open = this.deps.jobs.withStatus(["queued", "running"]);
+    const open = await this.registry.jobs.withStatus(["queued", "running"]);
     await Promise.all(open.map((row) => this.cancel(row.id)));
   }
 
   /** Stops following workers and leaves them running; the next start picks them up. */
   shutdown(): void {
+    this.scheduler.close();
     this.runner.shutdown();
   }
 
@@ -461,44 +477,31 @@ export class JobService extends EventEmitter<JobServiceEvents> {
    * Runs `fn` in one transaction. What it announces (job changes, audit entries) is told once the
    * transaction has committed, and never if it rolled back: nothing is announced that is not stored.
    */
-  private atomically<T>(fn: () => T): T {
-    if (this.afterCommit) return fn();
-    const held: (() => void)[] = [];
-    this.afterCommit = held;
-    let result: T;
-    try {
-      result = this.deps.transact(fn);
-    } finally {
-      this.afterCommit = null;
-    }
-    for (const tell of held) tell();
-    return result;
+  private atomically<T>(fn: (unit: Unit) => Promise<T>): Promise<T> {
+    return inUnit(this.registry, fn);
   }
 
-  private whenStored(tell: () => void): void {
-    if (this.afterCommit) this.afterCommit.push(tell);
-    else tell();
+  private async audit(unit: Unit, action: AuditAction, row: JobRow, actor: Actor): Promise<void> {
+    const entry = await this.deps.audit.store(unit.tx, action, row, actor);
+    unit.afterCommit(() => this.deps.audit.announce(entry));
   }
 
-  private audit(action: AuditAction, row: JobRow, actor: Actor): void {
-    const entry = this.deps.audit.store(action, row, actor);
-    this.whenStored(() => this.deps.audit.announce(entry));
-  }
-
-  private announce(row: JobRow): JobRow {
+  /** Tells of a stored row: at once, or once `unit` has committed when it was written there. */
+  private announce(row: JobRow, unit?: Unit): JobRow {
     const job = toJob(row);
-    this.whenStored(() => this.emit("job", job));
+    if (unit) unit.afterCommit(() => this.emit("job", job));
+    else this.emit("job", job);
     return row;
   }
 
-  private update(id: string, patch: JobPatch): JobRow {
-    const row = this.deps.jobs.update(id, patch);
+  private async update(id: string, patch: JobPatch, unit?: Unit): Promise<JobRow> {
+    const row = await (unit?.tx ?? this.registry).jobs.update(id, patch);
     if (!row) throw new Error(`job ${id} vanished from the registry`);
-    return this.announce(row);
+    return this.announce(row, unit);
   }
 
-  private finish(id: string, patch: JobPatch & { status: JobStatus }): JobRow {
-    return this.update(id, { endedAt: Date.now(), ...patch });
+  private finish(id: string, patch: JobPatch & { status: JobStatus }, unit?: Unit): Promise<JobRow> {
+    return this.update(id, { endedAt: Date.now(), ...patch }, unit);
   }
 }
 

@@ -20,7 +20,7 @@ export function mcpRoutes(services: Services) {
 
     const handle = async (request: FastifyRequest, reply: FastifyReply, mount: McpMount) => {
       // From the registry read the sessions keep per change of it, not a read per request.
-      if (mount.agent && !sessions.enabledAgents().some((a) => a.name === mount.agent)) {
+      if (mount.agent && !(await sessions.enabledAgents()).rows.some((a) => a.name === mount.agent)) {
         return jsonRpcError(reply, 404, `no enabled agent named ${mount.agent}; see GET /api/agents`);
       }
       const sessionId = request.headers["mcp-session-id"];
@@ -45,7 +45,7 @@ export function mcpRoutes(services: Services) {
         }
         session = await openSession(mount, mcp);
       }
-      sessions.touch(session);
+      await sessions.touch(session);
       const isCall = request.method === "POST";
       reply.hijack();
       if (isCall) session.calls++;
@@ -69,7 +69,8 @@ export function mcpRoutes(services: Services) {
     };
 
     const openSession = async (mount: McpMount, mcp: McpRuntime): Promise<McpSession> => {
-      const tools = mcp.createMcpServer(services, mount, sessions.enabledAgents(), answers);
+      const { generation, rows } = await sessions.enabledAgents();
+      const tools = mcp.createMcpServer(services, mount, rows, answers);
       const session: McpSession = {
         mount,
         tools,
@@ -80,7 +81,7 @@ export function mcpRoutes(services: Services) {
         close: () => tools.server.close(),
       };
       session.transport.onclose = () => sessions.forget(session);
-      sessions.opened(session);
+      sessions.opened(session, generation);
       try {
         await tools.connect(session.transport);
       } catch (err) {

@@ -53,10 +53,13 @@ export class McpSessions {
     return this.byId.get(id);
   }
 
-  /** The enabled agents, read once per change of the registry. */
-  enabledAgents(): AgentRow[] {
-    if (this.enabled?.generation !== this.generation) this.enabled = { generation: this.generation, rows: this.services.agents.enabledRows() };
-    return this.enabled.rows;
+  /** The enabled agents, read once per change of the registry, with the generation they are as new as. */
+  async enabledAgents(): Promise<{ generation: number; rows: AgentRow[] }> {
+    const generation = this.generation;
+    if (this.enabled?.generation === generation) return this.enabled;
+    const read = { generation, rows: await this.services.agents.enabledRows() };
+    if ((this.enabled?.generation ?? -1) < generation) this.enabled = read;
+    return read;
   }
 
   /** Frees a place for a new session, closing the least recently used idle one if need be. */
@@ -73,9 +76,9 @@ export class McpSessions {
     );
   }
 
-  /** A session being opened counts against the cap from now on. */
-  opened(session: McpSession): void {
-    session.toolsGeneration = this.generation;
+  /** A session being opened counts against the cap from now on; `generation`: that of the agents its tools were made from. */
+  opened(session: McpSession, generation: number): void {
+    session.toolsGeneration = generation;
     this.all.add(session);
   }
 
@@ -84,11 +87,11 @@ export class McpSessions {
   }
 
   /** A request arrived for the session: it becomes the most recently used, with current tools. */
-  touch(session: McpSession): void {
+  touch(session: McpSession): Promise<void> {
     session.lastSeen = Date.now();
     const id = session.transport.sessionId;
     if (id && this.byId.delete(id)) this.byId.set(id, session);
-    this.syncTools(session);
+    return this.syncTools(session);
   }
 
   /** Forgets a session that closed (DELETE, transport closed, never initialized). */
@@ -117,10 +120,13 @@ export class McpSessions {
     await Promise.all(sessions.map((s) => s.close().catch(() => undefined)));
   }
 
-  private syncTools(session: McpSession): void {
+  private async syncTools(session: McpSession): Promise<void> {
     if (session.toolsGeneration === this.generation) return;
-    session.toolsGeneration = this.generation;
-    session.tools.syncTools(this.enabledAgents());
+    const { generation, rows } = await this.enabledAgents();
+    // Another sync may have brought newer tools while these were read.
+    if (session.toolsGeneration >= generation) return;
+    session.toolsGeneration = generation;
+    session.tools.syncTools(rows);
   }
 
   /** Brings every session's tools up to date (and so notifies their clients), a batch per turn. */
@@ -131,24 +137,24 @@ export class McpSessions {
     }
     this.refreshing = true;
     const queue = [...this.all];
-    const step = () => {
+    const step = async () => {
       for (const session of queue.splice(0, REFRESH_BATCH)) {
         if (!this.all.has(session)) continue;
         try {
-          this.syncTools(session);
+          await this.syncTools(session);
         } catch {
           // A session that cannot take its new tools is closed; its client starts a new one.
           this.close(session);
         }
       }
-      if (queue.length) return void setImmediate(step);
+      if (queue.length) return void setImmediate(() => void step());
       this.refreshing = false;
       if (this.refreshAgain) {
         this.refreshAgain = false;
         this.refreshAll();
       }
     };
-    setImmediate(step);
+    setImmediate(() => void step());
   }
 }
 

@@ -1,5 +1,5 @@
 import { isFinalStatus, JobStatusSchema, type Job } from "@corral/shared";
-import type { JobStatsRepo } from "../db/repos/job-stats.js";
+import type { JobStatsRepo } from "../db/registry.js";
 import type { JobService } from "../jobs/service.js";
 
 /** Upper bounds (seconds) of the job duration buckets: from quick tools to hour-long agents. */
@@ -57,12 +57,12 @@ export class Metrics {
     this.jobs.off("job", this.onJob);
   }
 
-  render(extra: ExtraSamples): string {
+  async render(extra: ExtraSamples): Promise<string> {
     const out: string[] = [];
     const metric = (name: string, type: string, help: string) => out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
 
     metric("corral_jobs", "gauge", "Jobs in the registry by status.");
-    const byStatus = this.stats.countByStatus();
+    const byStatus = await this.stats.countByStatus();
     for (const status of JobStatusSchema.options) out.push(`corral_jobs${labels({ status })} ${byStatus[status] ?? 0}`);
 
     metric("corral_queue_depth", "gauge", "Jobs waiting in the queues for a free slot.");

@@ -123,7 +123,7 @@ export function registerGuard(app: FastifyInstance, config: AppConfig, token: st
     return sameOrigin && (site === undefined || site === "same-origin" || site === "none");
   };
 
-  const authenticate = (request: FastifyRequest, reply: FastifyReply, sameOrigin: boolean): Verdict => {
+  const authenticate = async (request: FastifyRequest, reply: FastifyReply, sameOrigin: boolean): Promise<Verdict> => {
     const auth = request.headers.authorization;
     if (auth !== undefined) {
       // The scheme is case-insensitive (RFC 9110), the token is not.
@@ -132,7 +132,7 @@ export function registerGuard(app: FastifyInstance, config: AppConfig, token: st
     }
     const secrets = fromOwnPage(request, sameOrigin) ? cookieValues(request.headers.cookie, sessions.cookieName) : [];
     for (const secret of secrets) {
-      const found = sessions.verify(secret);
+      const found = await sessions.verify(secret);
       if (!found) continue;
       // The browser keeps the cookie as long as the session now lasts.
       if (found.renewed) reply.setCookie(sessions.cookieName, secret, sessions.cookieOptions());
@@ -142,7 +142,7 @@ export function registerGuard(app: FastifyInstance, config: AppConfig, token: st
   };
 
   /** `?token=` on a page URL: a new session for this browser, and the URL again without the token. */
-  const exchange = (request: FastifyRequest, reply: FastifyReply) => {
+  const exchange = async (request: FastifyRequest, reply: FastifyReply) => {
     const query = request.url.indexOf("?");
     if (request.method !== "GET" || query < 0) return;
     const params = new URLSearchParams(request.url.slice(query + 1));
@@ -154,7 +154,7 @@ export function registerGuard(app: FastifyInstance, config: AppConfig, token: st
       limiter.recordFailure(request.ip);
       return; // The page loads and says how to sign in.
     }
-    const { secret } = sessions.create(String(request.headers["user-agent"] ?? ""));
+    const { secret } = await sessions.create(String(request.headers["user-agent"] ?? ""));
     params.delete("token");
     const rest = params.toString();
     const path = request.url.slice(0, query);
@@ -179,7 +179,7 @@ export function registerGuard(app: FastifyInstance, config: AppConfig, token: st
     const access = accessOf(request);
     if (access === "public") return;
     if (access === "page") return exchange(request, reply);
-    const verdict = authenticate(request, reply, sameOrigin);
+    const verdict = await authenticate(request, reply, sameOrigin);
     if (verdict.ok) {
       request.browserSession = verdict.session;
       return;

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { BrowserSession } from "@corral/shared";
 import type { BrowserSessionRow } from "../db/schema.js";
-import type { SessionsRepo } from "../db/repos/sessions.js";
+import type { Registry } from "../db/registry.js";
 
 /** Signed-in browsers kept at most; past it the least recently seen one is signed out. */
 const MAX_SESSIONS = 200;
@@ -25,7 +25,7 @@ export class SessionService {
   readonly cookieName: string;
 
   constructor(
-    private readonly repo: SessionsRepo,
+    private readonly registry: Pick<Registry, "sessions" | "transaction">,
     dataDir: string,
     readonly ttlMs: number,
     private readonly now: () => number = Date.now,
@@ -38,20 +38,23 @@ export class SessionService {
     return { httpOnly: true, sameSite: "strict", path: "/", maxAge: Math.floor(this.ttlMs / 1000) };
   }
 
-  create(userAgent: string): { id: string; secret: string } {
+  /** Counted and stored in one transaction, so sign-ins at once never keep more than MAX_SESSIONS. */
+  async create(userAgent: string): Promise<{ id: string; secret: string }> {
     const now = this.now();
-    this.repo.removeExpired(now);
-    const live = this.repo.listLive(now);
-    for (const old of live.slice(MAX_SESSIONS - 1)) this.repo.remove(old.id);
     const id = randomBytes(9).toString("base64url");
     const secret = randomBytes(32).toString("base64url");
-    this.repo.insert({
-      id,
-      secretHash: hashOf(secret),
-      userAgent: userAgent.replace(/[\u0000-\u001f\u007f]/g, "").slice(0, USER_AGENT_MAX),
-      createdAt: now,
-      lastSeenAt: now,
-      expiresAt: now + this.ttlMs,
+    await this.registry.transaction(async ({ sessions }) => {
+      await sessions.removeExpired(now);
+      const live = await sessions.listLive(now);
+      for (const old of live.slice(MAX_SESSIONS - 1)) await sessions.remove(old.id);
+      await sessions.insert({
+        id,
+        secretHash: hashOf(secret),
+        userAgent: userAgent.replace(/[\u0000-\u001f\u007f]/g, "").slice(0, USER_AGENT_MAX),
+        createdAt: now,
+        lastSeenAt: now,
+        expiresAt: now + this.ttlMs,
+      });
     });
     return { id, secret };
   }
@@ -60,24 +63,24 @@ export class SessionService {
    * The live session this secret opens, null if none. Its expiry is pushed back (at most once a
    * minute); `renewed` says so, for the cookie's own lifetime to follow.
    */
-  verify(secret: string): { session: BrowserSessionRow; renewed: boolean } | null {
+  async verify(secret: string): Promise<{ session: BrowserSessionRow; renewed: boolean } | null> {
     const now = this.now();
-    const session = this.repo.findLive(hashOf(secret), now);
+    const session = await this.registry.sessions.findLive(hashOf(secret), now);
     if (!session) return null;
     const renewed = now - session.lastSeenAt >= TOUCH_EVERY_MS;
-    if (renewed) this.repo.touch(session.id, now, now + this.ttlMs);
+    if (renewed) await this.registry.sessions.touch(session.id, now, now + this.ttlMs);
     return { session, renewed };
   }
 
-  list(currentId: string | null): BrowserSession[] {
-    return this.repo.listLive(this.now()).map(({ secretHash: _secret, ...row }) => ({ ...row, current: row.id === currentId }));
+  async list(currentId: string | null): Promise<BrowserSession[]> {
+    return (await this.registry.sessions.listLive(this.now())).map(({ secretHash: _secret, ...row }) => ({ ...row, current: row.id === currentId }));
   }
 
-  revoke(id: string): boolean {
-    return this.repo.remove(id);
+  revoke(id: string): Promise<boolean> {
+    return this.registry.sessions.remove(id);
   }
 
-  revokeAll(): number {
-    return this.repo.removeAll();
+  revokeAll(): Promise<number> {
+    return this.registry.sessions.removeAll();
   }
 }

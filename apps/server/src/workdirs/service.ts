@@ -46,7 +46,7 @@ export class WorkdirService {
   constructor(private readonly deps: WorkdirDeps) {}
 
   /** The directories that may be browsed, as real paths, with the agents and job counts that use them. */
-  known(): KnownWorkdir[] {
+  async known(): Promise<KnownWorkdir[]> {
     const { config, agents, files } = this.deps;
     const roots = config.workdirRoots.map(realOrNull).filter((r): r is string => r !== null);
     const byPath = new Map<string, KnownWorkdir>();
@@ -58,23 +58,23 @@ export class WorkdirService {
       entry.jobs += jobs;
       byPath.set(real, entry);
     };
-    for (const agent of agents.list()) add(agent.workdir, agent.name, 0);
-    for (const { workdir, jobs } of files.jobWorkdirs()) add(workdir, null, jobs);
+    for (const agent of await agents.list()) add(agent.workdir, agent.name, 0);
+    for (const { workdir, jobs } of await files.jobWorkdirs()) add(workdir, null, jobs);
     return [...byPath.values()].sort((a, b) => a.path.localeCompare(b.path));
   }
 
   /** A directory's entries. */
-  list(requested: string): DirListing {
+  list(requested: string): Promise<DirListing> {
     return this.onResolvedPath(requested, listDir);
   }
 
   /** A window of a file for display: its text, or only the facts when it is binary. */
-  read(requested: string, offset: number, limit: number): FileRead {
+  read(requested: string, offset: number, limit: number): Promise<FileRead> {
     return this.onResolvedPath(requested, (real) => readWindow(real, offset, limit));
   }
 
   /** A regular file opened for reading; the caller closes `fd`. */
-  open(requested: string): { real: string; fd: number; stat: Stats } {
+  open(requested: string): Promise<{ real: string; fd: number; stat: Stats }> {
     return this.onResolvedPath(requested, (real) => ({ real, ...openRegularFile(real) }));
   }
 
@@ -82,7 +82,7 @@ export class WorkdirService {
    * The real path of `requested`, if it lies inside a known workdir once every symlink is
    * resolved. The schema already refused `..` and NUL bytes; realpath takes care of links that point out.
    */
-  private resolve(requested: string): { real: string; workdir: string } {
+  private async resolve(requested: string): Promise<{ real: string; workdir: string }> {
     const expanded = expandHome(requested, this.deps.config.homeDir);
     if (!path.isAbsolute(expanded)) throw badInput(`${requested} is not an absolute path; give the full path (~ allowed)`, "path");
     let real: string;
@@ -92,7 +92,7 @@ export class WorkdirService {
       if ((err as NodeJS.ErrnoException).code === "ENAMETOOLONG") throw badInput("the path or one of its names is too long for this system", "path");
       throw notInWorkdirs(requested);
     }
-    const workdir = this.known().find((w) => isInside(real, w.path));
+    const workdir = (await this.known()).find((w) => isInside(real, w.path));
     if (!workdir) throw notInWorkdirs(requested);
     return { real, workdir: workdir.path };
   }
@@ -101,8 +101,8 @@ export class WorkdirService {
    * Runs `use` on the real path of `requested`. A file that vanished or was swapped for a link
    * since it was resolved answers as if it had never been there; the rest say why it cannot be read.
    */
-  private onResolvedPath<T>(requested: string, use: (real: string) => T): T {
-    const { real } = this.resolve(requested);
+  private async onResolvedPath<T>(requested: string, use: (real: string) => T): Promise<T> {
+    const { real } = await this.resolve(requested);
     try {
       return use(real);
     } catch (err) {

@@ -28,7 +28,8 @@ const HARD_CAP = 8 * SEND_BUFFER_CAP;
 const MAX_STREAMS = 200;
 const MAX_CONVERSATIONS = 50;
 
-export type Turn = (open: boolean) => void;
+/** A stream's turn to send; one that reads the registry first answers a Promise, and the next turn waits for it. */
+export type Turn = (open: boolean) => void | Promise<void>;
 
 /** What a job stream needs from its connection. */
 export interface StreamSink {
@@ -57,6 +58,8 @@ export class Connection implements StreamSink {
   /** Job-list updates held while the socket is backed up; only each job's latest matters. */
   private heldJobs = new Map<string, Job>();
   private flushingJobs = false;
+  /** The client's messages being handled, in the order they came. */
+  private handling: Promise<void> = Promise.resolve();
   private streams = new Map<string, JobStream>();
   private conversations = new Map<string, ConversationStream>();
   private queued = 0;
@@ -126,7 +129,10 @@ export class Connection implements StreamSink {
   }
 
   whenRoom(turn: Turn): void {
-    if (!this.open) return turn(false);
+    if (!this.open) {
+      void turn(false);
+      return;
+    }
     this.waiters.push(turn);
     this.grant();
   }
@@ -139,15 +145,22 @@ export class Connection implements StreamSink {
   private grant(): void {
     if (this.granting) return;
     this.granting = true;
+    let reading: Promise<void> | undefined;
     try {
-      while (this.queued <= LOW_WATER && this.open) {
+      while (!reading && this.queued <= LOW_WATER && this.open) {
         const turn = this.waiters.shift();
         if (!turn) break;
-        turn(true);
+        reading = turn(true) ?? undefined;
       }
     } finally {
-      this.granting = false;
+      if (!reading) this.granting = false;
     }
+    // The turn reads the registry before it sends: the next one waits until it has sent.
+    const next = () => {
+      this.granting = false;
+      this.grant();
+    };
+    reading?.then(next, next);
   }
 
   caughtBehind(): void {
@@ -238,14 +251,13 @@ export class Connection implements StreamSink {
       return this.send({ type: "error", field: issue?.field, message: `invalid message: ${issue ? `${issue.field}: ${issue.message}` : "unknown"}` });
     }
     const message = parsed.data;
-    try {
-      this.handle(message);
-    } catch (err) {
-      this.failed(err, message.type, "jobId" in message ? message.jobId : undefined);
-    }
+    // One after another: a subscription that reads the registry is in place before the next message (its unsubscribe) is handled.
+    this.handling = this.handling
+      .then(() => this.handle(message))
+      .catch((err: unknown) => this.failed(err, message.type, "jobId" in message ? message.jobId : undefined));
   }
 
-  private handle(message: ClientMessage): void {
+  private async handle(message: ClientMessage): Promise<void> {
     switch (message.type) {
       case "subscribe_jobs":
         this.jobList = true;
@@ -270,8 +282,8 @@ export class Connection implements StreamSink {
     }
   }
 
-  private subscribeJob(jobId: string, cursor: number): void {
-    if (!this.services.jobs.find(jobId)) return this.send({ type: "error", field: "jobId", jobId, message: `job ${jobId} not found` });
+  private async subscribeJob(jobId: string, cursor: number): Promise<void> {
+    if (!(await this.services.jobs.find(jobId))) return this.send({ type: "error", field: "jobId", jobId, message: `job ${jobId} not found` });
     if (!this.streams.has(jobId) && this.streams.size >= MAX_STREAMS) {
       return this.send({
         type: "error",
@@ -308,7 +320,7 @@ export class Connection implements StreamSink {
     this.conversations.get(session)?.stop();
     const hub = this.services.conversations;
     const source = {
-      read: (from: number, limit: number) => hub.read(session, undefined, from, limit).messages,
+      read: async (from: number, limit: number) => (await hub.read(session, undefined, from, limit)).messages,
       agents: () => hub.agents(session),
     };
     this.conversations.set(session, new ConversationStream(session, cursor, source, this));

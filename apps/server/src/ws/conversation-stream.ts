@@ -6,7 +6,7 @@ const PAGE_MESSAGES = 100;
 
 export interface ConversationSource {
   /** Stored messages of the session after a cursor, oldest first. */
-  read(cursor: number, limit: number): HubMessage[];
+  read(cursor: number, limit: number): Promise<HubMessage[]>;
   agents(): Promise<HubAgent[]>;
 }
 
@@ -23,6 +23,8 @@ export class ConversationStream {
   private stopped = false;
   private readingAgents = false;
   private agentsAgain = false;
+  /** A message was announced while a catch-up read was under way: it may be past what the read saw. */
+  private heard = false;
 
   constructor(
     readonly session: string,
@@ -39,7 +41,11 @@ export class ConversationStream {
   }
 
   onMessage(message: HubMessage): void {
-    if (this.stopped || !this.live || message.id <= this.cursor) return;
+    if (this.stopped || message.id <= this.cursor) return;
+    if (!this.live) {
+      this.heard = true;
+      return;
+    }
     if (this.sink.congested()) return this.catchUp();
     this.cursor = message.id;
     this.sink.send({ type: "conversation_message", message });
@@ -85,20 +91,27 @@ export class ConversationStream {
       this.running = false;
       return;
     }
-    try {
-      const page = this.source.read(this.cursor, PAGE_MESSAGES);
-      for (const message of page) {
-        this.cursor = message.id;
-        this.sink.send({ type: "conversation_message", message });
-      }
-      if (page.length === PAGE_MESSAGES) return this.sink.whenRoom(this.turn);
-      // The read found the end: every later message is announced after this turn.
-      this.running = false;
-      this.live = true;
-    } catch (err) {
-      this.running = false;
-      this.stopped = true;
-      this.sink.failed(err, `conversation ${this.session}`);
-    }
+    this.heard = false;
+    return this.source.read(this.cursor, PAGE_MESSAGES).then(
+      (page) => {
+        if (this.stopped) {
+          this.running = false;
+          return;
+        }
+        for (const message of page) {
+          this.cursor = message.id;
+          this.sink.send({ type: "conversation_message", message });
+        }
+        if (page.length === PAGE_MESSAGES || this.heard) return this.sink.whenRoom(this.turn);
+        // The read found the end and nothing was announced while it ran: every later message is announced after this turn.
+        this.running = false;
+        this.live = true;
+      },
+      (err: unknown) => {
+        this.running = false;
+        this.stopped = true;
+        this.sink.failed(err, `conversation ${this.session}`);
+      },
+    );
   };
 }

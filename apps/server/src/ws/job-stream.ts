@@ -12,8 +12,8 @@ export interface JobStreamSource {
   /** Output records from a cursor (JobService.outputFrom). */
   output(cursor: number, limit: number): OutputRecords<ByteChunk>;
   /** The job as stored now. */
-  job(): Job | undefined;
-  files(): JobFile[];
+  job(): Promise<Job | undefined>;
+  files(): Promise<JobFile[]>;
 }
 
 /**
@@ -107,21 +107,28 @@ export class JobStream {
       this.running = false;
       return;
     }
-    try {
-      if (this.sendNext()) return this.sink.whenRoom(this.turn);
-      this.running = false;
-      this.goLive();
-    } catch (err) {
-      this.running = false;
-      this.stopped = true;
-      this.sink.failed(err, `the stream of job ${this.jobId} (it stopped; subscribe again to resume)`, this.jobId);
-    }
+    return this.sendNext().then(
+      (more) => {
+        if (more) this.sink.whenRoom(this.turn);
+      },
+      (err: unknown) => {
+        this.running = false;
+        this.stopped = true;
+        this.sink.failed(err, `the stream of job ${this.jobId} (it stopped; subscribe again to resume)`, this.jobId);
+      },
+    );
   };
 
-  /** Sends the next piece of catch-up (about a page at most); false when there is none left. */
-  private sendNext(): boolean {
+  /**
+   * Sends the next piece of catch-up (about a page at most); false when there is none left (then
+   * it went live, in the same tick as the read of the log that found its end) or it was stopped.
+   */
+  private async sendNext(): Promise<boolean> {
     if (!this.statusSent) {
-      const job = this.heldJob ?? this.source.job();
+      // A status announced while the job was read is newer than the read.
+      const read = this.heldJob ? undefined : await this.source.job();
+      if (this.stopped) return this.halt();
+      const job = this.heldJob ?? read;
       if (!job) throw new Error(`job ${this.jobId} is no longer in the registry`);
       this.heldJob = null;
       this.statusSent = true;
@@ -130,7 +137,10 @@ export class JobStream {
       this.sink.send({ type: "status", jobId: this.jobId, job });
       return true;
     }
-    this.storedFiles ??= this.source.files();
+    if (!this.storedFiles) {
+      this.storedFiles = await this.source.files();
+      if (this.stopped) return this.halt();
+    }
     if (this.storedFiles.length) {
       this.sink.send({ type: "files", jobId: this.jobId, files: this.storedFiles.splice(0, FILES_BATCH) });
       return true;
@@ -143,10 +153,19 @@ export class JobStream {
       return true;
     }
     const page = this.source.output(this.cursor, PAGE_BYTES);
-    if (!page.chunks.length || page.cursor === this.cursor) return false;
+    if (!page.chunks.length || page.cursor === this.cursor) {
+      this.running = false;
+      this.goLive();
+      return false;
+    }
     for (const chunk of page.chunks) this.sink.sendOutput(this.jobId, chunk.stream, chunk.data, chunk.cursor);
     this.cursor = page.cursor;
     return true;
+  }
+
+  private halt(): false {
+    this.running = false;
+    return false;
   }
 
   /** The log's end was just read: the held status follows all output and files, then live events. */

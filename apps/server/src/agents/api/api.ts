@@ -2,6 +2,7 @@ import type { ModelMessage } from "ai";
 import type { AppConfig } from "../../config.js";
 import { effectiveModel } from "../model.js";
 import { MAX_EARLIER_TURNS } from "../ollama/history.js";
+import { conversationRecorder } from "../conversation-recorder.js";
 import type { ConversationStore, InProcessAdapter, JobSpec, TurnMessage, WorkerIO, WorkerResult } from "../types.js";
 import { runApiLoop } from "./loop.js";
 import { apiBaseUrl, apiKey, apiOf, languageModel } from "./provider.js";
@@ -43,8 +44,8 @@ export function createApiAdapter(config: AppConfig, conversations: ConversationS
       if (!modelName) throw new Error(`agent ${agent.name} has no model: set the agent's model or launch with one`);
       apiOf(agent);
       const key = apiKey(agent, config);
-      conversations.restart(spec.jobId);
-      const earlier = spec.followUp ? conversations.turns(spec.followUp.jobId, MAX_EARLIER_TURNS) : [];
+      await conversations.restart(spec.jobId);
+      const earlier = spec.followUp ? await conversations.turns(spec.followUp.jobId, MAX_EARLIER_TURNS) : [];
       if (spec.followUp && !earlier.length) {
         throw new Error(
           `job ${spec.followUp.jobId} kept no conversation to continue (its worker never reached the model); launch without session to start afresh`,
@@ -59,7 +60,8 @@ export function createApiAdapter(config: AppConfig, conversations: ConversationS
         `[api] ${modelName} at ${baseUrl} (${agent.api}) · tools: ${Object.keys(tools).join(", ") || "none"} · at most ${maxSteps} steps\n`,
       );
       if (earlier.length) io.write("sys", `[api] continuing the conversation: ${earlier.length} earlier turn(s), sent as prompt and answer\n`);
-      let seq = 0;
+      const conversation = conversationRecorder(conversations, spec.jobId);
+      // The conversation is stored before the job's end, whether the loop finished or failed.
       const result = await runApiLoop({
         model: languageModel(agent, modelName, key),
         modelName,
@@ -70,8 +72,9 @@ export function createApiAdapter(config: AppConfig, conversations: ConversationS
         tools,
         maxSteps,
         io,
-        record: (message) => conversations.append(spec.jobId, seq++, message),
-      });
+        record: conversation.record,
+      }).finally(() => conversation.stored().catch(() => undefined));
+      await conversation.stored();
       if (files.length) io.write("sys", `[api] files written: ${[...new Set(files)].join(", ")}\n`);
       return { finalText: result.finalText || undefined, usage: result.usage };
     },

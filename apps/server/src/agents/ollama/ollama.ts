@@ -2,6 +2,7 @@ import type { AppConfig } from "../../config.js";
 import type { AgentRow } from "../../db/schema.js";
 import { writeAnswerFile } from "../../lib/confined-files.js";
 import { effectiveModel } from "../model.js";
+import { conversationRecorder } from "../conversation-recorder.js";
 import type { ConversationStore, InProcessAdapter, JobSpec, WorkerIO, WorkerResult } from "../types.js";
 import { MAX_EARLIER_TURNS } from "./history.js";
 import { runToolLoop } from "./loop.js";
@@ -20,14 +21,15 @@ export function createOllamaAdapter(config: AppConfig, conversations: Conversati
   return {
     async run(spec: JobSpec, io: WorkerIO): Promise<WorkerResult> {
       // A retry runs the turn again from its prompt: what the failed attempt said is not part of it.
-      conversations.restart(spec.jobId);
-      const earlier = spec.followUp ? conversations.turns(spec.followUp.jobId, MAX_EARLIER_TURNS) : [];
+      await conversations.restart(spec.jobId);
+      const earlier = spec.followUp ? await conversations.turns(spec.followUp.jobId, MAX_EARLIER_TURNS) : [];
       if (spec.followUp && !earlier.length) {
         throw new Error(
           `job ${spec.followUp.jobId} kept no conversation to continue (its worker never reached the model); launch without session to start afresh`,
         );
       }
-      let seq = 0;
+      const conversation = conversationRecorder(conversations, spec.jobId);
+      // The conversation is stored before the job's end, whether the loop finished or failed.
       const result = await runToolLoop({
         baseUrl: ollamaBaseUrl(spec.agent, config),
         model: spec.model ?? ollamaAgentModel(spec.agent, config),
@@ -38,8 +40,9 @@ export function createOllamaAdapter(config: AppConfig, conversations: Conversati
         maxCtx: config.ollamaMaxCtx,
         io,
         earlier,
-        record: (message) => conversations.append(spec.jobId, seq++, message),
-      });
+        record: conversation.record,
+      }).finally(() => conversation.stored().catch(() => undefined));
+      await conversation.stored();
       // As pyCorral: output.md only when there is an answer; output-<job>.md keeps each job's own.
       const note = (line: string) => io.write("sys", line);
       if (result.finalText) await writeAnswerFile(spec.workdir, "output.md", `${result.finalText}\n`, note);

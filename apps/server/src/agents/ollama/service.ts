@@ -9,8 +9,7 @@ import {
   type ProbeOutcome,
 } from "@corral/shared";
 import type { AppConfig } from "../../config.js";
-import type { AgentsRepo } from "../../db/repos/agents.js";
-import type { OllamaModelsRepo } from "../../db/repos/ollama-models.js";
+import type { AgentsRepo, OllamaModelsRepo } from "../../db/registry.js";
 import type { OllamaModelRow } from "../../db/schema.js";
 import { badInput, notFound, ServiceError } from "../../lib/errors.js";
 import { explainOllamaError } from "./client.js";
@@ -34,16 +33,16 @@ export class OllamaService {
   constructor(private readonly deps: OllamaServiceDeps) {}
 
   /** The server of the named Ollama agent, else CORRAL_OLLAMA_URL. */
-  serverUrl(agentName?: string): string {
+  async serverUrl(agentName?: string): Promise<string> {
     if (!agentName) return this.deps.config.ollamaUrl;
-    const agent = this.deps.agents.get(agentName);
+    const agent = await this.deps.agents.get(agentName);
     if (!agent) throw notFound(`agent ${agentName} does not exist`, "agent");
     if (agent.kind !== "ollama") throw badInput(`agent ${agentName} is a ${agent.kind} agent, not an Ollama one`, "agent");
     return ollamaBaseUrl(agent, this.deps.config);
   }
 
   async models(query: OllamaServerQuery = {}): Promise<OllamaModelList> {
-    const url = this.serverUrl(query.agent);
+    const url = await this.serverUrl(query.agent);
     let listed: Awaited<ReturnType<typeof listServerModels>>;
     try {
       listed = await listServerModels(url);
@@ -51,8 +50,8 @@ export class OllamaService {
       throw new ServiceError(await explainOllamaError(err, { baseUrl: url, model: "" }), 503, undefined, undefined, "ollama_unreachable");
     }
     const checkedAt = Date.now();
-    const stored = new Map(this.deps.models.forServer(url).map((row) => [row.model, row]));
-    this.deps.models.saveFacts(
+    const stored = new Map((await this.deps.models.forServer(url)).map((row) => [row.model, row]));
+    await this.deps.models.saveFacts(
       url,
       listed.models.map(({ name, ...facts }) => ({ model: name, facts })),
       checkedAt,
@@ -62,9 +61,9 @@ export class OllamaService {
   }
 
   /** The last successful listing, from the rows it stored (a model gone since keeps an older `checkedAt` and is left out). */
-  lastKnown(query: OllamaServerQuery = {}): OllamaLastKnown {
-    const url = this.serverUrl(query.agent);
-    const rows = this.deps.models.forServer(url).filter((row) => row.facts && row.checkedAt !== null);
+  async lastKnown(query: OllamaServerQuery = {}): Promise<OllamaLastKnown> {
+    const url = await this.serverUrl(query.agent);
+    const rows = (await this.deps.models.forServer(url)).filter((row) => row.facts && row.checkedAt !== null);
     const seenAt = rows.reduce<number | null>((latest, row) => Math.max(latest ?? 0, row.checkedAt ?? 0), null);
     const models = rows.flatMap((row) => {
       if (row.checkedAt !== seenAt) return [];
@@ -82,9 +81,9 @@ export class OllamaService {
   }
 
   async probe(body: OllamaProbeBody): Promise<OllamaProbe & { model: string; url: string }> {
-    const url = this.serverUrl(body.agent);
+    const url = await this.serverUrl(body.agent);
     const probe = await probeModel(url, body.model);
-    this.deps.models.saveProbe(url, body.model, probe);
+    await this.deps.models.saveProbe(url, body.model, probe);
     return { model: body.model, url, ...probe };
   }
 }

@@ -4,9 +4,12 @@ import { migrate } from "drizzle-orm/node-postgres/migrator";
 import pg from "pg";
 import { repoRoot } from "../../lib/repo-root.js";
 import { RegistryError } from "../registry-error.js";
+import { describePgUrl } from "./url.js";
 import * as schema from "./schema.js";
 
 export type PgDb = NodePgDatabase<typeof schema> & { $client: pg.Pool };
+/** What a repository runs its statements on: the pool, or a transaction (a savepoint when nested) that the registry opened. */
+export type PgExecutor = PgDb | Parameters<Parameters<PgDb["transaction"]>[0]>[0];
 
 export interface PgHandle {
   db: PgDb;
@@ -62,17 +65,6 @@ async function migrateLocked(pool: pg.Pool): Promise<void> {
     }
   } finally {
     client.release();
-  }
-}
-
-/** The URL as it can be shown: user, host, port and database, never the password. */
-export function describePgUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    u.password = "";
-    return u.toString().replace(/^postgres(ql)?:\/\/([^@/]*):@/, "postgres$1://$2@");
-  } catch {
-    return "(CORRAL_DATABASE_URL is not a URL)";
   }
 }
 

@@ -5,7 +5,8 @@ import { describe, expect, it } from "vitest";
 import { usePostgres } from "../../../test/postgres.js";
 import { RegistryError } from "../registry-error.js";
 import * as sqlite from "../schema.js";
-import { describePgUrl, openPgDb } from "./client.js";
+import { openPgDb } from "./client.js";
+import { describePgUrl } from "./url.js";
 import * as pgSchema from "./schema.js";
 
 const tables = <T>(module: Record<string, unknown>, is: (v: unknown) => v is T) => Object.values(module).filter(is);

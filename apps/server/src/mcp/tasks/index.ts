@@ -60,7 +60,7 @@ export interface TaskTools {
 export function serveTasks(server: McpServer, services: Services, tools: TaskTools): (transport: Transport) => Transport {
   const tasks = new SessionTasks(server, services);
   const low = server.server;
-  low.setRequestHandler(GetTaskRequestSchema, (request, extra) => taskOf(...tasks.reach(request.params.taskId, extra.sessionId)));
+  low.setRequestHandler(GetTaskRequestSchema, async (request, extra) => taskOf(...(await tasks.reach(request.params.taskId, extra.sessionId))));
   low.setRequestHandler(ListTasksRequestSchema, (request, extra) => tasks.list(extra.sessionId, request.params?.cursor));
   low.setRequestHandler(CancelTaskRequestSchema, (request, extra) => tasks.cancel(request.params.taskId, extra.sessionId));
   low.setRequestHandler(GetTaskPayloadRequestSchema, (request, extra) => tasks.result(request.params.taskId, extra.sessionId, extra.signal));
@@ -78,13 +78,13 @@ class SessionTasks {
   }
 
   /** A task-augmented `<agent>_run`: its job is launched as a plain call's would be. */
-  create(agent: string, toolName: string, args: unknown, ttl: number | undefined, sessionId: string): CreateTaskResult {
+  async create(agent: string, toolName: string, args: unknown, ttl: number | undefined, sessionId: string): Promise<CreateTaskResult> {
     const input = parseInput(JobInputSchema, args ?? {});
-    const job = this.services.jobs.launch(agent, input, "mcp", this.actor().client);
+    const job = await this.services.jobs.launch(agent, input, "mcp", this.actor().client);
     const row: McpTaskRow = { id: randomUUID(), jobId: job.id, sessionId, createdAt: job.createdAt, ttlMs: taskTtl(ttl), cancelledAt: null };
     try {
-      this.repo.removeExpired(Date.now());
-      this.repo.insert(row);
+      await this.repo.removeExpired(Date.now());
+      await this.repo.insert(row);
     } catch (err) {
       // No task to follow it by: the job goes too.
       void this.services.jobs.cancel(job.id, this.actor()).catch(() => undefined);
@@ -99,25 +99,26 @@ class SessionTasks {
   }
 
   /** The task and its job, for this session from now on; not found if it is unknown or expired. */
-  reach(taskId: string, sessionId: string | undefined): [McpTaskRow, Job] {
-    const row = this.repo.get(taskId);
-    const job = row && this.services.jobs.find(row.jobId);
+  async reach(taskId: string, sessionId: string | undefined): Promise<[McpTaskRow, Job]> {
+    const row = await this.repo.get(taskId);
+    const job = row && (await this.services.jobs.find(row.jobId));
     if (!row || !job) throw new McpError(ErrorCode.InvalidParams, `Failed to retrieve task: Task not found: ${taskId}`);
     if (isExpired(row, job)) throw new McpError(ErrorCode.InvalidParams, `Failed to retrieve task: Task has expired: ${taskId}`);
-    if (sessionId !== undefined && row.sessionId !== sessionId) this.repo.moveToSession(taskId, sessionId);
+    if (sessionId !== undefined && row.sessionId !== sessionId) await this.repo.moveToSession(taskId, sessionId);
     return [row, job];
   }
 
-  list(sessionId: string | undefined, cursor: string | undefined) {
+  async list(sessionId: string | undefined, cursor: string | undefined) {
     const after = cursor === undefined ? null : decodeCursor(cursor);
     if (sessionId === undefined) return { tasks: [] };
-    this.repo.removeExpired(Date.now());
-    const rows = this.repo.page(sessionId, after, TASKS_PER_PAGE + 1);
+    await this.repo.removeExpired(Date.now());
+    const rows = await this.repo.page(sessionId, after, TASKS_PER_PAGE + 1);
     const page = rows.slice(0, TASKS_PER_PAGE);
     const last = page.at(-1);
+    const jobs = await Promise.all(page.map((row) => this.services.jobs.find(row.jobId)));
     return {
-      tasks: page.flatMap((row) => {
-        const job = this.services.jobs.find(row.jobId);
+      tasks: page.flatMap((row, i) => {
+        const job = jobs[i];
         return job ? [taskOf(row, job)] : [];
       }),
       ...(rows.length > TASKS_PER_PAGE && last ? { nextCursor: encodeCursor(last) } : {}),
@@ -126,12 +127,12 @@ class SessionTasks {
 
   /** The task is cancelled before the answer (as the spec asks), then its job, its worker killed. */
   async cancel(taskId: string, sessionId: string | undefined) {
-    const [row, job] = this.reach(taskId, sessionId);
+    const [row, job] = await this.reach(taskId, sessionId);
     const { status } = taskOf(row, job);
     if (isTerminal(status)) throw new McpError(ErrorCode.InvalidParams, `Cannot cancel task: already in terminal status '${status}'`);
-    this.repo.cancel(taskId, Date.now());
+    await this.repo.cancel(taskId, Date.now());
     const ended = await this.services.jobs.cancel(job.id, this.actor());
-    return taskOf(this.repo.get(taskId) ?? row, ended);
+    return taskOf((await this.repo.get(taskId)) ?? row, ended);
   }
 
   /**
@@ -139,13 +140,13 @@ class SessionTasks {
    * a moment ago waits too: its worker is still being stopped.
    */
   async result(taskId: string, sessionId: string | undefined, signal: AbortSignal) {
-    let [, job] = this.reach(taskId, sessionId);
+    let [, job] = await this.reach(taskId, sessionId);
     while (!isFinalStatus(job.status)) {
       if (signal.aborted) throw new McpError(ErrorCode.InvalidRequest, "Request cancelled");
       await this.services.jobs.waitFor([job.id], Number.MAX_SAFE_INTEGER, signal);
-      [, job] = this.reach(taskId, sessionId);
+      [, job] = await this.reach(taskId, sessionId);
     }
-    const answer = runAnswer(this.services, job);
+    const answer = await runAnswer(this.services, job);
     return { ...answer, _meta: { ...answer._meta, [RELATED_TASK_META_KEY]: { taskId } } };
   }
 
@@ -213,14 +214,16 @@ class TaskCallsTransport implements Transport {
       if (message.method === "tools/list") this.listing.add(message.id);
       // Its presence makes a call a task (the SDK's isTaskAugmentedRequestParams also passes plain calls).
       if (message.method === "tools/call" && message.params?.task !== undefined) {
-        this.inner.send(this.createTask(message)).catch((err: unknown) => this.onerror?.(err instanceof Error ? err : new Error(String(err))));
+        this.createTask(message)
+          .then((reply) => this.inner.send(reply))
+          .catch((err: unknown) => this.onerror?.(err instanceof Error ? err : new Error(String(err))));
         return;
       }
     }
     this.onmessage?.(message, extra);
   }
 
-  private createTask(request: JSONRPCRequest): JSONRPCMessage {
+  private async createTask(request: JSONRPCRequest): Promise<JSONRPCMessage> {
     const params = request.params as { name?: unknown; arguments?: unknown; task?: unknown };
     const name = typeof params.name === "string" ? params.name : "";
     const agent = this.tools.runAgent(name);
@@ -238,7 +241,7 @@ class TaskCallsTransport implements Transport {
         `error: task.ttl: ${task.error.issues[0]?.message ?? "invalid"}; give a time to live in milliseconds, or leave it out`,
       );
     try {
-      return { jsonrpc: "2.0", id: request.id, result: this.tasks.create(agent, name, params.arguments, task.data.ttl, this.sessionId) };
+      return { jsonrpc: "2.0", id: request.id, result: await this.tasks.create(agent, name, params.arguments, task.data.ttl, this.sessionId) };
     } catch (err) {
       if (err instanceof ServiceError) return fail(ErrorCode.InvalidParams, `error: ${err.field ? `${err.field}: ` : ""}${err.message}`);
       return fail(ErrorCode.InternalError, `error: the server could not start this task: ${err instanceof Error ? err.message : String(err)}`);

@@ -31,9 +31,9 @@ export function registerAgentTools(server: McpServer, services: Services, agent:
     },
     (input, extra) =>
       guarded(async () => {
-        const job = jobs.launch(name, input, "mcp", actor().client);
-        const stopReporting = keepReporting(extra, config.progressIntervalMs, () => {
-          const now = jobs.get(job.id);
+        const job = await jobs.launch(name, input, "mcp", actor().client);
+        const stopReporting = keepReporting(extra, config.progressIntervalMs, async () => {
+          const now = await jobs.get(job.id);
           return { progress: (Date.now() - job.createdAt) / 1000, message: `job ${job.id} ${now.status} for ${elapsed(now)}` };
         });
         // The caller gave up: its job goes too. Nobody awaits this, so a failure is only dropped.
@@ -41,7 +41,7 @@ export function registerAgentTools(server: McpServer, services: Services, agent:
         extra.signal.addEventListener("abort", onAbort, { once: true });
         try {
           const [done] = await jobs.waitFor([job.id], Number.MAX_SAFE_INTEGER, extra.signal);
-          return runAnswer(services, done ?? jobs.get(job.id));
+          return await runAnswer(services, done ?? (await jobs.get(job.id)));
         } finally {
           stopReporting();
           extra.signal.removeEventListener("abort", onAbort);
@@ -55,7 +55,7 @@ export function registerAgentTools(server: McpServer, services: Services, agent:
       description: `Start a task with ${name}${about} in the background. Returns only the job id; check it with ${name}_done or wait for several with corral_wait. ${followUp}`,
       inputSchema: JobInputSchema.shape,
     },
-    (input) => guarded(() => textResult(jobs.launch(name, input, "mcp", actor().client).id)),
+    (input) => guarded(async () => textResult((await jobs.launch(name, input, "mcp", actor().client)).id)),
   );
 
   const done = server.registerTool(
@@ -65,17 +65,17 @@ export function registerAgentTools(server: McpServer, services: Services, agent:
       inputSchema: { job_id: z.string().min(1).max(200).describe(`The id returned by ${name}_run_async`) },
     },
     ({ job_id }) =>
-      guarded(() => {
+      guarded(async () => {
         const kept = answers.get(job_id);
         if (kept !== undefined) return textResult(kept);
-        const row = services.jobs.find(job_id);
+        const row = await services.jobs.find(job_id);
         if (!row) return errorResult(`error: job ${job_id} no encontrado`);
         // An output that could not be read this time may be readable the next: not kept.
         let readable = true;
         const text = doneText(
           row,
           tail(row, () => (readable = false)),
-          services.files.list(job_id),
+          await services.files.list(job_id),
         );
         if (isFinalStatus(row.status) && readable) answers.set(job_id, text);
         return textResult(text);
@@ -86,13 +86,13 @@ export function registerAgentTools(server: McpServer, services: Services, agent:
 }
 
 /** What `<agent>_run` answers for an ended job; an MCP task of one answers the same (mcp/tasks). */
-export function runAnswer(services: Services, job: Job): CallToolResult {
-  return textResult(runAnswerText(services, job));
+export async function runAnswer(services: Services, job: Job): Promise<CallToolResult> {
+  return textResult(await runAnswerText(services, job));
 }
 
 /** The text of `<agent>_run`'s answer; `corral_run_many` answers one per job. */
-export function runAnswerText(services: Services, job: Job): string {
-  return runText(job, outputTail(services, job), services.files.list(job.id));
+export async function runAnswerText(services: Services, job: Job): Promise<string> {
+  return runText(job, outputTail(services, job), await services.files.list(job.id));
 }
 
 /**

@@ -46,7 +46,7 @@ function registerAgentsTool(server: McpServer, services: Services, caller: HubCa
           if (member) conversations.seen(member);
           return textResult(hubAgentLines(hubSession, await conversations.agents(hubSession)));
         }
-        const list = await agents.withAvailability(agents.list());
+        const list = await agents.withAvailability(await agents.list());
         const lines = list.map((a) => {
           const state = !a.enabled ? "disabled" : a.availability.available ? "available" : `unavailable: ${a.availability.hint}`;
           return `${a.name} (${a.kind}) · model ${a.effectiveModel ?? "default"} · workdir ${a.workdir} · timeout ${a.timeoutS} s · max ${a.maxConcurrent} at once · ${state}`;
@@ -70,9 +70,9 @@ function registerJobsTool(server: McpServer, services: Services): void {
       },
     },
     ({ agent, status, limit }) =>
-      guarded(() => {
-        const { jobs: list, total } = jobs.list({ agent, status: status ? [status] : undefined, limit, offset: 0 });
-        const files = services.files.counts(list.map((j) => j.id));
+      guarded(async () => {
+        const { jobs: list, total } = await jobs.list({ agent, status: status ? [status] : undefined, limit, offset: 0 });
+        const files = await services.files.counts(list.map((j) => j.id));
         const lines = list.map((j) => jobLine(j, files.get(j.id)));
         return textResult([`${total} job(s)${total > list.length ? `, newest ${list.length} shown` : ""}`, ...lines].join("\n"));
       }),
@@ -94,10 +94,10 @@ function registerWaitTool(server: McpServer, services: Services): void {
     },
     ({ job_ids, timeout_s }, extra) =>
       guarded(async () => {
-        for (const id of job_ids) jobs.get(id);
+        for (const id of job_ids) await jobs.get(id);
         const started = Date.now();
-        const stopReporting = keepReporting(extra, config.progressIntervalMs, () => {
-          const ended = job_ids.filter((id) => isFinalStatus(jobs.get(id).status)).length;
+        const stopReporting = keepReporting(extra, config.progressIntervalMs, async () => {
+          const ended = (await Promise.all(job_ids.map((id) => jobs.get(id)))).filter((job) => isFinalStatus(job.status)).length;
           return {
             progress: ended,
             total: job_ids.length,
@@ -108,7 +108,8 @@ function registerWaitTool(server: McpServer, services: Services): void {
           const result = await jobs.waitFor(job_ids, timeout_s * 1000, extra.signal);
           const pending = result.filter((j) => !isFinalStatus(j.status)).length;
           const head = pending ? `${pending} of ${result.length} still running after ${timeout_s} s` : `all ${result.length} ended`;
-          return textResult([head, ...result.flatMap((j) => waitLines(j, services.files.list(j.id)))].join("\n"));
+          const files = await Promise.all(result.map((j) => services.files.list(j.id)));
+          return textResult([head, ...result.flatMap((j, i) => waitLines(j, files[i] ?? []))].join("\n"));
         } finally {
           stopReporting();
         }
@@ -155,16 +156,16 @@ function registerLogsTool(server: McpServer, services: Services): void {
       },
     },
     ({ job_id, tail, max_chars, cursor }) =>
-      guarded(() => {
-        const job = jobs.get(job_id);
+      guarded(async () => {
+        const job = await jobs.get(job_id);
         if (cursor === undefined) {
           const maxChars = max_chars ?? LOG_MAX_CHARS;
-          const text = jobs.outputTail(job_id, maxChars);
+          const text = jobs.outputTail(job, maxChars);
           // outputTail marks a cut with a leading "…", one character past the cap.
           const shown = lastLines(text, tail ?? LOG_TAIL_LINES, text.length > maxChars);
           return textResult(`${jobLine(job)}\n${shown || "(no output yet)"}`);
         }
-        const page = jobs.readOutput(job_id, cursor, 64 * 1024);
+        const page = await jobs.readOutput(job_id, cursor, 64 * 1024);
         const text = page.chunks.map((c) => c.text).join("");
         const end = page.complete ? "end of output" : `next cursor: ${page.cursor}`;
         return textResult(`${text}\n--- ${end} ---`);

@@ -55,7 +55,7 @@ export function registerCostTools(server: McpServer, services: Services): void {
       },
     },
     ({ days, from, to, group_by, provider, agent }) =>
-      guarded(() => {
+      guarded(async () => {
         const start = from ?? (days ? localDay(Date.now() - (days - 1) * 24 * 3600 * 1000) : undefined);
         const query = parseInput(CostQuerySchema, {
           ...(start ? { from: start } : {}),
@@ -64,12 +64,12 @@ export function registerCostTools(server: McpServer, services: Services): void {
           ...(provider ? { provider } : {}),
           ...(agent ? { agent } : {}),
         });
-        const report = services.costs.report(query);
+        const report = await services.costs.report(query);
         const lines = [
           `costs from ${localTime(report.from)} to ${localTime(report.to)}, by ${report.groupBy.join(", ")}`,
           ...report.groups.map((g) => `${groupName(g, report.groupBy)}: ${totalsText(g)}`),
           `total: ${totalsText(report.totals)}`,
-          ...services.costs.budgets().map(budgetText),
+          ...(await services.costs.budgets()).map(budgetText),
         ];
         if (report.totals.unpricedJobs) lines.push("set a price with PUT /api/costs/prices {provider, model, inputPerM, outputPerM}");
         return textResult(lines.join("\n"));

@@ -29,7 +29,7 @@ export interface HubCaller {
 export function hubCaller(server: McpServer, services: Services): HubCaller {
   const caller: HubCaller = { member: null };
   server.server.onclose = () => {
-    if (caller.member) services.conversations.leave(caller.member);
+    if (caller.member) void services.conversations.leave(caller.member);
     caller.member = null;
   };
   return caller;
@@ -66,12 +66,12 @@ export function registerHubTools(server: McpServer, services: Services, caller: 
       inputSchema: HubRegisterInputSchema.shape,
     },
     ({ name, session, label }) =>
-      guarded(() => {
+      guarded(async () => {
         const previous = caller.member;
         const same = previous && !previous.ended && previous.session === session && previous.name === name;
-        if (same) hub.leave(previous);
-        const member = hub.register(session, name, label ?? null, "mcp");
-        if (previous && !same) hub.leave(previous);
+        if (same) await hub.leave(previous);
+        const member = await hub.register(session, name, label ?? null, "mcp");
+        if (previous && !same) await hub.leave(previous);
         caller.member = member;
         return textResult(
           `registered as ${name} in session ${session}. Send with corral_send(to, text); wait for messages with corral_receive; see who is here with corral_agents.`,
@@ -87,8 +87,8 @@ export function registerHubTools(server: McpServer, services: Services, caller: 
       inputSchema: HubSendInputSchema.shape,
     },
     ({ to, text }) =>
-      guarded(() => {
-        const message = hub.send(registered(caller), to, text);
+      guarded(async () => {
+        const message = await hub.send(registered(caller), to, text);
         const worker = message.jobId ? `; job ${message.jobId} is answering, its answer comes to you as a message (corral_receive)` : "";
         return textResult(`sent #${message.id} to ${to}${worker}`);
       }),
@@ -108,7 +108,7 @@ export function registerHubTools(server: McpServer, services: Services, caller: 
         const started = Date.now();
         const gone = new AbortController();
         const stopListening = onClientLeft(transport(), extra, () => gone.abort());
-        const stopReporting = keepReporting(extra, services.config.progressIntervalMs, () => ({
+        const stopReporting = keepReporting(extra, services.config.progressIntervalMs, async () => ({
           progress: Math.round((Date.now() - started) / 1000),
           total: timeoutS,
           message: `waiting for a message for ${member.name} in ${member.session}`,
@@ -132,11 +132,11 @@ export function registerHubTools(server: McpServer, services: Services, caller: 
       inputSchema: HubReadInputSchema.shape,
     },
     ({ agent, cursor }) =>
-      guarded(() => {
+      guarded(async () => {
         const member = registered(caller);
         hub.seen(member);
-        if (!hub.knows(member.session, agent)) throw notFound(`no agent named ${agent} in session ${member.session}`, "agent");
-        const page = hub.read(member.session, agent, cursor ?? 0, READ_PAGE);
+        if (!(await hub.knows(member.session, agent))) throw notFound(`no agent named ${agent} in session ${member.session}`, "agent");
+        const page = await hub.read(member.session, agent, cursor ?? 0, READ_PAGE);
         // Whole messages up to the cap; one larger than the cap alone is cut, so the cursor always moves on.
         const parts: string[] = [];
         let chars = 0;

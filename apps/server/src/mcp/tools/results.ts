@@ -27,17 +27,15 @@ export async function guarded(body: () => Promise<CallToolResult> | CallToolResu
 export function keepReporting(
   extra: ToolExtra,
   intervalMs: number,
-  describe: () => { progress: number; total?: number; message: string },
+  describe: () => Promise<{ progress: number; total?: number; message: string }>,
 ): () => void {
   const progressToken = extra._meta?.progressToken;
   if (progressToken === undefined) return () => {};
   const timer = setInterval(() => {
-    // A throw in a timer would end the process: a report that cannot be made stops the reports.
-    try {
-      extra.sendNotification({ method: "notifications/progress", params: { progressToken, ...describe() } }).catch(() => clearInterval(timer));
-    } catch {
-      clearInterval(timer);
-    }
+    // A rejection nobody handles would end the process: a report that cannot be made stops the reports.
+    describe()
+      .then((progress) => extra.sendNotification({ method: "notifications/progress", params: { progressToken, ...progress } }))
+      .catch(() => clearInterval(timer));
   }, intervalMs);
   return () => clearInterval(timer);
 }

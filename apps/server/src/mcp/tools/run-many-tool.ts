@@ -47,11 +47,11 @@ export function registerRunManyTool(server: McpServer, services: Services): void
     },
     ({ agents, async, ...input }, extra) =>
       guarded(async () => {
-        const group = jobs.launchMany(agents, input, "mcp", actor().client);
+        const group = await jobs.launchMany(agents, input, "mcp", actor().client);
         const ids = group.map((j) => j.id);
         if (async) return textResult(group.map((j) => `${j.id} ${j.agent} ${j.workdir}`).join("\n"));
-        const stopReporting = keepReporting(extra, config.progressIntervalMs, () => {
-          const ended = ids.filter((id) => isFinalStatus(jobs.get(id).status)).length;
+        const stopReporting = keepReporting(extra, config.progressIntervalMs, async () => {
+          const ended = (await Promise.all(ids.map((id) => jobs.get(id)))).filter((job) => isFinalStatus(job.status)).length;
           return { progress: ended, total: ids.length, message: `${ended}/${ids.length} ended` };
         });
         // The caller gave up: its jobs go too. Nobody awaits these, so a failure is only dropped.
@@ -61,7 +61,7 @@ export function registerRunManyTool(server: McpServer, services: Services): void
         extra.signal.addEventListener("abort", onAbort, { once: true });
         try {
           const ended = await jobs.waitFor(ids, Number.MAX_SAFE_INTEGER, extra.signal);
-          return textResult(manyText(services, ended));
+          return textResult(await manyText(services, ended));
         } finally {
           stopReporting();
           extra.signal.removeEventListener("abort", onAbort);
@@ -71,9 +71,10 @@ export function registerRunManyTool(server: McpServer, services: Services): void
 }
 
 /** `ok` or `error: n of m did not succeed`, the Compare link, then each job's `_run` text under its agent's name. */
-function manyText(services: Services, group: Job[]): string {
+async function manyText(services: Services, group: Job[]): Promise<string> {
   const failed = group.filter((j) => j.status !== "succeeded").length;
   const head = failed ? `error: ${failed} of ${group.length} did not succeed` : `ok: all ${group.length} succeeded`;
   const compare = `compare in the panel: /compare?jobs=${group.map((j) => j.id).join(",")}`;
-  return [head, compare, ...group.flatMap((job) => ["", `=== ${job.agent} ===`, runAnswerText(services, job)])].join("\n");
+  const answers = await Promise.all(group.map((job) => runAnswerText(services, job)));
+  return [head, compare, ...group.flatMap((job, i) => ["", `=== ${job.agent} ===`, answers[i] ?? ""])].join("\n");
 }

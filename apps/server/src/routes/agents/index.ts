@@ -29,7 +29,7 @@ export function agentRoutes(services: Services) {
     app.get(
       "/api/agents",
       { schema: { summary: "Every agent, with whether its CLI or server is available", tags, response: { 200: AgentListSchema, ...errors() } } },
-      async () => ({ agents: await agents.withAvailability(agents.list()) }),
+      async () => ({ agents: await agents.withAvailability(await agents.list()) }),
     );
 
     app.post(
@@ -43,7 +43,7 @@ export function agentRoutes(services: Services) {
         },
       },
       async (request, reply) => {
-        const agent = agents.create(request.body);
+        const agent = await agents.create(request.body);
         reply.code(201);
         return withAvailability(agent);
       },
@@ -52,7 +52,7 @@ export function agentRoutes(services: Services) {
     app.get(
       "/api/agents/:name",
       { schema: { summary: "One agent", tags, params: NameParamsSchema, response: { 200: AgentWithAvailabilitySchema, ...errors(404) } } },
-      async (request) => withAvailability(agents.get(request.params.name)),
+      async (request) => withAvailability(await agents.get(request.params.name)),
     );
 
     app.patch(
@@ -66,7 +66,7 @@ export function agentRoutes(services: Services) {
           response: { 200: AgentWithAvailabilitySchema, ...errors(404, ...BODY_ERRORS) },
         },
       },
-      async (request) => withAvailability(agents.update(request.params.name, request.body)),
+      async (request) => withAvailability(await agents.update(request.params.name, request.body)),
     );
 
     app.delete(
@@ -80,7 +80,7 @@ export function agentRoutes(services: Services) {
         },
       },
       async (request, reply) => {
-        agents.remove(request.params.name);
+        await agents.remove(request.params.name);
         return reply.code(204).send();
       },
     );

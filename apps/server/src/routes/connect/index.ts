@@ -27,7 +27,7 @@ export function connectRoutes(services: Services, token: string) {
           token,
           baseUrl,
           mcpUrl: `${baseUrl}/mcp`,
-          mounts: services.agents.list().map((a) => ({ agent: a.name, url: `${baseUrl}/mcp/${a.name}`, enabled: a.enabled })),
+          mounts: (await services.agents.list()).map((a) => ({ agent: a.name, url: `${baseUrl}/mcp/${a.name}`, enabled: a.enabled })),
           workdirRoots: services.config.workdirRoots,
         };
       },

@@ -35,6 +35,8 @@ export function conversationRoutes(services: Services) {
     const hub = services.conversations;
     const members = new RestMembers(hub, services.config.mcpSessionIdleMs);
     app.addHook("onClose", async () => members.close());
+    /** Registrations being stored: they count against MAX_REST_MEMBERS already. */
+    let registering = 0;
 
     /** The live REST agent with the request's key, in the session of the path. */
     const memberOf = (key: string, session: string): HubMember => {
@@ -48,7 +50,7 @@ export function conversationRoutes(services: Services) {
     app.get(
       "/api/conversations",
       { schema: { summary: "Conversation sessions, the latest active first", tags, response: { 200: HubSessionListSchema, ...errors() } } },
-      async () => ({ sessions: hub.sessions() }),
+      async () => ({ sessions: await hub.sessions() }),
     );
 
     app.get(
@@ -78,7 +80,7 @@ export function conversationRoutes(services: Services) {
       async (request) => {
         const { session } = request.params;
         const { agent, cursor, limit } = request.query;
-        if (agent !== undefined && !hub.knows(session, agent)) throw notFound(`no agent named ${agent} in session ${session}`, "agent");
+        if (agent !== undefined && !(await hub.knows(session, agent))) throw notFound(`no agent named ${agent} in session ${session}`, "agent");
         return hub.read(session, agent, cursor, limit);
       },
     );
@@ -95,12 +97,18 @@ export function conversationRoutes(services: Services) {
         },
       },
       async (request, reply) => {
-        if (members.size >= MAX_REST_MEMBERS) {
+        if (members.size + registering >= MAX_REST_MEMBERS) {
           throw new ServiceError(`${MAX_REST_MEMBERS} REST agents are registered already; end one (DELETE) or wait for one to expire`, 503);
         }
         const { session } = request.params;
         const { name, label } = request.body;
-        const member = hub.register(session, name, label ?? null, "rest");
+        registering++;
+        let member: HubMember;
+        try {
+          member = await hub.register(session, name, label ?? null, "rest");
+        } finally {
+          registering--;
+        }
         const key = members.add(member);
         reply.code(201);
         const agent = {
@@ -129,7 +137,7 @@ export function conversationRoutes(services: Services) {
       },
       async (request, reply) => {
         const { key, to, text } = request.body;
-        const message = hub.send(memberOf(key, request.params.session), to, text);
+        const message = await hub.send(memberOf(key, request.params.session), to, text);
         reply.code(201);
         return message;
       },
@@ -175,7 +183,7 @@ export function conversationRoutes(services: Services) {
       },
       async (request, reply) => {
         memberOf(request.body.key, request.params.session);
-        members.remove(request.body.key);
+        await members.remove(request.body.key);
         return reply.code(204).send();
       },
     );

@@ -67,7 +67,7 @@ export function costRoutes(services: Services) {
         },
       },
       async (request, reply) => {
-        costs.deletePrice(request.query.provider, request.query.model);
+        await costs.deletePrice(request.query.provider, request.query.model);
         return reply.code(204).send();
       },
     );
@@ -81,7 +81,7 @@ export function costRoutes(services: Services) {
           response: { 200: BudgetListSchema, ...errors() },
         },
       },
-      async () => ({ budgets: costs.budgets() }),
+      async () => ({ budgets: await costs.budgets() }),
     );
 
     app.post(
@@ -95,7 +95,7 @@ export function costRoutes(services: Services) {
         },
       },
       async (request, reply) => {
-        const budget = costs.createBudget(request.body);
+        const budget = await costs.createBudget(request.body);
         reply.code(201);
         return budget;
       },
@@ -132,7 +132,7 @@ export function costRoutes(services: Services) {
         },
       },
       async (request, reply) => {
-        costs.deleteBudget(request.params.id);
+        await costs.deleteBudget(request.params.id);
         return reply.code(204).send();
       },
     );

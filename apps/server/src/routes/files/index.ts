@@ -46,8 +46,8 @@ export function fileRoutes(services: Services) {
       },
       async (request) => {
         const { id } = request.params;
-        services.jobs.get(id);
-        return { files: services.files.list(id) };
+        await services.jobs.get(id);
+        return { files: await services.files.list(id) };
       },
     );
 
@@ -60,7 +60,7 @@ export function fileRoutes(services: Services) {
           response: { 200: WorkdirListSchema, ...errors() },
         },
       },
-      async () => ({ workdirs: services.workdirs.known() }),
+      async () => ({ workdirs: await services.workdirs.known() }),
     );
 
     app.get(
@@ -105,7 +105,7 @@ export function fileRoutes(services: Services) {
       },
       async (request, reply) => {
         const { path: requested, download } = request.query;
-        const { real, fd, stat } = services.workdirs.open(requested);
+        const { real, fd, stat } = await services.workdirs.open(requested);
         const range = parseRange(request.headers.range, stat.size);
         reply.header("accept-ranges", "bytes");
         if (range === "unsatisfiable") {

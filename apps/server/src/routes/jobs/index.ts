@@ -85,7 +85,7 @@ export function jobRoutes(services: Services) {
         const { agents, ...body } = request.body;
         const { door, client } = restActor(request.headers);
         reply.code(201);
-        return { jobs: jobs.launchMany(agents, jobInput(body), door, client) };
+        return { jobs: await jobs.launchMany(agents, jobInput(body), door, client) };
       },
     );
 
@@ -133,7 +133,7 @@ export function jobRoutes(services: Services) {
           response: { 200: JobAttemptListSchema, ...errors(404) },
         },
       },
-      async (request) => ({ attempts: jobs.attempts(request.params.id) }),
+      async (request) => ({ attempts: await jobs.attempts(request.params.id) }),
     );
 
     app.post(
@@ -183,8 +183,8 @@ export function jobRoutes(services: Services) {
         },
       },
       async (request) => {
-        const job = jobs.get(request.params.id);
-        return { text: jobs.outputTail(job, request.query.chars), line: jobs.readableLine(job) };
+        const job = await jobs.get(request.params.id);
+        return { text: jobs.outputTail(job, request.query.chars), line: await jobs.readableLine(job) };
       },
     );
   };

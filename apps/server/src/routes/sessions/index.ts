@@ -18,7 +18,7 @@ export function sessionRoutes(services: Services) {
     app.get(
       "/api/sessions",
       { schema: { summary: "Signed-in browsers", tags, response: { 200: BrowserSessionListSchema, ...errors() } } },
-      async (request) => ({ sessions: sessions.list(request.browserSession?.id ?? null) }),
+      async (request) => ({ sessions: await sessions.list(request.browserSession?.id ?? null) }),
     );
 
     app.delete(
@@ -33,7 +33,7 @@ export function sessionRoutes(services: Services) {
       },
       async (request, reply) => {
         const { id } = request.params;
-        if (!sessions.revoke(id)) throw notFound(`no session ${id}; see GET /api/sessions`, "id");
+        if (!(await sessions.revoke(id))) throw notFound(`no session ${id}; see GET /api/sessions`, "id");
         if (request.browserSession?.id === id) reply.clearCookie(sessions.cookieName, { path: "/" });
         return reply.code(204).send();
       },
@@ -43,7 +43,7 @@ export function sessionRoutes(services: Services) {
       "/api/sessions",
       { schema: { summary: "Sign every browser out", tags, response: { 200: SessionsRevokedSchema, ...errors() } } },
       async (request, reply) => {
-        const revoked = sessions.revokeAll();
+        const revoked = await sessions.revokeAll();
         if (request.browserSession) reply.clearCookie(sessions.cookieName, { path: "/" });
         return { revoked };
       },

@@ -1,0 +1,68 @@
+import { sql } from "drizzle-orm";
+import type { Registry, Repos } from "../registry.js";
+import type { PgExecutor, PgHandle } from "./client.js";
+import { AgentRowCache, createPgAgentsRepo } from "./repos/agents.js";
+import { createPgAuditRepo } from "./repos/audit.js";
+import { createPgConversationsRepo } from "./repos/conversations.js";
+import { createPgCostsRepo } from "./repos/costs.js";
+import { createPgJobFilesRepo } from "./repos/job-files.js";
+import { createPgJobMessagesRepo } from "./repos/job-messages.js";
+import { createPgJobStatsRepo } from "./repos/job-stats.js";
+import { createPgJobsRepo } from "./repos/jobs.js";
+import { createPgMcpTasksRepo } from "./repos/mcp-tasks.js";
+import { createPgOllamaModelsRepo } from "./repos/ollama-models.js";
+import { TRANSACTIONS } from "./repos/in-order.js";
+import { createPgSessionsRepo } from "./repos/sessions.js";
+
+function reposOn(db: PgExecutor, agentRows: AgentRowCache): Repos {
+  return {
+    agents: createPgAgentsRepo(db, agentRows),
+    jobs: createPgJobsRepo(db),
+    jobFiles: createPgJobFilesRepo(db),
+    jobMessages: createPgJobMessagesRepo(db),
+    jobStats: createPgJobStatsRepo(db),
+    costs: createPgCostsRepo(db),
+    audit: createPgAuditRepo(db),
+    sessions: createPgSessionsRepo(db),
+    ollamaModels: createPgOllamaModelsRepo(db),
+    mcpTasks: createPgMcpTasksRepo(db),
+    conversations: createPgConversationsRepo(db),
+  };
+}
+
+/**
+ * The registry in PostgreSQL (CORRAL_DATABASE_URL). Calls outside a transaction take any pooled
+ * connection and run at once. Transactions run one at a time, as SQLite's do: each reads what it
+ * checks and writes what follows from it (a job still queued is started, a workdir still free gets
+ * the job), which at PostgreSQL's READ COMMITTED a transaction running beside it could change in
+ * between. In this process they queue before taking a connection, so waiting transactions never
+ * hold the pool; across processes each holds an advisory lock until it ends.
+ */
+export function createPgRegistry(handle: PgHandle): Registry {
+  const agentRows = new AgentRowCache();
+  /** Settles when the last transaction queued has ended. */
+  let queue: Promise<unknown> = Promise.resolve();
+  return {
+    ...reposOn(handle.db, agentRows),
+    dialect: "postgres",
+    async transaction(fn) {
+      const turn = queue.then(() =>
+        handle.db.transaction(async (tx) => {
+          await tx.execute(sql`select pg_advisory_xact_lock(${TRANSACTIONS})`);
+          return fn(reposOn(tx, agentRows));
+        }),
+      );
+      queue = turn.catch(() => undefined);
+      try {
+        return await turn;
+      } finally {
+        // What the pool read while the transaction was open is the old row: read it again.
+        agentRows.forget();
+      }
+    },
+    async close() {
+      await queue;
+      await handle.close();
+    },
+  };
+}

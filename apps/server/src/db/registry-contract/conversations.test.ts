@@ -1,0 +1,230 @@
+// The conversations repository (the hub's agents and messages), the same cases against each dialect.
+import { afterEach, describe, expect, test } from "vitest";
+import { openPgDb } from "../pg/client.js";
+import { createPgConversationsRepo } from "../pg/repos/conversations.js";
+import type { NewHubMessage } from "../repos/conversations.js";
+import { DIALECTS, type TestRegistry } from "./dialects.js";
+
+const message = (fields: Partial<NewHubMessage> & Pick<NewHubMessage, "from" | "to">): NewHubMessage => ({
+  session: "s",
+  text: "hi",
+  jobId: null,
+  at: 1_000,
+  receivedAt: null,
+  answerPending: false,
+  ...fields,
+});
+
+describe.each(DIALECTS)("conversations in $dialect", ({ open }) => {
+  let reg: TestRegistry;
+  afterEach(async () => {
+    await reg?.close();
+  });
+
+  test("a name registers, re-registers with its new label and times, and ends", async () => {
+    reg = await open();
+    const c = reg.conversations;
+    await c.register({ session: "s", name: "ann", label: "first", registeredAt: 10, lastSeenAt: 11 });
+    await c.register({ session: "s", name: "bob", label: null, registeredAt: 10, lastSeenAt: 10 });
+    await c.register({ session: "t", name: "ann", label: null, registeredAt: 5, lastSeenAt: 5 });
+    expect(await c.agent("s", "ann")).toEqual({ session: "s", name: "ann", label: "first", registeredAt: 10, lastSeenAt: 11, endedAt: null });
+    await c.end("s", "ann", 20, 19);
+    expect(await c.agent("s", "ann")).toMatchObject({ endedAt: 20, lastSeenAt: 19 });
+    await c.register({ session: "s", name: "ann", label: "second", registeredAt: 30, lastSeenAt: 1_800_000_000_000 });
+    expect(await c.agent("s", "ann")).toEqual({
+      session: "s",
+      name: "ann",
+      label: "second",
+      registeredAt: 30,
+      lastSeenAt: 1_800_000_000_000,
+      endedAt: null,
+    });
+    await c.end("s", "nobody", 1, 1);
+    expect(await c.agent("s", "nobody")).toBeUndefined();
+    expect(await c.agent("u", "ann")).toBeUndefined();
+    expect(await c.agentCount("s")).toBe(2);
+    expect(await c.agentCount("none")).toBe(0);
+    await c.end("s", "bob", 40, 40);
+    expect(await c.endAll(50)).toBe(2);
+    expect(await c.endAll(60)).toBe(0);
+    expect((await c.agents("s")).map((a) => [a.name, a.endedAt])).toEqual([
+      ["bob", 40],
+      ["ann", 50],
+    ]);
+  });
+
+  test("agents are listed by registration time, then by name byte by byte", async () => {
+    reg = await open();
+    const c = reg.conversations;
+    for (const name of ["b", "a", "B", "é", "A", "late"])
+      await c.register({ session: "s", name, label: null, registeredAt: name === "late" ? 2 : 1, lastSeenAt: 1 });
+    expect((await c.agents("s")).map((a) => a.name)).toEqual(["A", "B", "a", "b", "é", "late"]);
+    expect(await c.agents("none")).toEqual([]);
+  });
+
+  test("the longest-gone agent with nothing waiting for it is forgotten, one at a time", async () => {
+    reg = await open();
+    const c = reg.conversations;
+    await c.register({ session: "s", name: "live", label: null, registeredAt: 1, lastSeenAt: 1 });
+    for (const [name, endedAt] of [
+      ["waited", 5],
+      ["zed", 10],
+      ["amy", 10],
+      ["newest", 20],
+    ] as const) {
+      await c.register({ session: "s", name, label: null, registeredAt: 1, lastSeenAt: 1 });
+      await c.end("s", name, endedAt, endedAt);
+    }
+    await c.insertMessage(message({ from: "live", to: "waited" }));
+    // A message in another session does not keep a name of this one.
+    await c.insertMessage(message({ session: "other", from: "x", to: "amy" }));
+    const left = async () => (await c.agents("s")).map((a) => a.name).sort();
+    expect(await c.forgetOldestIdle("s")).toBe(true);
+    expect(await left()).toEqual(["live", "newest", "waited", "zed"]);
+    expect(await c.forgetOldestIdle("s")).toBe(true);
+    expect(await c.forgetOldestIdle("s")).toBe(true);
+    expect(await left()).toEqual(["live", "waited"]);
+    expect(await c.forgetOldestIdle("s")).toBe(false);
+    expect(await c.forgetOldestIdle("none")).toBe(false);
+  });
+
+  test("a message is stored and read back as given; ids grow over the whole server", async () => {
+    reg = await open();
+    const c = reg.conversations;
+    const first = await c.insertMessage(message({ from: "a", to: "b", text: "ü \"quoted\" 🚀 'x' %_", jobId: "j1", at: 1_800_000_000_001 }));
+    const second = await c.insertMessage(message({ session: "t", from: "a", to: "b", answerPending: true }));
+    expect(first).toEqual({
+      id: 1,
+      session: "s",
+      from: "a",
+      to: "b",
+      text: "ü \"quoted\" 🚀 'x' %_",
+      jobId: "j1",
+      at: 1_800_000_000_001,
+      receivedAt: null,
+      answerPending: false,
+    });
+    expect(second).toMatchObject({ id: 2, session: "t", answerPending: true });
+    expect(await c.read("s", undefined, 0, 10)).toEqual([first]);
+  });
+
+  test("an inbox is the unreceived messages to one name, oldest first, limited and counted", async () => {
+    reg = await open();
+    const c = reg.conversations;
+    const ids: number[] = [];
+    for (let i = 0; i < 5; i++) ids.push((await c.insertMessage(message({ from: "a", to: "b", text: `m${i}` }))).id);
+    await c.insertMessage(message({ from: "b", to: "a" }));
+    await c.insertMessage(message({ session: "t", from: "a", to: "b" }));
+    expect((await c.inbox("s", "b", 3)).map((m) => m.text)).toEqual(["m0", "m1", "m2"]);
+    expect(await c.inbox("s", "b", 0)).toEqual([]);
+    expect(await c.inboxCount("s", "b")).toBe(5);
+    await c.markReceived([ids[0]!, ids[2]!], 77);
+    await c.markReceived([], 78);
+    expect((await c.inbox("s", "b", 10)).map((m) => m.text)).toEqual(["m1", "m3", "m4"]);
+    expect(await c.inboxCount("s", "b")).toBe(3);
+    expect((await c.read("s", "b", 0, 1))[0]).toMatchObject({ text: "m0", receivedAt: 77 });
+    expect(await c.inbox("none", "b", 10)).toEqual([]);
+    expect(await c.inboxCount("s", "nobody")).toBe(0);
+  });
+
+  test("reading after a cursor: the session's messages, or one agent's sent and received, oldest first, limited", async () => {
+    reg = await open();
+    const c = reg.conversations;
+    const pairs = [
+      ["a", "b"],
+      ["b", "a"],
+      ["c", "b"],
+      ["a", "c"],
+      ["c", "c"],
+      ["b", "c"],
+      ["a", "a"],
+    ];
+    const stored = [];
+    for (const [from, to] of pairs) stored.push(await c.insertMessage(message({ from: from!, to: to!, text: `${from}>${to}` })));
+    await c.insertMessage(message({ session: "t", from: "a", to: "b" }));
+    const texts = (rows: { text: string }[]) => rows.map((r) => r.text);
+    expect(texts(await c.read("s", undefined, 0, 100))).toEqual(pairs.map(([f, t]) => `${f}>${t}`));
+    expect(texts(await c.read("s", undefined, stored[4]!.id, 100))).toEqual(["b>c", "a>a"]);
+    expect(texts(await c.read("s", "a", 0, 100))).toEqual(["a>b", "b>a", "a>c", "a>a"]);
+    expect(texts(await c.read("s", "a", 0, 2))).toEqual(["a>b", "b>a"]);
+    expect(texts(await c.read("s", "c", stored[2]!.id, 2))).toEqual(["a>c", "c>c"]);
+    expect(texts(await c.read("s", "c", 0, 1))).toEqual(["c>b"]);
+    expect(await c.read("s", "a", stored[6]!.id, 10)).toEqual([]);
+    expect(await c.read("s", undefined, 0, 0)).toEqual([]);
+    expect(await c.read("none", undefined, 0, 10)).toEqual([]);
+  });
+
+  test("the last job one name started with another, and the answers still to store", async () => {
+    reg = await open();
+    const c = reg.conversations;
+    await c.insertMessage(message({ from: "a", to: "w", jobId: "j1" }));
+    const pending = await c.insertMessage(message({ from: "a", to: "w", jobId: "j2", answerPending: true }));
+    await c.insertMessage(message({ from: "a", to: "w" }));
+    await c.insertMessage(message({ from: "w", to: "a", jobId: "j3" }));
+    const other = await c.insertMessage(message({ session: "t", from: "a", to: "w", jobId: "j4", answerPending: true }));
+    expect(await c.lastJob("s", "a", "w")).toBe("j2");
+    expect(await c.lastJob("s", "w", "a")).toBe("j3");
+    expect(await c.lastJob("s", "a", "x")).toBeNull();
+    expect((await c.pendingAnswers()).map((m) => m.id)).toEqual([pending.id, other.id]);
+    await c.settleAnswer(pending.id);
+    await c.settleAnswer(9_999);
+    expect((await c.pendingAnswers()).map((m) => m.id)).toEqual([other.id]);
+  });
+
+  test("sessions: names and message counts with the latest message time, those with names first", async () => {
+    reg = await open();
+    const c = reg.conversations;
+    expect(await c.sessions()).toEqual([]);
+    await c.register({ session: "b", name: "x", label: null, registeredAt: 1, lastSeenAt: 1 });
+    await c.register({ session: "b", name: "y", label: null, registeredAt: 1, lastSeenAt: 1 });
+    await c.register({ session: "B", name: "x", label: null, registeredAt: 1, lastSeenAt: 1 });
+    await c.insertMessage(message({ session: "b", from: "x", to: "y", at: 5 }));
+    await c.insertMessage(message({ session: "b", from: "y", to: "x", at: 1_800_000_000_000 }));
+    await c.insertMessage(message({ session: "a", from: "x", to: "y", at: 3 }));
+    expect(await c.sessions()).toEqual([
+      { name: "B", agents: 1, messages: 0, lastMessageAt: null },
+      { name: "b", agents: 2, messages: 2, lastMessageAt: 1_800_000_000_000 },
+      { name: "a", agents: 0, messages: 1, lastMessageAt: 3 },
+    ]);
+  });
+});
+
+describe.runIf(DIALECTS.some((d) => d.dialect === "PostgreSQL"))("messages in PostgreSQL, sent from several connections at once", () => {
+  test("a reader following the cursor sees every message exactly once, in id order", async () => {
+    const reg = await DIALECTS.find((d) => d.dialect === "PostgreSQL")!.open();
+    const writers = await Promise.all(Array.from({ length: 6 }, () => openPgDb(reg.url!, { max: 1 })));
+    try {
+      const PER_WRITER = 30;
+      let writing = true;
+      const seen: number[] = [];
+      const reader = (async () => {
+        let cursor = 0;
+        for (;;) {
+          const done = !writing;
+          const rows = await reg.conversations.read("s", undefined, cursor, 50);
+          for (const row of rows) seen.push(row.id);
+          cursor = rows.at(-1)?.id ?? cursor;
+          if (done && rows.length === 0) return;
+        }
+      })();
+      await Promise.all(
+        writers.map(async (w, k) => {
+          for (let i = 0; i < PER_WRITER; i++) {
+            // In a transaction that lasts a moment after its insert, as the hub's do (a message and its job together).
+            await w.db.transaction(async (tx) => {
+              await createPgConversationsRepo(tx).insertMessage(message({ from: `w${k}`, to: "r", text: `${i}` }));
+              await new Promise((r) => setTimeout(r, (i * 7 + k * 3) % 5));
+            });
+          }
+        }),
+      );
+      writing = false;
+      await reader;
+      expect(seen).toHaveLength(writers.length * PER_WRITER);
+      expect(seen).toEqual(Array.from({ length: seen.length }, (_, i) => i + 1));
+    } finally {
+      await Promise.all(writers.map((w) => w.close()));
+      await reg.close();
+    }
+  });
+});

@@ -1,0 +1,141 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, expect, test } from "vitest";
+import { openDb } from "./client.js";
+import type { NewAgentRow } from "./repos/agents.js";
+import { createSqliteRegistry, type Registry } from "./registry.js";
+
+let registry: Registry | null = null;
+let dir = "";
+afterEach(async () => {
+  await registry?.close();
+  registry = null;
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function open(): Registry {
+  dir = mkdtempSync(path.join(os.tmpdir(), "corral-registry-"));
+  registry = createSqliteRegistry(openDb(path.join(dir, "corral.db")));
+  return registry;
+}
+
+const agent = (name: string): NewAgentRow => ({
+  name,
+  kind: "command",
+  provider: "local",
+  workdir: "/tmp",
+  timeoutS: 60,
+  maxConcurrent: 1,
+  env: {},
+  enabled: true,
+  builtin: false,
+  createdAt: 0,
+  updatedAt: 0,
+});
+
+/** A promise and the function that settles it. */
+function gate(): { opened: Promise<void>; open: () => void } {
+  let open = () => {};
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { opened, open };
+}
+
+test("a transaction stores all of its writes or none", async () => {
+  const registry = open();
+  await registry.transaction(async (tx) => {
+    await tx.agents.insert(agent("kept"));
+    await tx.agents.insert(agent("kept-too"));
+  });
+  await expect(
+    registry.transaction(async (tx) => {
+      await tx.agents.insert(agent("dropped"));
+      throw new Error("roll back");
+    }),
+  ).rejects.toThrow("roll back");
+  expect((await registry.agents.list()).map((a) => a.name)).toEqual(["kept", "kept-too"]);
+});
+
+test("a call from outside waits until the open transaction has ended, and is no part of it", async () => {
+  const registry = open();
+  const hold = gate();
+  const entered = gate();
+  const inside = registry.transaction(async (tx) => {
+    await tx.agents.insert(agent("inside"));
+    entered.open();
+    await hold.opened;
+    // The outside write was asked for meanwhile: it has not happened.
+    expect(await tx.agents.get("outside")).toBeUndefined();
+    throw new Error("roll back");
+  });
+  await entered.opened;
+  let outsideDone = false;
+  const outside = registry.agents.insert(agent("outside")).then(() => {
+    outsideDone = true;
+  });
+  // However long the transaction stays open, the outside call waits for it.
+  for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+  expect(outsideDone).toBe(false);
+  hold.open();
+  await expect(inside).rejects.toThrow("roll back");
+  await outside;
+  // The rollback took the transaction's write, not the one made from outside.
+  expect((await registry.agents.list()).map((a) => a.name)).toEqual(["outside"]);
+});
+
+test("transactions run one at a time, in the order they were asked for", async () => {
+  const registry = open();
+  const order: string[] = [];
+  const hold = gate();
+  const first = registry.transaction(async (tx) => {
+    order.push("first begins");
+    await hold.opened;
+    await tx.agents.insert(agent("first"));
+    order.push("first ends");
+  });
+  const second = registry.transaction(async (tx) => {
+    order.push("second begins");
+    // What the first stored is committed before the second reads.
+    expect(await tx.agents.get("first")).toBeDefined();
+    order.push("second ends");
+  });
+  for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+  hold.open();
+  await Promise.all([first, second]);
+  expect(order).toEqual(["first begins", "first ends", "second begins", "second ends"]);
+});
+
+test("a call through a transaction that has ended is refused rather than run outside it", async () => {
+  const registry = open();
+  let kept: Parameters<Parameters<Registry["transaction"]>[0]>[0] | null = null;
+  await registry.transaction(async (tx) => {
+    kept = tx;
+  });
+  await expect((kept as unknown as Registry).agents.insert(agent("late"))).rejects.toThrow(/transaction that has ended/);
+  expect(await registry.agents.get("late")).toBeUndefined();
+});
+
+test("a repository's own transaction (job files, costs) joins the one it is called in", async () => {
+  const registry = open();
+  await registry.agents.insert(agent("worker"));
+  await expect(
+    registry.transaction(async (tx) => {
+      await tx.jobs.insert({
+        id: "job1",
+        agent: "worker",
+        status: "queued",
+        prompt: "p",
+        workdir: "/tmp",
+        timeoutS: 60,
+        origin: "rest",
+        createdAt: 1,
+      });
+      await tx.jobFiles.upsert([{ jobId: "job1", path: "a.txt", change: "created", size: 1, at: 1 }]);
+      throw new Error("roll back");
+    }),
+  ).rejects.toThrow("roll back");
+  expect(await registry.jobs.get("job1")).toBeUndefined();
+  expect(await registry.jobFiles.list("job1")).toEqual([]);
+});

@@ -1,0 +1,59 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { expect, test } from "vitest";
+import { Scheduler } from "./scheduler.js";
+
+test("a limit that cannot be read (the registry unreachable) leaves the jobs queued, and the queue tries again by itself", async () => {
+  let reachable = false;
+  const started: string[] = [];
+  const scheduler = new Scheduler(
+    async () => {
+      if (!reachable) throw new Error("connect ECONNREFUSED");
+      return 2;
+    },
+    (_agent, jobId) => started.push(jobId),
+    100,
+  );
+  scheduler.enqueue("a", "j1");
+  scheduler.enqueue("a", "j2");
+  await sleep(50);
+  expect(started).toEqual([]);
+  expect(scheduler.queuedCount()).toBe(2);
+  reachable = true;
+  // Nothing else happens to the queue: the retry alone starts them, in order.
+  await expect.poll(() => started, { timeout: 5000 }).toEqual(["j1", "j2"]);
+  scheduler.close();
+});
+
+test("a job that could not start for now goes back to the head of its queue, gives back its slot, and starts again", async () => {
+  const started: string[] = [];
+  const scheduler = new Scheduler(
+    async () => 1,
+    (_agent, jobId) => started.push(jobId),
+    100,
+  );
+  scheduler.enqueue("a", "j1");
+  scheduler.enqueue("a", "j2");
+  await expect.poll(() => started).toEqual(["j1"]);
+  expect(scheduler.runningCount("a")).toBe(1);
+  scheduler.startLater("a", "j1");
+  expect(scheduler.runningCount("a")).toBe(0);
+  expect(scheduler.queuedCount()).toBe(2);
+  // After the pause, j1 again, before j2.
+  await expect.poll(() => started, { timeout: 5000 }).toEqual(["j1", "j1"]);
+  scheduler.close();
+});
+
+test("once closed, nothing is started after a pause", async () => {
+  const started: string[] = [];
+  const scheduler = new Scheduler(
+    async () => 1,
+    (_agent, jobId) => started.push(jobId),
+    100,
+  );
+  scheduler.enqueue("a", "j1");
+  await expect.poll(() => started).toEqual(["j1"]);
+  scheduler.close();
+  scheduler.startLater("a", "j1");
+  await sleep(1500);
+  expect(started).toEqual(["j1"]);
+});
