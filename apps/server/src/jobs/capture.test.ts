@@ -125,3 +125,28 @@ test("copying what a worker left behind lets other work run between passes", asy
       .join(""),
   ).toBe("x\n".repeat(4 * 1024 * 1024));
 });
+
+test("raw files that are not there yet, or not any more, are waited for: nothing is thrown from a timer", async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "capture-"));
+  dirs.push(dir);
+  const log = new OutputLog(path.join(dir, "log"));
+  const texts: string[] = [];
+  const run = new Capture(
+    log,
+    { out: path.join(dir, "out"), err: path.join(dir, "err") },
+    { out: 0, err: 0 },
+    () => {},
+    (t) => texts.push(t),
+    1,
+  );
+  // Thrown from the capture's timer, this would be an uncaught exception and fail the run.
+  run.start();
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  writeFileSync(path.join(dir, "out"), "late\n");
+  await expect.poll(() => texts.join("")).toBe("late\n");
+  rmSync(path.join(dir, "err"), { force: true });
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  await run.finish();
+  log.close();
+  expect(readOutput(log.file, 0, 1 << 20).chunks.map((c) => c.text)).toEqual(["late\n"]);
+});

@@ -40,7 +40,15 @@ class RawFile {
    * as it is): whole characters, valid or not, and how many bytes were read.
    */
   read(budget: number): { data: Buffer; bytes: number } {
-    this.fd ??= openSync(this.path, "r");
+    if (this.fd === null) {
+      try {
+        this.fd = openSync(this.path, "r");
+      } catch (err) {
+        // Not there (yet, or any more: a worker stopped as it started, a data dir removed): nothing to copy.
+        if ((err as NodeJS.ErrnoException).code === "ENOENT") return { data: this.held.subarray(0, 0), bytes: 0 };
+        throw err;
+      }
+    }
     const length = Math.min(READ_SIZE, budget, fstatSync(this.fd).size - this.offset);
     if (length <= 0) return { data: this.held.subarray(0, 0), bytes: 0 };
     const buf = Buffer.allocUnsafe(this.held.length + length);
@@ -108,7 +116,13 @@ export class Capture {
     setImmediate(() => {
       this.scheduled = false;
       if (this.stopped) return;
-      if (this.pass(PASS_LIMIT) >= PASS_LIMIT) this.schedule();
+      try {
+        if (this.pass(PASS_LIMIT) >= PASS_LIMIT) this.schedule();
+      } catch {
+        // A file that cannot be read (EIO, EACCES after a change of mode): thrown from a timer it would
+        // end the server. Following stops; the worker's end is still stored, and finish() reads again.
+        this.stopWatching();
+      }
     });
   }
 
