@@ -4,7 +4,7 @@ import net from "node:net";
 import path from "node:path";
 import type { Job } from "@corral/shared";
 import { afterAll, describe, expect, test } from "vitest";
-import { api, startServer, until, type TestServer } from "./helpers.js";
+import { api, sleep, startServer, until, type TestServer } from "./helpers.js";
 import { usePostgres } from "./postgres.js";
 
 const postgres = usePostgres();
@@ -51,7 +51,7 @@ describe.skipIf(!postgres.available)("the registry's PostgreSQL goes away and co
     await server?.close();
   });
 
-  test("REST answers 503 saying what is wrong, health still answers, and everything works again once it is back", async () => {
+  test("REST answers 503 saying what is wrong, health still answers, a job that ended meanwhile is stored, and everything works again once it is back", async () => {
     const relay = await cuttableRelay(new URL(await postgres.database()));
     try {
       server = await startServer({ CORRAL_DATABASE_URL: relay.url });
@@ -60,6 +60,11 @@ describe.skipIf(!postgres.available)("the registry's PostgreSQL goes away and co
       const first = await launch("print before");
       expect(first.status).toBe(201);
       await until(async () => ((await api<Job>(server!, "GET", `/api/jobs/${first.body.id}`)).body.endedAt ? true : undefined));
+
+      // A job whose worker ends while the registry is away: its end is stored once it is back.
+      const during = await launch("sleep 1\nprint ended while away");
+      expect(during.status).toBe(201);
+      await until(async () => ((await api<Job>(server!, "GET", `/api/jobs/${during.body.id}`)).body.status === "running" ? true : undefined));
 
       relay.cut();
       const listed = await api<{ error: string; code: string }>(server, "GET", "/api/jobs");
@@ -70,17 +75,21 @@ describe.skipIf(!postgres.available)("the registry's PostgreSQL goes away and co
       expect(refused.status).toBe(503);
       expect((await api(server, "GET", "/api/health")).status).toBe(200);
 
+      // Long enough for the worker to have ended (and its end to have been tried) meanwhile.
+      await sleep(2000);
       relay.mend();
       // The pool opens new connections on its own: no restart.
       const second = await until(async () => {
         const res = await launch("print after");
         return res.status === 201 ? res.body : undefined;
       });
-      const [ended] = await server.services.jobs.waitFor([second.id], 10_000);
+      const [ended, endedWhileAway] = await server.services.jobs.waitFor([second.id, during.body.id], 10_000);
       expect(ended?.status).toBe("succeeded");
+      expect(endedWhileAway?.status, endedWhileAway?.error ?? "").toBe("succeeded");
+      expect(endedWhileAway?.exitCode).toBe(0);
       const jobs = (await api<{ jobs: Job[] }>(server, "GET", "/api/jobs")).body.jobs;
       // The launch refused while it was away stored nothing.
-      expect(jobs.map((j) => j.prompt).sort()).toEqual(["print after", "print before"]);
+      expect(jobs.map((j) => j.prompt).sort()).toEqual(["print after", "print before", "sleep 1\nprint ended while away"]);
     } finally {
       await server?.close();
       server = undefined;

@@ -1,4 +1,5 @@
 import { mkdirSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
 import { isFinalStatus, type JobStatus } from "@corral/shared";
 import { cliAvailability } from "../agents/availability.js";
 import { cliAdapterFor } from "../agents/registry.js";
@@ -25,6 +26,9 @@ import { resolveWorkdir } from "./workdir.js";
 import { jobDataPaths, type JobDataPaths } from "./worker-process.js";
 
 export type StopReason = "cancelled" | "timed_out" | "budget_exceeded";
+
+/** How long a write that could not reach the registry waits before it is tried again. */
+const REGISTRY_RETRY_MS = 1000;
 
 type AttemptEnd = Pick<JobAttemptRow, "status" | "exitCode" | "error" | "endedAt" | "outputEnd">;
 
@@ -445,7 +449,7 @@ export class JobRunner {
         if (this.active.get(row.id) !== active) return; // detached at shutdown
         if (active.timer) clearTimeout(active.timer);
         active.timer = null;
-        const agent = await this.registry.agents.get(row.agent);
+        const agent = await this.whenReachable(() => this.registry.agents.get(row.agent));
         const adapter = agent && cliAdapterFor(agent.kind);
         const result = agent && adapter ? withSessionModel(adapter, end.result, { ...this.config.workerEnv, ...agent.env }) : end.result;
         const finalText = result.finalText ?? null;
@@ -453,7 +457,7 @@ export class JobRunner {
           await writeAnswerFile(row.workdir, adapter.finalTextFile, finalText, (line) => this.note(row.id, log, line));
           if (this.active.get(row.id) !== active) return; // detached at shutdown while it was written
         }
-        await this.deps.hooks?.ended(row);
+        await this.whenReachable(async () => this.deps.hooks?.ended(row));
         if (this.active.get(row.id) !== active) return; // detached at shutdown while the workdir was compared
         // The job stays active until its end is stored: a cancel until then waits for that end.
         const status: JobStatus = active.stopReason ?? (end.exitCode === 0 && !end.error ? "succeeded" : "failed");
@@ -467,24 +471,26 @@ export class JobRunner {
           this.active.delete(row.id);
           return;
         }
-        // The attempt's end and the job's are one write.
-        await this.store.atomically(async (unit) => {
-          await unit.tx.jobs.endAttempt(row.id, row.attempt, attemptEnd);
-          await this.store.finish(
-            row.id,
-            {
-              status,
-              exitCode: end.exitCode,
-              error,
-              finalText,
-              outputBytes: log.textBytes,
-              // What a follow-up of this job resumes; stored with its end, before that is announced.
-              ...(result.sessionId ? { workerSession: result.sessionId } : {}),
-              ...(await this.priced(unit.tx, row.id, result.usage ? usagePatch(result.usage) : {})),
-            },
-            unit,
-          );
-        });
+        // The attempt's end and the job's are one write, stored once the registry can take it.
+        await this.whenReachable(() =>
+          this.store.atomically(async (unit) => {
+            await unit.tx.jobs.endAttempt(row.id, row.attempt, attemptEnd);
+            await this.store.finish(
+              row.id,
+              {
+                status,
+                exitCode: end.exitCode,
+                error,
+                finalText,
+                outputBytes: log.textBytes,
+                // What a follow-up of this job resumes; stored with its end, before that is announced.
+                ...(result.sessionId ? { workerSession: result.sessionId } : {}),
+                ...(await this.priced(unit.tx, row.id, result.usage ? usagePatch(result.usage) : {})),
+              },
+              unit,
+            );
+          }),
+        );
         this.active.delete(row.id);
         log.close();
         this.scheduler.released(row.agent);
@@ -493,6 +499,21 @@ export class JobRunner {
         this.active.delete(row.id);
         return this.failUnexpectedly(row.id, err, row.agent);
       });
+  }
+
+  /**
+   * Runs `write` again after a pause for as long as the registry cannot be reached (PostgreSQL
+   * restarting, the network): a job's end is not dropped, nor its worker called lost, for that.
+   */
+  private async whenReachable<T>(write: () => Promise<T>): Promise<T> {
+    for (;;) {
+      try {
+        return await write();
+      } catch (err) {
+        if (!registryUnreachable(err) || this.closing) throw err;
+        await sleep(REGISTRY_RETRY_MS);
+      }
+    }
   }
 
   /** The attempt failed in a way the policy calls transient: queue the job again after the backoff. */

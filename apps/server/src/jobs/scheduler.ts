@@ -13,6 +13,9 @@ export class Scheduler {
   private total = 0;
   /** Room held for launches being stored; they are queued once stored, or give it back. */
   private reserved = 0;
+  /** Agents whose queue will be pumped again after a pause. */
+  private readonly retrying = new Set<string>();
+  private closed = false;
 
   constructor(
     private readonly limitOf: (agent: string) => Promise<number>,
@@ -105,8 +108,6 @@ export class Scheduler {
     );
   }
 
-  private readonly retrying = new Set<string>();
-
   /** Pumps the agent's queue after a pause, once however often it is asked meanwhile. */
   private pumpLater(agent: string): void {
     if (this.closed || this.retrying.has(agent)) return;
@@ -116,8 +117,6 @@ export class Scheduler {
       this.pump(agent);
     }, RETRY_PUMP_MS).unref();
   }
-
-  private closed = false;
 
   /** No more pumps after a pause (the service is shutting down). */
   close(): void {
