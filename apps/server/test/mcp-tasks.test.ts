@@ -162,12 +162,13 @@ describe("MCP tasks for <agent>_run", () => {
   test("a task for an unknown id, or a job id, is not found; a bad cursor is refused", async () => {
     const task = await startTask(mcp, "free", { prompt: "print 1" });
     for (const id of ["00000000-0000-4000-8000-000000000000", jobOf(task)]) {
+      // One at a time: made together, an answer refused before the one awaited would be a rejection nobody handles yet.
       for (const call of [
-        mcp.experimental.tasks.getTask(id),
-        mcp.experimental.tasks.getTaskResult(id, CallToolResultSchema),
-        mcp.experimental.tasks.cancelTask(id),
+        () => mcp.experimental.tasks.getTask(id),
+        () => mcp.experimental.tasks.getTaskResult(id, CallToolResultSchema),
+        () => mcp.experimental.tasks.cancelTask(id),
       ]) {
-        const err = await mcpError(call);
+        const err = await mcpError(call());
         expect(err.code).toBe(ErrorCode.InvalidParams);
         expect(err.message).toMatch(/Task not found/);
       }

@@ -75,7 +75,8 @@ async function runAdapter({ server }: Setup, spec: Omit<JobSpec, "agent">) {
   return createOpencodeServerAdapter(server.services.config).run({ ...spec, agent: await server.services.agents.row("live") }, io);
 }
 
-const heldTool = (fake: FakeOpencode) => until(() => (fake.requests.some((r) => r.path.includes("/prompt_async")) ? true : undefined));
+// The tool step itself, not only the prompt: released before it is held, it would be held for good (a loaded machine did that).
+const heldTool = (fake: FakeOpencode) => until(() => (fake.holding() ? true : undefined));
 
 describe("opencode_server agents", () => {
   it("answer a job in a new session of the server working in the job's workdir, with readable events, usage, cost and model", async () => {

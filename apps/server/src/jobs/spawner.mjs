@@ -28,7 +28,9 @@ process.on("message", (request) => {
 });
 
 function send(message) {
-  if (process.connected) process.send(message);
+  // A channel that breaks as the server goes (EPIPE) is reported here, not as an 'error' event that
+  // would end this process with a stack trace: it is the same as the disconnect above.
+  if (process.connected) process.send(message, (err) => err && process.exit(0));
 }
 
 function start({ id, file, args, cwd, env, out, err }) {
