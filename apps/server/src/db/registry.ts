@@ -10,6 +10,7 @@ import { createJobStatsRepo } from "./repos/job-stats.js";
 import { createJobsRepo } from "./repos/jobs.js";
 import { createMcpTasksRepo } from "./repos/mcp-tasks.js";
 import { createOllamaModelsRepo } from "./repos/ollama-models.js";
+import { createRunnersRepo } from "./repos/runners.js";
 import { createSessionsRepo } from "./repos/sessions.js";
 
 // Each repository as every dialect serves it: the SQLite repository's methods, answering Promises.
@@ -24,6 +25,7 @@ export type SessionsRepo = Async<ReturnType<typeof createSessionsRepo>>;
 export type OllamaModelsRepo = Async<ReturnType<typeof createOllamaModelsRepo>>;
 export type McpTasksRepo = Async<ReturnType<typeof createMcpTasksRepo>>;
 export type ConversationsRepo = Async<ReturnType<typeof createConversationsRepo>>;
+export type RunnersRepo = Async<ReturnType<typeof createRunnersRepo>>;
 
 export interface Repos {
   agents: AgentsRepo;
@@ -37,6 +39,7 @@ export interface Repos {
   ollamaModels: OllamaModelsRepo;
   mcpTasks: McpTasksRepo;
   conversations: ConversationsRepo;
+  runners: RunnersRepo;
 }
 
 /** The registry, whichever database holds it. */
@@ -72,6 +75,7 @@ export function createSqliteRegistry(handle: DbHandle): Registry {
     ollamaModels: createOllamaModelsRepo(db),
     mcpTasks: createMcpTasksRepo(db),
     conversations: createConversationsRepo(db),
+    runners: createRunnersRepo(db),
   };
   /** Settles when the open transaction has ended; null when none is open. */
   let open: Promise<void> | null = null;

@@ -12,6 +12,7 @@ import { createPgJobsRepo } from "./repos/jobs.js";
 import { createPgMcpTasksRepo } from "./repos/mcp-tasks.js";
 import { createPgOllamaModelsRepo } from "./repos/ollama-models.js";
 import { TRANSACTIONS } from "./repos/in-order.js";
+import { createPgRunnersRepo } from "./repos/runners.js";
 import { createPgSessionsRepo } from "./repos/sessions.js";
 
 function reposOn(db: PgExecutor, agentRows: AgentRowCache): Repos {
@@ -27,6 +28,7 @@ function reposOn(db: PgExecutor, agentRows: AgentRowCache): Repos {
     ollamaModels: createPgOllamaModelsRepo(db),
     mcpTasks: createPgMcpTasksRepo(db),
     conversations: createPgConversationsRepo(db),
+    runners: createPgRunnersRepo(db),
   };
 }
 
