@@ -64,6 +64,11 @@ export interface JobServiceDeps {
   audit: Pick<AuditService, "store" | "announce">;
   /** Budgets, prices and per-job limits. */
   costs?: JobCostPolicy;
+  /**
+   * The runner (runners.id) this service runs jobs for: it starts only jobs claimed by it. Absent:
+   * the server itself, which starts only jobs no runner claimed.
+   */
+  runnerId?: string;
 }
 
 /**
@@ -216,8 +221,11 @@ export class JobService extends EventEmitter<JobServiceEvents> {
    * held from now, so launches stored together never overfill it.
    */
   private async store(unit: Unit, planned: PlannedJob[], origin: JobOrigin, client: string | null): Promise<Job[]> {
-    this.scheduler.reserve(planned.length);
-    unit.afterRollback(() => this.scheduler.unreserve(planned.length));
+    // A job of an agent with a runner label waits in the registry for a runner to claim it: it
+    // takes no room in this server's queue and is never started here.
+    const local = planned.filter(({ agent }) => agent.runnerLabel === null).length;
+    this.scheduler.reserve(local);
+    unit.afterRollback(() => this.scheduler.unreserve(local));
     const ids = planned.map(() => newJobId());
     const groupId = ids.length > 1 ? (ids[0] ?? null) : null;
     const rows: JobRow[] = [];
@@ -243,10 +251,8 @@ export class JobService extends EventEmitter<JobServiceEvents> {
       });
       await this.audit(unit, "launch", inserted, { door: origin, client });
       rows.push(this.announce(inserted, unit));
+      if (agent.runnerLabel === null) unit.afterCommit(() => this.scheduler.enqueue(inserted.agent, inserted.id, true));
     }
-    unit.afterCommit(() => {
-      for (const row of rows) this.scheduler.enqueue(row.agent, row.id, true);
-    });
     return rows.map(toJob);
   }
 
@@ -451,7 +457,10 @@ export class JobService extends EventEmitter<JobServiceEvents> {
    * that cannot be recovered ends `lost` with the reason; it never keeps the server from starting.
    */
   async recover(): Promise<void> {
+    const labelled = new Set((await this.registry.agents.list()).filter((a) => a.runnerLabel !== null).map((a) => a.name));
     for (const row of await this.registry.jobs.withStatus(["queued", "running"])) {
+      // A runner's job is its runner's to follow; a queued job of an agent with a runner label waits for one.
+      if (row.runner !== null || (row.status === "queued" && labelled.has(row.agent))) continue;
       try {
         if (row.status === "queued") this.scheduler.enqueue(row.agent, row.id);
         else await this.runner.reattach(row);

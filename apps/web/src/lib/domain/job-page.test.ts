@@ -36,6 +36,7 @@ function job(patch: Partial<Job> = {}): Job {
     followUpOf: null,
     workerSession: null,
     groupId: null,
+    runner: null,
     ...patch,
   };
 }
@@ -69,6 +70,7 @@ function agent(availability: Partial<AgentWithAvailability["availability"]>, pat
     tools: null,
     allowedHosts: null,
     maxSteps: null,
+    runnerLabel: null,
     source: "registry",
     availability: { available: true, resolved: "/usr/bin/gemini", hint: null, version: null, ...availability },
     ...patch,
