@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { RunnerRow } from "../schema.js";
 import { DIALECTS, type TestRegistry } from "./dialects.js";
+import { agentRow, jobRow } from "./rows.js";
 
 const T = 2 ** 41;
 const runner = (id: string, startedAt: number): RunnerRow => ({
@@ -48,6 +49,59 @@ describe.each(DIALECTS)("the runners repository on $dialect", ({ open }) => {
     expect(await runners.markStopped("a", T + 20)).toBe(false);
     expect(await runners.markStopped("ghost", T + 20)).toBe(false);
     expect(await runners.get("a")).toMatchObject({ stoppedAt: T + 10 });
+  });
+
+  it("claims the oldest queued job whose agent asks for one of the runner's labels, once", async () => {
+    await registry.agents.insertMissing([
+      agentRow("gpu_agent", { runnerLabel: "gpu", maxConcurrent: 5 }),
+      agentRow("codex_agent", { runnerLabel: "codex", maxConcurrent: 5 }),
+      agentRow("local_agent", { maxConcurrent: 5 }),
+    ]);
+    await registry.insertJobs([
+      jobRow("done", { agent: "gpu_agent", status: "succeeded" }),
+      jobRow("local", { agent: "local_agent", status: "queued" }),
+      jobRow("codex1", { agent: "codex_agent", status: "queued" }),
+      jobRow("gpu1", { agent: "gpu_agent", status: "queued" }),
+      jobRow("gpu2", { agent: "gpu_agent", status: "queued" }),
+    ]);
+    const { runners } = registry;
+    expect(await runners.claim("r1", [])).toBeUndefined();
+    expect(await runners.claim("r1", ["gpu", "big-disk"])).toMatchObject({ id: "gpu1", runner: "r1", status: "queued" });
+    expect(await runners.claim("r2", ["gpu"])).toMatchObject({ id: "gpu2", runner: "r2" });
+    expect(await runners.claim("r2", ["gpu"])).toBeUndefined();
+    expect(await runners.claim("r1", ["codex", "gpu"])).toMatchObject({ id: "codex1", runner: "r1" });
+    // A job of an agent without a label is the server's: no runner takes it.
+    expect(await runners.claim("r1", ["gpu", "codex", "local"])).toBeUndefined();
+    expect((await registry.jobs.get("local"))?.runner).toBeNull();
+  });
+
+  it("never passes an agent's maxConcurrent, counting every runner's jobs and the server's", async () => {
+    await registry.agents.insertMissing([
+      agentRow("gpu_agent", { runnerLabel: "gpu", maxConcurrent: 2 }),
+      agentRow("other", { runnerLabel: "gpu", maxConcurrent: 1 }),
+    ]);
+    await registry.insertJobs([
+      // Started by the server before the agent was given its label: it still counts.
+      jobRow("running", { agent: "gpu_agent", status: "running" }),
+      jobRow("a", { agent: "gpu_agent", status: "queued" }),
+      jobRow("b", { agent: "gpu_agent", status: "queued" }),
+      jobRow("c", { agent: "other", status: "queued" }),
+    ]);
+    const { runners } = registry;
+    expect((await runners.claim("r1", ["gpu"]))?.id).toBe("a");
+    // gpu_agent is full (one running, one claimed): the next claim passes on to the other agent.
+    expect((await runners.claim("r2", ["gpu"]))?.id).toBe("c");
+    expect(await runners.claim("r2", ["gpu"])).toBeUndefined();
+    await registry.jobs.update("running", { status: "succeeded" });
+    expect((await runners.claim("r2", ["gpu"]))?.id).toBe("b");
+  });
+
+  it("lets claims from many runners at once take each job once and keep to the limit", async () => {
+    await registry.agents.insertMissing([agentRow("gpu_agent", { runnerLabel: "gpu", maxConcurrent: 3 })]);
+    await registry.insertJobs(Array.from({ length: 8 }, (_, i) => jobRow(`j${i}`, { agent: "gpu_agent", status: "queued" })));
+    const claimed = await Promise.all(Array.from({ length: 8 }, (_, i) => registry.runners.claim(`r${i}`, ["gpu"])));
+    const ids = claimed.flatMap((row) => (row ? [row.id] : []));
+    expect(ids.sort()).toEqual(["j0", "j1", "j2"]);
   });
 
   it("keeps nothing of a rolled-back transaction", async () => {
