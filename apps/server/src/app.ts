@@ -139,7 +139,18 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   await app.register(mcpRoutes(services));
   await app.register(panelRoutes(config, hotReloadUpgrades));
 
+  // Jobs runners store: each change a runner NOTIFYs is read back and told as this server's own are.
+  const runnerChanges = config.databaseUrl
+    ? await (await import("./db/pg/job-changes.js")).listenForJobChanges(
+        config.databaseUrl,
+        (jobId) =>
+          void services.jobs.changedElsewhere(jobId).catch((err: unknown) => app.log.warn({ err, jobId }, "could not read a job a runner changed")),
+        (err) => app.log.warn({ err }, "lost the connection that hears of runners' jobs; connecting again"),
+      )
+    : null;
+
   app.addHook("onClose", async () => {
+    await runnerChanges?.close();
     services.configFile.close();
     services.jobs.shutdown();
     services.conversations.close();

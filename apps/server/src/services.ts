@@ -1,4 +1,3 @@
-import path from "node:path";
 import type { AppConfig } from "./config.js";
 import { AgentService } from "./agents/service.js";
 import { OllamaService } from "./agents/ollama/service.js";
@@ -9,7 +8,7 @@ import { CostService } from "./costs/service.js";
 import type { McpTasksRepo, Registry } from "./db/registry.js";
 import { FileWatcher } from "./jobs/file-watcher.js";
 import { JobService } from "./jobs/service.js";
-import { jobDataPaths } from "./jobs/worker-process.js";
+import { fileHooks } from "./jobs/file-hooks.js";
 import { AuditService } from "./audit/service.js";
 import { Metrics } from "./observability/metrics.js";
 import { SessionService } from "./security/sessions.js";
@@ -48,18 +47,13 @@ export async function createServices(config: AppConfig, registry: Registry): Pro
   const agents = new AgentService({ config, registry });
   const audit = new AuditService(registry.audit);
   const files = new FileWatcher(registry.jobFiles, [config.dataDir]);
-  const snapshotFile = (jobId: string) => path.join(jobDataPaths(config.dataDir, jobId).dir, "workdir-before.json");
   const jobs = new JobService({
     config,
     registry,
     costs,
     audit,
     inProcessAdapters: inProcessAdapters(config, registry.jobMessages),
-    hooks: {
-      starting: (row) => files.begin(row.id, row.workdir, snapshotFile(row.id)),
-      resumed: (row) => void files.resume(row.id, row.workdir, snapshotFile(row.id)).catch(() => undefined),
-      ended: (row, ran) => files.end(row.id, ran),
-    },
+    hooks: fileHooks(files, config.dataDir),
   });
   const ollama = new OllamaService({ config, agents: registry.agents, models: registry.ollamaModels });
   agents.on("changed", ({ name, removed }) => {

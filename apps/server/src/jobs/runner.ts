@@ -267,6 +267,10 @@ export class JobRunner {
     }
   }
 
+  activeIds(): string[] {
+    return [...this.active.keys()];
+  }
+
   /** Stops a running job; it ends with the given status once its worker is gone. */
   async stop(id: string, reason: StopReason, error: string): Promise<void> {
     const active = this.active.get(id);

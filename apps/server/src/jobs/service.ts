@@ -447,6 +447,29 @@ export class JobService extends EventEmitter<JobServiceEvents> {
     return this.scheduler.queuedCount();
   }
 
+  /**
+   * A runner's job, claimed from the registry (runners.claim): it starts here as a launch's would,
+   * through this runner's queue for its agent.
+   */
+  startClaimed(row: JobRow): void {
+    if (this.deps.runnerId === undefined || row.runner !== this.deps.runnerId) throw new Error(`job ${row.id} is not claimed by this runner`);
+    this.scheduler.enqueue(row.agent, row.id);
+  }
+
+  /** Jobs this process runs now (started and not yet ended). */
+  activeIds(): string[] {
+    return this.runner.activeIds();
+  }
+
+  /**
+   * Job `id` was changed by another process (a runner): its stored state is announced as this
+   * process's own changes are, so waits, the WebSocket and MCP tasks hear of it.
+   */
+  async changedElsewhere(id: string): Promise<void> {
+    const row = await this.registry.jobs.get(id);
+    if (row) this.announce(row);
+  }
+
   /** An agent's limit changed: start what may now start. */
   agentChanged(agent: string): void {
     this.scheduler.pump(agent);

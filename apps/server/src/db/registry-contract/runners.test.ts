@@ -104,6 +104,36 @@ describe.each(DIALECTS)("the runners repository on $dialect", ({ open }) => {
     expect(ids.sort()).toEqual(["j0", "j1", "j2"]);
   });
 
+  it("gives back the jobs a stopping runner claimed but never started", async () => {
+    await registry.agents.insertMissing([agentRow("gpu_agent", { runnerLabel: "gpu", maxConcurrent: 5 })]);
+    await registry.insertJobs([
+      jobRow("a", { agent: "gpu_agent", status: "queued" }),
+      jobRow("b", { agent: "gpu_agent", status: "queued" }),
+      jobRow("c", { agent: "gpu_agent", status: "queued" }),
+    ]);
+    await registry.runners.claim("r1", ["gpu"]);
+    await registry.runners.claim("r1", ["gpu"]);
+    await registry.runners.claim("r2", ["gpu"]);
+    await registry.jobs.update("a", { status: "running" });
+    expect(await registry.runners.releaseQueued("r1")).toBe(1);
+    expect((await Promise.all(["a", "b", "c"].map((id) => registry.jobs.get(id)))).map((j) => j?.runner)).toEqual(["r1", null, "r2"]);
+    expect((await registry.runners.claim("r3", ["gpu"]))?.id).toBe("b");
+  });
+
+  it("lets only the runner holding a job write to it", async () => {
+    await registry.agents.insertMissing([agentRow("gpu_agent", { runnerLabel: "gpu" })]);
+    await registry.insertJobs([jobRow("a", { agent: "gpu_agent", status: "queued" })]);
+    expect(await registry.jobs.updateClaimed("a", "r1", { status: "running" })).toBeUndefined();
+    await registry.runners.claim("r1", ["gpu"]);
+    expect(await registry.jobs.updateClaimed("a", "r1", { status: "running", startedAt: T })).toMatchObject({ status: "running", runner: "r1" });
+    // Declared lost (r1 fell silent): its late end then changes nothing.
+    await registry.jobs.update("a", { status: "lost" });
+    expect(await registry.jobs.updateClaimed("a", "r1", { status: "succeeded" })).toBeUndefined();
+    expect(await registry.jobs.get("a")).toMatchObject({ status: "lost", startedAt: T, runner: "r1" });
+    await registry.jobs.update("a", { status: "queued", runner: "r2" });
+    expect(await registry.jobs.updateClaimed("a", "r1", { status: "succeeded" })).toBeUndefined();
+  });
+
   it("keeps nothing of a rolled-back transaction", async () => {
     await expect(
       registry.transaction(async (tx) => {

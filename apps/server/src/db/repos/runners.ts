@@ -57,6 +57,14 @@ export function createRunnersRepo(db: Db) {
       }
       return undefined;
     },
+    /** Gives back the jobs runner `runner` claimed but never started (it is stopping): another runner may take them. */
+    releaseQueued(runner: string): number {
+      return db
+        .update(jobs)
+        .set({ runner: null })
+        .where(and(eq(jobs.runner, runner), eq(jobs.status, "queued")))
+        .run().changes;
+    },
     /** It said it was stopping; the first time it said so is kept. */
     markStopped(id: string, at: number): boolean {
       const row = db.select({ stoppedAt: runners.stoppedAt }).from(runners).where(eq(runners.id, id)).get();

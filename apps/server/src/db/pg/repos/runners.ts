@@ -59,6 +59,16 @@ export function createPgRunnersRepo(db: PgExecutor): Async<ReturnType<typeof cre
         return undefined;
       });
     },
+    async releaseQueued(runner) {
+      return (
+        (
+          await db
+            .update(jobs)
+            .set({ runner: null })
+            .where(and(eq(jobs.runner, runner), eq(jobs.status, "queued")))
+        ).rowCount ?? 0
+      );
+    },
     async markStopped(id, at) {
       return (
         ((

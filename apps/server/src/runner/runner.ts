@@ -1,0 +1,164 @@
+import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { inProcessAdapters } from "../agents/registry.js";
+import { AuditService } from "../audit/service.js";
+import { CostService } from "../costs/service.js";
+import { openPgDb, type PgHandle } from "../db/pg/client.js";
+import { JOB_CHANNEL } from "../db/pg/job-changes.js";
+import { createPgRegistry } from "../db/pg/registry.js";
+import type { Registry } from "../db/registry.js";
+import { repoRoot } from "../lib/repo-root.js";
+import { fileHooks } from "../jobs/file-hooks.js";
+import { FileWatcher } from "../jobs/file-watcher.js";
+import { JobService } from "../jobs/service.js";
+import { fencedRegistry } from "./fenced-registry.js";
+import type { RunnerSettings } from "./settings.js";
+
+export interface RunnerTimings {
+  /** How often it tells the registry it is alive. */
+  heartbeatMs: number;
+  /** How often it looks for jobs to claim (and at once whenever one of its jobs changes). */
+  claimMs: number;
+}
+
+const TIMINGS: RunnerTimings = { heartbeatMs: 2000, claimMs: 500 };
+
+/**
+ * `corral runner`: the server's job engine (JobService, JobRunner) on the registry in PostgreSQL,
+ * without HTTP, fed by claims instead of launches. Its jobs run as the server's do (process
+ * groups, capture, file events, sandbox, retries) and every change is stored in the registry,
+ * then told to the server with NOTIFY (the job's id only).
+ */
+export class Runner {
+  private heartbeat: NodeJS.Timeout | null = null;
+  private poll: NodeJS.Timeout | null = null;
+  private claiming = false;
+  private claimAgain = false;
+  private stopping = false;
+
+  private constructor(
+    readonly id: string,
+    private readonly settings: RunnerSettings,
+    private readonly handle: PgHandle,
+    private readonly registry: Registry,
+    readonly jobs: JobService,
+    private readonly files: FileWatcher,
+    private readonly onError: (what: string, err: unknown) => void,
+  ) {}
+
+  static async start(settings: RunnerSettings, onError: (what: string, err: unknown) => void, timings: RunnerTimings = TIMINGS): Promise<Runner> {
+    const { config } = settings;
+    const handle = await openPgDb(settings.databaseUrl, { onError: (err) => onError("the registry's connection", err) });
+    const registry = createPgRegistry(handle);
+    // New for every start: a runner that comes back after a crash is a new runner, never the one declared lost.
+    const id = `${settings.hostname
+      .toLowerCase()
+      .replace(/[^a-z0-9.-]/g, "-")
+      .slice(0, 40)}-${randomBytes(4).toString("hex")}`;
+    const now = Date.now();
+    await registry.runners.register({
+      id,
+      name: settings.name,
+      labels: settings.labels,
+      hostname: settings.hostname,
+      version: corralVersion(),
+      startedAt: now,
+      heartbeatAt: now,
+      stoppedAt: null,
+    });
+    const fenced = fencedRegistry(registry, id);
+    const costs = new CostService(fenced);
+    await costs.start();
+    const files = new FileWatcher(fenced.jobFiles, [config.dataDir]);
+    const jobs = new JobService({
+      config,
+      registry: fenced,
+      costs,
+      audit: new AuditService(fenced.audit),
+      inProcessAdapters: inProcessAdapters(config, fenced.jobMessages),
+      hooks: fileHooks(files, config.dataDir),
+      runnerId: id,
+    });
+    const runner = new Runner(id, settings, handle, registry, jobs, files, onError);
+    runner.begin(timings);
+    return runner;
+  }
+
+  get labels(): string[] {
+    return this.settings.labels;
+  }
+
+  private begin(timings: RunnerTimings): void {
+    this.jobs.on("job", (job) => {
+      this.notify(job.id);
+      // A job that ended frees a slot of its agent: there may be another to claim.
+      if (job.endedAt !== null) this.claim();
+    });
+    this.heartbeat = setInterval(() => {
+      this.registry.runners.heartbeat(this.id, Date.now()).catch((err: unknown) => this.onError("a heartbeat", err));
+    }, timings.heartbeatMs);
+    this.poll = setInterval(() => this.claim(), timings.claimMs);
+    this.claim();
+  }
+
+  /** Claims jobs while there are some it may take, each started at once; one round at a time. */
+  private claim(): void {
+    if (this.stopping) return;
+    if (this.claiming) {
+      this.claimAgain = true;
+      return;
+    }
+    this.claiming = true;
+    void (async () => {
+      try {
+        do {
+          this.claimAgain = false;
+          for (;;) {
+            if (this.stopping) return;
+            const row = await this.registry.transaction((tx) => tx.runners.claim(this.id, this.settings.labels));
+            if (!row) break;
+            this.notify(row.id);
+            this.jobs.startClaimed(row);
+          }
+        } while (this.claimAgain);
+      } catch (err) {
+        this.onError("a claim", err);
+      } finally {
+        this.claiming = false;
+      }
+    })();
+  }
+
+  /** Tells the server (and anything listening) that the job changed; only its id, far below NOTIFY's 8000 bytes. */
+  private notify(jobId: string): void {
+    this.handle.db.$client.query("select pg_notify($1, $2)", [JOB_CHANNEL, jobId]).catch((err: unknown) => this.onError("a notification", err));
+  }
+
+  /**
+   * Stops claiming, cancels the jobs it runs (no other runner could follow their workers), gives
+   * back those it claimed but had not started, and says it stopped.
+   */
+  async stop(): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    if (this.poll) clearInterval(this.poll);
+    while (this.claiming) await new Promise((resolve) => setTimeout(resolve, 10));
+    await Promise.all(this.jobs.activeIds().map((id) => this.jobs.cancel(id).catch((err: unknown) => this.onError(`cancelling job ${id}`, err))));
+    this.jobs.shutdown();
+    this.files.shutdown();
+    await this.registry.runners.releaseQueued(this.id);
+    await this.registry.runners.markStopped(this.id, Date.now());
+    await this.registry.close();
+  }
+}
+
+/** The version this checkout says it is (apps/server/package.json). */
+function corralVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(path.join(repoRoot, "apps/server/package.json"), "utf8")) as { version?: string }).version ?? "unknown";
+  } catch {
+    return "unknown";
+  }
+}

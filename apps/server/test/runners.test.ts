@@ -1,0 +1,115 @@
+// `corral runner` as a real child process on the test run's PostgreSQL, beside a real server: it
+// claims the jobs of agents asking for one of its labels, runs them with the fake CLIs, and the
+// server hears of every change through NOTIFY.
+import path from "node:path";
+import { afterEach, describe, expect, test } from "vitest";
+import type { Agent, Job, JobAttempt, JobFiles } from "@corral/shared";
+import { api, startServer, tempDir, until, type TestServer } from "./helpers.js";
+import { usePostgres } from "./postgres.js";
+import { failedRunnerStart, startRunnerProcess, type RunnerProcess } from "./runner-process.js";
+import { pgRegistryAt } from "./test-registry.js";
+
+const postgres = usePostgres();
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function server(url: string, root: string): Promise<TestServer> {
+  const started = await startServer({ CORRAL_DATABASE_URL: url }, { root });
+  cleanups.push(() => started.close());
+  return started;
+}
+
+async function runner(root: string, env: Record<string, string>): Promise<RunnerProcess> {
+  const started = await startRunnerProcess(root, env);
+  cleanups.push(() => started.stop("SIGKILL"));
+  return started;
+}
+
+test("corral runner refuses to start without CORRAL_DATABASE_URL, saying what to set", async () => {
+  const root = tempDir();
+  const { code, stderr } = await failedRunnerStart(root, { CORRAL_DATABASE_URL: "" });
+  expect(code).toBe(1);
+  expect(stderr).toMatch(/needs CORRAL_DATABASE_URL: the PostgreSQL URL/);
+  const bad = await failedRunnerStart(root, { CORRAL_DATABASE_URL: "postgres://127.0.0.1:1/x", CORRAL_RUNNER_LABELS: "gpu,Big Disk" });
+  expect(bad.code).toBe(1);
+  expect(bad.stderr).toMatch(/CORRAL_RUNNER_LABELS: "Big Disk" is not a label/);
+});
+
+describe.skipIf(!postgres.available)("corral runner", () => {
+  test("runs a labelled agent's job launched on the server, and the server sees it end, with its files and attempt", async () => {
+    const root = tempDir();
+    const url = await postgres.database();
+    const corral = await server(url, root);
+    expect((await api<Agent>(corral, "PATCH", "/api/agents/kiro", { runnerLabel: "gpu" })).status).toBe(200);
+    const box = await runner(root, { CORRAL_DATABASE_URL: url, CORRAL_RUNNER_LABELS: "gpu, big-disk", CORRAL_RUNNER_NAME: "box-1" });
+
+    const launched = await api<Job>(corral, "POST", "/api/jobs", {
+      agent: "kiro",
+      prompt: "print 2\nwrite made.txt ok",
+      workdir: path.join(root, "w"),
+    });
+    expect(launched.status).toBe(201);
+    const since = Date.now();
+    // Heard through NOTIFY: waitFor wakes on the server's job events only, so it returns well before its timeout.
+    const [ended] = await corral.services.jobs.waitFor([launched.body.id], 12_000);
+    expect(Date.now() - since).toBeLessThan(10_000);
+    expect(ended).toMatchObject({ status: "succeeded", exitCode: 0, runner: box.id });
+    expect(ended?.pid).toBeGreaterThan(0);
+    expect((await api<Job>(corral, "GET", `/api/jobs/${launched.body.id}`)).body).toMatchObject({ status: "succeeded", runner: box.id });
+    const attempts = await api<{ attempts: JobAttempt[] }>(corral, "GET", `/api/jobs/${launched.body.id}/attempts`);
+    expect(attempts.body.attempts).toMatchObject([{ attempt: 1, status: "succeeded", exitCode: 0 }]);
+    const files = await api<JobFiles>(corral, "GET", `/api/jobs/${launched.body.id}/files`);
+    expect(files.body.files).toMatchObject([{ path: "made.txt", change: "created" }]);
+
+    // An agent without a label is still the server's: no runner takes its job.
+    const local = await api<Job>(corral, "POST", "/api/jobs", { agent: "claude", prompt: "hello", workdir: path.join(root, "c") });
+    const [ran] = await corral.services.jobs.waitFor([local.body.id], 15_000);
+    expect(ran).toMatchObject({ status: "succeeded", runner: null });
+
+    const registry = await pgRegistryAt(url);
+    cleanups.push(() => registry.close());
+    const [row] = await registry.runners.list();
+    expect(row).toMatchObject({ id: box.id, name: "box-1", labels: ["gpu", "big-disk"], stoppedAt: null });
+    // It heartbeats every 2 s.
+    await until(async () => ((await registry.runners.get(box.id))?.heartbeatAt ?? 0) > (row?.heartbeatAt ?? 0) || undefined, 6000, "a heartbeat");
+    expect(await box.stop()).toBe(0);
+    expect((await registry.runners.get(box.id))?.stoppedAt).toBeGreaterThan(0);
+  });
+
+  test("keeps an agent's maxConcurrent across two runners", async () => {
+    const root = tempDir();
+    const url = await postgres.database();
+    const corral = await server(url, root);
+    await api(corral, "PATCH", "/api/agents/kiro", { runnerLabel: "gpu", maxConcurrent: 1 });
+    const ids: string[] = [];
+    for (const i of [1, 2, 3]) {
+      const launched = await api<Job>(corral, "POST", "/api/jobs", {
+        agent: "kiro",
+        prompt: "sleep 0.6\nprint 1",
+        workdir: path.join(root, `w${i}`),
+      });
+      ids.push(launched.body.id);
+    }
+    const registry = await pgRegistryAt(url);
+    cleanups.push(() => registry.close());
+    const boxes = await Promise.all([
+      runner(root, { CORRAL_DATABASE_URL: url, CORRAL_RUNNER_LABELS: "gpu" }),
+      runner(root, { CORRAL_DATABASE_URL: url, CORRAL_RUNNER_LABELS: "gpu", CORRAL_DATA_DIR: path.join(root, "data-2") }),
+    ]);
+    let most = 0;
+    const ended = await until(
+      async () => {
+        const rows = await Promise.all(ids.map((id) => registry.jobs.get(id)));
+        most = Math.max(most, rows.filter((r) => r?.status === "running").length);
+        return rows.every((r) => r?.status === "succeeded") ? rows : undefined;
+      },
+      30_000,
+      "the three jobs to succeed",
+    );
+    expect(most).toBe(1);
+    expect(new Set(ended.map((r) => r?.runner)).size).toBeGreaterThanOrEqual(1);
+    for (const row of ended) expect(boxes.map((b) => b.id)).toContain(row?.runner);
+  });
+});
