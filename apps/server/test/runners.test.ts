@@ -112,4 +112,36 @@ describe.skipIf(!postgres.available)("corral runner", () => {
     expect(new Set(ended.map((r) => r?.runner)).size).toBeGreaterThanOrEqual(1);
     for (const row of ended) expect(boxes.map((b) => b.id)).toContain(row?.runner);
   });
+
+  test("a cancel reaches the runner at once (NOTIFY), or at its next heartbeat when only stored", async () => {
+    const root = tempDir();
+    const url = await postgres.database();
+    const corral = await server(url, root);
+    await api(corral, "PATCH", "/api/agents/kiro", { runnerLabel: "gpu" });
+    const box = await runner(root, { CORRAL_DATABASE_URL: url, CORRAL_RUNNER_LABELS: "gpu" });
+    const running = async (workdir: string) => {
+      const launched = await api<Job>(corral, "POST", "/api/jobs", { agent: "kiro", prompt: "print 1\nhang", workdir: path.join(root, workdir) });
+      return until(async () => {
+        const job = (await api<Job>(corral, "GET", `/api/jobs/${launched.body.id}`)).body;
+        return job.status === "running" ? job : undefined;
+      });
+    };
+
+    const first = await running("w1");
+    expect(first.runner).toBe(box.id);
+    const asked = Date.now();
+    const cancelled = await api<Job>(corral, "POST", `/api/jobs/${first.id}/cancel`);
+    // The answer waits for the runner to report the worker gone (SIGTERM, and the fake CLI obeys it).
+    expect(cancelled.body).toMatchObject({ status: "cancelled", runner: box.id, cancel: { by: "rest" } });
+    expect(Date.now() - asked).toBeLessThan(2000);
+    expect(() => process.kill(first.pid as number, 0)).toThrow();
+
+    // Stored without a NOTIFY (as if the runner's listening connection had been down): found at a heartbeat.
+    const second = await running("w2");
+    const registry = await pgRegistryAt(url);
+    cleanups.push(() => registry.close());
+    await registry.jobs.update(second.id, { cancelRequestedAt: Date.now(), cancelledBy: "server" });
+    const [ended] = await corral.services.jobs.waitFor([second.id], 6000);
+    expect(ended).toMatchObject({ status: "cancelled", runner: box.id });
+  });
 });

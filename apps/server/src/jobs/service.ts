@@ -98,6 +98,12 @@ const newJobId = () => randomBytes(8).toString("hex").slice(0, 12);
 export const THREAD_LIMIT = 200;
 
 /**
+ * How long a cancel waits for a runner to report its worker gone, beyond the kill grace period:
+ * the runner hears at once (NOTIFY) or at its next heartbeat (2 s).
+ */
+const REMOTE_STOP_MS = 5000;
+
+/**
  * Jobs for every door (MCP, REST, the panel): launch, look up, read, wait for and cancel. The
  * scheduler decides when each may start; the runner drives it from there to its end.
  */
@@ -358,13 +364,26 @@ export class JobService extends EventEmitter<JobServiceEvents> {
         await this.update(id, { cancelRequestedAt: Date.now(), cancelledBy: actor?.door ?? "server", cancelClient: actor?.client ?? null }, unit);
       }
       if (await this.runner.cancelRetry(row, unit)) return true;
-      if (row.status !== "queued") return false;
+      if (row.status !== "queued") {
+        // Another process's worker (a runner's): it is told, and stops it when this commits.
+        if (!this.runsHere(row)) {
+          await unit.tx.runners.askToStop(id);
+          return "elsewhere";
+        }
+        return false;
+      }
       await this.finish(id, { status: "cancelled", error: "cancelled before it started" }, unit);
       unit.afterCommit(() => this.scheduler.remove(row.agent, id));
       return true;
     });
-    if (!ended) await this.runner.stop(id, "cancelled", "cancelled");
+    if (ended === "elsewhere") await this.waitFor([id], this.config.killGraceMs + REMOTE_STOP_MS);
+    else if (!ended) await this.runner.stop(id, "cancelled", "cancelled");
     return this.get(id);
+  }
+
+  /** Whether this process runs the job: the server those no runner claimed, a runner those it claimed. */
+  private runsHere(row: JobRow): boolean {
+    return row.runner === (this.deps.runnerId ?? null);
   }
 
   async readOutput(id: string, cursor: number, limit: number): Promise<OutputPage> {

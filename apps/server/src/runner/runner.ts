@@ -5,7 +5,7 @@ import { inProcessAdapters } from "../agents/registry.js";
 import { AuditService } from "../audit/service.js";
 import { CostService } from "../costs/service.js";
 import { openPgDb, type PgHandle } from "../db/pg/client.js";
-import { JOB_CHANNEL } from "../db/pg/job-changes.js";
+import { CANCEL_CHANNEL, JOB_CHANNEL, type JobChangeListener, listenForJobChanges } from "../db/pg/job-changes.js";
 import { createPgRegistry } from "../db/pg/registry.js";
 import type { Registry } from "../db/registry.js";
 import { repoRoot } from "../lib/repo-root.js";
@@ -36,6 +36,9 @@ export class Runner {
   private claiming = false;
   private claimAgain = false;
   private stopping = false;
+  /** Jobs it was asked to stop and is stopping: asked once. */
+  private readonly cancelling = new Set<string>();
+  private cancels: JobChangeListener | null = null;
 
   private constructor(
     readonly id: string,
@@ -81,6 +84,12 @@ export class Runner {
       runnerId: id,
     });
     const runner = new Runner(id, settings, handle, registry, jobs, files, onError);
+    runner.cancels = await listenForJobChanges(
+      settings.databaseUrl,
+      (jobId) => runner.stopIfAsked(jobId),
+      (err) => onError("the connection that hears of cancels", err),
+      CANCEL_CHANNEL,
+    );
     runner.begin(timings);
     return runner;
   }
@@ -97,6 +106,8 @@ export class Runner {
     });
     this.heartbeat = setInterval(() => {
       this.registry.runners.heartbeat(this.id, Date.now()).catch((err: unknown) => this.onError("a heartbeat", err));
+      // A cancel whose NOTIFY was missed (the listening connection was down) is found here.
+      for (const jobId of this.jobs.activeIds()) this.stopIfAsked(jobId);
     }, timings.heartbeatMs);
     this.poll = setInterval(() => this.claim(), timings.claimMs);
     this.claim();
@@ -130,6 +141,24 @@ export class Runner {
     })();
   }
 
+  /** Stops job `jobId`'s worker if it runs here and a cancel was asked for it (stored by whoever asked). */
+  private stopIfAsked(jobId: string): void {
+    if (this.stopping || this.cancelling.has(jobId) || !this.jobs.activeIds().includes(jobId)) return;
+    this.cancelling.add(jobId);
+    void (async () => {
+      try {
+        const job = await this.jobs.find(jobId);
+        if (!job?.cancel) return;
+        await this.jobs.cancel(jobId);
+      } catch (err) {
+        this.onError(`cancelling job ${jobId}`, err);
+      } finally {
+        // cancel() resolves once the worker is gone; had it failed, the next heartbeat asks again.
+        this.cancelling.delete(jobId);
+      }
+    })();
+  }
+
   /** Tells the server (and anything listening) that the job changed; only its id, far below NOTIFY's 8000 bytes. */
   private notify(jobId: string): void {
     this.handle.db.$client.query("select pg_notify($1, $2)", [JOB_CHANNEL, jobId]).catch((err: unknown) => this.onError("a notification", err));
@@ -144,6 +173,7 @@ export class Runner {
     this.stopping = true;
     if (this.heartbeat) clearInterval(this.heartbeat);
     if (this.poll) clearInterval(this.poll);
+    await this.cancels?.close();
     while (this.claiming) await new Promise((resolve) => setTimeout(resolve, 10));
     await Promise.all(this.jobs.activeIds().map((id) => this.jobs.cancel(id).catch((err: unknown) => this.onError(`cancelling job ${id}`, err))));
     this.jobs.shutdown();

@@ -6,6 +6,9 @@ import pg from "pg";
  */
 export const JOB_CHANNEL = "corral_job";
 
+/** The channel the server NOTIFYs when a job a runner holds is asked to stop: the runner stops its worker. Payload: the job's id. */
+export const CANCEL_CHANNEL = "corral_cancel";
+
 /** How long a listener whose connection dropped waits before it connects again. */
 const RECONNECT_MS = 1000;
 
@@ -14,7 +17,7 @@ export interface JobChangeListener {
 }
 
 /**
- * LISTENs on JOB_CHANNEL on a connection of its own (a pooled one would be handed to queries and
+ * LISTENs on `channel` (JOB_CHANNEL unless told) on a connection of its own (a pooled one would be handed to queries and
  * lose the LISTEN), calling `changed` with each job id heard. A dropped connection is opened again
  * after a pause; what changed meanwhile is not heard (the job's end is still read by whoever asks).
  */
@@ -22,6 +25,7 @@ export async function listenForJobChanges(
   url: string,
   changed: (jobId: string) => void,
   onError: (err: Error) => void = () => {},
+  channel: string = JOB_CHANNEL,
 ): Promise<JobChangeListener> {
   let client: pg.Client | null = null;
   let closed = false;
@@ -30,7 +34,7 @@ export async function listenForJobChanges(
   const connect = async (): Promise<void> => {
     const next = new pg.Client({ connectionString: url, application_name: "corral-listen" });
     next.on("notification", (message) => {
-      if (message.channel === JOB_CHANNEL && message.payload) changed(message.payload);
+      if (message.channel === channel && message.payload) changed(message.payload);
     });
     next.on("error", (err) => {
       onError(err);
@@ -39,7 +43,7 @@ export async function listenForJobChanges(
     next.on("end", () => reconnect(next));
     try {
       await next.connect();
-      await next.query(`listen ${JOB_CHANNEL}`);
+      await next.query(`listen ${channel}`);
     } catch (err) {
       await next.end().catch(() => {});
       throw err;

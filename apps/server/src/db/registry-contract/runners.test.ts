@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { RunnerRow } from "../schema.js";
+import { CANCEL_CHANNEL, listenForJobChanges } from "../pg/job-changes.js";
 import { DIALECTS, type TestRegistry } from "./dialects.js";
 import { agentRow, jobRow } from "./rows.js";
 
@@ -132,6 +133,30 @@ describe.each(DIALECTS)("the runners repository on $dialect", ({ open }) => {
     expect(await registry.jobs.get("a")).toMatchObject({ status: "lost", startedAt: T, runner: "r1" });
     await registry.jobs.update("a", { status: "queued", runner: "r2" });
     expect(await registry.jobs.updateClaimed("a", "r1", { status: "succeeded" })).toBeUndefined();
+  });
+
+  it("tells the runner a job was asked to stop once the transaction that asked commits (PostgreSQL: NOTIFY with the id)", async () => {
+    const heard: string[] = [];
+    const listener = registry.url ? await listenForJobChanges(registry.url, (id) => heard.push(id), undefined, CANCEL_CHANNEL) : null;
+    try {
+      await expect(
+        registry.transaction(async (tx) => {
+          await tx.runners.askToStop("rolled-back");
+          throw new Error("roll back");
+        }),
+      ).rejects.toThrow("roll back");
+      await registry.transaction(async (tx) => {
+        await tx.runners.askToStop("job-1");
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        expect(heard).toEqual([]);
+      });
+      if (!listener) return;
+      const deadline = Date.now() + 5000;
+      while (!heard.length && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(heard).toEqual(["job-1"]);
+    } finally {
+      await listener?.close();
+    }
   });
 
   it("keeps nothing of a rolled-back transaction", async () => {

@@ -65,6 +65,11 @@ export function createRunnersRepo(db: Db) {
         .where(and(eq(jobs.runner, runner), eq(jobs.status, "queued")))
         .run().changes;
     },
+    /**
+     * Tells the runner holding job `jobId` that it was asked to stop (PostgreSQL: NOTIFY, sent when
+     * the transaction commits). SQLite has no runners: nothing to tell.
+     */
+    askToStop(_jobId: string): void {},
     /** It said it was stopping; the first time it said so is kept. */
     markStopped(id: string, at: number): boolean {
       const row = db.select({ stoppedAt: runners.stoppedAt }).from(runners).where(eq(runners.id, id)).get();

@@ -2,6 +2,7 @@ import { and, asc, count, eq, inArray, isNotNull, isNull, min, or, sql } from "d
 import type { Async } from "../../async.js";
 import type { createRunnersRepo } from "../../repos/runners.js";
 import type { PgExecutor } from "../client.js";
+import { CANCEL_CHANNEL } from "../job-changes.js";
 import { agents, jobs, runners } from "../schema.js";
 
 /**
@@ -68,6 +69,9 @@ export function createPgRunnersRepo(db: PgExecutor): Async<ReturnType<typeof cre
             .where(and(eq(jobs.runner, runner), eq(jobs.status, "queued")))
         ).rowCount ?? 0
       );
+    },
+    async askToStop(jobId) {
+      await db.execute(sql`select pg_notify(${CANCEL_CHANNEL}, ${jobId})`);
     },
     async markStopped(id, at) {
       return (
