@@ -6,6 +6,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 
 import type { DestinationStream } from "pino";
 import type { AppConfig } from "./config.js";
 import { openRegistry } from "./db/open-registry.js";
+import { watchRunnerLeases } from "./jobs/runner-leases.js";
 import { registryUnreachable } from "./db/registry-error.js";
 import { isHotReloadSocket } from "./dev-web.js";
 import { ServiceError } from "./lib/errors.js";
@@ -149,7 +150,14 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
       )
     : null;
 
+  // Runners that fell silent lose their running jobs.
+  const stopLeases =
+    registry.dialect === "postgres"
+      ? watchRunnerLeases(services.jobs, config.runnerLeaseMs, (err) => app.log.warn({ err }, "could not check runners' heartbeats"))
+      : null;
+
   app.addHook("onClose", async () => {
+    stopLeases?.();
     await runnerChanges?.close();
     services.configFile.close();
     services.jobs.shutdown();

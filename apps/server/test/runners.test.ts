@@ -144,4 +144,42 @@ describe.skipIf(!postgres.available)("corral runner", () => {
     const [ended] = await corral.services.jobs.waitFor([second.id], 6000);
     expect(ended).toMatchObject({ status: "cancelled", runner: box.id });
   });
+
+  test("a runner killed with SIGKILL has its running job marked lost once past its lease, and another runner lives on", async () => {
+    const root = tempDir();
+    const url = await postgres.database();
+    const corral = await startServer({ CORRAL_DATABASE_URL: url, CORRAL_RUNNER_LEASE_S: "5" }, { root });
+    cleanups.push(() => corral.close());
+    await api(corral, "PATCH", "/api/agents/kiro", { runnerLabel: "gpu" });
+    const doomed = await runner(root, { CORRAL_DATABASE_URL: url, CORRAL_RUNNER_LABELS: "gpu" });
+    const survivor = await runner(root, { CORRAL_DATABASE_URL: url, CORRAL_RUNNER_LABELS: "other", CORRAL_DATA_DIR: path.join(root, "data-2") });
+    const launched = await api<Job>(corral, "POST", "/api/jobs", { agent: "kiro", prompt: "print 1\nhang", workdir: path.join(root, "w") });
+    const running = await until(async () => {
+      const job = (await api<Job>(corral, "GET", `/api/jobs/${launched.body.id}`)).body;
+      return job.status === "running" ? job : undefined;
+    });
+    expect(running.runner).toBe(doomed.id);
+    // The worker has a process group of its own: it outlives its runner, as on a machine that lost its network.
+    cleanups.push(async () => {
+      try {
+        process.kill(-(running.pid as number), "SIGKILL");
+      } catch {}
+    });
+    const killedAt = Date.now();
+    await doomed.stop("SIGKILL");
+    const [lost] = await corral.services.jobs.waitFor([launched.body.id], 15_000);
+    expect(lost?.status).toBe("lost");
+    expect(lost?.error).toMatch(new RegExp(`runner \\S+ \\(${doomed.id}\\) fell silent: no heartbeat for \\d+ s, past its lease of 5 s`));
+    // Not before its lease ran out (the last heartbeat may have come up to 2 s before the kill).
+    expect(Date.now() - killedAt).toBeGreaterThan(2500);
+    const attempts = await api<{ attempts: JobAttempt[] }>(corral, "GET", `/api/jobs/${launched.body.id}/attempts`);
+    expect(attempts.body.attempts).toMatchObject([{ attempt: 1, status: "lost" }]);
+    // The dead runner's late write is refused: the job stays lost.
+    const registry = await pgRegistryAt(url);
+    cleanups.push(() => registry.close());
+    expect(await registry.jobs.updateClaimed(launched.body.id, doomed.id, { status: "succeeded" })).toBeUndefined();
+    // The other runner kept heartbeating: nothing of it was given up on.
+    const alive = await registry.runners.get(survivor.id);
+    expect(Date.now() - (alive?.heartbeatAt ?? 0)).toBeLessThan(5000);
+  });
 });

@@ -489,6 +489,31 @@ export class JobService extends EventEmitter<JobServiceEvents> {
     if (row) this.announce(row);
   }
 
+  /**
+   * Runners silent past their lease (no heartbeat for `leaseMs`): each running job of theirs ends
+   * `lost` (its runner's later writes are refused, see jobs.updateClaimed), so it is never run
+   * twice at once; jobs they claimed but never started are given back for another runner.
+   * Read and written in one transaction. Returns how many jobs were lost.
+   */
+  async loseJobsOfSilentRunners(leaseMs: number, now = Date.now()): Promise<number> {
+    return this.atomically(async (unit) => {
+      const silent = (await unit.tx.runners.list()).filter((r) => r.stoppedAt === null && r.heartbeatAt < now - leaseMs);
+      if (!silent.length) return 0;
+      const running = await unit.tx.jobs.withStatus(["running"]);
+      let lost = 0;
+      for (const runner of silent) {
+        await unit.tx.runners.releaseQueued(runner.id);
+        for (const row of running.filter((j) => j.runner === runner.id)) {
+          const error = `runner ${runner.name} (${runner.id}) fell silent: no heartbeat for ${Math.round((now - runner.heartbeatAt) / 1000)} s, past its lease of ${Math.round(leaseMs / 1000)} s; its worker may still run there, but nothing it does is recorded any more`;
+          await unit.tx.jobs.endAttempt(row.id, row.attempt, { status: "lost", error, endedAt: now });
+          await this.finish(row.id, { status: "lost", error }, unit);
+          lost++;
+        }
+      }
+      return lost;
+    });
+  }
+
   /** An agent's limit changed: start what may now start. */
   agentChanged(agent: string): void {
     this.scheduler.pump(agent);
