@@ -6,6 +6,7 @@ import { createConversationsRepo } from "./repos/conversations.js";
 import { createCostsRepo } from "./repos/costs.js";
 import { createJobFilesRepo } from "./repos/job-files.js";
 import { createJobMessagesRepo } from "./repos/job-messages.js";
+import { createJobOutputRepo } from "./repos/job-output.js";
 import { createJobStatsRepo } from "./repos/job-stats.js";
 import { createJobsRepo } from "./repos/jobs.js";
 import { createMcpTasksRepo } from "./repos/mcp-tasks.js";
@@ -26,6 +27,7 @@ export type OllamaModelsRepo = Async<ReturnType<typeof createOllamaModelsRepo>>;
 export type McpTasksRepo = Async<ReturnType<typeof createMcpTasksRepo>>;
 export type ConversationsRepo = Async<ReturnType<typeof createConversationsRepo>>;
 export type RunnersRepo = Async<ReturnType<typeof createRunnersRepo>>;
+export type JobOutputRepo = Async<ReturnType<typeof createJobOutputRepo>>;
 
 export interface Repos {
   agents: AgentsRepo;
@@ -40,6 +42,7 @@ export interface Repos {
   mcpTasks: McpTasksRepo;
   conversations: ConversationsRepo;
   runners: RunnersRepo;
+  jobOutput: JobOutputRepo;
 }
 
 /** The registry, whichever database holds it. */
@@ -76,6 +79,7 @@ export function createSqliteRegistry(handle: DbHandle): Registry {
     mcpTasks: createMcpTasksRepo(db),
     conversations: createConversationsRepo(db),
     runners: createRunnersRepo(db),
+    jobOutput: createJobOutputRepo(db),
   };
   /** Settles when the open transaction has ended; null when none is open. */
   let open: Promise<void> | null = null;

@@ -11,6 +11,7 @@ import type {
   JobOrigin,
   JobStatus,
   ModelApi,
+  OutputStream,
   RetryPolicy,
   SandboxMode,
 } from "@corral/shared";
@@ -343,7 +344,27 @@ export const runners = sqliteTable("runners", {
   stoppedAt: integer("stopped_at"),
 });
 
+/**
+ * Output of jobs a runner runs, chunk by chunk in order (seq 1, 2, 3… per job), for the server to
+ * copy into its own output log: every read of output there works as for its own jobs.
+ */
+export const jobOutput = sqliteTable(
+  "job_output",
+  {
+    jobId: text("job_id")
+      .notNull()
+      .references(() => jobs.id, { onDelete: "cascade" }),
+    seq: integer("seq").notNull(),
+    stream: text("stream").$type<OutputStream>().notNull(),
+    /** UTF-8 text, whole characters, as the job's output log holds it. */
+    data: text("data").notNull(),
+    at: integer("at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.jobId, t.seq] })],
+);
+
 export type AgentRow = typeof agents.$inferSelect;
+export type JobOutputRow = typeof jobOutput.$inferSelect;
 export type RunnerRow = typeof runners.$inferSelect;
 export type JobRow = typeof jobs.$inferSelect;
 export type OllamaModelRow = typeof ollamaModels.$inferSelect;

@@ -7,6 +7,7 @@ import { createPgConversationsRepo } from "./repos/conversations.js";
 import { createPgCostsRepo } from "./repos/costs.js";
 import { createPgJobFilesRepo } from "./repos/job-files.js";
 import { createPgJobMessagesRepo } from "./repos/job-messages.js";
+import { createPgJobOutputRepo } from "./repos/job-output.js";
 import { createPgJobStatsRepo } from "./repos/job-stats.js";
 import { createPgJobsRepo } from "./repos/jobs.js";
 import { createPgMcpTasksRepo } from "./repos/mcp-tasks.js";
@@ -29,6 +30,7 @@ function reposOn(db: PgExecutor, agentRows: AgentRowCache): Repos {
     mcpTasks: createPgMcpTasksRepo(db),
     conversations: createPgConversationsRepo(db),
     runners: createPgRunnersRepo(db),
+    jobOutput: createPgJobOutputRepo(db),
   };
 }
 

@@ -57,7 +57,8 @@ const rowsMatch: [
   Same<typeof pgSchema.hubAgents.$inferSelect, sqlite.HubAgentRow>,
   Same<typeof pgSchema.hubMessages.$inferSelect, sqlite.HubMessageRow>,
   Same<typeof pgSchema.runners.$inferSelect, sqlite.RunnerRow>,
-] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true];
+  Same<typeof pgSchema.jobOutput.$inferSelect, sqlite.JobOutputRow>,
+] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];
 
 describe("the PostgreSQL schema", () => {
   it("has the SQLite schema's tables, columns, nullability and keys", () => {

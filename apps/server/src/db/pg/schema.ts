@@ -15,6 +15,7 @@ import type {
   JobOrigin,
   JobStatus,
   ModelApi,
+  OutputStream,
   RetryPolicy,
   SandboxMode,
 } from "@corral/shared";
@@ -287,3 +288,17 @@ export const runners = pgTable("runners", {
   heartbeatAt: ms("heartbeat_at").notNull(),
   stoppedAt: ms("stopped_at"),
 });
+
+export const jobOutput = pgTable(
+  "job_output",
+  {
+    jobId: text("job_id")
+      .notNull()
+      .references(() => jobs.id, { onDelete: "cascade" }),
+    seq: integer("seq").notNull(),
+    stream: text("stream").$type<OutputStream>().notNull(),
+    data: text("data").notNull(),
+    at: ms("at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.jobId, t.seq] })],
+);
