@@ -141,11 +141,16 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   await app.register(panelRoutes(config, hotReloadUpgrades));
 
   // Jobs runners store: each change a runner NOTIFYs is read back and told as this server's own are.
+  let heard: Promise<void> = Promise.resolve();
   const runnerChanges = config.databaseUrl
     ? await (await import("./db/pg/job-changes.js")).listenForJobChanges(
         config.databaseUrl,
-        (jobId) =>
-          void services.jobs.changedElsewhere(jobId).catch((err: unknown) => app.log.warn({ err, jobId }, "could not read a job a runner changed")),
+        (payload) => {
+          // In the order heard: a job's output is copied before its end is told.
+          heard = heard
+            .then(() => services.jobs.heardFromRunner(payload))
+            .catch((err: unknown) => app.log.warn({ err, payload }, "could not read what a runner stored"));
+        },
         (err) => app.log.warn({ err }, "lost the connection that hears of runners' jobs; connecting again"),
       )
     : null;

@@ -3,7 +3,7 @@
 // server hears of every change through NOTIFY.
 import path from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
-import type { Agent, Job, JobAttempt, JobFiles } from "@corral/shared";
+import type { Agent, Job, JobAttempt, JobFiles, OutputPage } from "@corral/shared";
 import { api, startServer, tempDir, until, type TestServer } from "./helpers.js";
 import { usePostgres } from "./postgres.js";
 import { failedRunnerStart, startRunnerProcess, type RunnerProcess } from "./runner-process.js";
@@ -57,6 +57,11 @@ describe.skipIf(!postgres.available)("corral runner", () => {
     expect(Date.now() - since).toBeLessThan(10_000);
     expect(ended).toMatchObject({ status: "succeeded", exitCode: 0, runner: box.id });
     expect(ended?.pid).toBeGreaterThan(0);
+    // Its output was copied into the server's own log before its end was told: every read path has all of it.
+    const output = await api<OutputPage>(corral, "GET", `/api/jobs/${launched.body.id}/output?cursor=0`);
+    expect(output.body.chunks.map((c) => c.text).join("")).toBe("line 1\nline 2\nwrote made.txt\ndone kiro-cli-chat\n");
+    expect(output.body.complete).toBe(true);
+    expect(corral.services.jobs.outputTail(ended as Job, 100)).toContain("done kiro-cli-chat");
     expect((await api<Job>(corral, "GET", `/api/jobs/${launched.body.id}`)).body).toMatchObject({ status: "succeeded", runner: box.id });
     const attempts = await api<{ attempts: JobAttempt[] }>(corral, "GET", `/api/jobs/${launched.body.id}/attempts`);
     expect(attempts.body.attempts).toMatchObject([{ attempt: 1, status: "succeeded", exitCode: 0 }]);

@@ -33,6 +33,7 @@ import { toJob } from "./job-view.js";
 import { type ByteChunk, CursorError, type OutputRecords, readOutputBytes, tailText } from "./output-log.js";
 import { lastReadableLine, readReadable } from "./readable-output.js";
 import { JobRunner, MAX_TIMER_MS, type RunStore } from "./runner.js";
+import { RunnerOutputCopy } from "./runner-output-copy.js";
 import { Scheduler } from "./scheduler.js";
 import { jobDataPaths } from "./worker-process.js";
 import { resolveWorkdir } from "./workdir.js";
@@ -110,6 +111,7 @@ const REMOTE_STOP_MS = 5000;
 export class JobService extends EventEmitter<JobServiceEvents> {
   private scheduler: Scheduler;
   private runner: JobRunner;
+  private runnerOutput: RunnerOutputCopy;
 
   constructor(private readonly deps: JobServiceDeps) {
     super();
@@ -126,6 +128,7 @@ export class JobService extends EventEmitter<JobServiceEvents> {
       atomically: (fn) => this.atomically(fn),
     };
     this.runner = new JobRunner(deps, store, this.scheduler);
+    this.runnerOutput = new RunnerOutputCopy(deps.registry.jobOutput, deps.config.dataDir, (event) => this.emit("output", event));
   }
 
   private get config(): AppConfig {
@@ -481,12 +484,20 @@ export class JobService extends EventEmitter<JobServiceEvents> {
   }
 
   /**
-   * Job `id` was changed by another process (a runner): its stored state is announced as this
-   * process's own changes are, so waits, the WebSocket and MCP tasks hear of it.
+   * What a runner NOTIFYs (JOB_CHANNEL): `<jobId>` after a change to the job, `<jobId>:<seq>` after
+   * output chunks up to seq. The job's stored state is announced as this process's own changes
+   * are (waits, the WebSocket and MCP tasks hear of it); output is copied into this server's log
+   * of the job first, so a job told ended has all its output there. Calls must not overlap.
    */
-  async changedElsewhere(id: string): Promise<void> {
+  async heardFromRunner(payload: string): Promise<void> {
+    const [id = "", seq] = payload.split(":");
+    if (!id) return;
+    await this.runnerOutput.copy(id);
+    if (seq !== undefined) return;
     const row = await this.registry.jobs.get(id);
-    if (row) this.announce(row);
+    if (!row) return;
+    if (isFinalStatus(row.status)) this.runnerOutput.forget(id);
+    this.announce(row);
   }
 
   /**

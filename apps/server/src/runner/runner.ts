@@ -8,6 +8,7 @@ import { openPgDb, type PgHandle } from "../db/pg/client.js";
 import { CANCEL_CHANNEL, JOB_CHANNEL, type JobChangeListener, listenForJobChanges } from "../db/pg/job-changes.js";
 import { createPgRegistry } from "../db/pg/registry.js";
 import type { Registry } from "../db/registry.js";
+import type { JobOutputRow } from "../db/schema.js";
 import { repoRoot } from "../lib/repo-root.js";
 import { fileHooks } from "../jobs/file-hooks.js";
 import { FileWatcher } from "../jobs/file-watcher.js";
@@ -39,6 +40,11 @@ export class Runner {
   /** Jobs it was asked to stop and is stopping: asked once. */
   private readonly cancelling = new Set<string>();
   private cancels: JobChangeListener | null = null;
+  /** Output and notifications, sent in the order they happened. */
+  private outbox: Promise<void> = Promise.resolve();
+  private readonly unsent: JobOutputRow[] = [];
+  /** The last output chunk numbered of each job it runs. */
+  private readonly outputSeq = new Map<string, number>();
 
   private constructor(
     readonly id: string,
@@ -99,8 +105,14 @@ export class Runner {
   }
 
   private begin(timings: RunnerTimings): void {
+    this.jobs.on("output", (event) => {
+      const seq = (this.outputSeq.get(event.jobId) ?? 0) + 1;
+      this.outputSeq.set(event.jobId, seq);
+      this.unsent.push({ jobId: event.jobId, seq, stream: event.stream, data: event.data.toString("utf8"), at: Date.now() });
+      this.send(() => this.sendOutput());
+    });
     this.jobs.on("job", (job) => {
-      this.notify(job.id);
+      this.send(() => this.notify(job.id));
       // A job that ended frees a slot of its agent: there may be another to claim.
       if (job.endedAt !== null) this.claim();
     });
@@ -129,7 +141,7 @@ export class Runner {
             if (this.stopping) return;
             const row = await this.registry.transaction((tx) => tx.runners.claim(this.id, this.settings.labels));
             if (!row) break;
-            this.notify(row.id);
+            this.send(() => this.notify(row.id));
             this.jobs.startClaimed(row);
           }
         } while (this.claimAgain);
@@ -159,9 +171,26 @@ export class Runner {
     })();
   }
 
-  /** Tells the server (and anything listening) that the job changed; only its id, far below NOTIFY's 8000 bytes. */
-  private notify(jobId: string): void {
-    this.handle.db.$client.query("select pg_notify($1, $2)", [JOB_CHANNEL, jobId]).catch((err: unknown) => this.onError("a notification", err));
+  /**
+   * Runs `task` after every earlier one: a job's output is stored and told before its later
+   * changes, its end among them, so the server has all of a job's output once it hears it ended.
+   */
+  private send(task: () => Promise<void>): void {
+    this.outbox = this.outbox.then(task).catch((err: unknown) => this.onError("sending to the registry", err));
+  }
+
+  /** Stores the output chunks not sent yet (one insert for all), then tells each job's last seq. */
+  private async sendOutput(): Promise<void> {
+    const rows = this.unsent.splice(0);
+    if (!rows.length) return;
+    await this.registry.jobOutput.append(rows);
+    const last = new Map(rows.map((row) => [row.jobId, row.seq]));
+    for (const [jobId, seq] of last) await this.notify(`${jobId}:${seq}`);
+  }
+
+  /** Tells the server (and anything listening) that the job changed: `<jobId>`, or `<jobId>:<seq>` for output, far below NOTIFY's 8000 bytes. */
+  private async notify(payload: string): Promise<void> {
+    await this.handle.db.$client.query("select pg_notify($1, $2)", [JOB_CHANNEL, payload]);
   }
 
   /**
@@ -178,6 +207,7 @@ export class Runner {
     await Promise.all(this.jobs.activeIds().map((id) => this.jobs.cancel(id).catch((err: unknown) => this.onError(`cancelling job ${id}`, err))));
     this.jobs.shutdown();
     this.files.shutdown();
+    await this.outbox;
     await this.registry.runners.releaseQueued(this.id);
     await this.registry.runners.markStopped(this.id, Date.now());
     await this.registry.close();
