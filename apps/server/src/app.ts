@@ -6,6 +6,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 
 import type { DestinationStream } from "pino";
 import type { AppConfig } from "./config.js";
 import { openRegistry } from "./db/open-registry.js";
+import { runnerRoutes } from "./routes/runners.js";
 import { watchRunnerLeases } from "./jobs/runner-leases.js";
 import { registryUnreachable } from "./db/registry-error.js";
 import { isHotReloadSocket } from "./dev-web.js";
@@ -136,6 +137,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   await app.register(conversationRoutes(services));
   await app.register(metricsRoutes(services, guard.limiter));
   await app.register(configFileRoutes(services));
+  await app.register(runnerRoutes(services));
   await app.register(openApiRoutes);
   await app.register(mcpRoutes(services));
   await app.register(panelRoutes(config, hotReloadUpgrades));

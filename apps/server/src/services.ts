@@ -11,6 +11,7 @@ import { JobService } from "./jobs/service.js";
 import { fileHooks } from "./jobs/file-hooks.js";
 import { AuditService } from "./audit/service.js";
 import { Metrics } from "./observability/metrics.js";
+import { RunnerDirectory } from "./runner/directory.js";
 import { SessionService } from "./security/sessions.js";
 import { WorkdirService } from "./workdirs/service.js";
 
@@ -38,6 +39,8 @@ export interface Services {
   conversations: ConversationHub;
   /** Agents, budgets and prices declared in CORRAL_CONFIG. */
   configFile: ConfigFileService;
+  /** The runners (`corral runner`) that announced themselves. */
+  runners: RunnerDirectory;
 }
 
 /** Wires the services over the registry; they are ready once the user's prices are read. */
@@ -64,5 +67,21 @@ export async function createServices(config: AppConfig, registry: Registry): Pro
   const sessions = new SessionService(registry, config.dataDir, config.sessionTtlMs);
   const conversations = new ConversationHub({ registry, agents, jobs });
   const configFile = new ConfigFileService({ config, agents, costs });
-  return { config, agents, jobs, costs, files, workdirs, ollama, audit, metrics, sessions, conversations, configFile, mcpTasks: registry.mcpTasks };
+  const runners = new RunnerDirectory(registry, config.runnerLeaseMs);
+  return {
+    config,
+    agents,
+    jobs,
+    costs,
+    files,
+    workdirs,
+    ollama,
+    audit,
+    metrics,
+    sessions,
+    conversations,
+    configFile,
+    runners,
+    mcpTasks: registry.mcpTasks,
+  };
 }

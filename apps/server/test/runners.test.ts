@@ -3,7 +3,7 @@
 // server hears of every change through NOTIFY.
 import path from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
-import type { Agent, Job, JobAttempt, JobFiles, OutputPage } from "@corral/shared";
+import type { Agent, Job, JobAttempt, JobFiles, OutputPage, RunnerList } from "@corral/shared";
 import { api, startServer, tempDir, until, type TestServer } from "./helpers.js";
 import { usePostgres } from "./postgres.js";
 import { failedRunnerStart, startRunnerProcess, type RunnerProcess } from "./runner-process.js";
@@ -79,8 +79,13 @@ describe.skipIf(!postgres.available)("corral runner", () => {
     expect(row).toMatchObject({ id: box.id, name: "box-1", labels: ["gpu", "big-disk"], stoppedAt: null });
     // It heartbeats every 2 s.
     await until(async () => ((await registry.runners.get(box.id))?.heartbeatAt ?? 0) > (row?.heartbeatAt ?? 0) || undefined, 6000, "a heartbeat");
+    const listed = await api<RunnerList>(corral, "GET", "/api/runners");
+    expect(listed.body.runners).toMatchObject([
+      { id: box.id, name: "box-1", labels: ["gpu", "big-disk"], state: "running", activeJobs: 0, stoppedAt: null },
+    ]);
     expect(await box.stop()).toBe(0);
     expect((await registry.runners.get(box.id))?.stoppedAt).toBeGreaterThan(0);
+    expect((await api<RunnerList>(corral, "GET", "/api/runners")).body.runners).toMatchObject([{ id: box.id, state: "stopped" }]);
   });
 
   test("keeps an agent's maxConcurrent across two runners", async () => {
@@ -186,5 +191,11 @@ describe.skipIf(!postgres.available)("corral runner", () => {
     // The other runner kept heartbeating: nothing of it was given up on.
     const alive = await registry.runners.get(survivor.id);
     expect(Date.now() - (alive?.heartbeatAt ?? 0)).toBeLessThan(5000);
+    const states = (await api<RunnerList>(corral, "GET", "/api/runners")).body.runners.map((r) => [r.id, r.state, r.activeJobs]);
+    // Newest first: the survivor started after the doomed one.
+    expect(states).toEqual([
+      [survivor.id, "running", 0],
+      [doomed.id, "silent", 0],
+    ]);
   });
 });
