@@ -128,6 +128,12 @@ describe("the timeline", () => {
     expect(by({ at: t0, by: "server", client: null })).toBe("by the server as it stopped");
   });
 
+  it("a runner's job says which runner its pid belongs to", () => {
+    const started = (patch: Partial<Job>) => timelineSteps(job(patch)).find((s) => s.key === "started")?.note;
+    expect(started({ pid: 4242, runner: "gpu-box-1a2b3c4d" })).toBe("pid 4242 · on runner gpu-box-1a2b3c4d");
+    expect(started({ pid: 4242, runner: null })).toBe("pid 4242");
+  });
+
   it("a job that never started has no start, and says so at its end", () => {
     const steps = timelineSteps(job({ status: "failed", startedAt: null, pid: null, invocation: null, endedAt: t0 + 10 }));
     expect(steps.map((s) => s.key)).toEqual(["queued", "ended"]);
