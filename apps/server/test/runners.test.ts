@@ -198,4 +198,52 @@ describe.skipIf(!postgres.available)("corral runner", () => {
       [doomed.id, "silent", 0],
     ]);
   });
+
+  test("a runner that was only paused past its lease comes back to find its job lost, and cannot overwrite that", async () => {
+    const root = tempDir();
+    const url = await postgres.database();
+    const corral = await startServer({ CORRAL_DATABASE_URL: url, CORRAL_RUNNER_LEASE_S: "5" }, { root });
+    cleanups.push(() => corral.close());
+    await api(corral, "PATCH", "/api/agents/kiro", { runnerLabel: "gpu" });
+    const box = await runner(root, { CORRAL_DATABASE_URL: url, CORRAL_RUNNER_LABELS: "gpu" });
+    const launched = await api<Job>(corral, "POST", "/api/jobs", { agent: "kiro", prompt: "print 1\nhang", workdir: path.join(root, "w") });
+    const running = await until(async () => {
+      const job = (await api<Job>(corral, "GET", `/api/jobs/${launched.body.id}`)).body;
+      return job.status === "running" ? job : undefined;
+    });
+    const pid = running.pid as number;
+    cleanups.push(async () => {
+      try {
+        process.kill(-pid, "SIGKILL");
+      } catch {}
+    });
+    // Paused (a machine asleep, a network partition): no heartbeats, and it cannot act.
+    box.child.kill("SIGSTOP");
+    const [lost] = await corral.services.jobs.waitFor([launched.body.id], 15_000);
+    expect(lost?.status).toBe("lost");
+    box.child.kill("SIGCONT");
+    // Back, it sees its worker end and tries to store that end: the fence refuses it.
+    process.kill(-pid, "SIGTERM");
+    await until(() => {
+      try {
+        process.kill(pid, 0);
+        return undefined;
+      } catch {
+        return true;
+      }
+    });
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    const after = (await api<Job>(corral, "GET", `/api/jobs/${launched.body.id}`)).body;
+    expect(after).toMatchObject({ status: "lost", runner: box.id, error: lost?.error });
+    const attempts = await api<{ attempts: JobAttempt[] }>(corral, "GET", `/api/jobs/${launched.body.id}/attempts`);
+    expect(attempts.body.attempts).toMatchObject([{ attempt: 1, status: "lost" }]);
+    // It is alive again, heartbeating under the same id.
+    const registry = await pgRegistryAt(url);
+    cleanups.push(() => registry.close());
+    await until(
+      async () => (Date.now() - ((await registry.runners.get(box.id))?.heartbeatAt ?? 0) < 3000 ? true : undefined),
+      6000,
+      "a heartbeat again",
+    );
+  });
 });
