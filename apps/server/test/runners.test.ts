@@ -246,4 +246,31 @@ describe.skipIf(!postgres.available)("corral runner", () => {
       "a heartbeat again",
     );
   });
+
+  test("output a runner stored while the server was down is there when the job's output is read after it is back", async () => {
+    const root = tempDir();
+    const url = await postgres.database();
+    const first = await startServer({ CORRAL_DATABASE_URL: url }, { root });
+    await api(first, "PATCH", "/api/agents/kiro", { runnerLabel: "gpu" });
+    await runner(root, { CORRAL_DATABASE_URL: url, CORRAL_RUNNER_LABELS: "gpu" });
+    const launched = await api<Job>(first, "POST", "/api/jobs", {
+      agent: "kiro",
+      prompt: "print 1\nsleep 1.5\nprint 2",
+      workdir: path.join(root, "w"),
+    });
+    await until(async () => ((await api<Job>(first, "GET", `/api/jobs/${launched.body.id}`)).body.status === "running" ? true : undefined));
+    await first.close();
+    const registry = await pgRegistryAt(url);
+    cleanups.push(() => registry.close());
+    await until(
+      async () => ((await registry.jobs.get(launched.body.id))?.status === "succeeded" ? true : undefined),
+      15_000,
+      "the job to end on the runner",
+    );
+
+    const second = await server(url, root);
+    const output = await api<OutputPage>(second, "GET", `/api/jobs/${launched.body.id}/output?cursor=0`);
+    expect(output.body.chunks.map((c) => c.text).join("")).toBe("line 1\nline 1\nline 2\ndone kiro-cli-chat\n");
+    expect(output.body.complete).toBe(true);
+  });
 });

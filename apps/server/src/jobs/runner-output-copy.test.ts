@@ -60,3 +60,14 @@ test("copies each chunk into the server's log once, in order, telling each, and 
   await again.copy("j2");
   expect(logText(dataDir, "j2").split("\n").length).toBe(1202);
 });
+
+test("copies asked for at once (a notification and a read) append each chunk once", async () => {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), "corral-copy-"));
+  dirs.push(dataDir);
+  const output = table();
+  for (let i = 0; i < 20; i++) output.add("j1", "out", `${i}\n`);
+  const copy = new RunnerOutputCopy(output, dataDir, () => {});
+  await Promise.all([copy.copy("j1"), copy.copy("j1"), copy.copy("j1")]);
+  // Adjacent chunks of one stream are read back together: the text, once, in order.
+  expect(logText(dataDir, "j1")).toBe(`out:${Array.from({ length: 20 }, (_, i) => `${i}\n`).join("")}`);
+});

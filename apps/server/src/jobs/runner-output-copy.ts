@@ -27,8 +27,22 @@ export class RunnerOutputCopy {
     private readonly told: (event: OutputEvent) => void,
   ) {}
 
-  /** Copies every chunk of the job not copied yet. Calls for one job must not overlap (the caller runs them in turn). */
-  async copy(jobId: string): Promise<void> {
+  /** Copies in progress, by job: a copy asked for while one runs follows it, so no chunk is appended twice. */
+  private readonly running = new Map<string, Promise<void>>();
+
+  /** Copies every chunk of the job not copied yet. */
+  copy(jobId: string): Promise<void> {
+    const previous = this.running.get(jobId) ?? Promise.resolve();
+    const next = previous.then(() => this.copyNow(jobId));
+    const settled = next.catch(() => undefined);
+    this.running.set(jobId, settled);
+    void settled.then(() => {
+      if (this.running.get(jobId) === settled) this.running.delete(jobId);
+    });
+    return next;
+  }
+
+  private async copyNow(jobId: string): Promise<void> {
     const paths = jobDataPaths(this.dataDir, jobId);
     const seqFile = path.join(paths.dir, COPIED_FILE);
     let seq = this.copied.get(jobId) ?? readSeq(seqFile);

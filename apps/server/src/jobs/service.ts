@@ -391,6 +391,7 @@ export class JobService extends EventEmitter<JobServiceEvents> {
 
   async readOutput(id: string, cursor: number, limit: number): Promise<OutputPage> {
     const job = await this.get(id);
+    await this.runnerOutputCaughtUp(job);
     const page = this.outputFrom(id, cursor, limit);
     const chunks = page.chunks.map(({ stream, data }) => ({ stream, text: data.toString("utf8") }));
     return { chunks, cursor: page.cursor, complete: isFinalStatus(job.status) && page.cursor >= page.size };
@@ -408,8 +409,17 @@ export class JobService extends EventEmitter<JobServiceEvents> {
   /** The output as its agent kind reads it (see readReadable), for the panel's Readable view. */
   async readReadable(id: string, cursor: number, limit: number): Promise<ReadablePage> {
     const job = await this.get(id);
+    await this.runnerOutputCaughtUp(job);
     const kind = (await this.registry.agents.get(job.agent))?.kind;
     return atCursor(() => readReadable(this.logFile(id), kind ? agentKindModule(kind) : undefined, cursor, limit, isFinalStatus(job.status)));
+  }
+
+  /**
+   * A runner's job: what it stored that this server has not copied yet (stored while the server
+   * was down, or not yet heard of) is copied before the log is read. A job run here has nothing to copy.
+   */
+  private async runnerOutputCaughtUp(job: Job): Promise<void> {
+    if (job.runner !== null && job.runner !== this.deps.runnerId) await this.runnerOutput.copy(job.id);
   }
 
   /** The latest line the Readable view shows (see lastReadableLine), for the panel's Running-now cards. */
@@ -487,7 +497,7 @@ export class JobService extends EventEmitter<JobServiceEvents> {
    * What a runner NOTIFYs (JOB_CHANNEL): `<jobId>` after a change to the job, `<jobId>:<seq>` after
    * output chunks up to seq. The job's stored state is announced as this process's own changes
    * are (waits, the WebSocket and MCP tasks hear of it); output is copied into this server's log
-   * of the job first, so a job told ended has all its output there. Calls must not overlap.
+   * of the job first, so a job told ended has all its output there. Called in the order heard.
    */
   async heardFromRunner(payload: string): Promise<void> {
     const [id = "", seq] = payload.split(":");
