@@ -139,6 +139,9 @@ describe.skipIf(!postgres.available)("corral runner", () => {
 
     const first = await running("w1");
     expect(first.runner).toBe(box.id);
+    // A server stopping with CORRAL_STOP_WORKERS_ON_EXIT=1 cancels its own jobs only: a runner's go on.
+    await corral.services.jobs.cancelAll();
+    expect((await api<Job>(corral, "GET", `/api/jobs/${first.id}`)).body.status).toBe("running");
     const asked = Date.now();
     const cancelled = await api<Job>(corral, "POST", `/api/jobs/${first.id}/cancel`);
     // The answer waits for the runner to report the worker gone (SIGTERM, and the fake CLI obeys it).

@@ -558,10 +558,17 @@ export class JobService extends EventEmitter<JobServiceEvents> {
     }
   }
 
-  /** Cancels every queued and running job (the server stops and was asked to take its workers along). */
+  /**
+   * Cancels every queued and running job this process runs (the server stops and was asked to
+   * take its workers along). Runners' jobs, and jobs waiting for a runner, are theirs: left alone.
+   */
   async cancelAll(): Promise<void> {
+    const labelled = new Set((await this.registry.agents.list()).filter((a) => a.runnerLabel !== null).map((a) => a.name));
     const open = await this.registry.jobs.withStatus(["queued", "running"]);
-    await Promise.all(open.map((row) => this.cancel(row.id)));
+    const mine = open.filter(
+      (row) => this.runsHere(row) && !(this.deps.runnerId === undefined && row.status === "queued" && labelled.has(row.agent)),
+    );
+    await Promise.all(mine.map((row) => this.cancel(row.id)));
   }
 
   /** Stops following workers and leaves them running; the next start picks them up. */
