@@ -44,8 +44,12 @@ const noSwaggerYaml: Plugin = {
 
 export function serverBuildOptions(outdir: string): BuildOptions {
   return {
-    // `corral`, the command (package.json `bin`), shares the bundle's chunks (zod, @corral/shared).
-    entryPoints: { server: path.join(here, "src/server.ts"), corral: path.join(here, "src/cli/main.ts") },
+    // `corral` and `corral-runner`, the commands (package.json `bin`), share the bundle's chunks (zod, @corral/shared).
+    entryPoints: {
+      server: path.join(here, "src/server.ts"),
+      corral: path.join(here, "src/cli/main.ts"),
+      runner: path.join(here, "src/runner/main.ts"),
+    },
     outdir,
     chunkNames: "chunks/[name]-[hash]",
     bundle: true,

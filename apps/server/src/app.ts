@@ -6,6 +6,8 @@ import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 
 import type { DestinationStream } from "pino";
 import type { AppConfig } from "./config.js";
 import { openRegistry } from "./db/open-registry.js";
+import { runnerRoutes } from "./routes/runners.js";
+import { watchRunnerLeases } from "./jobs/runner-leases.js";
 import { registryUnreachable } from "./db/registry-error.js";
 import { isHotReloadSocket } from "./dev-web.js";
 import { ServiceError } from "./lib/errors.js";
@@ -135,11 +137,35 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   await app.register(conversationRoutes(services));
   await app.register(metricsRoutes(services, guard.limiter));
   await app.register(configFileRoutes(services));
+  await app.register(runnerRoutes(services));
   await app.register(openApiRoutes);
   await app.register(mcpRoutes(services));
   await app.register(panelRoutes(config, hotReloadUpgrades));
 
+  // Jobs runners store: each change a runner NOTIFYs is read back and told as this server's own are.
+  let heard: Promise<void> = Promise.resolve();
+  const runnerChanges = config.databaseUrl
+    ? await (await import("./db/pg/job-changes.js")).listenForJobChanges(
+        config.databaseUrl,
+        (payload) => {
+          // In the order heard: a job's output is copied before its end is told.
+          heard = heard
+            .then(() => services.jobs.heardFromRunner(payload))
+            .catch((err: unknown) => app.log.warn({ err, payload }, "could not read what a runner stored"));
+        },
+        (err) => app.log.warn({ err }, "lost the connection that hears of runners' jobs; connecting again"),
+      )
+    : null;
+
+  // Runners that fell silent lose their running jobs.
+  const stopLeases =
+    registry.dialect === "postgres"
+      ? watchRunnerLeases(services.jobs, config.runnerLeaseMs, (err) => app.log.warn({ err }, "could not check runners' heartbeats"))
+      : null;
+
   app.addHook("onClose", async () => {
+    stopLeases?.();
+    await runnerChanges?.close();
     services.configFile.close();
     services.jobs.shutdown();
     services.conversations.close();

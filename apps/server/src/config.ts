@@ -41,6 +41,8 @@ const EnvSchema = z.object({
     .refine((t) => t === "~" || t.startsWith("~/") || path.isAbsolute(t), "must be an absolute path or start with ~/")
     .optional(),
   CORRAL_KILL_GRACE_MS: positiveInt.default(5000),
+  // At least two and a half of a runner's 2 s heartbeats, so one late heartbeat never loses a live runner's jobs.
+  CORRAL_RUNNER_LEASE_S: positiveInt.min(5).max(3600).default(15),
   CORRAL_QUEUE_LIMIT: positiveInt.default(10_000),
   CORRAL_PROGRESS_INTERVAL_MS: positiveInt.default(10_000),
   CORRAL_MCP_SESSION_IDLE_S: positiveInt.default(1800),
@@ -85,6 +87,8 @@ export interface AppConfig {
   /** `CORRAL_CONFIG` named it, so its absence is an error to show rather than "no file". */
   configFileNamed: boolean;
   killGraceMs: number;
+  /** A runner silent this long (no heartbeat) is given up on: its running jobs end `lost`. */
+  runnerLeaseMs: number;
   queueLimit: number;
   progressIntervalMs: number;
   mcpSessionIdleMs: number;
@@ -163,6 +167,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     configFile: path.resolve(expandHome(e.CORRAL_CONFIG ?? path.join(dataDir, "corral.yaml"), homeDir)),
     configFileNamed: e.CORRAL_CONFIG !== undefined,
     killGraceMs: e.CORRAL_KILL_GRACE_MS,
+    runnerLeaseMs: e.CORRAL_RUNNER_LEASE_S * 1000,
     queueLimit: e.CORRAL_QUEUE_LIMIT,
     progressIntervalMs: e.CORRAL_PROGRESS_INTERVAL_MS,
     mcpSessionIdleMs: e.CORRAL_MCP_SESSION_IDLE_S * 1000,

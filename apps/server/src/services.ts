@@ -1,4 +1,3 @@
-import path from "node:path";
 import type { AppConfig } from "./config.js";
 import { AgentService } from "./agents/service.js";
 import { OllamaService } from "./agents/ollama/service.js";
@@ -9,9 +8,10 @@ import { CostService } from "./costs/service.js";
 import type { McpTasksRepo, Registry } from "./db/registry.js";
 import { FileWatcher } from "./jobs/file-watcher.js";
 import { JobService } from "./jobs/service.js";
-import { jobDataPaths } from "./jobs/worker-process.js";
+import { fileHooks } from "./jobs/file-hooks.js";
 import { AuditService } from "./audit/service.js";
 import { Metrics } from "./observability/metrics.js";
+import { RunnerDirectory } from "./runner/directory.js";
 import { SessionService } from "./security/sessions.js";
 import { WorkdirService } from "./workdirs/service.js";
 
@@ -39,6 +39,8 @@ export interface Services {
   conversations: ConversationHub;
   /** Agents, budgets and prices declared in CORRAL_CONFIG. */
   configFile: ConfigFileService;
+  /** The runners (`corral runner`) that announced themselves. */
+  runners: RunnerDirectory;
 }
 
 /** Wires the services over the registry; they are ready once the user's prices are read. */
@@ -48,18 +50,13 @@ export async function createServices(config: AppConfig, registry: Registry): Pro
   const agents = new AgentService({ config, registry });
   const audit = new AuditService(registry.audit);
   const files = new FileWatcher(registry.jobFiles, [config.dataDir]);
-  const snapshotFile = (jobId: string) => path.join(jobDataPaths(config.dataDir, jobId).dir, "workdir-before.json");
   const jobs = new JobService({
     config,
     registry,
     costs,
     audit,
     inProcessAdapters: inProcessAdapters(config, registry.jobMessages),
-    hooks: {
-      starting: (row) => files.begin(row.id, row.workdir, snapshotFile(row.id)),
-      resumed: (row) => void files.resume(row.id, row.workdir, snapshotFile(row.id)).catch(() => undefined),
-      ended: (row, ran) => files.end(row.id, ran),
-    },
+    hooks: fileHooks(files, config.dataDir),
   });
   const ollama = new OllamaService({ config, agents: registry.agents, models: registry.ollamaModels });
   agents.on("changed", ({ name, removed }) => {
@@ -70,5 +67,21 @@ export async function createServices(config: AppConfig, registry: Registry): Pro
   const sessions = new SessionService(registry, config.dataDir, config.sessionTtlMs);
   const conversations = new ConversationHub({ registry, agents, jobs });
   const configFile = new ConfigFileService({ config, agents, costs });
-  return { config, agents, jobs, costs, files, workdirs, ollama, audit, metrics, sessions, conversations, configFile, mcpTasks: registry.mcpTasks };
+  const runners = new RunnerDirectory(registry, config.runnerLeaseMs);
+  return {
+    config,
+    agents,
+    jobs,
+    costs,
+    files,
+    workdirs,
+    ollama,
+    audit,
+    metrics,
+    sessions,
+    conversations,
+    configFile,
+    runners,
+    mcpTasks: registry.mcpTasks,
+  };
 }

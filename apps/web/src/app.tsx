@@ -12,6 +12,7 @@ import { JobDetailPage } from "./pages/job-detail-page.js";
 import { JobsPage } from "./pages/jobs-page.js";
 import { LaunchPage } from "./pages/launch-page.js";
 import { OllamaPage } from "./pages/ollama-page.js";
+import { RunnersPage } from "./pages/runners-page.js";
 
 // The chart and highlighting libraries load only with the pages that use them; Conversations loads
 // with its page too, which keeps the first load under Vite's 500 kB chunk warning.
@@ -27,6 +28,7 @@ const navItems = [
   { to: "/costs", label: "Costs" },
   { to: "/ollama", label: "Ollama" },
   { to: "/agents", label: "Agents" },
+  { to: "/runners", label: "Runners" },
   { to: "/connect", label: "Connect" },
   { to: "/reference", label: "API" },
 ];
@@ -50,6 +52,8 @@ function route(pathname: string): ReactNode {
       return <OllamaPage />;
     case "/agents":
       return <AgentsPage />;
+    case "/runners":
+      return <RunnersPage />;
     case "/connect":
       return <ConnectPage />;
     case "/reference":

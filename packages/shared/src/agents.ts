@@ -33,6 +33,11 @@ export type AgentSource = z.infer<typeof AgentSourceSchema>;
 
 const EnvSchema = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "not a valid variable name"), z.string());
 
+/** A runner's label, as runners announce it and agents ask for it: `gpu`, `codex`, a hostname. */
+export const RunnerLabelSchema = z
+  .string()
+  .regex(/^[a-z0-9._-]{1,63}$/, "use 1-63 lowercase letters, digits, '.', '_' or '-' (a label a runner announces, such as gpu or a hostname)");
+
 /** Fields a user may set on any agent. */
 const AgentFieldsSchema = z.object({
   provider: z.string().min(1).max(40),
@@ -69,6 +74,11 @@ const AgentFieldsSchema = z.object({
   allowedHosts: z.array(z.string().min(1).max(253)).max(100).nullable(),
   /** Model steps (turns of the tool loop) before a job stops. */
   maxSteps: z.number().int().min(1).max(1000).nullable(),
+  /**
+   * Its jobs are run by a `corral runner` announcing this label (CORRAL_RUNNER_LABELS), never by
+   * the server itself; null: the server runs them. Needs the registry in PostgreSQL.
+   */
+  runnerLabel: RunnerLabelSchema.nullable(),
 });
 
 export const CreateAgentBodySchema = AgentFieldsSchema.partial().extend({ name: AgentNameSchema, kind: AgentKindSchema }).strict();

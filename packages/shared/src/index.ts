@@ -15,3 +15,4 @@ export * from "./readable.js";
 export * from "./format.js";
 export * from "./health.js";
 export * from "./config-file.js";
+export * from "./runners.js";

@@ -112,6 +112,8 @@ export const JobSchema = z.object({
   workerSession: z.string().nullable(),
   /** The first job of the launch to several agents this job was one of (`GET /api/jobs/:id/group` lists them); null when launched alone. */
   groupId: JobIdSchema.nullable(),
+  /** The runner (`corral runner`) that claimed the job; null while none has, and for a job the server itself runs. */
+  runner: z.string().nullable(),
 });
 export type Job = z.infer<typeof JobSchema>;
 

@@ -21,7 +21,7 @@ import { agentKindModule, agentKindNames, cliAdapterFor } from "./registry.js";
 export interface AgentServiceDeps {
   config: AppConfig;
   /** Agents, and their jobs: agents with jobs cannot be deleted (their history would lose its agent). */
-  registry: Pick<Registry, "agents" | "jobs" | "transaction">;
+  registry: Pick<Registry, "agents" | "jobs" | "transaction" | "dialect">;
 }
 
 export interface AgentServiceEvents {
@@ -91,6 +91,7 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
       if (!agentKindModule(body.kind)) throw invalidField("kind", `unknown agent kind ${body.kind}; this server runs ${agentKindNames().join(", ")}`);
       if (cliAdapterFor(body.kind)?.commandRequired && !body.command) throw commandRequired(body.kind);
       assertKindFields(body.kind, { api: body.api ?? null });
+      this.assertRunnerLabel(body.runnerLabel);
       assertAgentEnv(body.env, this.deps.config.allowLoaderEnv);
       return tx.agents.insert(newAgentRow({ ...body, workdir: body.workdir ?? defaultWorkdir(this.deps.config, body.name) }));
     });
@@ -104,6 +105,7 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
       this.assertInRegistry(current);
       if (cliAdapterFor(current.kind)?.commandRequired && patch.command === null) throw commandRequired(current.kind);
       assertKindFields(current.kind, { api: patch.api === undefined ? current.api : patch.api });
+      this.assertRunnerLabel(patch.runnerLabel);
       assertAgentEnv(patch.env, this.deps.config.allowLoaderEnv);
       const updated = await tx.agents.update(name, { ...patch, updatedAt: Date.now() });
       if (!updated) throw notFound(`agent ${name} does not exist`, "name");
@@ -125,6 +127,15 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
       await tx.agents.delete(name);
     });
     this.emit("changed", { name, removed: true });
+  }
+
+  /** Runners reach the registry over the network, so an agent waiting for one needs it in PostgreSQL. */
+  private assertRunnerLabel(label: string | null | undefined): void {
+    if (!label || this.deps.registry.dialect === "postgres") return;
+    throw invalidField(
+      "runnerLabel",
+      "runners need the registry in PostgreSQL (this server keeps it in SQLite): set CORRAL_DATABASE_URL and restart, or leave runnerLabel empty so the server runs this agent's jobs",
+    );
   }
 
   /** Agents of the config file are changed there: an edit here would be undone at its next load. */

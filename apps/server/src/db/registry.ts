@@ -6,10 +6,12 @@ import { createConversationsRepo } from "./repos/conversations.js";
 import { createCostsRepo } from "./repos/costs.js";
 import { createJobFilesRepo } from "./repos/job-files.js";
 import { createJobMessagesRepo } from "./repos/job-messages.js";
+import { createJobOutputRepo } from "./repos/job-output.js";
 import { createJobStatsRepo } from "./repos/job-stats.js";
 import { createJobsRepo } from "./repos/jobs.js";
 import { createMcpTasksRepo } from "./repos/mcp-tasks.js";
 import { createOllamaModelsRepo } from "./repos/ollama-models.js";
+import { createRunnersRepo } from "./repos/runners.js";
 import { createSessionsRepo } from "./repos/sessions.js";
 
 // Each repository as every dialect serves it: the SQLite repository's methods, answering Promises.
@@ -24,6 +26,8 @@ export type SessionsRepo = Async<ReturnType<typeof createSessionsRepo>>;
 export type OllamaModelsRepo = Async<ReturnType<typeof createOllamaModelsRepo>>;
 export type McpTasksRepo = Async<ReturnType<typeof createMcpTasksRepo>>;
 export type ConversationsRepo = Async<ReturnType<typeof createConversationsRepo>>;
+export type RunnersRepo = Async<ReturnType<typeof createRunnersRepo>>;
+export type JobOutputRepo = Async<ReturnType<typeof createJobOutputRepo>>;
 
 export interface Repos {
   agents: AgentsRepo;
@@ -37,6 +41,8 @@ export interface Repos {
   ollamaModels: OllamaModelsRepo;
   mcpTasks: McpTasksRepo;
   conversations: ConversationsRepo;
+  runners: RunnersRepo;
+  jobOutput: JobOutputRepo;
 }
 
 /** The registry, whichever database holds it. */
@@ -72,6 +78,8 @@ export function createSqliteRegistry(handle: DbHandle): Registry {
     ollamaModels: createOllamaModelsRepo(db),
     mcpTasks: createMcpTasksRepo(db),
     conversations: createConversationsRepo(db),
+    runners: createRunnersRepo(db),
+    jobOutput: createJobOutputRepo(db),
   };
   /** Settles when the open transaction has ended; null when none is open. */
   let open: Promise<void> | null = null;

@@ -11,6 +11,7 @@ import type {
   JobOrigin,
   JobStatus,
   ModelApi,
+  OutputStream,
   RetryPolicy,
   SandboxMode,
 } from "@corral/shared";
@@ -42,6 +43,8 @@ export const agents = sqliteTable("agents", {
   maxSteps: integer("max_steps"),
   /** `file`: declared in the config file (CORRAL_CONFIG), which is where it is edited. */
   source: text("source").$type<AgentSource>().notNull().default("registry"),
+  /** Its jobs are run by a `corral runner` announcing this label, never by the server; null: the server runs them. */
+  runnerLabel: text("runner_label"),
   builtin: integer("builtin", { mode: "boolean" }).notNull(),
   createdAt: integer("created_at").notNull(),
   updatedAt: integer("updated_at").notNull(),
@@ -97,6 +100,8 @@ export const jobs = sqliteTable(
     workerSession: text("worker_session"),
     /** The first job of a launch to several agents this job was one of; null for a job launched alone. */
     groupId: text("group_id"),
+    /** The runner (runners.id) that claimed the job; null: the server itself runs it. */
+    runner: text("runner"),
     /**
      * The job's place in the registry, 1, 2, 3… in the order jobs were added: the jobs list's
      * order (newest first) and the rowid of the jobs_search text index. Set by the
@@ -325,7 +330,42 @@ export const hubMessages = sqliteTable(
   ],
 );
 
+/** Each `corral runner` process that announced itself: it runs the jobs of agents asking for one of its labels. */
+export const runners = sqliteTable("runners", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  labels: text("labels", { mode: "json" }).$type<string[]>().notNull(),
+  hostname: text("hostname").notNull(),
+  version: text("version").notNull(),
+  startedAt: integer("started_at").notNull(),
+  /** Its last sign of life; silent past its lease, its running jobs are lost. */
+  heartbeatAt: integer("heartbeat_at").notNull(),
+  /** When it said it was stopping; null while it runs (or if it died without saying). */
+  stoppedAt: integer("stopped_at"),
+});
+
+/**
+ * Output of jobs a runner runs, chunk by chunk in order (seq 1, 2, 3… per job), for the server to
+ * copy into its own output log: every read of output there works as for its own jobs.
+ */
+export const jobOutput = sqliteTable(
+  "job_output",
+  {
+    jobId: text("job_id")
+      .notNull()
+      .references(() => jobs.id, { onDelete: "cascade" }),
+    seq: integer("seq").notNull(),
+    stream: text("stream").$type<OutputStream>().notNull(),
+    /** UTF-8 text, whole characters, as the job's output log holds it. */
+    data: text("data").notNull(),
+    at: integer("at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.jobId, t.seq] })],
+);
+
 export type AgentRow = typeof agents.$inferSelect;
+export type JobOutputRow = typeof jobOutput.$inferSelect;
+export type RunnerRow = typeof runners.$inferSelect;
 export type JobRow = typeof jobs.$inferSelect;
 export type OllamaModelRow = typeof ollamaModels.$inferSelect;
 export type JobFileRow = typeof jobFileChanges.$inferSelect;

@@ -42,5 +42,6 @@ export function toJob(row: JobRow): Job {
     groupId: row.groupId,
     followUpOf: row.followUpOf,
     workerSession: row.workerSession,
+    runner: row.runner,
   };
 }

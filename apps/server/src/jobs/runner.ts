@@ -89,6 +89,11 @@ export class JobRunner {
     return this.deps.registry;
   }
 
+  /** Whether this process runs the job: the server those no runner claimed, a runner those it claimed. */
+  private owns(row: JobRow): boolean {
+    return row.runner === (this.deps.runnerId ?? null);
+  }
+
   /** Starts a job the scheduler let through. Never throws: whatever goes wrong ends this job, not the server. */
   async start(agent: string, id: string): Promise<void> {
     let admitted: Admitted;
@@ -118,7 +123,7 @@ export class JobRunner {
     return this.store.atomically(async (unit) => {
       const row = await unit.tx.jobs.get(id);
       const agent = row && (await unit.tx.agents.get(row.agent));
-      if (!row || !agent || row.status !== "queued" || this.closing) {
+      if (!row || !agent || row.status !== "queued" || !this.owns(row) || this.closing) {
         if (row && !agent && row.status === "queued")
           await this.store.finish(id, { status: "failed", error: `agent ${row.agent} no longer exists` }, unit);
         return { refused: row?.agent ?? "" };
@@ -191,7 +196,8 @@ export class JobRunner {
    */
   private markRunning(started: JobRow, execution: Execution, attempt: AttemptStart): Promise<boolean> {
     return this.store.atomically(async (unit) => {
-      if ((await unit.tx.jobs.get(started.id))?.status !== "queued") return false;
+      const now = await unit.tx.jobs.get(started.id);
+      if (now?.status !== "queued" || !this.owns(now)) return false;
       await unit.tx.jobs.startAttempt({ ...attempt, status: "running" });
       await this.store.update(
         started.id,
@@ -259,6 +265,10 @@ export class JobRunner {
     } finally {
       this.scheduler.released(agent);
     }
+  }
+
+  activeIds(): string[] {
+    return [...this.active.keys()];
   }
 
   /** Stops a running job; it ends with the given status once its worker is gone. */

@@ -33,6 +33,7 @@ import { toJob } from "./job-view.js";
 import { type ByteChunk, CursorError, type OutputRecords, readOutputBytes, tailText } from "./output-log.js";
 import { lastReadableLine, readReadable } from "./readable-output.js";
 import { JobRunner, MAX_TIMER_MS, type RunStore } from "./runner.js";
+import { RunnerOutputCopy } from "./runner-output-copy.js";
 import { Scheduler } from "./scheduler.js";
 import { jobDataPaths } from "./worker-process.js";
 import { resolveWorkdir } from "./workdir.js";
@@ -64,6 +65,11 @@ export interface JobServiceDeps {
   audit: Pick<AuditService, "store" | "announce">;
   /** Budgets, prices and per-job limits. */
   costs?: JobCostPolicy;
+  /**
+   * The runner (runners.id) this service runs jobs for: it starts only jobs claimed by it. Absent:
+   * the server itself, which starts only jobs no runner claimed.
+   */
+  runnerId?: string;
 }
 
 /**
@@ -93,12 +99,19 @@ const newJobId = () => randomBytes(8).toString("hex").slice(0, 12);
 export const THREAD_LIMIT = 200;
 
 /**
+ * How long a cancel waits for a runner to report its worker gone, beyond the kill grace period:
+ * the runner hears at once (NOTIFY) or at its next heartbeat (2 s).
+ */
+const REMOTE_STOP_MS = 5000;
+
+/**
  * Jobs for every door (MCP, REST, the panel): launch, look up, read, wait for and cancel. The
  * scheduler decides when each may start; the runner drives it from there to its end.
  */
 export class JobService extends EventEmitter<JobServiceEvents> {
   private scheduler: Scheduler;
   private runner: JobRunner;
+  private runnerOutput: RunnerOutputCopy;
 
   constructor(private readonly deps: JobServiceDeps) {
     super();
@@ -115,6 +128,7 @@ export class JobService extends EventEmitter<JobServiceEvents> {
       atomically: (fn) => this.atomically(fn),
     };
     this.runner = new JobRunner(deps, store, this.scheduler);
+    this.runnerOutput = new RunnerOutputCopy(deps.registry.jobOutput, deps.config.dataDir, (event) => this.emit("output", event));
   }
 
   private get config(): AppConfig {
@@ -216,8 +230,11 @@ export class JobService extends EventEmitter<JobServiceEvents> {
    * held from now, so launches stored together never overfill it.
    */
   private async store(unit: Unit, planned: PlannedJob[], origin: JobOrigin, client: string | null): Promise<Job[]> {
-    this.scheduler.reserve(planned.length);
-    unit.afterRollback(() => this.scheduler.unreserve(planned.length));
+    // A job of an agent with a runner label waits in the registry for a runner to claim it: it
+    // takes no room in this server's queue and is never started here.
+    const local = planned.filter(({ agent }) => agent.runnerLabel === null).length;
+    this.scheduler.reserve(local);
+    unit.afterRollback(() => this.scheduler.unreserve(local));
     const ids = planned.map(() => newJobId());
     const groupId = ids.length > 1 ? (ids[0] ?? null) : null;
     const rows: JobRow[] = [];
@@ -243,10 +260,8 @@ export class JobService extends EventEmitter<JobServiceEvents> {
       });
       await this.audit(unit, "launch", inserted, { door: origin, client });
       rows.push(this.announce(inserted, unit));
+      if (agent.runnerLabel === null) unit.afterCommit(() => this.scheduler.enqueue(inserted.agent, inserted.id, true));
     }
-    unit.afterCommit(() => {
-      for (const row of rows) this.scheduler.enqueue(row.agent, row.id, true);
-    });
     return rows.map(toJob);
   }
 
@@ -352,17 +367,31 @@ export class JobService extends EventEmitter<JobServiceEvents> {
         await this.update(id, { cancelRequestedAt: Date.now(), cancelledBy: actor?.door ?? "server", cancelClient: actor?.client ?? null }, unit);
       }
       if (await this.runner.cancelRetry(row, unit)) return true;
-      if (row.status !== "queued") return false;
+      if (row.status !== "queued") {
+        // Another process's worker (a runner's): it is told, and stops it when this commits.
+        if (!this.runsHere(row)) {
+          await unit.tx.runners.askToStop(id);
+          return "elsewhere";
+        }
+        return false;
+      }
       await this.finish(id, { status: "cancelled", error: "cancelled before it started" }, unit);
       unit.afterCommit(() => this.scheduler.remove(row.agent, id));
       return true;
     });
-    if (!ended) await this.runner.stop(id, "cancelled", "cancelled");
+    if (ended === "elsewhere") await this.waitFor([id], this.config.killGraceMs + REMOTE_STOP_MS);
+    else if (!ended) await this.runner.stop(id, "cancelled", "cancelled");
     return this.get(id);
+  }
+
+  /** Whether this process runs the job: the server those no runner claimed, a runner those it claimed. */
+  private runsHere(row: JobRow): boolean {
+    return row.runner === (this.deps.runnerId ?? null);
   }
 
   async readOutput(id: string, cursor: number, limit: number): Promise<OutputPage> {
     const job = await this.get(id);
+    await this.runnerOutputCaughtUp(job);
     const page = this.outputFrom(id, cursor, limit);
     const chunks = page.chunks.map(({ stream, data }) => ({ stream, text: data.toString("utf8") }));
     return { chunks, cursor: page.cursor, complete: isFinalStatus(job.status) && page.cursor >= page.size };
@@ -380,8 +409,17 @@ export class JobService extends EventEmitter<JobServiceEvents> {
   /** The output as its agent kind reads it (see readReadable), for the panel's Readable view. */
   async readReadable(id: string, cursor: number, limit: number): Promise<ReadablePage> {
     const job = await this.get(id);
+    await this.runnerOutputCaughtUp(job);
     const kind = (await this.registry.agents.get(job.agent))?.kind;
     return atCursor(() => readReadable(this.logFile(id), kind ? agentKindModule(kind) : undefined, cursor, limit, isFinalStatus(job.status)));
+  }
+
+  /**
+   * A runner's job: what it stored that this server has not copied yet (stored while the server
+   * was down, or not yet heard of) is copied before the log is read. A job run here has nothing to copy.
+   */
+  private async runnerOutputCaughtUp(job: Job): Promise<void> {
+    if (job.runner !== null && job.runner !== this.deps.runnerId) await this.runnerOutput.copy(job.id);
   }
 
   /** The latest line the Readable view shows (see lastReadableLine), for the panel's Running-now cards. */
@@ -441,6 +479,62 @@ export class JobService extends EventEmitter<JobServiceEvents> {
     return this.scheduler.queuedCount();
   }
 
+  /**
+   * A runner's job, claimed from the registry (runners.claim): it starts here as a launch's would,
+   * through this runner's queue for its agent.
+   */
+  startClaimed(row: JobRow): void {
+    if (this.deps.runnerId === undefined || row.runner !== this.deps.runnerId) throw new Error(`job ${row.id} is not claimed by this runner`);
+    this.scheduler.enqueue(row.agent, row.id);
+  }
+
+  /** Jobs this process runs now (started and not yet ended). */
+  activeIds(): string[] {
+    return this.runner.activeIds();
+  }
+
+  /**
+   * What a runner NOTIFYs (JOB_CHANNEL): `<jobId>` after a change to the job, `<jobId>:<seq>` after
+   * output chunks up to seq. The job's stored state is announced as this process's own changes
+   * are (waits, the WebSocket and MCP tasks hear of it); output is copied into this server's log
+   * of the job first, so a job told ended has all its output there. Called in the order heard.
+   */
+  async heardFromRunner(payload: string): Promise<void> {
+    const [id = "", seq] = payload.split(":");
+    if (!id) return;
+    await this.runnerOutput.copy(id);
+    if (seq !== undefined) return;
+    const row = await this.registry.jobs.get(id);
+    if (!row) return;
+    if (isFinalStatus(row.status)) this.runnerOutput.forget(id);
+    this.announce(row);
+  }
+
+  /**
+   * Runners silent past their lease (no heartbeat for `leaseMs`): each running job of theirs ends
+   * `lost` (its runner's later writes are refused, see jobs.updateClaimed), so it is never run
+   * twice at once; jobs they claimed but never started are given back for another runner.
+   * Read and written in one transaction. Returns how many jobs were lost.
+   */
+  async loseJobsOfSilentRunners(leaseMs: number, now = Date.now()): Promise<number> {
+    return this.atomically(async (unit) => {
+      const silent = (await unit.tx.runners.list()).filter((r) => r.stoppedAt === null && r.heartbeatAt < now - leaseMs);
+      if (!silent.length) return 0;
+      const running = await unit.tx.jobs.withStatus(["running"]);
+      let lost = 0;
+      for (const runner of silent) {
+        await unit.tx.runners.releaseQueued(runner.id);
+        for (const row of running.filter((j) => j.runner === runner.id)) {
+          const error = `runner ${runner.name} (${runner.id}) fell silent: no heartbeat for ${Math.round((now - runner.heartbeatAt) / 1000)} s, past its lease of ${Math.round(leaseMs / 1000)} s; its worker may still run there, but nothing it does is recorded any more`;
+          await unit.tx.jobs.endAttempt(row.id, row.attempt, { status: "lost", error, endedAt: now });
+          await this.finish(row.id, { status: "lost", error }, unit);
+          lost++;
+        }
+      }
+      return lost;
+    });
+  }
+
   /** An agent's limit changed: start what may now start. */
   agentChanged(agent: string): void {
     this.scheduler.pump(agent);
@@ -451,7 +545,10 @@ export class JobService extends EventEmitter<JobServiceEvents> {
    * that cannot be recovered ends `lost` with the reason; it never keeps the server from starting.
    */
   async recover(): Promise<void> {
+    const labelled = new Set((await this.registry.agents.list()).filter((a) => a.runnerLabel !== null).map((a) => a.name));
     for (const row of await this.registry.jobs.withStatus(["queued", "running"])) {
+      // A runner's job is its runner's to follow; a queued job of an agent with a runner label waits for one.
+      if (row.runner !== null || (row.status === "queued" && labelled.has(row.agent))) continue;
       try {
         if (row.status === "queued") this.scheduler.enqueue(row.agent, row.id);
         else await this.runner.reattach(row);
@@ -461,10 +558,17 @@ export class JobService extends EventEmitter<JobServiceEvents> {
     }
   }
 
-  /** Cancels every queued and running job (the server stops and was asked to take its workers along). */
+  /**
+   * Cancels every queued and running job this process runs (the server stops and was asked to
+   * take its workers along). Runners' jobs, and jobs waiting for a runner, are theirs: left alone.
+   */
   async cancelAll(): Promise<void> {
+    const labelled = new Set((await this.registry.agents.list()).filter((a) => a.runnerLabel !== null).map((a) => a.name));
     const open = await this.registry.jobs.withStatus(["queued", "running"]);
-    await Promise.all(open.map((row) => this.cancel(row.id)));
+    const mine = open.filter(
+      (row) => this.runsHere(row) && !(this.deps.runnerId === undefined && row.status === "queued" && labelled.has(row.agent)),
+    );
+    await Promise.all(mine.map((row) => this.cancel(row.id)));
   }
 
   /** Stops following workers and leaves them running; the next start picks them up. */

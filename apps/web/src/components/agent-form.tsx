@@ -28,6 +28,7 @@ const fields: string[] = [
   "description",
   "api",
   "apiKeyEnv",
+  "runnerLabel",
   "maxSteps",
   "role",
   "tools",
@@ -136,6 +137,11 @@ export function AgentForm<T>({ initial, kind, isNew, toBody, save, onDone, submi
         {input("model", "Default model", "empty: the agent's default")}
         {input("timeoutS", "Timeout (s)", undefined, { inputMode: "numeric" })}
         {input("maxConcurrent", "Parallel jobs", undefined, { inputMode: "numeric" })}
+        {input(
+          "runnerLabel",
+          "Runner label",
+          "empty: this server runs its jobs; e.g. gpu: a corral runner with that label does (PostgreSQL registry)",
+        )}
         {kind === "api" && input("maxSteps", "Step limit", "model turns per job; empty: 25", { inputMode: "numeric" })}
       </div>
       {takesRole(kind) && textarea("role", "Role", 3, "the system prompt; empty: a worker that completes the task with its tools")}

@@ -20,6 +20,7 @@ function RunningCard({ job, now }: { job: Job; now: number }) {
       <div className="row">
         <StatusBadge status={job.status} />
         <strong>{job.agent}</strong>
+        {job.runner !== null && <span className="mono small muted">on {job.runner}</span>}
         <span className="grow" />
         <span className="mono small" title="Elapsed">
           {job.startedAt ? formatDuration(now - job.startedAt) : `waiting ${formatDuration(now - job.createdAt)}`}
@@ -166,7 +167,14 @@ function HistoryRow({ job, now }: { job: Job; now: number }) {
       <td className="mono">
         <Link to={`/jobs/${job.id}`}>{job.id}</Link>
       </td>
-      <td data-label="Agent">{job.agent}</td>
+      <td data-label="Agent">
+        {job.agent}
+        {job.runner !== null && (
+          <div className="mono small muted" title="The runner that claimed it">
+            on {job.runner}
+          </div>
+        )}
+      </td>
       <td data-label="Status">
         <StatusBadge status={job.status} />
       </td>

@@ -7,11 +7,13 @@ import { createPgConversationsRepo } from "./repos/conversations.js";
 import { createPgCostsRepo } from "./repos/costs.js";
 import { createPgJobFilesRepo } from "./repos/job-files.js";
 import { createPgJobMessagesRepo } from "./repos/job-messages.js";
+import { createPgJobOutputRepo } from "./repos/job-output.js";
 import { createPgJobStatsRepo } from "./repos/job-stats.js";
 import { createPgJobsRepo } from "./repos/jobs.js";
 import { createPgMcpTasksRepo } from "./repos/mcp-tasks.js";
 import { createPgOllamaModelsRepo } from "./repos/ollama-models.js";
 import { TRANSACTIONS } from "./repos/in-order.js";
+import { createPgRunnersRepo } from "./repos/runners.js";
 import { createPgSessionsRepo } from "./repos/sessions.js";
 
 function reposOn(db: PgExecutor, agentRows: AgentRowCache): Repos {
@@ -27,6 +29,8 @@ function reposOn(db: PgExecutor, agentRows: AgentRowCache): Repos {
     ollamaModels: createPgOllamaModelsRepo(db),
     mcpTasks: createPgMcpTasksRepo(db),
     conversations: createPgConversationsRepo(db),
+    runners: createPgRunnersRepo(db),
+    jobOutput: createPgJobOutputRepo(db),
   };
 }
 

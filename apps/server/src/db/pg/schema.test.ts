@@ -56,7 +56,9 @@ const rowsMatch: [
   Same<typeof pgSchema.jobMessages.$inferSelect, sqlite.JobMessageRow>,
   Same<typeof pgSchema.hubAgents.$inferSelect, sqlite.HubAgentRow>,
   Same<typeof pgSchema.hubMessages.$inferSelect, sqlite.HubMessageRow>,
-] = [true, true, true, true, true, true, true, true, true, true, true, true, true];
+  Same<typeof pgSchema.runners.$inferSelect, sqlite.RunnerRow>,
+  Same<typeof pgSchema.jobOutput.$inferSelect, sqlite.JobOutputRow>,
+] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];
 
 describe("the PostgreSQL schema", () => {
   it("has the SQLite schema's tables, columns, nullability and keys", () => {

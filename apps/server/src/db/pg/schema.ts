@@ -15,6 +15,7 @@ import type {
   JobOrigin,
   JobStatus,
   ModelApi,
+  OutputStream,
   RetryPolicy,
   SandboxMode,
 } from "@corral/shared";
@@ -45,6 +46,7 @@ export const agents = pgTable("agents", {
   allowedHosts: jsonb("allowed_hosts").$type<string[]>(),
   maxSteps: integer("max_steps"),
   source: text("source").$type<AgentSource>().notNull().default("registry"),
+  runnerLabel: text("runner_label"),
   builtin: boolean("builtin").notNull(),
   createdAt: ms("created_at").notNull(),
   updatedAt: ms("updated_at").notNull(),
@@ -93,6 +95,7 @@ export const jobs = pgTable(
     followUpOf: text("follow_up_of"),
     workerSession: text("worker_session"),
     groupId: text("group_id"),
+    runner: text("runner"),
     /** The job's place in the registry, 1, 2, 3… in the order jobs were added: the jobs list's order. */
     seq: bigint("seq", { mode: "number" }).generatedAlwaysAsIdentity(),
   },
@@ -273,4 +276,29 @@ export const hubMessages = pgTable(
     index("hub_messages_inbox_idx").on(t.session, t.to, t.id).where(sql`received_at is null`),
     index("hub_messages_pending_idx").on(t.id).where(sql`answer_pending`),
   ],
+);
+
+export const runners = pgTable("runners", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  labels: jsonb("labels").$type<string[]>().notNull(),
+  hostname: text("hostname").notNull(),
+  version: text("version").notNull(),
+  startedAt: ms("started_at").notNull(),
+  heartbeatAt: ms("heartbeat_at").notNull(),
+  stoppedAt: ms("stopped_at"),
+});
+
+export const jobOutput = pgTable(
+  "job_output",
+  {
+    jobId: text("job_id")
+      .notNull()
+      .references(() => jobs.id, { onDelete: "cascade" }),
+    seq: integer("seq").notNull(),
+    stream: text("stream").$type<OutputStream>().notNull(),
+    data: text("data").notNull(),
+    at: ms("at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.jobId, t.seq] })],
 );

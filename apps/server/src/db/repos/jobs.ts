@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, ne, sql } from "drizzle-orm";
 import type { JobStatus } from "@corral/shared";
 import type { Db } from "../client.js";
 import { createJobList } from "./job-list.js";
@@ -115,6 +115,18 @@ export function createJobsRepo(db: Db) {
     update(id: string, patch: JobPatch): JobRow | undefined {
       const { statement, params } = updating(patch);
       return statement.get({ ...params, id });
+    },
+    /**
+     * The patch, only while runner `runner` holds the job and it is not `lost`: a runner declared
+     * lost (silent past its lease) can no longer write over that. Undefined when the write was refused.
+     */
+    updateClaimed(id: string, runner: string, { seq: _seq, ...patch }: JobPatch): JobRow | undefined {
+      return db
+        .update(jobs)
+        .set(patch)
+        .where(and(eq(jobs.id, id), eq(jobs.runner, runner), ne(jobs.status, "lost")))
+        .returning()
+        .get();
     },
     list: createJobList(db),
     /** The newest `limit` jobs of a conversation, oldest first. */

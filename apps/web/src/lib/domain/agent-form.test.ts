@@ -11,6 +11,12 @@ describe("forms", () => {
     expect(createBody({ ...form, env: "nope" }, "command")).toMatchObject({ field: "env" });
   });
 
+  it("sends a runner label when given, and clears it when emptied on an edit", () => {
+    const form = { ...newAgentForm("command"), name: "gpu_echo", command: "echo", runnerLabel: " gpu " };
+    expect(createBody(form, "command")).toMatchObject({ body: { runnerLabel: "gpu" } });
+    expect(updateBody({ ...form, runnerLabel: "" }, "command")).toMatchObject({ body: { runnerLabel: null } });
+  });
+
   it("builds an API agent from the form: its API, key variable, role, tools, hosts and step limit", () => {
     const form = {
       ...newAgentForm("api"),

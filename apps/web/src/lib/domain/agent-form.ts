@@ -28,6 +28,7 @@ export interface AgentFormState {
   /** API agents: the API's wire format, the variable holding the key, the step limit, the tools, the hosts http_get may reach (one per line). */
   api: ModelApi;
   apiKeyEnv: string;
+  runnerLabel: string;
   maxSteps: string;
   tools: AgentTool[];
   allowedHosts: string;
@@ -51,6 +52,7 @@ export function formFromAgent(a: AgentWithAvailability): AgentFormState {
       .join("\n"),
     api: a.api ?? "openai",
     apiKeyEnv: a.apiKeyEnv ?? "",
+    runnerLabel: a.runnerLabel ?? "",
     maxSteps: a.maxSteps === null ? "" : String(a.maxSteps),
     tools: a.tools ?? [...DEFAULT_AGENT_TOOLS],
     allowedHosts: (a.allowedHosts ?? []).join("\n"),
@@ -71,6 +73,7 @@ export const newAgentForm = (kind: NewAgentKind): AgentFormState => ({
   env: "",
   api: "openai",
   apiKeyEnv: "",
+  runnerLabel: "",
   maxSteps: "",
   tools: [...DEFAULT_AGENT_TOOLS],
   allowedHosts: "",
@@ -123,6 +126,7 @@ export function updateBody(form: AgentFormState, kind: string): FormResult<Updat
     model: form.model.trim() || null,
     description: form.description,
     env: env.body,
+    runnerLabel: form.runnerLabel.trim() || null,
   };
   if (form.workdir.trim()) body.workdir = form.workdir.trim();
   if (timeout.body !== undefined) body.timeoutS = timeout.body;
@@ -162,5 +166,7 @@ export function createBody(form: AgentFormState, kind: NewAgentKind): FormResult
   const body: CreateAgentBody = { ...rest, name: form.name.trim(), kind };
   if (model) body.model = model;
   if (!body.command) delete body.command;
+  // A new agent without a label needs none said (and a SQLite registry takes no label at all).
+  if (!body.runnerLabel) delete body.runnerLabel;
   return { body };
 }

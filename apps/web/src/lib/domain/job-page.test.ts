@@ -36,6 +36,7 @@ function job(patch: Partial<Job> = {}): Job {
     followUpOf: null,
     workerSession: null,
     groupId: null,
+    runner: null,
     ...patch,
   };
 }
@@ -69,6 +70,7 @@ function agent(availability: Partial<AgentWithAvailability["availability"]>, pat
     tools: null,
     allowedHosts: null,
     maxSteps: null,
+    runnerLabel: null,
     source: "registry",
     availability: { available: true, resolved: "/usr/bin/gemini", hint: null, version: null, ...availability },
     ...patch,
@@ -124,6 +126,12 @@ describe("the timeline", () => {
     expect(by({ at: t0, by: "panel", client: "panel" })).toBe("from the panel");
     expect(by({ at: t0, by: "rest", client: "curl/8.5.0" })).toBe("through the REST API (curl/8.5.0)");
     expect(by({ at: t0, by: "server", client: null })).toBe("by the server as it stopped");
+  });
+
+  it("a runner's job says which runner its pid belongs to", () => {
+    const started = (patch: Partial<Job>) => timelineSteps(job(patch)).find((s) => s.key === "started")?.note;
+    expect(started({ pid: 4242, runner: "gpu-box-1a2b3c4d" })).toBe("pid 4242 · on runner gpu-box-1a2b3c4d");
+    expect(started({ pid: 4242, runner: null })).toBe("pid 4242");
   });
 
   it("a job that never started has no start, and says so at its end", () => {

@@ -31,7 +31,9 @@ export function timelineSteps(job: Job): TimelineStep[] {
   if (job.startedAt !== null) {
     const how = job.pid !== null ? `pid ${job.pid}` : job.invocation === null ? "in-process" : undefined;
     const attempt = job.attempt > 1 ? `attempt ${job.attempt}` : undefined;
-    steps.push({ key: "started", label: "started", at: job.startedAt, note: [how, attempt].filter(Boolean).join(" · ") || undefined });
+    // A runner's pid is of its own machine: said with it.
+    const where = job.runner !== null ? `on runner ${job.runner}` : undefined;
+    steps.push({ key: "started", label: "started", at: job.startedAt, note: [how, where, attempt].filter(Boolean).join(" · ") || undefined });
   }
   if (job.cancel) steps.push({ key: "cancel", label: "cancel requested", at: job.cancel.at, note: cancelledBy(job.cancel), tone: "warn" });
   if (job.killedAt !== null) {

@@ -34,6 +34,7 @@ function job(patch: Partial<Job> = {}): Job {
     followUpOf: null,
     workerSession: "s-1",
     groupId: null,
+    runner: null,
     ...patch,
   };
 }

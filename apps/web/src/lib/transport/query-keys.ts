@@ -25,6 +25,8 @@ export const queryKeys = {
   openapi: ["openapi"] as const,
   /** Signed-in browsers (Connect page). */
   sessions: ["sessions"] as const,
+  /** `corral runner` processes (Runners page). */
+  runners: ["runners"] as const,
   conversations: {
     all: ["conversations"] as const,
     sessions: () => [...queryKeys.conversations.all, "sessions"] as const,

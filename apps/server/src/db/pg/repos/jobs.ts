@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, inArray } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, ne } from "drizzle-orm";
 import type { Async } from "../../async.js";
 import type { JobsRepo } from "../../repos/jobs.js";
 import type { PgExecutor } from "../client.js";
@@ -19,6 +19,14 @@ export function createPgJobsRepo(db: PgExecutor): Async<JobsRepo> {
     },
     async update(id, { seq: _seq, ...patch }) {
       const [row] = await db.update(jobs).set(patch).where(eq(jobs.id, id)).returning();
+      return row;
+    },
+    async updateClaimed(id, runner, { seq: _seq, ...patch }) {
+      const [row] = await db
+        .update(jobs)
+        .set(patch)
+        .where(and(eq(jobs.id, id), eq(jobs.runner, runner), ne(jobs.status, "lost")))
+        .returning();
       return row;
     },
     list: createPgJobList(db),

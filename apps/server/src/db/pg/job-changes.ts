@@ -1,0 +1,84 @@
+import pg from "pg";
+
+/**
+ * The channel a runner NOTIFYs after each change it stores to a job. The payload is the job's id
+ * only: NOTIFY payloads stop at 8000 bytes, and the listener reads the job from the registry.
+ */
+export const JOB_CHANNEL = "corral_job";
+
+/** The channel the server NOTIFYs when a job a runner holds is asked to stop: the runner stops its worker. Payload: the job's id. */
+export const CANCEL_CHANNEL = "corral_cancel";
+
+/** How long a listener whose connection dropped waits before it connects again. */
+const RECONNECT_MS = 1000;
+
+export interface JobChangeListener {
+  close(): Promise<void>;
+}
+
+/**
+ * LISTENs on `channel` (JOB_CHANNEL unless told) on a connection of its own (a pooled one would be handed to queries and
+ * lose the LISTEN), calling `changed` with each job id heard. A dropped connection is opened again
+ * after a pause; what changed meanwhile is not heard (the job's end is still read by whoever asks).
+ */
+export async function listenForJobChanges(
+  url: string,
+  changed: (jobId: string) => void,
+  onError: (err: Error) => void = () => {},
+  channel: string = JOB_CHANNEL,
+): Promise<JobChangeListener> {
+  let client: pg.Client | null = null;
+  let closed = false;
+  let retry: NodeJS.Timeout | null = null;
+
+  const connect = async (): Promise<void> => {
+    const next = new pg.Client({ connectionString: url, application_name: "corral-listen" });
+    next.on("notification", (message) => {
+      if (message.channel === channel && message.payload) changed(message.payload);
+    });
+    next.on("error", (err) => {
+      onError(err);
+      reconnect(next);
+    });
+    next.on("end", () => reconnect(next));
+    try {
+      await next.connect();
+      await next.query(`listen ${channel}`);
+    } catch (err) {
+      await next.end().catch(() => {});
+      throw err;
+    }
+    client = next;
+    if (closed) await next.end().catch(() => {});
+  };
+
+  /** Connects again after a pause, and again after each failure, until closed. */
+  const scheduleConnect = () => {
+    if (closed || retry) return;
+    retry = setTimeout(() => {
+      retry = null;
+      connect().catch((err: Error) => {
+        onError(err);
+        scheduleConnect();
+      });
+    }, RECONNECT_MS);
+    retry.unref();
+  };
+
+  const reconnect = (lost: pg.Client) => {
+    if (closed || client !== lost) return;
+    client = null;
+    lost.end().catch(() => {});
+    scheduleConnect();
+  };
+
+  await connect();
+  return {
+    async close() {
+      closed = true;
+      if (retry) clearTimeout(retry);
+      await client?.end().catch(() => {});
+      client = null;
+    },
+  };
+}

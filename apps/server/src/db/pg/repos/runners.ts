@@ -1,0 +1,87 @@
+import { and, asc, count, eq, inArray, isNotNull, isNull, min, or, sql } from "drizzle-orm";
+import type { Async } from "../../async.js";
+import type { createRunnersRepo } from "../../repos/runners.js";
+import type { PgExecutor } from "../client.js";
+import { CANCEL_CHANNEL } from "../job-changes.js";
+import { agents, jobs, runners } from "../schema.js";
+
+/**
+ * Advisory lock class a claim takes for an agent (with the hash of its name) while it counts the
+ * agent's jobs and takes one: claims for the same agent from several runners then count one after
+ * another, so together they never pass its maxConcurrent.
+ */
+const AGENT_CLAIMS = 7_433_103;
+
+export function createPgRunnersRepo(db: PgExecutor): Async<ReturnType<typeof createRunnersRepo>> {
+  return {
+    async register(row) {
+      await db.insert(runners).values(row);
+    },
+    async heartbeat(id, at) {
+      return ((await db.update(runners).set({ heartbeatAt: at }).where(eq(runners.id, id))).rowCount ?? 0) > 0;
+    },
+    async list() {
+      return db.select().from(runners).orderBy(asc(runners.startedAt), asc(runners.id));
+    },
+    async get(id) {
+      const [row] = await db.select().from(runners).where(eq(runners.id, id));
+      return row;
+    },
+    async claim(runner, labels) {
+      if (!labels.length) return undefined;
+      // Its own transaction (a savepoint inside the registry's): the agent's lock is held until the claim is stored.
+      return db.transaction(async (tx) => {
+        const waiting = await tx
+          .select({ agent: jobs.agent, limit: agents.maxConcurrent })
+          .from(jobs)
+          .innerJoin(agents, eq(agents.name, jobs.agent))
+          .where(and(eq(jobs.status, "queued"), isNull(jobs.runner), inArray(agents.runnerLabel, labels)))
+          .groupBy(jobs.agent, agents.maxConcurrent)
+          .orderBy(min(jobs.seq));
+        for (const { agent, limit } of waiting) {
+          await tx.execute(sql`select pg_advisory_xact_lock(${AGENT_CLAIMS}, hashtext(${agent}))`);
+          const [busy] = await tx
+            .select({ n: count() })
+            .from(jobs)
+            .where(and(eq(jobs.agent, agent), or(eq(jobs.status, "running"), and(eq(jobs.status, "queued"), isNotNull(jobs.runner)))));
+          if ((busy?.n ?? 0) >= limit) continue;
+          // SKIP LOCKED: a job another transaction is claiming or starting is passed over, not waited for.
+          const [next] = await tx
+            .select({ id: jobs.id })
+            .from(jobs)
+            .where(and(eq(jobs.agent, agent), eq(jobs.status, "queued"), isNull(jobs.runner)))
+            .orderBy(asc(jobs.seq))
+            .limit(1)
+            .for("update", { skipLocked: true });
+          if (!next) continue;
+          const [row] = await tx.update(jobs).set({ runner }).where(eq(jobs.id, next.id)).returning();
+          return row;
+        }
+        return undefined;
+      });
+    },
+    async releaseQueued(runner) {
+      return (
+        (
+          await db
+            .update(jobs)
+            .set({ runner: null })
+            .where(and(eq(jobs.runner, runner), eq(jobs.status, "queued")))
+        ).rowCount ?? 0
+      );
+    },
+    async askToStop(jobId) {
+      await db.execute(sql`select pg_notify(${CANCEL_CHANNEL}, ${jobId})`);
+    },
+    async markStopped(id, at) {
+      return (
+        ((
+          await db
+            .update(runners)
+            .set({ stoppedAt: at })
+            .where(and(eq(runners.id, id), isNull(runners.stoppedAt)))
+        ).rowCount ?? 0) > 0
+      );
+    },
+  };
+}

@@ -1,0 +1,172 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { RunnerRow } from "../schema.js";
+import { CANCEL_CHANNEL, listenForJobChanges } from "../pg/job-changes.js";
+import { DIALECTS, type TestRegistry } from "./dialects.js";
+import { agentRow, jobRow } from "./rows.js";
+
+const T = 2 ** 41;
+const runner = (id: string, startedAt: number): RunnerRow => ({
+  id,
+  name: `box "${id}" ✓`,
+  labels: ["gpu", "codex", "host-1.lan"],
+  hostname: "host-1.lan",
+  version: "0.17.0",
+  startedAt,
+  heartbeatAt: startedAt,
+  stoppedAt: null,
+});
+
+describe.each(DIALECTS)("the runners repository on $dialect", ({ open }) => {
+  let registry: TestRegistry;
+  beforeEach(async () => {
+    registry = await open();
+  });
+  afterEach(() => registry.close());
+
+  it("registers runners and lists them, the first started first, with their labels as given", async () => {
+    const { runners } = registry;
+    await runners.register(runner("b", T + 2));
+    await runners.register(runner("a", T + 1));
+    await runners.register(runner("c", T + 2));
+    expect(await runners.get("a")).toEqual(runner("a", T + 1));
+    expect(await runners.get("ghost")).toBeUndefined();
+    expect((await runners.list()).map((r) => r.id)).toEqual(["a", "b", "c"]);
+    // An id is one start of one runner: registering it again is refused.
+    await expect(runners.register(runner("a", T + 5))).rejects.toThrow();
+  });
+
+  it("stores each heartbeat, saying whether the runner is known", async () => {
+    const { runners } = registry;
+    await runners.register(runner("a", T));
+    expect(await runners.heartbeat("a", T + 2000)).toBe(true);
+    expect(await runners.heartbeat("ghost", T + 2000)).toBe(false);
+    expect(await runners.get("a")).toMatchObject({ startedAt: T, heartbeatAt: T + 2000, stoppedAt: null });
+  });
+
+  it("marks a runner stopped once, keeping the first time it said so", async () => {
+    const { runners } = registry;
+    await runners.register(runner("a", T));
+    expect(await runners.markStopped("a", T + 10)).toBe(true);
+    expect(await runners.markStopped("a", T + 20)).toBe(false);
+    expect(await runners.markStopped("ghost", T + 20)).toBe(false);
+    expect(await runners.get("a")).toMatchObject({ stoppedAt: T + 10 });
+  });
+
+  it("claims the oldest queued job whose agent asks for one of the runner's labels, once", async () => {
+    await registry.agents.insertMissing([
+      agentRow("gpu_agent", { runnerLabel: "gpu", maxConcurrent: 5 }),
+      agentRow("codex_agent", { runnerLabel: "codex", maxConcurrent: 5 }),
+      agentRow("local_agent", { maxConcurrent: 5 }),
+    ]);
+    await registry.insertJobs([
+      jobRow("done", { agent: "gpu_agent", status: "succeeded" }),
+      jobRow("local", { agent: "local_agent", status: "queued" }),
+      jobRow("codex1", { agent: "codex_agent", status: "queued" }),
+      jobRow("gpu1", { agent: "gpu_agent", status: "queued" }),
+      jobRow("gpu2", { agent: "gpu_agent", status: "queued" }),
+    ]);
+    const { runners } = registry;
+    expect(await runners.claim("r1", [])).toBeUndefined();
+    expect(await runners.claim("r1", ["gpu", "big-disk"])).toMatchObject({ id: "gpu1", runner: "r1", status: "queued" });
+    expect(await runners.claim("r2", ["gpu"])).toMatchObject({ id: "gpu2", runner: "r2" });
+    expect(await runners.claim("r2", ["gpu"])).toBeUndefined();
+    expect(await runners.claim("r1", ["codex", "gpu"])).toMatchObject({ id: "codex1", runner: "r1" });
+    // A job of an agent without a label is the server's: no runner takes it.
+    expect(await runners.claim("r1", ["gpu", "codex", "local"])).toBeUndefined();
+    expect((await registry.jobs.get("local"))?.runner).toBeNull();
+  });
+
+  it("never passes an agent's maxConcurrent, counting every runner's jobs and the server's", async () => {
+    await registry.agents.insertMissing([
+      agentRow("gpu_agent", { runnerLabel: "gpu", maxConcurrent: 2 }),
+      agentRow("other", { runnerLabel: "gpu", maxConcurrent: 1 }),
+    ]);
+    await registry.insertJobs([
+      // Started by the server before the agent was given its label: it still counts.
+      jobRow("running", { agent: "gpu_agent", status: "running" }),
+      jobRow("a", { agent: "gpu_agent", status: "queued" }),
+      jobRow("b", { agent: "gpu_agent", status: "queued" }),
+      jobRow("c", { agent: "other", status: "queued" }),
+    ]);
+    const { runners } = registry;
+    expect((await runners.claim("r1", ["gpu"]))?.id).toBe("a");
+    // gpu_agent is full (one running, one claimed): the next claim passes on to the other agent.
+    expect((await runners.claim("r2", ["gpu"]))?.id).toBe("c");
+    expect(await runners.claim("r2", ["gpu"])).toBeUndefined();
+    await registry.jobs.update("running", { status: "succeeded" });
+    expect((await runners.claim("r2", ["gpu"]))?.id).toBe("b");
+  });
+
+  it("lets claims from many runners at once take each job once and keep to the limit", async () => {
+    await registry.agents.insertMissing([agentRow("gpu_agent", { runnerLabel: "gpu", maxConcurrent: 3 })]);
+    await registry.insertJobs(Array.from({ length: 8 }, (_, i) => jobRow(`j${i}`, { agent: "gpu_agent", status: "queued" })));
+    const claimed = await Promise.all(Array.from({ length: 8 }, (_, i) => registry.runners.claim(`r${i}`, ["gpu"])));
+    const ids = claimed.flatMap((row) => (row ? [row.id] : []));
+    expect(ids.sort()).toEqual(["j0", "j1", "j2"]);
+  });
+
+  it("gives back the jobs a stopping runner claimed but never started", async () => {
+    await registry.agents.insertMissing([agentRow("gpu_agent", { runnerLabel: "gpu", maxConcurrent: 5 })]);
+    await registry.insertJobs([
+      jobRow("a", { agent: "gpu_agent", status: "queued" }),
+      jobRow("b", { agent: "gpu_agent", status: "queued" }),
+      jobRow("c", { agent: "gpu_agent", status: "queued" }),
+    ]);
+    await registry.runners.claim("r1", ["gpu"]);
+    await registry.runners.claim("r1", ["gpu"]);
+    await registry.runners.claim("r2", ["gpu"]);
+    await registry.jobs.update("a", { status: "running" });
+    expect(await registry.runners.releaseQueued("r1")).toBe(1);
+    expect((await Promise.all(["a", "b", "c"].map((id) => registry.jobs.get(id)))).map((j) => j?.runner)).toEqual(["r1", null, "r2"]);
+    expect((await registry.runners.claim("r3", ["gpu"]))?.id).toBe("b");
+  });
+
+  it("lets only the runner holding a job write to it", async () => {
+    await registry.agents.insertMissing([agentRow("gpu_agent", { runnerLabel: "gpu" })]);
+    await registry.insertJobs([jobRow("a", { agent: "gpu_agent", status: "queued" })]);
+    expect(await registry.jobs.updateClaimed("a", "r1", { status: "running" })).toBeUndefined();
+    await registry.runners.claim("r1", ["gpu"]);
+    expect(await registry.jobs.updateClaimed("a", "r1", { status: "running", startedAt: T })).toMatchObject({ status: "running", runner: "r1" });
+    // Declared lost (r1 fell silent): its late end then changes nothing.
+    await registry.jobs.update("a", { status: "lost" });
+    expect(await registry.jobs.updateClaimed("a", "r1", { status: "succeeded" })).toBeUndefined();
+    expect(await registry.jobs.get("a")).toMatchObject({ status: "lost", startedAt: T, runner: "r1" });
+    await registry.jobs.update("a", { status: "queued", runner: "r2" });
+    expect(await registry.jobs.updateClaimed("a", "r1", { status: "succeeded" })).toBeUndefined();
+  });
+
+  it("tells the runner a job was asked to stop once the transaction that asked commits (PostgreSQL: NOTIFY with the id)", async () => {
+    const heard: string[] = [];
+    const listener = registry.url ? await listenForJobChanges(registry.url, (id) => heard.push(id), undefined, CANCEL_CHANNEL) : null;
+    try {
+      await expect(
+        registry.transaction(async (tx) => {
+          await tx.runners.askToStop("rolled-back");
+          throw new Error("roll back");
+        }),
+      ).rejects.toThrow("roll back");
+      await registry.transaction(async (tx) => {
+        await tx.runners.askToStop("job-1");
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        expect(heard).toEqual([]);
+      });
+      if (!listener) return;
+      const deadline = Date.now() + 5000;
+      while (!heard.length && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(heard).toEqual(["job-1"]);
+    } finally {
+      await listener?.close();
+    }
+  });
+
+  it("keeps nothing of a rolled-back transaction", async () => {
+    await expect(
+      registry.transaction(async (tx) => {
+        await tx.runners.register(runner("a", T));
+        expect(await tx.runners.list()).toHaveLength(1);
+        throw new Error("roll back");
+      }),
+    ).rejects.toThrow("roll back");
+    expect(await registry.runners.list()).toEqual([]);
+  });
+});

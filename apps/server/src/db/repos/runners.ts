@@ -1,0 +1,80 @@
+import { and, asc, count, eq, inArray, isNotNull, isNull, or } from "drizzle-orm";
+import type { Db } from "../client.js";
+import { agents, jobs, runners, type JobRow, type RunnerRow } from "../schema.js";
+
+/** The `corral runner` processes that announced themselves (they need PostgreSQL; SQLite keeps the table empty). */
+export function createRunnersRepo(db: Db) {
+  return {
+    /** A runner announcing itself as it starts; its id is new to every start. */
+    register(row: RunnerRow): void {
+      db.insert(runners).values(row).run();
+    },
+    /** Its sign of life; false when no such runner is registered. */
+    heartbeat(id: string, at: number): boolean {
+      return db.update(runners).set({ heartbeatAt: at }).where(eq(runners.id, id)).run().changes > 0;
+    },
+    /** Every runner, the first started first. */
+    list(): RunnerRow[] {
+      return db.select().from(runners).orderBy(asc(runners.startedAt), asc(runners.id)).all();
+    },
+    get(id: string): RunnerRow | undefined {
+      return db.select().from(runners).where(eq(runners.id, id)).get();
+    },
+    /**
+     * Runner `runner` takes the oldest queued job no runner has claimed whose agent asks for one of
+     * `labels`, if that agent is under its maxConcurrent counting every runner's jobs (running, or
+     * claimed and about to start) and the server's: the job's `runner` is set, its status left
+     * queued for the runner to start. Undefined when there is none it may take. SQLite holds one
+     * writer at a time, so the read and the write cannot be interleaved with another claim.
+     */
+    claim(runner: string, labels: string[]): JobRow | undefined {
+      if (!labels.length) return undefined;
+      const waiting = db
+        .select({ id: jobs.id, agent: jobs.agent, limit: agents.maxConcurrent })
+        .from(jobs)
+        .innerJoin(agents, eq(agents.name, jobs.agent))
+        .where(and(eq(jobs.status, "queued"), isNull(jobs.runner), inArray(agents.runnerLabel, labels)))
+        .orderBy(asc(jobs.seq))
+        .all();
+      const full = new Set<string>();
+      for (const job of waiting) {
+        if (full.has(job.agent)) continue;
+        const [busy] = db
+          .select({ n: count() })
+          .from(jobs)
+          .where(and(eq(jobs.agent, job.agent), or(eq(jobs.status, "running"), and(eq(jobs.status, "queued"), isNotNull(jobs.runner)))))
+          .all();
+        if ((busy?.n ?? 0) >= job.limit) {
+          full.add(job.agent);
+          continue;
+        }
+        return db
+          .update(jobs)
+          .set({ runner })
+          .where(and(eq(jobs.id, job.id), isNull(jobs.runner)))
+          .returning()
+          .get();
+      }
+      return undefined;
+    },
+    /** Gives back the jobs runner `runner` claimed but never started (it is stopping): another runner may take them. */
+    releaseQueued(runner: string): number {
+      return db
+        .update(jobs)
+        .set({ runner: null })
+        .where(and(eq(jobs.runner, runner), eq(jobs.status, "queued")))
+        .run().changes;
+    },
+    /**
+     * Tells the runner holding job `jobId` that it was asked to stop (PostgreSQL: NOTIFY, sent when
+     * the transaction commits). SQLite has no runners: nothing to tell.
+     */
+    askToStop(_jobId: string): void {},
+    /** It said it was stopping; the first time it said so is kept. */
+    markStopped(id: string, at: number): boolean {
+      const row = db.select({ stoppedAt: runners.stoppedAt }).from(runners).where(eq(runners.id, id)).get();
+      if (!row || row.stoppedAt !== null) return false;
+      return db.update(runners).set({ stoppedAt: at }).where(eq(runners.id, id)).run().changes > 0;
+    },
+  };
+}

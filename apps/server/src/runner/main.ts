@@ -1,0 +1,41 @@
+#!/usr/bin/env node
+// `corral runner` (dist/runner.js, `pnpm runner`): runs the jobs of agents whose runner label it
+// announces, on this machine, reporting through the registry in PostgreSQL.
+import { ConfigError } from "../config.js";
+import { describePgUrl } from "../db/pg/url.js";
+import { RegistryError } from "../db/registry-error.js";
+import { Runner } from "./runner.js";
+import { loadRunnerSettings } from "./settings.js";
+
+async function main(): Promise<void> {
+  const settings = loadRunnerSettings();
+  const runner = await Runner.start(settings, (what, err) => {
+    process.stderr.write(`corral runner: ${what} failed: ${err instanceof Error ? err.message : String(err)}\n`);
+  });
+  process.stdout.write(
+    `\nCorral runner ${settings.name} is running.\n  Id:       ${runner.id}\n  Labels:   ${settings.labels.join(", ")}\n  Registry: ${describePgUrl(settings.databaseUrl)}\n  Data:     ${settings.config.dataDir}\n\n`,
+  );
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    process.stdout.write("corral runner: stopping; cancelling the jobs it runs\n");
+    try {
+      await runner.stop();
+      process.exit(0);
+    } catch (err) {
+      process.stderr.write(`corral runner: could not stop cleanly: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.exit(1);
+    }
+  };
+  process.on("SIGINT", () => void stop());
+  process.on("SIGTERM", () => void stop());
+}
+
+main().catch((err: unknown) => {
+  const known = err instanceof ConfigError || err instanceof RegistryError;
+  process.stderr.write(
+    `${known ? (err as Error).message : `corral runner could not start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`}\n`,
+  );
+  process.exit(1);
+});

@@ -1,0 +1,224 @@
+import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { inProcessAdapters } from "../agents/registry.js";
+import { AuditService } from "../audit/service.js";
+import { CostService } from "../costs/service.js";
+import { openPgDb, type PgHandle } from "../db/pg/client.js";
+import { CANCEL_CHANNEL, JOB_CHANNEL, type JobChangeListener, listenForJobChanges } from "../db/pg/job-changes.js";
+import { createPgRegistry } from "../db/pg/registry.js";
+import type { Registry } from "../db/registry.js";
+import type { JobOutputRow } from "../db/schema.js";
+import { repoRoot } from "../lib/repo-root.js";
+import { fileHooks } from "../jobs/file-hooks.js";
+import { FileWatcher } from "../jobs/file-watcher.js";
+import { JobService } from "../jobs/service.js";
+import { fencedRegistry } from "./fenced-registry.js";
+import type { RunnerSettings } from "./settings.js";
+
+export interface RunnerTimings {
+  /** How often it tells the registry it is alive. */
+  heartbeatMs: number;
+  /** How often it looks for jobs to claim (and at once whenever one of its jobs changes). */
+  claimMs: number;
+}
+
+const TIMINGS: RunnerTimings = { heartbeatMs: 2000, claimMs: 500 };
+
+/**
+ * `corral runner`: the server's job engine (JobService, JobRunner) on the registry in PostgreSQL,
+ * without HTTP, fed by claims instead of launches. Its jobs run as the server's do (process
+ * groups, capture, file events, sandbox, retries) and every change is stored in the registry,
+ * then told to the server with NOTIFY (the job's id only).
+ */
+export class Runner {
+  private heartbeat: NodeJS.Timeout | null = null;
+  private poll: NodeJS.Timeout | null = null;
+  private claiming = false;
+  private claimAgain = false;
+  private stopping = false;
+  /** Jobs it was asked to stop and is stopping: asked once. */
+  private readonly cancelling = new Set<string>();
+  private cancels: JobChangeListener | null = null;
+  /** Output and notifications, sent in the order they happened. */
+  private outbox: Promise<void> = Promise.resolve();
+  private readonly unsent: JobOutputRow[] = [];
+  /** The last output chunk numbered of each job it runs. */
+  private readonly outputSeq = new Map<string, number>();
+
+  private constructor(
+    readonly id: string,
+    private readonly settings: RunnerSettings,
+    private readonly handle: PgHandle,
+    private readonly registry: Registry,
+    readonly jobs: JobService,
+    private readonly files: FileWatcher,
+    private readonly onError: (what: string, err: unknown) => void,
+  ) {}
+
+  static async start(settings: RunnerSettings, onError: (what: string, err: unknown) => void, timings: RunnerTimings = TIMINGS): Promise<Runner> {
+    const { config } = settings;
+    const handle = await openPgDb(settings.databaseUrl, { onError: (err) => onError("the registry's connection", err) });
+    const registry = createPgRegistry(handle);
+    // New for every start: a runner that comes back after a crash is a new runner, never the one declared lost.
+    const id = `${settings.hostname
+      .toLowerCase()
+      .replace(/[^a-z0-9.-]/g, "-")
+      .slice(0, 40)}-${randomBytes(4).toString("hex")}`;
+    const now = Date.now();
+    await registry.runners.register({
+      id,
+      name: settings.name,
+      labels: settings.labels,
+      hostname: settings.hostname,
+      version: corralVersion(),
+      startedAt: now,
+      heartbeatAt: now,
+      stoppedAt: null,
+    });
+    const fenced = fencedRegistry(registry, id);
+    const costs = new CostService(fenced);
+    await costs.start();
+    const files = new FileWatcher(fenced.jobFiles, [config.dataDir]);
+    const jobs = new JobService({
+      config,
+      registry: fenced,
+      costs,
+      audit: new AuditService(fenced.audit),
+      inProcessAdapters: inProcessAdapters(config, fenced.jobMessages),
+      hooks: fileHooks(files, config.dataDir),
+      runnerId: id,
+    });
+    const runner = new Runner(id, settings, handle, registry, jobs, files, onError);
+    runner.cancels = await listenForJobChanges(
+      settings.databaseUrl,
+      (jobId) => runner.stopIfAsked(jobId),
+      (err) => onError("the connection that hears of cancels", err),
+      CANCEL_CHANNEL,
+    );
+    runner.begin(timings);
+    return runner;
+  }
+
+  get labels(): string[] {
+    return this.settings.labels;
+  }
+
+  private begin(timings: RunnerTimings): void {
+    this.jobs.on("output", (event) => {
+      const seq = (this.outputSeq.get(event.jobId) ?? 0) + 1;
+      this.outputSeq.set(event.jobId, seq);
+      this.unsent.push({ jobId: event.jobId, seq, stream: event.stream, data: event.data.toString("utf8"), at: Date.now() });
+      this.send(() => this.sendOutput());
+    });
+    this.jobs.on("job", (job) => {
+      this.send(() => this.notify(job.id));
+      // A job that ended frees a slot of its agent: there may be another to claim.
+      if (job.endedAt !== null) this.claim();
+    });
+    this.heartbeat = setInterval(() => {
+      this.registry.runners.heartbeat(this.id, Date.now()).catch((err: unknown) => this.onError("a heartbeat", err));
+      // A cancel whose NOTIFY was missed (the listening connection was down) is found here.
+      for (const jobId of this.jobs.activeIds()) this.stopIfAsked(jobId);
+    }, timings.heartbeatMs);
+    this.poll = setInterval(() => this.claim(), timings.claimMs);
+    this.claim();
+  }
+
+  /** Claims jobs while there are some it may take, each started at once; one round at a time. */
+  private claim(): void {
+    if (this.stopping) return;
+    if (this.claiming) {
+      this.claimAgain = true;
+      return;
+    }
+    this.claiming = true;
+    void (async () => {
+      try {
+        do {
+          this.claimAgain = false;
+          for (;;) {
+            if (this.stopping) return;
+            const row = await this.registry.transaction((tx) => tx.runners.claim(this.id, this.settings.labels));
+            if (!row) break;
+            this.send(() => this.notify(row.id));
+            this.jobs.startClaimed(row);
+          }
+        } while (this.claimAgain);
+      } catch (err) {
+        this.onError("a claim", err);
+      } finally {
+        this.claiming = false;
+      }
+    })();
+  }
+
+  /** Stops job `jobId`'s worker if it runs here and a cancel was asked for it (stored by whoever asked). */
+  private stopIfAsked(jobId: string): void {
+    if (this.stopping || this.cancelling.has(jobId) || !this.jobs.activeIds().includes(jobId)) return;
+    this.cancelling.add(jobId);
+    void (async () => {
+      try {
+        const job = await this.jobs.find(jobId);
+        if (!job?.cancel) return;
+        await this.jobs.cancel(jobId);
+      } catch (err) {
+        this.onError(`cancelling job ${jobId}`, err);
+      } finally {
+        // cancel() resolves once the worker is gone; had it failed, the next heartbeat asks again.
+        this.cancelling.delete(jobId);
+      }
+    })();
+  }
+
+  /**
+   * Runs `task` after every earlier one: a job's output is stored and told before its later
+   * changes, its end among them, so the server has all of a job's output once it hears it ended.
+   */
+  private send(task: () => Promise<void>): void {
+    this.outbox = this.outbox.then(task).catch((err: unknown) => this.onError("sending to the registry", err));
+  }
+
+  /** Stores the output chunks not sent yet (one insert for all), then tells each job's last seq. */
+  private async sendOutput(): Promise<void> {
+    const rows = this.unsent.splice(0);
+    if (!rows.length) return;
+    await this.registry.jobOutput.append(rows);
+    const last = new Map(rows.map((row) => [row.jobId, row.seq]));
+    for (const [jobId, seq] of last) await this.notify(`${jobId}:${seq}`);
+  }
+
+  /** Tells the server (and anything listening) that the job changed: `<jobId>`, or `<jobId>:<seq>` for output, far below NOTIFY's 8000 bytes. */
+  private async notify(payload: string): Promise<void> {
+    await this.handle.db.$client.query("select pg_notify($1, $2)", [JOB_CHANNEL, payload]);
+  }
+
+  /**
+   * Stops claiming, cancels the jobs it runs (no other runner could follow their workers), gives
+   * back those it claimed but had not started, and says it stopped.
+   */
+  async stop(): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    if (this.poll) clearInterval(this.poll);
+    await this.cancels?.close();
+    while (this.claiming) await new Promise((resolve) => setTimeout(resolve, 10));
+    await Promise.all(this.jobs.activeIds().map((id) => this.jobs.cancel(id).catch((err: unknown) => this.onError(`cancelling job ${id}`, err))));
+    this.jobs.shutdown();
+    this.files.shutdown();
+    await this.outbox;
+    await this.registry.runners.releaseQueued(this.id);
+    await this.registry.runners.markStopped(this.id, Date.now());
+    await this.registry.close();
+  }
+}
+
+/** The version this checkout says it is (apps/server/package.json). */
+function corralVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(path.join(repoRoot, "apps/server/package.json"), "utf8")) as { version?: string }).version ?? "unknown";
+  } catch {
+    return "unknown";
+  }
+}

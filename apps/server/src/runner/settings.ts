@@ -1,0 +1,57 @@
+import os from "node:os";
+import path from "node:path";
+import { RunnerLabelSchema } from "@corral/shared";
+import { ConfigError, loadConfig, type AppConfig } from "../config.js";
+
+/** What `corral runner` is told by its environment. */
+export interface RunnerSettings {
+  /** The settings its jobs run under, as the server's run under its own (workdir roots, kill grace…). */
+  config: AppConfig;
+  /** The registry the server uses: runners need it in PostgreSQL. */
+  databaseUrl: string;
+  /** It claims the jobs of agents whose runnerLabel is one of these. */
+  labels: string[];
+  name: string;
+  hostname: string;
+}
+
+/**
+ * CORRAL_DATABASE_URL (required), CORRAL_RUNNER_LABELS (a comma list; default: the hostname),
+ * CORRAL_RUNNER_NAME (default: the hostname) and CORRAL_DATA_DIR (default: its own,
+ * ~/.local/share/corral-runner, so a runner beside a server never shares its job logs).
+ */
+export function loadRunnerSettings(env: NodeJS.ProcessEnv = process.env): RunnerSettings {
+  const databaseUrl = env.CORRAL_DATABASE_URL?.trim();
+  if (!databaseUrl) {
+    throw new ConfigError(
+      "corral runner needs CORRAL_DATABASE_URL: the PostgreSQL URL of the registry the Corral server uses (postgres://user:password@host:5432/database).",
+    );
+  }
+  const homeDir = env.HOME || os.homedir();
+  const dataHome = env.XDG_DATA_HOME || path.join(homeDir, ".local", "share");
+  const config = loadConfig({ ...env, CORRAL_DATA_DIR: env.CORRAL_DATA_DIR || path.join(dataHome, "corral-runner") });
+  const hostname = os.hostname();
+  const given = env.CORRAL_RUNNER_LABELS?.trim();
+  const labels = given
+    ? [
+        ...new Set(
+          given
+            .split(",")
+            .map((label) => label.trim())
+            .filter(Boolean),
+        ),
+      ]
+    : [hostname.toLowerCase()];
+  for (const label of labels) {
+    const checked = RunnerLabelSchema.safeParse(label);
+    if (!checked.success) {
+      throw new ConfigError(
+        `CORRAL_RUNNER_LABELS: "${label}" is not a label: ${checked.error.issues[0]?.message ?? "invalid"}. Give a comma list such as gpu,codex.`,
+      );
+    }
+  }
+  if (!labels.length) throw new ConfigError("CORRAL_RUNNER_LABELS names no label: give a comma list such as gpu,codex.");
+  const name = env.CORRAL_RUNNER_NAME?.trim() || hostname;
+  if (name.length > 100) throw new ConfigError("CORRAL_RUNNER_NAME: use at most 100 characters.");
+  return { config, databaseUrl, labels, name, hostname };
+}

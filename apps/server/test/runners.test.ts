@@ -1,0 +1,279 @@
+// `corral runner` as a real child process on the test run's PostgreSQL, beside a real server: it
+// claims the jobs of agents asking for one of its labels, runs them with the fake CLIs, and the
+// server hears of every change through NOTIFY.
+import path from "node:path";
+import { afterEach, describe, expect, test } from "vitest";
+import type { Agent, Job, JobAttempt, JobFiles, OutputPage, RunnerList } from "@corral/shared";
+import { api, startServer, tempDir, until, type TestServer } from "./helpers.js";
+import { usePostgres } from "./postgres.js";
+import { failedRunnerStart, startRunnerProcess, type RunnerProcess } from "./runner-process.js";
+import { pgRegistryAt } from "./test-registry.js";
+
+const postgres = usePostgres();
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function server(url: string, root: string): Promise<TestServer> {
+  const started = await startServer({ CORRAL_DATABASE_URL: url }, { root });
+  cleanups.push(() => started.close());
+  return started;
+}
+
+async function runner(root: string, env: Record<string, string>): Promise<RunnerProcess> {
+  const started = await startRunnerProcess(root, env);
+  cleanups.push(() => started.stop("SIGKILL"));
+  return started;
+}
+
+test("corral runner refuses to start without CORRAL_DATABASE_URL, saying what to set", async () => {
+  const root = tempDir();
+  const { code, stderr } = await failedRunnerStart(root, { CORRAL_DATABASE_URL: "" });
+  expect(code).toBe(1);
+  expect(stderr).toMatch(/needs CORRAL_DATABASE_URL: the PostgreSQL URL/);
+  const bad = await failedRunnerStart(root, { CORRAL_DATABASE_URL: "postgres://127.0.0.1:1/x", CORRAL_RUNNER_LABELS: "gpu,Big Disk" });
+  expect(bad.code).toBe(1);
+  expect(bad.stderr).toMatch(/CORRAL_RUNNER_LABELS: "Big Disk" is not a label/);
+});
+
+describe.skipIf(!postgres.available)("corral runner", () => {
+  test("runs a labelled agent's job launched on the server, and the server sees it end, with its files and attempt", async () => {
+    const root = tempDir();
+    const url = await postgres.database();
+    const corral = await server(url, root);
+    expect((await api<Agent>(corral, "PATCH", "/api/agents/kiro", { runnerLabel: "gpu" })).status).toBe(200);
+    const box = await runner(root, { CORRAL_DATABASE_URL: url, CORRAL_RUNNER_LABELS: "gpu, big-disk", CORRAL_RUNNER_NAME: "box-1" });
+
+    const launched = await api<Job>(corral, "POST", "/api/jobs", {
+      agent: "kiro",
+      prompt: "print 2\nwrite made.txt ok",
+      workdir: path.join(root, "w"),
+    });
+    expect(launched.status).toBe(201);
+    const since = Date.now();
+    // Heard through NOTIFY: waitFor wakes on the server's job events only, so it returns well before its timeout.
+    const [ended] = await corral.services.jobs.waitFor([launched.body.id], 12_000);
+    expect(Date.now() - since).toBeLessThan(10_000);
+    expect(ended).toMatchObject({ status: "succeeded", exitCode: 0, runner: box.id });
+    expect(ended?.pid).toBeGreaterThan(0);
+    // Its output was copied into the server's own log before its end was told: every read path has all of it.
+    const output = await api<OutputPage>(corral, "GET", `/api/jobs/${launched.body.id}/output?cursor=0`);
+    expect(output.body.chunks.map((c) => c.text).join("")).toBe("line 1\nline 2\nwrote made.txt\ndone kiro-cli-chat\n");
+    expect(output.body.complete).toBe(true);
+    expect(corral.services.jobs.outputTail(ended as Job, 100)).toContain("done kiro-cli-chat");
+    expect((await api<Job>(corral, "GET", `/api/jobs/${launched.body.id}`)).body).toMatchObject({ status: "succeeded", runner: box.id });
+    const attempts = await api<{ attempts: JobAttempt[] }>(corral, "GET", `/api/jobs/${launched.body.id}/attempts`);
+    expect(attempts.body.attempts).toMatchObject([{ attempt: 1, status: "succeeded", exitCode: 0 }]);
+    const files = await api<JobFiles>(corral, "GET", `/api/jobs/${launched.body.id}/files`);
+    expect(files.body.files).toMatchObject([{ path: "made.txt", change: "created" }]);
+
+    // An agent without a label is still the server's: no runner takes its job.
+    const local = await api<Job>(corral, "POST", "/api/jobs", { agent: "claude", prompt: "hello", workdir: path.join(root, "c") });
+    const [ran] = await corral.services.jobs.waitFor([local.body.id], 15_000);
+    expect(ran).toMatchObject({ status: "succeeded", runner: null });
+
+    const registry = await pgRegistryAt(url);
+    cleanups.push(() => registry.close());
+    const [row] = await registry.runners.list();
+    expect(row).toMatchObject({ id: box.id, name: "box-1", labels: ["gpu", "big-disk"], stoppedAt: null });
+    // It heartbeats every 2 s.
+    await until(async () => ((await registry.runners.get(box.id))?.heartbeatAt ?? 0) > (row?.heartbeatAt ?? 0) || undefined, 6000, "a heartbeat");
+    const listed = await api<RunnerList>(corral, "GET", "/api/runners");
+    expect(listed.body.runners).toMatchObject([
+      { id: box.id, name: "box-1", labels: ["gpu", "big-disk"], state: "running", activeJobs: 0, stoppedAt: null },
+    ]);
+    expect(await box.stop()).toBe(0);
+    expect((await registry.runners.get(box.id))?.stoppedAt).toBeGreaterThan(0);
+    expect((await api<RunnerList>(corral, "GET", "/api/runners")).body.runners).toMatchObject([{ id: box.id, state: "stopped" }]);
+  });
+
+  test("keeps an agent's maxConcurrent across two runners", async () => {
+    const root = tempDir();
+    const url = await postgres.database();
+    const corral = await server(url, root);
+    await api(corral, "PATCH", "/api/agents/kiro", { runnerLabel: "gpu", maxConcurrent: 1 });
+    const ids: string[] = [];
+    for (const i of [1, 2, 3]) {
+      const launched = await api<Job>(corral, "POST", "/api/jobs", {
+        agent: "kiro",
+        prompt: "sleep 0.6\nprint 1",
+        workdir: path.join(root, `w${i}`),
+      });
+      ids.push(launched.body.id);
+    }
+    const registry = await pgRegistryAt(url);
+    cleanups.push(() => registry.close());
+    const boxes = await Promise.all([
+      runner(root, { CORRAL_DATABASE_URL: url, CORRAL_RUNNER_LABELS: "gpu" }),
+      runner(root, { CORRAL_DATABASE_URL: url, CORRAL_RUNNER_LABELS: "gpu", CORRAL_DATA_DIR: path.join(root, "data-2") }),
+    ]);
+    let most = 0;
+    const ended = await until(
+      async () => {
+        const rows = await Promise.all(ids.map((id) => registry.jobs.get(id)));
+        most = Math.max(most, rows.filter((r) => r?.status === "running").length);
+        return rows.every((r) => r?.status === "succeeded") ? rows : undefined;
+      },
+      30_000,
+      "the three jobs to succeed",
+    );
+    expect(most).toBe(1);
+    expect(new Set(ended.map((r) => r?.runner)).size).toBeGreaterThanOrEqual(1);
+    for (const row of ended) expect(boxes.map((b) => b.id)).toContain(row?.runner);
+  });
+
+  test("a cancel reaches the runner at once (NOTIFY), or at its next heartbeat when only stored", async () => {
+    const root = tempDir();
+    const url = await postgres.database();
+    const corral = await server(url, root);
+    await api(corral, "PATCH", "/api/agents/kiro", { runnerLabel: "gpu" });
+    const box = await runner(root, { CORRAL_DATABASE_URL: url, CORRAL_RUNNER_LABELS: "gpu" });
+    const running = async (workdir: string) => {
+      const launched = await api<Job>(corral, "POST", "/api/jobs", { agent: "kiro", prompt: "print 1\nhang", workdir: path.join(root, workdir) });
+      return until(async () => {
+        const job = (await api<Job>(corral, "GET", `/api/jobs/${launched.body.id}`)).body;
+        return job.status === "running" ? job : undefined;
+      });
+    };
+
+    const first = await running("w1");
+    expect(first.runner).toBe(box.id);
+    // A server stopping with CORRAL_STOP_WORKERS_ON_EXIT=1 cancels its own jobs only: a runner's go on.
+    await corral.services.jobs.cancelAll();
+    expect((await api<Job>(corral, "GET", `/api/jobs/${first.id}`)).body.status).toBe("running");
+    const asked = Date.now();
+    const cancelled = await api<Job>(corral, "POST", `/api/jobs/${first.id}/cancel`);
+    // The answer waits for the runner to report the worker gone (SIGTERM, and the fake CLI obeys it).
+    expect(cancelled.body).toMatchObject({ status: "cancelled", runner: box.id, cancel: { by: "rest" } });
+    expect(Date.now() - asked).toBeLessThan(2000);
+    expect(() => process.kill(first.pid as number, 0)).toThrow();
+
+    // Stored without a NOTIFY (as if the runner's listening connection had been down): found at a heartbeat.
+    const second = await running("w2");
+    const registry = await pgRegistryAt(url);
+    cleanups.push(() => registry.close());
+    await registry.jobs.update(second.id, { cancelRequestedAt: Date.now(), cancelledBy: "server" });
+    const [ended] = await corral.services.jobs.waitFor([second.id], 6000);
+    expect(ended).toMatchObject({ status: "cancelled", runner: box.id });
+  });
+
+  test("a runner killed with SIGKILL has its running job marked lost once past its lease, and another runner lives on", async () => {
+    const root = tempDir();
+    const url = await postgres.database();
+    const corral = await startServer({ CORRAL_DATABASE_URL: url, CORRAL_RUNNER_LEASE_S: "5" }, { root });
+    cleanups.push(() => corral.close());
+    await api(corral, "PATCH", "/api/agents/kiro", { runnerLabel: "gpu" });
+    const doomed = await runner(root, { CORRAL_DATABASE_URL: url, CORRAL_RUNNER_LABELS: "gpu" });
+    const survivor = await runner(root, { CORRAL_DATABASE_URL: url, CORRAL_RUNNER_LABELS: "other", CORRAL_DATA_DIR: path.join(root, "data-2") });
+    const launched = await api<Job>(corral, "POST", "/api/jobs", { agent: "kiro", prompt: "print 1\nhang", workdir: path.join(root, "w") });
+    const running = await until(async () => {
+      const job = (await api<Job>(corral, "GET", `/api/jobs/${launched.body.id}`)).body;
+      return job.status === "running" ? job : undefined;
+    });
+    expect(running.runner).toBe(doomed.id);
+    // The worker has a process group of its own: it outlives its runner, as on a machine that lost its network.
+    cleanups.push(async () => {
+      try {
+        process.kill(-(running.pid as number), "SIGKILL");
+      } catch {}
+    });
+    const killedAt = Date.now();
+    await doomed.stop("SIGKILL");
+    const [lost] = await corral.services.jobs.waitFor([launched.body.id], 15_000);
+    expect(lost?.status).toBe("lost");
+    expect(lost?.error).toMatch(new RegExp(`runner \\S+ \\(${doomed.id}\\) fell silent: no heartbeat for \\d+ s, past its lease of 5 s`));
+    // Not before its lease ran out (the last heartbeat may have come up to 2 s before the kill).
+    expect(Date.now() - killedAt).toBeGreaterThan(2500);
+    const attempts = await api<{ attempts: JobAttempt[] }>(corral, "GET", `/api/jobs/${launched.body.id}/attempts`);
+    expect(attempts.body.attempts).toMatchObject([{ attempt: 1, status: "lost" }]);
+    // The dead runner's late write is refused: the job stays lost.
+    const registry = await pgRegistryAt(url);
+    cleanups.push(() => registry.close());
+    expect(await registry.jobs.updateClaimed(launched.body.id, doomed.id, { status: "succeeded" })).toBeUndefined();
+    // The other runner kept heartbeating: nothing of it was given up on.
+    const alive = await registry.runners.get(survivor.id);
+    expect(Date.now() - (alive?.heartbeatAt ?? 0)).toBeLessThan(5000);
+    const states = (await api<RunnerList>(corral, "GET", "/api/runners")).body.runners.map((r) => [r.id, r.state, r.activeJobs]);
+    // Newest first: the survivor started after the doomed one.
+    expect(states).toEqual([
+      [survivor.id, "running", 0],
+      [doomed.id, "silent", 0],
+    ]);
+  });
+
+  test("a runner that was only paused past its lease comes back to find its job lost, and cannot overwrite that", async () => {
+    const root = tempDir();
+    const url = await postgres.database();
+    const corral = await startServer({ CORRAL_DATABASE_URL: url, CORRAL_RUNNER_LEASE_S: "5" }, { root });
+    cleanups.push(() => corral.close());
+    await api(corral, "PATCH", "/api/agents/kiro", { runnerLabel: "gpu" });
+    const box = await runner(root, { CORRAL_DATABASE_URL: url, CORRAL_RUNNER_LABELS: "gpu" });
+    const launched = await api<Job>(corral, "POST", "/api/jobs", { agent: "kiro", prompt: "print 1\nhang", workdir: path.join(root, "w") });
+    const running = await until(async () => {
+      const job = (await api<Job>(corral, "GET", `/api/jobs/${launched.body.id}`)).body;
+      return job.status === "running" ? job : undefined;
+    });
+    const pid = running.pid as number;
+    cleanups.push(async () => {
+      try {
+        process.kill(-pid, "SIGKILL");
+      } catch {}
+    });
+    // Paused (a machine asleep, a network partition): no heartbeats, and it cannot act.
+    box.child.kill("SIGSTOP");
+    const [lost] = await corral.services.jobs.waitFor([launched.body.id], 15_000);
+    expect(lost?.status).toBe("lost");
+    box.child.kill("SIGCONT");
+    // Back, it sees its worker end and tries to store that end: the fence refuses it.
+    process.kill(-pid, "SIGTERM");
+    await until(() => {
+      try {
+        process.kill(pid, 0);
+        return undefined;
+      } catch {
+        return true;
+      }
+    });
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    const after = (await api<Job>(corral, "GET", `/api/jobs/${launched.body.id}`)).body;
+    expect(after).toMatchObject({ status: "lost", runner: box.id, error: lost?.error });
+    const attempts = await api<{ attempts: JobAttempt[] }>(corral, "GET", `/api/jobs/${launched.body.id}/attempts`);
+    expect(attempts.body.attempts).toMatchObject([{ attempt: 1, status: "lost" }]);
+    // It is alive again, heartbeating under the same id.
+    const registry = await pgRegistryAt(url);
+    cleanups.push(() => registry.close());
+    await until(
+      async () => (Date.now() - ((await registry.runners.get(box.id))?.heartbeatAt ?? 0) < 3000 ? true : undefined),
+      6000,
+      "a heartbeat again",
+    );
+  });
+
+  test("output a runner stored while the server was down is there when the job's output is read after it is back", async () => {
+    const root = tempDir();
+    const url = await postgres.database();
+    const first = await startServer({ CORRAL_DATABASE_URL: url }, { root });
+    await api(first, "PATCH", "/api/agents/kiro", { runnerLabel: "gpu" });
+    await runner(root, { CORRAL_DATABASE_URL: url, CORRAL_RUNNER_LABELS: "gpu" });
+    const launched = await api<Job>(first, "POST", "/api/jobs", {
+      agent: "kiro",
+      prompt: "print 1\nsleep 1.5\nprint 2",
+      workdir: path.join(root, "w"),
+    });
+    await until(async () => ((await api<Job>(first, "GET", `/api/jobs/${launched.body.id}`)).body.status === "running" ? true : undefined));
+    await first.close();
+    const registry = await pgRegistryAt(url);
+    cleanups.push(() => registry.close());
+    await until(
+      async () => ((await registry.jobs.get(launched.body.id))?.status === "succeeded" ? true : undefined),
+      15_000,
+      "the job to end on the runner",
+    );
+
+    const second = await server(url, root);
+    const output = await api<OutputPage>(second, "GET", `/api/jobs/${launched.body.id}/output?cursor=0`);
+    expect(output.body.chunks.map((c) => c.text).join("")).toBe("line 1\nline 1\nline 2\ndone kiro-cli-chat\n");
+    expect(output.body.complete).toBe(true);
+  });
+});
