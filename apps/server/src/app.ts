@@ -150,7 +150,11 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
         (payload) => {
           // In the order heard: a job's output is copied before its end is told.
           heard = heard
-            .then(() => services.jobs.heardFromRunner(payload))
+            .then(async () => {
+              await services.jobs.heardFromRunner(payload);
+              // A change to the job (not output): the file changes its runner stored are told with it.
+              if (!payload.includes(":")) await services.files.announceStored(payload);
+            })
             .catch((err: unknown) => app.log.warn({ err, payload }, "could not read what a runner stored"));
         },
         (err) => app.log.warn({ err }, "lost the connection that hears of runners' jobs; connecting again"),

@@ -45,6 +45,8 @@ describe.skipIf(!postgres.available)("corral runner", () => {
     expect((await api<Agent>(corral, "PATCH", "/api/agents/kiro", { runnerLabel: "gpu" })).status).toBe(200);
     const box = await runner(root, { CORRAL_DATABASE_URL: url, CORRAL_RUNNER_LABELS: "gpu, big-disk", CORRAL_RUNNER_NAME: "box-1" });
 
+    const heardFiles: string[] = [];
+    corral.services.files.on("file", ({ file }) => heardFiles.push(`${file.change} ${file.path}`));
     const launched = await api<Job>(corral, "POST", "/api/jobs", {
       agent: "kiro",
       prompt: "print 2\nwrite made.txt ok",
@@ -67,6 +69,8 @@ describe.skipIf(!postgres.available)("corral runner", () => {
     expect(attempts.body.attempts).toMatchObject([{ attempt: 1, status: "succeeded", exitCode: 0 }]);
     const files = await api<JobFiles>(corral, "GET", `/api/jobs/${launched.body.id}/files`);
     expect(files.body.files).toMatchObject([{ path: "made.txt", change: "created" }]);
+    // Told live too (the job page and the WebSocket hear of it), not only stored.
+    await until(() => (heardFiles.includes("created made.txt") ? true : undefined), 5000, "the file event told");
 
     // An agent without a label is still the server's: no runner takes its job.
     const local = await api<Job>(corral, "POST", "/api/jobs", { agent: "claude", prompt: "hello", workdir: path.join(root, "c") });

@@ -327,6 +327,14 @@ export class FileWatcher extends EventEmitter<FileWatcherEvents> {
     return (await this.repo.list(jobId)).map(({ path: p, change, size, at }) => ({ path: p, change, size, at }));
   }
 
+  /**
+   * Tells the file changes stored for a job that another process watched (a runner's), as this
+   * process tells its own: the panel's job page and the WebSocket merge them by path.
+   */
+  async announceStored(jobId: string): Promise<void> {
+    for (const file of await this.list(jobId)) this.emit("file", { jobId, file });
+  }
+
   counts(jobIds: string[]): Promise<Map<string, JobFileCounts>> {
     return this.repo.counts(jobIds);
   }
