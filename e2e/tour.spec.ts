@@ -15,6 +15,7 @@ const pages = [
   { name: "costs", path: "/costs", ready: "Costs" },
   { name: "ollama", path: "/ollama", ready: "Ollama" },
   { name: "agents", path: "/agents", ready: "Agents" },
+  { name: "runners", path: "/runners", ready: "Runners" },
   { name: "connect", path: "/connect", ready: "Connect" },
   { name: "api", path: "/reference", ready: "API reference" },
 ];
