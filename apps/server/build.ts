@@ -65,7 +65,7 @@ export function serverBuildOptions(outdir: string): BuildOptions {
     banner: { js: "import { createRequire as __corralRequire } from 'node:module'; const require = __corralRequire(import.meta.url);" },
     plugins: [englishZod, noSwaggerYaml],
     // V8 keeps a module's source for as long as it runs, as a two-byte string once one comment has a
-    // non-ASCII character: without comments (licences go to server.js.LEGAL.txt) it is half the size.
+    // non-ASCII character: without comments (licences go to each output's .LEGAL.txt) it is half the size.
     // Names stay, so stack traces still read; dist/*.map maps their positions back to src/.
     minifyWhitespace: true,
     legalComments: "external",

@@ -5,7 +5,8 @@ import { MAX_EARLIER_TURNS } from "../ollama/history.js";
 import { conversationRecorder } from "../conversation-recorder.js";
 import type { ConversationStore, InProcessAdapter, JobSpec, TurnMessage, WorkerIO, WorkerResult } from "../types.js";
 import { runApiLoop } from "./loop.js";
-import { apiBaseUrl, apiKey, apiOf, languageModel } from "./provider.js";
+import { apiBaseUrl, apiKey, apiOf } from "./endpoint.js";
+import { languageModel } from "./provider.js";
 import { apiToolSet } from "./tools.js";
 
 /** Model steps a job of an agent without maxSteps may take. */

@@ -1,7 +1,7 @@
 import type { AgentAvailability } from "@corral/shared";
 import type { AppConfig } from "../../config.js";
 import type { AgentRow } from "../../db/schema.js";
-import { apiBaseUrl, apiKey } from "./provider.js";
+import { apiBaseUrl, apiKey } from "./endpoint.js";
 
 /** Listing agents must stay quick even when an API host is down. */
 const AVAILABILITY_TIMEOUT_MS = 2_000;

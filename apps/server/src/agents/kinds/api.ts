@@ -1,6 +1,19 @@
-import { createApiAdapter } from "../api/api.js";
 import { apiAvailability } from "../api/availability.js";
-import type { InProcessAgentKind } from "../types.js";
+import type { InProcessAdapter, InProcessAgentKind } from "../types.js";
+
+/**
+ * The AI SDK and its providers are a third of the server's code: they load with the first API
+ * job, not with every start (cold start and idle memory, issue 13; test/bundle.test.ts).
+ */
+const lazyApiAdapter: InProcessAgentKind["inProcess"]["adapter"] = (config, conversations) => {
+  let adapter: Promise<InProcessAdapter> | undefined;
+  return {
+    async run(spec, io) {
+      adapter ??= import("../api/api.js").then(({ createApiAdapter }) => createApiAdapter(config, conversations));
+      return (await adapter).run(spec, io);
+    },
+  };
+};
 
 /**
  * Models behind an API (OpenAI and every OpenAI-compatible server, Anthropic, Google), run by
@@ -18,5 +31,5 @@ export const api: InProcessAgentKind = {
   retries: false,
   // The loop keeps each job's messages in the registry; a follow-up sends them again.
   resumes: true,
-  inProcess: { adapter: createApiAdapter, availability: apiAvailability },
+  inProcess: { adapter: lazyApiAdapter, availability: apiAvailability },
 };
