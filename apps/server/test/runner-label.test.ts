@@ -59,6 +59,28 @@ describe.skipIf(!postgres.available)("on a PostgreSQL registry", () => {
     expect((await api<Agent>(second, "GET", "/api/agents/kiro")).body.runnerLabel).toBe("gpu");
   });
 
+  test("a label removed gives the server the jobs that waited for a runner, at once; a label given leaves the jobs waiting here to runners", async () => {
+    const root = tempDir();
+    const server = await start({ CORRAL_DATABASE_URL: await postgres.database() }, root);
+    await api(server, "PATCH", "/api/agents/kiro", { runnerLabel: "gpu" });
+    const waiting = await api<Job>(server, "POST", "/api/jobs", { agent: "kiro", prompt: "print 1", workdir: path.join(root, "w") });
+    await sleep(300);
+    expect((await api<Job>(server, "GET", `/api/jobs/${waiting.body.id}`)).body.status).toBe("queued");
+    expect((await api<Agent>(server, "PATCH", "/api/agents/kiro", { runnerLabel: null })).status).toBe(200);
+    const [ran] = await server.services.jobs.waitFor([waiting.body.id], 15_000);
+    expect(ran).toMatchObject({ status: "succeeded", runner: null });
+
+    // One at a time: the second job waits in the server's own queue when the agent gets its label.
+    await api(server, "PATCH", "/api/agents/kiro", { maxConcurrent: 1 });
+    const first = await api<Job>(server, "POST", "/api/jobs", { agent: "kiro", prompt: "sleep 2", workdir: path.join(root, "a") });
+    const second = await api<Job>(server, "POST", "/api/jobs", { agent: "kiro", prompt: "print 2", workdir: path.join(root, "b") });
+    expect(second.body.status).toBe("queued");
+    await api(server, "PATCH", "/api/agents/kiro", { runnerLabel: "gpu" });
+    await server.services.jobs.cancel(first.body.id);
+    await sleep(500);
+    expect((await api<Job>(server, "GET", `/api/jobs/${second.body.id}`)).body).toMatchObject({ status: "queued", runner: null, startedAt: null });
+  });
+
   test("at start the server leaves a runner's running job to its runner instead of calling it lost", async () => {
     const root = tempDir();
     const env = { CORRAL_DATABASE_URL: await postgres.database() };

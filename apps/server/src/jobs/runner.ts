@@ -123,7 +123,9 @@ export class JobRunner {
     return this.store.atomically(async (unit) => {
       const row = await unit.tx.jobs.get(id);
       const agent = row && (await unit.tx.agents.get(row.agent));
-      if (!row || !agent || row.status !== "queued" || !this.owns(row) || this.closing) {
+      // A job whose agent was given a runner label while it waited here is left for a runner.
+      const forRunner = this.deps.runnerId === undefined && agent?.runnerLabel != null;
+      if (!row || !agent || row.status !== "queued" || !this.owns(row) || forRunner || this.closing) {
         if (row && !agent && row.status === "queued")
           await this.store.finish(id, { status: "failed", error: `agent ${row.agent} no longer exists` }, unit);
         return { refused: row?.agent ?? "" };

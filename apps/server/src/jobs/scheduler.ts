@@ -53,6 +53,11 @@ export class Scheduler {
     this.pump(agent);
   }
 
+  /** Whether the job waits in its agent's queue here. */
+  holds(agent: string, jobId: string): boolean {
+    return this.queues.get(agent)?.includes(jobId) ?? false;
+  }
+
   /** Takes a job out of its queue (cancelled before it started). */
   remove(agent: string, jobId: string): boolean {
     const queue = this.queues.get(agent);

@@ -25,6 +25,7 @@ import type { JobCostPolicy } from "../costs/service.js";
 import type { Registry, Repos } from "../db/registry.js";
 import type { JobPatch } from "../db/repos/jobs.js";
 import { inUnit, type Unit } from "../db/unit.js";
+import { registryUnreachable } from "../db/registry-error.js";
 import type { AgentRow, JobRow } from "../db/schema.js";
 import { badInput, notFound, ServiceError } from "../lib/errors.js";
 import type { Actor, AuditService } from "../audit/service.js";
@@ -103,6 +104,9 @@ export const THREAD_LIMIT = 200;
  * the runner hears at once (NOTIFY) or at its next heartbeat (2 s).
  */
 const REMOTE_STOP_MS = 5000;
+
+/** How soon an agent's change is read again when the registry could not be reached. */
+const AGENT_CHANGE_RETRY_MS = 1000;
 
 /**
  * Jobs for every door (MCP, REST, the panel): launch, look up, read, wait for and cancel. The
@@ -535,9 +539,26 @@ export class JobService extends EventEmitter<JobServiceEvents> {
     });
   }
 
-  /** An agent's limit changed: start what may now start. */
-  agentChanged(agent: string): void {
-    this.scheduler.pump(agent);
+  /**
+   * An agent changed: start what its limit now allows. An agent whose runner label was removed
+   * has its jobs that waited for a runner queued here (a label given to an agent leaves the jobs
+   * waiting here to runners: admission refuses them, see JobRunner.admit).
+   */
+  agentChanged(name: string): void {
+    this.scheduler.pump(name);
+    this.queueJobsLeftByRunners(name).catch((err: unknown) => {
+      // Read again once the registry is back; they are queued at the next start otherwise.
+      if (registryUnreachable(err)) setTimeout(() => this.agentChanged(name), AGENT_CHANGE_RETRY_MS).unref();
+    });
+  }
+
+  private async queueJobsLeftByRunners(name: string): Promise<void> {
+    if (this.deps.runnerId !== undefined) return;
+    const agent = await this.registry.agents.get(name);
+    if (!agent || agent.runnerLabel !== null) return;
+    for (const row of await this.registry.jobs.withStatus(["queued"])) {
+      if (row.agent === name && row.runner === null && !this.scheduler.holds(name, row.id)) this.scheduler.enqueue(name, row.id);
+    }
   }
 
   /**
