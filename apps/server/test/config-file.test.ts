@@ -7,9 +7,11 @@ import { afterEach, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { mapProvider } from "../src/config-file/providers.js";
 import { api, startServer, tempDir, type TestServer, until } from "./helpers.js";
+import { registryOnPostgres, usePostgres } from "./postgres.js";
 
 const servers: TestServer[] = [];
 const dirs: string[] = [];
+const postgres = usePostgres();
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
@@ -160,6 +162,15 @@ describe("agents in a file (CORRAL_CONFIG)", () => {
       ["agents:\n  ok:\n    provider: gemini\n  mine:\n    provider: gemini\n", { field: "agents.mine", line: 4, column: 3 }],
       ["agents:\n  gemini:\n    provider: gemini\n", { field: "agents.gemini", line: 2, column: 3 }],
       ["budgets:\n  - provider: google\n    period: week\n    maxTokens: 5\n", { field: "budgets.0.period", line: 3, column: 13 }],
+      // Runners need a registry in PostgreSQL.
+      ...(registryOnPostgres
+        ? []
+        : [
+            ["agents:\n  reviewer:\n    provider: gemini\n    runnerLabel: gpu\n", { field: "agents.reviewer.runnerLabel", line: 4, column: 18 }] as [
+              string,
+              Partial<ConfigFileError>,
+            ],
+          ]),
     ];
     for (const [text, where] of bad) {
       saveAtomically(file, text);
@@ -194,6 +205,15 @@ describe("agents in a file (CORRAL_CONFIG)", () => {
       ["reviewer", true],
       ["scout", true],
     ]);
+  });
+
+  it.skipIf(!postgres.available)("gives a file's agent its runner label on a PostgreSQL registry, and exports it", async () => {
+    const { server } = await serverWithFile("agents:\n  trainer:\n    provider: gemini\n    runnerLabel: gpu\n", {
+      CORRAL_DATABASE_URL: await postgres.database(),
+    });
+    expect((await agentsOf(server)).find((a) => a.name === "trainer")).toMatchObject({ runnerLabel: "gpu", source: "file" });
+    const exported = await fetch(`${server.url}/api/config/export`, { headers: { authorization: `Bearer ${server.token}` } });
+    expect(parse(await exported.text()).agents.trainer).toMatchObject({ provider: "gemini", runnerLabel: "gpu" });
   });
 
   it("refuses REST edits and deletes of the file's agents, naming the file", async () => {

@@ -130,12 +130,14 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
   }
 
   /** Runners reach the registry over the network, so an agent waiting for one needs it in PostgreSQL. */
+  runnerLabelRefusal(label: string | null | undefined): string | null {
+    if (!label || this.deps.registry.dialect === "postgres") return null;
+    return "runners need the registry in PostgreSQL (this server keeps it in SQLite): set CORRAL_DATABASE_URL and restart, or leave runnerLabel empty so the server runs this agent's jobs";
+  }
+
   private assertRunnerLabel(label: string | null | undefined): void {
-    if (!label || this.deps.registry.dialect === "postgres") return;
-    throw invalidField(
-      "runnerLabel",
-      "runners need the registry in PostgreSQL (this server keeps it in SQLite): set CORRAL_DATABASE_URL and restart, or leave runnerLabel empty so the server runs this agent's jobs",
-    );
+    const refusal = this.runnerLabelRefusal(label);
+    if (refusal) throw invalidField("runnerLabel", refusal);
   }
 
   /** Agents of the config file are changed there: an edit here would be undone at its next load. */

@@ -148,6 +148,8 @@ export class ConfigFileService {
       // The kind's own requirements, as the registry checks them on create (an API agent's api).
       const problem = agentKindModule(mapped.kind)?.invalid?.({ api: mapped.api });
       if (problem) throw declared.refuse(at(problem.field), problem.message);
+      const runnerLabel = agents.runnerLabelRefusal(agent.runnerLabel);
+      if (runnerLabel) throw declared.refuse(at("runnerLabel"), runnerLabel);
       const loader = refusedLoaderVariable(agent.env ?? {}, config.allowLoaderEnv);
       if (loader) throw declared.refuse(at("env", loader), loaderRefusal(loader));
       const { provider: _provider, ...fields } = agent;
