@@ -11,6 +11,8 @@ export interface RunnerProcess {
   id: string;
   stdout(): string;
   stderr(): string;
+  /** Resolves with the exit code once it has exited by itself. */
+  exited: Promise<number | null>;
   /** Sends `signal` (SIGTERM unless told) and resolves with the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
@@ -54,6 +56,7 @@ export async function startRunnerProcess(root: string, env: Record<string, strin
     id: /Id: +(\S+)/.exec(out)?.[1] ?? "",
     stdout: () => out,
     stderr: () => err,
+    exited,
     stop: (signal = "SIGTERM") => {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       return exited;

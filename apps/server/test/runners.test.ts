@@ -92,6 +92,44 @@ describe.skipIf(!postgres.available)("corral runner", () => {
     expect((await api<RunnerList>(corral, "GET", "/api/runners")).body.runners).toMatchObject([{ id: box.id, state: "stopped" }]);
   });
 
+  test("a stopped runner finishes the jobs it runs and claims no more; a second signal cancels them", async () => {
+    const root = tempDir();
+    const url = await postgres.database();
+    const corral = await server(url, root);
+    await api(corral, "PATCH", "/api/agents/kiro", { runnerLabel: "gpu" });
+    const box = await runner(root, { CORRAL_DATABASE_URL: url, CORRAL_RUNNER_LABELS: "gpu" });
+    const launch = (workdir: string) =>
+      api<Job>(corral, "POST", "/api/jobs", { agent: "kiro", prompt: "print 1\nsleep 2\nprint 2", workdir: path.join(root, workdir) });
+    const running = await launch("a");
+    await until(
+      async () => ((await api<Job>(corral, "GET", `/api/jobs/${running.body.id}`)).body.status === "running" ? true : undefined),
+      10_000,
+      "the job started",
+    );
+    box.child.kill("SIGTERM");
+    await until(() => (/finishing the 1 job/.test(box.stdout()) ? true : undefined), 5000, "the runner says it finishes its job");
+    const waiting = await launch("b");
+    expect(await box.exited).toBe(0);
+    expect((await api<Job>(corral, "GET", `/api/jobs/${running.body.id}`)).body).toMatchObject({ status: "succeeded", runner: box.id });
+    const output = await api<OutputPage>(corral, "GET", `/api/jobs/${running.body.id}/output?cursor=0`);
+    expect(output.body.chunks.map((c) => c.text).join("")).toContain("line 2");
+    // Launched while it finished: left for another runner.
+    expect((await api<Job>(corral, "GET", `/api/jobs/${waiting.body.id}`)).body).toMatchObject({ status: "queued", runner: null });
+
+    const next = await runner(root, { CORRAL_DATABASE_URL: url, CORRAL_RUNNER_LABELS: "gpu" });
+    await until(
+      async () => ((await api<Job>(corral, "GET", `/api/jobs/${waiting.body.id}`)).body.status === "running" ? true : undefined),
+      10_000,
+      "the next runner took it",
+    );
+    next.child.kill("SIGTERM");
+    await until(() => (/finishing the 1 job/.test(next.stdout()) ? true : undefined), 5000, "the runner says it finishes its job");
+    next.child.kill("SIGTERM");
+    expect(await next.exited).toBe(0);
+    expect(next.stdout()).toMatch(/cancelling the 1 job/);
+    expect((await api<Job>(corral, "GET", `/api/jobs/${waiting.body.id}`)).body).toMatchObject({ status: "cancelled", runner: next.id });
+  });
+
   test("keeps an agent's maxConcurrent across two runners", async () => {
     const root = tempDir();
     const url = await postgres.database();

@@ -15,21 +15,32 @@ async function main(): Promise<void> {
   process.stdout.write(
     `\nCorral runner ${settings.name} is running.\n  Id:       ${runner.id}\n  Labels:   ${settings.labels.join(", ")}\n  Registry: ${describePgUrl(settings.databaseUrl)}\n  Data:     ${settings.config.dataDir}\n\n`,
   );
-  let stopping = false;
-  const stop = async () => {
-    if (stopping) return;
-    stopping = true;
-    process.stdout.write("corral runner: stopping; cancelling the jobs it runs\n");
-    try {
-      await runner.stop();
-      process.exit(0);
-    } catch (err) {
-      process.stderr.write(`corral runner: could not stop cleanly: ${err instanceof Error ? err.message : String(err)}\n`);
-      process.exit(1);
+  let stopping: Promise<void> | null = null;
+  const stop = () =>
+    (stopping ??= (async () => {
+      process.stdout.write("corral runner: stopping\n");
+      try {
+        await runner.stop();
+        process.exit(0);
+      } catch (err) {
+        process.stderr.write(`corral runner: could not stop cleanly: ${err instanceof Error ? err.message : String(err)}\n`);
+        process.exit(1);
+      }
+    })());
+  // The first signal lets the running jobs finish (nothing claimed meanwhile); a second cancels them.
+  let signals = 0;
+  const onSignal = () => {
+    const running = runner.jobs.activeIds().length;
+    if (++signals > 1 || running === 0) {
+      if (running) process.stdout.write(`corral runner: cancelling the ${running} job(s) it runs\n`);
+      void stop();
+      return;
     }
+    process.stdout.write(`corral runner: finishing the ${running} job(s) it runs and claiming no more; Ctrl-C (or SIGTERM) again cancels them\n`);
+    void runner.finishJobs().then(stop, stop);
   };
-  process.on("SIGINT", () => void stop());
-  process.on("SIGTERM", () => void stop());
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
 }
 
 main().catch((err: unknown) => {

@@ -36,6 +36,8 @@ export class Runner {
   private poll: NodeJS.Timeout | null = null;
   private claiming = false;
   private claimAgain = false;
+  /** Claims no more (finishing its jobs before it stops, or stopping). */
+  private finishing = false;
   private stopping = false;
   /** Jobs it was asked to stop and is stopping: asked once. */
   private readonly cancelling = new Set<string>();
@@ -127,7 +129,7 @@ export class Runner {
 
   /** Claims jobs while there are some it may take, each started at once; one round at a time. */
   private claim(): void {
-    if (this.stopping) return;
+    if (this.finishing || this.stopping) return;
     if (this.claiming) {
       this.claimAgain = true;
       return;
@@ -138,7 +140,7 @@ export class Runner {
         do {
           this.claimAgain = false;
           for (;;) {
-            if (this.stopping) return;
+            if (this.finishing || this.stopping) return;
             const row = await this.registry.transaction((tx) => tx.runners.claim(this.id, this.settings.labels));
             if (!row) break;
             this.send(() => this.notify(row.id));
@@ -194,8 +196,19 @@ export class Runner {
   }
 
   /**
-   * Stops claiming, cancels the jobs it runs (no other runner could follow their workers), gives
-   * back those it claimed but had not started, and says it stopped.
+   * Claims no more jobs and resolves once those it runs have ended and their ends are stored (a
+   * runner taken down for maintenance loses no work). It still heartbeats and hears cancels.
+   */
+  async finishJobs(): Promise<void> {
+    this.finishing = true;
+    if (this.poll) clearInterval(this.poll);
+    while (this.claiming || this.jobs.activeIds().length) await sleep(100);
+    await this.outbox;
+  }
+
+  /**
+   * Stops claiming, cancels the jobs it still runs (no other runner could follow their workers),
+   * gives back those it claimed but had not started, and says it stopped.
    */
   async stop(): Promise<void> {
     if (this.stopping) return;
@@ -203,7 +216,7 @@ export class Runner {
     if (this.heartbeat) clearInterval(this.heartbeat);
     if (this.poll) clearInterval(this.poll);
     await this.cancels?.close();
-    while (this.claiming) await new Promise((resolve) => setTimeout(resolve, 10));
+    while (this.claiming) await sleep(10);
     await Promise.all(this.jobs.activeIds().map((id) => this.jobs.cancel(id).catch((err: unknown) => this.onError(`cancelling job ${id}`, err))));
     this.jobs.shutdown();
     this.files.shutdown();
@@ -213,6 +226,8 @@ export class Runner {
     await this.registry.close();
   }
 }
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The version this checkout says it is (apps/server/package.json). */
 function corralVersion(): string {
