@@ -143,22 +143,8 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   await app.register(panelRoutes(config, hotReloadUpgrades));
 
   // Jobs runners store: each change a runner NOTIFYs is read back and told as this server's own are.
-  let heard: Promise<void> = Promise.resolve();
   const runnerChanges = config.databaseUrl
-    ? await (await import("./db/pg/job-changes.js")).listenForJobChanges(
-        config.databaseUrl,
-        (payload) => {
-          // In the order heard: a job's output is copied before its end is told.
-          heard = heard
-            .then(async () => {
-              await services.jobs.heardFromRunner(payload);
-              // A change to the job (not output): the file changes its runner stored are told with it.
-              if (!payload.includes(":")) await services.files.announceStored(payload);
-            })
-            .catch((err: unknown) => app.log.warn({ err, payload }, "could not read what a runner stored"));
-        },
-        (err) => app.log.warn({ err }, "lost the connection that hears of runners' jobs; connecting again"),
-      )
+    ? await (await import("./runner/hear-runners.js")).hearRunners(config.databaseUrl, services, app.log)
     : null;
 
   // Runners that fell silent lose their running jobs.

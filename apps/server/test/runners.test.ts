@@ -92,6 +92,20 @@ describe.skipIf(!postgres.available)("corral runner", () => {
     expect((await api<RunnerList>(corral, "GET", "/api/runners")).body.runners).toMatchObject([{ id: box.id, state: "stopped" }]);
   });
 
+  test("a runner's file changes are told as they are stored, not only with its job's next change", async () => {
+    const root = tempDir();
+    const url = await postgres.database();
+    const corral = await server(url, root);
+    await api(corral, "PATCH", "/api/agents/kiro", { runnerLabel: "gpu" });
+    await runner(root, { CORRAL_DATABASE_URL: url, CORRAL_RUNNER_LABELS: "gpu" });
+    const heard: string[] = [];
+    corral.services.files.on("file", ({ file }) => heard.push(`${file.change} ${file.path}`));
+    const job = await api<Job>(corral, "POST", "/api/jobs", { agent: "kiro", prompt: "write live.txt ok\nsleep 4", workdir: path.join(root, "w") });
+    await until(() => (heard.includes("created live.txt") ? true : undefined), 10_000, "the file change told");
+    expect((await api<Job>(corral, "GET", `/api/jobs/${job.body.id}`)).body.status).toBe("running");
+    await corral.services.jobs.cancel(job.body.id);
+  });
+
   test("a stopped runner finishes the jobs it runs and claims no more; a second signal cancels them", async () => {
     const root = tempDir();
     const url = await postgres.database();

@@ -5,7 +5,7 @@ import { inProcessAdapters } from "../agents/registry.js";
 import { AuditService } from "../audit/service.js";
 import { CostService } from "../costs/service.js";
 import { openPgDb, type PgHandle } from "../db/pg/client.js";
-import { CANCEL_CHANNEL, JOB_CHANNEL, type JobChangeListener, listenForJobChanges } from "../db/pg/job-changes.js";
+import { CANCEL_CHANNEL, FILES_CHANGED, JOB_CHANNEL, type JobChangeListener, listenForJobChanges } from "../db/pg/job-changes.js";
 import { createPgRegistry } from "../db/pg/registry.js";
 import type { Registry } from "../db/registry.js";
 import type { JobOutputRow } from "../db/schema.js";
@@ -47,6 +47,8 @@ export class Runner {
   private readonly unsent: JobOutputRow[] = [];
   /** The last output chunk numbered of each job it runs. */
   private readonly outputSeq = new Map<string, number>();
+  /** Jobs whose stored file changes the server has not been told of yet. */
+  private readonly filesChanged = new Set<string>();
 
   private constructor(
     readonly id: string,
@@ -112,6 +114,11 @@ export class Runner {
       this.outputSeq.set(event.jobId, seq);
       this.unsent.push({ jobId: event.jobId, seq, stream: event.stream, data: event.data.toString("utf8"), at: Date.now() });
       this.send(() => this.sendOutput());
+    });
+    // Told as they are stored (the job page shows them live), once per job however many changed at once.
+    this.files.on("file", ({ jobId }) => {
+      this.filesChanged.add(jobId);
+      this.send(() => this.sendFileChanges());
     });
     this.jobs.on("job", (job) => {
       this.send(() => this.notify(job.id));
@@ -188,6 +195,12 @@ export class Runner {
     await this.registry.jobOutput.append(rows);
     const last = new Map(rows.map((row) => [row.jobId, row.seq]));
     for (const [jobId, seq] of last) await this.notify(`${jobId}:${seq}`);
+  }
+
+  private async sendFileChanges(): Promise<void> {
+    const jobIds = [...this.filesChanged];
+    this.filesChanged.clear();
+    for (const jobId of jobIds) await this.notify(`${jobId}${FILES_CHANGED}`);
   }
 
   /** Tells the server (and anything listening) that the job changed: `<jobId>`, or `<jobId>:<seq>` for output, far below NOTIFY's 8000 bytes. */

@@ -3,8 +3,12 @@ import pg from "pg";
 /**
  * The channel a runner NOTIFYs after each change it stores to a job. The payload is the job's id
  * only: NOTIFY payloads stop at 8000 bytes, and the listener reads the job from the registry.
+ * `<jobId>:<seq>` tells of output stored up to chunk seq, `<jobId>:files` (FILES_CHANGED) of file changes stored.
  */
 export const JOB_CHANNEL = "corral_job";
+
+/** The suffix of a JOB_CHANNEL payload that tells of a job's file changes stored. */
+export const FILES_CHANGED = ":files";
 
 /** The channel the server NOTIFYs when a job a runner holds is asked to stop: the runner stops its worker. Payload: the job's id. */
 export const CANCEL_CHANNEL = "corral_cancel";
