@@ -62,7 +62,8 @@ export class Runner {
 
   static async start(settings: RunnerSettings, onError: (what: string, err: unknown) => void, timings: RunnerTimings = TIMINGS): Promise<Runner> {
     const { config } = settings;
-    const handle = await openPgDb(settings.databaseUrl, { onError: (err) => onError("the registry's connection", err) });
+    // The server creates and upgrades the tables; a runner's login need not be allowed to.
+    const handle = await openPgDb(settings.databaseUrl, { schema: "check", onError: (err) => onError("the registry's connection", err) });
     const registry = createPgRegistry(handle);
     // New for every start: a runner that comes back after a crash is a new runner, never the one declared lost.
     const id = `${settings.hostname

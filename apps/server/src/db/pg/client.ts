@@ -1,5 +1,6 @@
 import path from "node:path";
 import { drizzle, type NodePgDatabase } from "drizzle-orm/node-postgres";
+import { readMigrationFiles } from "drizzle-orm/migrator";
 import { migrate } from "drizzle-orm/node-postgres/migrator";
 import pg from "pg";
 import { repoRoot } from "../../lib/repo-root.js";
@@ -33,6 +34,11 @@ export interface PgOptions {
   max?: number;
   /** Told about a connection the pool lost while idle (the server restarted, the network dropped). */
   onError?: (err: Error) => void;
+  /**
+   * `migrate` (the server): bring the tables up to this checkout's. `check` (a runner, whose login
+   * may not create anything): refuse a registry whose tables are not exactly this checkout's.
+   */
+  schema?: "migrate" | "check";
 }
 
 /**
@@ -45,7 +51,8 @@ export async function openPgDb(url: string, options: PgOptions = {}): Promise<Pg
   // An idle connection's error is emitted on the pool; unheard, it would end the process.
   pool.on("error", (err) => options.onError?.(err));
   try {
-    await migrateLocked(pool);
+    if (options.schema === "check") await checkMigrated(pool, url);
+    else await migrateLocked(pool);
   } catch (err) {
     await pool.end().catch(() => {});
     throw pgFailure(url, err);
@@ -66,6 +73,30 @@ async function migrateLocked(pool: pg.Pool): Promise<void> {
   } finally {
     client.release();
   }
+}
+
+/** The registry's tables are this checkout's: the last migration applied there is this checkout's last. */
+async function checkMigrated(pool: pg.Pool, url: string): Promise<void> {
+  const ours = readMigrationFiles({ migrationsFolder }).at(-1)?.folderMillis ?? 0;
+  const where = describePgUrl(url);
+  let theirs: number;
+  try {
+    const { rows } = await pool.query<{ last: number | null }>("select max(created_at) as last from drizzle.__drizzle_migrations");
+    theirs = Number(rows[0]?.last ?? 0);
+  } catch (err) {
+    // No table there (42P01, or its schema: 3F000): no Corral server has used this database yet.
+    if (!["42P01", "3F000"].includes(String((err as { code?: unknown }).code))) throw err;
+    theirs = 0;
+  }
+  if (theirs === ours) return;
+  if (theirs < ours) {
+    throw new RegistryError(
+      `The registry at ${where} has ${theirs ? "older" : "no"} Corral tables: start the Corral server of this version on it first (it creates and upgrades them), then this runner.`,
+    );
+  }
+  throw new RegistryError(
+    `The registry at ${where} has newer Corral tables than this checkout knows: update it (git pull && node scripts/setup.mjs) to the server's version.`,
+  );
 }
 
 function pgFailure(url: string, err: unknown): unknown {
