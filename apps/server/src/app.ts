@@ -8,7 +8,7 @@ import type { AppConfig } from "./config.js";
 import { openRegistry } from "./db/open-registry.js";
 import { runnerRoutes } from "./routes/runners.js";
 import { watchRunnerLeases } from "./jobs/runner-leases.js";
-import { registryUnreachable } from "./db/registry-error.js";
+import { REGISTRY_UNREACHABLE, registryUnreachable } from "./db/registry-error.js";
 import { isHotReloadSocket } from "./dev-web.js";
 import { ServiceError } from "./lib/errors.js";
 import { mcpRoutes } from "./mcp/mounts.js";
@@ -99,7 +99,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
     if (registryUnreachable(error)) {
       request.log.warn({ err: (error as Error).message }, "the registry's PostgreSQL could not be reached");
       return reply.code(503).send({
-        error: "the registry (PostgreSQL at CORRAL_DATABASE_URL) cannot be reached; try again once it is back (Corral reconnects on its own)",
+        error: REGISTRY_UNREACHABLE,
         code: "unavailable",
       } satisfies ApiError);
     }

@@ -5,6 +5,7 @@ import path from "node:path";
 import type { Job } from "@corral/shared";
 import { afterAll, describe, expect, test } from "vitest";
 import { api, sleep, startServer, until, type TestServer } from "./helpers.js";
+import { connectMcp, textOf } from "./mcp-client.js";
 import { usePostgres } from "./postgres.js";
 
 const postgres = usePostgres();
@@ -55,6 +56,7 @@ describe.skipIf(!postgres.available)("the registry's PostgreSQL goes away and co
     const relay = await cuttableRelay(new URL(await postgres.database()));
     try {
       server = await startServer({ CORRAL_DATABASE_URL: relay.url });
+      const mcp = await connectMcp(server);
       const launch = (prompt: string) =>
         api<Job>(server!, "POST", "/api/jobs", { agent: "kiro", prompt, workdir: path.join(server!.root, prompt.replace(/\W/g, "")) });
       const first = await launch("print before");
@@ -73,6 +75,9 @@ describe.skipIf(!postgres.available)("the registry's PostgreSQL goes away and co
       expect(listed.body.error).toMatch(/PostgreSQL at CORRAL_DATABASE_URL\) cannot be reached/);
       const refused = await launch("print during");
       expect(refused.status).toBe(503);
+      // An MCP tool says the same, not the driver's message.
+      const listedOverMcp = textOf(await mcp.callTool({ name: "corral_jobs", arguments: {} }));
+      expect(listedOverMcp).toBe(`error: ${listed.body.error}`);
       expect((await api(server, "GET", "/api/health")).status).toBe(200);
 
       // Long enough for the worker to have ended (and its end to have been tried) meanwhile.

@@ -78,6 +78,10 @@ export function registryFailure(file: string, err: unknown): unknown {
 const UNAVAILABLE_STATES = new Set(["57P01", "57P02", "57P03"]);
 const NETWORK_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "EPIPE"]);
 
+/** What every door (REST's 503, an MCP tool's error) says when the registry could not be reached. */
+export const REGISTRY_UNREACHABLE =
+  "the registry (PostgreSQL at CORRAL_DATABASE_URL) cannot be reached; try again once it is back (Corral reconnects on its own)";
+
 /**
  * Whether a registry call failed because a networked registry (PostgreSQL) could not be reached,
  * rather than because of what was asked: the same call can succeed once it is back. Drizzle wraps

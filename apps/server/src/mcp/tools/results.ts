@@ -1,5 +1,6 @@
 import type { CallToolResult, ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
+import { REGISTRY_UNREACHABLE, registryUnreachable } from "../../db/registry-error.js";
 import { ServiceError } from "../../lib/errors.js";
 
 export type ToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
@@ -16,6 +17,7 @@ export async function guarded(body: () => Promise<CallToolResult> | CallToolResu
     return await body();
   } catch (err) {
     if (err instanceof ServiceError) return errorResult(`error: ${err.field ? `${err.field}: ` : ""}${err.message}`);
+    if (registryUnreachable(err)) return errorResult(`error: ${REGISTRY_UNREACHABLE}`);
     return errorResult(`error: the server could not complete this call: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
