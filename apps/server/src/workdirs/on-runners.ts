@@ -58,7 +58,10 @@ export class RunnerWorkdirs {
 
   /** The runner workdir `requested` lies in (the deepest, when they nest), or null when it is not on a runner. */
   async holding(requested: string): Promise<RunnerWorkdir | null> {
-    const target = path.resolve(expandHome(requested, this.settings.homeDir));
+    const expanded = expandHome(requested, this.settings.homeDir);
+    // A relative path is refused by the server's own checks, never resolved against its cwd here.
+    if (!path.isAbsolute(expanded)) return null;
+    const target = path.resolve(expanded);
     let found: RunnerWorkdir | null = null;
     for (const workdir of await this.list()) {
       if (isInside(target, workdir.path) && (!found || workdir.path.length > found.path.length)) found = workdir;
