@@ -96,6 +96,29 @@ describe.skipIf(!postgres.available)("browsing a workdir on a runner's machine",
     expect(outside.status).toBe(416);
     expect(outside.headers.get("content-range")).toBe("bytes */18");
 
+    // A file bigger than one answer (8 MiB): asked for whole, a 413 saying to ask for a range;
+    // a range past the cap is read where it lies; an open range gets its first 8 MiB.
+    const big = path.join(workdir, "big.bin");
+    const cap = 8 * 1024 * 1024;
+    const bytes = Buffer.alloc(cap + 1000, 7);
+    bytes.write("tail", cap + 500);
+    writeFileSync(big, bytes);
+    const tooBig = await fetch(`${corral.url}/api/workdirs/raw?path=${q(big)}`, { headers: corral.auth });
+    expect(tooBig.status).toBe(413);
+    expect(((await tooBig.json()) as ApiError).error).toBe(
+      `${big} is 8.0 MiB; a file on a runner comes at most 8 MiB per request: ask for a part with a Range header (bytes=0-${cap - 1}, then on), or view it a window at a time`,
+    );
+    const far = await fetch(`${corral.url}/api/workdirs/raw?path=${q(big)}`, {
+      headers: { ...corral.auth, range: `bytes=${cap + 500}-${cap + 503}` },
+    });
+    expect(far.status).toBe(206);
+    expect(far.headers.get("content-range")).toBe(`bytes ${cap + 500}-${cap + 503}/${cap + 1000}`);
+    expect(await far.text()).toBe("tail");
+    const open = await fetch(`${corral.url}/api/workdirs/raw?path=${q(big)}`, { headers: { ...corral.auth, range: "bytes=0-" } });
+    expect(open.status).toBe(206);
+    expect(open.headers.get("content-range")).toBe(`bytes 0-${cap - 1}/${cap + 1000}`);
+    expect((await open.arrayBuffer()).byteLength).toBe(cap);
+
     // Without credentials, as every /api route.
     expect((await fetch(`${corral.url}/api/workdirs/list?path=${q(workdir)}`)).status).toBe(401);
   });
