@@ -35,7 +35,7 @@ describe("RunnerWorkdirs", () => {
   afterEach(() => registry.close());
 
   it("holds a path when it lies in a workdir whose newest job ran on a runner, the deepest first", async () => {
-    expect(await onRunners.list()).toEqual([{ path: "/w/remote", runnerId: "old", jobs: 1 }]);
+    expect(await onRunners.list()).toEqual([{ path: "/w/remote", runnerId: "old", runnerName: "gpu-box", jobs: 1 }]);
     expect(await onRunners.holding("/w/remote/a/b.txt")).toMatchObject({ path: "/w/remote" });
     expect(await onRunners.holding("/w/remote")).toMatchObject({ path: "/w/remote" });
     // The server's again since its newest job; lexically elsewhere; relative (refused by the server's own checks).

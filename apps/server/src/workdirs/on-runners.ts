@@ -12,6 +12,8 @@ export interface RunnerWorkdir {
   path: string;
   /** The id of the runner that ran its newest job. */
   runnerId: string;
+  /** That runner's name (the panel shows it). */
+  runnerName: string;
   jobs: number;
 }
 
@@ -51,9 +53,15 @@ export class RunnerWorkdirs {
       const jobs = (seen?.jobs ?? 0) + row.jobs;
       newest.set(row.workdir, !seen || row.newest > seen.newest ? { runner: row.runner, newest: row.newest, jobs } : { ...seen, jobs });
     }
-    return [...newest]
-      .filter((entry): entry is [string, { runner: string; newest: number; jobs: number }] => entry[1].runner !== null)
-      .map(([workdir, { runner, jobs }]) => ({ path: workdir, runnerId: runner, jobs }));
+    const remote = [...newest].filter((entry): entry is [string, { runner: string; newest: number; jobs: number }] => entry[1].runner !== null);
+    if (!remote.length) return [];
+    const runners = await this.registry.runners.list();
+    return remote.map(([workdir, { runner, jobs }]) => ({
+      path: workdir,
+      runnerId: runner,
+      runnerName: runners.find((r) => r.id === runner)?.name ?? runner,
+      jobs,
+    }));
   }
 
   /** The runner workdir `requested` lies in (the deepest, when they nest), or null when it is not on a runner. */
@@ -73,10 +81,8 @@ export class RunnerWorkdirs {
    * The runner to ask for a workdir: a runner that restarted is a new runner under the same name
    * on the same machine, so the newest runner of that name. Its name is what the panel shows.
    */
-  async runnerFor(runnerId: string): Promise<RunnerRow | undefined> {
-    const runners = await this.registry.runners.list();
-    const name = runners.find((r) => r.id === runnerId)?.name;
-    return runners.filter((r) => r.name === name).at(-1);
+  private async runnerFor(workdir: RunnerWorkdir): Promise<RunnerRow | undefined> {
+    return (await this.registry.runners.list()).filter((r) => r.name === workdir.runnerName).at(-1);
   }
 
   /**
@@ -90,7 +96,7 @@ export class RunnerWorkdirs {
     requested: string,
     more: Partial<Pick<RunnerRequestRow, "readOffset" | "readLimit" | "range">> = {},
   ): Promise<T> {
-    const runner = await this.runnerFor(workdir.runnerId);
+    const runner = await this.runnerFor(workdir);
     const now = Date.now();
     const seeRunners = "see the Runners page";
     if (!runner) throw new ServiceError(`${requested} is on a runner that is no longer registered; ${seeRunners}`, 503, "path");

@@ -95,14 +95,12 @@ export class WorkdirService {
     const remote = await runners.list();
     if (!remote.length) return [];
     const agentRows = await agents.list();
-    return Promise.all(
-      remote.map(async ({ path: workdir, runnerId, jobs }) => ({
-        path: workdir,
-        agents: agentRows.filter((a) => path.resolve(expandHome(a.workdir, config.homeDir)) === workdir).map((a) => a.name),
-        jobs,
-        runner: (await runners.runnerFor(runnerId))?.name ?? runnerId,
-      })),
-    );
+    return remote.map(({ path: workdir, runnerName, jobs }) => ({
+      path: workdir,
+      agents: agentRows.filter((a) => path.resolve(expandHome(a.workdir, config.homeDir)) === workdir).map((a) => a.name),
+      jobs,
+      runner: runnerName,
+    }));
   }
 
   /** A directory's entries. */
