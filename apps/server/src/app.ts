@@ -143,9 +143,10 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   await app.register(panelRoutes(config, hotReloadUpgrades));
 
   // Jobs runners store: each change a runner NOTIFYs is read back and told as this server's own are.
-  const runnerChanges = config.databaseUrl
-    ? await (await import("./runner/hear-runners.js")).hearRunners(config.databaseUrl, services, app.log)
-    : null;
+  const hearing = config.databaseUrl ? { url: config.databaseUrl, ...(await import("./runner/hear-runners.js")) } : null;
+  const runnerChanges = hearing ? await hearing.hearRunners(hearing.url, services, app.log) : null;
+  // Runners' answers to browsing requests: the request waiting for one is woken at once.
+  const runnerAnswers = hearing ? await hearing.hearRunnerAnswers(hearing.url, services, app.log) : null;
 
   // Runners that fell silent lose their running jobs.
   const stopLeases =
@@ -156,6 +157,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   app.addHook("onClose", async () => {
     stopLeases?.();
     await runnerChanges?.close();
+    await runnerAnswers?.close();
     services.configFile.close();
     services.jobs.shutdown();
     services.conversations.close();

@@ -43,6 +43,7 @@ const EnvSchema = z.object({
   CORRAL_KILL_GRACE_MS: positiveInt.default(5000),
   // At least two and a half of a runner's 2 s heartbeats, so one late heartbeat never loses a live runner's jobs.
   CORRAL_RUNNER_LEASE_S: positiveInt.min(5).max(3600).default(15),
+  CORRAL_RUNNER_ANSWER_TIMEOUT_MS: positiveInt.min(100).max(120_000).default(10_000),
   CORRAL_QUEUE_LIMIT: positiveInt.default(10_000),
   CORRAL_PROGRESS_INTERVAL_MS: positiveInt.default(10_000),
   CORRAL_MCP_SESSION_IDLE_S: positiveInt.default(1800),
@@ -89,6 +90,8 @@ export interface AppConfig {
   killGraceMs: number;
   /** A runner silent this long (no heartbeat) is given up on: its running jobs end `lost`. */
   runnerLeaseMs: number;
+  /** How long a browsing request waits for the runner holding the workdir to answer. */
+  runnerAnswerTimeoutMs: number;
   queueLimit: number;
   progressIntervalMs: number;
   mcpSessionIdleMs: number;
@@ -168,6 +171,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     configFileNamed: e.CORRAL_CONFIG !== undefined,
     killGraceMs: e.CORRAL_KILL_GRACE_MS,
     runnerLeaseMs: e.CORRAL_RUNNER_LEASE_S * 1000,
+    runnerAnswerTimeoutMs: e.CORRAL_RUNNER_ANSWER_TIMEOUT_MS,
     queueLimit: e.CORRAL_QUEUE_LIMIT,
     progressIntervalMs: e.CORRAL_PROGRESS_INTERVAL_MS,
     mcpSessionIdleMs: e.CORRAL_MCP_SESSION_IDLE_S * 1000,

@@ -13,6 +13,7 @@ import { AuditService } from "./audit/service.js";
 import { Metrics } from "./observability/metrics.js";
 import { RunnerDirectory } from "./runner/directory.js";
 import { SessionService } from "./security/sessions.js";
+import { RunnerWorkdirs } from "./workdirs/on-runners.js";
 import { WorkdirService } from "./workdirs/service.js";
 
 /** The one service layer every door (MCP, REST, WebSocket) calls. */
@@ -62,7 +63,16 @@ export async function createServices(config: AppConfig, registry: Registry): Pro
   agents.on("changed", ({ name, removed }) => {
     if (!removed) jobs.agentChanged(name);
   });
-  const workdirs = new WorkdirService({ config, agents, files });
+  const workdirs = new WorkdirService({
+    config,
+    agents,
+    files,
+    // Runners need PostgreSQL: with SQLite every workdir is on this machine.
+    runners:
+      registry.dialect === "postgres"
+        ? new RunnerWorkdirs(registry, { homeDir: config.homeDir, leaseMs: config.runnerLeaseMs, answerTimeoutMs: config.runnerAnswerTimeoutMs })
+        : undefined,
+  });
   const metrics = new Metrics(jobs, registry.jobStats);
   const sessions = new SessionService(registry, config.dataDir, config.sessionTtlMs);
   const conversations = new ConversationHub({ registry, agents, jobs });

@@ -60,7 +60,15 @@ export const FileReadSchema = z.object({
 export type FileRead = z.infer<typeof FileReadSchema>;
 
 export const WorkdirListSchema = z.object({
-  workdirs: z.array(z.object({ path: z.string(), agents: z.array(z.string()), jobs: z.number().int() })),
+  workdirs: z.array(
+    z.object({
+      path: z.string(),
+      agents: z.array(z.string()),
+      jobs: z.number().int(),
+      /** The runner whose machine holds it (its name); absent: the server's machine. */
+      runner: z.string().optional(),
+    }),
+  ),
 });
 export type WorkdirList = z.infer<typeof WorkdirListSchema>;
 

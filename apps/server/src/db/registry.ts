@@ -11,6 +11,7 @@ import { createJobStatsRepo } from "./repos/job-stats.js";
 import { createJobsRepo } from "./repos/jobs.js";
 import { createMcpTasksRepo } from "./repos/mcp-tasks.js";
 import { createOllamaModelsRepo } from "./repos/ollama-models.js";
+import { createRunnerRequestsRepo } from "./repos/runner-requests.js";
 import { createRunnersRepo } from "./repos/runners.js";
 import { createSessionsRepo } from "./repos/sessions.js";
 
@@ -28,6 +29,7 @@ export type McpTasksRepo = Async<ReturnType<typeof createMcpTasksRepo>>;
 export type ConversationsRepo = Async<ReturnType<typeof createConversationsRepo>>;
 export type RunnersRepo = Async<ReturnType<typeof createRunnersRepo>>;
 export type JobOutputRepo = Async<ReturnType<typeof createJobOutputRepo>>;
+export type RunnerRequestsRepo = Async<ReturnType<typeof createRunnerRequestsRepo>>;
 
 export interface Repos {
   agents: AgentsRepo;
@@ -43,6 +45,7 @@ export interface Repos {
   conversations: ConversationsRepo;
   runners: RunnersRepo;
   jobOutput: JobOutputRepo;
+  runnerRequests: RunnerRequestsRepo;
 }
 
 /** The registry, whichever database holds it. */
@@ -80,6 +83,7 @@ export function createSqliteRegistry(handle: DbHandle): Registry {
     conversations: createConversationsRepo(db),
     runners: createRunnersRepo(db),
     jobOutput: createJobOutputRepo(db),
+    runnerRequests: createRunnerRequestsRepo(db),
   };
   /** Settles when the open transaction has ended; null when none is open. */
   let open: Promise<void> | null = null;

@@ -363,9 +363,44 @@ export const jobOutput = sqliteTable(
   (t) => [primaryKey({ columns: [t.jobId, t.seq] })],
 );
 
+/** What a browsing request asks a runner for: a directory's entries, a window of a file, or its bytes. */
+export type RunnerRequestKind = "list" | "read" | "raw";
+
+/**
+ * Browsing requests for workdirs that are on a runner's machine: the server stores one and
+ * NOTIFYs its id, the runner answers in the same row and NOTIFYs back. Rows live for seconds:
+ * the server deletes each once it has read the answer (or given up), and sweeps old ones.
+ */
+export const runnerRequests = sqliteTable(
+  "runner_requests",
+  {
+    id: text("id").primaryKey(),
+    /** The runner (runners.id) asked. */
+    runner: text("runner")
+      .notNull()
+      .references(() => runners.id, { onDelete: "cascade" }),
+    kind: text("kind").$type<RunnerRequestKind>().notNull(),
+    /** As the user gave it; the runner resolves and confines it as the server would. */
+    path: text("path").notNull(),
+    /** read: the window asked for. */
+    readOffset: integer("read_offset").notNull(),
+    readLimit: integer("read_limit").notNull(),
+    /** raw: the `Range` header, if one was sent (the runner knows the file's size). */
+    range: text("range"),
+    askedAt: integer("asked_at").notNull(),
+    answeredAt: integer("answered_at"),
+    /** JSON: the DirListing or FileRead, or for raw the file's facts and its bytes in base64 (capped). */
+    answer: text("answer"),
+    /** JSON: the refusal as the server's own would be ({status, code, error, field}). */
+    error: text("error"),
+  },
+  (t) => [index("runner_requests_runner_idx").on(t.runner, t.answeredAt)],
+);
+
 export type AgentRow = typeof agents.$inferSelect;
 export type JobOutputRow = typeof jobOutput.$inferSelect;
 export type RunnerRow = typeof runners.$inferSelect;
+export type RunnerRequestRow = typeof runnerRequests.$inferSelect;
 export type JobRow = typeof jobs.$inferSelect;
 export type OllamaModelRow = typeof ollamaModels.$inferSelect;
 export type JobFileRow = typeof jobFileChanges.$inferSelect;

@@ -1,7 +1,7 @@
 import { describeIssues, fieldIssues, type ApiErrorCode, type ApiErrorDetails, type FieldIssue } from "@corral/shared";
 import type { z } from "zod";
 
-type Status = 400 | 403 | 404 | 409 | 413 | 429 | 503;
+export type Status = 400 | 403 | 404 | 409 | 413 | 416 | 429 | 503 | 504;
 
 /** The code of an error thrown without one: what its status says. */
 const codeOfStatus: Record<Status, ApiErrorCode> = {
@@ -10,8 +10,10 @@ const codeOfStatus: Record<Status, ApiErrorCode> = {
   404: "not_found",
   409: "conflict",
   413: "payload_too_large",
+  416: "invalid_input",
   429: "rate_limited",
   503: "unavailable",
+  504: "unavailable",
 };
 
 /**

@@ -29,12 +29,13 @@ const ERROR_MEANINGS = {
   403: "Refused: a Host or Origin that is not allowed, or a file that cannot be read",
   404: "Not found: `field` names the input that points nowhere",
   409: "Conflicts with the current state (`field` says which input)",
-  413: "Body larger than CORRAL_BODY_LIMIT_BYTES",
+  413: "Body larger than CORRAL_BODY_LIMIT_BYTES, or a file on a runner larger than one answer holds (ask for a Range)",
   415: "Body that is not JSON",
   416: "Range outside the file",
   429: "Too many wrong tokens from this address (see Retry-After)",
   500: "Server fault; the server log has the details",
-  503: "A service Corral relies on is unavailable, or a queue is full",
+  503: "A service Corral relies on is unavailable (the registry, a stopped or silent runner), or a queue is full",
+  504: "The runner holding the workdir did not answer in time (CORRAL_RUNNER_ANSWER_TIMEOUT_MS)",
 } as const;
 
 type ErrorStatus = keyof typeof ERROR_MEANINGS;

@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from "fastify";
-import { FILES_CHANGED, type JobChangeListener, listenForJobChanges } from "../db/pg/job-changes.js";
+import { ANSWER_CHANNEL, FILES_CHANGED, type JobChangeListener, listenForJobChanges } from "../db/pg/job-changes.js";
 import type { Services } from "../services.js";
 
 /**
@@ -25,5 +25,15 @@ export function hearRunners(url: string, services: Services, log: FastifyBaseLog
       heard = heard.then(() => told(payload)).catch((err: unknown) => log.warn({ err, payload }, "could not read what a runner stored"));
     },
     (err) => log.warn({ err }, "lost the connection that hears of runners' jobs; connecting again"),
+  );
+}
+
+/** The server hears runners' answers to its browsing requests (NOTIFY on ANSWER_CHANNEL): the request waiting for one is woken at once. */
+export function hearRunnerAnswers(url: string, services: Services, log: FastifyBaseLogger): Promise<JobChangeListener> {
+  return listenForJobChanges(
+    url,
+    (requestId) => services.workdirs.answered(requestId),
+    (err) => log.warn({ err }, "lost the connection that hears runners' answers to browsing requests; connecting again"),
+    ANSWER_CHANNEL,
   );
 }

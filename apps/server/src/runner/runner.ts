@@ -5,7 +5,7 @@ import { inProcessAdapters } from "../agents/registry.js";
 import { AuditService } from "../audit/service.js";
 import { CostService } from "../costs/service.js";
 import { openPgDb, type PgHandle } from "../db/pg/client.js";
-import { CANCEL_CHANNEL, FILES_CHANGED, JOB_CHANNEL, type JobChangeListener, listenForJobChanges } from "../db/pg/job-changes.js";
+import { CANCEL_CHANNEL, FILES_CHANGED, JOB_CHANNEL, type JobChangeListener, listenForJobChanges, REQUEST_CHANNEL } from "../db/pg/job-changes.js";
 import { createPgRegistry } from "../db/pg/registry.js";
 import type { Registry } from "../db/registry.js";
 import type { JobOutputRow } from "../db/schema.js";
@@ -13,6 +13,8 @@ import { repoRoot } from "../lib/repo-root.js";
 import { fileHooks } from "../jobs/file-hooks.js";
 import { FileWatcher } from "../jobs/file-watcher.js";
 import { JobService } from "../jobs/service.js";
+import { WorkdirService } from "../workdirs/service.js";
+import { BrowsingRequests } from "./browsing-requests.js";
 import { fencedRegistry } from "./fenced-registry.js";
 import type { RunnerSettings } from "./settings.js";
 
@@ -42,6 +44,7 @@ export class Runner {
   /** Jobs it was asked to stop and is stopping: asked once. */
   private readonly cancelling = new Set<string>();
   private cancels: JobChangeListener | null = null;
+  private requests: JobChangeListener | null = null;
   /** Output and notifications, sent in the order they happened. */
   private outbox: Promise<void> = Promise.resolve();
   private readonly unsent: JobOutputRow[] = [];
@@ -57,6 +60,7 @@ export class Runner {
     private readonly registry: Registry,
     readonly jobs: JobService,
     private readonly files: FileWatcher,
+    private readonly browsing: BrowsingRequests,
     private readonly onError: (what: string, err: unknown) => void,
   ) {}
 
@@ -94,12 +98,25 @@ export class Runner {
       hooks: fileHooks(files, config.dataDir),
       runnerId: id,
     });
-    const runner = new Runner(id, settings, handle, registry, jobs, files, onError);
+    // The server's own policy on this machine: its roots, the registry's known workdirs, the same refusals.
+    const workdirs = new WorkdirService({
+      config,
+      agents: { list: () => registry.agents.list() },
+      files: { jobWorkdirs: () => registry.jobFiles.jobWorkdirs() },
+    });
+    const browsing = new BrowsingRequests(id, registry, workdirs, onError);
+    const runner = new Runner(id, settings, handle, registry, jobs, files, browsing, onError);
     runner.cancels = await listenForJobChanges(
       settings.databaseUrl,
       (jobId) => runner.stopIfAsked(jobId),
       (err) => onError("the connection that hears of cancels", err),
       CANCEL_CHANNEL,
+    );
+    runner.requests = await listenForJobChanges(
+      settings.databaseUrl,
+      (requestId) => browsing.heard(requestId),
+      (err) => onError("the connection that hears of browsing requests", err),
+      REQUEST_CHANNEL,
     );
     runner.begin(timings);
     return runner;
@@ -130,6 +147,8 @@ export class Runner {
       this.registry.runners.heartbeat(this.id, Date.now()).catch((err: unknown) => this.onError("a heartbeat", err));
       // A cancel whose NOTIFY was missed (the listening connection was down) is found here.
       for (const jobId of this.jobs.activeIds()) this.stopIfAsked(jobId);
+      // So are browsing requests.
+      this.browsing.catchUp().catch((err: unknown) => this.onError("looking for browsing requests", err));
     }, timings.heartbeatMs);
     this.poll = setInterval(() => this.claim(), timings.claimMs);
     this.claim();
@@ -230,6 +249,8 @@ export class Runner {
     if (this.heartbeat) clearInterval(this.heartbeat);
     if (this.poll) clearInterval(this.poll);
     await this.cancels?.close();
+    await this.requests?.close();
+    await this.browsing.settled();
     while (this.claiming) await sleep(10);
     await Promise.all(this.jobs.activeIds().map((id) => this.jobs.cancel(id).catch((err: unknown) => this.onError(`cancelling job ${id}`, err))));
     this.jobs.shutdown();

@@ -2,18 +2,22 @@ import { realpathSync, type Stats } from "node:fs";
 import path from "node:path";
 import type { DirListing, FileRead } from "@corral/shared";
 import { type AppConfig, expandHome } from "../config.js";
-import type { AgentService } from "../agents/service.js";
 import { badInput, notFound, ServiceError } from "../lib/errors.js";
 import { isInside } from "../lib/paths.js";
 import { openRegularFile, readWindow } from "../lib/regular-file.js";
 import type { FileWatcher } from "../jobs/file-watcher.js";
 import { listDir } from "./dir-listing.js";
+import type { RunnerRequestKind } from "../db/schema.js";
+import type { RunnerWorkdirs } from "./on-runners.js";
+import type { RawAnswer } from "./runner-answers.js";
 
 /** A workdir that can be browsed, with the agents that use it and how many jobs ran there. */
 export interface KnownWorkdir {
   path: string;
   agents: string[];
   jobs: number;
+  /** The name of the runner whose machine holds it; absent: this machine. */
+  runner?: string;
 }
 
 function realOrNull(p: string): string | null {
@@ -33,9 +37,18 @@ const notInWorkdirs = (requested: string) =>
 
 export interface WorkdirDeps {
   config: AppConfig;
-  agents: Pick<AgentService, "list">;
+  agents: { list(): Promise<{ name: string; workdir: string }[]> };
   files: Pick<FileWatcher, "jobWorkdirs">;
+  /**
+   * The server with its registry in PostgreSQL: workdirs whose newest job ran on a runner are on
+   * that runner's machine, and only that runner is asked about paths inside them. A runner's own
+   * WorkdirService has none: it answers from its disk.
+   */
+  runners?: RunnerWorkdirs;
 }
+
+/** A file's bytes to send: an open file on this machine, or the window of them a runner sent. */
+export type FileBytes = { local: { real: string; fd: number; stat: Stats } } | { remote: RawAnswer };
 
 /**
  * The workdir access policy, for every door: only the workdirs of known jobs and agents that lie
@@ -45,8 +58,20 @@ export interface WorkdirDeps {
 export class WorkdirService {
   constructor(private readonly deps: WorkdirDeps) {}
 
-  /** The directories that may be browsed, as real paths, with the agents and job counts that use them. */
+  /** A runner stored its answer to browsing request `id` (the server heard its NOTIFY). */
+  answered(id: string): void {
+    this.deps.runners?.answered(id);
+  }
+
+  /** The directories that may be browsed, with the agents and job counts that use them: this machine's as real paths, and those on runners. */
   async known(): Promise<KnownWorkdir[]> {
+    const remote = await this.onRunners();
+    const local = (await this.localKnown()).filter((w) => !remote.some((r) => r.path === w.path));
+    return [...local, ...remote].sort((a, b) => a.path.localeCompare(b.path));
+  }
+
+  /** The workdirs on this machine's disk (real paths) under its allowed roots. */
+  private async localKnown(): Promise<KnownWorkdir[]> {
     const { config, agents, files } = this.deps;
     const roots = config.workdirRoots.map(realOrNull).filter((r): r is string => r !== null);
     const byPath = new Map<string, KnownWorkdir>();
@@ -60,17 +85,51 @@ export class WorkdirService {
     };
     for (const agent of await agents.list()) add(agent.workdir, agent.name, 0);
     for (const { workdir, jobs } of await files.jobWorkdirs()) add(workdir, null, jobs);
-    return [...byPath.values()].sort((a, b) => a.path.localeCompare(b.path));
+    return [...byPath.values()];
+  }
+
+  /** The workdirs on runners' machines, each with the runner's name and the agents whose workdir it is. */
+  private async onRunners(): Promise<KnownWorkdir[]> {
+    const { runners, agents, config } = this.deps;
+    if (!runners) return [];
+    const remote = await runners.list();
+    if (!remote.length) return [];
+    const agentRows = await agents.list();
+    return remote.map(({ path: workdir, runnerName, jobs }) => ({
+      path: workdir,
+      agents: agentRows.filter((a) => path.resolve(expandHome(a.workdir, config.homeDir)) === workdir).map((a) => a.name),
+      jobs,
+      runner: runnerName,
+    }));
   }
 
   /** A directory's entries. */
-  list(requested: string): Promise<DirListing> {
+  async list(requested: string): Promise<DirListing> {
+    const remote = await this.remote(requested);
+    if (remote) return remote.ask<DirListing>("list");
     return this.onResolvedPath(requested, listDir);
   }
 
   /** A window of a file for display: its text, or only the facts when it is binary. */
-  read(requested: string, offset: number, limit: number): Promise<FileRead> {
+  async read(requested: string, offset: number, limit: number): Promise<FileRead> {
+    const remote = await this.remote(requested);
+    if (remote) return remote.ask<FileRead>("read", { readOffset: offset, readLimit: limit });
     return this.onResolvedPath(requested, (real) => readWindow(real, offset, limit));
+  }
+
+  /** A file's bytes for the raw route: opened here, or the part `range` asks for sent by the runner holding it. */
+  async bytes(requested: string, range: string | undefined): Promise<FileBytes> {
+    const remote = await this.remote(requested);
+    if (remote) return { remote: await remote.ask<RawAnswer>("raw", { range: range ?? null }) };
+    return { local: await this.open(requested) };
+  }
+
+  /** When `requested` lies in a workdir on a runner's machine: how to ask that runner about it. Decided before any disk is read. */
+  private async remote(requested: string) {
+    const { runners } = this.deps;
+    const workdir = await runners?.holding(requested);
+    if (!runners || !workdir) return null;
+    return { ask: <T>(kind: RunnerRequestKind, more?: Parameters<RunnerWorkdirs["ask"]>[3]) => runners.ask<T>(workdir, kind, requested, more) };
   }
 
   /** A regular file opened for reading; the caller closes `fd`. */
@@ -92,7 +151,9 @@ export class WorkdirService {
       if ((err as NodeJS.ErrnoException).code === "ENAMETOOLONG") throw badInput("the path or one of its names is too long for this system", "path");
       throw notInWorkdirs(requested);
     }
-    const workdir = (await this.known()).find((w) => isInside(real, w.path));
+    // Only this machine's: a link here leading into a copy of a runner's workdir reads nothing of it.
+    const remote = new Set((await this.deps.runners?.list())?.map((r) => r.path));
+    const workdir = (await this.localKnown()).find((w) => !remote.has(w.path) && isInside(real, w.path));
     if (!workdir) throw notInWorkdirs(requested);
     return { real, workdir: workdir.path };
   }

@@ -132,7 +132,7 @@ export function FilesPage() {
   const workdirs = useWorkdirs();
   const workdir = params.get("workdir") ?? workdirs.data?.workdirs[0]?.path ?? "";
   const selected = params.get("path") ?? "";
-  const known = workdirs.data?.workdirs.some((w) => w.path === workdir);
+  const current = workdirs.data?.workdirs.find((w) => w.path === workdir);
 
   return (
     <>
@@ -142,12 +142,13 @@ export function FilesPage() {
           <label className="row small workdir-pick">
             Workdir
             <select value={workdir} onChange={(e) => setParams({ workdir: e.target.value, path: undefined })} aria-label="Workdir">
-              {!known && workdir && <option value={workdir}>{workdir}</option>}
+              {!current && workdir && <option value={workdir}>{workdir}</option>}
               {workdirs.data.workdirs.map((w) => (
                 <option key={w.path} value={w.path}>
                   {w.path}
                   {w.agents.length ? ` (${w.agents.join(", ")})` : ""}
                   {w.jobs ? ` · ${plural(w.jobs, "job")}` : ""}
+                  {w.runner ? ` · on runner ${w.runner}` : ""}
                 </option>
               ))}
             </select>
@@ -166,6 +167,7 @@ export function FilesPage() {
             <div className="small muted mono truncate" title={workdir} style={{ marginBottom: "0.4rem" }}>
               {workdir}
             </div>
+            {current?.runner && <div className="small muted">on runner {current.runner}</div>}
             <ul className="tree">
               <DirNode key={workdir} path={workdir} depth={0} selected={selected} onSelect={(p) => setParams({ path: p })} />
             </ul>

@@ -13,6 +13,12 @@ export const FILES_CHANGED = ":files";
 /** The channel the server NOTIFYs when a job a runner holds is asked to stop: the runner stops its worker. Payload: the job's id. */
 export const CANCEL_CHANNEL = "corral_cancel";
 
+/** The channel the server NOTIFYs when it stores a browsing request for a runner (runner_requests). Payload: the request's id. */
+export const REQUEST_CHANNEL = "corral_request";
+
+/** The channel a runner NOTIFYs once it has stored its answer to a browsing request. Payload: the request's id. */
+export const ANSWER_CHANNEL = "corral_answer";
+
 /** How long a listener whose connection dropped waits before it connects again. */
 const RECONNECT_MS = 1000;
 

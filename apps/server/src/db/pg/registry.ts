@@ -13,6 +13,7 @@ import { createPgJobsRepo } from "./repos/jobs.js";
 import { createPgMcpTasksRepo } from "./repos/mcp-tasks.js";
 import { createPgOllamaModelsRepo } from "./repos/ollama-models.js";
 import { TRANSACTIONS } from "./repos/in-order.js";
+import { createPgRunnerRequestsRepo } from "./repos/runner-requests.js";
 import { createPgRunnersRepo } from "./repos/runners.js";
 import { createPgSessionsRepo } from "./repos/sessions.js";
 
@@ -31,6 +32,7 @@ function reposOn(db: PgExecutor, agentRows: AgentRowCache): Repos {
     conversations: createPgConversationsRepo(db),
     runners: createPgRunnersRepo(db),
     jobOutput: createPgJobOutputRepo(db),
+    runnerRequests: createPgRunnerRequestsRepo(db),
   };
 }
 

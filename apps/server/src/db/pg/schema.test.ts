@@ -58,7 +58,8 @@ const rowsMatch: [
   Same<typeof pgSchema.hubMessages.$inferSelect, sqlite.HubMessageRow>,
   Same<typeof pgSchema.runners.$inferSelect, sqlite.RunnerRow>,
   Same<typeof pgSchema.jobOutput.$inferSelect, sqlite.JobOutputRow>,
-] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];
+  Same<typeof pgSchema.runnerRequests.$inferSelect, sqlite.RunnerRequestRow>,
+] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];
 
 describe("the PostgreSQL schema", () => {
   it("has the SQLite schema's tables, columns, nullability and keys", () => {

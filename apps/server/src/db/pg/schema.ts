@@ -19,6 +19,7 @@ import type {
   RetryPolicy,
   SandboxMode,
 } from "@corral/shared";
+import type { RunnerRequestKind } from "../schema.js";
 
 /** Milliseconds since the epoch, or bytes: past 2^31, so bigint, and still exact as a JS number. */
 const ms = (name: string) => bigint(name, { mode: "number" });
@@ -288,6 +289,26 @@ export const runners = pgTable("runners", {
   heartbeatAt: ms("heartbeat_at").notNull(),
   stoppedAt: ms("stopped_at"),
 });
+
+export const runnerRequests = pgTable(
+  "runner_requests",
+  {
+    id: text("id").primaryKey(),
+    runner: text("runner")
+      .notNull()
+      .references(() => runners.id, { onDelete: "cascade" }),
+    kind: text("kind").$type<RunnerRequestKind>().notNull(),
+    path: text("path").notNull(),
+    readOffset: ms("read_offset").notNull(),
+    readLimit: integer("read_limit").notNull(),
+    range: text("range"),
+    askedAt: ms("asked_at").notNull(),
+    answeredAt: ms("answered_at"),
+    answer: text("answer"),
+    error: text("error"),
+  },
+  (t) => [index("runner_requests_runner_idx").on(t.runner, t.answeredAt)],
+);
 
 export const jobOutput = pgTable(
   "job_output",

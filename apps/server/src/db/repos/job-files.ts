@@ -61,6 +61,17 @@ export function createJobFilesRepo(db: Db) {
     jobWorkdirs(): { workdir: string; jobs: number }[] {
       return db.select({ workdir: jobs.workdir, jobs: sql<number>`count(*)` }).from(jobs).groupBy(jobs.workdir).orderBy(asc(jobs.workdir)).all();
     },
+    /**
+     * Every workdir with the runner of each group of its jobs (null: the server ran them) and the
+     * place of the group's newest job (its seq): the newest job says on which machine the files are.
+     */
+    workdirRunners(): { workdir: string; runner: string | null; jobs: number; newest: number }[] {
+      return db
+        .select({ workdir: jobs.workdir, runner: jobs.runner, jobs: sql<number>`count(*)`, newest: sql<number>`max(${jobs.seq})` })
+        .from(jobs)
+        .groupBy(jobs.workdir, jobs.runner)
+        .all();
+    },
   };
 }
 

@@ -62,5 +62,11 @@ export function createPgJobFilesRepo(db: PgExecutor): Async<ReturnType<typeof cr
         .groupBy(jobs.workdir)
         .orderBy(asc(bytewise(jobs.workdir)));
     },
+    async workdirRunners() {
+      return db
+        .select({ workdir: jobs.workdir, runner: jobs.runner, jobs: count(), newest: sql<number>`max(${jobs.seq})::float8` })
+        .from(jobs)
+        .groupBy(jobs.workdir, jobs.runner);
+    },
   };
 }

@@ -1,0 +1,94 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { sqliteRepos, type TestRegistry } from "../db/registry-contract/dialects.js";
+import { addJobs, jobRow } from "../db/registry-contract/rows.js";
+import type { RunnerRow } from "../db/schema.js";
+import { ServiceError } from "../lib/errors.js";
+import { RunnerWorkdirs } from "./on-runners.js";
+
+const runner = (id: string, startedAt: number, more: Partial<RunnerRow> = {}): RunnerRow => ({
+  id,
+  name: "gpu-box",
+  labels: ["gpu"],
+  hostname: "h",
+  version: "0",
+  startedAt,
+  heartbeatAt: Date.now(),
+  stoppedAt: null,
+  ...more,
+});
+
+// The server's side alone, on a registry that never NOTIFYs: every answer is found by reading the row again.
+describe("RunnerWorkdirs", () => {
+  let registry: TestRegistry;
+  let onRunners: RunnerWorkdirs;
+  beforeEach(async () => {
+    registry = await sqliteRepos();
+    onRunners = new RunnerWorkdirs(registry, { homeDir: "/home/me", leaseMs: 15_000, answerTimeoutMs: 2000 });
+    await registry.runners.register(runner("old", 1, { stoppedAt: 2 }));
+    await addJobs(registry, [
+      jobRow("j1", { workdir: "/w/remote", runner: "old" }),
+      jobRow("j2", { workdir: "/w/moved", runner: "old" }),
+      jobRow("j3", { workdir: "/w/moved", runner: null }),
+      jobRow("j4", { workdir: "/w/remote/inner", runner: null }),
+    ]);
+  });
+  afterEach(() => registry.close());
+
+  it("holds a path when it lies in a workdir whose newest job ran on a runner, the deepest first", async () => {
+    expect(await onRunners.list()).toEqual([{ path: "/w/remote", runnerId: "old", runnerName: "gpu-box", jobs: 1 }]);
+    expect(await onRunners.holding("/w/remote/a/b.txt")).toMatchObject({ path: "/w/remote" });
+    expect(await onRunners.holding("/w/remote")).toMatchObject({ path: "/w/remote" });
+    // The server's again since its newest job; lexically elsewhere; relative (refused by the server's own checks).
+    expect(await onRunners.holding("/w/moved/x")).toBeNull();
+    expect(await onRunners.holding("/w/remote-2/x")).toBeNull();
+    expect(await onRunners.holding("w/remote/x")).toBeNull();
+  });
+
+  it("asks the newest runner of the same name (a restarted runner is a new id), and finds its answer without a NOTIFY", async () => {
+    await registry.runners.register(runner("new", 10));
+    const workdir = (await onRunners.holding("/w/remote/a.txt"))!;
+    const asking = onRunners.ask<{ ok: boolean }>(workdir, "read", "/w/remote/a.txt", { readOffset: 5, readLimit: 10 });
+    let pending = await registry.runnerRequests.pending("new");
+    while (!pending.length) pending = await registry.runnerRequests.pending("new");
+    expect(pending).toMatchObject([{ kind: "read", path: "/w/remote/a.txt", readOffset: 5, readLimit: 10, range: null }]);
+    await registry.runnerRequests.answer(pending[0]!.id, { answeredAt: Date.now(), answer: '{"ok":true}', error: null });
+    expect(await asking).toEqual({ ok: true });
+    // Read, then forgotten.
+    expect(await registry.runnerRequests.get(pending[0]!.id)).toBeUndefined();
+  });
+
+  it("throws the runner's refusal as the server's own", async () => {
+    await registry.runners.register(runner("new", 10));
+    const workdir = (await onRunners.holding("/w/remote/a.txt"))!;
+    const asking = onRunners.ask(workdir, "list", "/w/remote/a.txt");
+    let pending = await registry.runnerRequests.pending("new");
+    while (!pending.length) pending = await registry.runnerRequests.pending("new");
+    const refusal = { status: 400, code: "invalid_input", error: "/w/remote/a.txt is not a directory; read it instead", field: "path" };
+    await registry.runnerRequests.answer(pending[0]!.id, { answeredAt: Date.now(), answer: null, error: JSON.stringify(refusal) });
+    const err = await asking.catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ServiceError);
+    expect(err).toMatchObject({ status: 400, code: "invalid_input", message: refusal.error, field: "path" });
+  });
+
+  it("does not ask a stopped or silent runner, and gives up on one that does not answer", async () => {
+    const workdir = (await onRunners.holding("/w/remote/a.txt"))!;
+    await expect(onRunners.ask(workdir, "list", "/w/remote/a.txt")).rejects.toMatchObject({
+      status: 503,
+      message: expect.stringMatching(/runner gpu-box, which is stopped/),
+    });
+    await registry.runners.register(runner("silent", 10, { heartbeatAt: Date.now() - 20_000 }));
+    await expect(onRunners.ask(workdir, "list", "/w/remote/a.txt")).rejects.toMatchObject({
+      status: 503,
+      message: expect.stringMatching(/runner gpu-box, which has been silent for 20 s/),
+    });
+    await registry.runners.register(runner("quiet", 20));
+    const since = Date.now();
+    await expect(onRunners.ask(workdir, "list", "/w/remote/a.txt")).rejects.toMatchObject({
+      status: 504,
+      message: "runner gpu-box did not answer in 2 s; is it running? see the Runners page",
+    });
+    expect(Date.now() - since).toBeGreaterThanOrEqual(1950);
+    // Given up on: its row is gone, so a late answer is dropped.
+    expect(await registry.runnerRequests.pending("quiet")).toEqual([]);
+  });
+});
