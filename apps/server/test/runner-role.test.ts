@@ -6,7 +6,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { afterEach, describe, expect, test } from "vitest";
-import type { Job, JobFiles, OutputPage } from "@corral/shared";
+import type { DirListing, Job, JobFiles, OutputPage } from "@corral/shared";
 import { api, startServer, tempDir, until, type TestServer } from "./helpers.js";
 import { usePostgres } from "./postgres.js";
 import { failedRunnerStart, startRunnerProcess } from "./runner-process.js";
@@ -57,6 +57,10 @@ describe.skipIf(!postgres.available)("a runner's own login (runner-role.sql)", (
     expect((await api<JobFiles>(corral, "GET", `/api/jobs/${job.body.id}/files`)).body.files).toMatchObject([
       { path: "made.txt", change: "created" },
     ]);
+    // Its workdir is browsed through it (the request and the answer go through the registry).
+    const listing = await api<DirListing>(corral, "GET", `/api/workdirs/list?path=${encodeURIComponent(path.join(root, "w"))}`);
+    expect(listing.status).toBe(200);
+    expect(listing.body.entries.map((e) => e.name)).toContain("made.txt");
     const long = await api<Job>(corral, "POST", "/api/jobs", { agent: "kiro", prompt: "sleep 30", workdir: path.join(root, "l") });
     await until(
       async () => ((await api<Job>(corral, "GET", `/api/jobs/${long.body.id}`)).body.status === "running" ? true : undefined),

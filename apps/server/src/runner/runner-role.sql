@@ -1,6 +1,6 @@
 -- What a runner's own login may do in the registry (README "Several machines"): read the agents
 -- and prices, claim and run jobs, store their attempts, output, file changes, conversations and
--- audit entries, and announce itself. Nothing else: no browser sessions, MCP tasks or hub
+-- audit entries, answer requests to browse its workdirs, and announce itself. Nothing else: no browser sessions, MCP tasks or hub
 -- messages, no agents, budgets or prices changed, no jobs created or deleted, no tables created.
 --
 -- As the registry's owner, once the Corral server has created its tables (and again after an
@@ -16,4 +16,6 @@ GRANT SELECT, UPDATE ON jobs TO corral_runner;
 GRANT SELECT, INSERT, UPDATE ON runners, job_attempts TO corral_runner;
 GRANT SELECT, INSERT, UPDATE, DELETE ON job_files, job_messages TO corral_runner;
 GRANT SELECT, INSERT ON job_output, audit_log TO corral_runner;
+-- It answers the server's requests to browse the workdirs on its machine.
+GRANT SELECT, UPDATE ON runner_requests TO corral_runner;
 GRANT USAGE ON SEQUENCE audit_log_id_seq TO corral_runner;
