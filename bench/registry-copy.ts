@@ -73,7 +73,9 @@ export const registryCopy: Benchmark = {
       return {
         title: `pnpm registry:copy with ${JOBS.toLocaleString("en")} jobs`,
         baseline: "The same jobs bulk loaded into an empty PostgreSQL registry (one unnest insert per 2,000 jobs).",
-        rows: [{ metric: `copy of ${JOBS.toLocaleString("en")} jobs, from spawn to exit`, corral: copyMs / 1000, baseline: loadMs / 1000, unit: "s" }],
+        rows: [
+          { metric: `copy of ${JOBS.toLocaleString("en")} jobs, from spawn to exit`, corral: copyMs / 1000, baseline: loadMs / 1000, unit: "s" },
+        ],
         notes: [
           "The built command (dist/registry-copy.js) as a user runs it: it opens and checks the SQLite file, migrates the empty target, copies every table in one transaction and sets the sequences.",
           "A private PostgreSQL 15 (the test run's: fsync off); the SQLite registry holds the seeded jobs of the registry benchmark.",
