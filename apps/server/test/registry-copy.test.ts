@@ -7,6 +7,8 @@ import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, test } from "vitest";
 import type { Job, JobList } from "@corral/shared";
+import { openDb } from "../src/db/client.js";
+import { openPgDb } from "../src/db/pg/client.js";
 import { api, printed, startServer, tempDir, type TestServer } from "./helpers.js";
 import { usePostgres } from "./postgres.js";
 
@@ -192,5 +194,49 @@ describe.skipIf(!pg.available)("pnpm registry:copy", () => {
     const copy = await runCopy({ CORRAL_DATA_DIR: path.join(root, "data"), CORRAL_DATABASE_URL: url, HOME: root });
     expect(copy.stderr).toBe("");
     expect(copy.stdout).toMatch(/^ {2}agents: \d+ rows$/m);
+  }, 60_000);
+
+  test("a table PostgreSQL refuses rolls the whole copy back: the target stays empty, and a copy after the fix goes through", async () => {
+    const root = keptRoot();
+    const dataDir = path.join(root, "data");
+    const file = path.join(dataDir, "corral.db");
+    openDb(file).close();
+    // A job whose agent is gone: SQLite keeps it with foreign keys off, PostgreSQL will not.
+    const sqlite = new Database(file);
+    sqlite.pragma("foreign_keys = OFF");
+    sqlite
+      .prepare(
+        "insert into agents (name, kind, provider, workdir, timeout_s, max_concurrent, env, enabled, builtin, created_at, updated_at) values ('here', 'command', 'here', '/tmp', 60, 1, '{}', 1, 0, 1, 1)",
+      )
+      .run();
+    const job = sqlite.prepare(
+      "insert into jobs (id, agent, status, prompt, workdir, timeout_s, origin, created_at) values (?, ?, 'succeeded', 'p', '/tmp', 60, 'rest', 1)",
+    );
+    job.run("kept", "here");
+    job.run("orphan", "ghost");
+    sqlite.close();
+
+    const url = await pg.database();
+    const failed = await runCopy({ CORRAL_DATA_DIR: dataDir, CORRAL_DATABASE_URL: url, HOME: root });
+    expect(failed.code).toBe(1);
+    expect(failed.stdout).toMatch(/^ {2}agents: 1 rows$/m);
+    expect(failed.stderr).toMatch(
+      /^Copying jobs failed, so nothing was copied \(the target is as empty as before\): .*foreign key.*\(Key \(agent\)=\(ghost\) is not present/,
+    );
+    expect(failed.stderr).not.toContain("params:");
+    const target = await openPgDb(url);
+    try {
+      const { rows } = await target.db.$client.query<{ n: number }>("select (select count(*) from agents) + (select count(*) from jobs) as n");
+      expect(rows[0]?.n).toBe(0);
+    } finally {
+      await target.close();
+    }
+
+    const fixing = new Database(file);
+    fixing.prepare("delete from jobs where id = 'orphan'").run();
+    fixing.close();
+    const copy = await runCopy({ CORRAL_DATA_DIR: dataDir, CORRAL_DATABASE_URL: url, HOME: root });
+    expect(copy.stderr).toBe("");
+    expect(copy.stdout).toMatch(/^ {2}jobs: 1 rows$/m);
   }, 60_000);
 });

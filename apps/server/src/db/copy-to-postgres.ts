@@ -49,6 +49,19 @@ const MAX_BATCH = 2_000;
 /** The copy was refused before anything was written. */
 export class CopyRefusedError extends Error {}
 
+/** A table's rows could not be stored (PostgreSQL's reason, with its detail): the copy was rolled back. */
+export class TableCopyError extends Error {
+  constructor(table: string, err: unknown) {
+    // drizzle wraps PostgreSQL's error in one that quotes the statement and every parameter (a batch of rows).
+    const reason = err instanceof Error && err.cause instanceof Error ? err.cause : err;
+    const detail = (reason as { detail?: unknown }).detail;
+    super(
+      `Copying ${table} failed, so nothing was copied (the target is as empty as before): ${reason instanceof Error ? reason.message : String(reason)}${typeof detail === "string" ? ` (${detail})` : ""}`,
+      { cause: err },
+    );
+  }
+}
+
 export interface TableCopied {
   table: string;
   rows: number;
@@ -70,9 +83,12 @@ export async function copyToPostgres(source: Db, target: PgDb, onTable: (copied:
       await refuseNonEmpty(tx);
       const copied: TableCopied[] = [];
       for (const [from, to] of TABLES) {
-        const done = { table: getTableName(to), rows: await copyTable(source, from, tx, to) };
-        copied.push(done);
-        onTable(done);
+        const table = getTableName(to);
+        const rows = await copyTable(source, from, tx, to).catch((err: unknown) => {
+          throw new TableCopyError(table, err);
+        });
+        copied.push({ table, rows });
+        onTable({ table, rows });
       }
       for (const [table, column] of NUMBERED) await continueNumbering(tx, table, column);
       return copied;

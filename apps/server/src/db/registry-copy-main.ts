@@ -5,7 +5,7 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { ConfigError, loadConfig } from "../config.js";
 import { openDb } from "./client.js";
-import { CopyRefusedError, copyToPostgres } from "./copy-to-postgres.js";
+import { CopyRefusedError, copyToPostgres, TableCopyError } from "./copy-to-postgres.js";
 import { openPgDb } from "./pg/client.js";
 import { describePgUrl } from "./pg/url.js";
 import { RegistryError } from "./registry-error.js";
@@ -56,7 +56,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  const known = err instanceof ConfigError || err instanceof RegistryError || err instanceof CopyRefusedError;
+  const known = err instanceof ConfigError || err instanceof RegistryError || err instanceof CopyRefusedError || err instanceof TableCopyError;
   process.stderr.write(
     `${known ? (err as Error).message : `pnpm registry:copy failed, nothing was copied: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`}\n`,
   );
