@@ -134,7 +134,7 @@ describe.skipIf(!pg.available)("pnpm registry:copy", () => {
     expect(copy.stdout).toMatch(/^ {2}jobs: 4 rows$/m);
     expect(copy.stdout).toMatch(/^ {2}job_attempts: 5 rows$/m);
     expect(copy.stdout).toMatch(/^ {2}hub_messages: 2 rows$/m);
-    expect(copy.stdout).toMatch(/^Copied [\d,]+ rows in 15 tables in [\d.]+ s\.$/m);
+    expect(copy.stdout).toMatch(/^Copied [\d,]+ rows in 16 tables in [\d.]+ s\.$/m);
 
     const second = await startServer({ CORRAL_DATABASE_URL: url }, { root, dataDir });
     try {

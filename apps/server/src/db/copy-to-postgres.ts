@@ -12,7 +12,7 @@ import * as sqlite from "./schema.js";
 
 /**
  * Parents before the tables that refer to them (jobs name an agent; attempts, files, messages,
- * output and MCP tasks name a job). The FTS index and drizzle's migrations are SQLite's own: the
+ * output and MCP tasks name a job; browsing requests a runner). The FTS index and drizzle's migrations are SQLite's own: the
  * PostgreSQL registry indexes its text itself and has its own migrations.
  */
 const TABLES: [SQLiteTable, PgTable][] = [
@@ -31,6 +31,8 @@ const TABLES: [SQLiteTable, PgTable][] = [
   [sqlite.hubAgents, pg.hubAgents],
   [sqlite.hubMessages, pg.hubMessages],
   [sqlite.runners, pg.runners],
+  // Browsing requests to runners (PostgreSQL only): an SQLite registry has none, but no table is left out.
+  [sqlite.runnerRequests, pg.runnerRequests],
 ];
 
 /** Identity columns the copied rows set explicitly: their sequences must continue after the copied values. */
