@@ -72,17 +72,24 @@ export interface TableCopied {
 /** The tables the copy writes, in its order: what it reports. */
 export const copiedTables = (): string[] => TABLES.map(([, target]) => getTableName(target));
 
+export interface CopyOptions {
+  /** Hears each table once it is copied. */
+  onTable?: (copied: TableCopied) => void;
+  /** The commands that give the target an empty database, for the refusal to name. */
+  emptyDatabase?: string;
+}
+
 /**
- * Copies every row of `source` into `target`, which must hold no Corral data. `onTable` hears each
- * table once it is copied. All or nothing: any failure rolls the whole copy back.
+ * Copies every row of `source` into `target`, which must hold no Corral data. All or nothing: any
+ * failure rolls the whole copy back.
  */
-export async function copyToPostgres(source: Db, target: PgDb, onTable: (copied: TableCopied) => void = () => {}): Promise<TableCopied[]> {
+export async function copyToPostgres(source: Db, target: PgDb, options: CopyOptions = {}): Promise<TableCopied[]> {
   // One read transaction: every table is read as of one moment, even if something wrote meanwhile.
   const reading = source.$client;
   reading.exec("begin");
   try {
     return await target.transaction(async (tx) => {
-      await refuseNonEmpty(tx);
+      await refuseNonEmpty(tx, options.emptyDatabase ?? "dropdb <database> && createdb --owner <user> <database>");
       const copied: TableCopied[] = [];
       for (const [from, to] of TABLES) {
         const table = getTableName(to);
@@ -90,7 +97,7 @@ export async function copyToPostgres(source: Db, target: PgDb, onTable: (copied:
           throw new TableCopyError(table, err);
         });
         copied.push({ table, rows });
-        onTable({ table, rows });
+        options.onTable?.({ table, rows });
       }
       for (const [table, column] of NUMBERED) await continueNumbering(tx, table, column);
       return copied;
@@ -104,7 +111,7 @@ export async function copyToPostgres(source: Db, target: PgDb, onTable: (copied:
  * A server started on the target adds the built-in agents at once, and a registry in use has jobs:
  * copying into either would mix two registries (and collide on their names).
  */
-async function refuseNonEmpty(tx: PgExecutor): Promise<void> {
+async function refuseNonEmpty(tx: PgExecutor, emptyDatabase: string): Promise<void> {
   const holding: string[] = [];
   for (const [, table] of TABLES) {
     const name = getTableName(table);
@@ -115,7 +122,7 @@ async function refuseNonEmpty(tx: PgExecutor): Promise<void> {
     throw new CopyRefusedError(
       `The PostgreSQL registry already holds Corral data (${holding.join(", ")}); nothing was copied. ` +
         "The copy must run before any Corral server starts on it (a server adds its built-in agents at its first start). " +
-        "Give it an empty database: dropdb <database> && createdb --owner <user> <database>, then run pnpm registry:copy again.",
+        `Give it an empty database (${emptyDatabase}), then run pnpm registry:copy again.`,
     );
   }
 }

@@ -11,7 +11,15 @@ import { describePgUrl } from "./pg/url.js";
 import { RegistryError } from "./registry-error.js";
 import { sqliteInUse } from "./sqlite-in-use.js";
 
-const count = (n: number) => n.toLocaleString("en-US");
+const rowCount = (n: number) => `${n.toLocaleString("en-US")} row${n === 1 ? "" : "s"}`;
+
+/** The shell commands that drop and recreate the database the URL names, as its owner (the URL's user) would have it. */
+function emptyDatabaseCommands(url: string): string {
+  const u = new URL(url);
+  const name = decodeURIComponent(u.pathname.slice(1)) || "<database>";
+  const owner = decodeURIComponent(u.username) || "<user>";
+  return `dropdb ${name} && createdb --owner ${owner} ${name}`;
+}
 
 async function main(): Promise<void> {
   // The server's own reading of the settings: the same data dir, the same check of the URL.
@@ -40,11 +48,14 @@ async function main(): Promise<void> {
     try {
       process.stdout.write(`Copying the registry ${file} into ${where}\n`);
       const started = performance.now();
-      const copied = await copyToPostgres(source.db, target.db, ({ table, rows }) => process.stdout.write(`  ${table}: ${count(rows)} rows\n`));
+      const copied = await copyToPostgres(source.db, target.db, {
+        onTable: ({ table, rows }) => process.stdout.write(`  ${table}: ${rowCount(rows)}\n`),
+        emptyDatabase: emptyDatabaseCommands(config.databaseUrl),
+      });
       const seconds = ((performance.now() - started) / 1000).toFixed(1);
       const total = copied.reduce((sum, t) => sum + t.rows, 0);
       process.stdout.write(
-        `Copied ${count(total)} rows in ${copied.length} tables in ${seconds} s.\n` +
+        `Copied ${rowCount(total)} in ${copied.length} tables in ${seconds} s.\n` +
           `Start Corral with the same CORRAL_DATA_DIR (job output and files stay there) and CORRAL_DATABASE_URL. ${file} is left as it was.\n`,
       );
     } finally {
