@@ -6,11 +6,12 @@ import { dispatch } from "./dispatch.js";
 import { drift } from "./drift.js";
 import { latency } from "./latency.js";
 import { registry, registryPg } from "./registry.js";
+import { registryCopy } from "./registry-copy.js";
 import { renderTable, targetMet, type Benchmark, type BenchRow } from "./lib/stats.js";
 import { startup } from "./startup.js";
 import { stream } from "./stream.js";
 
-const benchmarks: Benchmark[] = [dispatch, burst, drift, latency, registry, registryPg, startup, stream];
+const benchmarks: Benchmark[] = [dispatch, burst, drift, latency, registry, registryPg, registryCopy, startup, stream];
 
 const only = process.argv.slice(2);
 const unknown = only.filter((name) => !benchmarks.some((b) => b.name === name));
