@@ -2,12 +2,14 @@
 // (NOTIFY corral_queue), each job runs on a runner with its agent's label and nowhere else, and a
 // remote job's output reaches a WebSocket subscriber whole. Real server, real runner processes, the
 // test run's PostgreSQL.
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
-import type { Job } from "@corral/shared";
+import type { Agent, Job, JobAttempt, OutputPage } from "@corral/shared";
 import { api, startServer, tempDir, type TestServer } from "./helpers.js";
 import { usePostgres } from "./postgres.js";
 import { failedRunnerStart, startRunnerProcess, type RunnerProcess } from "./runner-process.js";
+import { WsClient } from "./ws-client.js";
 
 const postgres = usePostgres();
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -25,6 +27,19 @@ async function runner(root: string, env: Record<string, string>): Promise<Runner
   const started = await startRunnerProcess(root, env);
   cleanups.push(() => started.stop("SIGKILL"));
   return started;
+}
+
+/** An agent whose worker is `sh -c <prompt>`, run by runners labelled `label`. */
+async function shellAgent(corral: TestServer, name: string, label: string): Promise<void> {
+  const created = await api<Agent>(corral, "POST", "/api/agents", {
+    name,
+    kind: "command",
+    command: "/bin/sh",
+    args: ["-c", "{prompt}"],
+    runnerLabel: label,
+    maxConcurrent: 4,
+  });
+  expect(created.status).toBe(201);
 }
 
 async function launch(corral: TestServer, agent: string, prompt: string, workdir: string): Promise<Job> {
@@ -59,4 +74,87 @@ describe.skipIf(!postgres.available)("runners at scale", () => {
     const [moved] = await corral.services.jobs.waitFor([waiting.id], 20_000);
     expect(moved).toMatchObject({ status: "succeeded", runner: box.id });
   }, 60_000);
+
+  test("each agent's jobs run on the runner with its label and never on the other", async () => {
+    const root = tempDir();
+    const url = await postgres.database();
+    const corral = await server(url, root);
+    await shellAgent(corral, "render", "gpu");
+    await shellAgent(corral, "review", "codex");
+    const gpuData = path.join(root, "gpu-data");
+    const codexData = path.join(root, "codex-data");
+    const [gpu, codex] = await Promise.all([
+      runner(root, { CORRAL_DATABASE_URL: url, CORRAL_RUNNER_LABELS: "gpu", CORRAL_RUNNER_NAME: "gpu-box", CORRAL_DATA_DIR: gpuData }),
+      runner(root, { CORRAL_DATABASE_URL: url, CORRAL_RUNNER_LABELS: "codex", CORRAL_RUNNER_NAME: "codex-box", CORRAL_DATA_DIR: codexData }),
+    ]);
+    const workdir = path.join(root, "w");
+    const launched = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => [
+        launch(corral, "render", `sleep 0.2; echo render ${i}`, workdir),
+        launch(corral, "review", `sleep 0.2; echo review ${i}`, workdir),
+      ]).flat(),
+    );
+    const ended = await corral.services.jobs.waitFor(
+      launched.map((j) => j.id),
+      60_000,
+    );
+    for (const job of ended) {
+      const [mine, other] = job.agent === "render" ? [gpu, codex] : [codex, gpu];
+      const [myData, otherData] = job.agent === "render" ? [gpuData, codexData] : [codexData, gpuData];
+      expect(job).toMatchObject({ status: "succeeded", runner: mine?.id });
+      expect(job.runner).not.toBe(other?.id);
+      // One attempt, and its worker's directory is on its runner's machine only.
+      const attempts = await api<{ attempts: JobAttempt[] }>(corral, "GET", `/api/jobs/${job.id}/attempts`);
+      expect(attempts.body.attempts).toMatchObject([{ attempt: 1, status: "succeeded", exitCode: 0 }]);
+      expect(existsSync(path.join(myData, "jobs", job.id))).toBe(true);
+      expect(existsSync(path.join(otherData, "jobs", job.id))).toBe(false);
+    }
+  });
+
+  test("a remote job's output reaches WebSocket subscribers whole: every line once, in order, also from a cursor mid-stream", async () => {
+    const root = tempDir();
+    const url = await postgres.database();
+    const corral = await server(url, root);
+    await shellAgent(corral, "printer", "gpu");
+    await runner(root, { CORRAL_DATABASE_URL: url, CORRAL_RUNNER_LABELS: "gpu" });
+    const lines = 6000;
+    const bursts = 30;
+    const per = lines / bursts;
+    // Numbered lines in bursts of 200, a pause between: many chunks, many NOTIFYs, copied while the subscriber reads.
+    const prompt = `b=0; while [ $b -lt ${bursts} ]; do seq $((b*${per}+1)) $((b*${per}+${per})); b=$((b+1)); sleep 0.05; done`;
+    const from0 = await WsClient.open(corral);
+    cleanups.push(() => from0.close());
+    const job = await launch(corral, "printer", prompt, path.join(root, "w"));
+    from0.send({ type: "subscribe_job", jobId: job.id, cursor: 0 });
+
+    // A second subscriber joins mid-stream, from a cursor the first one was sent.
+    const mid = await from0.waitFor("output", (m) => m.jobId === job.id && m.text.includes(`\n${lines / 3}\n`), 60_000);
+    const late = await WsClient.open(corral);
+    cleanups.push(() => late.close());
+    late.send({ type: "subscribe_job", jobId: job.id, cursor: mid.cursor });
+
+    await from0.waitForEnd(job.id, 60_000);
+    await late.waitForEnd(job.id, 60_000);
+    const expected = Array.from({ length: lines }, (_, i) => `${i + 1}\n`).join("");
+    const streamed = from0.text(job.id);
+    expect(streamed.split("\n").length - 1).toBe(lines);
+    expect(streamed === expected).toBe(true);
+    const cursors = from0.of("output", job.id).map((m) => m.cursor);
+    for (const [i, cursor] of cursors.entries()) if (i > 0) expect(cursor).toBeGreaterThan(cursors[i - 1] as number);
+
+    const before = from0
+      .of("output", job.id)
+      .filter((m) => m.cursor <= mid.cursor)
+      .map((m) => m.text)
+      .join("");
+    expect(before + late.text(job.id) === expected).toBe(true);
+    const lateCursors = late.of("output", job.id).map((m) => m.cursor);
+    expect(lateCursors[0]).toBeGreaterThan(mid.cursor);
+    for (const [i, cursor] of lateCursors.entries()) if (i > 0) expect(cursor).toBeGreaterThan(lateCursors[i - 1] as number);
+
+    // REST reads the same log.
+    const rest = await api<OutputPage>(corral, "GET", `/api/jobs/${job.id}/output?cursor=0&limit=4194304`);
+    expect(rest.body.chunks.map((c) => c.text).join("") === expected).toBe(true);
+    expect(rest.body.cursor).toBe(cursors.at(-1));
+  });
 });
