@@ -1,0 +1,130 @@
+// Runners: the same trivial jobs (/bin/true) launched over REST, their ends read from the
+// WebSocket, run two ways — by `corral runner` processes on a registry in PostgreSQL (the job
+// claimed through NOTIFY corral_queue, its changes told back through NOTIFY corral_job) and, as the
+// baseline, by a server on its SQLite registry running them itself. Sequential dispatch with one
+// runner; a burst with one and with four runners. No targets: the issue asks for the figures.
+import { startPrivatePostgres } from "../apps/server/test/private-postgres.js";
+import { RestJobs } from "./lib/rest-jobs.js";
+import { startRunner, type RunningRunner } from "./lib/runner.js";
+import { addTrivialAgent, startCorral, type RunningServer } from "./lib/server.js";
+import { percentile, type Benchmark, type BenchRow } from "./lib/stats.js";
+
+const RUNS = Number(process.env.BENCH_RUNNERS_RUNS ?? 200);
+const WARMUP = 200;
+const JOBS = Number(process.env.BENCH_RUNNERS_BURST ?? 500);
+/** The agents' maxConcurrent: every runner together, or the server, runs at most this many at once. */
+const CONCURRENT = 16;
+/** REST launches in flight during a burst. */
+const LAUNCHERS = 16;
+const LABEL = "bench";
+
+async function pool<T>(count: number, width: number, task: (i: number) => Promise<T>): Promise<T[]> {
+  const out: T[] = new Array(count);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < count) {
+        const i = next++;
+        out[i] = await task(i);
+      }
+    }),
+  );
+  return out;
+}
+
+/** One server and what reaches it: its REST/WebSocket client, its agent, where its jobs' workdirs go. */
+interface Side {
+  server: RunningServer;
+  rest: RestJobs;
+  agent: string;
+  work: string;
+}
+
+/** Seconds from the first launch of `JOBS` jobs, each in a new workdir, to the last end heard. */
+async function burstOf(side: Side, tag: string): Promise<number> {
+  const t0 = performance.now();
+  const ids = await pool(JOBS, LAUNCHERS, (i) => side.rest.launch(side.agent, "nothing", `${side.work}/${tag}/${i}`));
+  await Promise.all(ids.map((id) => side.rest.end(id)));
+  return (performance.now() - t0) / 1000;
+}
+
+async function sequential(side: Side, samples: number[] | null): Promise<void> {
+  const t0 = performance.now();
+  await side.rest.run(side.agent, "nothing", side.work);
+  samples?.push(performance.now() - t0);
+}
+
+export const runners: Benchmark = {
+  name: "runners",
+  async run() {
+    const postgres = await startPrivatePostgres();
+    if ("missing" in postgres) throw new Error(postgres.missing);
+    const servers: RunningServer[] = [];
+    const started: RunningRunner[] = [];
+    try {
+      const local = await startCorral();
+      servers.push(local);
+      const remote = await startCorral({ CORRAL_DATABASE_URL: postgres.url });
+      servers.push(remote);
+      await addTrivialAgent(local, "bench_true", CONCURRENT);
+      await addTrivialAgent(remote, "bench_true", CONCURRENT, LABEL);
+      const sqlite: Side = { server: local, rest: await RestJobs.connect(local), agent: "bench_true", work: `${local.root}/work` };
+      const pg: Side = { server: remote, rest: await RestJobs.connect(remote), agent: "bench_true", work: `${remote.root}/work` };
+      const addRunner = async () => {
+        started.push(await startRunner(postgres.url, LABEL, `${remote.root}/runner-${started.length + 1}`, remote.root));
+      };
+      await addRunner();
+
+      // In turns, after warm-up rounds (a fresh process runs its first few hundred jobs slowly):
+      // a change of load on a shared machine falls on both ways alike.
+      const sqliteSeq: number[] = [];
+      const pgSeq: number[] = [];
+      for (let round = -WARMUP; round < RUNS; round++) {
+        await sequential(sqlite, round >= 0 ? sqliteSeq : null);
+        await sequential(pg, round >= 0 ? pgSeq : null);
+      }
+      const rows: BenchRow[] = [
+        {
+          metric: "REST launch → end on the WebSocket, one at a time, 1 runner, p50",
+          corral: percentile(pgSeq, 50),
+          baseline: percentile(sqliteSeq, 50),
+          unit: "ms",
+        },
+        {
+          metric: "REST launch → end on the WebSocket, one at a time, 1 runner, p99",
+          corral: percentile(pgSeq, 99),
+          baseline: percentile(sqliteSeq, 99),
+          unit: "ms",
+        },
+      ];
+      await burstOf(sqlite, "warmup");
+      await burstOf(pg, "warmup");
+      for (const count of [1, 4]) {
+        while (started.length < count) await addRunner();
+        const sqliteS = await burstOf(sqlite, `burst-${count}`);
+        const pgS = await burstOf(pg, `burst-${count}`);
+        rows.push({
+          metric: `burst of ${JOBS}, ${count} runner${count === 1 ? "" : "s"} (launch to last end heard)`,
+          corral: JOBS / pgS,
+          baseline: JOBS / sqliteS,
+          unit: "jobs/s",
+        });
+      }
+      sqlite.rest.close();
+      pg.rest.close();
+      return {
+        title: "Runners: jobs run by `corral runner` on a PostgreSQL registry",
+        baseline: "the same jobs on a server with its SQLite registry, running them itself, measured in the same run.",
+        rows,
+        notes: [
+          `A worker that does nothing (\`/bin/true\`), launched with \`POST /api/jobs\`, its end read from the \`subscribe_jobs\` WebSocket. Corral column: the server on a private PostgreSQL 15 (the test run's: fsync off), its agent labelled \`${LABEL}\`, run by built runner processes (\`dist/runner.js\`) on the same machine; baseline: a second server, SQLite, no label.`,
+          `Sequential: ${RUNS} jobs each way in turns after ${WARMUP} warm-up rounds, in one workdir. Bursts: ${JOBS} jobs, ${LAUNCHERS} launches in flight, each job in a new workdir, the agent's \`maxConcurrent\` ${CONCURRENT} on both (across all runners on PostgreSQL), after one unmeasured burst each way; the four-runner burst adds three runners to the first.`,
+        ],
+      };
+    } finally {
+      await Promise.all(started.map((r) => r.stop()));
+      await Promise.all(servers.map((s) => s.stop()));
+      await postgres.stop();
+    }
+  },
+};
