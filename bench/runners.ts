@@ -2,11 +2,13 @@
 // WebSocket, run two ways — by `corral runner` processes on a registry in PostgreSQL (the job
 // claimed through NOTIFY corral_queue, its changes told back through NOTIFY corral_job) and, as the
 // baseline, by a server on its SQLite registry running them itself. Sequential dispatch with one
-// runner; a burst with one and with four runners. No targets: the issue asks for the figures.
+// runner; a burst with one and with four runners, and the CPU a job of it costs. No targets: the
+// issue asks for the figures.
+import { readdirSync, readFileSync } from "node:fs";
 import { startPrivatePostgres } from "../apps/server/test/private-postgres.js";
 import { RestJobs } from "./lib/rest-jobs.js";
 import { startRunner, type RunningRunner } from "./lib/runner.js";
-import { addTrivialAgent, startCorral, type RunningServer } from "./lib/server.js";
+import { addTrivialAgent, startCorral, treeCpuOf, type RunningServer } from "./lib/server.js";
 import { percentile, type Benchmark, type BenchRow } from "./lib/stats.js";
 
 const RUNS = Number(process.env.BENCH_RUNNERS_RUNS ?? 200);
@@ -30,6 +32,28 @@ async function pool<T>(count: number, width: number, task: (i: number) => Promis
     }),
   );
   return out;
+}
+
+/** The pid of the PostgreSQL listening on `port` (its postmaster, whose children are the backends), from /proc. */
+function postmasterOf(port: string): number {
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const args = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
+      if (args[0]?.endsWith("/postgres") && args[args.indexOf("-p") + 1] === port) return Number(entry);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  throw new Error(`no PostgreSQL process listens on port ${port}`);
+}
+
+/** CPU used so far, in ms, by the processes `pids` and their children (workers, PostgreSQL backends). */
+function cpuMs(pids: number[]): number {
+  return pids.reduce((sum, pid) => {
+    const cpu = treeCpuOf(pid);
+    return sum + cpu.ownMs + cpu.childrenMs;
+  }, 0);
 }
 
 /** One server and what reaches it: its REST/WebSocket client, its agent, where its jobs' workdirs go. */
@@ -99,16 +123,29 @@ export const runners: Benchmark = {
       ];
       await burstOf(sqlite, "warmup");
       await burstOf(pg, "warmup");
+      const postmaster = postmasterOf(new URL(postgres.url).port);
+      /** Where a job's CPU on PostgreSQL goes, per burst. */
+      const split: string[] = [];
       for (const count of [1, 4]) {
         while (started.length < count) await addRunner();
+        const sqliteCpu = cpuMs([local.pid]);
         const sqliteS = await burstOf(sqlite, `burst-${count}`);
+        const sqliteJobMs = (cpuMs([local.pid]) - sqliteCpu) / JOBS;
+        const parts = { server: [remote.pid], runners: started.map((r) => r.pid), PostgreSQL: [postmaster] };
+        const before = Object.values(parts).map(cpuMs);
         const pgS = await burstOf(pg, `burst-${count}`);
-        rows.push({
-          metric: `burst of ${JOBS}, ${count} runner${count === 1 ? "" : "s"} (launch to last end heard)`,
-          corral: JOBS / pgS,
-          baseline: JOBS / sqliteS,
-          unit: "jobs/s",
-        });
+        const perPart = Object.values(parts).map((pids, i) => (cpuMs(pids) - (before[i] ?? 0)) / JOBS);
+        const pgJobMs = perPart.reduce((a, b) => a + b, 0);
+        split.push(
+          `${count} runner${count === 1 ? "" : "s"}: ${Object.keys(parts)
+            .map((name, i) => `${name} ${perPart[i]?.toFixed(1)} ms`)
+            .join(", ")}`,
+        );
+        const runnersSaid = `${count} runner${count === 1 ? "" : "s"}`;
+        rows.push(
+          { metric: `burst of ${JOBS}, ${runnersSaid} (launch to last end heard)`, corral: JOBS / pgS, baseline: JOBS / sqliteS, unit: "jobs/s" },
+          { metric: `CPU per job, ${runnersSaid} (server, runners, PostgreSQL, workers)`, corral: pgJobMs, baseline: sqliteJobMs, unit: "ms" },
+        );
       }
       sqlite.rest.close();
       pg.rest.close();
@@ -118,7 +155,7 @@ export const runners: Benchmark = {
         rows,
         notes: [
           `A worker that does nothing (\`/bin/true\`), launched with \`POST /api/jobs\`, its end read from the \`subscribe_jobs\` WebSocket. Corral column: the server on a private PostgreSQL 15 (the test run's: fsync off), its agent labelled \`${LABEL}\`, run by built runner processes (\`dist/runner.js\`) on the same machine; baseline: a second server, SQLite, no label.`,
-          `Sequential: ${RUNS} jobs each way in turns after ${WARMUP} warm-up rounds, in one workdir. Bursts: ${JOBS} jobs, ${LAUNCHERS} launches in flight, each job in a new workdir, the agent's \`maxConcurrent\` ${CONCURRENT} on both (across all runners on PostgreSQL), after one unmeasured burst each way; the four-runner burst adds three runners to the first.`,
+          `Sequential: ${RUNS} jobs each way in turns after ${WARMUP} warm-up rounds, in one workdir. Bursts: ${JOBS} jobs, ${LAUNCHERS} launches in flight, each job in a new workdir, the agent's \`maxConcurrent\` ${CONCURRENT} on both (across all runners on PostgreSQL), after one unmeasured burst each way; the four-runner burst adds three runners to the first. CPU from /proc (what a loaded machine does not skew as it skews throughput): on PostgreSQL the server's, the runners', the PostgreSQL server's and all their children's; on SQLite the server's and its workers'. A job's CPU on PostgreSQL, by process (workers with their runner): ${split.join("; ")}.`,
         ],
       };
     } finally {
