@@ -13,6 +13,7 @@ import { percentile, type Benchmark, type BenchRow } from "./lib/stats.js";
 
 const RUNS = Number(process.env.BENCH_RUNNERS_RUNS ?? 200);
 const WARMUP = 200;
+const WARMUP_BURSTS = 2;
 const JOBS = Number(process.env.BENCH_RUNNERS_BURST ?? 500);
 /** The agents' maxConcurrent: every runner together, or the server, runs at most this many at once. */
 const CONCURRENT = 16;
@@ -94,19 +95,54 @@ export const runners: Benchmark = {
       await addTrivialAgent(remote, "bench_true", CONCURRENT, LABEL);
       const sqlite: Side = { server: local, rest: await RestJobs.connect(local), agent: "bench_true", work: `${local.root}/work` };
       const pg: Side = { server: remote, rest: await RestJobs.connect(remote), agent: "bench_true", work: `${remote.root}/work` };
-      const addRunner = async () => {
-        started.push(await startRunner(postgres.url, LABEL, `${remote.root}/runner-${started.length + 1}`, remote.root));
+      const dataDirs = ["a", "b", "c", "d"].map((name) => `${remote.root}/runner-${name}`);
+      // All four from the start, warmed up together: a fresh process runs its first few hundred jobs
+      // about twice as slowly, and runners added later would be measured cold.
+      started.push(...(await Promise.all(dataDirs.map((dir) => startRunner(postgres.url, LABEL, dir, remote.root)))));
+      for (let i = 0; i < WARMUP_BURSTS; i++) {
+        await burstOf(sqlite, `warmup-${i}`);
+        await burstOf(pg, `warmup-${i}`);
+      }
+      const postmaster = postmasterOf(new URL(postgres.url).port);
+      /** Where a job's CPU on PostgreSQL goes, per burst. */
+      const split: string[] = [];
+      /** One burst each way with the runners running now: throughput and CPU per job. */
+      const measuredBurst = async (): Promise<BenchRow[]> => {
+        const said = `${started.length} runner${started.length === 1 ? "" : "s"}`;
+        const sqliteCpu = cpuMs([local.pid]);
+        const sqliteS = await burstOf(sqlite, said);
+        const sqliteJobMs = (cpuMs([local.pid]) - sqliteCpu) / JOBS;
+        const parts = { server: [remote.pid], runners: started.map((r) => r.pid), PostgreSQL: [postmaster] };
+        const before = Object.values(parts).map(cpuMs);
+        const pgS = await burstOf(pg, said);
+        const perPart = Object.values(parts).map((pids, i) => (cpuMs(pids) - (before[i] ?? 0)) / JOBS);
+        split.push(
+          `${said}: ${Object.keys(parts)
+            .map((name, i) => `${name} ${perPart[i]?.toFixed(1)} ms`)
+            .join(", ")}`,
+        );
+        return [
+          { metric: `burst of ${JOBS}, ${said} (launch to last end heard)`, corral: JOBS / pgS, baseline: JOBS / sqliteS, unit: "jobs/s" },
+          {
+            metric: `CPU per job, ${said} (server, runners, PostgreSQL, workers)`,
+            corral: perPart.reduce((sum, ms) => sum + ms, 0),
+            baseline: sqliteJobMs,
+            unit: "ms",
+          },
+        ];
       };
-      await addRunner();
+      const four = await measuredBurst();
+      await Promise.all(started.splice(1).map((r) => r.stop()));
 
-      // In turns, after warm-up rounds (a fresh process runs its first few hundred jobs slowly):
-      // a change of load on a shared machine falls on both ways alike.
+      // In turns, after warm-up rounds: a change of load on a shared machine falls on both ways alike.
       const sqliteSeq: number[] = [];
       const pgSeq: number[] = [];
       for (let round = -WARMUP; round < RUNS; round++) {
         await sequential(sqlite, round >= 0 ? sqliteSeq : null);
         await sequential(pg, round >= 0 ? pgSeq : null);
       }
+      const one = await measuredBurst();
+      split.reverse();
       const rows: BenchRow[] = [
         {
           metric: "REST launch → end on the WebSocket, one at a time, 1 runner, p50",
@@ -120,33 +156,9 @@ export const runners: Benchmark = {
           baseline: percentile(sqliteSeq, 99),
           unit: "ms",
         },
+        ...one,
+        ...four,
       ];
-      await burstOf(sqlite, "warmup");
-      await burstOf(pg, "warmup");
-      const postmaster = postmasterOf(new URL(postgres.url).port);
-      /** Where a job's CPU on PostgreSQL goes, per burst. */
-      const split: string[] = [];
-      for (const count of [1, 4]) {
-        while (started.length < count) await addRunner();
-        const sqliteCpu = cpuMs([local.pid]);
-        const sqliteS = await burstOf(sqlite, `burst-${count}`);
-        const sqliteJobMs = (cpuMs([local.pid]) - sqliteCpu) / JOBS;
-        const parts = { server: [remote.pid], runners: started.map((r) => r.pid), PostgreSQL: [postmaster] };
-        const before = Object.values(parts).map(cpuMs);
-        const pgS = await burstOf(pg, `burst-${count}`);
-        const perPart = Object.values(parts).map((pids, i) => (cpuMs(pids) - (before[i] ?? 0)) / JOBS);
-        const pgJobMs = perPart.reduce((a, b) => a + b, 0);
-        split.push(
-          `${count} runner${count === 1 ? "" : "s"}: ${Object.keys(parts)
-            .map((name, i) => `${name} ${perPart[i]?.toFixed(1)} ms`)
-            .join(", ")}`,
-        );
-        const runnersSaid = `${count} runner${count === 1 ? "" : "s"}`;
-        rows.push(
-          { metric: `burst of ${JOBS}, ${runnersSaid} (launch to last end heard)`, corral: JOBS / pgS, baseline: JOBS / sqliteS, unit: "jobs/s" },
-          { metric: `CPU per job, ${runnersSaid} (server, runners, PostgreSQL, workers)`, corral: pgJobMs, baseline: sqliteJobMs, unit: "ms" },
-        );
-      }
       sqlite.rest.close();
       pg.rest.close();
       return {
@@ -155,7 +167,7 @@ export const runners: Benchmark = {
         rows,
         notes: [
           `A worker that does nothing (\`/bin/true\`), launched with \`POST /api/jobs\`, its end read from the \`subscribe_jobs\` WebSocket. Corral column: the server on a private PostgreSQL 15 (the test run's: fsync off), its agent labelled \`${LABEL}\`, run by built runner processes (\`dist/runner.js\`) on the same machine; baseline: a second server, SQLite, no label.`,
-          `Sequential: ${RUNS} jobs each way in turns after ${WARMUP} warm-up rounds, in one workdir. Bursts: ${JOBS} jobs, ${LAUNCHERS} launches in flight, each job in a new workdir, the agent's \`maxConcurrent\` ${CONCURRENT} on both (across all runners on PostgreSQL), after one unmeasured burst each way; the four-runner burst adds three runners to the first. CPU from /proc (what a loaded machine does not skew as it skews throughput): on PostgreSQL the server's, the runners', the PostgreSQL server's and all their children's; on SQLite the server's and its workers'. A job's CPU on PostgreSQL, by process (workers with their runner): ${split.join("; ")}.`,
+          `Sequential: ${RUNS} jobs each way in turns after ${WARMUP} warm-up rounds, in one workdir. Bursts: ${JOBS} jobs, ${LAUNCHERS} launches in flight, each job in a new workdir, the agent's \`maxConcurrent\` ${CONCURRENT} on both (across all runners on PostgreSQL), after ${WARMUP_BURSTS} unmeasured bursts each way with all four runners; the four-runner burst first, then three runners stopped, the sequential jobs and the one-runner burst. CPU from /proc (what a loaded machine does not skew as it skews throughput): on PostgreSQL the server's, the runners', the PostgreSQL server's and all their children's; on SQLite the server's and its workers'. A job's CPU on PostgreSQL, by process (workers with their runner): ${split.join("; ")}.`,
         ],
       };
     } finally {
