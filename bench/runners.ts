@@ -68,14 +68,15 @@ interface Side {
 /** Seconds from the first launch of `JOBS` jobs, each in a new workdir, to the last end heard. */
 async function burstOf(side: Side, tag: string): Promise<number> {
   const t0 = performance.now();
-  const ids = await pool(JOBS, LAUNCHERS, (i) => side.rest.launch(side.agent, "nothing", `${side.work}/${tag}/${i}`));
+  const ids = await pool(JOBS, LAUNCHERS, (i) => side.rest.launch(side.agent, "nothing", `${side.work}/bursts/${tag}/${i}`));
   await Promise.all(ids.map((id) => side.rest.end(id)));
   return (performance.now() - t0) / 1000;
 }
 
 async function sequential(side: Side, samples: number[] | null): Promise<void> {
   const t0 = performance.now();
-  await side.rest.run(side.agent, "nothing", side.work);
+  // Beside the bursts' workdirs, not above them: a job's start walks its workdir (the snapshot its file changes are told against).
+  await side.rest.run(side.agent, "nothing", `${side.work}/sequential`);
   samples?.push(performance.now() - t0);
 }
 
