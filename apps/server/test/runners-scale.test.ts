@@ -9,6 +9,7 @@ import type { Agent, Job, JobAttempt, OutputPage } from "@corral/shared";
 import { api, startServer, tempDir, type TestServer } from "./helpers.js";
 import { usePostgres } from "./postgres.js";
 import { failedRunnerStart, startRunnerProcess, type RunnerProcess } from "./runner-process.js";
+import { pgRegistryAt } from "./test-registry.js";
 import { WsClient } from "./ws-client.js";
 
 const postgres = usePostgres();
@@ -55,7 +56,7 @@ test("corral runner refuses a fallback poll that is not a whole number of millis
 });
 
 describe.skipIf(!postgres.available)("runners at scale", () => {
-  test("a launch reaches a runner at once (NOTIFY corral_queue), not at its next poll; so does a label given to an agent", async () => {
+  test("a launch reaches a runner at once (NOTIFY corral_queue), not at its next poll; so do a label given to an agent and a claim given back", async () => {
     const root = tempDir();
     const url = await postgres.database();
     const corral = await server(url, root);
@@ -73,7 +74,30 @@ describe.skipIf(!postgres.available)("runners at scale", () => {
     await api(corral, "PATCH", "/api/agents/kiro", { runnerLabel: "gpu" });
     const [moved] = await corral.services.jobs.waitFor([waiting.id], 20_000);
     expect(moved).toMatchObject({ status: "succeeded", runner: box.id });
-  }, 60_000);
+
+    // Claimed by a runner that never started it, then given back (it stopped, or fell silent past its lease): claimed again at once.
+    const registry = await pgRegistryAt(url);
+    cleanups.push(() => registry.close());
+    const now = Date.now();
+    await registry.runners.register({
+      id: "ghost-1",
+      name: "ghost",
+      labels: ["elsewhere"],
+      hostname: "ghost",
+      version: "0",
+      startedAt: now,
+      heartbeatAt: now,
+      stoppedAt: null,
+    });
+    await api(corral, "PATCH", "/api/agents/kiro", { runnerLabel: "elsewhere" });
+    const handed = await launch(corral, "kiro", "print 1", path.join(root, "w"));
+    expect((await registry.transaction((tx) => tx.runners.claim("ghost-1", ["elsewhere"])))?.id).toBe(handed.id);
+    await api(corral, "PATCH", "/api/agents/kiro", { runnerLabel: "gpu" });
+    expect((await api<Job>(corral, "GET", `/api/jobs/${handed.id}`)).body).toMatchObject({ status: "queued", runner: "ghost-1" });
+    expect(await registry.runners.releaseQueued("ghost-1")).toBe(1);
+    const [again] = await corral.services.jobs.waitFor([handed.id], 20_000);
+    expect(again).toMatchObject({ status: "succeeded", runner: box.id });
+  }, 90_000);
 
   test("each agent's jobs run on the runner with its label and never on the other", async () => {
     const root = tempDir();
