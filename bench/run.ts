@@ -7,11 +7,12 @@ import { drift } from "./drift.js";
 import { latency } from "./latency.js";
 import { registry, registryPg } from "./registry.js";
 import { registryCopy } from "./registry-copy.js";
+import { runners } from "./runners.js";
 import { renderTable, targetMet, type Benchmark, type BenchRow } from "./lib/stats.js";
 import { startup } from "./startup.js";
 import { stream } from "./stream.js";
 
-const benchmarks: Benchmark[] = [dispatch, burst, drift, latency, registry, registryPg, registryCopy, startup, stream];
+const benchmarks: Benchmark[] = [dispatch, burst, drift, latency, registry, registryPg, registryCopy, runners, startup, stream];
 
 const only = process.argv.slice(2);
 const unknown = only.filter((name) => !benchmarks.some((b) => b.name === name));

@@ -52,13 +52,22 @@ export class RestJobs {
 
   /** Launches a job and resolves once its end is stored and announced; a job that did not succeed throws. */
   async run(agent: string, prompt: string, workdir: string): Promise<EndedJob> {
+    return this.end(await this.launch(agent, prompt, workdir));
+  }
+
+  /** Launches a job: its id, once stored. */
+  async launch(agent: string, prompt: string, workdir: string): Promise<string> {
     const res = await fetch(`${this.server.url}/api/jobs`, {
       method: "POST",
       headers: { authorization: `Bearer ${this.server.token}`, "content-type": "application/json" },
       body: JSON.stringify({ agent, prompt, workdir }),
     });
     if (res.status !== 201) throw new Error(`launch: ${res.status} ${await res.text()}`);
-    const { id } = (await res.json()) as { id: string };
+    return ((await res.json()) as { id: string }).id;
+  }
+
+  /** Resolves once job `id` (launched by this client) has ended; a job that did not succeed throws. */
+  async end(id: string): Promise<EndedJob> {
     const early = this.ended.get(id);
     this.ended.delete(id);
     const job = early ?? (await new Promise<EndedJob>((resolve) => this.waiting.set(id, resolve)));

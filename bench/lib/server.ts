@@ -166,14 +166,17 @@ export async function startBareNode(): Promise<{ url: string; pid: number; start
   return { url, pid: child.pid!, startMs: performance.now() - started, stop: () => stopChild(child) };
 }
 
-/** Adds a `command` agent that runs `/bin/true`: a worker that does nothing, to time dispatch alone. */
-export async function addTrivialAgent(server: RunningServer, name: string, maxConcurrent = 4): Promise<string> {
+/**
+ * Adds a `command` agent that runs `/bin/true`: a worker that does nothing, to time dispatch alone.
+ * With `runnerLabel` its jobs are run by runners with that label (the registry must be in PostgreSQL).
+ */
+export async function addTrivialAgent(server: RunningServer, name: string, maxConcurrent = 4, runnerLabel?: string): Promise<string> {
   const bin = ["/usr/bin/true", "/bin/true"].find((p) => existsSync(p));
   if (!bin) throw new Error("no /usr/bin/true or /bin/true");
   const res = await fetch(`${server.url}/api/agents`, {
     method: "POST",
     headers: { authorization: `Bearer ${server.token}`, "content-type": "application/json" },
-    body: JSON.stringify({ name, kind: "command", command: bin, args: [], workdir: path.join(server.root, "work"), maxConcurrent }),
+    body: JSON.stringify({ name, kind: "command", command: bin, args: [], workdir: path.join(server.root, "work"), maxConcurrent, runnerLabel }),
   });
   if (res.status !== 201) throw new Error(`adding agent ${name}: ${res.status} ${await res.text()}`);
   return bin;

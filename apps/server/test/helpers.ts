@@ -62,7 +62,12 @@ export async function startServer(
   };
 }
 
-export async function api<T = unknown>(server: TestServer, method: string, url: string, body?: unknown): Promise<{ status: number; body: T }> {
+export async function api<T = unknown>(
+  server: Pick<TestServer, "url" | "auth">,
+  method: string,
+  url: string,
+  body?: unknown,
+): Promise<{ status: number; body: T }> {
   const res = await fetch(`${server.url}${url}`, {
     method,
     headers: { ...server.auth, ...(body === undefined ? {} : { "content-type": "application/json" }) },

@@ -109,6 +109,8 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
       assertAgentEnv(patch.env, this.deps.config.allowLoaderEnv);
       const updated = await tx.agents.update(name, { ...patch, updatedAt: Date.now() });
       if (!updated) throw notFound(`agent ${name} does not exist`, "name");
+      // A new label or a higher limit may let runners take jobs that waited: they look at once.
+      if (updated.runnerLabel !== null) await tx.runners.announceQueued([updated.runnerLabel]);
       return updated;
     });
     this.emit("changed", { name, removed: false });

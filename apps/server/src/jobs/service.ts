@@ -266,6 +266,9 @@ export class JobService extends EventEmitter<JobServiceEvents> {
       rows.push(this.announce(inserted, unit));
       if (agent.runnerLabel === null) unit.afterCommit(() => this.scheduler.enqueue(inserted.agent, inserted.id, true));
     }
+    // Runners with these labels hear of the jobs once they are committed and claim them at once.
+    const labels = planned.flatMap(({ agent }) => (agent.runnerLabel === null ? [] : [agent.runnerLabel]));
+    if (labels.length) await unit.tx.runners.announceQueued(labels);
     return rows.map(toJob);
   }
 

@@ -5,7 +5,15 @@ import { inProcessAdapters } from "../agents/registry.js";
 import { AuditService } from "../audit/service.js";
 import { CostService } from "../costs/service.js";
 import { openPgDb, type PgHandle } from "../db/pg/client.js";
-import { CANCEL_CHANNEL, FILES_CHANGED, JOB_CHANNEL, type JobChangeListener, listenForJobChanges, REQUEST_CHANNEL } from "../db/pg/job-changes.js";
+import {
+  CANCEL_CHANNEL,
+  FILES_CHANGED,
+  JOB_CHANNEL,
+  type JobChangeListener,
+  listenForJobChanges,
+  QUEUE_CHANNEL,
+  REQUEST_CHANNEL,
+} from "../db/pg/job-changes.js";
 import { createPgRegistry } from "../db/pg/registry.js";
 import type { Registry } from "../db/registry.js";
 import type { JobOutputRow } from "../db/schema.js";
@@ -21,11 +29,16 @@ import type { RunnerSettings } from "./settings.js";
 export interface RunnerTimings {
   /** How often it tells the registry it is alive. */
   heartbeatMs: number;
-  /** How often it looks for jobs to claim (and at once whenever one of its jobs changes). */
+  /**
+   * How often it looks for jobs to claim, besides at once when the server tells it a job waits for
+   * one of its labels (QUEUE_CHANNEL) and whenever one of its jobs ends. The poll only catches
+   * what NOTIFY missed (its listening connection was down, or a job was queued by a write that
+   * told no one), so it can be slow; each poll costs every runner a transaction.
+   */
   claimMs: number;
 }
 
-const TIMINGS: RunnerTimings = { heartbeatMs: 2000, claimMs: 500 };
+const TIMINGS: RunnerTimings = { heartbeatMs: 2000, claimMs: 2000 };
 
 /**
  * `corral runner`: the server's job engine (JobService, JobRunner) on the registry in PostgreSQL,
@@ -45,6 +58,7 @@ export class Runner {
   private readonly cancelling = new Set<string>();
   private cancels: JobChangeListener | null = null;
   private requests: JobChangeListener | null = null;
+  private queue: JobChangeListener | null = null;
   /** Output and notifications, sent in the order they happened. */
   private outbox: Promise<void> = Promise.resolve();
   private readonly unsent: JobOutputRow[] = [];
@@ -64,7 +78,11 @@ export class Runner {
     private readonly onError: (what: string, err: unknown) => void,
   ) {}
 
-  static async start(settings: RunnerSettings, onError: (what: string, err: unknown) => void, timings: RunnerTimings = TIMINGS): Promise<Runner> {
+  static async start(
+    settings: RunnerSettings,
+    onError: (what: string, err: unknown) => void,
+    timings: RunnerTimings = { ...TIMINGS, claimMs: settings.claimPollMs ?? TIMINGS.claimMs },
+  ): Promise<Runner> {
     const { config } = settings;
     // The server creates and upgrades the tables; a runner's login need not be allowed to.
     const handle = await openPgDb(settings.databaseUrl, { schema: "check", onError: (err) => onError("the registry's connection", err) });
@@ -117,6 +135,15 @@ export class Runner {
       (requestId) => browsing.heard(requestId),
       (err) => onError("the connection that hears of browsing requests", err),
       REQUEST_CHANNEL,
+    );
+    // Listening before the first claim: a job queued in between is either claimed or heard of.
+    runner.queue = await listenForJobChanges(
+      settings.databaseUrl,
+      (label) => {
+        if (settings.labels.includes(label)) runner.claim();
+      },
+      (err) => onError("the connection that hears of queued jobs", err),
+      QUEUE_CHANNEL,
     );
     runner.begin(timings);
     return runner;
@@ -250,6 +277,7 @@ export class Runner {
     if (this.poll) clearInterval(this.poll);
     await this.cancels?.close();
     await this.requests?.close();
+    await this.queue?.close();
     await this.browsing.settled();
     while (this.claiming) await sleep(10);
     await Promise.all(this.jobs.activeIds().map((id) => this.jobs.cancel(id).catch((err: unknown) => this.onError(`cancelling job ${id}`, err))));

@@ -13,11 +13,14 @@ export interface RunnerSettings {
   labels: string[];
   name: string;
   hostname: string;
+  /** How often it looks for jobs to claim when it hears of none (CORRAL_RUNNER_POLL_MS); the runner's default when undefined. */
+  claimPollMs?: number;
 }
 
 /**
  * CORRAL_DATABASE_URL (required), CORRAL_RUNNER_LABELS (a comma list; default: the hostname),
- * CORRAL_RUNNER_NAME (default: the hostname) and CORRAL_DATA_DIR (default: its own,
+ * CORRAL_RUNNER_NAME (default: the hostname), CORRAL_RUNNER_POLL_MS (how often it looks for
+ * jobs NOTIFY did not tell it of; default 2000) and CORRAL_DATA_DIR (default: its own,
  * ~/.local/share/corral-runner, so a runner beside a server never shares its job logs).
  */
 export function loadRunnerSettings(env: NodeJS.ProcessEnv = process.env): RunnerSettings {
@@ -53,5 +56,10 @@ export function loadRunnerSettings(env: NodeJS.ProcessEnv = process.env): Runner
   if (!labels.length) throw new ConfigError("CORRAL_RUNNER_LABELS names no label: give a comma list such as gpu,codex.");
   const name = env.CORRAL_RUNNER_NAME?.trim() || hostname;
   if (name.length > 100) throw new ConfigError("CORRAL_RUNNER_NAME: use at most 100 characters.");
-  return { config, databaseUrl, labels, name, hostname };
+  const poll = env.CORRAL_RUNNER_POLL_MS?.trim();
+  const claimPollMs = poll ? Number(poll) : undefined;
+  if (claimPollMs !== undefined && !(Number.isInteger(claimPollMs) && claimPollMs >= 100 && claimPollMs <= 3_600_000)) {
+    throw new ConfigError(`CORRAL_RUNNER_POLL_MS: "${poll}" is not a whole number of milliseconds from 100 to 3600000; leave it unset for 2000.`);
+  }
+  return { config, databaseUrl, labels, name, hostname, ...(claimPollMs === undefined ? {} : { claimPollMs }) };
 }

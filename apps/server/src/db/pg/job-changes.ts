@@ -19,6 +19,13 @@ export const REQUEST_CHANNEL = "corral_request";
 /** The channel a runner NOTIFYs once it has stored its answer to a browsing request. Payload: the request's id. */
 export const ANSWER_CHANNEL = "corral_answer";
 
+/**
+ * The channel the server NOTIFYs when a job waits for a runner to claim it (launched, or given back
+ * by a runner that stopped or fell silent), or an agent with a runner label changed (its limit may
+ * leave room now). Payload: the agent's runner label only; runners with that label claim at once.
+ */
+export const QUEUE_CHANNEL = "corral_queue";
+
 /** How long a listener whose connection dropped waits before it connects again. */
 const RECONNECT_MS = 1000;
 

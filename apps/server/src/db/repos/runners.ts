@@ -57,7 +57,10 @@ export function createRunnersRepo(db: Db) {
       }
       return undefined;
     },
-    /** Gives back the jobs runner `runner` claimed but never started (it is stopping): another runner may take them. */
+    /**
+     * Gives back the jobs runner `runner` claimed but never started (it is stopping): another runner
+     * may take them (PostgreSQL tells the runners of their labels, announceQueued).
+     */
     releaseQueued(runner: string): number {
       return db
         .update(jobs)
@@ -65,6 +68,12 @@ export function createRunnersRepo(db: Db) {
         .where(and(eq(jobs.runner, runner), eq(jobs.status, "queued")))
         .run().changes;
     },
+    /**
+     * Tells the runners with one of `labels` that a job waits for them (PostgreSQL: NOTIFY, sent
+     * when the transaction commits), so they claim it at once rather than at their next poll.
+     * SQLite has no runners: nothing to tell.
+     */
+    announceQueued(_labels: string[]): void {},
     /**
      * Tells the runner holding job `jobId` that it was asked to stop (PostgreSQL: NOTIFY, sent when
      * the transaction commits). SQLite has no runners: nothing to tell.

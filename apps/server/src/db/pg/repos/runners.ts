@@ -2,7 +2,7 @@ import { and, asc, count, eq, inArray, isNotNull, isNull, min, or, sql } from "d
 import type { Async } from "../../async.js";
 import type { createRunnersRepo } from "../../repos/runners.js";
 import type { PgExecutor } from "../client.js";
-import { CANCEL_CHANNEL } from "../job-changes.js";
+import { CANCEL_CHANNEL, QUEUE_CHANNEL } from "../job-changes.js";
 import { agents, jobs, runners } from "../schema.js";
 
 /**
@@ -13,6 +13,10 @@ import { agents, jobs, runners } from "../schema.js";
 const AGENT_CLAIMS = 7_433_103;
 
 export function createPgRunnersRepo(db: PgExecutor): Async<ReturnType<typeof createRunnersRepo>> {
+  // Inside a transaction PostgreSQL sends it at commit (never on rollback), and a label told twice there once.
+  const announceQueued = async (labels: string[]) => {
+    for (const label of new Set(labels)) await db.execute(sql`select pg_notify(${QUEUE_CHANNEL}, ${label})`);
+  };
   return {
     async register(row) {
       await db.insert(runners).values(row);
@@ -61,15 +65,20 @@ export function createPgRunnersRepo(db: PgExecutor): Async<ReturnType<typeof cre
       });
     },
     async releaseQueued(runner) {
-      return (
-        (
-          await db
-            .update(jobs)
-            .set({ runner: null })
-            .where(and(eq(jobs.runner, runner), eq(jobs.status, "queued")))
-        ).rowCount ?? 0
-      );
+      const released = await db
+        .update(jobs)
+        .set({ runner: null })
+        .where(and(eq(jobs.runner, runner), eq(jobs.status, "queued")))
+        .returning({ agent: jobs.agent });
+      if (!released.length) return 0;
+      const labelled = await db
+        .selectDistinct({ label: agents.runnerLabel })
+        .from(agents)
+        .where(and(inArray(agents.name, [...new Set(released.map((r) => r.agent))]), isNotNull(agents.runnerLabel)));
+      await announceQueued(labelled.map((r) => r.label).filter((label) => label !== null));
+      return released.length;
     },
+    announceQueued,
     async askToStop(jobId) {
       await db.execute(sql`select pg_notify(${CANCEL_CHANNEL}, ${jobId})`);
     },

@@ -1,0 +1,180 @@
+// Runners: the same trivial jobs (/bin/true) launched over REST, their ends read from the
+// WebSocket, run two ways — by `corral runner` processes on a registry in PostgreSQL (the job
+// claimed through NOTIFY corral_queue, its changes told back through NOTIFY corral_job) and, as the
+// baseline, by a server on its SQLite registry running them itself. Sequential dispatch with one
+// runner; a burst with one and with four runners, and the CPU a job of it costs. No targets: the
+// issue asks for the figures.
+import { readdirSync, readFileSync } from "node:fs";
+import { startPrivatePostgres } from "../apps/server/test/private-postgres.js";
+import { RestJobs } from "./lib/rest-jobs.js";
+import { startRunner, type RunningRunner } from "./lib/runner.js";
+import { addTrivialAgent, startCorral, treeCpuOf, type RunningServer } from "./lib/server.js";
+import { percentile, type Benchmark, type BenchRow } from "./lib/stats.js";
+
+const RUNS = Number(process.env.BENCH_RUNNERS_RUNS ?? 200);
+const WARMUP = 200;
+const WARMUP_BURSTS = 2;
+const JOBS = Number(process.env.BENCH_RUNNERS_BURST ?? 500);
+/** The agents' maxConcurrent: every runner together, or the server, runs at most this many at once. */
+const CONCURRENT = 16;
+/** REST launches in flight during a burst. */
+const LAUNCHERS = 16;
+const LABEL = "bench";
+
+async function pool<T>(count: number, width: number, task: (i: number) => Promise<T>): Promise<T[]> {
+  const out: T[] = new Array(count);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < count) {
+        const i = next++;
+        out[i] = await task(i);
+      }
+    }),
+  );
+  return out;
+}
+
+/** The pid of the PostgreSQL listening on `port` (its postmaster, whose children are the backends), from /proc. */
+function postmasterOf(port: string): number {
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const args = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
+      if (args[0]?.endsWith("/postgres") && args[args.indexOf("-p") + 1] === port) return Number(entry);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  throw new Error(`no PostgreSQL process listens on port ${port}`);
+}
+
+/** CPU used so far, in ms, by the processes `pids` and their children (workers, PostgreSQL backends). */
+function cpuMs(pids: number[]): number {
+  return pids.reduce((sum, pid) => {
+    const cpu = treeCpuOf(pid);
+    return sum + cpu.ownMs + cpu.childrenMs;
+  }, 0);
+}
+
+/** One server and what reaches it: its REST/WebSocket client, its agent, where its jobs' workdirs go. */
+interface Side {
+  server: RunningServer;
+  rest: RestJobs;
+  agent: string;
+  work: string;
+}
+
+/** Seconds from the first launch of `JOBS` jobs, each in a new workdir, to the last end heard. */
+async function burstOf(side: Side, tag: string): Promise<number> {
+  const t0 = performance.now();
+  const ids = await pool(JOBS, LAUNCHERS, (i) => side.rest.launch(side.agent, "nothing", `${side.work}/bursts/${tag}/${i}`));
+  await Promise.all(ids.map((id) => side.rest.end(id)));
+  return (performance.now() - t0) / 1000;
+}
+
+async function sequential(side: Side, samples: number[] | null): Promise<void> {
+  const t0 = performance.now();
+  // Beside the bursts' workdirs, not above them: a job's start walks its workdir (the snapshot its file changes are told against).
+  await side.rest.run(side.agent, "nothing", `${side.work}/sequential`);
+  samples?.push(performance.now() - t0);
+}
+
+export const runners: Benchmark = {
+  name: "runners",
+  async run() {
+    const postgres = await startPrivatePostgres();
+    if ("missing" in postgres) throw new Error(postgres.missing);
+    const servers: RunningServer[] = [];
+    const started: RunningRunner[] = [];
+    try {
+      const local = await startCorral();
+      servers.push(local);
+      const remote = await startCorral({ CORRAL_DATABASE_URL: postgres.url });
+      servers.push(remote);
+      await addTrivialAgent(local, "bench_true", CONCURRENT);
+      await addTrivialAgent(remote, "bench_true", CONCURRENT, LABEL);
+      const sqlite: Side = { server: local, rest: await RestJobs.connect(local), agent: "bench_true", work: `${local.root}/work` };
+      const pg: Side = { server: remote, rest: await RestJobs.connect(remote), agent: "bench_true", work: `${remote.root}/work` };
+      const dataDirs = ["a", "b", "c", "d"].map((name) => `${remote.root}/runner-${name}`);
+      // All four from the start, warmed up together: a fresh process runs its first few hundred jobs
+      // about twice as slowly, and runners added later would be measured cold.
+      started.push(...(await Promise.all(dataDirs.map((dir) => startRunner(postgres.url, LABEL, dir, remote.root)))));
+      for (let i = 0; i < WARMUP_BURSTS; i++) {
+        await burstOf(sqlite, `warmup-${i}`);
+        await burstOf(pg, `warmup-${i}`);
+      }
+      const postmaster = postmasterOf(new URL(postgres.url).port);
+      /** Where a job's CPU on PostgreSQL goes, per burst. */
+      const split: string[] = [];
+      /** One burst each way with the runners running now: throughput and CPU per job. */
+      const measuredBurst = async (): Promise<BenchRow[]> => {
+        const said = `${started.length} runner${started.length === 1 ? "" : "s"}`;
+        const sqliteCpu = cpuMs([local.pid]);
+        const sqliteS = await burstOf(sqlite, said);
+        const sqliteJobMs = (cpuMs([local.pid]) - sqliteCpu) / JOBS;
+        const parts = { server: [remote.pid], runners: started.map((r) => r.pid), PostgreSQL: [postmaster] };
+        const before = Object.values(parts).map(cpuMs);
+        const pgS = await burstOf(pg, said);
+        const perPart = Object.values(parts).map((pids, i) => (cpuMs(pids) - (before[i] ?? 0)) / JOBS);
+        split.push(
+          `${said}: ${Object.keys(parts)
+            .map((name, i) => `${name} ${perPart[i]?.toFixed(1)} ms`)
+            .join(", ")}`,
+        );
+        return [
+          { metric: `burst of ${JOBS}, ${said} (launch to last end heard)`, corral: JOBS / pgS, baseline: JOBS / sqliteS, unit: "jobs/s" },
+          {
+            metric: `CPU per job, ${said} (server, runners, PostgreSQL, workers)`,
+            corral: perPart.reduce((sum, ms) => sum + ms, 0),
+            baseline: sqliteJobMs,
+            unit: "ms",
+          },
+        ];
+      };
+      const four = await measuredBurst();
+      await Promise.all(started.splice(1).map((r) => r.stop()));
+
+      // In turns, after warm-up rounds: a change of load on a shared machine falls on both ways alike.
+      const sqliteSeq: number[] = [];
+      const pgSeq: number[] = [];
+      for (let round = -WARMUP; round < RUNS; round++) {
+        await sequential(sqlite, round >= 0 ? sqliteSeq : null);
+        await sequential(pg, round >= 0 ? pgSeq : null);
+      }
+      const one = await measuredBurst();
+      split.reverse();
+      const rows: BenchRow[] = [
+        {
+          metric: "REST launch → end on the WebSocket, one at a time, 1 runner, p50",
+          corral: percentile(pgSeq, 50),
+          baseline: percentile(sqliteSeq, 50),
+          unit: "ms",
+        },
+        {
+          metric: "REST launch → end on the WebSocket, one at a time, 1 runner, p99",
+          corral: percentile(pgSeq, 99),
+          baseline: percentile(sqliteSeq, 99),
+          unit: "ms",
+        },
+        ...one,
+        ...four,
+      ];
+      sqlite.rest.close();
+      pg.rest.close();
+      return {
+        title: "Runners: jobs run by `corral runner` on a PostgreSQL registry",
+        baseline: "the same jobs on a server with its SQLite registry, running them itself, measured in the same run.",
+        rows,
+        notes: [
+          `A worker that does nothing (\`/bin/true\`), launched with \`POST /api/jobs\`, its end read from the \`subscribe_jobs\` WebSocket. Corral column: the server on a private PostgreSQL 15 (the test run's: fsync off), its agent labelled \`${LABEL}\`, run by built runner processes (\`dist/runner.js\`) on the same machine; baseline: a second server, SQLite, no label.`,
+          `Sequential: ${RUNS} jobs each way in turns after ${WARMUP} warm-up rounds, in one workdir. Bursts: ${JOBS} jobs, ${LAUNCHERS} launches in flight, each job in a new workdir, the agent's \`maxConcurrent\` ${CONCURRENT} on both (across all runners on PostgreSQL), after ${WARMUP_BURSTS} unmeasured bursts each way with all four runners; the four-runner burst first, then three runners stopped, the sequential jobs and the one-runner burst. CPU from /proc (what a loaded machine does not skew as it skews throughput): on PostgreSQL the server's, the runners', the PostgreSQL server's and all their children's; on SQLite the server's and its workers'. A job's CPU on PostgreSQL, by process (workers with their runner): ${split.join("; ")}.`,
+        ],
+      };
+    } finally {
+      await Promise.all(started.map((r) => r.stop()));
+      await Promise.all(servers.map((s) => s.stop()));
+      await postgres.stop();
+    }
+  },
+};
