@@ -3,10 +3,10 @@
 -- audit entries, answer requests to browse its workdirs, and announce itself. Nothing else: no browser sessions, MCP tasks or hub
 -- messages, no agents, budgets or prices changed, no jobs created or deleted, no tables created.
 --
--- As the registry's owner, once the Corral server has created its tables (and again after an
--- upgrade that adds one):
---   CREATE ROLE corral_runner LOGIN PASSWORD '…';
---   psql "<the server's CORRAL_DATABASE_URL>" -f apps/server/src/runner/runner-role.sql
+-- As PostgreSQL's superuser (creating a role takes CREATEROLE, which Corral's own login lacks),
+-- once the Corral server has created its tables (and again after an upgrade that adds one):
+--   sudo -u postgres psql -c "CREATE ROLE corral_runner LOGIN PASSWORD '…'"
+--   sudo -u postgres psql corral -f apps/server/src/runner/runner-role.sql
 GRANT USAGE ON SCHEMA public, drizzle TO corral_runner;
 -- A runner checks that the registry's tables are its checkout's (it never migrates them).
 GRANT SELECT ON drizzle.__drizzle_migrations TO corral_runner;
