@@ -6,7 +6,7 @@
 -- As PostgreSQL's superuser (creating a role takes CREATEROLE, which Corral's own login lacks),
 -- once the Corral server has created its tables (and again after an upgrade that adds one):
 --   sudo -u postgres psql -c "CREATE ROLE corral_runner LOGIN PASSWORD '…'"
---   sudo -u postgres psql corral -f apps/server/src/runner/runner-role.sql
+--   sudo -u postgres psql corral < apps/server/src/runner/runner-role.sql
 GRANT USAGE ON SCHEMA public, drizzle TO corral_runner;
 -- A runner checks that the registry's tables are its checkout's (it never migrates them).
 GRANT SELECT ON drizzle.__drizzle_migrations TO corral_runner;
