@@ -6,3 +6,15 @@ import { queryKeys } from "../lib/transport/query-keys.js";
 export function useRunners() {
   return useQuery({ queryKey: queryKeys.runners, queryFn: ({ signal }) => runnersApi.list(signal), refetchInterval: 2000 });
 }
+
+/** The name of runner `id` (what its machine announced, as the Runners page shows it), or its id until the list is read. */
+export function useRunnerName(id: string | null): string | null {
+  const runners = useQuery({
+    queryKey: queryKeys.runners,
+    queryFn: ({ signal }) => runnersApi.list(signal),
+    enabled: id !== null,
+    staleTime: 30_000,
+  });
+  if (id === null) return null;
+  return runners.data?.find((r) => r.id === id)?.name ?? id;
+}

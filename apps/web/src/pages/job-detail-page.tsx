@@ -8,6 +8,7 @@ import { AnsiText, OutputView } from "../components/output-view.js";
 import { ErrorState, Loading } from "../components/states.js";
 import { StatusBadge } from "../components/status-badge.js";
 import { useAgents } from "../hooks/use-agents.js";
+import { useRunnerName } from "../hooks/use-runners.js";
 import { useJob, useJobOutput, useJobReadable } from "../hooks/use-jobs.js";
 import { useDocumentTitle } from "../hooks/use-document-title.js";
 import { useNow } from "../hooks/use-now.js";
@@ -38,9 +39,10 @@ function When({ at, now }: { at: number; now: number }) {
 }
 
 function Timeline({ job, now }: { job: Job; now: number }) {
+  const runnerName = useRunnerName(job.runner);
   return (
     <ol className="timeline" aria-label="Status timeline">
-      {timelineSteps(job).map((s) => (
+      {timelineSteps(job, runnerName).map((s) => (
         <li key={s.key} data-step={s.key}>
           <When at={s.at} now={now} />
           <span>

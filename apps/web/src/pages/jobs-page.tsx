@@ -7,10 +7,15 @@ import { useAgents } from "../hooks/use-agents.js";
 import { useDebounced } from "../hooks/use-debounced.js";
 import { useActiveJobs, useJobActivity, useJobList } from "../hooks/use-jobs.js";
 import { useNow } from "../hooks/use-now.js";
+import { useRunnerName } from "../hooks/use-runners.js";
 import { formatAgo, formatCost, formatDuration, statusLabels } from "../lib/format/format.js";
 import { Link, useSearchParams } from "../router.js";
 
 const PAGE_SIZE = 50;
+
+function RunnerName({ id }: { id: string }) {
+  return <>{useRunnerName(id)}</>;
+}
 
 function RunningCard({ job, now }: { job: Job; now: number }) {
   const activity = useJobActivity(job.id, job.status === "running");
@@ -20,7 +25,11 @@ function RunningCard({ job, now }: { job: Job; now: number }) {
       <div className="row">
         <StatusBadge status={job.status} />
         <strong>{job.agent}</strong>
-        {job.runner !== null && <span className="mono small muted">on {job.runner}</span>}
+        {job.runner !== null && (
+          <span className="mono small muted">
+            on <RunnerName id={job.runner} />
+          </span>
+        )}
         <span className="grow" />
         <span className="mono small" title="Elapsed">
           {job.startedAt ? formatDuration(now - job.startedAt) : `waiting ${formatDuration(now - job.createdAt)}`}
@@ -171,7 +180,7 @@ function HistoryRow({ job, now }: { job: Job; now: number }) {
         {job.agent}
         {job.runner !== null && (
           <div className="mono small muted" title="The runner that claimed it">
-            on {job.runner}
+            on <RunnerName id={job.runner} />
           </div>
         )}
       </td>

@@ -132,6 +132,9 @@ describe("the timeline", () => {
     const started = (patch: Partial<Job>) => timelineSteps(job(patch)).find((s) => s.key === "started")?.note;
     expect(started({ pid: 4242, runner: "gpu-box-1a2b3c4d" })).toBe("pid 4242 · on runner gpu-box-1a2b3c4d");
     expect(started({ pid: 4242, runner: null })).toBe("pid 4242");
+    // By the name its machine announced, once the runners are read.
+    const named = timelineSteps(job({ pid: 4242, runner: "vm-1a2b3c4d" }), "gpu-box").find((s) => s.key === "started")?.note;
+    expect(named).toBe("pid 4242 · on runner gpu-box");
   });
 
   it("a job that never started has no start, and says so at its end", () => {

@@ -25,14 +25,14 @@ export function cancelledBy(cancel: NonNullable<Job["cancel"]>): string {
 
 const launchedFrom: Record<Job["origin"], string> = { panel: "from the panel", mcp: "over MCP", rest: "through the REST API" };
 
-/** What happened to a job, in order, as its page lists it: like a CI run's log of steps. */
-export function timelineSteps(job: Job): TimelineStep[] {
+/** What happened to a job, in order, as its page lists it: like a CI run's log of steps. `runnerName`: its runner's, when known. */
+export function timelineSteps(job: Job, runnerName: string | null = job.runner): TimelineStep[] {
   const steps: TimelineStep[] = [{ key: "queued", label: "queued", at: job.createdAt, note: `launched ${launchedFrom[job.origin]}` }];
   if (job.startedAt !== null) {
     const how = job.pid !== null ? `pid ${job.pid}` : job.invocation === null ? "in-process" : undefined;
     const attempt = job.attempt > 1 ? `attempt ${job.attempt}` : undefined;
     // A runner's pid is of its own machine: said with it.
-    const where = job.runner !== null ? `on runner ${job.runner}` : undefined;
+    const where = job.runner !== null ? `on runner ${runnerName ?? job.runner}` : undefined;
     steps.push({ key: "started", label: "started", at: job.startedAt, note: [how, where, attempt].filter(Boolean).join(" · ") || undefined });
   }
   if (job.cancel) steps.push({ key: "cancel", label: "cancel requested", at: job.cancel.at, note: cancelledBy(job.cancel), tone: "warn" });
