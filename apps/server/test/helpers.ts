@@ -57,7 +57,9 @@ export async function startServer(
     auth: { authorization: `Bearer ${corral.token}` },
     async close() {
       await corral.app.close();
-      if (!options.root) rmSync(root, { recursive: true, force: true });
+      // Workers outlive the server by design: one ending as it closes still writes its exit file,
+      // and a removal racing it meets ENOTEMPTY (CI, security.test.ts). Node retries those.
+      if (!options.root) rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
     },
   };
 }
