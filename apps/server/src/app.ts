@@ -166,6 +166,8 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
     services.metrics.dispose();
     await registry.close();
   });
+  // The server's own runner, which holds every job it launches, is in the registry before any.
+  await services.runners.registerLocal();
   // Before recovery: a job's agent may be one the file declares.
   await services.configFile.start(app.log);
   // Before the jobs: a job that ends as it is recovered owes its answer to a conversation.

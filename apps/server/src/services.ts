@@ -1,3 +1,4 @@
+import { LOCAL_RUNNER } from "@corral/shared";
 import type { AppConfig } from "./config.js";
 import { AgentService } from "./agents/service.js";
 import { OllamaService } from "./agents/ollama/service.js";
@@ -58,6 +59,7 @@ export async function createServices(config: AppConfig, registry: Registry): Pro
     audit,
     inProcessAdapters: inProcessAdapters(config, registry.jobMessages),
     hooks: fileHooks(files, config.dataDir),
+    runnerId: LOCAL_RUNNER,
   });
   const ollama = new OllamaService({ config, agents: registry.agents, models: registry.ollamaModels });
   agents.on("changed", ({ name, removed }) => {

@@ -116,3 +116,25 @@ upgrade("jobs stored before the jobs list had its indexes are listed newest firs
   expect(launched.status).toBe(201);
   expect(await ids("q=parse")).toEqual([launched.body.id, "aaaaaa000003", "aaaaaa000002"]);
 });
+
+upgrade("jobs the server ran before it became the runner local are local's after the upgrade; one waiting for a runner stays unclaimed", async () => {
+  const root = newRoot();
+  const db = registryAt(root, "0019_runner_requests");
+  insertAgent(db, agentRow("old", null));
+  insertAgent(db, agentRow("gpu_agent", null));
+  db.prepare("update agents set runner_label = 'gpu' where name = 'gpu_agent'").run();
+  insertJob(db, { id: "aaaaaa000001", agent: "old", prompt: "ran here", createdAt: 1_000 });
+  insertJob(db, { id: "aaaaaa000002", agent: "gpu_agent", prompt: "ran here before its label", createdAt: 2_000, error: "exit code 1" });
+  insertJob(db, { id: "aaaaaa000003", agent: "gpu_agent", prompt: "waits for a runner", createdAt: 3_000 });
+  insertJob(db, { id: "aaaaaa000004", agent: "gpu_agent", prompt: "a runner ran it", createdAt: 4_000 });
+  db.prepare("update jobs set status = 'queued', ended_at = null where id = 'aaaaaa000003'").run();
+  db.prepare("update jobs set runner = 'box-1234' where id = 'aaaaaa000004'").run();
+  db.close();
+
+  server = await startServer({}, { root });
+  const runnerOf = async (id: string) => (await api<Job>(server!, "GET", `/api/jobs/${id}`)).body.runner;
+  expect(await runnerOf("aaaaaa000001")).toBe("local");
+  expect(await runnerOf("aaaaaa000002")).toBe("local");
+  expect(await runnerOf("aaaaaa000003")).toBeNull();
+  expect(await runnerOf("aaaaaa000004")).toBe("box-1234");
+});

@@ -68,14 +68,23 @@ describe.skipIf(!postgres.available)("on a PostgreSQL registry", () => {
     expect((await api<Job>(server, "GET", `/api/jobs/${waiting.body.id}`)).body.status).toBe("queued");
     expect((await api<Agent>(server, "PATCH", "/api/agents/kiro", { runnerLabel: null })).status).toBe(200);
     const [ran] = await server.services.jobs.waitFor([waiting.body.id], 15_000);
-    expect(ran).toMatchObject({ status: "succeeded", runner: null });
+    expect(ran).toMatchObject({ status: "succeeded", runner: "local" });
 
-    // One at a time: the second job waits in the server's own queue when the agent gets its label.
+    // One at a time: the second job waits in the server's own queue (its runner `local`'s) when the agent gets its label.
     await api(server, "PATCH", "/api/agents/kiro", { maxConcurrent: 1 });
     const first = await api<Job>(server, "POST", "/api/jobs", { agent: "kiro", prompt: "sleep 2", workdir: path.join(root, "a") });
     const second = await api<Job>(server, "POST", "/api/jobs", { agent: "kiro", prompt: "print 2", workdir: path.join(root, "b") });
-    expect(second.body.status).toBe("queued");
+    expect(second.body).toMatchObject({ status: "queued", runner: "local" });
     await api(server, "PATCH", "/api/agents/kiro", { runnerLabel: "gpu" });
+    // Given to the runners at once, without waiting for a slot here; the running job stays the server's.
+    let given = (await api<Job>(server, "GET", `/api/jobs/${second.body.id}`)).body;
+    for (let i = 0; i < 50 && given.runner !== null; i++) {
+      await sleep(100);
+      given = (await api<Job>(server, "GET", `/api/jobs/${second.body.id}`)).body;
+    }
+    expect(given).toMatchObject({ status: "queued", runner: null, startedAt: null });
+    expect(server.services.jobs.queuedCount()).toBe(0);
+    expect((await api<Job>(server, "GET", `/api/jobs/${first.body.id}`)).body).toMatchObject({ status: "running", runner: "local" });
     await server.services.jobs.cancel(first.body.id);
     await sleep(500);
     expect((await api<Job>(server, "GET", `/api/jobs/${second.body.id}`)).body).toMatchObject({ status: "queued", runner: null, startedAt: null });

@@ -75,21 +75,26 @@ describe.skipIf(!postgres.available)("corral runner", () => {
     // An agent without a label is still the server's: no runner takes its job.
     const local = await api<Job>(corral, "POST", "/api/jobs", { agent: "claude", prompt: "hello", workdir: path.join(root, "c") });
     const [ran] = await corral.services.jobs.waitFor([local.body.id], 15_000);
-    expect(ran).toMatchObject({ status: "succeeded", runner: null });
+    expect(ran).toMatchObject({ status: "succeeded", runner: "local" });
 
     const registry = await pgRegistryAt(url);
     cleanups.push(() => registry.close());
-    const [row] = await registry.runners.list();
+    const row = (await registry.runners.list()).find((r) => r.id === box.id);
     expect(row).toMatchObject({ id: box.id, name: "box-1", labels: ["gpu", "big-disk"], stoppedAt: null });
     // It heartbeats every 2 s.
     await until(async () => ((await registry.runners.get(box.id))?.heartbeatAt ?? 0) > (row?.heartbeatAt ?? 0) || undefined, 6000, "a heartbeat");
     const listed = await api<RunnerList>(corral, "GET", "/api/runners");
+    // The server itself first: the built-in runner `local`, which ran the claude job.
     expect(listed.body.runners).toMatchObject([
+      { id: "local", name: "local", labels: [], state: "running", activeJobs: 0, stoppedAt: null },
       { id: box.id, name: "box-1", labels: ["gpu", "big-disk"], state: "running", activeJobs: 0, stoppedAt: null },
     ]);
     expect(await box.stop()).toBe(0);
     expect((await registry.runners.get(box.id))?.stoppedAt).toBeGreaterThan(0);
-    expect((await api<RunnerList>(corral, "GET", "/api/runners")).body.runners).toMatchObject([{ id: box.id, state: "stopped" }]);
+    expect((await api<RunnerList>(corral, "GET", "/api/runners")).body.runners).toMatchObject([
+      { id: "local", state: "running" },
+      { id: box.id, state: "stopped" },
+    ]);
   });
 
   test("a runner's file changes are told as they are stored, not only with its job's next change", async () => {
@@ -251,8 +256,9 @@ describe.skipIf(!postgres.available)("corral runner", () => {
     const alive = await registry.runners.get(survivor.id);
     expect(Date.now() - (alive?.heartbeatAt ?? 0)).toBeLessThan(5000);
     const states = (await api<RunnerList>(corral, "GET", "/api/runners")).body.runners.map((r) => [r.id, r.state, r.activeJobs]);
-    // Newest first: the survivor started after the doomed one.
+    // The server's own `local` first (never silent: the lease does not apply to it), then newest first: the survivor started after the doomed one.
     expect(states).toEqual([
+      ["local", "running", 0],
       [survivor.id, "running", 0],
       [doomed.id, "silent", 0],
     ]);

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { AgentKindSchema, SandboxModeSchema } from "./enums.js";
 import { RetryPolicySchema } from "./retry.js";
+import { RunnerLabelSchema } from "./runners.js";
 
 export const AgentNameSchema = z.string().regex(/^[a-z][a-z0-9_]{0,39}$/, "use 1-40 lowercase letters, digits or _, starting with a letter");
 
@@ -32,11 +33,6 @@ export const AgentSourceSchema = z.enum(["registry", "file"]);
 export type AgentSource = z.infer<typeof AgentSourceSchema>;
 
 const EnvSchema = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "not a valid variable name"), z.string());
-
-/** A runner's label, as runners announce it and agents ask for it: `gpu`, `codex`, a hostname. */
-export const RunnerLabelSchema = z
-  .string()
-  .regex(/^[a-z0-9._-]{1,63}$/, "use 1-63 lowercase letters, digits, '.', '_' or '-' (a label a runner announces, such as gpu or a hostname)");
 
 /** Fields a user may set on any agent. */
 const AgentFieldsSchema = z.object({

@@ -112,7 +112,11 @@ export const JobSchema = z.object({
   workerSession: z.string().nullable(),
   /** The first job of the launch to several agents this job was one of (`GET /api/jobs/:id/group` lists them); null when launched alone. */
   groupId: JobIdSchema.nullable(),
-  /** The runner (`corral runner`) that claimed the job; null while none has, and for a job the server itself runs. */
+  /**
+   * The runner that holds the job (GET /api/runners): `local`, the server itself, for a job of an
+   * agent without a runner label, from its launch; a `corral runner`'s id once one claimed it;
+   * null while it waits for a runner with its agent's label.
+   */
   runner: z.string().nullable(),
 });
 export type Job = z.infer<typeof JobSchema>;

@@ -1,7 +1,25 @@
 import { z } from "zod";
-import { RunnerLabelSchema } from "./agents.js";
 
-/** A `corral runner` that announced itself to the registry. */
+/**
+ * The built-in runner: the Corral server itself, which runs the jobs of agents without a runner
+ * label. It is a runner like any other to every reader (the Runners page, a job's `runner`), so
+ * the name is no label and no `corral runner` may take it.
+ */
+export const LOCAL_RUNNER = "local";
+
+/** A runner's label, as runners announce it and agents ask for it: `gpu`, `codex`, a hostname. */
+export const RunnerLabelSchema = z
+  .string()
+  .regex(/^[a-z0-9._-]{1,63}$/, "use 1-63 lowercase letters, digits, '.', '_' or '-' (a label a runner announces, such as gpu or a hostname)")
+  .refine(
+    (label) => label !== LOCAL_RUNNER,
+    `"${LOCAL_RUNNER}" is the server itself, not a label: leave the runner label empty to run on the server`,
+  );
+
+/**
+ * A runner that announced itself to the registry: a `corral runner`, or `local`, the server
+ * (registered at each start, and running whenever the server answers).
+ */
 export const RunnerSchema = z.object({
   /** New at every start of the runner. */
   id: z.string(),

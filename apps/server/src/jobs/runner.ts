@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
-import { isFinalStatus, type JobStatus } from "@corral/shared";
+import { isFinalStatus, LOCAL_RUNNER, type JobStatus } from "@corral/shared";
 import { cliAvailability } from "../agents/availability.js";
 import { cliAdapterFor } from "../agents/registry.js";
 import type { CliAdapter, JobSpec, UsageReport, WorkerResult } from "../agents/types.js";
@@ -89,9 +89,9 @@ export class JobRunner {
     return this.deps.registry;
   }
 
-  /** Whether this process runs the job: the server those no runner claimed, a runner those it claimed. */
+  /** Whether this process runs the job: the job is its runner's (the server's are `local`'s). */
   private owns(row: JobRow): boolean {
-    return row.runner === (this.deps.runnerId ?? null);
+    return row.runner === this.deps.runnerId;
   }
 
   /** Starts a job the scheduler let through. Never throws: whatever goes wrong ends this job, not the server. */
@@ -123,12 +123,16 @@ export class JobRunner {
     return this.store.atomically(async (unit) => {
       const row = await unit.tx.jobs.get(id);
       const agent = row && (await unit.tx.agents.get(row.agent));
-      // A job whose agent was given a runner label while it waited here is left for a runner.
-      const forRunner = this.deps.runnerId === undefined && agent?.runnerLabel != null;
-      if (!row || !agent || row.status !== "queued" || !this.owns(row) || forRunner || this.closing) {
+      if (!row || !agent || row.status !== "queued" || !this.owns(row) || this.closing) {
         if (row && !agent && row.status === "queued")
           await this.store.finish(id, { status: "failed", error: `agent ${row.agent} no longer exists` }, unit);
         return { refused: row?.agent ?? "" };
+      }
+      // The server's job of an agent given a runner label while it waited: the runners' now.
+      if (this.deps.runnerId === LOCAL_RUNNER && agent.runnerLabel !== null) {
+        await this.store.update(id, { runner: null }, unit);
+        await unit.tx.runners.announceQueued([agent.runnerLabel]);
+        return { refused: agent.name };
       }
       try {
         // A budget used up while this job waited in the queue still holds it back.

@@ -16,6 +16,7 @@ import {
   type OutputPage,
   type ReadablePage,
   type OutputStream,
+  LOCAL_RUNNER,
 } from "@corral/shared";
 import { effectiveModel } from "../agents/model.js";
 import { agentKindModule } from "../agents/registry.js";
@@ -67,10 +68,11 @@ export interface JobServiceDeps {
   /** Budgets, prices and per-job limits. */
   costs?: JobCostPolicy;
   /**
-   * The runner (runners.id) this service runs jobs for: it starts only jobs claimed by it. Absent:
-   * the server itself, which starts only jobs no runner claimed.
+   * The runner (runners.id) this service runs jobs for: it starts only jobs that runner holds.
+   * The server is the runner `local` (LOCAL_RUNNER): it holds its agents' jobs from their launch,
+   * where a `corral runner` claims its own from the registry.
    */
-  runnerId?: string;
+  runnerId: string;
 }
 
 /**
@@ -235,7 +237,8 @@ export class JobService extends EventEmitter<JobServiceEvents> {
    */
   private async store(unit: Unit, planned: PlannedJob[], origin: JobOrigin, client: string | null): Promise<Job[]> {
     // A job of an agent with a runner label waits in the registry for a runner to claim it: it
-    // takes no room in this server's queue and is never started here.
+    // takes no room in this server's queue and is never started here. The server's own jobs are
+    // its runner's (`local`) from the moment they are stored: the launch is their claim.
     const local = planned.filter(({ agent }) => agent.runnerLabel === null).length;
     this.scheduler.reserve(local);
     unit.afterRollback(() => this.scheduler.unreserve(local));
@@ -254,6 +257,7 @@ export class JobService extends EventEmitter<JobServiceEvents> {
         conversationId: earlier ? (earlier.conversationId ?? earlier.id) : id,
         groupId,
         followUpOf: earlier?.id ?? null,
+        runner: agent.runnerLabel === null ? this.deps.runnerId : null,
         timeoutS: input.timeout_s ?? agent.timeoutS,
         retry: input.retry ?? agent.retry,
         provider: agent.provider,
@@ -391,9 +395,9 @@ export class JobService extends EventEmitter<JobServiceEvents> {
     return this.get(id);
   }
 
-  /** Whether this process runs the job: the server those no runner claimed, a runner those it claimed. */
+  /** Whether this process runs the job: the job is its runner's (the server's are `local`'s). */
   private runsHere(row: JobRow): boolean {
-    return row.runner === (this.deps.runnerId ?? null);
+    return row.runner === this.deps.runnerId;
   }
 
   async readOutput(id: string, cursor: number, limit: number): Promise<OutputPage> {
@@ -491,7 +495,7 @@ export class JobService extends EventEmitter<JobServiceEvents> {
    * through this runner's queue for its agent.
    */
   startClaimed(row: JobRow): void {
-    if (this.deps.runnerId === undefined || row.runner !== this.deps.runnerId) throw new Error(`job ${row.id} is not claimed by this runner`);
+    if (!this.runsHere(row)) throw new Error(`job ${row.id} is not claimed by this runner`);
     this.scheduler.enqueue(row.agent, row.id);
   }
 
@@ -525,7 +529,8 @@ export class JobService extends EventEmitter<JobServiceEvents> {
    */
   async loseJobsOfSilentRunners(leaseMs: number, now = Date.now()): Promise<number> {
     return this.atomically(async (unit) => {
-      const silent = (await unit.tx.runners.list()).filter((r) => r.stoppedAt === null && r.heartbeatAt < now - leaseMs);
+      // The server's own runner is never silent while the server runs this; its jobs are followed again at its start.
+      const silent = (await unit.tx.runners.list()).filter((r) => r.id !== LOCAL_RUNNER && r.stoppedAt === null && r.heartbeatAt < now - leaseMs);
       if (!silent.length) return 0;
       const running = await unit.tx.jobs.withStatus(["running"]);
       let lost = 0;
@@ -543,24 +548,41 @@ export class JobService extends EventEmitter<JobServiceEvents> {
   }
 
   /**
-   * An agent changed: start what its limit now allows. An agent whose runner label was removed
-   * has its jobs that waited for a runner queued here (a label given to an agent leaves the jobs
-   * waiting here to runners: admission refuses them, see JobRunner.admit).
+   * An agent changed: start what its limit now allows. Its waiting jobs follow its runner label:
+   * a label removed, the server takes those that waited for a runner; a label given, the server
+   * gives those waiting here to the runners (one that starts meanwhile is given back by
+   * admission, see JobRunner.admit).
    */
   agentChanged(name: string): void {
     this.scheduler.pump(name);
-    this.queueJobsLeftByRunners(name).catch((err: unknown) => {
+    this.followRunnerLabel(name).catch((err: unknown) => {
       // Read again once the registry is back; they are queued at the next start otherwise.
       if (registryUnreachable(err)) setTimeout(() => this.agentChanged(name), AGENT_CHANGE_RETRY_MS).unref();
     });
   }
 
-  private async queueJobsLeftByRunners(name: string): Promise<void> {
-    if (this.deps.runnerId !== undefined) return;
+  private async followRunnerLabel(name: string): Promise<void> {
+    if (this.deps.runnerId !== LOCAL_RUNNER) return;
     const agent = await this.registry.agents.get(name);
-    if (!agent || agent.runnerLabel !== null) return;
+    if (!agent) return;
+    if (agent.runnerLabel === null) {
+      for (const row of await this.registry.runners.takeQueued(LOCAL_RUNNER, name)) {
+        this.announce(row);
+        if (!this.scheduler.holds(name, row.id)) this.scheduler.enqueue(name, row.id);
+      }
+      return;
+    }
+    const label = agent.runnerLabel;
+    const released = await this.atomically(async (unit) => {
+      const count = await unit.tx.runners.releaseQueued(LOCAL_RUNNER, name);
+      if (count) await unit.tx.runners.announceQueued([label]);
+      return count;
+    });
+    if (!released) return;
     for (const row of await this.registry.jobs.withStatus(["queued"])) {
-      if (row.agent === name && row.runner === null && !this.scheduler.holds(name, row.id)) this.scheduler.enqueue(name, row.id);
+      if (row.agent !== name || row.runner !== null) continue;
+      this.scheduler.remove(name, row.id);
+      this.announce(row);
     }
   }
 
@@ -569,10 +591,10 @@ export class JobService extends EventEmitter<JobServiceEvents> {
    * that cannot be recovered ends `lost` with the reason; it never keeps the server from starting.
    */
   async recover(): Promise<void> {
-    const labelled = new Set((await this.registry.agents.list()).filter((a) => a.runnerLabel !== null).map((a) => a.name));
     for (const row of await this.registry.jobs.withStatus(["queued", "running"])) {
-      // A runner's job is its runner's to follow; a queued job of an agent with a runner label waits for one.
-      if (row.runner !== null || (row.status === "queued" && labelled.has(row.agent))) continue;
+      // A runner's job is its runner's to follow, and one waiting for a runner is left to them.
+      // (A job of an agent given a runner label while the server was down is given to them as it is admitted.)
+      if (!this.runsHere(row)) continue;
       try {
         if (row.status === "queued") this.scheduler.enqueue(row.agent, row.id);
         else await this.runner.reattach(row);
@@ -587,12 +609,8 @@ export class JobService extends EventEmitter<JobServiceEvents> {
    * take its workers along). Runners' jobs, and jobs waiting for a runner, are theirs: left alone.
    */
   async cancelAll(): Promise<void> {
-    const labelled = new Set((await this.registry.agents.list()).filter((a) => a.runnerLabel !== null).map((a) => a.name));
     const open = await this.registry.jobs.withStatus(["queued", "running"]);
-    const mine = open.filter(
-      (row) => this.runsHere(row) && !(this.deps.runnerId === undefined && row.status === "queued" && labelled.has(row.agent)),
-    );
-    await Promise.all(mine.map((row) => this.cancel(row.id)));
+    await Promise.all(open.filter((row) => this.runsHere(row)).map((row) => this.cancel(row.id)));
   }
 
   /** Stops following workers and leaves them running; the next start picks them up. */

@@ -1,6 +1,4 @@
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
-import path from "node:path";
 import { inProcessAdapters } from "../agents/registry.js";
 import { AuditService } from "../audit/service.js";
 import { CostService } from "../costs/service.js";
@@ -17,7 +15,7 @@ import {
 import { createPgRegistry } from "../db/pg/registry.js";
 import type { Registry } from "../db/registry.js";
 import type { JobOutputRow } from "../db/schema.js";
-import { repoRoot } from "../lib/repo-root.js";
+import { corralVersion } from "../lib/version.js";
 import { fileHooks } from "../jobs/file-hooks.js";
 import { FileWatcher } from "../jobs/file-watcher.js";
 import { JobService } from "../jobs/service.js";
@@ -291,12 +289,3 @@ export class Runner {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** The version this checkout says it is (apps/server/package.json). */
-function corralVersion(): string {
-  try {
-    return (JSON.parse(readFileSync(path.join(repoRoot, "apps/server/package.json"), "utf8")) as { version?: string }).version ?? "unknown";
-  } catch {
-    return "unknown";
-  }
-}

@@ -1,6 +1,6 @@
 import os from "node:os";
 import path from "node:path";
-import { RunnerLabelSchema } from "@corral/shared";
+import { LOCAL_RUNNER, RunnerLabelSchema } from "@corral/shared";
 import { ConfigError, loadConfig, type AppConfig } from "../config.js";
 
 /** What `corral runner` is told by its environment. */
@@ -56,6 +56,9 @@ export function loadRunnerSettings(env: NodeJS.ProcessEnv = process.env): Runner
   if (!labels.length) throw new ConfigError("CORRAL_RUNNER_LABELS names no label: give a comma list such as gpu,codex.");
   const name = env.CORRAL_RUNNER_NAME?.trim() || hostname;
   if (name.length > 100) throw new ConfigError("CORRAL_RUNNER_NAME: use at most 100 characters.");
+  if (name.toLowerCase() === LOCAL_RUNNER) {
+    throw new ConfigError(`CORRAL_RUNNER_NAME: "${name}" is the server's own runner; give this machine another name (its hostname is ${hostname}).`);
+  }
   const poll = env.CORRAL_RUNNER_POLL_MS?.trim();
   const claimPollMs = poll ? Number(poll) : undefined;
   if (claimPollMs !== undefined && !(Number.isInteger(claimPollMs) && claimPollMs >= 100 && claimPollMs <= 3_600_000)) {

@@ -28,18 +28,22 @@ describe("RunnerWorkdirs", () => {
     await addJobs(registry, [
       jobRow("j1", { workdir: "/w/remote", runner: "old" }),
       jobRow("j2", { workdir: "/w/moved", runner: "old" }),
-      jobRow("j3", { workdir: "/w/moved", runner: null }),
-      jobRow("j4", { workdir: "/w/remote/inner", runner: null }),
+      jobRow("j3", { workdir: "/w/moved", runner: "local" }),
+      jobRow("j4", { workdir: "/w/remote/inner", runner: "local" }),
+      // Still waiting for a runner: it ran nowhere yet, so its workdir stays where its last job ran.
+      jobRow("j5", { workdir: "/w/remote", runner: null, status: "queued" }),
+      jobRow("j6", { workdir: "/w/waiting", runner: null, status: "queued" }),
     ]);
   });
   afterEach(() => registry.close());
 
   it("holds a path when it lies in a workdir whose newest job ran on a runner, the deepest first", async () => {
-    expect(await onRunners.list()).toEqual([{ path: "/w/remote", runnerId: "old", runnerName: "gpu-box", jobs: 1 }]);
+    expect(await onRunners.list()).toEqual([{ path: "/w/remote", runnerId: "old", runnerName: "gpu-box", jobs: 2 }]);
     expect(await onRunners.holding("/w/remote/a/b.txt")).toMatchObject({ path: "/w/remote" });
     expect(await onRunners.holding("/w/remote")).toMatchObject({ path: "/w/remote" });
-    // The server's again since its newest job; lexically elsewhere; relative (refused by the server's own checks).
+    // The server's (runner local) again since its newest job; only waiting; lexically elsewhere; relative (refused by the server's own checks).
     expect(await onRunners.holding("/w/moved/x")).toBeNull();
+    expect(await onRunners.holding("/w/waiting/x")).toBeNull();
     expect(await onRunners.holding("/w/remote-2/x")).toBeNull();
     expect(await onRunners.holding("w/remote/x")).toBeNull();
   });

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import path from "node:path";
+import { LOCAL_RUNNER } from "@corral/shared";
 import { expandHome } from "../config.js";
 import type { Registry } from "../db/registry.js";
 import type { RunnerRequestKind, RunnerRequestRow, RunnerRow } from "../db/schema.js";
@@ -49,11 +50,15 @@ export class RunnerWorkdirs {
   async list(): Promise<RunnerWorkdir[]> {
     const newest = new Map<string, { runner: string | null; newest: number; jobs: number }>();
     for (const row of await this.registry.jobFiles.workdirRunners()) {
-      const seen = newest.get(row.workdir);
-      const jobs = (seen?.jobs ?? 0) + row.jobs;
-      newest.set(row.workdir, !seen || row.newest > seen.newest ? { runner: row.runner, newest: row.newest, jobs } : { ...seen, jobs });
+      const seen = newest.get(row.workdir) ?? { runner: null, newest: 0, jobs: 0 };
+      const jobs = seen.jobs + row.jobs;
+      // Jobs still waiting for a runner (runner null) ran nowhere yet: the workdir is where its newest job that was taken ran.
+      newest.set(row.workdir, row.runner !== null && row.newest > seen.newest ? { runner: row.runner, newest: row.newest, jobs } : { ...seen, jobs });
     }
-    const remote = [...newest].filter((entry): entry is [string, { runner: string; newest: number; jobs: number }] => entry[1].runner !== null);
+    // `local`'s are the server's own: on this machine.
+    const remote = [...newest].filter(
+      (entry): entry is [string, { runner: string; newest: number; jobs: number }] => entry[1].runner !== null && entry[1].runner !== LOCAL_RUNNER,
+    );
     if (!remote.length) return [];
     const runners = await this.registry.runners.list();
     return remote.map(([workdir, { runner, jobs }]) => ({

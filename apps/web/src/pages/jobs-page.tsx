@@ -1,4 +1,4 @@
-import { JobStatusSchema, type Job, type JobStatus } from "@corral/shared";
+import { JobStatusSchema, LOCAL_RUNNER, type Job, type JobStatus } from "@corral/shared";
 import { useEffect, useMemo, useState } from "react";
 import { CancelButton, RelaunchButton } from "../components/job-actions.js";
 import { EmptyState, ErrorState, Loading } from "../components/states.js";
@@ -25,7 +25,7 @@ function RunningCard({ job, now }: { job: Job; now: number }) {
       <div className="row">
         <StatusBadge status={job.status} />
         <strong>{job.agent}</strong>
-        {job.runner !== null && (
+        {job.runner !== null && job.runner !== LOCAL_RUNNER && (
           <span className="mono small muted">
             on <RunnerName id={job.runner} />
           </span>
@@ -178,8 +178,8 @@ function HistoryRow({ job, now }: { job: Job; now: number }) {
       </td>
       <td data-label="Agent">
         {job.agent}
-        {job.runner !== null && (
-          <div className="mono small muted" title="The runner that claimed it">
+        {job.runner !== null && job.runner !== LOCAL_RUNNER && (
+          <div className="mono small muted" title="The runner that claimed it (the server's own jobs say nothing)">
             on <RunnerName id={job.runner} />
           </div>
         )}

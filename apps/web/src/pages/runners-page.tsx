@@ -1,4 +1,4 @@
-import type { Runner } from "@corral/shared";
+import { LOCAL_RUNNER, type Runner } from "@corral/shared";
 import { ErrorState, Loading } from "../components/states.js";
 import { useNow } from "../hooks/use-now.js";
 import { useRunners } from "../hooks/use-runners.js";
@@ -16,7 +16,7 @@ function secondsAgo(at: number, now: number): string {
   return s < 120 ? `${s} s ago` : formatAgo(at, now);
 }
 
-/** The `corral runner` processes that announced themselves, newest first. */
+/** The server's own runner, `local`, then the `corral runner` processes that announced themselves, newest first. */
 export function RunnersPage() {
   const runners = useRunners();
   const now = useNow();
@@ -29,57 +29,65 @@ export function RunnersPage() {
         <ErrorState error={runners.error} what="runners" onRetry={() => void runners.refetch()} />
       ) : !runners.data ? (
         <Loading what="runners" />
-      ) : runners.data.length === 0 ? (
-        <div className="empty">
-          <strong>No runner has announced itself</strong>
-          <span className="muted small">
-            Start one on a machine with the CLIs: CORRAL_DATABASE_URL=… CORRAL_RUNNER_LABELS=gpu pnpm runner, and give agents that runner label.
-          </span>
-        </div>
       ) : (
-        <section className="card" aria-label="Runners">
-          <div style={{ overflowX: "auto" }}>
-            <table className="cards">
-              <thead>
-                <tr>
-                  <th>Name</th>
-                  <th>Labels</th>
-                  <th>State</th>
-                  <th className="num">Jobs</th>
-                  <th>Last heartbeat</th>
-                  <th>Started</th>
-                  <th>Host</th>
-                </tr>
-              </thead>
-              <tbody>
-                {runners.data.map((r) => (
-                  <tr key={r.id}>
-                    <td>
-                      <strong>{r.name}</strong>
-                      <div className="mono small muted">{r.id}</div>
-                    </td>
-                    <td data-label="Labels" className="mono small">
-                      {r.labels.join(", ")}
-                    </td>
-                    <td data-label="State">{STATE_TEXT[r.state]}</td>
-                    <td data-label="Jobs" className="num">
-                      {r.activeJobs}
-                    </td>
-                    <td data-label="Last heartbeat" title={formatFullTime(r.heartbeatAt)}>
-                      {secondsAgo(r.heartbeatAt, now)}
-                    </td>
-                    <td data-label="Started" title={formatFullTime(r.startedAt)}>
-                      {formatAgo(r.startedAt, now)}
-                    </td>
-                    <td data-label="Host" className="mono small">
-                      {r.hostname} · {r.version}
-                    </td>
+        <>
+          <section className="card" aria-label="Runners">
+            <div style={{ overflowX: "auto" }}>
+              <table className="cards">
+                <thead>
+                  <tr>
+                    <th>Name</th>
+                    <th>Labels</th>
+                    <th>State</th>
+                    <th className="num">Jobs</th>
+                    <th>Last heartbeat</th>
+                    <th>Started</th>
+                    <th>Host</th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        </section>
+                </thead>
+                <tbody>
+                  {runners.data.map((r) => (
+                    <tr key={r.id}>
+                      <td>
+                        <strong>{r.name}</strong>
+                        <div className="mono small muted">{r.id}</div>
+                      </td>
+                      <td data-label="Labels" className={r.id === LOCAL_RUNNER ? "small muted" : "mono small"}>
+                        {r.id === LOCAL_RUNNER ? "this server: agents without a runner label" : r.labels.join(", ")}
+                      </td>
+                      <td data-label="State">{STATE_TEXT[r.state]}</td>
+                      <td data-label="Jobs" className="num">
+                        {r.activeJobs}
+                      </td>
+                      {r.id === LOCAL_RUNNER ? (
+                        <td data-label="Last heartbeat" className="muted">
+                          answering now
+                        </td>
+                      ) : (
+                        <td data-label="Last heartbeat" title={formatFullTime(r.heartbeatAt)}>
+                          {secondsAgo(r.heartbeatAt, now)}
+                        </td>
+                      )}
+                      <td data-label="Started" title={formatFullTime(r.startedAt)}>
+                        {formatAgo(r.startedAt, now)}
+                      </td>
+                      <td data-label="Host" className="mono small">
+                        {r.hostname} · {r.version}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          </section>
+          {runners.data.every((r) => r.id === LOCAL_RUNNER) && (
+            <p className="muted small">
+              Only this server runs jobs. To run them on other machines, keep the registry in PostgreSQL (CORRAL_DATABASE_URL), start a runner where
+              the CLIs are (CORRAL_DATABASE_URL=… CORRAL_RUNNER_LABELS=gpu pnpm runner) and give agents that runner label: see the README, Several
+              machines.
+            </p>
+          )}
+        </>
       )}
     </>
   );

@@ -2,12 +2,20 @@ import { and, asc, count, eq, inArray, isNotNull, isNull, or } from "drizzle-orm
 import type { Db } from "../client.js";
 import { agents, jobs, runners, type JobRow, type RunnerRow } from "../schema.js";
 
-/** The `corral runner` processes that announced themselves (they need PostgreSQL; SQLite keeps the table empty). */
+/**
+ * The runners that announced themselves: `local`, the server, and the `corral runner` processes
+ * (they need PostgreSQL; with SQLite `local` is the only one).
+ */
 export function createRunnersRepo(db: Db) {
   return {
     /** A runner announcing itself as it starts; its id is new to every start. */
     register(row: RunnerRow): void {
       db.insert(runners).values(row).run();
+    },
+    /** The server's own runner (`local`) at each start: one row, kept, brought up to date. */
+    registerLocal(row: RunnerRow): void {
+      const { id: _, ...fresh } = row;
+      db.insert(runners).values(row).onConflictDoUpdate({ target: runners.id, set: fresh }).run();
     },
     /** Its sign of life; false when no such runner is registered. */
     heartbeat(id: string, at: number): boolean {
@@ -58,15 +66,30 @@ export function createRunnersRepo(db: Db) {
       return undefined;
     },
     /**
-     * Gives back the jobs runner `runner` claimed but never started (it is stopping): another runner
-     * may take them (PostgreSQL tells the runners of their labels, announceQueued).
+     * Gives back the jobs runner `runner` claimed but never started (it is stopping; `agent`: that
+     * agent's, which was given a runner label): another runner may take them (PostgreSQL tells the
+     * runners of their labels, announceQueued).
      */
-    releaseQueued(runner: string): number {
+    releaseQueued(runner: string, agent?: string): number {
       return db
         .update(jobs)
         .set({ runner: null })
-        .where(and(eq(jobs.runner, runner), eq(jobs.status, "queued")))
+        .where(and(eq(jobs.runner, runner), eq(jobs.status, "queued"), agent === undefined ? undefined : eq(jobs.agent, agent)))
         .run().changes;
+    },
+    /**
+     * Runner `runner` takes every queued job of `agent` that no runner claimed (the agent lost its
+     * runner label: the server runs them now), oldest first. A job a runner claims at the same
+     * moment is that runner's.
+     */
+    takeQueued(runner: string, agent: string): JobRow[] {
+      return db
+        .update(jobs)
+        .set({ runner })
+        .where(and(eq(jobs.agent, agent), eq(jobs.status, "queued"), isNull(jobs.runner)))
+        .returning()
+        .all()
+        .sort((a, b) => (a.seq ?? 0) - (b.seq ?? 0));
     },
     /**
      * Tells the runners with one of `labels` that a job waits for them (PostgreSQL: NOTIFY, sent

@@ -21,6 +21,10 @@ export function createPgRunnersRepo(db: PgExecutor): Async<ReturnType<typeof cre
     async register(row) {
       await db.insert(runners).values(row);
     },
+    async registerLocal(row) {
+      const { id: _, ...fresh } = row;
+      await db.insert(runners).values(row).onConflictDoUpdate({ target: runners.id, set: fresh });
+    },
     async heartbeat(id, at) {
       return ((await db.update(runners).set({ heartbeatAt: at }).where(eq(runners.id, id))).rowCount ?? 0) > 0;
     },
@@ -64,11 +68,11 @@ export function createPgRunnersRepo(db: PgExecutor): Async<ReturnType<typeof cre
         return undefined;
       });
     },
-    async releaseQueued(runner) {
+    async releaseQueued(runner, agent) {
       const released = await db
         .update(jobs)
         .set({ runner: null })
-        .where(and(eq(jobs.runner, runner), eq(jobs.status, "queued")))
+        .where(and(eq(jobs.runner, runner), eq(jobs.status, "queued"), agent === undefined ? undefined : eq(jobs.agent, agent)))
         .returning({ agent: jobs.agent });
       if (!released.length) return 0;
       const labelled = await db
@@ -77,6 +81,15 @@ export function createPgRunnersRepo(db: PgExecutor): Async<ReturnType<typeof cre
         .where(and(inArray(agents.name, [...new Set(released.map((r) => r.agent))]), isNotNull(agents.runnerLabel)));
       await announceQueued(labelled.map((r) => r.label).filter((label) => label !== null));
       return released.length;
+    },
+    async takeQueued(runner, agent) {
+      // A runner's claim holds the job's row (FOR UPDATE) until it commits; this update then finds it claimed.
+      const taken = await db
+        .update(jobs)
+        .set({ runner })
+        .where(and(eq(jobs.agent, agent), eq(jobs.status, "queued"), isNull(jobs.runner)))
+        .returning();
+      return taken.sort((a, b) => (a.seq ?? 0) - (b.seq ?? 0));
     },
     announceQueued,
     async askToStop(jobId) {
