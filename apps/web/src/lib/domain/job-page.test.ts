@@ -132,6 +132,8 @@ describe("the timeline", () => {
     const started = (patch: Partial<Job>) => timelineSteps(job(patch)).find((s) => s.key === "started")?.note;
     expect(started({ pid: 4242, runner: "gpu-box-1a2b3c4d" })).toBe("pid 4242 · on runner gpu-box-1a2b3c4d");
     expect(started({ pid: 4242, runner: null })).toBe("pid 4242");
+    // The server's own jobs are runner local's, and say so as any runner's do.
+    expect(started({ pid: 4242, runner: "local" })).toBe("pid 4242 · on runner local");
     // By the name its machine announced, once the runners are read.
     const named = timelineSteps(job({ pid: 4242, runner: "vm-1a2b3c4d" }), "gpu-box").find((s) => s.key === "started")?.note;
     expect(named).toBe("pid 4242 · on runner gpu-box");
