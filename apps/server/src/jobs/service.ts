@@ -591,7 +591,11 @@ export class JobService extends EventEmitter<JobServiceEvents> {
    * that cannot be recovered ends `lost` with the reason; it never keeps the server from starting.
    */
   async recover(): Promise<void> {
-    for (const row of await this.registry.jobs.withStatus(["queued", "running"])) {
+    // Queued jobs no runner holds of agents without a label (one removed while the server was down) are local's.
+    await this.registry.runners.takeQueued(this.deps.runnerId);
+    for (const found of await this.registry.jobs.withStatus(["queued", "running"])) {
+      // Runners claim only queued jobs: a running one no runner holds was written by an older version or by hand, and is the server's.
+      const row = found.status === "running" && found.runner === null ? await this.update(found.id, { runner: this.deps.runnerId }) : found;
       // A runner's job is its runner's to follow, and one waiting for a runner is left to them.
       // (A job of an agent given a runner label while the server was down is given to them as it is admitted.)
       if (!this.runsHere(row)) continue;

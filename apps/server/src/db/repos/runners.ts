@@ -1,4 +1,4 @@
-import { and, asc, count, eq, inArray, isNotNull, isNull, or } from "drizzle-orm";
+import { and, asc, count, eq, inArray, isNotNull, isNull, notInArray, or } from "drizzle-orm";
 import type { Db } from "../client.js";
 import { agents, jobs, runners, type JobRow, type RunnerRow } from "../schema.js";
 
@@ -78,15 +78,23 @@ export function createRunnersRepo(db: Db) {
         .run().changes;
     },
     /**
-     * Runner `runner` takes every queued job of `agent` that no runner claimed (the agent lost its
-     * runner label: the server runs them now), oldest first. A job a runner claims at the same
-     * moment is that runner's.
+     * Runner `runner` (the server's, `local`) takes the queued jobs no runner claimed of `agent`,
+     * which lost its runner label, or without `agent` of every agent without a label (found at
+     * start), oldest first. A job a runner claims at the same moment is that runner's.
      */
-    takeQueued(runner: string, agent: string): JobRow[] {
+    takeQueued(runner: string, agent?: string): JobRow[] {
       return db
         .update(jobs)
         .set({ runner })
-        .where(and(eq(jobs.agent, agent), eq(jobs.status, "queued"), isNull(jobs.runner)))
+        .where(
+          and(
+            eq(jobs.status, "queued"),
+            isNull(jobs.runner),
+            agent !== undefined
+              ? eq(jobs.agent, agent)
+              : notInArray(jobs.agent, db.select({ name: agents.name }).from(agents).where(isNotNull(agents.runnerLabel))),
+          ),
+        )
         .returning()
         .all()
         .sort((a, b) => (a.seq ?? 0) - (b.seq ?? 0));

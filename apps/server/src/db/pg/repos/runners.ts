@@ -1,4 +1,4 @@
-import { and, asc, count, eq, inArray, isNotNull, isNull, min, or, sql } from "drizzle-orm";
+import { and, asc, count, eq, inArray, isNotNull, isNull, min, notInArray, or, sql } from "drizzle-orm";
 import type { Async } from "../../async.js";
 import type { createRunnersRepo } from "../../repos/runners.js";
 import type { PgExecutor } from "../client.js";
@@ -87,7 +87,15 @@ export function createPgRunnersRepo(db: PgExecutor): Async<ReturnType<typeof cre
       const taken = await db
         .update(jobs)
         .set({ runner })
-        .where(and(eq(jobs.agent, agent), eq(jobs.status, "queued"), isNull(jobs.runner)))
+        .where(
+          and(
+            eq(jobs.status, "queued"),
+            isNull(jobs.runner),
+            agent !== undefined
+              ? eq(jobs.agent, agent)
+              : notInArray(jobs.agent, db.select({ name: agents.name }).from(agents).where(isNotNull(agents.runnerLabel))),
+          ),
+        )
         .returning();
       return taken.sort((a, b) => (a.seq ?? 0) - (b.seq ?? 0));
     },
