@@ -94,8 +94,11 @@ export const runners: Benchmark = {
       servers.push(remote);
       await addTrivialAgent(local, "bench_true", CONCURRENT);
       await addTrivialAgent(remote, "bench_true", CONCURRENT, LABEL);
+      // No label: the PostgreSQL server runs it itself (its runner \`local\`), for what PostgreSQL alone costs a job.
+      await addTrivialAgent(remote, "bench_local", CONCURRENT);
       const sqlite: Side = { server: local, rest: await RestJobs.connect(local), agent: "bench_true", work: `${local.root}/work` };
       const pg: Side = { server: remote, rest: await RestJobs.connect(remote), agent: "bench_true", work: `${remote.root}/work` };
+      const pgLocal: Side = { ...pg, agent: "bench_local", work: `${remote.root}/work-local` };
       const dataDirs = ["a", "b", "c", "d"].map((name) => `${remote.root}/runner-${name}`);
       // All four from the start, warmed up together: a fresh process runs its first few hundred jobs
       // about twice as slowly, and runners added later would be measured cold.
@@ -138,9 +141,11 @@ export const runners: Benchmark = {
       // In turns, after warm-up rounds: a change of load on a shared machine falls on both ways alike.
       const sqliteSeq: number[] = [];
       const pgSeq: number[] = [];
+      const pgLocalSeq: number[] = [];
       for (let round = -WARMUP; round < RUNS; round++) {
         await sequential(sqlite, round >= 0 ? sqliteSeq : null);
         await sequential(pg, round >= 0 ? pgSeq : null);
+        await sequential(pgLocal, round >= 0 ? pgLocalSeq : null);
       }
       const one = await measuredBurst();
       split.reverse();
@@ -157,6 +162,12 @@ export const runners: Benchmark = {
           baseline: percentile(sqliteSeq, 99),
           unit: "ms",
         },
+        {
+          metric: "the same, run by the PostgreSQL server itself (runner `local`, no claim), p50",
+          corral: percentile(pgLocalSeq, 50),
+          baseline: percentile(sqliteSeq, 50),
+          unit: "ms",
+        },
         ...one,
         ...four,
       ];
@@ -168,7 +179,7 @@ export const runners: Benchmark = {
         rows,
         notes: [
           `A worker that does nothing (\`/bin/true\`), launched with \`POST /api/jobs\`, its end read from the \`subscribe_jobs\` WebSocket. Corral column: the server on a private PostgreSQL 15 (the test run's: fsync off), its agent labelled \`${LABEL}\`, run by built runner processes (\`dist/runner.js\`) on the same machine; baseline: a second server, SQLite, no label.`,
-          `Sequential: ${RUNS} jobs each way in turns after ${WARMUP} warm-up rounds, in one workdir. Bursts: ${JOBS} jobs, ${LAUNCHERS} launches in flight, each job in a new workdir, the agent's \`maxConcurrent\` ${CONCURRENT} on both (across all runners on PostgreSQL), after ${WARMUP_BURSTS} unmeasured bursts each way with all four runners; the four-runner burst first, then three runners stopped, the sequential jobs and the one-runner burst. CPU from /proc (what a loaded machine does not skew as it skews throughput): on PostgreSQL the server's, the runners', the PostgreSQL server's and all their children's; on SQLite the server's and its workers'. A job's CPU on PostgreSQL, by process (workers with their runner): ${split.join("; ")}.`,
+          `Sequential: ${RUNS} jobs each way in turns after ${WARMUP} warm-up rounds, in one workdir; a third way, an agent without a label on the same PostgreSQL server, is run by the server itself (its runner \`local\`, whose launch is the claim): what PostgreSQL alone adds to a job. Bursts: ${JOBS} jobs, ${LAUNCHERS} launches in flight, each job in a new workdir, the agent's \`maxConcurrent\` ${CONCURRENT} on both (across all runners on PostgreSQL), after ${WARMUP_BURSTS} unmeasured bursts each way with all four runners; the four-runner burst first, then three runners stopped, the sequential jobs and the one-runner burst. CPU from /proc (what a loaded machine does not skew as it skews throughput): on PostgreSQL the server's, the runners', the PostgreSQL server's and all their children's; on SQLite the server's and its workers'. A job's CPU on PostgreSQL, by process (workers with their runner): ${split.join("; ")}.`,
         ],
       };
     } finally {

@@ -572,15 +572,8 @@ export class JobService extends EventEmitter<JobServiceEvents> {
       }
       return;
     }
-    const label = agent.runnerLabel;
-    const released = await this.atomically(async (unit) => {
-      const count = await unit.tx.runners.releaseQueued(LOCAL_RUNNER, name);
-      if (count) await unit.tx.runners.announceQueued([label]);
-      return count;
-    });
-    if (!released) return;
-    for (const row of await this.registry.jobs.withStatus(["queued"])) {
-      if (row.agent !== name || row.runner !== null) continue;
+    // PostgreSQL tells the runners with its label (releaseQueued); one starting here meanwhile is refused by admission.
+    for (const row of await this.registry.runners.releaseQueued(LOCAL_RUNNER, name)) {
       this.scheduler.remove(name, row.id);
       this.announce(row);
     }

@@ -116,9 +116,39 @@ describe.each(DIALECTS)("the runners repository on $dialect", ({ open }) => {
     await registry.runners.claim("r1", ["gpu"]);
     await registry.runners.claim("r2", ["gpu"]);
     await registry.jobs.update("a", { status: "running" });
-    expect(await registry.runners.releaseQueued("r1")).toBe(1);
+    expect(await registry.runners.releaseQueued("r1")).toMatchObject([{ runner: null, status: "queued" }]);
     expect((await Promise.all(["a", "b", "c"].map((id) => registry.jobs.get(id)))).map((j) => j?.runner)).toEqual(["r1", null, "r2"]);
     expect((await registry.runners.claim("r3", ["gpu"]))?.id).toBe("b");
+  });
+
+  it("registers the server's own runner again at each start: one row, brought up to date", async () => {
+    await registry.runners.registerLocal({ ...runner("local", T), name: "local", labels: [] });
+    await registry.runners.registerLocal({ ...runner("local", T + 9), name: "local", labels: [], version: "0.18.0", stoppedAt: null });
+    expect(await registry.runners.list()).toEqual([{ ...runner("local", T + 9), name: "local", labels: [], version: "0.18.0" }]);
+  });
+
+  it("moves an agent's waiting jobs between the server's runner and the runners, never one another runner holds", async () => {
+    await registry.agents.insertMissing([agentRow("plain"), agentRow("gpu_agent", { runnerLabel: "gpu", maxConcurrent: 5 })]);
+    await registry.insertJobs([
+      jobRow("a", { agent: "plain", status: "queued", runner: null }),
+      jobRow("b", { agent: "plain", status: "queued", runner: "r1" }),
+      jobRow("c", { agent: "plain", status: "running", runner: null }),
+      jobRow("d", { agent: "gpu_agent", status: "queued", runner: null }),
+      jobRow("f", { agent: "plain", status: "queued", runner: null }),
+    ]);
+    // One agent's: only its queued jobs nobody holds, oldest first.
+    expect((await registry.runners.takeQueued("local", "plain")).map((j) => [j.id, j.runner])).toEqual([
+      ["a", "local"],
+      ["f", "local"],
+    ]);
+    // Given back, one agent's only.
+    await registry.jobs.update("d", { runner: "local" });
+    expect((await registry.runners.releaseQueued("local", "gpu_agent")).map((j) => [j.id, j.runner])).toEqual([["d", null]]);
+    expect((await registry.jobs.get("a"))?.runner).toBe("local");
+    // Without an agent: every agent without a runner label.
+    await registry.jobs.update("a", { runner: null });
+    expect((await registry.runners.takeQueued("local")).map((j) => j.id)).toEqual(["a"]);
+    expect((await Promise.all(["b", "c", "d"].map((id) => registry.jobs.get(id)))).map((j) => j?.runner)).toEqual(["r1", null, null]);
   });
 
   it("lets only the runner holding a job write to it", async () => {

@@ -70,12 +70,13 @@ export function createRunnersRepo(db: Db) {
      * agent's, which was given a runner label): another runner may take them (PostgreSQL tells the
      * runners of their labels, announceQueued).
      */
-    releaseQueued(runner: string, agent?: string): number {
+    releaseQueued(runner: string, agent?: string): JobRow[] {
       return db
         .update(jobs)
         .set({ runner: null })
         .where(and(eq(jobs.runner, runner), eq(jobs.status, "queued"), agent === undefined ? undefined : eq(jobs.agent, agent)))
-        .run().changes;
+        .returning()
+        .all();
     },
     /**
      * Runner `runner` (the server's, `local`) takes the queued jobs no runner claimed of `agent`,

@@ -73,14 +73,14 @@ export function createPgRunnersRepo(db: PgExecutor): Async<ReturnType<typeof cre
         .update(jobs)
         .set({ runner: null })
         .where(and(eq(jobs.runner, runner), eq(jobs.status, "queued"), agent === undefined ? undefined : eq(jobs.agent, agent)))
-        .returning({ agent: jobs.agent });
-      if (!released.length) return 0;
+        .returning();
+      if (!released.length) return released;
       const labelled = await db
         .selectDistinct({ label: agents.runnerLabel })
         .from(agents)
         .where(and(inArray(agents.name, [...new Set(released.map((r) => r.agent))]), isNotNull(agents.runnerLabel)));
       await announceQueued(labelled.map((r) => r.label).filter((label) => label !== null));
-      return released.length;
+      return released;
     },
     async takeQueued(runner, agent) {
       // A runner's claim holds the job's row (FOR UPDATE) until it commits; this update then finds it claimed.
