@@ -130,6 +130,12 @@ export class JobStream {
       if (this.stopped) return this.halt();
       const job = this.heldJob ?? read;
       if (!job) throw new Error(`job ${this.jobId} is no longer in the registry`);
+      // Other streams' live output may have filled the queue during the read (PostgreSQL's reads
+      // take a while): the status waits for the next turn rather than go past the cap.
+      if (this.sink.congested()) {
+        this.heldJob = job;
+        return true;
+      }
       this.heldJob = null;
       this.statusSent = true;
       this.lastStatus = job.status;
@@ -140,6 +146,7 @@ export class JobStream {
     if (!this.storedFiles) {
       this.storedFiles = await this.source.files();
       if (this.stopped) return this.halt();
+      if (this.sink.congested()) return true;
     }
     if (this.storedFiles.length) {
       this.sink.send({ type: "files", jobId: this.jobId, files: this.storedFiles.splice(0, FILES_BATCH) });
