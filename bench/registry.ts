@@ -2,10 +2,13 @@
 // each status, several statuses, text, pages deep into the list), each answer with its total,
 // against GET /api/health on the same server. Then what a job's writes cost (insert and three
 // updates, through the triggers and indexes the list needs) in a full registry against an empty one.
+// On PostgreSQL also which runner holds a browsed path, asked at every Files-page request.
 import path from "node:path";
 import Database from "better-sqlite3";
 import { openPgDb } from "../apps/server/src/db/pg/client.js";
+import { createPgRegistry } from "../apps/server/src/db/pg/registry.js";
 import { createPgJobsRepo } from "../apps/server/src/db/pg/repos/jobs.js";
+import { RunnerWorkdirs } from "../apps/server/src/workdirs/on-runners.js";
 import { startPrivatePostgres } from "../apps/server/test/private-postgres.js";
 import { JobListQuerySchema } from "../packages/shared/src/index.js";
 import { RARE_JOBS, RARE_WORD, SEED_AGENTS, seedJobs, seedPgJobs } from "./lib/job-seed.js";
@@ -17,6 +20,9 @@ const CALLS = 100;
 const WARMUP = 10;
 const WRITES = 2_000;
 const LIST_TARGET = { bound: "max", value: 20, rule: "issue 13: ≤ 20 ms at 100,000 jobs" } as const;
+/** Agents whose jobs the PostgreSQL seed gives a runner (22 % of jobs, 80 of the 240 workdirs); the rest ran on the server, `local`. */
+const ON_RUNNER = new Set(["codex", "kiro"]);
+const BENCH_RUNNER = "bench-runner-1";
 const STATUSES = ["queued", "running", "succeeded", "failed", "cancelled", "timed_out", "budget_exceeded", "lost"];
 
 /** Every filter of the list, as `GET /api/jobs` takes it (after `limit=50&`). */
@@ -172,7 +178,8 @@ export const registryPg: Benchmark = {
   async run() {
     const postgres = await startPrivatePostgres();
     if ("missing" in postgres) throw new Error(postgres.missing);
-    const { db, close } = await openPgDb(postgres.url);
+    const handle = await openPgDb(postgres.url);
+    const { db, close } = handle;
     try {
       const now = Date.now();
       for (const name of SEED_AGENTS) {
@@ -185,7 +192,18 @@ export const registryPg: Benchmark = {
       const jobs = createPgJobsRepo(db);
       const writesEmpty = await pgJobWrites(jobs, WRITES / 4, "a");
       const seeded = performance.now();
-      await seedPgJobs(db.$client, { jobs: JOBS });
+      const registry = createPgRegistry(handle);
+      await registry.runners.register({
+        id: BENCH_RUNNER,
+        name: "gpu-box",
+        labels: ["gpu"],
+        hostname: "gpu-box",
+        version: "0",
+        startedAt: now,
+        heartbeatAt: now,
+        stoppedAt: null,
+      });
+      await seedPgJobs(db.$client, { jobs: JOBS }, (job) => (!ON_RUNNER.has(job.agent) ? "local" : job.status === "queued" ? null : BENCH_RUNNER));
       // What autovacuum leaves in a registry that has stood a while: statistics, and every page
       // marked all-visible (the counts read indexes alone). A plain vacuum right after the seed marks
       // only part of them.
@@ -215,6 +233,37 @@ export const registryPg: Benchmark = {
         baseline: percentile(writesEmpty, 50),
         unit: "ms",
       });
+
+      // Which runner holds a browsed path: every Files-page request and /api/workdirs/* ask it first.
+      const onRunners = new RunnerWorkdirs(registry, { homeDir: "/home/dev", leaseMs: 15_000, answerTimeoutMs: 10_000 });
+      const held = async (browsed: string, expected: string | null) => {
+        const found = await onRunners.holding(browsed);
+        if ((found?.path ?? null) !== expected) throw new Error(`holding(${browsed}) answered ${found?.path ?? null}, not ${expected}`);
+      };
+      const workdirs = await onRunners.list();
+      if (workdirs.length !== 80) throw new Error(`${workdirs.length} workdirs on the runner, not 80`);
+      const everyWorkdir = percentile(await time(() => onRunners.list()), 50);
+      const browseTarget = { bound: "max", value: everyWorkdir / 10, rule: "issue 17: a tenth of grouping every job" } as const;
+      rows.push({
+        metric: "a browsed path's runner (`holding`), in a runner's workdir (361 jobs) p50",
+        corral: percentile(await time(() => held("/home/dev/projects/codex-7/src/app.ts", "/home/dev/projects/codex-7")), 50),
+        baseline: roundTrip,
+        unit: "ms",
+        target: browseTarget,
+      });
+      rows.push({
+        metric: "same, in a workdir of the server's (848 jobs) p50",
+        corral: percentile(await time(() => held("/home/dev/projects/gemini-3/src/app.ts", null)), 50),
+        baseline: roundTrip,
+        unit: "ms",
+        target: browseTarget,
+      });
+      rows.push({
+        metric: "every workdir's runner (`list`, for `GET /api/workdirs`; what `holding` read before) p50",
+        corral: everyWorkdir,
+        baseline: roundTrip,
+        unit: "ms",
+      });
       return {
         title: `Jobs list with ${JOBS.toLocaleString("en")} jobs in a PostgreSQL registry`,
         baseline: "`select 1` on the same pool; for the last row, the same writes in the empty registry.",
@@ -223,6 +272,7 @@ export const registryPg: Benchmark = {
           `The PostgreSQL jobs repository called in-process (the server does not run on PostgreSQL yet): ${CALLS} sequential \`list({ limit: 50, … })\` per row after ${WARMUP} warm-up calls, the same filters as the SQLite table, each answer with its total.`,
           `A private PostgreSQL 15 (the test run's: fsync off), seeded in ${seedS.toFixed(1)} s with the same ${JOBS.toLocaleString("en")} jobs as the SQLite table through both text indexes, then \`vacuum (freeze, analyze)\`.`,
           `A job's writes: ${(WRITES / 4).toLocaleString("en")} jobs through the repository (insert under its ordering lock, three updates), each its own transaction.`,
+          "Browsing: the seeded jobs of two agents (22 %, 80 of the 240 workdirs) ran on a runner, the rest on the server (`local`); `RunnerWorkdirs.holding()` of a file in a workdir reads the jobs of the path and the directories above it, `list()` groups every job by workdir and runner.",
         ],
       };
     } finally {

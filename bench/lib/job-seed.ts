@@ -246,9 +246,17 @@ export function seedJobs(file: string, options: SeedOptions): string[] {
 /** A batch of rows per statement: one array per column, unnested. */
 const PG_BATCH = 2_000;
 
-/** Appends the seeded jobs to a PostgreSQL registry (migrated, its agents present), in batches. */
-export async function seedPgJobs(pool: { query(text: string, values: unknown[]): Promise<unknown> }, options: SeedOptions): Promise<void> {
-  const columns: [keyof SeedJob, string, string][] = [
+/**
+ * Appends the seeded jobs to a PostgreSQL registry (migrated, its agents present), in batches.
+ * `runnerOf` names the runner each job went to (a runner's id, `local`, or null while it waits);
+ * without it jobs have none, as the SQLite seed's.
+ */
+export async function seedPgJobs(
+  pool: { query(text: string, values: unknown[]): Promise<unknown> },
+  options: SeedOptions,
+  runnerOf?: (job: SeedJob) => string | null,
+): Promise<void> {
+  const columns: [keyof SeedJob | ((job: SeedJob) => unknown), string, string][] = [
     ["id", "id", "text"],
     ["agent", "agent", "text"],
     ["status", "status", "text"],
@@ -269,6 +277,7 @@ export async function seedPgJobs(pool: { query(text: string, values: unknown[]):
     ["createdAt", "created_at", "int8"],
     ["startedAt", "started_at", "int8"],
     ["endedAt", "ended_at", "int8"],
+    ...(runnerOf ? [[runnerOf, "runner", "text"] as (typeof columns)[number]] : []),
   ];
   const statement = `insert into jobs (${columns.map(([, c]) => c).join(", ")}, timeout_s, usage_model, provider, attempt)
     select t.*, 1800, t.model, t.agent, 1 from unnest(${columns.map(([, , type], k) => `$${k + 1}::${type}[]`).join(", ")})
@@ -277,7 +286,7 @@ export async function seedPgJobs(pool: { query(text: string, values: unknown[]):
   const flush = async () => {
     await pool.query(
       statement,
-      columns.map(([key]) => batch.map((job) => job[key])),
+      columns.map(([key]) => batch.map((job) => (typeof key === "function" ? key(job) : job[key]))),
     );
     batch = [];
   };

@@ -11,14 +11,21 @@ import { openDb } from "../src/db/client.js";
 import { openPgDb } from "../src/db/pg/client.js";
 import { api, printed, startServer, tempDir, type TestServer } from "./helpers.js";
 import { usePostgres } from "./postgres.js";
+import { hasTool } from "./required-tool.js";
 
 const pg = usePostgres();
 const copyEntry = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../src/db/registry-copy-main.ts");
 
-/** `pnpm registry:copy` from source, with only these Corral settings. */
-function runCopy(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/**
+ * `pnpm registry:copy` from source, with only these Corral settings. `onTerminal`: its output is a
+ * terminal, as when a user runs it (script(1) gives it one; stderr comes through it too).
+ */
+function runCopy(env: Record<string, string>, { onTerminal = false } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const clean = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith("CORRAL_")));
-  const child = spawn(process.execPath, ["--import", "tsx", "--conditions=corral-source", copyEntry], {
+  const command = [process.execPath, "--import", "tsx", "--conditions=corral-source", copyEntry];
+  const quoted = command.map((arg) => `'${arg.replaceAll("'", "'\\''")}'`).join(" ");
+  const [file, ...args]: string[] = onTerminal ? ["script", "-qefc", quoted, "/dev/null"] : command;
+  const child = spawn(file as string, args, {
     env: { ...clean, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -197,6 +204,48 @@ describe.skipIf(!pg.available)("pnpm registry:copy", () => {
     expect(copy.stderr).toBe("");
     expect(copy.stdout).toMatch(/^ {2}agents: \d+ rows$/m);
   }, 60_000);
+
+  test.skipIf(!hasTool("script", ["--version"], "util-linux gives script(1) a terminal"))(
+    "on a terminal a table's progress is one line updated in place; in a log file the lines stay plain",
+    async () => {
+      const root = keptRoot();
+      const dataDir = path.join(root, "data");
+      const file = path.join(dataDir, "corral.db");
+      openDb(file).close();
+      const sqlite = new Database(file);
+      sqlite
+        .prepare(
+          "insert into agents (name, kind, provider, workdir, timeout_s, max_concurrent, env, enabled, builtin, created_at, updated_at) values ('here', 'command', 'here', '/tmp', 60, 1, '{}', 1, 0, 1, 1)",
+        )
+        .run();
+      const job = sqlite.prepare(
+        "insert into jobs (id, agent, status, prompt, workdir, timeout_s, origin, created_at) values (?, 'here', 'succeeded', 'p', '/tmp', 60, 'rest', 1)",
+      );
+      sqlite.transaction(() => {
+        for (let i = 0; i < 5000; i++) job.run(`j${i}`);
+      })();
+      sqlite.close();
+
+      const onTerminal = await runCopy({ CORRAL_DATA_DIR: dataDir, CORRAL_DATABASE_URL: await pg.database(), HOME: root }, { onTerminal: true });
+      expect(onTerminal.code, onTerminal.stdout).toBe(0);
+      // Each batch rewrites the line (\r, then the rest of the line erased), and the table's count ends it.
+      const told = [...onTerminal.stdout.matchAll(/\r {2}jobs: ([\d,]+) of 5,000 rows \((\d+) %\)\u001b\[K/g)].map((m) =>
+        Number(m[1]?.replaceAll(",", "")),
+      );
+      expect(told.length).toBeGreaterThan(1);
+      expect(told.every((rows, i) => rows > (told[i - 1] ?? 0) && rows < 5000)).toBe(true);
+      expect(onTerminal.stdout).toMatch(/\r {2}jobs: 5,000 rows\u001b\[K\r?\n {2}job_attempts: 0 rows\r?\n/);
+
+      const inLog = await runCopy({ CORRAL_DATA_DIR: dataDir, CORRAL_DATABASE_URL: await pg.database(), HOME: root });
+      expect(inLog.stderr).toBe("");
+      expect(inLog.stdout).not.toMatch(/[\r\u001b]/);
+      expect(inLog.stdout).toMatch(/^ {2}jobs: 5,000 rows$/m);
+      // A line at most every second: how many depends on the machine's speed, but each says how far it came.
+      for (const line of inLog.stdout.split("\n").filter((l) => l.includes(" of ")))
+        expect(line).toMatch(/^ {2}jobs: [\d,]+ of 5,000 rows \(\d+ %\)$/);
+    },
+    60_000,
+  );
 
   test("a table PostgreSQL refuses rolls the whole copy back: the target stays empty, and a copy after the fix goes through", async () => {
     const root = keptRoot();

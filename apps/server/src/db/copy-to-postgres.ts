@@ -1,7 +1,7 @@
 // `pnpm registry:copy`'s copy: every table of the SQLite registry into an empty registry in
 // PostgreSQL, through the two drizzle schemas (which mirror each other column by column), in one
 // PostgreSQL transaction so that a failure leaves the target as empty as it was.
-import { getTableColumns, getTableName, sql } from "drizzle-orm";
+import { count, getTableColumns, getTableName, sql } from "drizzle-orm";
 import type { PgTable } from "drizzle-orm/pg-core";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Db } from "./client.js";
@@ -69,12 +69,21 @@ export interface TableCopied {
   rows: number;
 }
 
+/** How far the copy of one table has come: `rows` of its `of` stored so far (told after each batch). */
+export interface TableProgress {
+  table: string;
+  rows: number;
+  of: number;
+}
+
 /** The tables the copy writes, in its order: what it reports. */
 export const copiedTables = (): string[] => TABLES.map(([, target]) => getTableName(target));
 
 export interface CopyOptions {
   /** Hears each table once it is copied. */
   onTable?: (copied: TableCopied) => void;
+  /** Hears a table's progress after each batch of its rows (a table without rows has none). */
+  onProgress?: (progress: TableProgress) => void;
   /** The commands that give the target an empty database, for the refusal to name. */
   emptyDatabase?: string;
 }
@@ -93,7 +102,7 @@ export async function copyToPostgres(source: Db, target: PgDb, options: CopyOpti
       const copied: TableCopied[] = [];
       for (const [from, to] of TABLES) {
         const table = getTableName(to);
-        const rows = await copyTable(source, from, tx, to).catch((err: unknown) => {
+        const rows = await copyTable(source, from, tx, to, (done, of) => options.onProgress?.({ table, rows: done, of })).catch((err: unknown) => {
           throw new TableCopyError(table, err);
         });
         copied.push({ table, rows });
@@ -127,11 +136,13 @@ async function refuseNonEmpty(tx: PgExecutor, emptyDatabase: string): Promise<vo
   }
 }
 
-async function copyTable(source: Db, from: SQLiteTable, tx: PgExecutor, to: PgTable): Promise<number> {
+async function copyTable(source: Db, from: SQLiteTable, tx: PgExecutor, to: PgTable, progress: (rows: number, of: number) => void): Promise<number> {
   const columns = getTableColumns(from);
   const batch = Math.min(MAX_BATCH, Math.floor(MAX_PARAMETERS / Object.keys(columns).length));
+  // Counted in the same read transaction as the pages: exactly the rows that will be copied.
+  const of = source.select({ n: count() }).from(from).get()?.n ?? 0;
   let after = Number.MIN_SAFE_INTEGER;
-  let count = 0;
+  let copied = 0;
   for (;;) {
     // Paged by rowid (every Corral table has one): each page is an index seek, not an offset walk.
     const page = source
@@ -141,13 +152,14 @@ async function copyTable(source: Db, from: SQLiteTable, tx: PgExecutor, to: PgTa
       .orderBy(sql`rowid`)
       .limit(batch)
       .all() as { rowid: number; row: Record<string, unknown> }[];
-    if (!page.length) return count;
+    if (!page.length) return copied;
     // PostgreSQL refuses U+0000 in text and jsonb: stored as U+FFFD, as its repositories store it.
     const rows = page.map((p) => withoutNul(p.row));
     // overridingSystemValue: jobs.seq is an identity PostgreSQL always generates; here it is copied.
     await tx.insert(to).overridingSystemValue().values(rows);
-    count += page.length;
+    copied += page.length;
     after = page[page.length - 1]?.rowid ?? after;
+    progress(copied, of);
   }
 }
 

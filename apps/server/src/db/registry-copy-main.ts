@@ -5,13 +5,12 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { ConfigError, loadConfig } from "../config.js";
 import { openDb } from "./client.js";
+import { copyPrinter, rowCount } from "./copy-progress.js";
 import { CopyRefusedError, copyToPostgres, TableCopyError } from "./copy-to-postgres.js";
 import { openPgDb } from "./pg/client.js";
 import { describePgUrl } from "./pg/url.js";
 import { RegistryError } from "./registry-error.js";
 import { sqliteInUse } from "./sqlite-in-use.js";
-
-const rowCount = (n: number) => `${n.toLocaleString("en-US")} row${n === 1 ? "" : "s"}`;
 
 /** The shell commands that drop and recreate the database the URL names, as its owner (the URL's user) would have it. */
 function emptyDatabaseCommands(url: string): string {
@@ -48,10 +47,12 @@ async function main(): Promise<void> {
     try {
       process.stdout.write(`Copying the registry ${file} into ${where}\n`);
       const started = performance.now();
+      const printer = copyPrinter({ write: (text) => process.stdout.write(text), tty: process.stdout.isTTY === true });
       const copied = await copyToPostgres(source.db, target.db, {
-        onTable: ({ table, rows }) => process.stdout.write(`  ${table}: ${rowCount(rows)}\n`),
+        onTable: printer.table,
+        onProgress: printer.progress,
         emptyDatabase: emptyDatabaseCommands(config.databaseUrl),
-      });
+      }).finally(printer.done);
       const seconds = ((performance.now() - started) / 1000).toFixed(1);
       const total = copied.reduce((sum, t) => sum + t.rows, 0);
       process.stdout.write(

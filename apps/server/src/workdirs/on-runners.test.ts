@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { sqliteRepos, type TestRegistry } from "../db/registry-contract/dialects.js";
 import { addJobs, jobRow } from "../db/registry-contract/rows.js";
 import type { RunnerRow } from "../db/schema.js";
@@ -46,6 +46,23 @@ describe("RunnerWorkdirs", () => {
     expect(await onRunners.holding("/w/waiting/x")).toBeNull();
     expect(await onRunners.holding("/w/remote-2/x")).toBeNull();
     expect(await onRunners.holding("w/remote/x")).toBeNull();
+  });
+
+  it("reads only the jobs of the path and the directories above it, and decides as from every workdir", async () => {
+    await addJobs(registry, [
+      jobRow("n1", { workdir: "/w/remote/deep", runner: "old" }),
+      jobRow("n2", { workdir: "/w/remote/deep/er", runner: "local" }),
+      jobRow("n3", { workdir: "/", runner: "local" }),
+    ]);
+    const asked = vi.spyOn(registry.jobFiles, "workdirRunners");
+    expect(await onRunners.holding("~/../../w/remote/deep/x/../y.txt")).toMatchObject({ path: "/w/remote/deep", runnerId: "old", jobs: 1 });
+    expect(asked).toHaveBeenLastCalledWith(["/w/remote/deep/y.txt", "/w/remote/deep", "/w/remote", "/w", "/"]);
+    // The same answer as the deepest of all the runner workdirs holding it, path by path.
+    const all = await onRunners.list();
+    for (const p of ["/w/remote/deep/er/f", "/w/remote/deep", "/w/remote/x", "/w/remote", "/w", "/", "/w/moved/x", "/w/remote-2"]) {
+      const deepest = all.filter((w) => p === w.path || p.startsWith(`${w.path}/`)).sort((a, b) => b.path.length - a.path.length)[0] ?? null;
+      expect(await onRunners.holding(p), p).toEqual(deepest);
+    }
   });
 
   it("asks the newest runner of the same name (a restarted runner is a new id), and finds its answer without a NOTIFY", async () => {

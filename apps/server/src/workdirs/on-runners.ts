@@ -5,7 +5,7 @@ import { expandHome } from "../config.js";
 import type { Registry } from "../db/registry.js";
 import type { RunnerRequestKind, RunnerRequestRow, RunnerRow } from "../db/schema.js";
 import { ServiceError } from "../lib/errors.js";
-import { isInside } from "../lib/paths.js";
+import { isInside, selfAndAncestors } from "../lib/paths.js";
 import { readAnswer } from "./runner-answers.js";
 
 /** A workdir whose newest job ran on a runner: its files are on that runner's machine. */
@@ -46,10 +46,13 @@ export class RunnerWorkdirs {
     private readonly settings: RunnerWorkdirSettings,
   ) {}
 
-  /** The workdirs whose newest job ran on a runner (the machine its files are on). */
-  async list(): Promise<RunnerWorkdir[]> {
+  /**
+   * The workdirs whose newest job that was taken ran on a runner (the machine its files are on):
+   * all of them, or those among `paths` (reading only their jobs).
+   */
+  async list(paths?: string[]): Promise<RunnerWorkdir[]> {
     const newest = new Map<string, { runner: string | null; newest: number; jobs: number }>();
-    for (const row of await this.registry.jobFiles.workdirRunners()) {
+    for (const row of await this.registry.jobFiles.workdirRunners(paths)) {
       const seen = newest.get(row.workdir) ?? { runner: null, newest: 0, jobs: 0 };
       const jobs = seen.jobs + row.jobs;
       // Jobs still waiting for a runner (runner null) ran nowhere yet: the workdir is where its newest job that was taken ran.
@@ -69,14 +72,18 @@ export class RunnerWorkdirs {
     }));
   }
 
-  /** The runner workdir `requested` lies in (the deepest, when they nest), or null when it is not on a runner. */
+  /**
+   * The runner workdir `requested` lies in (the deepest, when they nest), or null when it is not on
+   * a runner. Only the path and the directories above it can contain it, so only their jobs are
+   * read (workdirs are stored resolved, as resolveWorkdir gives them), never every job's.
+   */
   async holding(requested: string): Promise<RunnerWorkdir | null> {
     const expanded = expandHome(requested, this.settings.homeDir);
     // A relative path is refused by the server's own checks, never resolved against its cwd here.
     if (!path.isAbsolute(expanded)) return null;
     const target = path.resolve(expanded);
     let found: RunnerWorkdir | null = null;
-    for (const workdir of await this.list()) {
+    for (const workdir of await this.list(selfAndAncestors(target))) {
       if (isInside(target, workdir.path) && (!found || workdir.path.length > found.path.length)) found = workdir;
     }
     return found;

@@ -3,7 +3,7 @@ import path from "node:path";
 import type { DirListing, FileRead } from "@corral/shared";
 import { type AppConfig, expandHome } from "../config.js";
 import { badInput, notFound, ServiceError } from "../lib/errors.js";
-import { isInside } from "../lib/paths.js";
+import { isInside, selfAndAncestors } from "../lib/paths.js";
 import { openRegularFile, readWindow } from "../lib/regular-file.js";
 import type { FileWatcher } from "../jobs/file-watcher.js";
 import { listDir } from "./dir-listing.js";
@@ -152,7 +152,8 @@ export class WorkdirService {
       throw notInWorkdirs(requested);
     }
     // Only this machine's: a link here leading into a copy of a runner's workdir reads nothing of it.
-    const remote = new Set((await this.deps.runners?.list())?.map((r) => r.path));
+    // A workdir holding `real` is `real` or above it: only those are asked for, not every workdir's jobs.
+    const remote = new Set((await this.deps.runners?.list(selfAndAncestors(real)))?.map((r) => r.path));
     const workdir = (await this.localKnown()).find((w) => !remote.has(w.path) && isInside(real, w.path));
     if (!workdir) throw notInWorkdirs(requested);
     return { real, workdir: workdir.path };

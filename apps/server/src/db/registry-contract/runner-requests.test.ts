@@ -105,4 +105,26 @@ describe.each(DIALECTS)("the runner requests repository on $dialect", ({ open })
     ]);
     expect(rows.every((r) => typeof r.newest === "number" && typeof r.jobs === "number")).toBe(true);
   });
+
+  it("says the same of only the workdirs asked for, matching each exactly (bytes, not the locale's collation)", async () => {
+    await addJobs(registry, [
+      jobRow("j1", { workdir: "/w/remote", runner: "box-a", status: "succeeded" }),
+      jobRow("j2", { workdir: "/w/remote/inner", runner: "box-b", status: "succeeded" }),
+      jobRow("j3", { workdir: "/w/Remote", runner: "box-b", status: "succeeded" }),
+      jobRow("j4", { workdir: "/w/remote", runner: null, status: "queued" }),
+      jobRow("j5", { workdir: "/w/ünï ✓", runner: "box-a", status: "succeeded" }),
+      jobRow("j6", { workdir: "/w/remote", runner: "box-a", status: "failed" }),
+      jobRow("j7", { workdir: "/", runner: "box-b", status: "succeeded" }),
+    ]);
+    const all = await registry.jobFiles.workdirRunners();
+    const byKey = (rows: typeof all) => [...rows].sort((a, b) => a.newest - b.newest);
+    const asked = ["/w/remote/inner/a.txt", "/w/remote/inner", "/w/remote", "/w/ünï ✓", "/w", "/"];
+    expect(byKey(await registry.jobFiles.workdirRunners(asked))).toEqual(byKey(all.filter((r) => asked.includes(r.workdir))));
+    expect(byKey(await registry.jobFiles.workdirRunners(["/w/remote"])).map(({ runner, jobs }) => ({ runner, jobs }))).toEqual([
+      { runner: null, jobs: 1 },
+      { runner: "box-a", jobs: 2 },
+    ]);
+    expect(await registry.jobFiles.workdirRunners(["/w/REMOTE", "/w/remote/", "/w/unknown"])).toEqual([]);
+    expect(await registry.jobFiles.workdirRunners([])).toEqual([]);
+  });
 });

@@ -62,13 +62,17 @@ export function createJobFilesRepo(db: Db) {
       return db.select({ workdir: jobs.workdir, jobs: sql<number>`count(*)` }).from(jobs).groupBy(jobs.workdir).orderBy(asc(jobs.workdir)).all();
     },
     /**
-     * Every workdir with the runner of each group of its jobs (null: the server ran them) and the
-     * place of the group's newest job (its seq): the newest job says on which machine the files are.
+     * Every workdir (or only those of `workdirs`) with the runner of each group of its jobs (null:
+     * still waiting for one) and the place of the group's newest job (its seq): the newest job says
+     * on which machine the files are. Asking for a few workdirs reads their jobs alone, through the
+     * index on (workdir, status), where all of them groups every job.
      */
-    workdirRunners(): { workdir: string; runner: string | null; jobs: number; newest: number }[] {
+    workdirRunners(workdirs?: string[]): { workdir: string; runner: string | null; jobs: number; newest: number }[] {
+      if (workdirs?.length === 0) return [];
       return db
         .select({ workdir: jobs.workdir, runner: jobs.runner, jobs: sql<number>`count(*)`, newest: sql<number>`max(${jobs.seq})` })
         .from(jobs)
+        .where(workdirs ? inArray(jobs.workdir, workdirs) : undefined)
         .groupBy(jobs.workdir, jobs.runner)
         .all();
     },

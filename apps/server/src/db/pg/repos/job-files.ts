@@ -62,11 +62,16 @@ export function createPgJobFilesRepo(db: PgExecutor): Async<ReturnType<typeof cr
         .groupBy(jobs.workdir)
         .orderBy(asc(bytewise(jobs.workdir)));
     },
-    async workdirRunners() {
-      return db
-        .select({ workdir: jobs.workdir, runner: jobs.runner, jobs: count(), newest: sql<number>`max(${jobs.seq})::float8` })
-        .from(jobs)
-        .groupBy(jobs.workdir, jobs.runner);
+    async workdirRunners(workdirs) {
+      if (workdirs?.length === 0) return [];
+      return (
+        db
+          .select({ workdir: jobs.workdir, runner: jobs.runner, jobs: count(), newest: sql<number>`max(${jobs.seq})::float8` })
+          .from(jobs)
+          // One array parameter however many workdirs (a deep path has many ancestors); = any() is an index condition like in ().
+          .where(workdirs ? sql`${jobs.workdir} = any(${sql.param(workdirs)}::text[])` : undefined)
+          .groupBy(jobs.workdir, jobs.runner)
+      );
     },
   };
 }
