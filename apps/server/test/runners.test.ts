@@ -2,8 +2,10 @@
 // claims the jobs of agents asking for one of its labels, runs them with the fake CLIs, and the
 // server hears of every change through NOTIFY.
 import path from "node:path";
+import pg from "pg";
 import { afterEach, describe, expect, test } from "vitest";
-import type { Agent, Job, JobAttempt, JobFiles, OutputPage, RunnerList } from "@corral/shared";
+import type { Agent, DirListing, Job, JobAttempt, JobFiles, OutputPage, RunnerList } from "@corral/shared";
+import { LISTEN_APPLICATION } from "../src/db/pg/job-changes.js";
 import { api, startServer, tempDir, until, type TestServer } from "./helpers.js";
 import { usePostgres } from "./postgres.js";
 import { failedRunnerStart, startRunnerProcess, type RunnerProcess } from "./runner-process.js";
@@ -217,6 +219,81 @@ describe.skipIf(!postgres.available)("corral runner", () => {
     await registry.jobs.update(second.id, { cancelRequestedAt: Date.now(), cancelledBy: "server" });
     const [ended] = await corral.services.jobs.waitFor([second.id], 6000);
     expect(ended).toMatchObject({ status: "cancelled", runner: box.id });
+  });
+
+  test("a runner hears cancels, browsing requests and queued jobs on one connection, and all of them on a new one once it is killed", async () => {
+    const root = tempDir();
+    const url = await postgres.database();
+    const corral = await server(url, root);
+    await api(corral, "PATCH", "/api/agents/kiro", { runnerLabel: "gpu", maxConcurrent: 4 });
+    const db = new pg.Client({ connectionString: url });
+    await db.connect();
+    cleanups.push(() => db.end());
+    /** The listening connections on this test's database, with what each last ran. */
+    const listening = async () =>
+      (
+        await db.query<{ pid: number; state: string; query: string }>(
+          "select pid, state, query from pg_stat_activity where application_name = $1 and datname = current_database()",
+          [LISTEN_APPLICATION],
+        )
+      ).rows;
+    // The server's one, for its job changes and browsing answers.
+    const [serverPid, ...more] = (await listening()).map((r) => r.pid);
+    expect(more).toEqual([]);
+    // The claim poll a minute away: a job is claimed at once only if its NOTIFY was heard.
+    const box = await runner(root, { CORRAL_DATABASE_URL: url, CORRAL_RUNNER_LABELS: "gpu", CORRAL_RUNNER_POLL_MS: "60000" });
+    /** The runner's listening connection once it LISTENs (its last statement done), other than `not`. */
+    const runnerListening = (not?: number) =>
+      until(
+        async () => {
+          const rows = (await listening()).filter((r) => r.pid !== serverPid);
+          expect(rows.length).toBeLessThanOrEqual(1);
+          const [row] = rows;
+          return row && row.pid !== not && row.state === "idle" && row.query.startsWith("listen ") ? row.pid : undefined;
+        },
+        10_000,
+        "the runner's listening connection",
+      );
+    const first = await runnerListening();
+    const registry = await pgRegistryAt(url);
+    cleanups.push(() => registry.close());
+    const heartbeat = async () => (await registry.runners.get(box.id))?.heartbeatAt ?? 0;
+    /** Runs `act` just after a heartbeat and checks it was done before the next: the heartbeat, which finds cancels and requests too, did not do it. */
+    const beforeNextHeartbeat = async <T>(act: () => Promise<T>): Promise<T> => {
+      const last = await heartbeat();
+      const beat = await until(async () => ((await heartbeat()) > last ? heartbeat() : undefined), 6000, "a heartbeat");
+      const done = await act();
+      expect(await heartbeat()).toBe(beat);
+      return done;
+    };
+    const hearsEachChannel = async (workdir: string) => {
+      const launched = await api<Job>(corral, "POST", "/api/jobs", { agent: "kiro", prompt: "print 1\nhang", workdir: path.join(root, workdir) });
+      // Queued jobs: claimed well before the poll.
+      const running = await until(
+        async () => {
+          const job = (await api<Job>(corral, "GET", `/api/jobs/${launched.body.id}`)).body;
+          return job.status === "running" ? job : undefined;
+        },
+        10_000,
+        "the job claimed and running",
+      );
+      expect(running.runner).toBe(box.id);
+      // Browsing requests: the runner answers for its workdir.
+      const listing = await beforeNextHeartbeat(() =>
+        api<DirListing>(corral, "GET", `/api/workdirs/list?path=${encodeURIComponent(path.join(root, workdir))}`),
+      );
+      expect(listing.status).toBe(200);
+      // Cancels: the worker is stopped and reported ended.
+      const cancelled = await beforeNextHeartbeat(() => api<Job>(corral, "POST", `/api/jobs/${launched.body.id}/cancel`));
+      expect(cancelled.body).toMatchObject({ status: "cancelled", runner: box.id });
+    };
+    await hearsEachChannel("w1");
+
+    await db.query("select pg_terminate_backend($1)", [first]);
+    const second = await runnerListening(first);
+    expect(second).not.toBe(first);
+    await hearsEachChannel("w2");
+    expect(box.stderr()).toMatch(/the connection that hears of cancels, browsing requests and queued jobs failed/);
   });
 
   test("a runner killed with SIGKILL has its running job marked lost once past its lease, and another runner lives on", async () => {

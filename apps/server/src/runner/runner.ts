@@ -3,15 +3,7 @@ import { inProcessAdapters } from "../agents/registry.js";
 import { AuditService } from "../audit/service.js";
 import { CostService } from "../costs/service.js";
 import { openPgDb, type PgHandle } from "../db/pg/client.js";
-import {
-  CANCEL_CHANNEL,
-  FILES_CHANGED,
-  JOB_CHANNEL,
-  type JobChangeListener,
-  listenForJobChanges,
-  QUEUE_CHANNEL,
-  REQUEST_CHANNEL,
-} from "../db/pg/job-changes.js";
+import { CANCEL_CHANNEL, type ChannelListener, FILES_CHANGED, JOB_CHANNEL, listen, QUEUE_CHANNEL, REQUEST_CHANNEL } from "../db/pg/job-changes.js";
 import { createPgRegistry } from "../db/pg/registry.js";
 import type { Registry } from "../db/registry.js";
 import type { JobOutputRow } from "../db/schema.js";
@@ -54,9 +46,8 @@ export class Runner {
   private stopping = false;
   /** Jobs it was asked to stop and is stopping: asked once. */
   private readonly cancelling = new Set<string>();
-  private cancels: JobChangeListener | null = null;
-  private requests: JobChangeListener | null = null;
-  private queue: JobChangeListener | null = null;
+  /** Its one listening connection: cancels, browsing requests, queued jobs. */
+  private listener: ChannelListener | null = null;
   /** Output and notifications, sent in the order they happened. */
   private outbox: Promise<void> = Promise.resolve();
   private readonly unsent: JobOutputRow[] = [];
@@ -122,26 +113,19 @@ export class Runner {
     });
     const browsing = new BrowsingRequests(id, registry, workdirs, onError);
     const runner = new Runner(id, settings, handle, registry, jobs, files, browsing, onError);
-    runner.cancels = await listenForJobChanges(
-      settings.databaseUrl,
-      (jobId) => runner.stopIfAsked(jobId),
-      (err) => onError("the connection that hears of cancels", err),
-      CANCEL_CHANNEL,
-    );
-    runner.requests = await listenForJobChanges(
-      settings.databaseUrl,
-      (requestId) => browsing.heard(requestId),
-      (err) => onError("the connection that hears of browsing requests", err),
-      REQUEST_CHANNEL,
-    );
     // Listening before the first claim: a job queued in between is either claimed or heard of.
-    runner.queue = await listenForJobChanges(
+    // What it misses while this connection is down is found at its heartbeat (cancels, browsing
+    // requests) and claim poll (queued jobs).
+    runner.listener = await listen(
       settings.databaseUrl,
-      (label) => {
-        if (settings.labels.includes(label)) runner.claim();
+      {
+        [CANCEL_CHANNEL]: (jobId) => runner.stopIfAsked(jobId),
+        [REQUEST_CHANNEL]: (requestId) => browsing.heard(requestId),
+        [QUEUE_CHANNEL]: (label) => {
+          if (settings.labels.includes(label)) runner.claim();
+        },
       },
-      (err) => onError("the connection that hears of queued jobs", err),
-      QUEUE_CHANNEL,
+      (err) => onError("the connection that hears of cancels, browsing requests and queued jobs", err),
     );
     runner.begin(timings);
     return runner;
@@ -273,9 +257,7 @@ export class Runner {
     this.stopping = true;
     if (this.heartbeat) clearInterval(this.heartbeat);
     if (this.poll) clearInterval(this.poll);
-    await this.cancels?.close();
-    await this.requests?.close();
-    await this.queue?.close();
+    await this.listener?.close();
     await this.browsing.settled();
     while (this.claiming) await sleep(10);
     await Promise.all(this.jobs.activeIds().map((id) => this.jobs.cancel(id).catch((err: unknown) => this.onError(`cancelling job ${id}`, err))));
