@@ -186,6 +186,38 @@ describe.skipIf(!postgres.available)("corral runner", () => {
     for (const row of ended) expect(boxes.map((b) => b.id)).toContain(row?.runner);
   });
 
+  test("a runner sees an agent changed on the server: a raised maxConcurrent starts its next job beside the one it runs, without a restart", async () => {
+    const root = tempDir();
+    const url = await postgres.database();
+    const corral = await server(url, root);
+    await api(corral, "PATCH", "/api/agents/kiro", { runnerLabel: "gpu", maxConcurrent: 1 });
+    const box = await runner(root, { CORRAL_DATABASE_URL: url, CORRAL_RUNNER_LABELS: "gpu" });
+    const launch = async (workdir: string) =>
+      (await api<Job>(corral, "POST", "/api/jobs", { agent: "kiro", prompt: "print 1\nhang", workdir: path.join(root, workdir) })).body.id;
+    const status = async (id: string) => (await api<Job>(corral, "GET", `/api/jobs/${id}`)).body;
+    const first = await launch("w1");
+    await until(async () => ((await status(first)).status === "running" ? true : undefined), 10_000, "the first job running");
+    const second = await launch("w2");
+    // One at a time: the second waits, claimed by no runner.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    expect(await status(second)).toMatchObject({ status: "queued", runner: null });
+
+    expect((await api<Agent>(corral, "PATCH", "/api/agents/kiro", { maxConcurrent: 2 })).status).toBe(200);
+    // The runner claims it and starts it at once: its own queue reads the agent's new limit, not the one it read before.
+    // (With runners keeping agents as they last read them, this held only because each claim's transaction emptied that cache.)
+    const started = await until(
+      async () => {
+        const job = await status(second);
+        return job.status === "running" ? job : undefined;
+      },
+      10_000,
+      "the second job running beside the first",
+    );
+    expect(started.runner).toBe(box.id);
+    expect((await status(first)).status).toBe("running");
+    for (const id of [first, second]) await api(corral, "POST", `/api/jobs/${id}/cancel`);
+  });
+
   test("a cancel reaches the runner at once (NOTIFY), or at its next heartbeat when only stored", async () => {
     const root = tempDir();
     const url = await postgres.database();

@@ -75,7 +75,8 @@ export class Runner {
     const { config } = settings;
     // The server creates and upgrades the tables; a runner's login need not be allowed to.
     const handle = await openPgDb(settings.databaseUrl, { schema: "check", onError: (err) => onError("the registry's connection", err) });
-    const registry = createPgRegistry(handle);
+    // Agents are the server's to change: read as they are now, never as this process last read them.
+    const registry = createPgRegistry(handle, { cacheAgents: false });
     // New for every start: a runner that comes back after a crash is a new runner, never the one declared lost.
     const id = `${settings.hostname
       .toLowerCase()
