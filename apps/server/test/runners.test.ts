@@ -1,6 +1,7 @@
 // `corral runner` as a real child process on the test run's PostgreSQL, beside a real server: it
 // claims the jobs of agents asking for one of its labels, runs them with the fake CLIs, and the
 // server hears of every change through NOTIFY.
+import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { afterEach, describe, expect, test } from "vitest";
@@ -326,6 +327,65 @@ describe.skipIf(!postgres.available)("corral runner", () => {
     expect(second).not.toBe(first);
     await hearsEachChannel("w2");
     expect(box.stderr()).toMatch(/the connection that hears of cancels, browsing requests and queued jobs failed/);
+  });
+
+  test("refuses to start under a name a live runner on another machine holds, saying which, since when and what to do; its own machine's earlier runner does not stop it", async () => {
+    const root = tempDir();
+    const url = await postgres.database();
+    // The registry's tables, as the server creates them; no server needed to start a runner.
+    const registry = await pgRegistryAt(url);
+    cleanups.push(() => registry.close());
+    let n = 0;
+    /** A runner of that name registered as if from `hostname`, its last heartbeat `ago` ms ago. */
+    const registered = async (hostname: string, ago: number, stopped = false) => {
+      const now = Date.now();
+      const id = `${hostname}-${++n}`;
+      await registry.runners.register({
+        id,
+        name: "gpu-box",
+        labels: ["gpu"],
+        hostname,
+        version: "0",
+        startedAt: now - 60_000,
+        heartbeatAt: now - ago,
+        stoppedAt: stopped ? now - ago : null,
+      });
+      return id;
+    };
+    const env = { CORRAL_DATABASE_URL: url, CORRAL_RUNNER_LABELS: "gpu", CORRAL_RUNNER_NAME: "gpu-box", CORRAL_RUNNER_LEASE_S: "10" };
+    const starts = async () => {
+      const box = await runner(root, env);
+      expect(await box.stop()).toBe(0);
+    };
+
+    // Stopped, or silent past the lease (CORRAL_RUNNER_LEASE_S, as the server reads it): the name is free.
+    const stopped = await registered("other-box", 1000, true);
+    await starts();
+    await registry.runners.markStopped(stopped, Date.now());
+    await registered("other-box", 11_000);
+    await starts();
+
+    const live = await registered("other-box", 2000);
+    const refused = await failedRunnerStart(root, env);
+    expect(refused.code).toBe(1);
+    const said = new RegExp(
+      `^CORRAL_RUNNER_NAME: "gpu-box" is taken by a runner on host other-box \\(${live}, last heartbeat (\\d+) s ago, within the lease of 10 s\\); .*Give this machine \\(${os.hostname()}\\) another CORRAL_RUNNER_NAME, or stop the runner on other-box; if it is gone, the name is free once its lease runs out, in (\\d+) s\\.\n$`,
+    ).exec(refused.stderr);
+    expect(said, refused.stderr).not.toBeNull();
+    const [ago, freeIn] = [Number(said?.[1]), Number(said?.[2])];
+    expect(ago).toBeGreaterThanOrEqual(2);
+    expect(ago + freeIn).toBeGreaterThanOrEqual(10);
+    expect(ago + freeIn).toBeLessThanOrEqual(11);
+    // Nothing of it was registered.
+    expect((await registry.runners.list()).filter((r) => r.hostname === os.hostname())).toHaveLength(2);
+    // Under another name it starts.
+    const renamed = await runner(root, { ...env, CORRAL_RUNNER_NAME: "gpu-box-2" });
+    expect(await renamed.stop()).toBe(0);
+
+    // This machine's own runner, killed and not yet past its lease (and the other one gone): starting again is not refused.
+    await registry.runners.markStopped(live, Date.now());
+    await registered(os.hostname(), 1000);
+    await starts();
   });
 
   test("a runner killed with SIGKILL has its running job marked lost once past its lease, and another runner lives on", async () => {

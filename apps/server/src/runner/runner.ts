@@ -1,12 +1,13 @@
 import { randomBytes } from "node:crypto";
 import { inProcessAdapters } from "../agents/registry.js";
+import { ConfigError } from "../config.js";
 import { AuditService } from "../audit/service.js";
 import { CostService } from "../costs/service.js";
 import { openPgDb, type PgHandle } from "../db/pg/client.js";
 import { CANCEL_CHANNEL, type ChannelListener, FILES_CHANGED, JOB_CHANNEL, listen, QUEUE_CHANNEL, REQUEST_CHANNEL } from "../db/pg/job-changes.js";
 import { createPgRegistry } from "../db/pg/registry.js";
 import type { Registry } from "../db/registry.js";
-import type { JobOutputRow } from "../db/schema.js";
+import type { JobOutputRow, RunnerRow } from "../db/schema.js";
 import { corralVersion } from "../lib/version.js";
 import { fileHooks } from "../jobs/file-hooks.js";
 import { FileWatcher } from "../jobs/file-watcher.js";
@@ -82,17 +83,27 @@ export class Runner {
       .toLowerCase()
       .replace(/[^a-z0-9.-]/g, "-")
       .slice(0, 40)}-${randomBytes(4).toString("hex")}`;
-    const now = Date.now();
-    await registry.runners.register({
-      id,
-      name: settings.name,
-      labels: settings.labels,
-      hostname: settings.hostname,
-      version: corralVersion(),
-      startedAt: now,
-      heartbeatAt: now,
-      stoppedAt: null,
-    });
+    try {
+      // In the registry's transaction, which runs one at a time across processes: two machines
+      // starting under one name at once cannot both pass the check.
+      await registry.transaction(async (tx) => {
+        const now = Date.now();
+        refuseNameHeldElsewhere(await tx.runners.list(), settings, now);
+        await tx.runners.register({
+          id,
+          name: settings.name,
+          labels: settings.labels,
+          hostname: settings.hostname,
+          version: corralVersion(),
+          startedAt: now,
+          heartbeatAt: now,
+          stoppedAt: null,
+        });
+      });
+    } catch (err) {
+      await registry.close().catch(() => {});
+      throw err;
+    }
     const fenced = fencedRegistry(registry, id);
     const costs = new CostService(fenced);
     await costs.start();
@@ -269,6 +280,26 @@ export class Runner {
     await this.registry.runners.markStopped(this.id, Date.now());
     await this.registry.close();
   }
+}
+
+/**
+ * Refuses to start under a name a runner on another machine holds: one not stopped whose last
+ * heartbeat is within the lease (CORRAL_RUNNER_LEASE_S, read by loadConfig as the server reads it).
+ * The server asks a name's newest runner to browse its workdirs, so two machines under one name
+ * would have one's workdirs read on the other. The same machine starting again after a crash is
+ * not refused: its earlier runner, silent or not, has its hostname.
+ */
+function refuseNameHeldElsewhere(runners: RunnerRow[], settings: RunnerSettings, now: number): void {
+  const leaseMs = settings.config.runnerLeaseMs;
+  const holder = runners
+    .filter((r) => r.name === settings.name && r.hostname !== settings.hostname && r.stoppedAt === null && now - r.heartbeatAt <= leaseMs)
+    .sort((a, b) => b.heartbeatAt - a.heartbeatAt)[0];
+  if (!holder) return;
+  const ago = Math.max(0, Math.round((now - holder.heartbeatAt) / 1000));
+  const freeIn = Math.max(1, Math.ceil((holder.heartbeatAt + leaseMs - now) / 1000));
+  throw new ConfigError(
+    `CORRAL_RUNNER_NAME: "${settings.name}" is taken by a runner on host ${holder.hostname} (${holder.id}, last heartbeat ${ago} s ago, within the lease of ${leaseMs / 1000} s); two machines under one name would have one's workdirs browsed on the other. Give this machine (${settings.hostname}) another CORRAL_RUNNER_NAME, or stop the runner on ${holder.hostname}; if it is gone, the name is free once its lease runs out, in ${freeIn} s.`,
+  );
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
