@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { inProcessAdapters } from "../agents/registry.js";
-import { ConfigError } from "../config.js";
 import { AuditService } from "../audit/service.js";
+import { ConfigError } from "../config.js";
 import { CostService } from "../costs/service.js";
 import { openPgDb, type PgHandle } from "../db/pg/client.js";
 import { CANCEL_CHANNEL, type ChannelListener, FILES_CHANGED, JOB_CHANNEL, listen, QUEUE_CHANNEL, REQUEST_CHANNEL } from "../db/pg/job-changes.js";
