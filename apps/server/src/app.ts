@@ -142,11 +142,11 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   await app.register(mcpRoutes(services));
   await app.register(panelRoutes(config, hotReloadUpgrades));
 
-  // Jobs runners store: each change a runner NOTIFYs is read back and told as this server's own are.
-  const hearing = config.databaseUrl ? { url: config.databaseUrl, ...(await import("./runner/hear-runners.js")) } : null;
-  const runnerChanges = hearing ? await hearing.hearRunners(hearing.url, services, app.log) : null;
-  // Runners' answers to browsing requests: the request waiting for one is woken at once.
-  const runnerAnswers = hearing ? await hearing.hearRunnerAnswers(hearing.url, services, app.log) : null;
+  // Jobs runners store: each change a runner NOTIFYs is read back and told as this server's own are;
+  // runners' answers to browsing requests wake the request waiting for one at once.
+  const hearingRunners = config.databaseUrl
+    ? await (await import("./runner/hear-runners.js")).hearRunners(config.databaseUrl, services, app.log)
+    : null;
 
   // Runners that fell silent lose their running jobs.
   const stopLeases =
@@ -156,8 +156,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
 
   app.addHook("onClose", async () => {
     stopLeases?.();
-    await runnerChanges?.close();
-    await runnerAnswers?.close();
+    await hearingRunners?.close();
     services.configFile.close();
     services.jobs.shutdown();
     services.conversations.close();

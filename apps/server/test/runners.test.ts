@@ -1,9 +1,12 @@
 // `corral runner` as a real child process on the test run's PostgreSQL, beside a real server: it
 // claims the jobs of agents asking for one of its labels, runs them with the fake CLIs, and the
 // server hears of every change through NOTIFY.
+import os from "node:os";
 import path from "node:path";
+import pg from "pg";
 import { afterEach, describe, expect, test } from "vitest";
-import type { Agent, Job, JobAttempt, JobFiles, OutputPage, RunnerList } from "@corral/shared";
+import type { Agent, DirListing, Job, JobAttempt, JobFiles, OutputPage, RunnerList } from "@corral/shared";
+import { LISTEN_APPLICATION } from "../src/db/pg/job-changes.js";
 import { api, startServer, tempDir, until, type TestServer } from "./helpers.js";
 import { usePostgres } from "./postgres.js";
 import { failedRunnerStart, startRunnerProcess, type RunnerProcess } from "./runner-process.js";
@@ -184,6 +187,38 @@ describe.skipIf(!postgres.available)("corral runner", () => {
     for (const row of ended) expect(boxes.map((b) => b.id)).toContain(row?.runner);
   });
 
+  test("a runner sees an agent changed on the server: a raised maxConcurrent starts its next job beside the one it runs, without a restart", async () => {
+    const root = tempDir();
+    const url = await postgres.database();
+    const corral = await server(url, root);
+    await api(corral, "PATCH", "/api/agents/kiro", { runnerLabel: "gpu", maxConcurrent: 1 });
+    const box = await runner(root, { CORRAL_DATABASE_URL: url, CORRAL_RUNNER_LABELS: "gpu" });
+    const launch = async (workdir: string) =>
+      (await api<Job>(corral, "POST", "/api/jobs", { agent: "kiro", prompt: "print 1\nhang", workdir: path.join(root, workdir) })).body.id;
+    const status = async (id: string) => (await api<Job>(corral, "GET", `/api/jobs/${id}`)).body;
+    const first = await launch("w1");
+    await until(async () => ((await status(first)).status === "running" ? true : undefined), 10_000, "the first job running");
+    const second = await launch("w2");
+    // One at a time: the second waits, claimed by no runner.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    expect(await status(second)).toMatchObject({ status: "queued", runner: null });
+
+    expect((await api<Agent>(corral, "PATCH", "/api/agents/kiro", { maxConcurrent: 2 })).status).toBe(200);
+    // The runner claims it and starts it at once: its own queue reads the agent's new limit, not the one it read before.
+    // (With runners keeping agents as they last read them, this held only because each claim's transaction emptied that cache.)
+    const started = await until(
+      async () => {
+        const job = await status(second);
+        return job.status === "running" ? job : undefined;
+      },
+      10_000,
+      "the second job running beside the first",
+    );
+    expect(started.runner).toBe(box.id);
+    expect((await status(first)).status).toBe("running");
+    for (const id of [first, second]) await api(corral, "POST", `/api/jobs/${id}/cancel`);
+  });
+
   test("a cancel reaches the runner at once (NOTIFY), or at its next heartbeat when only stored", async () => {
     const root = tempDir();
     const url = await postgres.database();
@@ -217,6 +252,140 @@ describe.skipIf(!postgres.available)("corral runner", () => {
     await registry.jobs.update(second.id, { cancelRequestedAt: Date.now(), cancelledBy: "server" });
     const [ended] = await corral.services.jobs.waitFor([second.id], 6000);
     expect(ended).toMatchObject({ status: "cancelled", runner: box.id });
+  });
+
+  test("a runner hears cancels, browsing requests and queued jobs on one connection, and all of them on a new one once it is killed", async () => {
+    const root = tempDir();
+    const url = await postgres.database();
+    const corral = await server(url, root);
+    await api(corral, "PATCH", "/api/agents/kiro", { runnerLabel: "gpu", maxConcurrent: 4 });
+    const db = new pg.Client({ connectionString: url });
+    await db.connect();
+    cleanups.push(() => db.end());
+    /** The listening connections on this test's database, with what each last ran. */
+    const listening = async () =>
+      (
+        await db.query<{ pid: number; state: string; query: string }>(
+          "select pid, state, query from pg_stat_activity where application_name = $1 and datname = current_database()",
+          [LISTEN_APPLICATION],
+        )
+      ).rows;
+    // The server's one, for its job changes and browsing answers.
+    const [serverPid, ...more] = (await listening()).map((r) => r.pid);
+    expect(more).toEqual([]);
+    // The claim poll a minute away: a job is claimed at once only if its NOTIFY was heard.
+    const box = await runner(root, { CORRAL_DATABASE_URL: url, CORRAL_RUNNER_LABELS: "gpu", CORRAL_RUNNER_POLL_MS: "60000" });
+    /** The runner's listening connection once it LISTENs (its last statement done), other than `not`. */
+    const runnerListening = (not?: number) =>
+      until(
+        async () => {
+          const rows = (await listening()).filter((r) => r.pid !== serverPid);
+          expect(rows.length).toBeLessThanOrEqual(1);
+          const [row] = rows;
+          return row && row.pid !== not && row.state === "idle" && row.query.startsWith("listen ") ? row.pid : undefined;
+        },
+        10_000,
+        "the runner's listening connection",
+      );
+    const first = await runnerListening();
+    const registry = await pgRegistryAt(url);
+    cleanups.push(() => registry.close());
+    const heartbeat = async () => (await registry.runners.get(box.id))?.heartbeatAt ?? 0;
+    /** Runs `act` just after a heartbeat and checks it was done before the next: the heartbeat, which finds cancels and requests too, did not do it. */
+    const beforeNextHeartbeat = async <T>(act: () => Promise<T>): Promise<T> => {
+      const last = await heartbeat();
+      const beat = await until(async () => ((await heartbeat()) > last ? heartbeat() : undefined), 6000, "a heartbeat");
+      const done = await act();
+      expect(await heartbeat()).toBe(beat);
+      return done;
+    };
+    const hearsEachChannel = async (workdir: string) => {
+      const launched = await api<Job>(corral, "POST", "/api/jobs", { agent: "kiro", prompt: "print 1\nhang", workdir: path.join(root, workdir) });
+      // Queued jobs: claimed well before the poll.
+      const running = await until(
+        async () => {
+          const job = (await api<Job>(corral, "GET", `/api/jobs/${launched.body.id}`)).body;
+          return job.status === "running" ? job : undefined;
+        },
+        10_000,
+        "the job claimed and running",
+      );
+      expect(running.runner).toBe(box.id);
+      // Browsing requests: the runner answers for its workdir.
+      const listing = await beforeNextHeartbeat(() =>
+        api<DirListing>(corral, "GET", `/api/workdirs/list?path=${encodeURIComponent(path.join(root, workdir))}`),
+      );
+      expect(listing.status).toBe(200);
+      // Cancels: the worker is stopped and reported ended.
+      const cancelled = await beforeNextHeartbeat(() => api<Job>(corral, "POST", `/api/jobs/${launched.body.id}/cancel`));
+      expect(cancelled.body).toMatchObject({ status: "cancelled", runner: box.id });
+    };
+    await hearsEachChannel("w1");
+
+    await db.query("select pg_terminate_backend($1)", [first]);
+    const second = await runnerListening(first);
+    expect(second).not.toBe(first);
+    await hearsEachChannel("w2");
+    expect(box.stderr()).toMatch(/the connection that hears of cancels, browsing requests and queued jobs failed/);
+  });
+
+  test("refuses to start under a name a live runner on another machine holds, saying which, since when and what to do; its own machine's earlier runner does not stop it", async () => {
+    const root = tempDir();
+    const url = await postgres.database();
+    // The registry's tables, as the server creates them; no server needed to start a runner.
+    const registry = await pgRegistryAt(url);
+    cleanups.push(() => registry.close());
+    let n = 0;
+    /** A runner of that name registered as if from `hostname`, its last heartbeat `ago` ms ago. */
+    const registered = async (hostname: string, ago: number, stopped = false) => {
+      const now = Date.now();
+      const id = `${hostname}-${++n}`;
+      await registry.runners.register({
+        id,
+        name: "gpu-box",
+        labels: ["gpu"],
+        hostname,
+        version: "0",
+        startedAt: now - 60_000,
+        heartbeatAt: now - ago,
+        stoppedAt: stopped ? now - ago : null,
+      });
+      return id;
+    };
+    const env = { CORRAL_DATABASE_URL: url, CORRAL_RUNNER_LABELS: "gpu", CORRAL_RUNNER_NAME: "gpu-box", CORRAL_RUNNER_LEASE_S: "10" };
+    const starts = async () => {
+      const box = await runner(root, env);
+      expect(await box.stop()).toBe(0);
+    };
+
+    // Stopped, or silent past the lease (CORRAL_RUNNER_LEASE_S, as the server reads it): the name is free.
+    const stopped = await registered("other-box", 1000, true);
+    await starts();
+    await registry.runners.markStopped(stopped, Date.now());
+    await registered("other-box", 11_000);
+    await starts();
+
+    const live = await registered("other-box", 2000);
+    const refused = await failedRunnerStart(root, env);
+    expect(refused.code).toBe(1);
+    const said = new RegExp(
+      `^CORRAL_RUNNER_NAME: "gpu-box" is taken by a runner on host other-box \\(${live}, last heartbeat (\\d+) s ago, within the lease of 10 s\\); .*Give this machine \\(${os.hostname()}\\) another CORRAL_RUNNER_NAME, or stop the runner on other-box; if it is gone, the name is free once its lease runs out, in (\\d+) s\\.\n$`,
+    ).exec(refused.stderr);
+    expect(said, refused.stderr).not.toBeNull();
+    const [ago, freeIn] = [Number(said?.[1]), Number(said?.[2])];
+    expect(ago).toBeGreaterThanOrEqual(2);
+    expect(ago + freeIn).toBeGreaterThanOrEqual(10);
+    expect(ago + freeIn).toBeLessThanOrEqual(11);
+    // Nothing of it was registered.
+    expect((await registry.runners.list()).filter((r) => r.hostname === os.hostname())).toHaveLength(2);
+    // Under another name it starts.
+    const renamed = await runner(root, { ...env, CORRAL_RUNNER_NAME: "gpu-box-2" });
+    expect(await renamed.stop()).toBe(0);
+
+    // This machine's own runner, killed and not yet past its lease (and the other one gone): starting again is not refused.
+    await registry.runners.markStopped(live, Date.now());
+    await registered(os.hostname(), 1000);
+    await starts();
   });
 
   test("a runner killed with SIGKILL has its running job marked lost once past its lease, and another runner lives on", async () => {

@@ -12,9 +12,6 @@ async function main(): Promise<void> {
   const runner = await Runner.start(settings, (what, err) => {
     process.stderr.write(`corral runner: ${what} failed: ${err instanceof Error ? err.message : String(err)}\n`);
   });
-  process.stdout.write(
-    `\nCorral runner ${settings.name} is running.\n  Id:       ${runner.id}\n  Labels:   ${settings.labels.join(", ")}\n  Registry: ${describePgUrl(settings.databaseUrl)}\n  Data:     ${settings.config.dataDir}\n\n`,
-  );
   let stopping: Promise<void> | null = null;
   const stop = () =>
     (stopping ??= (async () => {
@@ -41,6 +38,10 @@ async function main(): Promise<void> {
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
+  // Said once a signal stops it cleanly: whoever waits for this line may stop it at once.
+  process.stdout.write(
+    `\nCorral runner ${settings.name} is running.\n  Id:       ${runner.id}\n  Labels:   ${settings.labels.join(", ")}\n  Registry: ${describePgUrl(settings.databaseUrl)}\n  Data:     ${settings.config.dataDir}\n\n`,
+  );
 }
 
 main().catch((err: unknown) => {

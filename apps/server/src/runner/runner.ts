@@ -1,20 +1,13 @@
 import { randomBytes } from "node:crypto";
 import { inProcessAdapters } from "../agents/registry.js";
 import { AuditService } from "../audit/service.js";
+import { ConfigError } from "../config.js";
 import { CostService } from "../costs/service.js";
 import { openPgDb, type PgHandle } from "../db/pg/client.js";
-import {
-  CANCEL_CHANNEL,
-  FILES_CHANGED,
-  JOB_CHANNEL,
-  type JobChangeListener,
-  listenForJobChanges,
-  QUEUE_CHANNEL,
-  REQUEST_CHANNEL,
-} from "../db/pg/job-changes.js";
+import { CANCEL_CHANNEL, type ChannelListener, FILES_CHANGED, JOB_CHANNEL, listen, QUEUE_CHANNEL, REQUEST_CHANNEL } from "../db/pg/job-changes.js";
 import { createPgRegistry } from "../db/pg/registry.js";
 import type { Registry } from "../db/registry.js";
-import type { JobOutputRow } from "../db/schema.js";
+import type { JobOutputRow, RunnerRow } from "../db/schema.js";
 import { corralVersion } from "../lib/version.js";
 import { fileHooks } from "../jobs/file-hooks.js";
 import { FileWatcher } from "../jobs/file-watcher.js";
@@ -54,9 +47,8 @@ export class Runner {
   private stopping = false;
   /** Jobs it was asked to stop and is stopping: asked once. */
   private readonly cancelling = new Set<string>();
-  private cancels: JobChangeListener | null = null;
-  private requests: JobChangeListener | null = null;
-  private queue: JobChangeListener | null = null;
+  /** Its one listening connection: cancels, browsing requests, queued jobs. */
+  private listener: ChannelListener | null = null;
   /** Output and notifications, sent in the order they happened. */
   private outbox: Promise<void> = Promise.resolve();
   private readonly unsent: JobOutputRow[] = [];
@@ -84,23 +76,34 @@ export class Runner {
     const { config } = settings;
     // The server creates and upgrades the tables; a runner's login need not be allowed to.
     const handle = await openPgDb(settings.databaseUrl, { schema: "check", onError: (err) => onError("the registry's connection", err) });
-    const registry = createPgRegistry(handle);
+    // Agents are the server's to change: read as they are now, never as this process last read them.
+    const registry = createPgRegistry(handle, { cacheAgents: false });
     // New for every start: a runner that comes back after a crash is a new runner, never the one declared lost.
     const id = `${settings.hostname
       .toLowerCase()
       .replace(/[^a-z0-9.-]/g, "-")
       .slice(0, 40)}-${randomBytes(4).toString("hex")}`;
-    const now = Date.now();
-    await registry.runners.register({
-      id,
-      name: settings.name,
-      labels: settings.labels,
-      hostname: settings.hostname,
-      version: corralVersion(),
-      startedAt: now,
-      heartbeatAt: now,
-      stoppedAt: null,
-    });
+    try {
+      // In the registry's transaction, which runs one at a time across processes: two machines
+      // starting under one name at once cannot both pass the check.
+      await registry.transaction(async (tx) => {
+        const now = Date.now();
+        refuseNameHeldElsewhere(await tx.runners.list(), settings, now);
+        await tx.runners.register({
+          id,
+          name: settings.name,
+          labels: settings.labels,
+          hostname: settings.hostname,
+          version: corralVersion(),
+          startedAt: now,
+          heartbeatAt: now,
+          stoppedAt: null,
+        });
+      });
+    } catch (err) {
+      await registry.close().catch(() => {});
+      throw err;
+    }
     const fenced = fencedRegistry(registry, id);
     const costs = new CostService(fenced);
     await costs.start();
@@ -122,26 +125,19 @@ export class Runner {
     });
     const browsing = new BrowsingRequests(id, registry, workdirs, onError);
     const runner = new Runner(id, settings, handle, registry, jobs, files, browsing, onError);
-    runner.cancels = await listenForJobChanges(
-      settings.databaseUrl,
-      (jobId) => runner.stopIfAsked(jobId),
-      (err) => onError("the connection that hears of cancels", err),
-      CANCEL_CHANNEL,
-    );
-    runner.requests = await listenForJobChanges(
-      settings.databaseUrl,
-      (requestId) => browsing.heard(requestId),
-      (err) => onError("the connection that hears of browsing requests", err),
-      REQUEST_CHANNEL,
-    );
     // Listening before the first claim: a job queued in between is either claimed or heard of.
-    runner.queue = await listenForJobChanges(
+    // What it misses while this connection is down is found at its heartbeat (cancels, browsing
+    // requests) and claim poll (queued jobs).
+    runner.listener = await listen(
       settings.databaseUrl,
-      (label) => {
-        if (settings.labels.includes(label)) runner.claim();
+      {
+        [CANCEL_CHANNEL]: (jobId) => runner.stopIfAsked(jobId),
+        [REQUEST_CHANNEL]: (requestId) => browsing.heard(requestId),
+        [QUEUE_CHANNEL]: (label) => {
+          if (settings.labels.includes(label)) runner.claim();
+        },
       },
-      (err) => onError("the connection that hears of queued jobs", err),
-      QUEUE_CHANNEL,
+      (err) => onError("the connection that hears of cancels, browsing requests and queued jobs", err),
     );
     runner.begin(timings);
     return runner;
@@ -273,9 +269,7 @@ export class Runner {
     this.stopping = true;
     if (this.heartbeat) clearInterval(this.heartbeat);
     if (this.poll) clearInterval(this.poll);
-    await this.cancels?.close();
-    await this.requests?.close();
-    await this.queue?.close();
+    await this.listener?.close();
     await this.browsing.settled();
     while (this.claiming) await sleep(10);
     await Promise.all(this.jobs.activeIds().map((id) => this.jobs.cancel(id).catch((err: unknown) => this.onError(`cancelling job ${id}`, err))));
@@ -286,6 +280,26 @@ export class Runner {
     await this.registry.runners.markStopped(this.id, Date.now());
     await this.registry.close();
   }
+}
+
+/**
+ * Refuses to start under a name a runner on another machine holds: one not stopped whose last
+ * heartbeat is within the lease (CORRAL_RUNNER_LEASE_S, read by loadConfig as the server reads it).
+ * The server asks a name's newest runner to browse its workdirs, so two machines under one name
+ * would have one's workdirs read on the other. The same machine starting again after a crash is
+ * not refused: its earlier runner, silent or not, has its hostname.
+ */
+function refuseNameHeldElsewhere(runners: RunnerRow[], settings: RunnerSettings, now: number): void {
+  const leaseMs = settings.config.runnerLeaseMs;
+  const holder = runners
+    .filter((r) => r.name === settings.name && r.hostname !== settings.hostname && r.stoppedAt === null && now - r.heartbeatAt <= leaseMs)
+    .sort((a, b) => b.heartbeatAt - a.heartbeatAt)[0];
+  if (!holder) return;
+  const ago = Math.max(0, Math.round((now - holder.heartbeatAt) / 1000));
+  const freeIn = Math.max(1, Math.ceil((holder.heartbeatAt + leaseMs - now) / 1000));
+  throw new ConfigError(
+    `CORRAL_RUNNER_NAME: "${settings.name}" is taken by a runner on host ${holder.hostname} (${holder.id}, last heartbeat ${ago} s ago, within the lease of ${leaseMs / 1000} s); two machines under one name would have one's workdirs browsed on the other. Give this machine (${settings.hostname}) another CORRAL_RUNNER_NAME, or stop the runner on ${holder.hostname}; if it is gone, the name is free once its lease runs out, in ${freeIn} s.`,
+  );
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

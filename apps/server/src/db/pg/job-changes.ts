@@ -26,32 +26,40 @@ export const ANSWER_CHANNEL = "corral_answer";
  */
 export const QUEUE_CHANNEL = "corral_queue";
 
+/** The application_name of a listening connection (pg_stat_activity shows one per server or runner). */
+export const LISTEN_APPLICATION = "corral-listen";
+
 /** How long a listener whose connection dropped waits before it connects again. */
 const RECONNECT_MS = 1000;
 
-export interface JobChangeListener {
+/** What a process hears, by channel: each NOTIFY's payload is given to its channel's handler. */
+export type ChannelHandlers = Readonly<Record<string, (payload: string) => void>>;
+
+export interface ChannelListener {
   close(): Promise<void>;
 }
 
 /**
- * LISTENs on `channel` (JOB_CHANNEL unless told) on a connection of its own (a pooled one would be handed to queries and
- * lose the LISTEN), calling `changed` with each job id heard. A dropped connection is opened again
- * after a pause; what changed meanwhile is not heard (the job's end is still read by whoever asks).
+ * LISTENs on every channel of `handlers` on one connection of its own (a pooled one would be handed
+ * to queries and lose its LISTENs), calling each channel's handler with the payloads heard there:
+ * a process holds one such connection however many channels it hears. A dropped connection is
+ * opened again after a pause and LISTENs on all of them again; what was told meanwhile is not heard,
+ * so each handler's owner must catch up some other way (a runner re-checks at its heartbeat and
+ * claim poll; a job's end is still read by whoever asks).
  */
-export async function listenForJobChanges(
-  url: string,
-  changed: (jobId: string) => void,
-  onError: (err: Error) => void = () => {},
-  channel: string = JOB_CHANNEL,
-): Promise<JobChangeListener> {
+export async function listen(url: string, handlers: ChannelHandlers, onError: (err: Error) => void = () => {}): Promise<ChannelListener> {
+  const byChannel = new Map(Object.entries(handlers));
+  const channels = [...byChannel.keys()];
+  if (!channels.length) throw new Error("listen: no channel to listen on");
   let client: pg.Client | null = null;
   let closed = false;
   let retry: NodeJS.Timeout | null = null;
 
   const connect = async (): Promise<void> => {
-    const next = new pg.Client({ connectionString: url, application_name: "corral-listen" });
+    const next = new pg.Client({ connectionString: url, application_name: LISTEN_APPLICATION });
     next.on("notification", (message) => {
-      if (message.channel === channel && message.payload) changed(message.payload);
+      const handler = byChannel.get(message.channel);
+      if (handler && message.payload) handler(message.payload);
     });
     next.on("error", (err) => {
       onError(err);
@@ -60,7 +68,8 @@ export async function listenForJobChanges(
     next.on("end", () => reconnect(next));
     try {
       await next.connect();
-      await next.query(`listen ${channel}`);
+      // One round trip for all of them (a simple query may hold several statements).
+      await next.query(channels.map((channel) => `listen ${next.escapeIdentifier(channel)}`).join("; "));
     } catch (err) {
       await next.end().catch(() => {});
       throw err;

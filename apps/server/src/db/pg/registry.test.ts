@@ -3,11 +3,13 @@ import { afterEach, describe, expect, it } from "vitest";
 import { usePostgres } from "../../../test/postgres.js";
 import { pgRegistryAt, type TestRegistry } from "../../../test/test-registry.js";
 import { agentRow, jobRow } from "../registry-contract/rows.js";
+import { openPgDb } from "./client.js";
+import { createPgRegistry } from "./registry.js";
 
 const postgres = usePostgres();
 
 describe.skipIf(!postgres.available)("the PostgreSQL registry's transactions", () => {
-  const opened: TestRegistry[] = [];
+  const opened: Pick<TestRegistry, "close">[] = [];
   afterEach(async () => {
     await Promise.all(opened.splice(0).map((r) => r.close()));
   });
@@ -45,5 +47,29 @@ describe.skipIf(!postgres.available)("the PostgreSQL registry's transactions", (
     release();
     await held;
     expect(await Promise.all(waiting)).toHaveLength(30);
+  });
+
+  it("keep agents as this process last read them unless told not to (a runner): then another process's change is read at once", async () => {
+    const url = await postgres.database();
+    // The server: it writes agents (and keeps them).
+    const server = await pgRegistryAt(url);
+    opened.push(server);
+    await server.agents.insert(agentRow("worker", { maxConcurrent: 1 }));
+    const [caching, reading] = [
+      createPgRegistry(await openPgDb(url, { schema: "check" })),
+      createPgRegistry(await openPgDb(url, { schema: "check" }), { cacheAgents: false }),
+    ];
+    opened.push(caching, reading);
+    for (const registry of [caching, reading]) expect((await registry.agents.get("worker"))?.maxConcurrent).toBe(1);
+
+    await server.agents.update("worker", { maxConcurrent: 2 });
+    expect((await reading.agents.get("worker"))?.maxConcurrent).toBe(2);
+    // The cache holds the row it read until this process writes an agent or opens a transaction.
+    expect((await caching.agents.get("worker"))?.maxConcurrent).toBe(1);
+    await caching.transaction(async () => {});
+    expect((await caching.agents.get("worker"))?.maxConcurrent).toBe(2);
+
+    await server.agents.delete("worker");
+    expect(await reading.agents.get("worker")).toBeUndefined();
   });
 });

@@ -17,7 +17,7 @@ import { createPgRunnerRequestsRepo } from "./repos/runner-requests.js";
 import { createPgRunnersRepo } from "./repos/runners.js";
 import { createPgSessionsRepo } from "./repos/sessions.js";
 
-function reposOn(db: PgExecutor, agentRows: AgentRowCache): Repos {
+function reposOn(db: PgExecutor, agentRows: AgentRowCache | null): Repos {
   return {
     agents: createPgAgentsRepo(db, agentRows),
     jobs: createPgJobsRepo(db),
@@ -36,6 +36,18 @@ function reposOn(db: PgExecutor, agentRows: AgentRowCache): Repos {
   };
 }
 
+export interface PgRegistryOptions {
+  /**
+   * Keep the agent rows read (AgentRowCache; default true). Right only in the process that writes
+   * agents, the server: it forgets them at each of its writes. A runner never writes agents, so a
+   * cache there would hold the server's old rows until one of its own transactions happened to
+   * forget them; it reads them every time instead, a lookup by primary key a few times per job.
+   * (Forgetting them on a NOTIFY from the server would save those lookups but not be right: a
+   * notification sent while the listening connection is down is never heard.)
+   */
+  cacheAgents?: boolean;
+}
+
 /**
  * The registry in PostgreSQL (CORRAL_DATABASE_URL). Calls outside a transaction take any pooled
  * connection and run at once. Transactions run one at a time, as SQLite's do: each reads what it
@@ -44,8 +56,8 @@ function reposOn(db: PgExecutor, agentRows: AgentRowCache): Repos {
  * between. In this process they queue before taking a connection, so waiting transactions never
  * hold the pool; across processes each holds an advisory lock until it ends.
  */
-export function createPgRegistry(handle: PgHandle): Registry {
-  const agentRows = new AgentRowCache();
+export function createPgRegistry(handle: PgHandle, { cacheAgents = true }: PgRegistryOptions = {}): Registry {
+  const agentRows = cacheAgents ? new AgentRowCache() : null;
   /** Settles when the last transaction queued has ended. */
   let queue: Promise<unknown> = Promise.resolve();
   return {
@@ -63,7 +75,7 @@ export function createPgRegistry(handle: PgHandle): Registry {
         return await turn;
       } finally {
         // What the pool read while the transaction was open is the old row: read it again.
-        agentRows.forget();
+        agentRows?.forget();
       }
     },
     async close() {

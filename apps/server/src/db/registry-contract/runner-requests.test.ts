@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ANSWER_CHANNEL, listenForJobChanges, REQUEST_CHANNEL } from "../pg/job-changes.js";
+import { ANSWER_CHANNEL, listen, REQUEST_CHANNEL } from "../pg/job-changes.js";
 import type { RunnerRequestRow } from "../schema.js";
 import { DIALECTS, type TestRegistry } from "./dialects.js";
 import { addJobs, jobRow } from "./rows.js";
@@ -18,7 +18,7 @@ const request = (id: string, runner: string, askedAt: number): Omit<RunnerReques
 
 async function heard(channel: string, url: string | undefined, act: () => Promise<void>): Promise<string[]> {
   const got: string[] = [];
-  const listener = url ? await listenForJobChanges(url, (id) => got.push(id), undefined, channel) : null;
+  const listener = url ? await listen(url, { [channel]: (id) => got.push(id) }) : null;
   try {
     await act();
     const deadline = Date.now() + 5000;

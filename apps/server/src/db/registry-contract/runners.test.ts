@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { RunnerRow } from "../schema.js";
-import { CANCEL_CHANNEL, listenForJobChanges } from "../pg/job-changes.js";
+import { CANCEL_CHANNEL, listen } from "../pg/job-changes.js";
 import { DIALECTS, type TestRegistry } from "./dialects.js";
 import { agentRow, jobRow } from "./rows.js";
 
@@ -167,7 +167,7 @@ describe.each(DIALECTS)("the runners repository on $dialect", ({ open }) => {
 
   it("tells the runner a job was asked to stop once the transaction that asked commits (PostgreSQL: NOTIFY with the id)", async () => {
     const heard: string[] = [];
-    const listener = registry.url ? await listenForJobChanges(registry.url, (id) => heard.push(id), undefined, CANCEL_CHANNEL) : null;
+    const listener = registry.url ? await listen(registry.url, { [CANCEL_CHANNEL]: (id) => heard.push(id) }) : null;
     try {
       await expect(
         registry.transaction(async (tx) => {

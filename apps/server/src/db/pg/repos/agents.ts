@@ -15,7 +15,9 @@ import { bytewise, stored } from "./sql.js";
  * A transaction's writes become visible to the pool's reads only when it commits, which a
  * repository cannot see: whoever opens the transaction calls forget() once it has ended, dropping
  * any row the pool read in between (still the old one). Another process's writes are not seen:
- * a row stays as this process last read it until it writes an agent itself.
+ * a row stays as this process last read it until it writes an agent itself (or opens a
+ * transaction), so only the process that writes agents, the server, may keep them; a runner reads
+ * every time (createPgRegistry's `cacheAgents`).
  */
 export class AgentRowCache {
   readonly rows = new Map<string, AgentRow | null>();
@@ -27,17 +29,17 @@ export class AgentRowCache {
   }
 }
 
-/** On a transaction, give it the pool repository's cache: its writes must reach the rows kept there. */
-export function createPgAgentsRepo(db: PgExecutor, cache = new AgentRowCache()): Async<ReturnType<typeof createAgentsRepo>> {
+/** On a transaction, give it the pool repository's cache: its writes must reach the rows kept there. Null: read every time. */
+export function createPgAgentsRepo(db: PgExecutor, cache: AgentRowCache | null = new AgentRowCache()): Async<ReturnType<typeof createAgentsRepo>> {
   // Inside a transaction, reads see its own uncommitted writes (never kept: it may roll back), so
   // they always go to the database.
   const inTransaction = is(db, PgTransaction);
   const changed = async <T>(write: PromiseLike<T>): Promise<T> => {
-    cache.forget();
+    cache?.forget();
     try {
       return await write;
     } finally {
-      cache.forget();
+      cache?.forget();
     }
   };
   return {
@@ -48,13 +50,16 @@ export function createPgAgentsRepo(db: PgExecutor, cache = new AgentRowCache()):
         .orderBy(asc(bytewise(agents.name)));
     },
     async get(name) {
-      if (!inTransaction) {
-        const kept = cache.rows.get(name);
-        if (kept !== undefined) return kept ?? undefined;
+      const kept = inTransaction ? null : cache;
+      if (!kept) {
+        const [row] = await db.select().from(agents).where(eq(agents.name, name));
+        return row;
       }
-      const generation = cache.generation;
+      const known = kept.rows.get(name);
+      if (known !== undefined) return known ?? undefined;
+      const generation = kept.generation;
       const [row] = await db.select().from(agents).where(eq(agents.name, name));
-      if (!inTransaction && generation === cache.generation) cache.rows.set(name, row ?? null);
+      if (generation === kept.generation) kept.rows.set(name, row ?? null);
       return row;
     },
     async insert(row: NewAgentRow) {
