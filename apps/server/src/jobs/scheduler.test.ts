@@ -57,3 +57,21 @@ test("once closed, nothing is started after a pause", async () => {
   await sleep(1500);
   expect(started).toEqual(["j1"]);
 });
+
+test("pumping every queue starts what limits raised meanwhile allow, told of no agent in particular", async () => {
+  const limits: Record<string, number> = { a: 1, b: 1 };
+  const started: string[] = [];
+  const scheduler = new Scheduler(
+    async (agent) => limits[agent] ?? 0,
+    (_agent, jobId) => started.push(jobId),
+    100,
+  );
+  for (const job of ["a1", "a2", "b1", "b2"]) scheduler.enqueue(job.slice(0, 1), job);
+  await expect.poll(() => started).toEqual(["a1", "b1"]);
+  limits.a = 2;
+  limits.b = 2;
+  scheduler.pumpAll();
+  await expect.poll(() => [...started].sort()).toEqual(["a1", "a2", "b1", "b2"]);
+  expect(scheduler.queuedCount()).toBe(0);
+  scheduler.close();
+});

@@ -113,6 +113,11 @@ export class Scheduler {
     );
   }
 
+  /** Pumps every agent's queue: limits may have changed, and which ones is not known. */
+  pumpAll(): void {
+    for (const agent of this.queues.keys()) this.pump(agent);
+  }
+
   /** Pumps the agent's queue after a pause, once however often it is asked meanwhile. */
   private pumpLater(agent: string): void {
     if (this.closed || this.retrying.has(agent)) return;

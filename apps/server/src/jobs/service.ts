@@ -561,6 +561,15 @@ export class JobService extends EventEmitter<JobServiceEvents> {
     });
   }
 
+  /**
+   * Starts what every agent's limit allows now. A runner calls it when the server says its label's
+   * queue changed (QUEUE_CHANNEL names the label, not the agent: a limit raised on the panel may
+   * let a job it claimed and still holds start) and at each claim poll, for a notification missed.
+   */
+  pumpQueues(): void {
+    this.scheduler.pumpAll();
+  }
+
   private async followRunnerLabel(name: string): Promise<void> {
     if (this.deps.runnerId !== LOCAL_RUNNER) return;
     const agent = await this.registry.agents.get(name);

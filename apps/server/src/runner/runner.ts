@@ -134,7 +134,9 @@ export class Runner {
         [CANCEL_CHANNEL]: (jobId) => runner.stopIfAsked(jobId),
         [REQUEST_CHANNEL]: (requestId) => browsing.heard(requestId),
         [QUEUE_CHANNEL]: (label) => {
-          if (settings.labels.includes(label)) runner.claim();
+          if (!settings.labels.includes(label)) return;
+          runner.jobs.pumpQueues();
+          runner.claim();
         },
       },
       (err) => onError("the connection that hears of cancels, browsing requests and queued jobs", err),
@@ -171,7 +173,10 @@ export class Runner {
       // So are browsing requests.
       this.browsing.catchUp().catch((err: unknown) => this.onError("looking for browsing requests", err));
     }, timings.heartbeatMs);
-    this.poll = setInterval(() => this.claim(), timings.claimMs);
+    this.poll = setInterval(() => {
+      this.jobs.pumpQueues();
+      this.claim();
+    }, timings.claimMs);
     this.claim();
   }
 
