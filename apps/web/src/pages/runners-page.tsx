@@ -50,10 +50,10 @@ export function RunnersPage() {
                     <tr key={r.id}>
                       <td>
                         <strong>{r.name}</strong>
-                        <div className="mono small muted">{r.id}</div>
+                        {r.id === LOCAL_RUNNER ? <div className="small muted">this server</div> : <div className="mono small muted">{r.id}</div>}
                       </td>
                       <td data-label="Labels" className={r.id === LOCAL_RUNNER ? "small muted" : "mono small"}>
-                        {r.id === LOCAL_RUNNER ? "this server: agents without a runner label" : r.labels.join(", ")}
+                        {r.id === LOCAL_RUNNER ? "agents without a runner label" : r.labels.join(", ")}
                       </td>
                       <td data-label="State">{STATE_TEXT[r.state]}</td>
                       <td data-label="Jobs" className="num">
