@@ -5,6 +5,8 @@
 // runner; a burst with one and with four runners, and the CPU a job of it costs. No targets: the
 // issue asks for the figures.
 import { readdirSync, readFileSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
+import { openPgDb } from "../apps/server/src/db/pg/client.js";
 import { startPrivatePostgres } from "../apps/server/test/private-postgres.js";
 import { RestJobs } from "./lib/rest-jobs.js";
 import { startRunner, type RunningRunner } from "./lib/runner.js";
@@ -20,6 +22,11 @@ const CONCURRENT = 16;
 /** REST launches in flight during a burst. */
 const LAUNCHERS = 16;
 const LABEL = "bench";
+/**
+ * PostgreSQL's statistics reach pg_stat_database once each backend flushes them: at least a second
+ * apart while busy, and within 10 s of going idle (PGSTAT_IDLE_INTERVAL).
+ */
+const STATS_SETTLE_MS = 11_000;
 
 async function pool<T>(count: number, width: number, task: (i: number) => Promise<T>): Promise<T[]> {
   const out: T[] = new Array(count);
@@ -108,6 +115,13 @@ export const runners: Benchmark = {
         await burstOf(pg, `warmup-${i}`);
       }
       const postmaster = postmasterOf(new URL(postgres.url).port);
+      const stats = await openPgDb(postgres.url, { schema: "check" });
+      /** Transactions PostgreSQL committed so far (every statement outside one is one), once the counts settled. */
+      const commits = async () => {
+        await sleep(STATS_SETTLE_MS);
+        const { rows } = await stats.db.$client.query<{ n: string }>("select xact_commit as n from pg_stat_database where datname = current_database()");
+        return Number(rows[0]?.n ?? 0);
+      };
       /** Where a job's CPU on PostgreSQL goes, per burst. */
       const split: string[] = [];
       /** One burst each way with the runners running now: throughput and CPU per job. */
@@ -117,13 +131,16 @@ export const runners: Benchmark = {
         const sqliteS = await burstOf(sqlite, said);
         const sqliteJobMs = (cpuMs([local.pid]) - sqliteCpu) / JOBS;
         const parts = { server: [remote.pid], runners: started.map((r) => r.pid), PostgreSQL: [postmaster] };
+        const committedBefore = await commits();
         const before = Object.values(parts).map(cpuMs);
         const pgS = await burstOf(pg, said);
         const perPart = Object.values(parts).map((pids, i) => (cpuMs(pids) - (before[i] ?? 0)) / JOBS);
+        // Measured after the CPU: the wait for the counts would add the runners' idle polls to it.
+        const transactions = ((await commits()) - committedBefore) / JOBS;
         split.push(
           `${said}: ${Object.keys(parts)
             .map((name, i) => `${name} ${perPart[i]?.toFixed(1)} ms`)
-            .join(", ")}`,
+            .join(", ")}, ${transactions.toFixed(1)} PostgreSQL transactions a job`,
         );
         return [
           { metric: `burst of ${JOBS}, ${said} (launch to last end heard)`, corral: JOBS / pgS, baseline: JOBS / sqliteS, unit: "jobs/s" },
@@ -173,6 +190,7 @@ export const runners: Benchmark = {
       ];
       sqlite.rest.close();
       pg.rest.close();
+      await stats.close();
       return {
         title: "Runners: jobs run by `corral runner` on a PostgreSQL registry",
         baseline: "the same jobs on a server with its SQLite registry, running them itself, measured in the same run.",

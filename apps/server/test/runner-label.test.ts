@@ -3,7 +3,7 @@
 import path from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import type { Agent, Job } from "@corral/shared";
-import { api, sleep, startServer, tempDir, type TestServer } from "./helpers.js";
+import { api, sleep, startServer, tempDir, until, type TestServer } from "./helpers.js";
 import { registryOnPostgres, usePostgres } from "./postgres.js";
 import { pgRegistryAt } from "./test-registry.js";
 
@@ -75,6 +75,11 @@ describe.skipIf(!postgres.available)("on a PostgreSQL registry", () => {
     const first = await api<Job>(server, "POST", "/api/jobs", { agent: "kiro", prompt: "sleep 2", workdir: path.join(root, "a") });
     const second = await api<Job>(server, "POST", "/api/jobs", { agent: "kiro", prompt: "print 2", workdir: path.join(root, "b") });
     expect(second.body).toMatchObject({ status: "queued", runner: "local" });
+    await until(
+      async () => ((await api<Job>(server, "GET", `/api/jobs/${first.body.id}`)).body.status === "running" ? true : undefined),
+      10_000,
+      "the first job running",
+    );
     await api(server, "PATCH", "/api/agents/kiro", { runnerLabel: "gpu" });
     // Given to the runners at once, without waiting for a slot here; the running job stays the server's.
     let given = (await api<Job>(server, "GET", `/api/jobs/${second.body.id}`)).body;

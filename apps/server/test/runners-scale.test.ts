@@ -94,7 +94,7 @@ describe.skipIf(!postgres.available)("runners at scale", () => {
     expect((await registry.transaction((tx) => tx.runners.claim("ghost-1", ["elsewhere"])))?.id).toBe(handed.id);
     await api(corral, "PATCH", "/api/agents/kiro", { runnerLabel: "gpu" });
     expect((await api<Job>(corral, "GET", `/api/jobs/${handed.id}`)).body).toMatchObject({ status: "queued", runner: "ghost-1" });
-    expect(await registry.runners.releaseQueued("ghost-1")).toBe(1);
+    expect(await registry.runners.releaseQueued("ghost-1")).toMatchObject([{ id: handed.id, runner: null }]);
     const [again] = await corral.services.jobs.waitFor([handed.id], 20_000);
     expect(again).toMatchObject({ status: "succeeded", runner: box.id });
   }, 90_000);
