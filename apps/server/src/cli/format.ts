@@ -1,4 +1,4 @@
-import { formatUsd, plural, type Job } from "@corral/shared";
+import { formatUsd, LOCAL_RUNNER, plural, type Job } from "@corral/shared";
 
 /**
  * Text from the server (prompts, names, errors) on one line of a terminal: control characters,
@@ -43,10 +43,14 @@ export function jobCost(job: Job): string {
   return job.usage.costUsd === null ? "-" : formatUsd(job.usage.costUsd);
 }
 
-/** `job abc123 succeeded in 3.2s · 1,352 tokens · $0.0042`, with the error when it did not succeed. */
+/**
+ * `job abc123 (kiro) succeeded in 3.2s · 1,352 tokens · $0.0042`, with the error when it did not
+ * succeed; a job another machine ran names its runner: `(kiro on runner gpu-box-1a2b3c4d)`.
+ */
 export function jobSummary(job: Job): string {
   const tokens = (job.usage.inputTokens ?? 0) + (job.usage.outputTokens ?? 0);
-  const parts = [`job ${job.id} (${job.agent}) ${job.status.replace("_", " ")} in ${jobDuration(job)}`];
+  const where = job.runner !== null && job.runner !== LOCAL_RUNNER ? ` on runner ${job.runner}` : "";
+  const parts = [`job ${job.id} (${job.agent}${where}) ${job.status.replace("_", " ")} in ${jobDuration(job)}`];
   if (tokens) parts.push(plural(tokens, "token"));
   if (job.usage.costUsd !== null) parts.push(formatUsd(job.usage.costUsd));
   const error = job.status !== "succeeded" && job.error ? `: ${oneLine(job.error, 500)}` : "";
