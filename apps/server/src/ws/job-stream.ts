@@ -131,7 +131,8 @@ export class JobStream {
       const job = this.heldJob ?? read;
       if (!job) throw new Error(`job ${this.jobId} is no longer in the registry`);
       // Other streams' live output may have filled the queue during the read (PostgreSQL's reads
-      // take a while): the status waits for the next turn rather than go past the cap.
+      // take a while): the status waits for the next turn rather than go past the cap. (A status
+      // is small: sent here, it keeps the queue within the cap and a message.)
       if (this.sink.congested()) {
         this.heldJob = job;
         return true;
@@ -146,7 +147,10 @@ export class JobStream {
     if (!this.storedFiles) {
       this.storedFiles = await this.source.files();
       if (this.stopped) return this.halt();
-      if (this.sink.congested()) return true;
+      // Other streams' live output may have filled the queue during the read: what this turn was
+      // granted for (a queue at most half full) no longer holds, so the files and the output wait
+      // for the next turn rather than go past the cap.
+      return true;
     }
     if (this.storedFiles.length) {
       this.sink.send({ type: "files", jobId: this.jobId, files: this.storedFiles.splice(0, FILES_BATCH) });
