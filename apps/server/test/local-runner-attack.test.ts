@@ -1,0 +1,98 @@
+// Review of "the server is the built-in runner local": defects found by attacking it, each as the
+// exact reproduction that failed before its fix.
+import path from "node:path";
+import { afterEach, describe, expect, test } from "vitest";
+import type { Job } from "@corral/shared";
+import type { Registry } from "../src/db/registry.js";
+import { api, sleep, startServer, tempDir, until, type TestServer } from "./helpers.js";
+import { usePostgres } from "./postgres.js";
+import { startRunnerProcess, type RunnerProcess } from "./runner-process.js";
+
+const postgres = usePostgres();
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function start(env: Record<string, string>, root = tempDir()): Promise<TestServer> {
+  const server = await startServer(env, { root });
+  cleanups.push(() => server.close());
+  return server;
+}
+
+async function runner(root: string, env: Record<string, string>): Promise<RunnerProcess> {
+  const started = await startRunnerProcess(root, env);
+  cleanups.push(() => started.stop("SIGKILL"));
+  return started;
+}
+
+const job = async (server: TestServer, id: string) => (await api<Job>(server, "GET", `/api/jobs/${id}`)).body;
+const until200 = (server: TestServer, id: string, ok: (j: Job) => boolean, what: string, ms = 15_000) =>
+  until(async () => ((await job(server, id)) && ok(await job(server, id)) ? true : undefined), ms, what);
+
+/** The registry the server's JobService reads and writes (to hold one of its statements back). */
+const registryOf = (server: TestServer) => (server.services.jobs as unknown as { deps: { registry: Registry } }).deps.registry;
+
+describe.skipIf(!postgres.available)("on a PostgreSQL registry", () => {
+  test("a label given then removed at once leaves no job stranded with no runner (followRunnerLabel's release landing after the take)", async () => {
+    const root = tempDir();
+    const server = await start({ CORRAL_DATABASE_URL: await postgres.database() }, root);
+    await api(server, "PATCH", "/api/agents/kiro", { maxConcurrent: 1 });
+    const first = (await api<Job>(server, "POST", "/api/jobs", { agent: "kiro", prompt: "sleep 2", workdir: path.join(root, "a") })).body;
+    const second = (await api<Job>(server, "POST", "/api/jobs", { agent: "kiro", prompt: "print 1", workdir: path.join(root, "b") })).body;
+    expect(second).toMatchObject({ status: "queued", runner: "local" });
+    await until200(server, first.id, (j) => j.status === "running", "the first job running");
+
+    // The release of the first change reaches PostgreSQL after the second change's take: two
+    // PATCHes a few ms apart (two tabs, a script, a config file saved twice), a slow connection.
+    const runners = registryOf(server).runners;
+    const release = runners.releaseQueued.bind(runners);
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    runners.releaseQueued = async (...args: Parameters<typeof release>) => {
+      await gate;
+      return release(...args);
+    };
+    expect((await api(server, "PATCH", "/api/agents/kiro", { runnerLabel: "gpu" })).status).toBe(200);
+    expect((await api(server, "PATCH", "/api/agents/kiro", { runnerLabel: null })).status).toBe(200);
+    await sleep(300);
+    open();
+
+    // The agent has no label: its job must run here once the first one ends.
+    const [ended] = await server.services.jobs.waitFor([second.id], 15_000);
+    expect(ended).toMatchObject({ status: "succeeded", runner: "local" });
+  });
+
+  test("cancelling a job that a label sent to a runner during its retry backoff stops the runner's worker", async () => {
+    const root = tempDir();
+    const url = await postgres.database();
+    const server = await start({ CORRAL_DATABASE_URL: url }, root);
+    const marker = path.join(root, "failed-once");
+    const launched = await api<Job>(server, "POST", "/api/jobs", {
+      agent: "kiro",
+      prompt: `fail-once ${marker} 75 transient\nsleep 6\nprint 1`,
+      workdir: path.join(root, "w"),
+      retry: { maxAttempts: 2, exitCodes: [75], backoffS: 3600 },
+    });
+    expect(launched.status).toBe(201);
+    const id = launched.body.id;
+    // Attempt 1 failed here; the job waits out its backoff, local's.
+    await until200(server, id, (j) => j.status === "queued" && j.attempt === 2, "the job waiting to retry");
+    expect(await job(server, id)).toMatchObject({ runner: "local" });
+
+    const box = await runner(root, { CORRAL_DATABASE_URL: url, CORRAL_RUNNER_LABELS: "gpu" });
+    expect((await api(server, "PATCH", "/api/agents/kiro", { runnerLabel: "gpu" })).status).toBe(200);
+    // Given to the runners: the runner claims it and runs attempt 2.
+    await until200(server, id, (j) => j.status === "running" && j.runner === box.id, "attempt 2 running on the runner");
+
+    const cancelled = await api<Job>(server, "POST", `/api/jobs/${id}/cancel`);
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.body.status).toBe("cancelled");
+    // The worker on the runner was stopped: the job never gets to print and end its own way.
+    await sleep(8000);
+    expect(await job(server, id)).toMatchObject({ status: "cancelled" });
+    expect((await api<{ chunks: { text: string }[] }>(server, "GET", `/api/jobs/${id}/output`)).body.chunks.map((c) => c.text).join("")).not.toMatch(
+      /done kiro/,
+    );
+  });
+});
