@@ -292,13 +292,20 @@ export class JobRunner {
   /** Ends a job waiting out its retry backoff, in the unit's transaction; false when it is not waiting. */
   async cancelRetry(row: JobRow, unit: Unit): Promise<boolean> {
     const timer = this.retryTimers.get(row.id);
-    if (!timer) return false;
+    // A job given to another runner meanwhile (its agent given a label) is that runner's to stop.
+    if (!timer || !this.owns(row)) return false;
     await this.store.finish(row.id, { status: "cancelled", error: `cancelled while waiting to retry (attempt ${row.attempt})` }, unit);
     unit.afterCommit(() => {
       clearTimeout(timer);
       this.retryTimers.delete(row.id);
     });
     return true;
+  }
+
+  /** A job waiting out its retry backoff was given to the runners (see JobService.followRunnerLabel): its retry is theirs. */
+  forgetRetry(id: string): void {
+    clearTimeout(this.retryTimers.get(id));
+    this.retryTimers.delete(id);
   }
 
   /** Stops following workers and leaves them running; the next start picks them up. */

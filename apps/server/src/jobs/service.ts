@@ -584,6 +584,7 @@ export class JobService extends EventEmitter<JobServiceEvents> {
     // PostgreSQL tells the runners with its label (releaseQueued); one starting here meanwhile is refused by admission.
     for (const row of await this.registry.runners.releaseQueued(LOCAL_RUNNER, name)) {
       this.scheduler.remove(name, row.id);
+      this.runner.forgetRetry(row.id);
       this.announce(row);
     }
   }
