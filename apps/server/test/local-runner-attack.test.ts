@@ -1,5 +1,6 @@
 // Review of "the server is the built-in runner local": defects found by attacking it, each as the
 // exact reproduction that failed before its fix.
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import type { Job } from "@corral/shared";
@@ -94,5 +95,45 @@ describe.skipIf(!postgres.available)("on a PostgreSQL registry", () => {
     expect((await api<{ chunks: { text: string }[] }>(server, "GET", `/api/jobs/${id}/output`)).body.chunks.map((c) => c.text).join("")).not.toMatch(
       /done kiro/,
     );
+  });
+
+  test("a label removed from the config file while the server was down: the waiting job runs once, its worker started once", async () => {
+    const root = tempDir();
+    const dataDir = path.join(root, "data");
+    mkdirSync(dataDir, { recursive: true });
+    const file = path.join(dataDir, "corral.yaml");
+    writeFileSync(file, "agents:\n  gpuk:\n    provider: kiro\n    runnerLabel: gpu\n");
+    const env = { CORRAL_DATABASE_URL: await postgres.database() };
+    const first = await startServer(env, { root, dataDir });
+    const launched = await api<Job>(first, "POST", "/api/jobs", { agent: "gpuk", prompt: "append hits.txt x\nsleep 1", workdir: path.join(root, "w") });
+    expect(launched.body).toMatchObject({ status: "queued", runner: null });
+    await first.close();
+    writeFileSync(file, "agents:\n  gpuk:\n    provider: kiro\n");
+    const again = await startServer(env, { root, dataDir });
+    cleanups.push(() => again.close());
+    const [ended] = await again.services.jobs.waitFor([launched.body.id], 15_000);
+    expect(ended).toMatchObject({ status: "succeeded", runner: "local" });
+    await sleep(500);
+    expect(readFileSync(path.join(root, "w", "hits.txt"), "utf8")).toBe("x\n");
+    expect((await api<{ attempts: unknown[] }>(again, "GET", `/api/jobs/${launched.body.id}/attempts`)).body.attempts).toHaveLength(1);
+  });
+
+  test("a label removed while a runner runs the agent's job: the server keeps to maxConcurrent across both", async () => {
+    const root = tempDir();
+    const url = await postgres.database();
+    const server = await start({ CORRAL_DATABASE_URL: url }, root);
+    await api(server, "PATCH", "/api/agents/kiro", { maxConcurrent: 1, runnerLabel: "gpu" });
+    const box = await runner(root, { CORRAL_DATABASE_URL: url, CORRAL_RUNNER_LABELS: "gpu" });
+    const a = (await api<Job>(server, "POST", "/api/jobs", { agent: "kiro", prompt: "sleep 6", workdir: path.join(root, "a") })).body;
+    await until200(server, a.id, (j) => j.status === "running" && j.runner === box.id, "the first job running on the runner");
+    const b = (await api<Job>(server, "POST", "/api/jobs", { agent: "kiro", prompt: "print 1", workdir: path.join(root, "b") })).body;
+    await sleep(500);
+    expect(await job(server, b.id)).toMatchObject({ status: "queued", runner: null });
+
+    expect((await api(server, "PATCH", "/api/agents/kiro", { runnerLabel: null })).status).toBe(200);
+    await sleep(2000);
+    // maxConcurrent 1 "holds across all runners and the server" (README): b waits for a to end.
+    expect((await job(server, a.id)).status).toBe("running");
+    expect(await job(server, b.id)).toMatchObject({ status: "queued", startedAt: null });
   });
 });
