@@ -8,6 +8,9 @@ import type { Registry } from "../src/db/registry.js";
 import { api, sleep, startServer, tempDir, until, type TestServer } from "./helpers.js";
 import { usePostgres } from "./postgres.js";
 import { startRunnerProcess, type RunnerProcess } from "./runner-process.js";
+import { pgRegistryAt } from "./test-registry.js";
+import { agentRow, jobRow } from "../src/db/registry-contract/rows.js";
+import { RunnerWorkdirs } from "../src/workdirs/on-runners.js";
 
 const postgres = usePostgres();
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -135,5 +138,24 @@ describe.skipIf(!postgres.available)("on a PostgreSQL registry", () => {
     // maxConcurrent 1 "holds across all runners and the server" (README): b waits for a to end.
     expect((await job(server, a.id)).status).toBe("running");
     expect(await job(server, b.id)).toMatchObject({ status: "queued", startedAt: null });
+  });
+
+  test("the upgrade leaves a job that waited for a runner and was cancelled before any claimed it unclaimed, as this version stores it", async () => {
+    const registry = await pgRegistryAt(await postgres.database());
+    cleanups.push(() => registry.close());
+    await registry.agents.insertMissing([agentRow("gpu_agent", { runnerLabel: "gpu" })]);
+    await registry.runners.register({ id: "box-1", name: "box", labels: ["gpu"], hostname: "h", version: "0", startedAt: 1, heartbeatAt: Date.now(), stoppedAt: null });
+    // As the last release left them: one ran on a runner, the next was cancelled while it waited for one.
+    await registry.insertJobs([
+      jobRow("ranonbox001", { agent: "gpu_agent", workdir: "/w/x", status: "succeeded", runner: "box-1", startedAt: 1 }),
+      jobRow("neverran001", { agent: "gpu_agent", workdir: "/w/x", status: "cancelled", runner: null, startedAt: null }),
+    ]);
+    const migration = readFileSync(path.resolve(path.dirname(new URL(import.meta.url).pathname), "../../../drizzle-pg/0005_local_runner.sql"), "utf8");
+    await registry.run(migration);
+    // Never run anywhere: this version stores such a job with runner null (cancel leaves it), never local.
+    expect((await registry.jobs.get("neverran001"))?.runner).toBeNull();
+    // So its workdir is still browsed on the runner that ran the last job there, not on the server's disk.
+    const onRunners = new RunnerWorkdirs(registry, { homeDir: "/home/me", leaseMs: 15_000, answerTimeoutMs: 2000 });
+    expect(await onRunners.holding("/w/x/out.txt")).toMatchObject({ path: "/w/x", runnerId: "box-1" });
   });
 });
