@@ -158,4 +158,30 @@ describe.skipIf(!postgres.available)("on a PostgreSQL registry", () => {
     const onRunners = new RunnerWorkdirs(registry, { homeDir: "/home/me", leaseMs: 15_000, answerTimeoutMs: 2000 });
     expect(await onRunners.holding("/w/x/out.txt")).toMatchObject({ path: "/w/x", runnerId: "box-1" });
   });
+
+  test("a retry a label moved from the server to a runner: its attempts' output ranges are cursors of the job's one output", async () => {
+    const root = tempDir();
+    const url = await postgres.database();
+    const server = await start({ CORRAL_DATABASE_URL: url }, root);
+    const marker = path.join(root, "failed-once");
+    const id = (
+      await api<Job>(server, "POST", "/api/jobs", {
+        agent: "kiro",
+        prompt: `print 3\nfail-once ${marker} 75 transient\nprint 2`,
+        workdir: path.join(root, "w"),
+        retry: { maxAttempts: 2, exitCodes: [75], backoffS: 1 },
+      })
+    ).body.id;
+    await until200(server, id, (j) => j.status === "queued" && j.attempt === 2, "the job waiting to retry");
+    const box = await runner(root, { CORRAL_DATABASE_URL: url, CORRAL_RUNNER_LABELS: "gpu" });
+    await api(server, "PATCH", "/api/agents/kiro", { runnerLabel: "gpu" });
+    const [ended] = await server.services.jobs.waitFor([id], 20_000);
+    expect(ended).toMatchObject({ status: "succeeded", runner: box.id, attempt: 2 });
+    const attempts = (await api<{ attempts: { attempt: number; outputStart: number; outputEnd: number | null }[] }>(server, "GET", `/api/jobs/${id}/attempts`)).body.attempts;
+    const output = (await api<{ cursor: number }>(server, "GET", `/api/jobs/${id}/output?limit=1000000`)).body;
+    expect(attempts).toHaveLength(2);
+    // The second attempt's output comes after the first's in the job's output, and ends at its end.
+    expect(attempts[1]!.outputStart).toBeGreaterThanOrEqual(attempts[0]!.outputEnd ?? Number.POSITIVE_INFINITY);
+    expect(attempts[1]!.outputEnd).toBe(output.cursor);
+  });
 });
