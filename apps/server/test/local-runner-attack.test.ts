@@ -184,4 +184,32 @@ describe.skipIf(!postgres.available)("on a PostgreSQL registry", () => {
     expect(attempts[1]!.outputStart).toBeGreaterThanOrEqual(attempts[0]!.outputEnd ?? Number.POSITIVE_INFINITY);
     expect(attempts[1]!.outputEnd).toBe(output.cursor);
   });
+
+  test("a label given while a job is starting here (its workdir being snapshotted): the server's slot is given back, and the job runs once the label is removed", async () => {
+    const root = tempDir();
+    const server = await start({ CORRAL_DATABASE_URL: await postgres.database() }, root);
+    await api(server, "PATCH", "/api/agents/kiro", { maxConcurrent: 1 });
+    // The start pauses where a big workdir's snapshot takes its time (between admission and the running state).
+    const hooks = (server.services.jobs as unknown as { deps: { hooks: { starting: (row: unknown) => Promise<void> } } }).deps.hooks;
+    const starting = hooks.starting.bind(hooks);
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    let paused = false;
+    hooks.starting = async (row) => {
+      paused = true;
+      await gate;
+      return starting(row);
+    };
+    const a = (await api<Job>(server, "POST", "/api/jobs", { agent: "kiro", prompt: "print 1", workdir: path.join(root, "a") })).body;
+    await until(() => (paused ? true : undefined), 10_000, "the start paused");
+    expect((await api(server, "PATCH", "/api/agents/kiro", { runnerLabel: "gpu" })).status).toBe(200);
+    await until200(server, a.id, (j) => j.runner === null, "the job given to the runners");
+    open();
+    await sleep(1000);
+    expect(await job(server, a.id)).toMatchObject({ status: "queued", runner: null });
+    // Back to the server: maxConcurrent 1 and nothing running here, so it runs.
+    expect((await api(server, "PATCH", "/api/agents/kiro", { runnerLabel: null })).status).toBe(200);
+    const [ended] = await server.services.jobs.waitFor([a.id], 10_000);
+    expect(ended).toMatchObject({ status: "succeeded", runner: "local" });
+  });
 });
