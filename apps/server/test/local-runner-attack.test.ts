@@ -212,4 +212,31 @@ describe.skipIf(!postgres.available)("on a PostgreSQL registry", () => {
     const [ended] = await server.services.jobs.waitFor([a.id], 10_000);
     expect(ended).toMatchObject({ status: "succeeded", runner: "local" });
   });
+
+  test("a job a silent runner held for its retry, of an agent whose label was removed meanwhile, is taken by local when the lease gives it back", async () => {
+    const root = tempDir();
+    const url = await postgres.database();
+    const server = await start({ CORRAL_DATABASE_URL: url }, root);
+    await api(server, "PATCH", "/api/agents/kiro", { runnerLabel: "gpu" });
+    const box = await runner(root, { CORRAL_DATABASE_URL: url, CORRAL_RUNNER_LABELS: "gpu" });
+    const marker = path.join(root, "failed-once");
+    const id = (
+      await api<Job>(server, "POST", "/api/jobs", {
+        agent: "kiro",
+        prompt: `fail-once ${marker} 75 transient\nprint 1`,
+        workdir: path.join(root, "w"),
+        retry: { maxAttempts: 2, exitCodes: [75], backoffS: 3600 },
+      })
+    ).body.id;
+    // Attempt 1 failed on the runner, which holds the job for its retry.
+    await until200(server, id, (j) => j.status === "queued" && j.attempt === 2 && j.runner === box.id, "the job waiting to retry on the runner");
+    expect((await api(server, "PATCH", "/api/agents/kiro", { runnerLabel: null })).status).toBe(200);
+    await sleep(300);
+    expect((await job(server, id)).runner).toBe(box.id);
+    await box.stop("SIGKILL");
+    // The lease runs out (as the sweep sees it a minute on): the job is given back; the agent has no label, so it is local's.
+    await server.services.jobs.loseJobsOfSilentRunners(15_000, Date.now() + 60_000);
+    const [ended] = await server.services.jobs.waitFor([id], 10_000);
+    expect(ended).toMatchObject({ status: "succeeded", runner: "local" });
+  });
 });
