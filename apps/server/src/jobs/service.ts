@@ -543,6 +543,15 @@ export class JobService extends EventEmitter<JobServiceEvents> {
           lost++;
         }
       }
+      // Jobs given back of agents whose label was removed while a runner held them (for a retry): no
+      // runner claims them, so they are local's, as a label removed gives local the waiting ones.
+      const left = this.deps.runnerId === LOCAL_RUNNER ? await unit.tx.runners.takeQueued(LOCAL_RUNNER) : [];
+      for (const row of left) {
+        this.announce(row, unit);
+        unit.afterCommit(() => {
+          if (!this.scheduler.holds(row.agent, row.id)) this.scheduler.enqueue(row.agent, row.id);
+        });
+      }
       return lost;
     });
   }
