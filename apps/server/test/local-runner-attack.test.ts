@@ -239,4 +239,27 @@ describe.skipIf(!postgres.available)("on a PostgreSQL registry", () => {
     const [ended] = await server.services.jobs.waitFor([id], 10_000);
     expect(ended).toMatchObject({ status: "succeeded", runner: "local" });
   });
+
+  test("a job a stopping runner held for its retry, of an agent whose label was removed meanwhile, is taken by local when the runner gives it back", async () => {
+    const root = tempDir();
+    const url = await postgres.database();
+    const server = await start({ CORRAL_DATABASE_URL: url }, root);
+    await api(server, "PATCH", "/api/agents/kiro", { runnerLabel: "gpu" });
+    const box = await runner(root, { CORRAL_DATABASE_URL: url, CORRAL_RUNNER_LABELS: "gpu" });
+    const marker = path.join(root, "failed-once");
+    const id = (
+      await api<Job>(server, "POST", "/api/jobs", {
+        agent: "kiro",
+        prompt: `fail-once ${marker} 75 transient\nprint 1`,
+        workdir: path.join(root, "w"),
+        retry: { maxAttempts: 2, exitCodes: [75], backoffS: 3600 },
+      })
+    ).body.id;
+    await until200(server, id, (j) => j.status === "queued" && j.attempt === 2 && j.runner === box.id, "the job waiting to retry on the runner");
+    expect((await api(server, "PATCH", "/api/agents/kiro", { runnerLabel: null })).status).toBe(200);
+    // Stopped cleanly (SIGTERM): it gives back the jobs it holds but does not run.
+    expect(await box.stop("SIGTERM")).toBe(0);
+    const [ended] = await server.services.jobs.waitFor([id], 10_000);
+    expect(ended).toMatchObject({ status: "succeeded", runner: "local" });
+  });
 });
