@@ -108,7 +108,11 @@ describe.skipIf(!postgres.available)("on a PostgreSQL registry", () => {
     writeFileSync(file, "agents:\n  gpuk:\n    provider: kiro\n    runnerLabel: gpu\n");
     const env = { CORRAL_DATABASE_URL: await postgres.database() };
     const first = await startServer(env, { root, dataDir });
-    const launched = await api<Job>(first, "POST", "/api/jobs", { agent: "gpuk", prompt: "append hits.txt x\nsleep 1", workdir: path.join(root, "w") });
+    const launched = await api<Job>(first, "POST", "/api/jobs", {
+      agent: "gpuk",
+      prompt: "append hits.txt x\nsleep 1",
+      workdir: path.join(root, "w"),
+    });
     expect(launched.body).toMatchObject({ status: "queued", runner: null });
     await first.close();
     writeFileSync(file, "agents:\n  gpuk:\n    provider: kiro\n");
@@ -144,13 +148,25 @@ describe.skipIf(!postgres.available)("on a PostgreSQL registry", () => {
     const registry = await pgRegistryAt(await postgres.database());
     cleanups.push(() => registry.close());
     await registry.agents.insertMissing([agentRow("gpu_agent", { runnerLabel: "gpu" })]);
-    await registry.runners.register({ id: "box-1", name: "box", labels: ["gpu"], hostname: "h", version: "0", startedAt: 1, heartbeatAt: Date.now(), stoppedAt: null });
+    await registry.runners.register({
+      id: "box-1",
+      name: "box",
+      labels: ["gpu"],
+      hostname: "h",
+      version: "0",
+      startedAt: 1,
+      heartbeatAt: Date.now(),
+      stoppedAt: null,
+    });
     // As the last release left them: one ran on a runner, the next was cancelled while it waited for one.
     await registry.insertJobs([
       jobRow("ranonbox001", { agent: "gpu_agent", workdir: "/w/x", status: "succeeded", runner: "box-1", startedAt: 1 }),
       jobRow("neverran001", { agent: "gpu_agent", workdir: "/w/x", status: "cancelled", runner: null, startedAt: null }),
     ]);
-    const migration = readFileSync(path.resolve(path.dirname(new URL(import.meta.url).pathname), "../../../drizzle-pg/0005_local_runner.sql"), "utf8");
+    const migration = readFileSync(
+      path.resolve(path.dirname(new URL(import.meta.url).pathname), "../../../drizzle-pg/0005_local_runner.sql"),
+      "utf8",
+    );
     await registry.run(migration);
     // Never run anywhere: this version stores such a job with runner null (cancel leaves it), never local.
     expect((await registry.jobs.get("neverran001"))?.runner).toBeNull();
@@ -177,7 +193,9 @@ describe.skipIf(!postgres.available)("on a PostgreSQL registry", () => {
     await api(server, "PATCH", "/api/agents/kiro", { runnerLabel: "gpu" });
     const [ended] = await server.services.jobs.waitFor([id], 20_000);
     expect(ended).toMatchObject({ status: "succeeded", runner: box.id, attempt: 2 });
-    const attempts = (await api<{ attempts: { attempt: number; outputStart: number; outputEnd: number | null }[] }>(server, "GET", `/api/jobs/${id}/attempts`)).body.attempts;
+    const attempts = (
+      await api<{ attempts: { attempt: number; outputStart: number; outputEnd: number | null }[] }>(server, "GET", `/api/jobs/${id}/attempts`)
+    ).body.attempts;
     const output = (await api<{ cursor: number }>(server, "GET", `/api/jobs/${id}/output?limit=1000000`)).body;
     expect(attempts).toHaveLength(2);
     // The second attempt's output comes after the first's in the job's output, and ends at its end.
