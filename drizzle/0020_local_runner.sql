@@ -1,5 +1,7 @@
 -- The server became the built-in runner `local`: the jobs it ran, runs or holds in its queue are
--- its runner's. A job that waits for a runner (queued, of an agent with a runner label) stays unclaimed.
+-- its runner's. A job of an agent with a runner label that never started (waiting for a runner, or
+-- cancelled while it waited) ran nowhere and stays unclaimed, as this version stores it.
 UPDATE `jobs` SET `runner` = 'local'
 WHERE `runner` IS NULL
-  AND (`status` <> 'queued' OR `agent` NOT IN (SELECT `name` FROM `agents` WHERE `runner_label` IS NOT NULL));
+  AND (`agent` NOT IN (SELECT `name` FROM `agents` WHERE `runner_label` IS NOT NULL)
+    OR (`status` <> 'queued' AND `started_at` IS NOT NULL));

@@ -116,6 +116,8 @@ describe.skipIf(!postgres.available)("on a PostgreSQL registry", () => {
         );
       await job("ended000001", "plain", "succeeded", null);
       await job("ended000002", "gpu_agent", "failed", null);
+      // It ran (here, before its agent was given a label): a job that never started stays unclaimed.
+      await client.query("update jobs set started_at = 1 where id = 'ended000002'");
       await job("queued00001", "plain", "queued", null);
       await job("waiting0001", "gpu_agent", "queued", null);
       await job("remote00001", "gpu_agent", "running", "box-1234");

@@ -129,6 +129,8 @@ upgrade("jobs the server ran before it became the runner local are local's after
   insertJob(db, { id: "aaaaaa000004", agent: "gpu_agent", prompt: "a runner ran it", createdAt: 4_000 });
   db.prepare("update jobs set status = 'queued', ended_at = null where id = 'aaaaaa000003'").run();
   db.prepare("update jobs set runner = 'box-1234' where id = 'aaaaaa000004'").run();
+  // It ran (here, before its agent was given a label): a job that never started stays unclaimed.
+  db.prepare("update jobs set started_at = 1500 where id = 'aaaaaa000002'").run();
   db.close();
 
   server = await startServer({}, { root });

@@ -222,8 +222,8 @@ export class JobRunner {
   }
 
   /**
-   * While the workdir's snapshot was taken (the job still queued), the job may have been cancelled
-   * or the server begun to stop: then its worker is not started. A cancelled job's slot is freed; at
+   * While the workdir's snapshot was taken (the job still queued), the job may have been cancelled,
+   * given to the runners (its agent given a label) or the server begun to stop: then its worker is not started. A cancelled job's slot is freed; at
    * shutdown the job stays queued for the next start.
    */
   private async leftWhileStarting(row: JobRow, log: OutputLog, attempt: AttemptStart): Promise<boolean> {
@@ -232,15 +232,19 @@ export class JobRunner {
       return true;
     }
     const now = await this.registry.jobs.get(row.id);
-    if (now?.status === "queued") return false;
+    // Still queued, and still this process's: it goes on starting.
+    if (now?.status === "queued" && this.owns(now)) return false;
     void this.deps.hooks?.ended(row, false);
-    await this.registry.jobs.startAttempt({
-      ...attempt,
-      status: now?.status ?? "cancelled",
-      error: now?.error ?? null,
-      endedAt: Date.now(),
-      outputEnd: log.size,
-    });
+    // One given to the runners meanwhile (its agent given a label) is theirs, its attempt too: its slot here is given back all the same.
+    if (!now || this.owns(now)) {
+      await this.registry.jobs.startAttempt({
+        ...attempt,
+        status: now?.status ?? "cancelled",
+        error: now?.error ?? null,
+        endedAt: Date.now(),
+        outputEnd: log.size,
+      });
+    }
     log.close();
     this.scheduler.released(row.agent);
     return true;
@@ -292,13 +296,20 @@ export class JobRunner {
   /** Ends a job waiting out its retry backoff, in the unit's transaction; false when it is not waiting. */
   async cancelRetry(row: JobRow, unit: Unit): Promise<boolean> {
     const timer = this.retryTimers.get(row.id);
-    if (!timer) return false;
+    // A job given to another runner meanwhile (its agent given a label) is that runner's to stop.
+    if (!timer || !this.owns(row)) return false;
     await this.store.finish(row.id, { status: "cancelled", error: `cancelled while waiting to retry (attempt ${row.attempt})` }, unit);
     unit.afterCommit(() => {
       clearTimeout(timer);
       this.retryTimers.delete(row.id);
     });
     return true;
+  }
+
+  /** A job waiting out its retry backoff was given to the runners (see JobService.followRunnerLabel): its retry is theirs. */
+  forgetRetry(id: string): void {
+    clearTimeout(this.retryTimers.get(id));
+    this.retryTimers.delete(id);
   }
 
   /** Stops following workers and leaves them running; the next start picks them up. */

@@ -141,6 +141,9 @@ export class JobService extends EventEmitter<JobServiceEvents> {
     return this.deps.config;
   }
 
+  /** Set once recovery has queued local's jobs: the lease sweep takes strays only after it (never queued twice). */
+  private recovered = false;
+
   private get registry(): Registry {
     return this.deps.registry;
   }
@@ -531,8 +534,7 @@ export class JobService extends EventEmitter<JobServiceEvents> {
     return this.atomically(async (unit) => {
       // The server's own runner is never silent while the server runs this; its jobs are followed again at its start.
       const silent = (await unit.tx.runners.list()).filter((r) => r.id !== LOCAL_RUNNER && r.stoppedAt === null && r.heartbeatAt < now - leaseMs);
-      if (!silent.length) return 0;
-      const running = await unit.tx.jobs.withStatus(["running"]);
+      const running = silent.length ? await unit.tx.jobs.withStatus(["running"]) : [];
       let lost = 0;
       for (const runner of silent) {
         await unit.tx.runners.releaseQueued(runner.id);
@@ -542,6 +544,16 @@ export class JobService extends EventEmitter<JobServiceEvents> {
           await this.finish(row.id, { status: "lost", error }, unit);
           lost++;
         }
+      }
+      // Jobs given back (here, or by a runner that stopped) of agents whose label was removed while a
+      // runner held them (for a retry): no runner claims them, so they are local's, as a label removed
+      // gives local the waiting ones. After recovery, which takes them at start.
+      const left = this.deps.runnerId === LOCAL_RUNNER && this.recovered ? await unit.tx.runners.takeQueued(LOCAL_RUNNER) : [];
+      for (const row of left) {
+        this.announce(row, unit);
+        unit.afterCommit(() => {
+          if (!this.scheduler.holds(row.agent, row.id)) this.scheduler.enqueue(row.agent, row.id);
+        });
       }
       return lost;
     });
@@ -584,6 +596,7 @@ export class JobService extends EventEmitter<JobServiceEvents> {
     // PostgreSQL tells the runners with its label (releaseQueued); one starting here meanwhile is refused by admission.
     for (const row of await this.registry.runners.releaseQueued(LOCAL_RUNNER, name)) {
       this.scheduler.remove(name, row.id);
+      this.runner.forgetRetry(row.id);
       this.announce(row);
     }
   }
@@ -608,6 +621,7 @@ export class JobService extends EventEmitter<JobServiceEvents> {
         await this.runner.lose(row, `the server could not recover this job at start: ${err instanceof Error ? err.message : String(err)}`);
       }
     }
+    this.recovered = true;
   }
 
   /**

@@ -151,6 +151,19 @@ describe.each(DIALECTS)("the runners repository on $dialect", ({ open }) => {
     expect((await Promise.all(["b", "c", "d"].map((id) => registry.jobs.get(id)))).map((j) => j?.runner)).toEqual(["r1", null, null]);
   });
 
+  it("moves an agent's waiting jobs only the way its label is now (a label flipped back before the move ran)", async () => {
+    await registry.agents.insertMissing([agentRow("plain"), agentRow("gpu_agent", { runnerLabel: "gpu" })]);
+    await registry.insertJobs([
+      jobRow("a", { agent: "plain", status: "queued", runner: "local" }),
+      jobRow("b", { agent: "gpu_agent", status: "queued", runner: null }),
+    ]);
+    // plain has no label (any more): local keeps its job; gpu_agent has one (again): its job stays the runners'.
+    expect(await registry.runners.releaseQueued("local", "plain")).toEqual([]);
+    expect(await registry.runners.takeQueued("local", "gpu_agent")).toEqual([]);
+    expect((await registry.jobs.get("a"))?.runner).toBe("local");
+    expect((await registry.jobs.get("b"))?.runner).toBeNull();
+  });
+
   it("lets only the runner holding a job write to it", async () => {
     await registry.agents.insertMissing([agentRow("gpu_agent", { runnerLabel: "gpu" })]);
     await registry.insertJobs([jobRow("a", { agent: "gpu_agent", status: "queued" })]);

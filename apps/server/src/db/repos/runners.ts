@@ -7,6 +7,12 @@ import { agents, jobs, runners, type JobRow, type RunnerRow } from "../schema.js
  * (they need PostgreSQL; with SQLite `local` is the only one).
  */
 export function createRunnersRepo(db: Db) {
+  /** The names of agents with a runner label (`agent`'s alone, if it has one). */
+  const labelledAgents = (agent?: string) =>
+    db
+      .select({ name: agents.name })
+      .from(agents)
+      .where(and(isNotNull(agents.runnerLabel), agent === undefined ? undefined : eq(agents.name, agent)));
   return {
     /** A runner announcing itself as it starts; its id is new to every start. */
     register(row: RunnerRow): void {
@@ -74,7 +80,14 @@ export function createRunnersRepo(db: Db) {
       return db
         .update(jobs)
         .set({ runner: null })
-        .where(and(eq(jobs.runner, runner), eq(jobs.status, "queued"), agent === undefined ? undefined : eq(jobs.agent, agent)))
+        .where(
+          and(
+            eq(jobs.runner, runner),
+            eq(jobs.status, "queued"),
+            // An agent's only while it has a label: a label removed again meanwhile keeps them here (its takeQueued may have run first).
+            agent === undefined ? undefined : inArray(jobs.agent, labelledAgents(agent)),
+          ),
+        )
         .returning()
         .all();
     },
@@ -91,9 +104,9 @@ export function createRunnersRepo(db: Db) {
           and(
             eq(jobs.status, "queued"),
             isNull(jobs.runner),
-            agent !== undefined
-              ? eq(jobs.agent, agent)
-              : notInArray(jobs.agent, db.select({ name: agents.name }).from(agents).where(isNotNull(agents.runnerLabel))),
+            // Only agents without a label: one given a label again meanwhile keeps its jobs for the runners (its releaseQueued may have run first).
+            agent === undefined ? undefined : eq(jobs.agent, agent),
+            notInArray(jobs.agent, labelledAgents()),
           ),
         )
         .returning()

@@ -17,6 +17,12 @@ export function createPgRunnersRepo(db: PgExecutor): Async<ReturnType<typeof cre
   const announceQueued = async (labels: string[]) => {
     for (const label of new Set(labels)) await db.execute(sql`select pg_notify(${QUEUE_CHANNEL}, ${label})`);
   };
+  /** The names of agents with a runner label (`agent`'s alone, if it has one). */
+  const labelledAgents = (agent?: string) =>
+    db
+      .select({ name: agents.name })
+      .from(agents)
+      .where(and(isNotNull(agents.runnerLabel), agent === undefined ? undefined : eq(agents.name, agent)));
   return {
     async register(row) {
       await db.insert(runners).values(row);
@@ -72,7 +78,14 @@ export function createPgRunnersRepo(db: PgExecutor): Async<ReturnType<typeof cre
       const released = await db
         .update(jobs)
         .set({ runner: null })
-        .where(and(eq(jobs.runner, runner), eq(jobs.status, "queued"), agent === undefined ? undefined : eq(jobs.agent, agent)))
+        .where(
+          and(
+            eq(jobs.runner, runner),
+            eq(jobs.status, "queued"),
+            // An agent's only while it has a label: a label removed again meanwhile keeps them here (its takeQueued may have run first).
+            agent === undefined ? undefined : inArray(jobs.agent, labelledAgents(agent)),
+          ),
+        )
         .returning();
       if (!released.length) return released;
       const labelled = await db
@@ -91,9 +104,9 @@ export function createPgRunnersRepo(db: PgExecutor): Async<ReturnType<typeof cre
           and(
             eq(jobs.status, "queued"),
             isNull(jobs.runner),
-            agent !== undefined
-              ? eq(jobs.agent, agent)
-              : notInArray(jobs.agent, db.select({ name: agents.name }).from(agents).where(isNotNull(agents.runnerLabel))),
+            // Only agents without a label: one given a label again meanwhile keeps its jobs for the runners (its releaseQueued may have run first).
+            agent === undefined ? undefined : eq(jobs.agent, agent),
+            notInArray(jobs.agent, labelledAgents()),
           ),
         )
         .returning();
