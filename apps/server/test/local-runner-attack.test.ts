@@ -67,7 +67,7 @@ describe.skipIf(!postgres.available)("on a PostgreSQL registry", () => {
     expect(ended).toMatchObject({ status: "succeeded", runner: "local" });
   });
 
-  test("cancelling a job that a label sent to a runner during its retry backoff stops the runner's worker", async () => {
+  test("a job waiting out its retry backoff when its agent is given a label finishes its attempts here, and a cancel ends it", async () => {
     const root = tempDir();
     const url = await postgres.database();
     const server = await start({ CORRAL_DATABASE_URL: url }, root);
@@ -86,18 +86,20 @@ describe.skipIf(!postgres.available)("on a PostgreSQL registry", () => {
 
     const box = await runner(root, { CORRAL_DATABASE_URL: url, CORRAL_RUNNER_LABELS: "gpu" });
     expect((await api(server, "PATCH", "/api/agents/kiro", { runnerLabel: "gpu" })).status).toBe(200);
-    // Given to the runners: the runner claims it and runs attempt 2.
-    await until200(server, id, (j) => j.status === "running" && j.runner === box.id, "attempt 2 running on the runner");
+    // A retry stays where it ran (as a runner's does): the runner does not take it, and its backoff holds.
+    await sleep(2500);
+    expect(await job(server, id)).toMatchObject({ status: "queued", attempt: 2, runner: "local" });
 
     const cancelled = await api<Job>(server, "POST", `/api/jobs/${id}/cancel`);
-    expect(cancelled.status).toBe(200);
-    expect(cancelled.body.status).toBe("cancelled");
-    // The worker on the runner was stopped: the job never gets to print and end its own way.
-    await sleep(8000);
-    expect(await job(server, id)).toMatchObject({ status: "cancelled" });
+    expect(cancelled.body).toMatchObject({ status: "cancelled", runner: "local" });
     expect((await api<{ chunks: { text: string }[] }>(server, "GET", `/api/jobs/${id}/output`)).body.chunks.map((c) => c.text).join("")).not.toMatch(
       /done kiro/,
     );
+    expect(
+      (await api<{ runners: { id: string; activeJobs: number }[] }>(server, "GET", "/api/runners")).body.runners.find((r) => r.id === box.id),
+    ).toMatchObject({
+      activeJobs: 0,
+    });
   });
 
   test("a label removed from the config file while the server was down: the waiting job runs once, its worker started once", async () => {
@@ -142,6 +144,10 @@ describe.skipIf(!postgres.available)("on a PostgreSQL registry", () => {
     // maxConcurrent 1 "holds across all runners and the server" (README): b waits for a to end.
     expect((await job(server, a.id)).status).toBe("running");
     expect(await job(server, b.id)).toMatchObject({ status: "queued", startedAt: null });
+    // Once a ends on the runner, the server hears it and starts b at once.
+    const [ranB] = await server.services.jobs.waitFor([b.id], 20_000);
+    expect(ranB).toMatchObject({ status: "succeeded", runner: "local" });
+    expect(ranB?.startedAt).toBeGreaterThanOrEqual((await job(server, a.id)).endedAt ?? Number.POSITIVE_INFINITY);
   });
 
   test("the upgrade leaves a job that waited for a runner and was cancelled before any claimed it unclaimed, as this version stores it", async () => {
@@ -175,7 +181,7 @@ describe.skipIf(!postgres.available)("on a PostgreSQL registry", () => {
     expect(await onRunners.holding("/w/x/out.txt")).toMatchObject({ path: "/w/x", runnerId: "box-1" });
   });
 
-  test("a retry a label moved from the server to a runner: its attempts' output ranges are cursors of the job's one output", async () => {
+  test("a retry when its agent is given a label runs where its first attempt did: its attempts' output ranges are cursors of the job's one output", async () => {
     const root = tempDir();
     const url = await postgres.database();
     const server = await start({ CORRAL_DATABASE_URL: url }, root);
@@ -189,10 +195,11 @@ describe.skipIf(!postgres.available)("on a PostgreSQL registry", () => {
       })
     ).body.id;
     await until200(server, id, (j) => j.status === "queued" && j.attempt === 2, "the job waiting to retry");
-    const box = await runner(root, { CORRAL_DATABASE_URL: url, CORRAL_RUNNER_LABELS: "gpu" });
+    await runner(root, { CORRAL_DATABASE_URL: url, CORRAL_RUNNER_LABELS: "gpu" });
     await api(server, "PATCH", "/api/agents/kiro", { runnerLabel: "gpu" });
+    // Its retry stays where it ran: one log, so its attempts' ranges are cursors of it.
     const [ended] = await server.services.jobs.waitFor([id], 20_000);
-    expect(ended).toMatchObject({ status: "succeeded", runner: box.id, attempt: 2 });
+    expect(ended).toMatchObject({ status: "succeeded", runner: "local", attempt: 2 });
     const attempts = (
       await api<{ attempts: { attempt: number; outputStart: number; outputEnd: number | null }[] }>(server, "GET", `/api/jobs/${id}/attempts`)
     ).body.attempts;

@@ -128,8 +128,9 @@ export class JobRunner {
           await this.store.finish(id, { status: "failed", error: `agent ${row.agent} no longer exists` }, unit);
         return { refused: row?.agent ?? "" };
       }
-      // The server's job of an agent given a runner label while it waited: the runners' now.
-      if (this.deps.runnerId === LOCAL_RUNNER && agent.runnerLabel !== null) {
+      // The server's job of an agent given a runner label while it waited: the runners' now (a
+      // retry finishes its attempts where it ran, as a runner's does).
+      if (this.deps.runnerId === LOCAL_RUNNER && agent.runnerLabel !== null && row.startedAt === null) {
         await this.store.update(id, { runner: null }, unit);
         await unit.tx.runners.announceQueued([agent.runnerLabel]);
         return { refused: agent.name };
@@ -296,7 +297,7 @@ export class JobRunner {
   /** Ends a job waiting out its retry backoff, in the unit's transaction; false when it is not waiting. */
   async cancelRetry(row: JobRow, unit: Unit): Promise<boolean> {
     const timer = this.retryTimers.get(row.id);
-    // A job given to another runner meanwhile (its agent given a label) is that runner's to stop.
+    // Only a job this process holds: another's is its runner's to stop.
     if (!timer || !this.owns(row)) return false;
     await this.store.finish(row.id, { status: "cancelled", error: `cancelled while waiting to retry (attempt ${row.attempt})` }, unit);
     unit.afterCommit(() => {
@@ -304,12 +305,6 @@ export class JobRunner {
       this.retryTimers.delete(row.id);
     });
     return true;
-  }
-
-  /** A job waiting out its retry backoff was given to the runners (see JobService.followRunnerLabel): its retry is theirs. */
-  forgetRetry(id: string): void {
-    clearTimeout(this.retryTimers.get(id));
-    this.retryTimers.delete(id);
   }
 
   /** Stops following workers and leaves them running; the next start picks them up. */

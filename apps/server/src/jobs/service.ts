@@ -123,7 +123,7 @@ export class JobService extends EventEmitter<JobServiceEvents> {
     super();
     this.setMaxListeners(0);
     this.scheduler = new Scheduler(
-      async (agent) => (await this.deps.registry.agents.get(agent))?.maxConcurrent ?? 1,
+      (agent) => this.limitHere(agent),
       (agent, jobId) => void this.runner.start(agent, jobId),
       deps.config.queueLimit,
     );
@@ -146,6 +146,17 @@ export class JobService extends EventEmitter<JobServiceEvents> {
 
   private get registry(): Registry {
     return this.deps.registry;
+  }
+
+  /**
+   * How many of the agent's jobs this process may run at once: its maxConcurrent less the jobs
+   * other runners hold, so the limit holds across the server and every runner (a runner's claim
+   * counts the others' the same way).
+   */
+  private async limitHere(name: string): Promise<number> {
+    const agent = await this.registry.agents.get(name);
+    if (!agent) return 1;
+    return agent.maxConcurrent - (await this.registry.runners.heldElsewhere(name, this.deps.runnerId));
   }
 
   /**
@@ -520,7 +531,11 @@ export class JobService extends EventEmitter<JobServiceEvents> {
     if (seq !== undefined) return;
     const row = await this.registry.jobs.get(id);
     if (!row) return;
-    if (isFinalStatus(row.status)) this.runnerOutput.forget(id);
+    if (isFinalStatus(row.status)) {
+      this.runnerOutput.forget(id);
+      // A slot of its agent is free across machines: a job waiting here may start.
+      this.scheduler.pump(row.agent);
+    }
     this.announce(row);
   }
 
@@ -542,6 +557,7 @@ export class JobService extends EventEmitter<JobServiceEvents> {
           const error = `runner ${runner.name} (${runner.id}) fell silent: no heartbeat for ${Math.round((now - runner.heartbeatAt) / 1000)} s, past its lease of ${Math.round(leaseMs / 1000)} s; its worker may still run there, but nothing it does is recorded any more`;
           await unit.tx.jobs.endAttempt(row.id, row.attempt, { status: "lost", error, endedAt: now });
           await this.finish(row.id, { status: "lost", error }, unit);
+          unit.afterCommit(() => this.scheduler.pump(row.agent));
           lost++;
         }
       }
@@ -596,7 +612,6 @@ export class JobService extends EventEmitter<JobServiceEvents> {
     // PostgreSQL tells the runners with its label (releaseQueued); one starting here meanwhile is refused by admission.
     for (const row of await this.registry.runners.releaseQueued(LOCAL_RUNNER, name)) {
       this.scheduler.remove(name, row.id);
-      this.runner.forgetRetry(row.id);
       this.announce(row);
     }
   }

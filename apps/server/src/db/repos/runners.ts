@@ -1,4 +1,4 @@
-import { and, asc, count, eq, inArray, isNotNull, isNull, notInArray, or } from "drizzle-orm";
+import { and, asc, count, eq, inArray, isNotNull, isNull, ne, notInArray, or } from "drizzle-orm";
 import type { Db } from "../client.js";
 import { agents, jobs, runners, type JobRow, type RunnerRow } from "../schema.js";
 
@@ -72,9 +72,10 @@ export function createRunnersRepo(db: Db) {
       return undefined;
     },
     /**
-     * Gives back the jobs runner `runner` claimed but never started (it is stopping; `agent`: that
-     * agent's, which was given a runner label): another runner may take them (PostgreSQL tells the
-     * runners of their labels, announceQueued).
+     * Gives back the jobs runner `runner` claimed but never started (it is stopping): another runner
+     * may take them (PostgreSQL tells the runners of their labels, announceQueued). With `agent`
+     * (the server's, that agent given a runner label): its jobs that never started, while it has
+     * a label — a job waiting out a retry finishes its attempts where it ran.
      */
     releaseQueued(runner: string, agent?: string): JobRow[] {
       return db
@@ -85,7 +86,7 @@ export function createRunnersRepo(db: Db) {
             eq(jobs.runner, runner),
             eq(jobs.status, "queued"),
             // An agent's only while it has a label: a label removed again meanwhile keeps them here (its takeQueued may have run first).
-            agent === undefined ? undefined : inArray(jobs.agent, labelledAgents(agent)),
+            agent === undefined ? undefined : and(inArray(jobs.agent, labelledAgents(agent)), isNull(jobs.startedAt)),
           ),
         )
         .returning()
@@ -112,6 +113,18 @@ export function createRunnersRepo(db: Db) {
         .returning()
         .all()
         .sort((a, b) => (a.seq ?? 0) - (b.seq ?? 0));
+    },
+    /**
+     * How many of `agent`'s jobs runners other than `runner` hold (claimed, running, or waiting out a
+     * retry): with the ones `runner` runs, they count against the agent's maxConcurrent.
+     */
+    heldElsewhere(agent: string, runner: string): number {
+      const [row] = db
+        .select({ n: count() })
+        .from(jobs)
+        .where(and(eq(jobs.agent, agent), inArray(jobs.status, ["queued", "running"]), isNotNull(jobs.runner), ne(jobs.runner, runner)))
+        .all();
+      return row?.n ?? 0;
     },
     /**
      * Tells the runners with one of `labels` that a job waits for them (PostgreSQL: NOTIFY, sent

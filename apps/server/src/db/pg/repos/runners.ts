@@ -1,4 +1,4 @@
-import { and, asc, count, eq, inArray, isNotNull, isNull, min, notInArray, or, sql } from "drizzle-orm";
+import { and, asc, count, eq, inArray, isNotNull, isNull, min, ne, notInArray, or, sql } from "drizzle-orm";
 import type { Async } from "../../async.js";
 import type { createRunnersRepo } from "../../repos/runners.js";
 import type { PgExecutor } from "../client.js";
@@ -83,7 +83,7 @@ export function createPgRunnersRepo(db: PgExecutor): Async<ReturnType<typeof cre
             eq(jobs.runner, runner),
             eq(jobs.status, "queued"),
             // An agent's only while it has a label: a label removed again meanwhile keeps them here (its takeQueued may have run first).
-            agent === undefined ? undefined : inArray(jobs.agent, labelledAgents(agent)),
+            agent === undefined ? undefined : and(inArray(jobs.agent, labelledAgents(agent)), isNull(jobs.startedAt)),
           ),
         )
         .returning();
@@ -111,6 +111,13 @@ export function createPgRunnersRepo(db: PgExecutor): Async<ReturnType<typeof cre
         )
         .returning();
       return taken.sort((a, b) => (a.seq ?? 0) - (b.seq ?? 0));
+    },
+    async heldElsewhere(agent, runner) {
+      const [row] = await db
+        .select({ n: count() })
+        .from(jobs)
+        .where(and(eq(jobs.agent, agent), inArray(jobs.status, ["queued", "running"]), isNotNull(jobs.runner), ne(jobs.runner, runner)));
+      return row?.n ?? 0;
     },
     announceQueued,
     async askToStop(jobId) {
