@@ -84,6 +84,14 @@ test("local is no label an agent may ask for, and no name a runner may take", as
   const env = { CORRAL_DATABASE_URL: "postgres://u@localhost/db", HOME: tempDir() };
   expect(() => loadRunnerSettings({ ...env, CORRAL_RUNNER_NAME: "Local" })).toThrow(/CORRAL_RUNNER_NAME: "Local" is the server's own runner/);
   expect(() => loadRunnerSettings({ ...env, CORRAL_RUNNER_LABELS: "gpu,local" })).toThrow(/CORRAL_RUNNER_LABELS: "local" is not a label/);
+  // A machine named local: its name and labels would default to it, so both are asked for.
+  expect(() => loadRunnerSettings(env, "Local")).toThrow(
+    /hostname is "Local", the name of the server's own runner.*set CORRAL_RUNNER_NAME and CORRAL_RUNNER_LABELS/,
+  );
+  expect(loadRunnerSettings({ ...env, CORRAL_RUNNER_NAME: "box", CORRAL_RUNNER_LABELS: "gpu" }, "local")).toMatchObject({
+    name: "box",
+    labels: ["gpu"],
+  });
 });
 
 describe.skipIf(!postgres.available)("on a PostgreSQL registry", () => {

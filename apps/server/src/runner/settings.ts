@@ -23,7 +23,7 @@ export interface RunnerSettings {
  * jobs NOTIFY did not tell it of; default 2000) and CORRAL_DATA_DIR (default: its own,
  * ~/.local/share/corral-runner, so a runner beside a server never shares its job logs).
  */
-export function loadRunnerSettings(env: NodeJS.ProcessEnv = process.env): RunnerSettings {
+export function loadRunnerSettings(env: NodeJS.ProcessEnv = process.env, hostname = os.hostname()): RunnerSettings {
   const databaseUrl = env.CORRAL_DATABASE_URL?.trim();
   if (!databaseUrl) {
     throw new ConfigError(
@@ -33,8 +33,13 @@ export function loadRunnerSettings(env: NodeJS.ProcessEnv = process.env): Runner
   const homeDir = env.HOME || os.homedir();
   const dataHome = env.XDG_DATA_HOME || path.join(homeDir, ".local", "share");
   const config = loadConfig({ ...env, CORRAL_DATA_DIR: env.CORRAL_DATA_DIR || path.join(dataHome, "corral-runner") });
-  const hostname = os.hostname();
   const given = env.CORRAL_RUNNER_LABELS?.trim();
+  // Both default to the hostname: one that is the server's own runner's name is said as such.
+  if (hostname.toLowerCase() === LOCAL_RUNNER && (!given || !env.CORRAL_RUNNER_NAME?.trim())) {
+    throw new ConfigError(
+      `This machine's hostname is "${hostname}", the name of the server's own runner, which a runner's name and labels default to: set CORRAL_RUNNER_NAME and CORRAL_RUNNER_LABELS (a comma list such as gpu,codex).`,
+    );
+  }
   const labels = given
     ? [
         ...new Set(
