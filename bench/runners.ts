@@ -119,7 +119,9 @@ export const runners: Benchmark = {
       /** Transactions PostgreSQL committed so far (every statement outside one is one), once the counts settled. */
       const commits = async () => {
         await sleep(STATS_SETTLE_MS);
-        const { rows } = await stats.db.$client.query<{ n: string }>("select xact_commit as n from pg_stat_database where datname = current_database()");
+        const { rows } = await stats.db.$client.query<{ n: string }>(
+          "select xact_commit as n from pg_stat_database where datname = current_database()",
+        );
         return Number(rows[0]?.n ?? 0);
       };
       /** Where a job's CPU on PostgreSQL goes, per burst. */
