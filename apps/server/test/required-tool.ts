@@ -20,3 +20,7 @@ export function hasTool(command: string, probeArgs: string[], install: string): 
   console.log(`skipped: ${message}`);
   return false;
 }
+
+/** Whether bubblewrap is installed and can build a sandbox here (user namespaces allowed). */
+export const hasBwrap = (): boolean =>
+  hasTool("bwrap", ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--", "true"], "apt-get install bubblewrap");

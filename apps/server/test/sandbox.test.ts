@@ -4,13 +4,9 @@ import type { Job } from "@corral/shared";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { groupAlive } from "../src/jobs/process-group.js";
 import { api, fakeBinDir, startServer, tempDir, until, type TestServer } from "./helpers.js";
-import { hasTool } from "./required-tool.js";
+import { hasBwrap } from "./required-tool.js";
 
-const hasBwrap = hasTool(
-  "bwrap",
-  ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--", "true"],
-  "apt-get install bubblewrap",
-);
+const bwrapWorks = hasBwrap();
 
 let server: TestServer;
 beforeAll(async () => {
@@ -41,7 +37,7 @@ async function run(agent: string, prompt: string, on: TestServer = server): Prom
   return { job: job!, output };
 }
 
-describe.skipIf(!hasBwrap)("bubblewrap sandbox (agent setting sandbox: bwrap)", () => {
+describe.skipIf(!bwrapWorks)("bubblewrap sandbox (agent setting sandbox: bwrap)", () => {
   test("the worker writes inside its workdir and nowhere else; Corral's data and ~/.ssh are hidden", async () => {
     const workdir = path.join(server.root, "project");
     mkdirSync(path.join(server.root, ".ssh"));
