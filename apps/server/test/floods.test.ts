@@ -2,7 +2,7 @@ import { readFileSync, rmSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
-import { sleep, tempDir, until } from "./helpers.js";
+import { sleep, startServer, tempDir, until } from "./helpers.js";
 import { connectMcp, textOf } from "./mcp-client.js";
 import { startServerProcess, type ServerProcess } from "./server-process.js";
 import { WsClient } from "./ws-client.js";
@@ -206,3 +206,21 @@ describe("half-sent request headers from any local process (slowloris)", () => {
     expect(server.stderr()).not.toMatch(/EMFILE/);
   }, 180_000);
 });
+
+test("a connection that has not sent its headers within CORRAL_HEADERS_TIMEOUT_S is closed with 408", async () => {
+  const server = await startServer({ CORRAL_HEADERS_TIMEOUT_S: "1" });
+  try {
+    const socket = net.connect(Number(new URL(server.url).port), "127.0.0.1");
+    let answer = "";
+    socket.on("data", (d: Buffer) => (answer += d.toString()));
+    socket.on("error", () => undefined);
+    const closed = new Promise((resolve) => socket.once("close", resolve));
+    socket.write("GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ");
+    await closed;
+    expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+    // A request sent whole is answered as ever.
+    expect((await fetch(`${server.url}/api/health`)).status).toBe(200);
+  } finally {
+    await server.close();
+  }
+}, 60_000);
