@@ -53,7 +53,8 @@ const EnvSchema = z.object({
   CORRAL_MCP_MAX_PENDING_BYTES: positiveInt.min(1024 * 1024).default(64 * 1024 * 1024),
   CORRAL_WS_MAX_CONNECTIONS: positiveInt.default(64),
   CORRAL_MAX_CONNECTIONS: positiveInt.min(16).optional(),
-  CORRAL_HEADERS_TIMEOUT_S: positiveInt.max(600).default(10),
+  // Node requires it no longer than the whole request's 5 minutes (app.ts).
+  CORRAL_HEADERS_TIMEOUT_S: positiveInt.max(300).default(10),
   CORRAL_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   CORRAL_GEMINI_MODEL: z.string().min(1).default("gemini-2.5-flash"),
   CORRAL_OPENCODE_MODEL: z.string().min(1).default("opencode/deepseek-v4-flash-free"),

@@ -103,10 +103,10 @@ describe("an MCP client that posts calls with big answers and never reads", () =
       60_000,
       "the job with a big output",
     );
-    const sessions = await Promise.all(Array.from({ length: 20 }, () => initialize(port)));
+    const sessions = await Promise.all(Array.from({ length: 110 }, () => initialize(port)));
     const before = memoryOf(pid);
 
-    // Each call answers 200,000 characters of output: a batch of 100 asks for 20 MB to be held for a client that does not read.
+    // Each call answers 200,000 characters of output: a batch of 100 asks for 30 MB of JSON to be held for a client that does not read.
     const logs = (id: number) => ({
       jsonrpc: "2.0",
       id,
@@ -126,8 +126,17 @@ describe("an MCP client that posts calls with big answers and never reads", () =
           ),
         ),
       );
-      // And single calls, as many as a session takes, on sockets of their own.
-      sockets.push(await neverReads(port, mcpPost(port, sessionId, logs(i * 1000 + 999))));
+      // And batches as big as a session takes (16 calls, 5 MB of answers), two for each session, on sockets of their own.
+      sockets.push(
+        await neverReads(
+          port,
+          mcpPost(
+            port,
+            sessionId,
+            Array.from({ length: 16 }, (_, j) => logs(i * 1000 + 500 + j)),
+          ),
+        ),
+      );
       if (i % 20 === 19) expect(await health(port)).toBe(200);
     }
     await sleep(2000);
@@ -144,7 +153,9 @@ describe("an MCP client that posts calls with big answers and never reads", () =
 
     // The server still serves MCP as before.
     const client = await connectMcp({ url: `http://127.0.0.1:${port}`, auth });
-    expect(textOf(await client.callTool({ name: "corral_logs", arguments: { job_id: job, tail: 1 } }))).toMatch(/\nx\s*$/);
+    const tail = textOf(await client.callTool({ name: "corral_logs", arguments: { job_id: job, tail: 5 } }));
+    expect(tail).toMatch(/ · listo · /);
+    expect(tail).toContain("\nx\n");
     await client.close();
   }, 240_000);
 });
