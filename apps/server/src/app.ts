@@ -30,6 +30,7 @@ import { panelRoutes } from "./routes/panel.js";
 import { sessionRoutes } from "./routes/sessions/index.js";
 import type { RouteEntry } from "./security/access.js";
 import { registerCors } from "./security/cors.js";
+import { limitConnections } from "./security/connection-limits.js";
 import { registerGuard } from "./security/guard.js";
 import { registerSecurityHeaders } from "./security/headers.js";
 import { loadOrCreateToken } from "./security/token.js";
@@ -67,6 +68,10 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
     // Request lines would carry `?token=` from the URL Corral prints; errors are still logged.
     logController: new LogController({ disableRequestLogging: true }),
     forceCloseConnections: true,
+    // Headers must arrive within the timeout, checked each second (Node's default: 60 s, checked each 30 s).
+    http: { headersTimeout: config.headersTimeoutMs, connectionsCheckingInterval: 1000 },
+    // A whole request (its body) within 5 minutes; an answer (an event stream, a WebSocket) may last.
+    requestTimeout: 300_000,
     bodyLimit: config.bodyLimitBytes,
     schemaController: { compilersFactory: contractCompilers },
     // Malformed percent-encoding in a path: answer in the API's error shape, naming the URL.
@@ -74,6 +79,8 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
       void (reply as FastifyReply).code(400).send({ error: `invalid URL: ${error.message}`, code: "invalid_input", field: "url" } satisfies ApiError);
     },
   });
+
+  limitConnections(app.server, { maxConnections: config.maxConnections, maxIdle: Math.floor(config.maxConnections / 2) });
 
   app.setErrorHandler((error, request, reply) => {
     if (error instanceof ServiceError) {

@@ -1,6 +1,7 @@
 import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
+import { openFilesLimit } from "./lib/fd-limit.js";
 import { isInside } from "./lib/paths.js";
 
 /** Replaced by the agent's name in `CORRAL_DEFAULT_WORKDIR`. */
@@ -48,7 +49,12 @@ const EnvSchema = z.object({
   CORRAL_PROGRESS_INTERVAL_MS: positiveInt.default(10_000),
   CORRAL_MCP_SESSION_IDLE_S: positiveInt.default(1800),
   CORRAL_MCP_MAX_SESSIONS: positiveInt.default(128),
+  CORRAL_MCP_MAX_CALLS_PER_SESSION: positiveInt.max(10_000).default(16),
+  CORRAL_MCP_MAX_PENDING_BYTES: positiveInt.min(1024 * 1024).default(64 * 1024 * 1024),
   CORRAL_WS_MAX_CONNECTIONS: positiveInt.default(64),
+  CORRAL_MAX_CONNECTIONS: positiveInt.min(16).optional(),
+  // Node requires it no longer than the whole request's 5 minutes (app.ts).
+  CORRAL_HEADERS_TIMEOUT_S: positiveInt.max(300).default(10),
   CORRAL_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   CORRAL_GEMINI_MODEL: z.string().min(1).default("gemini-2.5-flash"),
   CORRAL_OPENCODE_MODEL: z.string().min(1).default("opencode/deepseek-v4-flash-free"),
@@ -97,8 +103,16 @@ export interface AppConfig {
   mcpSessionIdleMs: number;
   /** MCP sessions held at once; past it the least recently used idle one is closed. */
   mcpMaxSessions: number;
+  /** Requests one MCP session has answered at once (and the most one batch may hold). */
+  mcpMaxCallsPerSession: number;
+  /** MCP answers written but not yet read by their clients, over all sessions, before the oldest are dropped. */
+  mcpMaxPendingBytes: number;
   /** WebSocket connections accepted at once. */
   wsMaxConnections: number;
+  /** HTTP connections held at once, idle ones included (security/connection-limits.ts). */
+  maxConnections: number;
+  /** Time a connection has to send a request's headers. */
+  headersTimeoutMs: number;
   logLevel: z.infer<typeof EnvSchema>["CORRAL_LOG_LEVEL"];
   /** `CORRAL_<AGENT>_MODEL`: the model a built-in agent runs when neither it nor the job names one. */
   defaultModels: Record<string, string>;
@@ -176,7 +190,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     progressIntervalMs: e.CORRAL_PROGRESS_INTERVAL_MS,
     mcpSessionIdleMs: e.CORRAL_MCP_SESSION_IDLE_S * 1000,
     mcpMaxSessions: e.CORRAL_MCP_MAX_SESSIONS,
+    mcpMaxCallsPerSession: e.CORRAL_MCP_MAX_CALLS_PER_SESSION,
+    mcpMaxPendingBytes: e.CORRAL_MCP_MAX_PENDING_BYTES,
     wsMaxConnections: e.CORRAL_WS_MAX_CONNECTIONS,
+    maxConnections: maxConnections(e.CORRAL_MAX_CONNECTIONS, openFilesLimit()),
+    headersTimeoutMs: e.CORRAL_HEADERS_TIMEOUT_S * 1000,
     logLevel: e.CORRAL_LOG_LEVEL,
     defaultModels: {
       gemini: e.CORRAL_GEMINI_MODEL,
@@ -198,6 +216,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     bodyLimitBytes: e.CORRAL_BODY_LIMIT_BYTES,
     sessionTtlMs: e.CORRAL_SESSION_TTL_DAYS * 24 * 3600 * 1000,
   };
+}
+
+/**
+ * Connections the server may hold: by default half the file descriptors the process may open (at
+ * most 10,000), and never so many that the registry, job output, workers' pipes and file watchers
+ * are left without: a quarter of the limit, at least 256, stays for them.
+ */
+function maxConnections(wanted: number | undefined, fdLimit: number | null): number {
+  if (fdLimit === null) return wanted ?? 1024;
+  const most = fdLimit - Math.max(256, Math.floor(fdLimit / 4));
+  if (wanted === undefined) return Math.max(16, Math.min(10_000, Math.floor(fdLimit / 2), most));
+  if (wanted > most) {
+    throw new ConfigError(
+      `Invalid settings:\n  CORRAL_MAX_CONNECTIONS: ${wanted} would leave too few file descriptors for the registry, job output and workers: ` +
+        `this process may open ${fdLimit} (ulimit -n), so use at most ${Math.max(most, 0)}, or raise ulimit -n`,
+    );
+  }
+  return wanted;
 }
 
 /** 127.0.0.0/8, ::1 and localhost: addresses only this machine can reach. */

@@ -127,7 +127,7 @@ describe("MCP on the wire", () => {
     }
   });
 
-  test("an answer ready at once is one JSON body, a batch's an array; notifications get 202", async () => {
+  test("an answer ready at once is one JSON body, a 2025-03-26 batch's an array; notifications get 202", async () => {
     const jobId = (await messagesOf(await post(call("gemini_run_async", { prompt: "hello", workdir: workdir() }))))[0]?.result as {
       content: { text: string }[];
     };
@@ -147,7 +147,8 @@ describe("MCP on the wire", () => {
       { jsonrpc: "2.0", method: "notifications/roots/list_changed" },
       { jsonrpc: "2.0", id: nextId++, method: "ping" },
     ];
-    const answers = await messagesOf(await post(batch));
+    // Batches are of 2025-03-26 (and 2024-11-05); 2025-06-18 removed them.
+    const answers = await messagesOf(await post(batch, { "mcp-protocol-version": "2025-03-26" }));
     expect(answers.map((a) => a.id).sort()).toEqual([batch[0]!.id, batch[2]!.id].sort());
     const notified = await post({ jsonrpc: "2.0", method: "notifications/roots/list_changed" });
     expect(notified.status).toBe(202);
@@ -180,7 +181,12 @@ describe("MCP on the wire", () => {
     await refused(await post(ping, { "content-type": "text/plain" }), 415, -32000, /Unsupported Media Type/);
     await refused(await post(ping, { "mcp-protocol-version": "1999-01-01" }), 400, -32000, /Unsupported protocol version/);
     await refused(await post({ hello: "there" }), 400, -32700, /Invalid JSON-RPC message/);
-    await refused(await post(Array.from({ length: 101 }, () => ping)), 400, -32600, /Batch must not exceed 100/);
+    await refused(await post([ping]), 400, -32600, /^Invalid Request: MCP 2025-06-18 has no JSON-RPC batches \(removed in 2025-06-18\)/);
+    await refused(await post([ping], { "mcp-protocol-version": "2025-11-25" }), 400, -32600, /MCP 2025-11-25 has no JSON-RPC batches/);
+    const old = { "mcp-protocol-version": "2025-03-26" };
+    const pings = (n: number) => Array.from({ length: n }, (_, i) => ({ ...ping, id: 1000 + i }));
+    await refused(await post(pings(17), old), 400, -32600, /a batch holds at most 16 messages \(CORRAL_MCP_MAX_CALLS_PER_SESSION\)/);
+    await refused(await post([ping, ping], old), 400, -32600, /request id 1 is already waiting for its answer/);
     const init = {
       jsonrpc: "2.0",
       id: 2,
@@ -281,6 +287,38 @@ describe("MCP on the wire", () => {
     const id = nextId++;
     const ping = await post({ jsonrpc: "2.0", id, method: "ping" });
     expect(await messagesOf(ping)).toEqual([{ jsonrpc: "2.0", id, result: {} }]);
+  });
+
+  test("a session answers at most 16 calls at once; a call whose client left is dropped, its wait with it", async () => {
+    const [started] = await messagesOf(await post(call("gemini_run_async", { prompt: "sleep 30\nhello", workdir: workdir() })));
+    const job = (started!.result as { content: { text: string }[] }).content[0]!.text.trim();
+    const listening = server.services.jobs.listenerCount("job");
+    const controllers = Array.from({ length: 16 }, () => new AbortController());
+    const waits = await Promise.all(
+      controllers.map((controller) =>
+        fetch(`${server.url}/mcp`, {
+          method: "POST",
+          signal: controller.signal,
+          headers: { ...server.auth, "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-session-id": sessionId },
+          body: JSON.stringify(call("corral_wait", { job_ids: [job], timeout_s: 3600 })),
+        }),
+      ),
+    );
+    for (const res of waits) expect(res.headers.get("content-type")).toBe("text/event-stream");
+    await until(() => (server.services.jobs.listenerCount("job") === listening + 16 ? true : undefined));
+    const refused = await post({ jsonrpc: "2.0", id: nextId++, method: "ping" });
+    expect(refused.status).toBe(429);
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toMatch(
+      /^Too many calls: this session is answering 16 and takes at most 16 at once \(CORRAL_MCP_MAX_CALLS_PER_SESSION\)/,
+    );
+    // The clients leave: the waits end in the server (not at their hour's timeout), and the session takes calls again.
+    for (const controller of controllers) controller.abort();
+    await until(() => (server.services.jobs.listenerCount("job") === listening ? true : undefined));
+    const id = nextId++;
+    expect(await messagesOf(await post({ jsonrpc: "2.0", id, method: "ping" }))).toEqual([{ jsonrpc: "2.0", id, result: {} }]);
+    // A lost connection is not a cancel: the job the waits were for goes on.
+    expect((await server.services.jobs.get(job)).status).toBe("running");
+    await server.services.jobs.cancel(job);
   });
 
   test("DELETE ends the session: its open GET stream ends and its id is refused after", async () => {

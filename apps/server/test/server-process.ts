@@ -19,6 +19,8 @@ export interface ServerProcess {
 export interface SpawnOptions {
   /** The umask the server starts with (a shell sets it, as a login shell would). */
   umask?: string;
+  /** The file descriptors it may open (`ulimit -n`, soft and hard, so Node cannot raise it). */
+  openFiles?: number;
 }
 
 /**
@@ -27,8 +29,9 @@ export interface SpawnOptions {
  */
 function spawnServer(root: string, env: Record<string, string>, options: SpawnOptions): ChildProcess {
   const node = [process.execPath, "--import", "tsx", "--conditions=corral-source", serverEntry];
-  const [command, args] = options.umask
-    ? ["/bin/sh", ["-c", `umask ${options.umask} && exec "$@"`, "sh", ...node]]
+  const shell = [...(options.umask ? [`umask ${options.umask}`] : []), ...(options.openFiles ? [`ulimit -n ${options.openFiles}`] : [])];
+  const [command, args] = shell.length
+    ? ["/bin/sh", ["-c", `${shell.join(" && ")} && exec "$@"`, "sh", ...node]]
     : [node[0] as string, node.slice(1)];
   return spawn(command as string, args as string[], {
     env: {

@@ -11,9 +11,15 @@ import {
   type RequestId,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from "@modelcontextprotocol/sdk/types.js";
+import type { McpOutbox } from "./outbox.js";
 
-/** The SDK's cap on a batch. */
-const MAX_BATCH = 100;
+/** The revision that removed JSON-RPC batches from MCP: a client that speaks it (or a later one) sends none. */
+const NO_BATCHES_SINCE = "2025-06-18";
+/**
+ * Why a request's work is abandoned when its client leaves before the answer: a call that started
+ * something durable (a job) keeps it, since the spec does not read a lost connection as a cancel.
+ */
+export const CLIENT_LEFT = "the client's connection closed before the answer";
 /** A comment on an open event stream this often, so proxies and clients' idle timeouts leave it be (the SDK's interval). */
 const KEEP_ALIVE_MS = 15_000;
 const SSE_HEADERS = {
@@ -60,10 +66,15 @@ export class NodeStreamableHttpTransport implements Transport {
   /** The GET stream: server-initiated messages (tools/list_changed). */
   private standalone?: { res: ServerResponse; keepAlive: NodeJS.Timeout };
   private closed = false;
-  /** Told when a request's client left (or the session closed) before it was answered. */
-  private leaving = new Map<RequestId, () => void>();
 
-  constructor(private readonly onInitialized: (sessionId: string) => void) {}
+  /**
+   * `maxCalls`: the session's requests answered at once (a batch counts each of its requests);
+   * `outbox`: where what waits for a slow reader is counted against the server's cap.
+   */
+  constructor(
+    private readonly onInitialized: (sessionId: string) => void,
+    private readonly limits: { maxCalls: number; outbox: McpOutbox },
+  ) {}
 
   async start(): Promise<void> {}
 
@@ -82,7 +93,7 @@ export class NodeStreamableHttpTransport implements Transport {
     const requestId = isAnswer ? message.id : options?.relatedRequestId;
     if (requestId === undefined) {
       // Nothing is stored for a later GET stream: without one, the client hears of nothing (as with the SDK's transport).
-      if (this.standalone) this.standalone.res.write(event(message));
+      if (this.standalone) this.notify(this.standalone.res, event(message));
       return;
     }
     const exchange = this.exchanges.get(requestId);
@@ -90,13 +101,13 @@ export class NodeStreamableHttpTransport implements Transport {
     if (!isAnswer) {
       // Progress (or any message about the request) must reach the client before the answer.
       if (!exchange.sse) this.toStream(exchange);
-      exchange.res.write(event(message));
+      this.notify(exchange.res, event(message));
       return;
     }
     exchange.pending.delete(requestId);
     this.exchanges.delete(requestId);
     if (exchange.sse) {
-      if (exchange.pending.size) exchange.res.write(event(message));
+      if (exchange.pending.size) this.write(exchange.res, event(message));
       else this.end(exchange, event(message));
       return;
     }
@@ -105,18 +116,6 @@ export class NodeStreamableHttpTransport implements Transport {
     const answer = JSON.stringify(exchange.batch ? exchange.answers : exchange.answers[0]);
     exchange.res.writeHead(200, this.headers(jsonHeaders(answer)));
     this.end(exchange, answer);
-  }
-
-  /**
-   * Calls `listener` if the client of request `id` goes before it is answered: its connection
-   * closed, or the session did. A wait that would take something for that client (a message
-   * from an inbox) stops instead. Returns the function that stops listening.
-   */
-  onClientLeft(id: RequestId, listener: () => void): () => void {
-    this.leaving.set(id, listener);
-    return () => {
-      if (this.leaving.get(id) === listener) this.leaving.delete(id);
-    };
   }
 
   async close(): Promise<void> {
@@ -139,7 +138,25 @@ export class NodeStreamableHttpTransport implements Transport {
       return this.refuse(res, 415, -32000, "Unsupported Media Type: Content-Type must be application/json");
     }
     const batch = Array.isArray(body);
-    if (batch && body.length > MAX_BATCH) return this.refuse(res, 400, -32600, `Invalid Request: Batch must not exceed ${MAX_BATCH} messages`);
+    if (batch) {
+      const version = req.headers["mcp-protocol-version"];
+      if (typeof version === "string" && version >= NO_BATCHES_SINCE) {
+        return this.refuse(
+          res,
+          400,
+          -32600,
+          `Invalid Request: MCP ${version} has no JSON-RPC batches (removed in ${NO_BATCHES_SINCE}); send one message per POST`,
+        );
+      }
+      if (body.length > this.limits.maxCalls) {
+        return this.refuse(
+          res,
+          400,
+          -32600,
+          `Invalid Request: a batch holds at most ${this.limits.maxCalls} messages (CORRAL_MCP_MAX_CALLS_PER_SESSION)`,
+        );
+      }
+    }
     let messages: JSONRPCMessage[];
     try {
       messages = batch ? body.map((m) => JSONRPCMessageSchema.parse(m)) : [JSONRPCMessageSchema.parse(body)];
@@ -156,6 +173,8 @@ export class NodeStreamableHttpTransport implements Transport {
     // The SDK builds a URL from the request for handlers too; none of Corral's reads it.
     const extra: MessageExtraInfo = { requestInfo: { headers: req.headers } };
     const requests = messages.filter(isRequest);
+    const refused = this.callsRefusal(requests);
+    if (refused) return this.refuse(res, ...refused);
     if (!requests.length) {
       // Only notifications or answers: nothing to send back.
       for (const message of messages) this.onmessage?.(message, extra);
@@ -177,7 +196,7 @@ export class NodeStreamableHttpTransport implements Transport {
       for (const message of messages) this.onmessage?.(message, extra);
     } catch (err) {
       // The caller answers the error: nothing of the exchange may write to the response after it.
-      this.forget(exchange);
+      this.forget(exchange, false);
       throw err;
     }
     return done;
@@ -192,7 +211,7 @@ export class NodeStreamableHttpTransport implements Transport {
     res.writeHead(200, this.headers(SSE_HEADERS));
     // Headers at once: the first event may be minutes away.
     res.flushHeaders();
-    const standalone = { res, keepAlive: keepAlive(res) };
+    const standalone = { res, keepAlive: this.keepAlive(res) };
     this.standalone = standalone;
     return new Promise((resolve) =>
       res.once("close", () => {
@@ -228,6 +247,29 @@ export class NodeStreamableHttpTransport implements Transport {
     return undefined;
   }
 
+  /**
+   * Why these requests cannot be taken now: the session answers at most `maxCalls` at once, so a
+   * client that posts calls without reading the answers holds a bounded share of the server; and
+   * an id already waiting for its answer would have two answers for one.
+   */
+  private callsRefusal(requests: JSONRPCRequest[]): [status: number, code: number, message: string] | undefined {
+    const ids = new Set<RequestId>();
+    for (const { id } of requests) {
+      if (ids.has(id) || this.exchanges.has(id))
+        return [400, -32600, `Invalid Request: request id ${JSON.stringify(id)} is already waiting for its answer`];
+      ids.add(id);
+    }
+    const { maxCalls } = this.limits;
+    if (this.exchanges.size + requests.length > maxCalls) {
+      return [
+        429,
+        -32000,
+        `Too many calls: this session is answering ${this.exchanges.size} and takes at most ${maxCalls} at once (CORRAL_MCP_MAX_CALLS_PER_SESSION); wait for an answer, or use another session`,
+      ];
+    }
+    return undefined;
+  }
+
   /** The exchange goes on as an event stream: its headers and the answers it holds leave now. */
   private toStream(exchange: Exchange): void {
     clearImmediate(exchange.turn);
@@ -235,10 +277,10 @@ export class NodeStreamableHttpTransport implements Transport {
     const { res } = exchange;
     res.writeHead(200, this.headers(SSE_HEADERS));
     res.flushHeaders();
-    for (const answer of exchange.answers) res.write(event(answer));
+    for (const answer of exchange.answers) this.write(res, event(answer));
     // A client that leaves frees the stream; answers for it then have nowhere to go.
     if (res.destroyed) return this.end(exchange);
-    exchange.keepAlive = keepAlive(res);
+    exchange.keepAlive = this.keepAlive(res);
     res.once("close", () => this.end(exchange));
   }
 
@@ -246,21 +288,40 @@ export class NodeStreamableHttpTransport implements Transport {
     if (!this.forget(exchange)) return;
     // The last event and the end of the body leave in one write.
     exchange.res.end(last);
+    this.limits.outbox.wrote(exchange.res);
     exchange.finish();
   }
 
-  /** Stops tracking an exchange; false if it was no longer tracked. */
-  private forget(exchange: Exchange): boolean {
+  /**
+   * Stops tracking an exchange; false if it was no longer tracked. Requests still unanswered are
+   * cancelled in the server (`tellServer`) as the client's `notifications/cancelled` would: their
+   * tools see `extra.signal` abort (with `CLIENT_LEFT`), and the SDK builds no answer for them.
+   */
+  private forget(exchange: Exchange, tellServer = true): boolean {
     if (!this.open.delete(exchange)) return false;
     clearImmediate(exchange.turn);
     clearInterval(exchange.keepAlive);
     for (const id of exchange.pending) {
       this.exchanges.delete(id);
-      const left = this.leaving.get(id);
-      this.leaving.delete(id);
-      left?.();
+      if (tellServer) this.onmessage?.({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason: CLIENT_LEFT } });
     }
     return true;
+  }
+
+  /** An answer: it must leave, and the outbox drops the connection if too much waits for the client. */
+  private write(res: ServerResponse, chunk: string): void {
+    res.write(chunk);
+    this.limits.outbox.wrote(res);
+  }
+
+  /** Progress, a notification, a keep-alive: skipped while the client has not read what was sent. */
+  private notify(res: ServerResponse, chunk: string): void {
+    if (!res.writableNeedDrain) this.write(res, chunk);
+  }
+
+  /** Writes an SSE comment every `KEEP_ALIVE_MS` until cleared; it does not keep the process alive. */
+  private keepAlive(res: ServerResponse): NodeJS.Timeout {
+    return setInterval(() => this.notify(res, ": keepalive\n\n"), KEEP_ALIVE_MS).unref();
   }
 
   private headers(headers: Record<string, string>): Record<string, string> {
@@ -288,9 +349,4 @@ function isRequest(message: JSONRPCMessage): message is JSONRPCRequest {
 
 function event(message: JSONRPCMessage): string {
   return `event: message\ndata: ${JSON.stringify(message)}\n\n`;
-}
-
-/** Writes an SSE comment every `KEEP_ALIVE_MS` until cleared; it does not keep the process alive. */
-function keepAlive(res: ServerResponse): NodeJS.Timeout {
-  return setInterval(() => res.write(": keepalive\n\n"), KEEP_ALIVE_MS).unref();
 }

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Services } from "../services.js";
+import { McpOutbox } from "./outbox.js";
 import { loadMcpRuntime, type McpRuntime } from "./runtime.js";
 import type { McpMount } from "./server-factory.js";
 import { McpSessions, SessionsFullError, type McpSession } from "./sessions.js";
@@ -17,6 +18,7 @@ export function mcpRoutes(services: Services) {
   return async (app: FastifyInstance) => {
     const sessions = new McpSessions(services);
     const answers = new EndedAnswers(services.jobs, services.costs);
+    const outbox = new McpOutbox(services.config.mcpMaxPendingBytes);
 
     const handle = async (request: FastifyRequest, reply: FastifyReply, mount: McpMount) => {
       // From the registry read the sessions keep per change of it, not a read per request.
@@ -77,7 +79,10 @@ export function mcpRoutes(services: Services) {
         toolsGeneration: 0,
         lastSeen: Date.now(),
         calls: 0,
-        transport: new mcp.NodeStreamableHttpTransport((id) => sessions.initialized(id, session)),
+        transport: new mcp.NodeStreamableHttpTransport((id) => sessions.initialized(id, session), {
+          maxCalls: services.config.mcpMaxCallsPerSession,
+          outbox,
+        }),
         close: () => tools.server.close(),
       };
       session.transport.onclose = () => sessions.forget(session);

@@ -22,6 +22,8 @@ export interface SessionServer {
   syncTools(enabled: AgentRow[]): void;
   /** Connects the server to the session's transport, with MCP tasks for its `_run` tools. */
   connect(transport: Transport): Promise<void>;
+  /** Whether the session holds a name in the conversation hub (corral_register) now. */
+  holdsHubName(): boolean;
 }
 
 /**
@@ -51,13 +53,11 @@ export function createMcpServer(services: Services, mount: McpMount, enabled: Ag
     }
   };
   syncTools(enabled);
-  /** The session's transport as given, under the tasks layer the server speaks through. */
-  let sessionTransport: Transport | undefined;
-  if (!mount.agent) {
-    const caller = hubCaller(server, services);
+  const caller = mount.agent ? null : hubCaller(server, services);
+  if (caller) {
     registerCorralTools(server, services, caller);
     registerRunManyTool(server, services);
-    registerHubTools(server, services, caller, () => sessionTransport);
+    registerHubTools(server, services, caller);
     registerCostTools(server, services);
     registerOllamaTools(server, services);
   }
@@ -67,9 +67,7 @@ export function createMcpServer(services: Services, mount: McpMount, enabled: Ag
       return agent !== undefined && tools.has(agent) ? agent : undefined;
     },
   });
-  const connect = (transport: Transport) => {
-    sessionTransport = transport;
-    return server.connect(withTasks(transport));
-  };
-  return { server, syncTools, connect };
+  const connect = (transport: Transport) => server.connect(withTasks(transport));
+  const holdsHubName = () => caller?.member?.ended === false;
+  return { server, syncTools, connect, holdsHubName };
 }

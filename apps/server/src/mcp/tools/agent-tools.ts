@@ -8,7 +8,7 @@ import { mcpActor } from "../../audit/service.js";
 import type { Services } from "../../services.js";
 import type { EndedAnswers } from "./ended-answers.js";
 import { doneText, elapsed, OUTPUT_TAIL_CHARS, runText } from "./job-text.js";
-import { errorResult, guarded, keepReporting, textResult } from "./results.js";
+import { errorResult, guarded, keepReporting, onGivenUp, textResult } from "./results.js";
 
 /** One agent's three tools, `<agent>_run`, `<agent>_run_async` and `<agent>_done`, named and answering as pyCorral's callers expect. */
 export function registerAgentTools(server: McpServer, services: Services, agent: AgentRow, answers: EndedAnswers): RegisteredTool[] {
@@ -37,14 +37,13 @@ export function registerAgentTools(server: McpServer, services: Services, agent:
           return { progress: (Date.now() - job.createdAt) / 1000, message: `job ${job.id} ${now.status} for ${elapsed(now)}` };
         });
         // The caller gave up: its job goes too. Nobody awaits this, so a failure is only dropped.
-        const onAbort = () => void jobs.cancel(job.id, actor()).catch(() => undefined);
-        extra.signal.addEventListener("abort", onAbort, { once: true });
+        const stopListening = onGivenUp(extra, () => void jobs.cancel(job.id, actor()).catch(() => undefined));
         try {
           const [done] = await jobs.waitFor([job.id], Number.MAX_SAFE_INTEGER, extra.signal);
           return await runAnswer(services, done ?? (await jobs.get(job.id)));
         } finally {
           stopReporting();
-          extra.signal.removeEventListener("abort", onAbort);
+          stopListening();
         }
       }),
   );

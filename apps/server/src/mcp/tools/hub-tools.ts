@@ -10,9 +10,7 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { HubMember } from "../../conversations/hub.js";
 import { notFound, ServiceError } from "../../lib/errors.js";
 import type { Services } from "../../services.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { NodeStreamableHttpTransport } from "../http-transport.js";
-import { guarded, keepReporting, textResult, type ToolExtra } from "./results.js";
+import { guarded, keepReporting, textResult } from "./results.js";
 
 /** Seconds a receive waits when the caller does not say. */
 const RECEIVE_DEFAULT_S = 60;
@@ -54,8 +52,7 @@ const messageText = (m: HubMessage) =>
   `--- #${m.id} from ${m.from} to ${m.to}${m.jobId ? ` · job ${m.jobId}` : ""} · ${new Date(m.at).toISOString()} ---\n${m.text}`;
 
 /** corral_register, corral_send, corral_receive and corral_read (corral_agents lists a session, in corral-tools). */
-/** `transport`: the session's own HTTP transport, under whatever the server is connected through. */
-export function registerHubTools(server: McpServer, services: Services, caller: HubCaller, transport: () => Transport | undefined): void {
+export function registerHubTools(server: McpServer, services: Services, caller: HubCaller): void {
   const hub = services.conversations;
 
   server.registerTool(
@@ -106,20 +103,18 @@ export function registerHubTools(server: McpServer, services: Services, caller: 
         const member = registered(caller);
         const timeoutS = timeout_s ?? RECEIVE_DEFAULT_S;
         const started = Date.now();
-        const gone = new AbortController();
-        const stopListening = onClientLeft(transport(), extra, () => gone.abort());
         const stopReporting = keepReporting(extra, services.config.progressIntervalMs, async () => ({
           progress: Math.round((Date.now() - started) / 1000),
           total: timeoutS,
           message: `waiting for a message for ${member.name} in ${member.session}`,
         }));
         try {
-          const messages = await hub.receive(member, timeoutS * 1000, AbortSignal.any([extra.signal, gone.signal]));
+          // Aborted also when the client's connection closes or the session ends: a stopped wait takes nothing.
+          const messages = await hub.receive(member, timeoutS * 1000, extra.signal);
           if (!messages.length) return textResult(`no message after ${timeoutS} s`);
           return textResult([`${messages.length} message(s)`, ...messages.map(messageText)].join("\n"));
         } finally {
           stopReporting();
-          stopListening();
         }
       }),
   );
@@ -154,10 +149,4 @@ export function registerHubTools(server: McpServer, services: Services, caller: 
         return textResult([head, ...parts, foot].join("\n"));
       }),
   );
-}
-
-/** Listens for the client of this call going away (its connection closed, the session ended). */
-function onClientLeft(transport: Transport | undefined, extra: ToolExtra, listener: () => void): () => void {
-  if (!(transport instanceof NodeStreamableHttpTransport)) return () => {};
-  return transport.onClientLeft(extra.requestId, listener);
 }

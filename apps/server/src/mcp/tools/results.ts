@@ -2,6 +2,7 @@ import type { CallToolResult, ServerNotification, ServerRequest } from "@modelco
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import { REGISTRY_UNREACHABLE, registryUnreachable } from "../../db/registry-error.js";
 import { ServiceError } from "../../lib/errors.js";
+import { CLIENT_LEFT } from "../http-transport.js";
 
 export type ToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
@@ -40,4 +41,18 @@ export function keepReporting(
       .catch(() => clearInterval(timer));
   }, intervalMs);
   return () => clearInterval(timer);
+}
+
+/**
+ * Calls `cancel` when the caller gives the call up (it cancelled, or ended its session), but not
+ * when only its connection closed: what the call started (a job) is durable and outlives it, as
+ * the spec asks ("disconnection SHOULD NOT be interpreted as the client cancelling"). Returns the
+ * function that stops listening.
+ */
+export function onGivenUp(extra: ToolExtra, cancel: () => void): () => void {
+  const onAbort = () => {
+    if (extra.signal.reason !== CLIENT_LEFT) cancel();
+  };
+  extra.signal.addEventListener("abort", onAbort, { once: true });
+  return () => extra.signal.removeEventListener("abort", onAbort);
 }

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { mcpActor } from "../../audit/service.js";
 import type { Services } from "../../services.js";
 import { runAnswerText } from "./agent-tools.js";
-import { guarded, keepReporting, textResult } from "./results.js";
+import { guarded, keepReporting, onGivenUp, textResult } from "./results.js";
 
 const { session: _, ...jobFields } = JobInputSchema.shape;
 
@@ -55,16 +55,15 @@ export function registerRunManyTool(server: McpServer, services: Services): void
           return { progress: ended, total: ids.length, message: `${ended}/${ids.length} ended` };
         });
         // The caller gave up: its jobs go too. Nobody awaits these, so a failure is only dropped.
-        const onAbort = () => {
+        const stopListening = onGivenUp(extra, () => {
           for (const id of ids) void jobs.cancel(id, actor()).catch(() => undefined);
-        };
-        extra.signal.addEventListener("abort", onAbort, { once: true });
+        });
         try {
           const ended = await jobs.waitFor(ids, Number.MAX_SAFE_INTEGER, extra.signal);
           return textResult(await manyText(services, ended));
         } finally {
           stopReporting();
-          extra.signal.removeEventListener("abort", onAbort);
+          stopListening();
         }
       }),
   );
