@@ -29,7 +29,7 @@ describe("the sandbox's seccomp program", () => {
     expect(arm64.some(([code]) => code === 0x35)).toBe(false);
     // Every jump lands inside the program.
     for (const program of [x64, arm64]) {
-      program.forEach(([code, jt, jf], i) => code !== 0x06 && expect(Math.max(jt, jf) + i + 1).toBeLessThan(program.length));
+      for (const [i, [code, jt, jf]] of program.entries()) if (code !== 0x06) expect(Math.max(jt, jf) + i + 1).toBeLessThan(program.length);
       expect(program.at(-1)?.[0]).toBe(0x06);
     }
     expect(seccompUnsupported("x64")).toBeNull();
