@@ -44,9 +44,11 @@ function start({ id, file, args, cwd, env, out, err, fd3 }) {
     const child = spawn(file, args, { cwd, env, detached: true, stdio });
     // A failed start (a missing cwd, say) is also told as an error event: without a listener it would end this process.
     child.once("error", () => {});
-    // A few hundred bytes: the pipe takes them at once. A worker gone before reading them breaks it (EPIPE), which is no error here.
-    child.stdio[3]?.on("error", () => {});
-    child.stdio[3]?.end(Buffer.from(fd3 ?? "", "base64"));
+    // A few hundred bytes: the pipe takes them at once, and they stay readable once this end is
+    // closed (no descriptor held per job). A worker gone before reading them breaks it (EPIPE), which is no error here.
+    const program = child.stdio[3];
+    program?.on("error", () => {});
+    program?.end(Buffer.from(fd3 ?? "", "base64"), () => program.destroy());
     if (child.pid === undefined) return { error: null };
     // Read before this loop turns again, so before the worker can be reaped, however short it runs.
     const pidStart = startTicks(child.pid);

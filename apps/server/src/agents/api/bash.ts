@@ -41,7 +41,7 @@ export async function runBash(command: string, workdir: string, agent: AgentRow,
     // bubblewrap's seccomp program; a child that could not start breaks the pipe, which the close below reports.
     const seccomp = child.stdio[3] as Writable | null;
     seccomp?.on("error", () => {});
-    seccomp?.end(invocation.fd3);
+    seccomp?.end(invocation.fd3, () => seccomp.destroy());
     let output = "";
     let cut = false;
     const take = (chunk: Buffer) => {
