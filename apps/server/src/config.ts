@@ -67,6 +67,16 @@ const EnvSchema = z.object({
   CORRAL_DEV_WEB: z.enum(["0", "1"]).default("0"),
   CORRAL_STOP_WORKERS_ON_EXIT: z.enum(["0", "1"]).default("0"),
   CORRAL_ALLOW_LOADER_ENV: z.enum(["0", "1"]).default("0"),
+  CORRAL_PASS_ENV: listOf(",")
+    .pipe(
+      z.array(
+        z
+          .string()
+          .regex(/^[A-Za-z_][A-Za-z0-9_]*\*?$/, "list variable names, or prefixes ending in *, separated by commas (HTTP_PROXY,AWS_*)")
+          .refine((name) => !name.startsWith("CORRAL"), "Corral's own settings are never passed to workers"),
+      ),
+    )
+    .default([]),
   CORRAL_AUTH_FAILURE_LIMIT: positiveInt.default(10),
   CORRAL_AUTH_FAILURE_WINDOW_S: positiveInt.default(60),
   CORRAL_BODY_LIMIT_BYTES: positiveInt.default(2 * 1024 * 1024),
@@ -129,8 +139,13 @@ export interface AppConfig {
   stopWorkersOnExit: boolean;
   /** Agents' `env` may set loader variables (LD_PRELOAD, NODE_OPTIONS…); see agents/agent-env.ts. */
   allowLoaderEnv: boolean;
-  /** The environment workers inherit (agent overrides are added on top). */
-  workerEnv: Record<string, string>;
+  /**
+   * The server's own environment without Corral's settings (no CORRAL_*): what the server itself
+   * reads (an API agent's key). A worker gets only the part agents/worker-env.ts picks from it.
+   */
+  serverEnv: Readonly<Record<string, string>>;
+  /** `CORRAL_PASS_ENV`: more of the server's variables every worker gets (names, or prefixes ending in `*`). */
+  passEnv: string[];
   /** Wrong tokens one remote address may send per window before it is answered 429. */
   authFailureLimit: number;
   authFailureWindowMs: number;
@@ -162,11 +177,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const dataDir = path.resolve(e.CORRAL_DATA_DIR ?? path.join(dataHome, "corral"));
   const workdirRoots = (e.CORRAL_WORKDIR_ROOTS ?? [homeDir, os.tmpdir()]).map((r) => path.resolve(expandHome(r, homeDir)));
   const binOverrides: Record<string, string> = {};
-  const workerEnv: Record<string, string> = {};
+  const serverEnv: Record<string, string> = {};
   for (const [key, value] of Object.entries(env)) {
     if (value === undefined) continue;
-    // Workers (third-party AI CLIs) have no business holding the key to Corral itself.
-    if (key !== "CORRAL_TOKEN") workerEnv[key] = value;
+    // Corral's settings (its token, the registry's password) are read above, and by nothing else.
+    if (!key.startsWith("CORRAL_")) serverEnv[key] = value;
     const bin = /^CORRAL_([A-Z0-9_]+)_BIN$/.exec(key);
     if (bin?.[1] && value) binOverrides[bin[1].toLowerCase()] = value;
   }
@@ -210,7 +225,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     devWeb: e.CORRAL_DEV_WEB === "1",
     stopWorkersOnExit: e.CORRAL_STOP_WORKERS_ON_EXIT === "1",
     allowLoaderEnv: e.CORRAL_ALLOW_LOADER_ENV === "1",
-    workerEnv,
+    serverEnv,
+    passEnv: e.CORRAL_PASS_ENV,
     authFailureLimit: e.CORRAL_AUTH_FAILURE_LIMIT,
     authFailureWindowMs: e.CORRAL_AUTH_FAILURE_WINDOW_S * 1000,
     bodyLimitBytes: e.CORRAL_BODY_LIMIT_BYTES,

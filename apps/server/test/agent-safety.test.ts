@@ -2,13 +2,17 @@
 // options, and no loader variables (LD_PRELOAD, NODE_OPTIONS, BASH_ENV…) in an agent's env
 // unless the server allows them — refused on every door, and at job start for agents stored
 // before; listing agents never runs code the agent's env chose.
-import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { isFinalStatus, type AgentWithAvailability, type Job } from "@corral/shared";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { connectMcp, textOf } from "./mcp-client.js";
 import { api, startServer, tempDir, until, type TestServer } from "./helpers.js";
+import { hasTool } from "./required-tool.js";
+
+const hasGit = hasTool("git", ["--version"], "apt-get install git");
 
 const badModels = ["--version", "-m", "-", "a\nb", "gpt\u0000x", "tab\there", "bell\u007f"];
 
@@ -81,6 +85,37 @@ describe("with default settings", () => {
     "PYTHONSTARTUP",
     "PERL5OPT",
     "GCONV_PATH",
+    // git: settings from the environment (core.fsmonitor, core.sshCommand…) and the programs it starts.
+    "GIT_CONFIG_COUNT",
+    "GIT_CONFIG_KEY_0",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_GLOBAL",
+    "GIT_SSH_COMMAND",
+    "GIT_SSH",
+    "GIT_ASKPASS",
+    "SSH_ASKPASS",
+    "GIT_EXEC_PATH",
+    "GIT_TEMPLATE_DIR",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_EDITOR",
+    "EDITOR",
+    "VISUAL",
+    "PAGER",
+    // Where dotfiles that run code are read from.
+    "HOME",
+    "XDG_CONFIG_HOME",
+    "ZDOTDIR",
+    "PROMPT_COMMAND",
+    // Python's user site (.pth files run), warning categories (imported), breakpoint hook.
+    "PYTHONUSERBASE",
+    "PYTHONWARNINGS",
+    "PYTHONBREAKPOINT",
+    // npm's settings in either case: script-shell, node-options, another .npmrc.
+    "npm_config_script_shell",
+    "NPM_CONFIG_NODE_OPTIONS",
+    "npm_config_userconfig",
+    "LESSOPEN",
+    "BROWSER",
   ];
 
   test.each(loaderVars)("an agent's env may not set %s (create and patch), naming env.<NAME>", async (name) => {
@@ -107,6 +142,11 @@ describe("with default settings", () => {
       PATH: "/usr/bin:/bin",
       LDAP_URI: "ldap://x",
       NODE_ENV: "production",
+      // A commit's identity and a registry token are settings, not code.
+      GIT_AUTHOR_NAME: "Worker",
+      GIT_COMMITTER_EMAIL: "worker@example.com",
+      NPM_TOKEN: "t",
+      SHELL: "/bin/bash",
     };
     expect((await api(server, "PATCH", "/api/agents/gemini", { env })).status).toBe(200);
     expect((await api(server, "PATCH", "/api/agents/gemini", { env: {} })).status).toBe(200);
@@ -172,6 +212,69 @@ describe("agents stored with a loader variable", () => {
       // Removing the variable is the way out.
       expect((await api(server, "PATCH", "/api/agents/loaded", { env: {} })).status).toBe(200);
       expect((await api<AgentWithAvailability>(server, "GET", "/api/agents/loaded")).body.availability.available).toBe(true);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe.skipIf(!hasGit)("git settings from an agent's env", () => {
+  const root = tempDir();
+  const dataDir = path.join(root, "data");
+  const workdir = path.join(root, "repo");
+  const marker = path.join(root, "fsmonitor-ran");
+  const hook = path.join(root, "fsmonitor.sh");
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+  beforeAll(() => {
+    mkdirSync(workdir);
+    execFileSync("git", ["init", "-q"], { cwd: workdir });
+    writeFileSync(hook, `#!/bin/sh\nid > '${marker}'\n`);
+    chmodSync(hook, 0o755);
+  });
+  // core.fsmonitor is a command every `git status` runs: what a worker's git would run for whoever set it.
+  const fsmonitorEnv = { GIT_CONFIG_COUNT: "1", GIT_CONFIG_KEY_0: "core.fsmonitor", GIT_CONFIG_VALUE_0: hook };
+
+  test("with CORRAL_ALLOW_LOADER_ENV=1, GIT_CONFIG_* really makes the worker's git run the hook", async () => {
+    const server = await startServer({ CORRAL_ALLOW_LOADER_ENV: "1" }, { root, dataDir });
+    try {
+      const created = await api(server, "POST", "/api/agents", {
+        name: "gitter",
+        kind: "command",
+        command: "git",
+        args: ["status"],
+        workdir,
+        env: fsmonitorEnv,
+      });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      const launched = await api<Job>(server, "POST", "/api/jobs", { agent: "gitter", prompt: "x" });
+      expect((await finished(server, launched.body.id)).status).toBe("succeeded");
+      expect(readFileSync(marker, "utf8")).toMatch(/^uid=/);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test("without it, GIT_CONFIG_* is refused on create, and the stored agent's job fails naming it: git never runs the hook", async () => {
+    rmSync(marker);
+    const server = await startServer({}, { root, dataDir });
+    try {
+      const created = await api<{ field: string; error: string }>(server, "POST", "/api/agents", {
+        name: "gitter2",
+        kind: "command",
+        command: "git",
+        args: ["status"],
+        workdir,
+        env: fsmonitorEnv,
+      });
+      expect(created.status).toBe(400);
+      expect(created.body.field).toBe("env.GIT_CONFIG_COUNT");
+      expect(created.body.error).toContain("CORRAL_ALLOW_LOADER_ENV=1");
+      const launched = await api<Job>(server, "POST", "/api/jobs", { agent: "gitter", prompt: "x" });
+      expect(launched.status).toBe(201);
+      const job = await finished(server, launched.body.id);
+      expect(job.status).toBe("failed");
+      expect(job.error).toMatch(/env\.GIT_CONFIG_COUNT/);
+      expect(existsSync(marker)).toBe(false);
     } finally {
       await server.close();
     }

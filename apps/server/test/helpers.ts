@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildApp, type BuildOptions, type CorralApp } from "../src/app.js";
-import { loadConfig } from "../src/config.js";
+import { loadConfig, type AppConfig } from "../src/config.js";
 import { registryEnv } from "./postgres.js";
 import type { OutputPage } from "@corral/shared";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -28,7 +28,7 @@ export function tempDir(prefix = "corral-test-"): string {
 /** A real server on a real port, with its own data dir and the fake CLIs first on PATH. */
 export async function startServer(
   env: Record<string, string> = {},
-  options: { dataDir?: string; root?: string; logStream?: BuildOptions["logStream"] } = {},
+  options: { dataDir?: string; root?: string; logStream?: BuildOptions["logStream"]; config?: (config: AppConfig) => AppConfig } = {},
 ): Promise<TestServer> {
   const root = options.root ?? tempDir();
   const dataDir = options.dataDir ?? path.join(root, "data");
@@ -45,7 +45,7 @@ export async function startServer(
     ...(await registryEnv(dataDir)),
     ...env,
   });
-  const corral = await buildApp(config, { logStream: options.logStream });
+  const corral = await buildApp(options.config?.(config) ?? config, { logStream: options.logStream });
   await corral.app.listen({ host: "127.0.0.1", port: 0 });
   const address = corral.app.server.address();
   const port = typeof address === "object" && address ? address.port : 0;

@@ -119,10 +119,10 @@ describe("binding", () => {
     expect(stderr.trim()).toBe("Corral could not start: the port is in use (another Corral?). Stop it, or choose another port with CORRAL_PORT.");
   });
 
-  test("workers do not inherit CORRAL_TOKEN", () => {
-    const config = loadConfig({ CORRAL_TOKEN: "a-long-enough-secret", OTHER: "kept" });
-    expect(config.workerEnv.CORRAL_TOKEN).toBeUndefined();
-    expect(config.workerEnv.OTHER).toBe("kept");
+  test("the server's environment that workers' environments are picked from holds none of Corral's settings", () => {
+    const config = loadConfig({ CORRAL_TOKEN: "a-long-enough-secret", CORRAL_DATABASE_URL: "postgres://u:pw@h/db", OTHER: "kept" });
+    expect(Object.keys(config.serverEnv).filter((name) => name.startsWith("CORRAL"))).toEqual([]);
+    expect(config.serverEnv.OTHER).toBe("kept");
   });
 });
 

@@ -61,7 +61,10 @@ const AgentFieldsSchema = z.object({
   /** `api` agents: the model API's wire format (with `baseUrl`, `model`). */
   api: ModelApiSchema.nullable(),
   /** `api` agents: the environment variable that holds the API key; the key itself is never stored or shown. */
-  apiKeyEnv: EnvNameSchema.nullable(),
+  apiKeyEnv: EnvNameSchema.refine(
+    (name) => !name.startsWith("CORRAL_"),
+    "Corral's own settings never serve as a model API's key; name the variable that holds the key",
+  ).nullable(),
   /** The agent's role: the system prompt an in-process agent's model gets. */
   role: z.string().max(100_000).nullable(),
   /** The tools an in-process agent's model may call; null: its kind's default. */

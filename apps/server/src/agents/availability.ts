@@ -6,6 +6,7 @@ import type { AgentRow } from "../db/schema.js";
 import { loaderRefusal, refusedLoaderVariable } from "./agent-env.js";
 import { cliAdapterFor } from "./registry.js";
 import { cliVersion } from "./cli-version.js";
+import { probeEnv } from "./worker-env.js";
 
 function isExecutableFile(file: string): boolean {
   try {
@@ -46,7 +47,7 @@ export function cliAvailability(agent: AgentRow, config: AppConfig): CliLocation
   if (refused) return { available: false, resolved: null, hint: loaderRefusal(refused) };
   const adapter = cliAdapterFor(agent.kind);
   const name = binaryName(agent, config);
-  const pathVar = agent.env.PATH ?? config.workerEnv.PATH;
+  const pathVar = agent.env.PATH ?? config.serverEnv.PATH;
   const resolved = findExecutable(name, pathVar);
   if (resolved) return { available: true, resolved, hint: null };
   const setting = `CORRAL_${agent.name.toUpperCase()}_BIN`;
@@ -60,12 +61,12 @@ export function cliAvailability(agent: AgentRow, config: AppConfig): CliLocation
  * Availability with the CLI's version, asked with its kind's `versionArgs`. Kinds without them
  * are not asked: a command agent can be any executable, and running it with an argument it does
  * not expect could do real work.
- * The probe gets the server's environment, not the agent's `env`: listing agents must not run
+ * The probe gets a worker's environment of its kind (agents/worker-env.ts), not the agent's `env`: listing agents must not run
  * code that whoever edited an agent chose (its `env` reaches the CLI only when a job runs).
  */
 export async function cliAvailabilityWithVersion(agent: AgentRow, config: AppConfig): Promise<AgentAvailability> {
   const location = cliAvailability(agent, config);
   const versionArgs = cliAdapterFor(agent.kind)?.versionArgs;
-  const version = versionArgs && location.resolved ? await cliVersion(location.resolved, versionArgs, config.workerEnv) : null;
+  const version = versionArgs && location.resolved ? await cliVersion(location.resolved, versionArgs, probeEnv(agent.kind, config)) : null;
   return { ...location, version };
 }

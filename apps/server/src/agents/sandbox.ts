@@ -3,6 +3,7 @@ import { lstatSync } from "node:fs";
 import path from "node:path";
 import { findExecutable } from "./availability.js";
 import { cliAdapterFor } from "./registry.js";
+import { seccompProgram, seccompUnsupported } from "./seccomp.js";
 import type { Invocation } from "./types.js";
 import type { AppConfig } from "../config.js";
 import type { AgentRow } from "../db/schema.js";
@@ -12,11 +13,18 @@ const HIDDEN_IN_HOME = [".ssh", ".gnupg", ".password-store", ".netrc", ".docker/
 
 const probed = new Set<string>();
 
+/** The worker's fd that bubblewrap reads the seccomp program from (the spawner writes it there). */
+const SECCOMP_FD = 3;
+
 /** Throws with the reason when bubblewrap cannot build a sandbox on this machine (no user namespaces, seccomp…). */
 function assertBwrapWorks(bwrap: string, agentName: string): void {
   if (probed.has(bwrap)) return;
-  const probe = spawnSync(bwrap, ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--", "true"], {
+  const unsupported = seccompUnsupported();
+  if (unsupported) throw new Error(`agent ${agentName} has sandbox "bwrap", but ${unsupported}. The job was not run.`);
+  // With the filter, read from stdin here, so a kernel that cannot load it fails the probe, not the job.
+  const probe = spawnSync(bwrap, ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--seccomp", "0", "--", "true"], {
     encoding: "utf8",
+    input: seccompProgram(),
     timeout: 10_000,
   });
   if (probe.status !== 0) {
@@ -85,14 +93,15 @@ export function bwrapArgs(kind: string, workdir: string, homeDir: string, dataDi
 
 /**
  * The worker's invocation, wrapped in bubblewrap when its agent asks for it. Never silently
- * unconfined. `invocation.cwd` is the workdir's real path, resolved when the job started.
+ * unconfined. `invocation.cwd` is the workdir's real path, resolved when the job started. No
+ * Unix socket of the host can be reached from inside (agents/seccomp.ts: its program on fd 3);
  * `offline` also takes the network away (an API agent's bash, whose web access is http_get's allowlist).
  */
 export function sandboxed(invocation: Invocation, agent: AgentRow, config: AppConfig, { offline = false } = {}): Invocation {
   if (agent.sandbox === "none") return invocation;
   // The server's PATH only: a directory on the agent's PATH may be one a sandboxed worker can
   // write, and a fake bwrap left there would run the next job unconfined.
-  const bwrap = findExecutable("bwrap", config.workerEnv.PATH);
+  const bwrap = findExecutable("bwrap", config.serverEnv.PATH);
   if (!bwrap) {
     throw new Error(
       `agent ${agent.name} has sandbox "bwrap", but bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap). ` +
@@ -106,10 +115,13 @@ export function sandboxed(invocation: Invocation, agent: AgentRow, config: AppCo
     args: [
       ...bwrapArgs(agent.kind, invocation.cwd, config.homeDir, config.dataDir),
       ...(offline ? ["--unshare-net"] : []),
+      "--seccomp",
+      String(SECCOMP_FD),
       "--",
       invocation.command,
       ...invocation.args,
     ],
+    fd3: seccompProgram(),
   };
 }
 

@@ -53,8 +53,10 @@ export interface OutputParser {
 export interface Invocation {
   command: string;
   args: string[];
-  /** Added to the inherited environment. */
+  /** Added to the worker's environment (agents/worker-env.ts). */
   env: Record<string, string>;
+  /** Bytes the worker's fd 3 gives to read (bubblewrap's seccomp program), written by whoever spawns it. */
+  fd3?: Buffer;
   cwd: string;
 }
 
@@ -83,6 +85,12 @@ export interface CliAdapter {
   resumesAnywhere?: boolean;
   /** Files and folders under $HOME where the CLI keeps its login and sessions; a sandbox lets it write them. */
   stateDirs: string[];
+  /**
+   * The server's variables this CLI's workers get on top of the machine's basics
+   * (agents/worker-env.ts): its own keys and settings, as names or prefixes ending in `*`. Given
+   * the job's model, for a CLI whose key depends on the provider it names (OpenCode).
+   */
+  ownEnv(model: string | null): readonly string[];
   /** Arguments that make the CLI print its version, or null when it must not be run to ask (any executable). */
   versionArgs: string[] | null;
   /** The agent's `command` is the executable itself, so it cannot be left unset. */

@@ -1,5 +1,6 @@
 import { binaryName } from "../agents/availability.js";
 import { cliAdapterFor } from "../agents/registry.js";
+import { workerEnv } from "../agents/worker-env.js";
 import type { CliAdapter, Invocation, JobSpec } from "../agents/types.js";
 import type { AppConfig } from "../config.js";
 import type { AgentRow } from "../db/schema.js";
@@ -103,5 +104,5 @@ export function assertLaunchFits(agent: AgentRow, job: Omit<JobSpec, "jobId" | "
   const adapter = cliAdapterFor(agent.kind);
   if (!adapter) return; // in-process agents have no command line
   const spec: JobSpec = { ...job, jobId: "000000000000", agent };
-  boundedInvocation(adapter, spec, binaryName(agent, config), { ...config.workerEnv, ...agent.env });
+  boundedInvocation(adapter, spec, binaryName(agent, config), workerEnv(agent, config, job.model));
 }

@@ -19,6 +19,7 @@ import { groupAlive, killGroup } from "./process-group.js";
 import { recoveryOf } from "./recovery.js";
 import { backoffMs, retryReason } from "./retry.js";
 import { refuseInProcessSandbox, sandboxed } from "../agents/sandbox.js";
+import { workerEnv } from "../agents/worker-env.js";
 import type { Scheduler } from "./scheduler.js";
 import { Spawner } from "./spawner.js";
 import type { JobServiceDeps, OutputEvent } from "./service.js";
@@ -394,7 +395,7 @@ export class JobRunner {
     if (!adapter) throw new Error(`agent ${agent.name} has kind ${agent.kind}, which this server cannot run`);
     const availability = cliAvailability(agent, this.config);
     if (!availability.resolved) throw new Error(availability.hint ?? `${agent.name} is not available`);
-    const baseEnv = { ...this.config.workerEnv, ...agent.env };
+    const baseEnv = workerEnv(agent, this.config, jobSpec.model);
     const invocation = sandboxed(boundedInvocation(adapter, jobSpec, availability.resolved, baseEnv), agent, this.config);
     const env = { ...baseEnv, ...invocation.env };
     assertCommandLineFits(invocation, env, jobSpec);
@@ -473,7 +474,7 @@ export class JobRunner {
         active.timer = null;
         const agent = await this.whenReachable(() => this.registry.agents.get(row.agent));
         const adapter = agent && cliAdapterFor(agent.kind);
-        const result = agent && adapter ? withSessionModel(adapter, end.result, { ...this.config.workerEnv, ...agent.env }) : end.result;
+        const result = agent && adapter ? withSessionModel(adapter, end.result, workerEnv(agent, this.config, row.model)) : end.result;
         const finalText = result.finalText ?? null;
         if (finalText && adapter?.finalTextFile) {
           await writeAnswerFile(row.workdir, adapter.finalTextFile, finalText, (line) => this.note(row.id, log, line));

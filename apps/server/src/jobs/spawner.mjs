@@ -5,8 +5,9 @@
 //
 // Over the IPC channel of `child_process.fork`, which frames and parses the messages and tells
 // this process when the server is gone:
-//   request  { id, file, args, cwd, env, out, err }: start `file` with `args`, in its own process
-//            group, its stdout and stderr appended to the files `out` and `err` (created owner-only);
+//   request  { id, file, args, cwd, env, out, err, fd3 }: start `file` with `args`, in its own process
+//            group, its stdout and stderr appended to the files `out` and `err` (created owner-only),
+//            and when `fd3` (base64) is given, those bytes to read on its fd 3 (bubblewrap's seccomp program);
 //   answers  { id, pid, pidStart } once it runs, or { id, error } if it could not be started (the
 //            error null when the system gives no reason at once, as for a missing cwd),
 //            then { id, exit } with its exit code (null after a signal) once it has ended.
@@ -33,15 +34,21 @@ function send(message) {
   if (process.connected) process.send(message, (err) => err && process.exit(0));
 }
 
-function start({ id, file, args, cwd, env, out, err }) {
+function start({ id, file, args, cwd, env, out, err, fd3 }) {
   let outFd;
   let errFd;
   try {
     outFd = openSync(out, "a", PRIVATE_FILE_MODE);
     errFd = openSync(err, "a", PRIVATE_FILE_MODE);
-    const child = spawn(file, args, { cwd, env, detached: true, stdio: ["ignore", outFd, errFd] });
+    const stdio = ["ignore", outFd, errFd, ...(fd3 === undefined ? [] : ["pipe"])];
+    const child = spawn(file, args, { cwd, env, detached: true, stdio });
     // A failed start (a missing cwd, say) is also told as an error event: without a listener it would end this process.
     child.once("error", () => {});
+    // A few hundred bytes: the pipe takes them at once, and they stay readable once this end is
+    // closed (no descriptor held per job). A worker gone before reading them breaks it (EPIPE), which is no error here.
+    const program = child.stdio[3];
+    program?.on("error", () => {});
+    program?.end(Buffer.from(fd3 ?? "", "base64"), () => program.destroy());
     if (child.pid === undefined) return { error: null };
     // Read before this loop turns again, so before the worker can be reaped, however short it runs.
     const pidStart = startTicks(child.pid);

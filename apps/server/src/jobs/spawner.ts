@@ -13,6 +13,8 @@ export interface SpawnRequest {
   /** Files the process's stdout and stderr are appended to. */
   out: string;
   err: string;
+  /** Base64 of what the process reads on its fd 3 (a pipe, then end of file): bubblewrap's seccomp program. */
+  fd3?: string;
 }
 
 /** Why a process was not started; null when the system gave no reason at once (a missing cwd, say). */

@@ -44,7 +44,7 @@ const WRAPPER = '"$@"; code=$?; umask 077; echo $code > "$0"; exit $code';
  * spawner end first, the worker is followed as after a restart: by its exit file and its pid.
  */
 export async function spawnWorker(
-  invocation: { command: string; args: string[]; cwd: string },
+  invocation: { command: string; args: string[]; cwd: string; fd3?: Buffer },
   env: Record<string, string>,
   files: JobDataPaths,
   spawner: Spawner,
@@ -56,6 +56,7 @@ export async function spawnWorker(
     env,
     out: files.out,
     err: files.err,
+    ...(invocation.fd3 && { fd3: invocation.fd3.toString("base64") }),
   });
   if (!("pid" in started)) {
     // A spawner killed between starting the worker and answering: the worker may run all the same.

@@ -3,7 +3,7 @@ import type { AppConfig } from "../config.js";
 
 /**
  * Fields that hold secrets wherever they appear in a log object: the token (headers, cookie,
- * a `token` field) and environment maps (an agent's `env`, the workers' inherited environment),
+ * a `token` field) and environment maps (an agent's `env`, the server's environment),
  * which carry API keys. Request lines are not logged at all (app.ts), so `?token=` never is.
  */
 const REDACT_PATHS = [
@@ -16,8 +16,8 @@ const REDACT_PATHS = [
   "env",
   "*.env",
   "*.*.env",
-  "workerEnv",
-  "*.workerEnv",
+  "serverEnv",
+  "*.serverEnv",
   "config",
   "*.config",
 ];

@@ -1,9 +1,11 @@
 import { spawn } from "node:child_process";
+import type { Writable } from "node:stream";
 import type { AppConfig } from "../../config.js";
 import type { AgentRow } from "../../db/schema.js";
 import { sandboxed } from "../sandbox.js";
 import { Refusal } from "../../lib/confined-files.js";
 import { findExecutable } from "../availability.js";
+import { bashEnv } from "../worker-env.js";
 
 /** One command may run this long before it is killed. */
 const BASH_TIMEOUT_MS = 120_000;
@@ -12,12 +14,13 @@ const MAX_OUTPUT_CHARS = 32 * 1024;
 
 /**
  * Runs a bash command for an API agent, only ever inside bubblewrap: the system read-only, the
- * workdir writable, no network, and without the agent's API key in its environment. A machine
+ * workdir writable, no network and no Unix socket of the host, and an environment of the basics
+ * and the agent's env only (agents/worker-env.ts), without its API key. A machine
  * without a working bubblewrap refuses the call rather than running it unconfined.
  */
 export async function runBash(command: string, workdir: string, agent: AgentRow, config: AppConfig, signal: AbortSignal): Promise<string> {
   // The same PATH the sandbox looks bubblewrap up on.
-  if (!findExecutable("bwrap", config.workerEnv.PATH)) {
+  if (!findExecutable("bwrap", config.serverEnv.PATH)) {
     throw new Refusal("bash runs only inside the bubblewrap sandbox, and bubblewrap is not installed on the server (apt-get install bubblewrap)");
   }
   let invocation: ReturnType<typeof sandboxed>;
@@ -28,10 +31,17 @@ export async function runBash(command: string, workdir: string, agent: AgentRow,
   } catch (err) {
     throw new Refusal(`bash runs only inside the bubblewrap sandbox: ${(err as Error).message}`);
   }
-  const env = { ...config.workerEnv, ...agent.env };
-  if (agent.apiKeyEnv) delete env[agent.apiKeyEnv];
   return new Promise((resolve) => {
-    const child = spawn(invocation.command, invocation.args, { cwd: workdir, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(invocation.command, invocation.args, {
+      cwd: workdir,
+      env: bashEnv(agent, config),
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe", "pipe"],
+    });
+    // bubblewrap's seccomp program; a child that could not start breaks the pipe, which the close below reports.
+    const seccomp = child.stdio[3] as Writable | null;
+    seccomp?.on("error", () => {});
+    seccomp?.end(invocation.fd3, () => seccomp.destroy());
     let output = "";
     let cut = false;
     const take = (chunk: Buffer) => {
@@ -42,8 +52,8 @@ export async function runBash(command: string, workdir: string, agent: AgentRow,
         cut = true;
       }
     };
-    child.stdout.on("data", take);
-    child.stderr.on("data", take);
+    child.stdout?.on("data", take);
+    child.stderr?.on("data", take);
     let why: string | null = null;
     const kill = (reason: string) => {
       why = reason;

@@ -24,7 +24,7 @@ export const apiBaseUrl = (agent: AgentRow) => (agent.baseUrl ?? DEFAULT_BASE_UR
  */
 export function apiKey(agent: AgentRow, config: AppConfig): string | undefined {
   if (!agent.apiKeyEnv) return undefined;
-  const key = agent.env[agent.apiKeyEnv] ?? config.workerEnv[agent.apiKeyEnv];
+  const key = agent.env[agent.apiKeyEnv] ?? config.serverEnv[agent.apiKeyEnv];
   if (!key) {
     throw new Error(
       `agent ${agent.name} reads its API key from ${agent.apiKeyEnv}, which is not set: set it in the server's environment or the agent's env`,

@@ -147,6 +147,18 @@ export const claude: CliAgentKind = {
     },
     createParser: claudeParser,
     stateDirs: [".claude", ".claude.json"],
+    // Its key and endpoint (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL…), CLAUDE_CODE_* and CLAUDE_CONFIG_DIR, its switches (DISABLE_TELEMETRY…) and limits.
+    ownEnv: () => [
+      "ANTHROPIC_*",
+      "CLAUDE_*",
+      "DISABLE_*",
+      "MAX_THINKING_TOKENS",
+      "MCP_TIMEOUT",
+      "MCP_TOOL_TIMEOUT",
+      "BASH_DEFAULT_TIMEOUT_MS",
+      "BASH_MAX_TIMEOUT_MS",
+      "BASH_MAX_OUTPUT_LENGTH",
+    ],
     versionArgs: ["--version"],
   },
 };

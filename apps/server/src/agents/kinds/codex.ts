@@ -154,6 +154,8 @@ export const codex: CliAgentKind = {
     sessionModel: codexSessionModel,
     resumesAnywhere: true,
     stateDirs: [".codex"],
+    // OPENAI_API_KEY, OPENAI_BASE_URL…; CODEX_HOME and CODEX_API_KEY.
+    ownEnv: () => ["OPENAI_*", "CODEX_*"],
     versionArgs: ["--version"],
   },
 };

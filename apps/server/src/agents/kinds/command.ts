@@ -22,6 +22,8 @@ export const command: CliAgentKind = {
     },
     createParser: () => plainTextParser(),
     stateDirs: [],
+    // Nothing beyond the basics: what else it needs, its agent's env gives (or CORRAL_PASS_ENV).
+    ownEnv: () => [],
     versionArgs: null,
     commandRequired: true,
   },

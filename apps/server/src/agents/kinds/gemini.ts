@@ -133,6 +133,8 @@ export const gemini: CliAgentKind = {
     },
     createParser: geminiParser,
     stateDirs: [".gemini"],
+    // GEMINI_API_KEY and GEMINI_CLI_*; GOOGLE_API_KEY, GOOGLE_CLOUD_PROJECT, GOOGLE_GENAI_USE_VERTEXAI, GOOGLE_APPLICATION_CREDENTIALS…
+    ownEnv: () => ["GEMINI_*", "GOOGLE_*"],
     versionArgs: ["--version"],
   },
 };

@@ -28,6 +28,8 @@ export const kiro: CliAgentKind = {
     },
     createParser: () => plainTextParser(),
     stateDirs: [".kiro", ".local/share/kiro-cli"],
+    // It signs in with `kiro-cli login` (its state dirs), not with keys.
+    ownEnv: () => ["KIRO_*"],
     versionArgs: ["--version"],
   },
 };

@@ -87,6 +87,22 @@ export function readEvent(ev: Json): ReadableEvent[] {
   }
 }
 
+/** Providers whose variables are not named after the provider's id. */
+const PROVIDER_ENV = new Map([
+  ["amazon", ["AWS_*"]],
+  ["google", ["GOOGLE_*", "GEMINI_API_KEY"]],
+]);
+
+/**
+ * The variables of the provider a model names (`anthropic/claude-…`: ANTHROPIC_*), as OpenCode's
+ * providers read them (`<PROVIDER>_API_KEY`; `fireworks-ai`: FIREWORKS_*); other providers' keys stay out.
+ */
+export function providerEnv(model: string | null): string[] {
+  const word = /^([a-z][a-z0-9]+)(?:[-_][^/]*)?\//.exec(model ?? "")?.[1];
+  if (!word) return [];
+  return PROVIDER_ENV.get(word) ?? [`${word.toUpperCase()}_*`];
+}
+
 /**
  * pyCorral's `opencode --log-level ERROR -m MODEL run PROMPT`, with `--format json` for the
  * answer, tokens and cost; the answer alone (not the events) lands in output.md. The prompt is
@@ -121,6 +137,7 @@ export const opencode: CliAgentKind = {
     createParser: opencodeParser,
     finalTextFile: "output.md",
     stateDirs: [".local/share/opencode", ".config/opencode", ".cache/opencode", ".local/state/opencode"],
+    ownEnv: (model) => ["OPENCODE_*", ...providerEnv(model)],
     versionArgs: ["--version"],
   },
 };

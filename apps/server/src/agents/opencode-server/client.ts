@@ -21,13 +21,12 @@ export interface ServerAddress {
 /**
  * The agent's server: its baseUrl, and the basic-auth password OpenCode itself reads
  * (OPENCODE_SERVER_PASSWORD, user OPENCODE_SERVER_USERNAME or "opencode") from the agent's env,
- * else from Corral's own environment, as a CLI worker of the same machine would inherit it.
+ * else from Corral's own environment (the server reads them itself; no worker is started).
  */
 export function serverAddress(agent: AgentRow, config: AppConfig): ServerAddress {
   if (!agent.baseUrl) throw new Error(`agent ${agent.name} has no baseUrl; ${START_HINT}`);
-  const env = { ...config.workerEnv, ...agent.env };
-  const password = env.OPENCODE_SERVER_PASSWORD;
-  const user = env.OPENCODE_SERVER_USERNAME || "opencode";
+  const password = agent.env.OPENCODE_SERVER_PASSWORD ?? config.serverEnv.OPENCODE_SERVER_PASSWORD;
+  const user = agent.env.OPENCODE_SERVER_USERNAME || config.serverEnv.OPENCODE_SERVER_USERNAME || "opencode";
   return {
     baseUrl: agent.baseUrl.replace(/\/+$/, ""),
     authorization: password ? `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}` : undefined,
