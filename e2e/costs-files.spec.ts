@@ -1,7 +1,7 @@
 import { rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { expect, type Locator, type Page, test } from "@playwright/test";
-import { expectAccessible, root, setTheme, signIn, snapshot, type Theme, token, workdir } from "./helpers.js";
+import { cspViolations, expectAccessible, root, setTheme, signIn, snapshot, type Theme, token, workdir } from "./helpers.js";
 
 /*
  * Issue 14, the Costs and Files pages and how the panel's files are served: one money format,
@@ -215,6 +215,8 @@ test("a Codex job run without a model is priced for the model it used; an unrepo
 test("files: the selected row's size is legible and a long name is shown whole in the preview", async ({ page }, testInfo) => {
   const longName = "a-quite-long-report-name-that-a-worker-might-write-for-the-quarterly-results-2026.md";
   const dir = workdir("files-long");
+  // A preview is rendered HTML (highlighting, Markdown): it too lives within the panel's CSP.
+  const violations = await cspViolations(page);
   await runJob(page, { agent: "gemini", prompt: `write ${longName} hello\nwrite short.txt hi`, workdir: dir });
   for (const theme of ["light", "dark"] as Theme[]) {
     await page.goto(`/files?workdir=${encodeURIComponent(dir)}&path=${encodeURIComponent(path.join(dir, longName))}`);
@@ -243,6 +245,7 @@ test("files: the selected row's size is legible and a long name is shown whole i
     await snapshot(page, testInfo, `files-long-name-${theme}`);
     await expectAccessible(page, `files (${theme})`);
   }
+  expect(violations).toEqual([]);
 });
 
 test("assets: hashed files come compressed and cached for good, the page revalidates", async ({ page }) => {

@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect, test, type Page } from "@playwright/test";
-import { snapshot } from "./helpers.js";
+import { cspViolations, snapshot } from "./helpers.js";
 
 /**
  * `pnpm dev` as a newcomer runs it: the printed URL at 127.0.0.1 and at localhost shows the
@@ -46,11 +46,14 @@ const withToken = () => fetch(`http://127.0.0.1:${port}/api/jobs`, { headers: { 
 async function openPrinted(page: Page, host: string): Promise<string[]> {
   const console: string[] = [];
   page.on("console", (message) => console.push(message.text()));
+  // Vite's inline preamble and injected styles get pnpm dev's relaxed policy; nothing else is refused.
+  const violations = await cspViolations(page);
   await page.goto(`http://${host}:${port}/?token=${token}`);
   await page.waitForURL((url) => !url.search.includes("token="));
   await expect(page.getByRole("heading", { name: "Jobs", exact: true })).toBeVisible();
   await expect(page.getByText("live", { exact: true })).toBeVisible();
   await expect.poll(() => console.some((line) => line.includes("[vite] connected"))).toBe(true);
+  expect(violations).toEqual([]);
   return console;
 }
 

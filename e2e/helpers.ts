@@ -76,3 +76,21 @@ export async function expectLegibleShortText(page: Page, where: string): Promise
     );
   expect.soft(low, `short text below its contrast on ${where}`).toEqual([]);
 }
+
+/**
+ * Every Content-Security-Policy violation the page reports from now on (Chromium's console
+ * message and the document's `securitypolicyviolation` event), for a test to expect none.
+ */
+export async function cspViolations(page: Page): Promise<string[]> {
+  const seen: string[] = [];
+  await page.addInitScript(() => {
+    document.addEventListener("securitypolicyviolation", (e) =>
+      console.error(`securitypolicyviolation: ${e.effectiveDirective} blocked ${e.blockedURI || "inline"} at ${e.sourceFile}:${e.lineNumber}`),
+    );
+  });
+  page.on("console", (message) => {
+    const text = message.text();
+    if (/securitypolicyviolation|Content Security Policy/i.test(text)) seen.push(text);
+  });
+  return seen;
+}

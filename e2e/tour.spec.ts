@@ -1,5 +1,16 @@
 import { expect, test } from "@playwright/test";
-import { expectAccessible, expectLegibleShortText, launchFromForm, setTheme, signIn, snapshot, type Theme, token, workdir } from "./helpers.js";
+import {
+  cspViolations,
+  expectAccessible,
+  expectLegibleShortText,
+  launchFromForm,
+  setTheme,
+  signIn,
+  snapshot,
+  type Theme,
+  token,
+  workdir,
+} from "./helpers.js";
 
 /*
  * Every page in both themes, at the project's width: a full-page screenshot for a person to look
@@ -33,6 +44,7 @@ for (const theme of ["light", "dark"] as Theme[]) {
       data: { agent: "kiro", prompt: "print 3\nhang", workdir: workdir(`tour-${theme}-running`) },
     });
     const running = ((await started.json()) as { id: string }).id;
+    const violations = await cspViolations(page);
     try {
       await signIn(page);
       await setTheme(page, theme);
@@ -65,6 +77,8 @@ for (const theme of ["light", "dark"] as Theme[]) {
       await expectAccessible(page, `the add-agent dialog (${theme})`);
       await expectLegibleShortText(page, `the add-agent dialog (${theme})`);
       expect(id).toMatch(/^[a-z0-9]+$/);
+      // The panel lives within its Content-Security-Policy: nothing it needs is refused.
+      expect(violations).toEqual([]);
     } finally {
       await request.post(`/api/jobs/${running}/cancel`, { headers: auth });
     }

@@ -123,7 +123,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
     target.emit("upgrade", request, socket, head);
   });
   await registerWebsocket(app, routedUpgrades);
-  registerSecurityHeaders(app);
+  registerSecurityHeaders(app, config.devWeb);
   // Cookies are set through @fastify/cookie; the guard reads them itself (see cookieValues).
   await app.register(fastifyCookie, { hook: false });
   await registerCors(app, config.allowedOrigins);

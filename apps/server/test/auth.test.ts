@@ -42,6 +42,10 @@ describe("the security floor", () => {
       expect(res.headers.get("content-security-policy"), url).toContain("frame-ancestors 'none'");
       expect(res.headers.get("x-content-type-options"), url).toBe("nosniff");
     }
+    // The built panel's policy (e2e/tour.spec.ts checks in Chromium that the panel needs nothing more): nothing inline, no eval.
+    expect((await get("/", server.auth)).headers.get("content-security-policy")).toBe(
+      "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+    );
   });
 
   test("a malformed cookie is a plain 401, not a server error", async () => {

@@ -1,3 +1,4 @@
+import "./browser-zod.js";
 export * from "./enums.js";
 export * from "./agents.js";
 export * from "./jobs.js";

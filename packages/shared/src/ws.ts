@@ -18,7 +18,11 @@ export const JobFileSchema = z.object({
 });
 export type JobFile = z.infer<typeof JobFileSchema>;
 
-export const JobFilesSchema = z.object({ files: z.array(JobFileSchema) });
+export const JobFilesSchema = z.object({
+  files: z.array(JobFileSchema),
+  /** Set when more files changed than a job's list holds: the list stops at this many, and the job was no longer watched. */
+  cutAt: z.number().int().nullable(),
+});
 export type JobFiles = z.infer<typeof JobFilesSchema>;
 
 /** Counts of a job's files by change, for one-line summaries. */

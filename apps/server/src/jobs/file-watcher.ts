@@ -2,7 +2,7 @@ import { EventEmitter } from "node:events";
 import { type Dirent, existsSync, lstatSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync, type Stats } from "node:fs";
 import path from "node:path";
 import { setImmediate as nextTurn } from "node:timers/promises";
-import type { FileChange, JobFile, JobFileCounts } from "@corral/shared";
+import type { FileChange, JobFile, JobFileCounts, JobFiles } from "@corral/shared";
 import { watch, type FSWatcher } from "chokidar";
 import type { JobFilesRepo } from "../db/registry.js";
 import { PRIVATE_FILE_MODE } from "../lib/private-files.js";
@@ -21,10 +21,18 @@ export const WATCH_DELAY_MS = 250;
 /** Above this many files a workdir is not tracked: snapshots and watches would cost too much. */
 export const MAX_TRACKED_FILES = 50_000;
 /**
+ * A job's file list stops at this many paths: past it the list is cut (once, with a mark the
+ * doors show) and the job is no longer watched, so memory, rows and events stay bounded however
+ * many files a worker makes.
+ */
+export const MAX_JOB_FILES = 10_000;
+/**
  * A snapshot walks in slices this long, giving the event loop a turn between them: a big workdir
  * then delays its own job's start, never other requests.
  */
 const SLICE_MS = 8;
+/** File rows stored in one transaction; a bigger batch is stored in several. */
+const ROWS_PER_WRITE = 500;
 /** Entries handled between looks at the clock. */
 const ENTRIES_PER_CLOCK_CHECK = 64;
 
@@ -160,6 +168,8 @@ interface Tracker {
   timer: NodeJS.Timeout | null;
   /** What is stored for each path. */
   stored: Map<string, { change: FileChange; size: number | null }>;
+  /** The list reached MAX_JOB_FILES: nothing more is watched, compared or stored. */
+  cut: boolean;
   /** The writes of its changes, one after another: the job's end waits for the last. */
   writes: Promise<void>;
 }
@@ -215,9 +225,12 @@ export class FileWatcher extends EventEmitter<FileWatcherEvents> {
     const before = loadSnapshot(snapshotFile);
     if (!before) return;
     const stored = new Map((await this.repo.list(jobId)).map((f) => [f.path, { change: f.change, size: f.size }]));
+    const cut = (await this.repo.cutAt(jobId)) !== null;
     // What changed while the server was down is stored and announced now, not only at the end;
     // if the job ends first, its end compares everything itself.
     const tracker = this.track(jobId, workdir, before, stored);
+    tracker.cut = cut;
+    if (cut) return;
     if (before.complete) this.watch(tracker);
     await this.compare(tracker, () => this.trackers.get(jobId) === tracker);
   }
@@ -238,6 +251,7 @@ export class FileWatcher extends EventEmitter<FileWatcherEvents> {
       comparing: false,
       timer: null,
       stored,
+      cut: false,
       writes: Promise.resolve(),
     };
     this.trackers.set(jobId, tracker);
@@ -294,11 +308,11 @@ export class FileWatcher extends EventEmitter<FileWatcherEvents> {
    * passed that path before it changed.
    */
   private async compare(tracker: Tracker, wanted: () => boolean): Promise<void> {
-    if (!tracker.before.complete) return;
+    if (!tracker.before.complete || tracker.cut) return;
     tracker.comparing = true;
     try {
       const after = await snapshotDir(tracker.workdir, this.excludedIn(tracker.workdir));
-      if (this.closed || !wanted()) return;
+      if (this.closed || !wanted() || tracker.cut) return;
       if (!after.complete) {
         this.flush(tracker);
         return;
@@ -327,6 +341,12 @@ export class FileWatcher extends EventEmitter<FileWatcherEvents> {
     return (await this.repo.list(jobId)).map(({ path: p, change, size, at }) => ({ path: p, change, size, at }));
   }
 
+  /** A job's files, and where the list was cut when more changed than it holds (see MAX_JOB_FILES). */
+  async listed(jobId: string): Promise<JobFiles> {
+    const [files, cutAt] = await Promise.all([this.list(jobId), this.repo.cutAt(jobId)]);
+    return { files, cutAt };
+  }
+
   /**
    * Tells the file changes stored for a job that another process watched (a runner's), as this
    * process tells its own: the panel's job page and the WebSocket merge them by path.
@@ -345,8 +365,15 @@ export class FileWatcher extends EventEmitter<FileWatcherEvents> {
   }
 
   private saw(tracker: Tracker, absolute: string): void {
-    if (this.trackers.get(tracker.jobId) !== tracker) return;
+    if (this.trackers.get(tracker.jobId) !== tracker || tracker.cut) return;
     tracker.pending.add(toRelative(tracker.workdir, absolute));
+    // A burst larger than a whole list is stored now, not held: what is pending stays bounded too.
+    if (tracker.pending.size >= MAX_JOB_FILES && !tracker.comparing) {
+      if (tracker.timer) clearTimeout(tracker.timer);
+      tracker.timer = null;
+      this.flush(tracker);
+      return;
+    }
     tracker.timer ??= setTimeout(() => {
       tracker.timer = null;
       this.flush(tracker);
@@ -370,6 +397,7 @@ export class FileWatcher extends EventEmitter<FileWatcherEvents> {
    * other in the order their changes were seen, so a later state is never overwritten by an earlier one.
    */
   private record(tracker: Tracker, states: { rel: string; now: FileStat | undefined }[]): Promise<void> {
+    if (tracker.cut) return tracker.writes;
     const at = Date.now();
     const changed: JobFile[] = [];
     const gone: JobFile[] = [];
@@ -384,16 +412,32 @@ export class FileWatcher extends EventEmitter<FileWatcherEvents> {
       const size = change === "deleted" ? null : (now?.size ?? null);
       const stored = tracker.stored.get(rel);
       if (stored && stored.change === change && stored.size === size) continue;
+      if (!stored && tracker.stored.size >= MAX_JOB_FILES) {
+        tracker.cut = true;
+        continue;
+      }
       tracker.stored.set(rel, { change, size });
       changed.push({ path: rel, change, size, at });
     }
-    if (!changed.length && !gone.length) return tracker.writes;
+    const cut = tracker.cut;
+    if (cut) {
+      // The rest of the job is not watched: chokidar's own memory of the tree stops growing too.
+      this.closeWatcher(tracker);
+      tracker.pending.clear();
+    }
+    if (!changed.length && !gone.length && !cut) return tracker.writes;
     const write = async () => {
-      await this.repo.upsert(changed.map((f) => ({ jobId: tracker.jobId, ...f })));
+      // In slices, each its own transaction, with a turn of the event loop between them: a burst of
+      // thousands of files never holds other requests up for long.
+      for (let i = 0; i < changed.length; i += ROWS_PER_WRITE) {
+        if (i) await nextTurn();
+        await this.repo.upsert(changed.slice(i, i + ROWS_PER_WRITE).map((f) => ({ jobId: tracker.jobId, ...f })));
+      }
       await this.repo.remove(
         tracker.jobId,
         gone.map((f) => f.path),
       );
+      if (cut) await this.repo.markCut(tracker.jobId, MAX_JOB_FILES, at);
       for (const file of [...changed, ...gone]) this.emit("file", { jobId: tracker.jobId, file });
     };
     const written = tracker.writes.then(write);

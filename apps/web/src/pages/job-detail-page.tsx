@@ -150,22 +150,30 @@ function JobFilesSection({ job }: { job: Job }) {
       </p>
     );
   }
+  const { cutAt } = files.data;
   return (
-    <ul className="tree" aria-label="Files changed by this job">
-      {files.data.files.map((f) => (
-        <li key={f.path} className="row">
-          <span className={`badge ${f.change === "created" ? "ok" : f.change === "modified" ? "warn" : "bad"}`}>{f.change}</span>
-          {f.change === "deleted" ? (
-            <span className={`mono change-${f.change}`}>{f.path}</span>
-          ) : (
-            <Link to={fileLink(job, f)} className="mono">
-              {f.path}
-            </Link>
-          )}
-          {f.size !== null && <span className="size">{formatBytes(f.size)}</span>}
-        </li>
-      ))}
-    </ul>
+    <>
+      {cutAt ? (
+        <p className="muted small" role="note">
+          More than {cutAt.toLocaleString("en")} files changed; the list stops here, and the job was no longer watched.
+        </p>
+      ) : null}
+      <ul className="tree" aria-label="Files changed by this job">
+        {files.data.files.map((f) => (
+          <li key={f.path} className="row">
+            <span className={`badge ${f.change === "created" ? "ok" : f.change === "modified" ? "warn" : "bad"}`}>{f.change}</span>
+            {f.change === "deleted" ? (
+              <span className={`mono change-${f.change}`}>{f.path}</span>
+            ) : (
+              <Link to={fileLink(job, f)} className="mono">
+                {f.path}
+              </Link>
+            )}
+            {f.size !== null && <span className="size">{formatBytes(f.size)}</span>}
+          </li>
+        ))}
+      </ul>
+    </>
   );
 }
 

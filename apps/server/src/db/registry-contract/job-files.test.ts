@@ -64,6 +64,18 @@ describe.each(DIALECTS)("the job files repository on $dialect", ({ open }) => {
     expect(await registry.jobFiles.list("j1")).toEqual([]);
   });
 
+  it("marks a job's list as cut once, apart from its files: not listed, not counted, another job untouched", async () => {
+    const { jobFiles } = registry;
+    await jobFiles.upsert([file("j1", "a", "created", 1)]);
+    expect(await jobFiles.cutAt("j1")).toBeNull();
+    await jobFiles.markCut("j1", 10_000, T);
+    await jobFiles.markCut("j1", 20_000, T + 1);
+    expect(await jobFiles.cutAt("j1")).toBe(10_000);
+    expect(await jobFiles.cutAt("j2")).toBeNull();
+    expect(await jobFiles.list("j1")).toEqual([file("j1", "a", "created", 1)]);
+    expect(await jobFiles.counts(["j1"])).toEqual(new Map([["j1", { created: 1, modified: 0, deleted: 0 }]]));
+  });
+
   it("counts each job's created, modified and deleted files, leaving out jobs with none", async () => {
     const { jobFiles } = registry;
     expect(await jobFiles.counts([])).toEqual(new Map());

@@ -1,9 +1,15 @@
-import { and, asc, count, eq, inArray, sql } from "drizzle-orm";
+import { and, asc, count, eq, inArray, ne, sql } from "drizzle-orm";
 import type { FileChange, JobFileCounts } from "@corral/shared";
 import type { Db } from "../client.js";
 import { jobFileChanges, jobs, type JobFileRow } from "../schema.js";
 
 export type NewJobFileRow = typeof jobFileChanges.$inferInsert;
+
+/**
+ * The row that says a job's list was cut: no file has an empty relative path, so this one is
+ * never a file; its `size` is the number of files the list stopped at.
+ */
+export const CUT_MARK_PATH = "";
 
 const emptyCounts = (): JobFileCounts => ({ created: 0, modified: 0, deleted: 0 });
 
@@ -12,23 +18,31 @@ export function createJobFilesRepo(db: Db) {
   const ofJob = db
     .select()
     .from(jobFileChanges)
-    .where(eq(jobFileChanges.jobId, sql.placeholder("jobId")))
+    .where(and(eq(jobFileChanges.jobId, sql.placeholder("jobId")), ne(jobFileChanges.path, CUT_MARK_PATH)))
     .orderBy(asc(jobFileChanges.path))
+    .prepare();
+  // Prepared once too: a query built per row costs a millisecond or so on the event loop, and a
+  // job's burst of files is thousands of rows.
+  const upsertOne = db
+    .insert(jobFileChanges)
+    .values({
+      jobId: sql.placeholder("jobId"),
+      path: sql.placeholder("path"),
+      change: sql.placeholder("change"),
+      size: sql.placeholder("size"),
+      at: sql.placeholder("at"),
+    })
+    .onConflictDoUpdate({
+      target: [jobFileChanges.jobId, jobFileChanges.path],
+      set: { change: sql`excluded.change`, size: sql`excluded.size`, at: sql`excluded.at` },
+    })
     .prepare();
   return {
     /** Stores the latest change of each path, in one transaction. */
     upsert(rows: NewJobFileRow[]): void {
       if (!rows.length) return;
-      db.transaction((tx) => {
-        for (const row of rows) {
-          tx.insert(jobFileChanges)
-            .values(row)
-            .onConflictDoUpdate({
-              target: [jobFileChanges.jobId, jobFileChanges.path],
-              set: { change: row.change, size: row.size ?? null, at: row.at },
-            })
-            .run();
-        }
+      db.transaction(() => {
+        for (const row of rows) upsertOne.run({ ...row, size: row.size ?? null });
       });
     },
     remove(jobId: string, paths: string[]): void {
@@ -40,6 +54,19 @@ export function createJobFilesRepo(db: Db) {
     list(jobId: string): JobFileRow[] {
       return ofJob.all({ jobId });
     },
+    /** Records that the job's file list stops at `limit` files (more changed). */
+    markCut(jobId: string, limit: number, at: number): void {
+      db.insert(jobFileChanges).values({ jobId, path: CUT_MARK_PATH, change: "created", size: limit, at }).onConflictDoNothing().run();
+    },
+    /** Where the job's file list was cut (see markCut), or null when it holds every change. */
+    cutAt(jobId: string): number | null {
+      const row = db
+        .select({ size: jobFileChanges.size })
+        .from(jobFileChanges)
+        .where(and(eq(jobFileChanges.jobId, jobId), eq(jobFileChanges.path, CUT_MARK_PATH)))
+        .get();
+      return row ? (row.size ?? 0) : null;
+    },
     /** Created / modified / deleted counts for each of the jobs (jobs with no files are absent). */
     counts(jobIds: string[]): Map<string, JobFileCounts> {
       const result = new Map<string, JobFileCounts>();
@@ -47,7 +74,7 @@ export function createJobFilesRepo(db: Db) {
       const rows = db
         .select({ jobId: jobFileChanges.jobId, change: jobFileChanges.change, n: count() })
         .from(jobFileChanges)
-        .where(inArray(jobFileChanges.jobId, jobIds))
+        .where(and(inArray(jobFileChanges.jobId, jobIds), ne(jobFileChanges.path, CUT_MARK_PATH)))
         .groupBy(jobFileChanges.jobId, jobFileChanges.change)
         .all();
       for (const row of rows) {

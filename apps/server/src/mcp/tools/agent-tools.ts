@@ -74,7 +74,7 @@ export function registerAgentTools(server: McpServer, services: Services, agent:
         const text = doneText(
           row,
           tail(row, () => (readable = false)),
-          await services.files.list(job_id),
+          await services.files.listed(job_id),
         );
         if (isFinalStatus(row.status) && readable) answers.set(job_id, text);
         return textResult(text);
@@ -91,7 +91,7 @@ export async function runAnswer(services: Services, job: Job): Promise<CallToolR
 
 /** The text of `<agent>_run`'s answer; `corral_run_many` answers one per job. */
 export async function runAnswerText(services: Services, job: Job): Promise<string> {
-  return runText(job, outputTail(services, job), await services.files.list(job.id));
+  return runText(job, outputTail(services, job), await services.files.listed(job.id));
 }
 
 /**

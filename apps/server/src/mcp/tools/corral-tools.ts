@@ -108,8 +108,8 @@ function registerWaitTool(server: McpServer, services: Services): void {
           const result = await jobs.waitFor(job_ids, timeout_s * 1000, extra.signal);
           const pending = result.filter((j) => !isFinalStatus(j.status)).length;
           const head = pending ? `${pending} of ${result.length} still running after ${timeout_s} s` : `all ${result.length} ended`;
-          const files = await Promise.all(result.map((j) => services.files.list(j.id)));
-          return textResult([head, ...result.flatMap((j, i) => waitLines(j, files[i] ?? []))].join("\n"));
+          const files = await Promise.all(result.map((j) => services.files.listed(j.id)));
+          return textResult([head, ...result.flatMap((j, i) => waitLines(j, files[i] ?? { files: [], cutAt: null }))].join("\n"));
         } finally {
           stopReporting();
         }

@@ -1,4 +1,4 @@
-import { formatBytes, formatUsd, type FileChange, type Job, type JobFile, type JobFileCounts } from "@corral/shared";
+import { formatBytes, formatUsd, type FileChange, type Job, type JobFileCounts, type JobFiles } from "@corral/shared";
 
 const TAIL_CHARS = 4000;
 /** Paths listed per kind of change; the rest are counted (REST GET /api/jobs/:id/files has all). */
@@ -46,15 +46,21 @@ function details(job: Job): string[] {
   ];
 }
 
-/** One line per kind of change: `created: a.txt (12 B), b.txt (3 B)`, at most `listed` paths each. */
-export function filesLines(files: JobFile[], listed = FILES_LISTED): string[] {
+const NO_FILES: JobFiles = { files: [], cutAt: null };
+
+/**
+ * One line per kind of change: `created: a.txt (12 B), b.txt (3 B)`, at most `listed` paths each;
+ * then, for a list that was cut, a line saying so.
+ */
+export function filesLines({ files, cutAt }: JobFiles, listed = FILES_LISTED): string[] {
+  const cut = cutAt === null ? [] : [`files: more than ${cutAt} changed; the list stops there (the job was no longer watched)`];
   return CHANGES.flatMap((change) => {
     const these = files.filter((f) => f.change === change);
     if (!these.length) return [];
     const shown = these.slice(0, listed).map((f) => (f.size === null ? f.path : `${f.path} (${formatBytes(f.size)})`));
     const more = these.length > listed ? [`… ${these.length - listed} more`] : [];
     return [`${change}: ${[...shown, ...more].join(", ")}`];
-  });
+  }).concat(cut);
 }
 
 /** `2 created, 1 deleted`, or null when the job changed no files. */
@@ -79,7 +85,7 @@ function outputSection(job: Job, tail: () => string): string[] {
  * `<agent>_done`: `pendiente`, `listo` or `error: …`, then the files the job created, modified
  * and deleted, details and the output's tail.
  */
-export function doneText(job: Job, tail: () => string, files: JobFile[] = []): string {
+export function doneText(job: Job, tail: () => string, files: JobFiles = NO_FILES): string {
   if (job.status === "queued" || job.status === "running") {
     return ["pendiente", `${job.status} for ${elapsed(job)} · job ${job.id} · agent ${job.agent}`, ...filesLines(files)].join("\n");
   }
@@ -87,7 +93,7 @@ export function doneText(job: Job, tail: () => string, files: JobFile[] = []): s
 }
 
 /** `<agent>_run`: `ok` or `error: …`, then the same files and details. */
-export function runText(job: Job, tail: () => string, files: JobFile[] = []): string {
+export function runText(job: Job, tail: () => string, files: JobFiles = NO_FILES): string {
   const head = job.status === "succeeded" ? "ok" : statusWord(job);
   return [head, ...filesLines(files), ...details(job), ...outputSection(job, tail)].join("\n");
 }
@@ -102,9 +108,9 @@ export function jobLine(job: Job, files?: JobFileCounts): string {
  * A job's line in `corral_wait`, then the paths it changed (indented, fewer per kind than `_done`
  * lists, since one wait covers up to 100 jobs): what to read next, without another call.
  */
-export function waitLines(job: Job, files: JobFile[]): string[] {
+export function waitLines(job: Job, files: JobFiles): string[] {
   const counts: JobFileCounts = { created: 0, modified: 0, deleted: 0 };
-  for (const f of files) counts[f.change]++;
+  for (const f of files.files) counts[f.change]++;
   return [jobLine(job, counts), ...filesLines(files, WAIT_FILES_LISTED).map((line) => `  ${line}`)];
 }
 

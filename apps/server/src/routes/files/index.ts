@@ -47,7 +47,7 @@ export function fileRoutes(services: Services) {
       async (request) => {
         const { id } = request.params;
         await services.jobs.get(id);
-        return { files: await services.files.list(id) };
+        return services.files.listed(id);
       },
     );
 

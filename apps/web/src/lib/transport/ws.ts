@@ -4,6 +4,7 @@ import {
   parseServerMessage,
   type ClientMessage,
   type JobFile,
+  type JobFiles,
   type JobList,
   type JobStatus,
   type ServerMessage,
@@ -198,6 +199,8 @@ export class LiveClient {
         writeJobToCache(client, message.job);
         if (isFinalStatus(message.job.status)) {
           if (this.caughtUp.has(message.jobId)) this.markComplete(message.jobId);
+          // A list cut while the job ran says so in what the server answers, not in file events.
+          void client.invalidateQueries({ queryKey: queryKeys.jobs.files(message.jobId) });
           void client.invalidateQueries({ queryKey: queryKeys.costs.all });
         }
         break;
@@ -216,7 +219,8 @@ export class LiveClient {
       case "files":
       case "file": {
         const incoming: JobFile[] = message.type === "files" ? message.files : [message.file];
-        client.setQueryData<{ files: JobFile[] }>(queryKeys.jobs.files(message.jobId), (held) => ({
+        client.setQueryData<JobFiles>(queryKeys.jobs.files(message.jobId), (held) => ({
+          cutAt: held?.cutAt ?? null,
           files: mergeJobFiles(held?.files ?? [], incoming),
         }));
         void client.invalidateQueries({ queryKey: queryKeys.files.all });

@@ -1,7 +1,7 @@
-import { and, asc, count, eq, inArray, sql } from "drizzle-orm";
+import { and, asc, count, eq, inArray, ne, sql } from "drizzle-orm";
 import type { FileChange, JobFileCounts } from "@corral/shared";
 import type { Async } from "../../async.js";
-import type { createJobFilesRepo } from "../../repos/job-files.js";
+import { CUT_MARK_PATH, type createJobFilesRepo } from "../../repos/job-files.js";
 import type { PgExecutor } from "../client.js";
 import { jobFileChanges, jobs } from "../schema.js";
 import { bytewise, lastOfEach } from "./sql.js";
@@ -34,8 +34,18 @@ export function createPgJobFilesRepo(db: PgExecutor): Async<ReturnType<typeof cr
       return db
         .select()
         .from(jobFileChanges)
-        .where(eq(jobFileChanges.jobId, jobId))
+        .where(and(eq(jobFileChanges.jobId, jobId), ne(jobFileChanges.path, CUT_MARK_PATH)))
         .orderBy(asc(bytewise(jobFileChanges.path)));
+    },
+    async markCut(jobId, limit, at) {
+      await db.insert(jobFileChanges).values({ jobId, path: CUT_MARK_PATH, change: "created", size: limit, at }).onConflictDoNothing();
+    },
+    async cutAt(jobId) {
+      const [row] = await db
+        .select({ size: jobFileChanges.size })
+        .from(jobFileChanges)
+        .where(and(eq(jobFileChanges.jobId, jobId), eq(jobFileChanges.path, CUT_MARK_PATH)));
+      return row ? (row.size ?? 0) : null;
     },
     /** Created / modified / deleted counts for each of the jobs (jobs with no files are absent). */
     async counts(jobIds) {
@@ -44,7 +54,7 @@ export function createPgJobFilesRepo(db: PgExecutor): Async<ReturnType<typeof cr
       const rows = await db
         .select({ jobId: jobFileChanges.jobId, change: jobFileChanges.change, n: count() })
         .from(jobFileChanges)
-        .where(inArray(jobFileChanges.jobId, jobIds))
+        .where(and(inArray(jobFileChanges.jobId, jobIds), ne(jobFileChanges.path, CUT_MARK_PATH)))
         .groupBy(jobFileChanges.jobId, jobFileChanges.change)
         .orderBy(bytewise(jobFileChanges.jobId), bytewise(jobFileChanges.change));
       for (const row of rows) {
