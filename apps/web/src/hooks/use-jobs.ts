@@ -133,10 +133,14 @@ export function useJobOutput(id: string, running: boolean) {
   });
 }
 
-/** Reads readable pages from the cursor the cache holds, as readMore does for the raw output. */
+/**
+ * Reads readable pages from the cursor the cache holds, as readMore does for the raw output, until
+ * the page that ends it or one that reads nothing new: nothing else asks again once the raw
+ * output has stopped growing, and a page holds a bounded number of events, so a long log is many pages.
+ */
 async function readMoreReadable(client: QueryClient, id: string, signal: AbortSignal): Promise<ReadableBuffer> {
   const key = queryKeys.jobs.readable(id);
-  for (let pages = 0; pages < 8; pages++) {
+  for (;;) {
     const before = client.getQueryData<ReadableBuffer>(key) ?? emptyReadable();
     if (before.complete) return before;
     const page = await jobsApi.readable(id, before.cursor, signal);
@@ -144,7 +148,6 @@ async function readMoreReadable(client: QueryClient, id: string, signal: AbortSi
     client.setQueryData(key, next);
     if (page.complete || page.cursor === before.cursor) return next;
   }
-  return client.getQueryData<ReadableBuffer>(key) ?? emptyReadable();
 }
 
 /**

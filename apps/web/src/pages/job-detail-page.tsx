@@ -284,7 +284,12 @@ export function JobDetailPage({ id }: { id: string }) {
         {output.isError && !output.data ? (
           <ErrorState error={output.error} what="the output" onRetry={() => void output.refetch()} />
         ) : (
-          <OutputView buffer={output.data ?? emptyOutput()} running={running} readable={readableKind ? (readable.data ?? emptyReadable()) : null} />
+          <OutputView
+            buffer={output.data ?? emptyOutput()}
+            running={running}
+            readable={readableKind ? (readable.data ?? emptyReadable()) : null}
+            readableError={readable.isError ? readable.error : null}
+          />
         )}
       </section>
       <div className="job-cards">
