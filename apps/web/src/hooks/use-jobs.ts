@@ -62,6 +62,20 @@ export function useJobGroup(id: string | null) {
   });
 }
 
+/**
+ * A retried job's attempts, each with its own times, error and usage; read again whenever the
+ * job's attempt, status or usage changes (the job itself is live). A job tried once has none to show.
+ */
+export function useJobAttempts(job: Job | undefined) {
+  const retried = (job?.attempt ?? 1) > 1;
+  return useQuery({
+    queryKey: [...queryKeys.jobs.attempts(job?.id ?? ""), job?.attempt, job?.status, job?.usage.inputTokens, job?.usage.outputTokens],
+    queryFn: ({ signal }) => jobsApi.attempts(job?.id ?? "", signal),
+    enabled: retried,
+    placeholderData: keepPreviousData,
+  });
+}
+
 /** A job read once, without polling: the Launch page copies a job it relaunches from. */
 export function useJobSnapshot(id: string | null) {
   return useQuery({
