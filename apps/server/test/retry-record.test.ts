@@ -92,6 +92,19 @@ describe("a job that failed twice, then succeeded", () => {
     expect(report.body.totals.costUsd).toBeCloseTo(sumOf(attempts.map((a) => a.usage.costUsd)), 10);
   });
 
+  test("a new price estimates each attempt again, the reported one kept, and the job's cost is their new sum", async () => {
+    const before = attempts.map((a) => a.usage.costUsd ?? 0);
+    const price = await api(server, "PUT", "/api/costs/prices", { provider: "anthropic", model: "claude-opus-4-8", inputPerM: 6, outputPerM: 30 });
+    expect(price.status).toBe(200);
+    const now = await attemptsOf(job);
+    const repriced = (await api<Job>(server, "GET", `/api/jobs/${job.id}`)).body;
+    expect(now[0]?.usage.costUsd).toBeCloseTo(2 * (before[0] ?? 0), 10);
+    expect(now[1]?.usage.costUsd).toBeCloseTo(2 * (before[1] ?? 0), 10);
+    expect(now[2]?.usage.costUsd).toBe(before[2]);
+    expect(repriced.usage.costUsd).toBeCloseTo(sumOf(now.map((a) => a.usage.costUsd)), 10);
+    expect(repriced.usage.costSource).toBe("estimated");
+  });
+
   test("MCP claude_done: the same story, one line per attempt", async () => {
     const client = await connectMcp(server);
     try {
