@@ -239,7 +239,7 @@ test("a retried attempt picked up after a restart has its own whole timeout, not
       prompt: `sleep 4\nfail-until ${counter} 1 1 first run`,
       workdir: path.join(root, "w"),
       timeout_s: 6,
-      retry: { maxAttempts: 2, exitCodes: [1], backoffS: 0.3 },
+      retry: { maxAttempts: 2, exitCodes: [1], outputPatterns: [], backoffS: 0.3 },
     },
     "rest",
   );
