@@ -228,3 +228,35 @@ test("a running job that cannot be picked up again ends lost with why, and the r
     await second.app.close();
   }
 });
+
+test("a retried attempt picked up after a restart has its own whole timeout, not what its first attempt left", async () => {
+  const { root, start } = await restartable();
+  const first = await start();
+  const counter = path.join(root, "runs");
+  const job = await first.services.jobs.launch(
+    "kiro",
+    {
+      prompt: `sleep 4\nfail-until ${counter} 1 1 first run`,
+      workdir: path.join(root, "w"),
+      timeout_s: 6,
+      retry: { maxAttempts: 2, exitCodes: [1], outputPatterns: [], backoffS: 0.3 },
+    },
+    "rest",
+  );
+  // The second attempt runs, and the job's own start (its first attempt's) is past its timeout.
+  for (;;) {
+    const now = await first.services.jobs.get(job.id);
+    if (now.attempt === 2 && now.status === "running" && now.startedAt !== null && Date.now() > now.startedAt + 6200) break;
+    expect(now.status === "queued" || now.status === "running").toBe(true);
+    await sleep(50);
+  }
+  await first.app.close();
+  const second = await start();
+  try {
+    const [ended] = await second.services.jobs.waitFor([job.id], 15_000);
+    expect(ended?.status).toBe("succeeded");
+    expect((await second.services.jobs.attempts(job.id)).map((a) => a.status)).toEqual(["failed", "succeeded"]);
+  } finally {
+    await second.app.close();
+  }
+});

@@ -90,6 +90,7 @@ export const JobSchema = z.object({
   error: z.string().nullable(),
   finalText: z.string().nullable(),
   outputBytes: z.number().int(),
+  /** Summed over the job's attempts (GET /api/jobs/:id/attempts has each one's). */
   usage: UsageSchema,
   /** 1 for the first try; more when the retry policy tried again. */
   attempt: z.number().int(),
@@ -98,6 +99,7 @@ export const JobSchema = z.object({
   provider: z.string().nullable(),
   limits: z.object({ maxCostUsd: z.number().nullable(), maxTokens: z.number().int().nullable() }),
   createdAt: z.number(),
+  /** When its first attempt started: a retried job's duration runs from there to `endedAt`. */
   startedAt: z.number().nullable(),
   endedAt: z.number().nullable(),
   /** The first request to cancel the job: when, through which door, and the client that sent it; null when none was made. */
@@ -165,7 +167,10 @@ export const OutputQuerySchema = z
 export type OutputQuery = z.infer<typeof OutputQuerySchema>;
 
 /** One piece of a job's output log; `cursor` is where the next read starts. */
-/** One try of a job, with the part of the job's output it wrote (cursors `outputStart`..`outputEnd`). */
+/**
+ * One try of a job, with the part of the job's output it wrote (cursors `outputStart`..`outputEnd`),
+ * its own error and its own usage: the job's usage is the sum of its attempts'.
+ */
 export const JobAttemptSchema = z.object({
   attempt: z.number().int(),
   status: JobStatusSchema,
@@ -175,6 +180,7 @@ export const JobAttemptSchema = z.object({
   endedAt: z.number().nullable(),
   outputStart: z.number().int(),
   outputEnd: z.number().int().nullable(),
+  usage: UsageSchema,
 });
 export type JobAttempt = z.infer<typeof JobAttemptSchema>;
 

@@ -19,6 +19,7 @@ import type { AgentRow, BudgetRow, JobRow } from "../db/schema.js";
 import { notFound, ServiceError } from "../lib/errors.js";
 import { localTime, parseTime, periodWindow } from "./periods.js";
 import { PRICE_TABLE, PRICE_TABLE_DATE, PRICE_TABLE_SOURCES } from "./price-table.js";
+import { hasUsage, sumUsage, usageOf } from "./attempt-usage.js";
 import { costOf, isCloudOllama, priceKeys, usedTokens, type CostFields, type Rates } from "./pricing.js";
 
 const DAY_MS = 24 * 3600 * 1000;
@@ -136,15 +137,38 @@ export class CostService extends EventEmitter<CostServiceEvents> implements JobC
     const changed = await this.deps.transaction(async (tx) => {
       // Runs at every start over every estimated job: look each agent up once, not once per job.
       const agents = new Map((await tx.agents.list()).map((a) => [a.name, a]));
-      const changes = (await tx.costs.repriceable())
-        .map((job) => ({ id: job.id, before: job, after: this.costOfJob(job, agents.get(job.agent)) }))
-        .filter(({ before, after }) => before.costUsd !== after.costUsd || before.costSource !== after.costSource)
-        .map(({ id, after }) => ({ id, ...after }));
+      const changes: Array<{ id: string } & CostFields> = [];
+      for (const job of await tx.costs.repriceable()) {
+        const agent = agents.get(job.agent);
+        const after = job.attempt > 1 ? await this.repriceAttempts(tx, job, agent) : this.costOfJob(job, agent);
+        if (job.costUsd !== after.costUsd || job.costSource !== after.costSource) changes.push({ id: job.id, ...after });
+      }
       if (changes.length) await tx.costs.setCosts(changes);
       return changes.length;
     });
     if (changed) this.emit("repriced");
     return changed;
+  }
+
+  /**
+   * A retried job's cost is its attempts' summed (each priced on its own tokens, a reported one
+   * kept as reported): each attempt is estimated again and stored, and the sum returned. A job
+   * whose attempts kept no usage of their own (from before they did) is priced as a whole.
+   */
+  private async repriceAttempts(tx: Repos, job: PricedJobFields, agent: AgentRow | undefined): Promise<CostFields> {
+    const attempts = await tx.jobs.attempts(job.id);
+    if (!attempts.some(hasUsage)) return this.costOfJob(job, agent);
+    const priced = [];
+    for (const attempt of attempts) {
+      const before = usageOf(attempt);
+      const after = { ...before, ...this.costOfJob({ ...job, ...before }, agent) };
+      if (after.costUsd !== before.costUsd || after.costSource !== before.costSource) {
+        await tx.jobs.endAttempt(job.id, attempt.attempt, { costUsd: after.costUsd, costSource: after.costSource });
+      }
+      priced.push(after);
+    }
+    const { costUsd, costSource } = sumUsage(priced);
+    return { costUsd, costSource };
   }
 
   private costOfJob(job: PricedJobFields, agent: AgentRow | undefined): CostFields {

@@ -206,6 +206,13 @@ export const jobAttempts = sqliteTable(
     endedAt: integer("ended_at"),
     outputStart: integer("output_start").notNull(),
     outputEnd: integer("output_end"),
+    /** This attempt's own usage, as its worker reported it, and its cost; the job's columns hold the sum. */
+    usageModel: text("usage_model"),
+    inputTokens: integer("input_tokens"),
+    outputTokens: integer("output_tokens"),
+    cachedInputTokens: integer("cached_input_tokens"),
+    costUsd: real("cost_usd"),
+    costSource: text("cost_source").$type<"reported" | "estimated">(),
   },
   (t) => [primaryKey({ columns: [t.jobId, t.attempt] })],
 );

@@ -64,7 +64,7 @@ function predictedSize(adapter: CliAdapter, spec: JobSpec, binary: string, env: 
 /** The refusal, naming the prompt when one copy of it is already too much, else the agent's argument template. */
 function refuse(spec: JobSpec, size: Size & { prompts: number }): never {
   const promptBytes = Buffer.byteLength(spec.prompt);
-  const longest = Math.max(...size.args);
+  const longest = size.args.reduce((max, n) => Math.max(max, n), 0);
   const what =
     size.total > MAX_COMMAND_LINE_BYTES
       ? `its arguments and environment would take ${size.total} bytes, over Corral's limit of ${MAX_COMMAND_LINE_BYTES / KIB / KIB} MiB for a worker's command line`

@@ -7,7 +7,7 @@ import { jobDataPaths } from "./worker-process.js";
 export function fileHooks(files: FileWatcher, dataDir: string): JobHooks {
   const snapshotFile = (jobId: string) => path.join(jobDataPaths(dataDir, jobId).dir, "workdir-before.json");
   return {
-    starting: (row) => files.begin(row.id, row.workdir, snapshotFile(row.id)),
+    starting: (row) => files.begin(row.id, row.workdir, snapshotFile(row.id), row.attempt > 1),
     resumed: (row) => void files.resume(row.id, row.workdir, snapshotFile(row.id)).catch(() => undefined),
     ended: (row, ran) => files.end(row.id, ran),
   };

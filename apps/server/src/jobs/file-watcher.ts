@@ -116,7 +116,7 @@ export async function snapshotDir(root: string, excluded: string[] = [], limit =
 /**
  * The before-snapshot on disk, so a job picked up after a restart is still compared with it. An
  * empty workdir's is no file at all (see loadSnapshot): one file less to create for such a job.
- * An earlier attempt's is removed then, or it would stand for this one's.
+ * It is taken once, before a job's first attempt: a retry is compared with it too.
  */
 function saveSnapshot(file: string, snapshot: Snapshot): void {
   if (snapshot.complete && snapshot.files.size === 0) {
@@ -203,13 +203,20 @@ export class FileWatcher extends EventEmitter<FileWatcherEvents> {
 
   /**
    * Before the worker starts: remember the workdir as it is (in memory, and in `snapshotFile` for
-   * a restart); it is watched once the job has run WATCH_DELAY_MS.
+   * a restart); it is watched once the job has run WATCH_DELAY_MS. A `retry` is compared with
+   * the snapshot taken before the job's first attempt, and keeps what the earlier ones changed:
+   * a file an earlier attempt created is still one the job created, not one it modified.
    */
-  async begin(jobId: string, workdir: string, snapshotFile: string): Promise<void> {
-    const before = await snapshotDir(workdir, this.excludedIn(workdir));
+  async begin(jobId: string, workdir: string, snapshotFile: string, retry = false): Promise<void> {
+    const first = retry ? loadSnapshot(snapshotFile) : null;
+    const before = first ?? (await snapshotDir(workdir, this.excludedIn(workdir)));
     if (this.closed) return;
-    saveSnapshot(snapshotFile, before);
-    const tracker = this.track(jobId, workdir, before, new Map());
+    if (!first) saveSnapshot(snapshotFile, before);
+    const stored: Tracker["stored"] = first
+      ? new Map((await this.repo.list(jobId)).map((f) => [f.path, { change: f.change, size: f.size }]))
+      : new Map();
+    if (this.closed) return;
+    const tracker = this.track(jobId, workdir, before, stored);
     if (!before.complete) return;
     tracker.watchTimer = setTimeout(() => {
       tracker.watchTimer = null;

@@ -1,5 +1,21 @@
-import type { Job } from "@corral/shared";
-import type { JobRow } from "../db/schema.js";
+import type { Job, JobAttempt, Usage } from "@corral/shared";
+import type { JobAttemptRow, JobRow } from "../db/schema.js";
+import type { UsageFields } from "../costs/attempt-usage.js";
+
+const usageView = (row: UsageFields): Usage => ({
+  model: row.usageModel,
+  inputTokens: row.inputTokens,
+  outputTokens: row.outputTokens,
+  cachedInputTokens: row.cachedInputTokens,
+  costUsd: row.costUsd,
+  costSource: row.costSource,
+});
+
+/** The public shape of one attempt of a job, the same on every door. */
+export function toJobAttempt(row: JobAttemptRow): JobAttempt {
+  const { attempt, status, exitCode, error, startedAt, endedAt, outputStart, outputEnd } = row;
+  return { attempt, status, exitCode, error, startedAt, endedAt, outputStart, outputEnd, usage: usageView(row) };
+}
 
 /** The public shape of a stored job, the same on every door. */
 export function toJob(row: JobRow): Job {
@@ -20,14 +36,7 @@ export function toJob(row: JobRow): Job {
     attempt: row.attempt,
     retry: row.retry ?? null,
     outputBytes: row.outputBytes,
-    usage: {
-      model: row.usageModel,
-      inputTokens: row.inputTokens,
-      outputTokens: row.outputTokens,
-      cachedInputTokens: row.cachedInputTokens,
-      costUsd: row.costUsd,
-      costSource: row.costSource,
-    },
+    usage: usageView(row),
     provider: row.provider,
     limits: { maxCostUsd: row.maxCostUsd, maxTokens: row.maxTokens },
     createdAt: row.createdAt,

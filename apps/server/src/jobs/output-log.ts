@@ -345,10 +345,10 @@ export function lastRawOffsets(file: string, attempt: number): { out: number; er
   return offsets;
 }
 
-/** Plain text of the last records, for `_done` and error messages. */
-export function tailText(file: string, maxChars: number, streams: OutputStream[] = ["out", "err", "sys"]): string {
+/** Plain text of the last records, for `_done` and error messages; only what lies past cursor `since` (an attempt's own). */
+export function tailText(file: string, maxChars: number, streams: OutputStream[] = ["out", "err", "sys"], since = 0): string {
   const text = readTail(file, maxChars * 4 + 1024)
-    .filter((c) => streams.includes(c.stream))
+    .filter((c) => streams.includes(c.stream) && c.cursor > since)
     .map((c) => c.text)
     .join("");
   return text.length > maxChars ? `…${text.slice(-maxChars)}` : text;

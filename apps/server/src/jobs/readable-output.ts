@@ -6,6 +6,20 @@ import { readOutput, readTail } from "./output-log.js";
 /** A line longer than this is read in pieces, so an endless line cannot fill memory. */
 export const MAX_READABLE_LINE = 1024 * 1024;
 
+/**
+ * A page stops at the first whole-line boundary past this many events: a megabyte of short lines
+ * is half a million events, and an answer that size is tens of megabytes of JSON.
+ */
+export const MAX_READABLE_EVENTS = 20_000;
+
+/**
+ * Appends `items` one by one: `target.push(...items)` passes every item as an argument, and an
+ * output of many short lines has more of them than the call stack holds.
+ */
+function append<T>(target: T[], items: readonly T[]): void {
+  for (const item of items) target.push(item);
+}
+
 /** Lines of each stream not yet ended by a newline. */
 class OpenLines {
   private open: Record<OutputStream, string> = { out: "", err: "", sys: "" };
@@ -22,7 +36,7 @@ class OpenLines {
     let rest = parts.pop() ?? "";
     const events = parts.flatMap((line) => this.line(stream, line));
     if (rest.length > MAX_READABLE_LINE) {
-      events.push(...this.line(stream, rest));
+      append(events, this.line(stream, rest));
       rest = "";
     }
     this.open[stream] = rest;
@@ -50,7 +64,8 @@ class OpenLines {
  * Readable events of a job's output log from `cursor`, about `limit` bytes of it. The cursor
  * returned is a record boundary where no line is open, so each page reads whole lines and the
  * next page starts where this one stopped: no event is lost or sent twice. A line still being
- * printed waits for its end (or, once the job has `ended`, for the end of the log).
+ * printed waits for its end (or, once the job has `ended`, for the end of the log). A page also
+ * ends at the first such boundary past MAX_READABLE_EVENTS events, so its answer stays small.
  */
 export function readReadable(file: string, module: AgentKindModule | undefined, cursor: number, limit: number, ended: boolean) {
   for (let want = limit; ; want *= 2) {
@@ -59,16 +74,24 @@ export function readReadable(file: string, module: AgentKindModule | undefined, 
     const events: ReadableEvent[] = [];
     let held: ReadableEvent[] = [];
     let safe = cursor;
+    let full = false;
     for (const chunk of page.chunks) {
-      held.push(...lines.push(chunk.stream, chunk.text));
+      append(held, lines.push(chunk.stream, chunk.text));
       if (lines.empty) {
-        events.push(...held);
+        append(events, held);
         held = [];
         safe = chunk.cursor;
+        full = events.length >= MAX_READABLE_EVENTS;
+        if (full) break;
       }
     }
+    if (full) return { events, cursor: safe, complete: ended && safe >= page.size };
     const atEnd = page.cursor >= page.size;
-    if (atEnd && ended) return { events: [...events, ...held, ...lines.flush()], cursor: page.cursor, complete: true };
+    if (atEnd && ended) {
+      append(events, held);
+      append(events, lines.flush());
+      return { events, cursor: page.cursor, complete: true };
+    }
     // An open line ends further on: read on, unless this page already has whole lines to give.
     if (safe > cursor || atEnd) return { events, cursor: safe, complete: false };
   }
@@ -96,9 +119,9 @@ export function lastReadableLine(file: string, module: AgentKindModule | undefin
       if (inLine && from === 0) continue;
       inLine = false;
     }
-    events.push(...lines.push(stream, text.slice(from)));
+    append(events, lines.push(stream, text.slice(from)));
   }
-  if (ended) events.push(...lines.flush());
+  if (ended) append(events, lines.flush());
   return lastLineOf(events);
 }
 

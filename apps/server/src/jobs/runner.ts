@@ -11,6 +11,7 @@ import { registryUnreachable } from "../db/registry-error.js";
 import type { AgentRow, JobAttemptRow, JobRow } from "../db/schema.js";
 import { ServiceError } from "../lib/errors.js";
 import { PRIVATE_DIR_MODE } from "../lib/private-files.js";
+import { hasUsage, noUsage, sumUsage, usageIn, usageOf } from "../costs/attempt-usage.js";
 import { assertCommandLineFits, boundedInvocation } from "./command-line.js";
 import { writeAnswerFile } from "../lib/confined-files.js";
 import { reattachCli, startCli, startInProcess, type Execution, type ExecutionListeners } from "./execution.js";
@@ -185,7 +186,7 @@ export class JobRunner {
       if (execution.pid !== null) await killGroup(execution.pid, this.config.killGraceMs);
     } else if (await this.markRunning(started, execution, attempt)) {
       if (!this.closing) {
-        this.follow(started, execution, log, row.timeoutS * 1000);
+        this.follow(started, execution, log, row.timeoutS * 1000, attempt.outputStart);
         return;
       }
       // The server began to stop while the start was stored: the worker runs on, and the next start follows it.
@@ -206,13 +207,15 @@ export class JobRunner {
     return this.store.atomically(async (unit) => {
       const now = await unit.tx.jobs.get(started.id);
       if (now?.status !== "queued" || !this.owns(now)) return false;
-      await unit.tx.jobs.startAttempt({ ...attempt, status: "running" });
+      // The attempt started when its worker did, as the job did (a retry keeps the first attempt's start: the job's duration runs from there).
+      const at = Date.now();
+      await unit.tx.jobs.startAttempt({ ...attempt, startedAt: at, status: "running" });
       await this.store.update(
         started.id,
         {
           status: "running",
           workdir: started.workdir,
-          startedAt: Date.now(),
+          startedAt: now.startedAt ?? at,
           pid: execution.pid,
           pidStart: execution.pidStart,
           invocation: execution.invocation,
@@ -345,8 +348,11 @@ export class JobRunner {
     });
     // Counted only once nothing above can throw: a job that ends lost instead holds no slot.
     this.scheduler.adopt(row.agent);
-    const remaining = row.startedAt === null ? row.timeoutS * 1000 : row.startedAt + row.timeoutS * 1000 - Date.now();
-    this.follow(row, execution, log, Math.max(1, remaining));
+    // Each attempt has the whole timeout, counted from its own start (the job's is its first attempt's).
+    const current = (await this.registry.jobs.attempts(row.id)).find((a) => a.attempt === row.attempt);
+    const startedAt = current?.startedAt ?? row.startedAt;
+    const remaining = startedAt === null ? row.timeoutS * 1000 : startedAt + row.timeoutS * 1000 - Date.now();
+    this.follow(row, execution, log, Math.max(1, remaining), current?.outputStart ?? 0);
     // Cancelled while the previous server ran, which stopped before the worker did: it still ends cancelled.
     if (row.cancelRequestedAt !== null) void this.stop(row.id, "cancelled", "cancelled");
   }
@@ -447,7 +453,7 @@ export class JobRunner {
   private async recordUsage(id: string, report: UsageReport): Promise<void> {
     let row: JobRow;
     try {
-      row = await this.store.atomically(async (unit) => this.store.update(id, await this.priced(unit.tx, id, usagePatch(report)), unit));
+      row = await this.store.atomically(async (unit) => this.store.update(id, await this.withAttemptUsage(unit.tx, id, usagePatch(report)), unit));
     } catch {
       // A report the registry cannot take (closed at shutdown) is lost; the worker's end brings its final usage.
       return;
@@ -456,14 +462,27 @@ export class JobRunner {
     if (over && row.status === "running") void this.stop(id, "budget_exceeded", over);
   }
 
-  /** Adds the cost (reported, estimated or unknown) of the job's usage after this patch, read in the transaction that stores it. */
-  private async priced(tx: Repos, id: string, patch: JobPatch): Promise<JobPatch> {
+  /**
+   * The usage in `patch` is the current attempt's (a worker reports its own run's): stored on the
+   * attempt with its cost (reported, estimated or unknown), and the job's usage becomes the sum of
+   * its attempts', read and written in the transaction that stores the patch.
+   */
+  private async withAttemptUsage(tx: Repos, id: string, patch: JobPatch): Promise<JobPatch> {
     const row = await tx.jobs.get(id);
-    if (!row || !this.deps.costs) return patch;
-    return { ...patch, ...(await this.deps.costs.price({ ...row, ...patch } as JobRow, tx)) };
+    if (!row) return patch;
+    const attempts = await tx.jobs.attempts(id);
+    const others = attempts.filter((a) => a.attempt !== row.attempt);
+    const stored = attempts.find((a) => a.attempt === row.attempt);
+    let own = { ...(stored ? usageOf(stored) : noUsage()), ...usageIn(patch) };
+    // A job whose attempts kept no usage of their own (begun before they did): its columns stand.
+    if (!hasUsage(own) && !others.some(hasUsage)) return patch;
+    if (this.deps.costs) own = { ...own, ...(await this.deps.costs.price({ ...row, ...own }, tx)) };
+    if (stored) await tx.jobs.endAttempt(id, row.attempt, own);
+    return { ...patch, ...sumUsage([...others, own]) };
   }
 
-  private follow(row: JobRow, execution: Execution, log: OutputLog, timeoutMs: number): void {
+  /** `outputStart`: where this attempt's output begins in the job's log; its error and retry are read from there. */
+  private follow(row: JobRow, execution: Execution, log: OutputLog, timeoutMs: number, outputStart: number): void {
     const active: ActiveJob = { execution, log, timer: null, stopReason: null, stopError: null, settled: Promise.resolve() };
     this.active.set(row.id, active);
     active.timer = setTimeout(() => void this.stop(row.id, "timed_out", `timed out after ${row.timeoutS} s`), Math.min(timeoutMs, MAX_TIMER_MS));
@@ -486,11 +505,13 @@ export class JobRunner {
         const status: JobStatus = active.stopReason ?? (end.exitCode === 0 && !end.error ? "succeeded" : "failed");
         const error =
           active.stopError ??
-          (status === "failed" ? (end.error ?? describeExit(end.exitCode, result.error ?? tailText(log.file, 600, ["err"]))) : null);
+          (status === "failed" ? (end.error ?? describeExit(end.exitCode, result.error ?? tailText(log.file, 600, ["err"], outputStart))) : null);
         const attemptEnd = { status, exitCode: end.exitCode, error, endedAt: Date.now(), outputEnd: log.size };
-        const retry = status === "failed" ? retryReason(row.retry, row.attempt, end.exitCode, tailText(log.file, 8192)) : null;
+        const usage = result.usage ? usagePatch(result.usage) : {};
+        const retry =
+          status === "failed" ? retryReason(row.retry, row.attempt, end.exitCode, tailText(log.file, 8192, undefined, outputStart)) : null;
         if (retry && row.retry && !this.closing) {
-          await this.scheduleRetry(row, row.retry, retry, log, attemptEnd);
+          await this.scheduleRetry(row, row.retry, retry, log, attemptEnd, usage);
           this.active.delete(row.id);
           return;
         }
@@ -508,7 +529,7 @@ export class JobRunner {
                 outputBytes: log.textBytes,
                 // What a follow-up of this job resumes; stored with its end, before that is announced.
                 ...(result.sessionId ? { workerSession: result.sessionId } : {}),
-                ...(await this.priced(unit.tx, row.id, result.usage ? usagePatch(result.usage) : {})),
+                ...(await this.withAttemptUsage(unit.tx, row.id, usage)),
               },
               unit,
             );
@@ -546,18 +567,21 @@ export class JobRunner {
     reason: string,
     log: OutputLog,
     attemptEnd: AttemptEnd,
+    usage: JobPatch,
   ): Promise<void> {
     const next = row.attempt + 1;
     const waitMs = backoffMs(policy, next);
     this.note(row.id, log, `\n[corral] attempt ${row.attempt} of ${policy.maxAttempts} failed (${reason}); retrying in ${waitMs / 1000} s\n`);
     const retrying = await this.store.atomically(async (unit) => {
       await unit.tx.jobs.endAttempt(row.id, row.attempt, attemptEnd);
+      // The ended attempt's final usage counts, as every attempt's does.
+      const used = await this.withAttemptUsage(unit.tx, row.id, usage);
       // A cancel asked for while the attempt ended wins over the retry.
       if ((await unit.tx.jobs.get(row.id))?.cancelRequestedAt != null) {
-        await this.store.finish(row.id, { status: "cancelled", error: "cancelled", outputBytes: log.textBytes }, unit);
+        await this.store.finish(row.id, { ...used, status: "cancelled", error: "cancelled", outputBytes: log.textBytes }, unit);
         return false;
       }
-      await this.store.update(row.id, { status: "queued", attempt: next, pid: null, pidStart: null, outputBytes: log.textBytes }, unit);
+      await this.store.update(row.id, { ...used, status: "queued", attempt: next, pid: null, pidStart: null, outputBytes: log.textBytes }, unit);
       return true;
     });
     log.close();

@@ -31,7 +31,7 @@ import type { AgentRow, JobRow } from "../db/schema.js";
 import { badInput, notFound, ServiceError } from "../lib/errors.js";
 import type { Actor, AuditService } from "../audit/service.js";
 import { assertLaunchFits } from "./command-line.js";
-import { toJob } from "./job-view.js";
+import { toJob, toJobAttempt } from "./job-view.js";
 import { type ByteChunk, CursorError, type OutputRecords, readOutputBytes, tailText } from "./output-log.js";
 import { lastReadableLine, readReadable } from "./readable-output.js";
 import { JobRunner, MAX_TIMER_MS, type RunStore } from "./runner.js";
@@ -497,7 +497,7 @@ export class JobService extends EventEmitter<JobServiceEvents> {
 
   async attempts(id: string): Promise<JobAttempt[]> {
     await this.get(id);
-    return (await this.registry.jobs.attempts(id)).map(({ jobId: _, ...attempt }) => attempt);
+    return (await this.registry.jobs.attempts(id)).map(toJobAttempt);
   }
 
   queuedCount(): number {

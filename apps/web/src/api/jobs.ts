@@ -1,5 +1,6 @@
 import type {
   Job,
+  JobAttemptList,
   JobGroup,
   JobList,
   JobStatus,
@@ -31,6 +32,7 @@ export const jobsApi = {
       { signal },
     ),
   get: (id: string, signal?: AbortSignal) => apiFetch<Job>(`/api/jobs/${encodeURIComponent(id)}`, { signal }),
+  attempts: (id: string, signal?: AbortSignal) => apiFetch<JobAttemptList>(`/api/jobs/${encodeURIComponent(id)}/attempts`, { signal }),
   group: (id: string, signal?: AbortSignal) => apiFetch<JobGroup>(`/api/jobs/${encodeURIComponent(id)}/group`, { signal }),
   thread: (id: string, signal?: AbortSignal) => apiFetch<JobThread>(`/api/jobs/${encodeURIComponent(id)}/thread`, { signal }),
   launch: (body: LaunchJobBody) => apiFetch<Job>("/api/jobs", { method: "POST", body }),

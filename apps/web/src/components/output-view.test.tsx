@@ -72,6 +72,27 @@ describe("OutputView", () => {
     expect(container.querySelector<HTMLElement>(".output")?.style.getPropertyValue("--ln-digits")).toBe("8");
   });
 
+  it("shows why the readable view could not be read instead of loading forever", () => {
+    const buffer = appendOutput(emptyOutput(), [{ stream: "out", text: "x\n" }], 0, 2, true);
+    const error = new Error("Maximum call stack size exceeded");
+    render(<OutputView buffer={buffer} running={false} readable={emptyReadable()} readableError={error} />);
+    expect(screen.getByRole("alert").textContent).toBe("could not load the output: Maximum call stack size exceeded");
+    expect(screen.queryByText("loading output…")).toBeNull();
+    // The raw output, read separately, still shows.
+    fireEvent.click(screen.getByRole("button", { name: "Raw" }));
+    expect(screen.queryByRole("alert")).toBeNull();
+    expect(screen.getByText("1 line")).toBeTruthy();
+  });
+
+  it("counts every line read, those no longer kept in the browser too", () => {
+    const text = "x\n".repeat(100_005);
+    const buffer = appendOutput(emptyOutput(), [{ stream: "out", text }], 0, text.length, true);
+    expect(buffer.lines).toHaveLength(100_000);
+    render(<OutputView buffer={buffer} running={false} />);
+    expect(screen.getByText("100,005 lines")).toBeTruthy();
+    expect(screen.getByText(/5 earlier lines not kept/)).toBeTruthy();
+  });
+
   it("says when there is no output", () => {
     render(<OutputView buffer={{ ...emptyOutput(), complete: true }} running={false} />);
     expect(screen.getByText("(no output)")).toBeTruthy();

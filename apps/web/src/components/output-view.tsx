@@ -173,16 +173,17 @@ export function gutterStyle(lastLine: number): CSSProperties {
   return { "--ln-digits": Math.max(4, String(lastLine).length) } as CSSProperties;
 }
 
-/** The scrolling log of what is shown, one row per line. */
+/** The scrolling log of what is shown, one row per line. `failed`: why the rest could not be read. */
 function OutputLog(props: {
   shown: OutputBuffer | ReadableBuffer;
   running: boolean;
+  failed: string | null;
   follow: boolean;
   setFollow: (follow: boolean) => void;
   query: string;
   currentLine: number | undefined;
 }) {
-  const { shown, running, follow, setFollow, query, currentLine } = props;
+  const { shown, running, failed, follow, setFollow, query, currentLine } = props;
   const lines = shown.lines;
   const { scrollRef, virtualizer, onScroll, markIntent } = useLogScroll(lines.length, follow, setFollow, currentLine);
 
@@ -207,12 +208,12 @@ function OutputLog(props: {
           <span className="ln" />… {plural(shown.dropped, "earlier line")} not kept in the browser
         </div>
       )}
-      {lines.length === 0 ? (
+      {lines.length === 0 && !failed ? (
         <div className="output-line sys">
           <span className="ln" />
           {running ? "waiting for output…" : shown.complete ? "(no output)" : "loading output…"}
         </div>
-      ) : (
+      ) : lines.length === 0 ? null : (
         <div style={{ height: virtualizer.getTotalSize(), position: "relative" }}>
           {virtualizer.getVirtualItems().map((item) => {
             const line = lines[item.index];
@@ -230,6 +231,12 @@ function OutputLog(props: {
           })}
         </div>
       )}
+      {failed && (
+        <div className="output-line err" role="alert">
+          <span className="ln" />
+          {lines.length ? "could not read the rest of the output" : "could not load the output"}: {failed}
+        </div>
+      )}
     </div>
   );
 }
@@ -238,14 +245,26 @@ function OutputLog(props: {
  * A job's output: virtualized so a long log stays smooth, following the end while the user is
  * at the bottom and pausing as soon as they scroll up. With a `readable` buffer (an agent kind
  * whose events the server reads) it shows one readable line per event by default, and the raw
- * output on request; search, follow and line numbers work on what is shown.
+ * output on request; search, follow and line numbers work on what is shown. `readableError`:
+ * why the readable view could not be read, shown in its place rather than "loading" forever.
  */
-export function OutputView({ buffer, running, readable = null }: { buffer: OutputBuffer; running: boolean; readable?: ReadableBuffer | null }) {
+export function OutputView({
+  buffer,
+  running,
+  readable = null,
+  readableError = null,
+}: {
+  buffer: OutputBuffer;
+  running: boolean;
+  readable?: ReadableBuffer | null;
+  readableError?: unknown;
+}) {
   const [follow, setFollow] = useState(true);
   // Until the user picks, readable is the default whenever the agent's kind has events.
   const [rawChosen, setRawChosen] = useState<boolean | null>(null);
   const shown = readable !== null && rawChosen !== true ? readable : buffer;
   const search = useOutputSearch(shown.lines);
+  const failed = shown === readable && readableError ? (readableError instanceof Error ? readableError.message : String(readableError)) : null;
 
   return (
     <div>
@@ -260,7 +279,8 @@ export function OutputView({ buffer, running, readable = null }: { buffer: Outpu
             }}
           />
         )}
-        <span className="small muted">{plural(shown.lines.length, "line")}</span>
+        {/* Every line read, those dropped from the browser's memory too: the log's last line number. */}
+        <span className="small muted">{plural(shown.dropped + shown.lines.length, "line")}</span>
         <button
           type="button"
           className={`small${follow ? " primary" : ""}`}
@@ -271,7 +291,15 @@ export function OutputView({ buffer, running, readable = null }: { buffer: Outpu
           {follow ? "Following" : running ? "Paused — follow" : "Follow"}
         </button>
       </div>
-      <OutputLog shown={shown} running={running} follow={follow} setFollow={setFollow} query={search.query} currentLine={search.currentLine} />
+      <OutputLog
+        shown={shown}
+        running={running}
+        failed={failed}
+        follow={follow}
+        setFollow={setFollow}
+        query={search.query}
+        currentLine={search.currentLine}
+      />
     </div>
   );
 }

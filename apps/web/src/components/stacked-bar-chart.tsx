@@ -42,7 +42,7 @@ export function StackedBarChart({
   const box = useRef<HTMLDivElement>(null);
   const width = useElementWidth(box);
   const totals = bars.map((b) => series.reduce((sum, s) => sum + (b.values[s.key] ?? 0), 0));
-  const ticks = niceTicks(Math.max(0, ...totals));
+  const ticks = niceTicks(totals.reduce((max, t) => Math.max(max, t), 0));
   const top = ticks.at(-1) || 1;
   const plotW = Math.max(1, width - MARGIN.left - MARGIN.right);
   const plotH = height - MARGIN.top - MARGIN.bottom;

@@ -62,6 +62,20 @@ export function useJobGroup(id: string | null) {
   });
 }
 
+/**
+ * A retried job's attempts, each with its own times, error and usage; read again whenever the
+ * job's attempt, status or usage changes (the job itself is live). A job tried once has none to show.
+ */
+export function useJobAttempts(job: Job | undefined) {
+  const retried = (job?.attempt ?? 1) > 1;
+  return useQuery({
+    queryKey: [...queryKeys.jobs.attempts(job?.id ?? ""), job?.attempt, job?.status, job?.usage.inputTokens, job?.usage.outputTokens],
+    queryFn: ({ signal }) => jobsApi.attempts(job?.id ?? "", signal),
+    enabled: retried,
+    placeholderData: keepPreviousData,
+  });
+}
+
 /** A job read once, without polling: the Launch page copies a job it relaunches from. */
 export function useJobSnapshot(id: string | null) {
   return useQuery({
@@ -133,10 +147,14 @@ export function useJobOutput(id: string, running: boolean) {
   });
 }
 
-/** Reads readable pages from the cursor the cache holds, as readMore does for the raw output. */
+/**
+ * Reads readable pages from the cursor the cache holds, as readMore does for the raw output, until
+ * the page that ends it or one that reads nothing new: nothing else asks again once the raw
+ * output has stopped growing, and a page holds a bounded number of events, so a long log is many pages.
+ */
 async function readMoreReadable(client: QueryClient, id: string, signal: AbortSignal): Promise<ReadableBuffer> {
   const key = queryKeys.jobs.readable(id);
-  for (let pages = 0; pages < 8; pages++) {
+  for (;;) {
     const before = client.getQueryData<ReadableBuffer>(key) ?? emptyReadable();
     if (before.complete) return before;
     const page = await jobsApi.readable(id, before.cursor, signal);
@@ -144,7 +162,6 @@ async function readMoreReadable(client: QueryClient, id: string, signal: AbortSi
     client.setQueryData(key, next);
     if (page.complete || page.cursor === before.cursor) return next;
   }
-  return client.getQueryData<ReadableBuffer>(key) ?? emptyReadable();
 }
 
 /**

@@ -1,4 +1,4 @@
-import { isFinalStatus, type Job, type JobFile } from "@corral/shared";
+import { isFinalStatus, type Job, type JobAttempt, type JobFile } from "@corral/shared";
 import type { ReactNode } from "react";
 import { ApiRequestError } from "../api/client.js";
 import { CopyBlock } from "../components/copy-button.js";
@@ -9,7 +9,7 @@ import { ErrorState, Loading } from "../components/states.js";
 import { StatusBadge } from "../components/status-badge.js";
 import { useAgents } from "../hooks/use-agents.js";
 import { useRunnerName } from "../hooks/use-runners.js";
-import { useJob, useJobOutput, useJobReadable } from "../hooks/use-jobs.js";
+import { useJob, useJobAttempts, useJobOutput, useJobReadable } from "../hooks/use-jobs.js";
 import { useDocumentTitle } from "../hooks/use-document-title.js";
 import { useNow } from "../hooks/use-now.js";
 import { commandCard } from "../lib/domain/job-command.js";
@@ -38,11 +38,11 @@ function When({ at, now }: { at: number; now: number }) {
   );
 }
 
-function Timeline({ job, now }: { job: Job; now: number }) {
+function Timeline({ job, attempts, now }: { job: Job; attempts: JobAttempt[]; now: number }) {
   const runnerName = useRunnerName(job.runner);
   return (
     <ol className="timeline" aria-label="Status timeline">
-      {timelineSteps(job, runnerName).map((s) => (
+      {timelineSteps(job, runnerName, attempts).map((s) => (
         <li key={s.key} data-step={s.key}>
           <When at={s.at} now={now} />
           <span>
@@ -177,8 +177,53 @@ function JobFilesSection({ job }: { job: Job }) {
   );
 }
 
-function UsageSection({ job }: { job: Job }) {
+/** Each attempt's own tokens and cost, under the job's (their sum). */
+function AttemptUsage({ attempts }: { attempts: JobAttempt[] }) {
+  return (
+    <table className="small" aria-label="Usage per attempt">
+      <thead>
+        <tr>
+          <th>Attempt</th>
+          <th className="num">In</th>
+          <th className="num">Out</th>
+          <th className="num">Cost</th>
+        </tr>
+      </thead>
+      <tbody>
+        {attempts.map((a) => (
+          <tr key={a.attempt}>
+            <td>
+              {a.attempt} · {statusLabels[a.status]}
+            </td>
+            <td className="num">{formatTokens(a.usage.inputTokens)}</td>
+            <td className="num">{formatTokens(a.usage.outputTokens)}</td>
+            <td className="num">
+              {a.usage.costUsd === null && a.usage.inputTokens === null && a.usage.outputTokens === null ? "—" : formatCost(a.usage.costUsd)}
+              {a.usage.costSource && <span className="muted"> ({a.usage.costSource})</span>}
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+function UsageSection({ job, attempts }: { job: Job; attempts: JobAttempt[] }) {
   const u = job.usage;
+  return (
+    <>
+      <UsageFacts job={job} u={u} />
+      {attempts.length > 1 && (
+        <>
+          <p className="small muted">The sum of its {attempts.length} attempts:</p>
+          <AttemptUsage attempts={attempts} />
+        </>
+      )}
+    </>
+  );
+}
+
+function UsageFacts({ job, u }: { job: Job; u: Job["usage"] }) {
   return (
     <dl className="facts">
       <dt>Model</dt>
@@ -239,6 +284,7 @@ export function JobDetailPage({ id }: { id: string }) {
   const agents = useAgents();
   const readableKind = agents.data?.find((a) => a.name === job.data?.agent)?.readable === true;
   const readable = useJobReadable(id, readableKind, output.data);
+  const attempts = useJobAttempts(job.data).data?.attempts ?? [];
   const now = useNow(1000);
   useDocumentTitle(job.data ? jobTabTitle(job.data) : null);
 
@@ -292,15 +338,20 @@ export function JobDetailPage({ id }: { id: string }) {
         {output.isError && !output.data ? (
           <ErrorState error={output.error} what="the output" onRetry={() => void output.refetch()} />
         ) : (
-          <OutputView buffer={output.data ?? emptyOutput()} running={running} readable={readableKind ? (readable.data ?? emptyReadable()) : null} />
+          <OutputView
+            buffer={output.data ?? emptyOutput()}
+            running={running}
+            readable={readableKind ? (readable.data ?? emptyReadable()) : null}
+            readableError={readable.isError ? readable.error : null}
+          />
         )}
       </section>
       <div className="job-cards">
         <Card id="timeline-heading" title="Timeline">
-          <Timeline job={j} now={now} />
+          <Timeline job={j} attempts={attempts} now={now} />
         </Card>
         <Card id="usage-heading" title="Usage and cost">
-          <UsageSection job={j} />
+          <UsageSection job={j} attempts={attempts} />
         </Card>
         <Card id="files-heading" title="Files">
           <p className="small muted mono" style={{ marginTop: 0 }}>

@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { READABLE_MAX_SHORT, readableText, type ReadableEvent } from "@corral/shared";
 import { afterAll, describe, expect, test } from "vitest";
 import { atLastLineEnd, OutputLog } from "../../jobs/output-log.js";
-import { lastReadableLine, readReadable } from "../../jobs/readable-output.js";
+import { lastReadableLine, MAX_READABLE_EVENTS, readReadable } from "../../jobs/readable-output.js";
 import { readableLine } from "../readable.js";
 import { agentKindModule, cliAdapterFor } from "../registry.js";
 import type { JobSpec } from "../types.js";
@@ -30,7 +30,7 @@ function allEvents(kind: string, file: string, limit = 1 << 20): ReadableEvent[]
   const events: ReadableEvent[] = [];
   for (let cursor = 0; ; ) {
     const page = readReadable(file, agentKindModule(kind), cursor, limit, true);
-    events.push(...page.events);
+    for (const event of page.events) events.push(event);
     if (page.complete) return events;
     cursor = page.cursor;
   }
@@ -203,6 +203,27 @@ describe("readable pages", () => {
     const ended = readReadable(file, agentKindModule("claude"), running.cursor, 1 << 20, true);
     expect(ended.events).toEqual([{ type: "output", stream: "out", text: '{"type":"result","is_e' }]);
     expect(ended.complete).toBe(true);
+  });
+
+  test("3,000,000 bytes of short lines: every line read, in pages of a bounded number of events", () => {
+    // As capture writes it: records of 64 KiB, each of many lines.
+    const block = "x\n".repeat(32 * 1024);
+    const chunks: Array<["out", string]> = [];
+    for (let left = 3_000_000; left > 0; left -= block.length) chunks.push(["out", block.slice(0, Math.min(left, block.length))]);
+    const file = logOf(chunks);
+    let events = 0;
+    let pages = 0;
+    for (let cursor = 0; ; pages++) {
+      const page = readReadable(file, agentKindModule("gemini"), cursor, 1 << 20, true);
+      expect(page.events.length).toBeLessThanOrEqual(MAX_READABLE_EVENTS + block.length / 2);
+      events += page.events.length;
+      if (page.complete) break;
+      expect(page.cursor).toBeGreaterThan(cursor);
+      cursor = page.cursor;
+    }
+    expect(events).toBe(1_500_000);
+    expect(pages).toBeGreaterThan(1);
+    expect(lastReadableLine(file, agentKindModule("gemini"), true)).toBe("x");
   });
 
   test("an endless line is read in bounded pieces", () => {

@@ -106,7 +106,8 @@ async function streamTurn(
         content += chunk.message.content;
         io.write("out", chunk.message.content);
       }
-      if (chunk.message?.tool_calls?.length) calls.push(...chunk.message.tool_calls);
+      // One by one: a spread of a server-sized array can overflow the call stack.
+      for (const call of chunk.message?.tool_calls ?? []) calls.push(call);
       if (chunk.done) last = chunk;
     }
   } catch (err) {
@@ -150,7 +151,7 @@ function startConversation(opts: LoopOptions, numCtx: number): Conversation {
   };
   if (opts.earlier.length) {
     const history = fitHistory(opts.earlier, numCtx);
-    messages.push(...history.messages);
+    for (const message of history.messages) messages.push(message);
     const notes = [
       history.compacted ? `${history.compacted} cut to prompt and answer` : null,
       history.left ? `${history.left} older left out` : null,

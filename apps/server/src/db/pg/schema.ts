@@ -183,6 +183,13 @@ export const jobAttempts = pgTable(
     endedAt: ms("ended_at"),
     outputStart: bigint("output_start", { mode: "number" }).notNull(),
     outputEnd: bigint("output_end", { mode: "number" }),
+    /** This attempt's own usage, as its worker reported it, and its cost; the job's columns hold the sum. */
+    usageModel: text("usage_model"),
+    inputTokens: bigint("input_tokens", { mode: "number" }),
+    outputTokens: bigint("output_tokens", { mode: "number" }),
+    cachedInputTokens: bigint("cached_input_tokens", { mode: "number" }),
+    costUsd: doublePrecision("cost_usd"),
+    costSource: text("cost_source").$type<"reported" | "estimated">(),
   },
   (t) => [primaryKey({ columns: [t.jobId, t.attempt] })],
 );

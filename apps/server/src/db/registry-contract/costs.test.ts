@@ -214,6 +214,7 @@ describe.each(DIALECTS)("the costs repository on $dialect", ({ open }) => {
         cachedInputTokens: null,
         costUsd: 0.5,
         costSource: "estimated",
+        attempt: 1,
       },
       {
         id: "a",
@@ -226,6 +227,7 @@ describe.each(DIALECTS)("the costs repository on $dialect", ({ open }) => {
         cachedInputTokens: 1,
         costUsd: null,
         costSource: null,
+        attempt: 1,
       },
     ]);
     await registry.costs.setCosts([]);

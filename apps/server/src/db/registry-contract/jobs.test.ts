@@ -193,10 +193,33 @@ describe.each(DIALECTS)("jobs in $dialect", ({ dialect, open }) => {
       await reg.jobs.startAttempt({ jobId: "j3", attempt: 1, status: "failed", startedAt: 9, outputStart: 9 });
       await reg.jobs.startAttempt({ jobId: "j3", attempt: 2, status: "running", startedAt: 5, outputStart: 3 * 2 ** 32 });
       await reg.jobs.endAttempt("j3", 1, { status: "failed", exitCode: 75, error: "quota", endedAt: 4, outputEnd: 10 });
+      // An attempt's own usage: large counts, a fraction of a cent, and its source.
+      const usage = {
+        usageModel: "m",
+        inputTokens: 3 * 2 ** 32,
+        outputTokens: 7,
+        cachedInputTokens: 0,
+        costUsd: 0.0012345,
+        costSource: "estimated" as const,
+      };
+      await reg.jobs.endAttempt("j3", 1, usage);
       await reg.jobs.endAttempt("j3", 9, { status: "failed" });
+      const none = { usageModel: null, inputTokens: null, outputTokens: null, cachedInputTokens: null, costUsd: null, costSource: null };
       expect(await reg.jobs.attempts("j3")).toEqual([
-        { jobId: "j3", attempt: 1, status: "failed", exitCode: 75, error: "quota", startedAt: 1, endedAt: 4, outputStart: 0, outputEnd: 10 },
         {
+          jobId: "j3",
+          attempt: 1,
+          status: "failed",
+          exitCode: 75,
+          error: "quota",
+          startedAt: 1,
+          endedAt: 4,
+          outputStart: 0,
+          outputEnd: 10,
+          ...usage,
+        },
+        {
+          ...none,
           jobId: "j3",
           attempt: 2,
           status: "running",

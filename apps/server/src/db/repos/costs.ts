@@ -31,7 +31,7 @@ export interface CostFilter {
 
 export type PricedJobFields = Pick<
   JobRow,
-  "id" | "agent" | "provider" | "model" | "usageModel" | "inputTokens" | "outputTokens" | "cachedInputTokens" | "costUsd" | "costSource"
+  "id" | "agent" | "provider" | "model" | "usageModel" | "inputTokens" | "outputTokens" | "cachedInputTokens" | "costUsd" | "costSource" | "attempt"
 >;
 
 const tokens = sql`coalesce(${jobs.inputTokens}, 0) + coalesce(${jobs.outputTokens}, 0)`;
@@ -146,6 +146,7 @@ export function createCostsRepo(db: Db) {
           cachedInputTokens: jobs.cachedInputTokens,
           costUsd: jobs.costUsd,
           costSource: jobs.costSource,
+          attempt: jobs.attempt,
         })
         .from(jobs)
         .where(and(or(isNull(jobs.costSource), eq(jobs.costSource, "estimated")), or(isNotNull(jobs.inputTokens), isNotNull(jobs.outputTokens))))

@@ -75,6 +75,7 @@ export function registerAgentTools(server: McpServer, services: Services, agent:
           row,
           tail(row, () => (readable = false)),
           await services.files.listed(job_id),
+          await attemptsOf(services, row),
         );
         if (isFinalStatus(row.status) && readable) answers.set(job_id, text);
         return textResult(text);
@@ -91,8 +92,11 @@ export async function runAnswer(services: Services, job: Job): Promise<CallToolR
 
 /** The text of `<agent>_run`'s answer; `corral_run_many` answers one per job. */
 export async function runAnswerText(services: Services, job: Job): Promise<string> {
-  return runText(job, outputTail(services, job), await services.files.listed(job.id));
+  return runText(job, outputTail(services, job), await services.files.listed(job.id), await attemptsOf(services, job));
 }
+
+/** A retried job's attempts, each told on its own line; a job tried once has none to tell. */
+const attemptsOf = async (services: Services, job: Job) => (job.attempt > 1 ? services.jobs.attempts(job.id) : []);
 
 /**
  * Read only when the text needs it: a succeeded job with an answer shows the answer instead.

@@ -1,4 +1,4 @@
-import { formatBytes, formatUsd, type FileChange, type Job, type JobFileCounts, type JobFiles } from "@corral/shared";
+import { formatBytes, formatUsd, type FileChange, type Job, type JobAttempt, type JobFileCounts, type JobFiles } from "@corral/shared";
 
 const TAIL_CHARS = 4000;
 /** Paths listed per kind of change; the rest are counted (REST GET /api/jobs/:id/files has all). */
@@ -15,16 +15,40 @@ export function elapsed(job: Job, now = Date.now()): string {
   return seconds((job.endedAt ?? now) - from);
 }
 
-function usageLine(job: Job): string | null {
-  const u = job.usage;
+function usageParts(u: Job["usage"]): string[] {
   const parts: string[] = [];
-  if (u.model) parts.push(`model ${u.model}`);
   if (u.inputTokens !== null) parts.push(`${u.inputTokens} tokens in`);
   if (u.outputTokens !== null) parts.push(`${u.outputTokens} tokens out`);
   if (u.cachedInputTokens) parts.push(`${u.cachedInputTokens} cached`);
   if (u.costUsd !== null) parts.push(`${formatUsd(u.costUsd)} (${u.costSource})`);
   else if ((u.inputTokens ?? 0) + (u.outputTokens ?? 0) > 0) parts.push("cost unknown (no price for this model)");
-  return parts.length ? `usage: ${parts.join(" · ")}` : null;
+  return parts;
+}
+
+function usageLine(job: Job, attempts: number): string | null {
+  const parts = usageParts(job.usage);
+  if (job.usage.model) parts.unshift(`model ${job.usage.model}`);
+  return parts.length ? `usage${attempts > 1 ? ` (${attempts} attempts summed)` : ""}: ${parts.join(" · ")}` : null;
+}
+
+/** An attempt's error on one line, without the exit code its line already gives. */
+function attemptError(a: JobAttempt): string | null {
+  if (!a.error) return null;
+  const lines = a.error.split("\n");
+  const rest = a.exitCode !== null && lines[0] === `exit code ${a.exitCode}` ? lines.slice(1) : lines;
+  const text = rest.join(" | ").trim();
+  return text ? (text.length > 300 ? `${text.slice(0, 300)}…` : text) : null;
+}
+
+/** `attempt 2: failed · exit 1 · 3.1 s · 1200 tokens in · … · <its own error>`: each try of a retried job. */
+function attemptLines(attempts: JobAttempt[]): string[] {
+  if (attempts.length < 2) return [];
+  return attempts.map((a) => {
+    const exit = a.exitCode === null ? [] : [`exit ${a.exitCode}`];
+    const took = a.endedAt === null ? [] : [seconds(a.endedAt - a.startedAt)];
+    const error = attemptError(a);
+    return [`attempt ${a.attempt}: ${a.status}`, ...exit, ...took, ...usageParts(a.usage), ...(error ? [error] : [])].join(" · ");
+  });
 }
 
 /** The first word pyCorral callers look for: `pendiente`, `listo` or `error: <why>`. */
@@ -34,7 +58,7 @@ export function statusWord(job: Job): string {
   return `error: ${(job.error ?? job.status).split("\n")[0]}`;
 }
 
-function details(job: Job): string[] {
+function details(job: Job, attempts: JobAttempt[]): string[] {
   const exit = job.exitCode === null ? [] : [`exit ${job.exitCode}`];
   const attempt = job.attempt > 1 ? [`attempt ${job.attempt}`] : [];
   // An orchestrator reading a follow-up's answer sees which turn it continued.
@@ -42,7 +66,8 @@ function details(job: Job): string[] {
   return [
     [`job ${job.id}`, `agent ${job.agent}`, job.status, ...exit, ...attempt, ...followUp, elapsed(job)].join(" · "),
     `workdir: ${job.workdir}`,
-    ...[usageLine(job)].filter((l): l is string => l !== null),
+    ...[usageLine(job, attempts.length)].filter((l): l is string => l !== null),
+    ...attemptLines(attempts),
   ];
 }
 
@@ -83,19 +108,19 @@ function outputSection(job: Job, tail: () => string): string[] {
 
 /**
  * `<agent>_done`: `pendiente`, `listo` or `error: …`, then the files the job created, modified
- * and deleted, details and the output's tail.
+ * and deleted, details (a line per attempt of a retried job) and the output's tail.
  */
-export function doneText(job: Job, tail: () => string, files: JobFiles = NO_FILES): string {
+export function doneText(job: Job, tail: () => string, files: JobFiles = NO_FILES, attempts: JobAttempt[] = []): string {
   if (job.status === "queued" || job.status === "running") {
     return ["pendiente", `${job.status} for ${elapsed(job)} · job ${job.id} · agent ${job.agent}`, ...filesLines(files)].join("\n");
   }
-  return [statusWord(job), ...filesLines(files), ...details(job), ...outputSection(job, tail)].join("\n");
+  return [statusWord(job), ...filesLines(files), ...details(job, attempts), ...outputSection(job, tail)].join("\n");
 }
 
 /** `<agent>_run`: `ok` or `error: …`, then the same files and details. */
-export function runText(job: Job, tail: () => string, files: JobFiles = NO_FILES): string {
+export function runText(job: Job, tail: () => string, files: JobFiles = NO_FILES, attempts: JobAttempt[] = []): string {
   const head = job.status === "succeeded" ? "ok" : statusWord(job);
-  return [head, ...filesLines(files), ...details(job), ...outputSection(job, tail)].join("\n");
+  return [head, ...filesLines(files), ...details(job, attempts), ...outputSection(job, tail)].join("\n");
 }
 
 /** One line per job, for lists and waits. */

@@ -41,7 +41,7 @@ export function registerOllamaTools(server: McpServer, services: Services): void
         }
         const list = await services.ollama.models({ agent });
         lines.push(`${list.url}${list.version ? ` (Ollama ${list.version})` : ""} · ${list.models.length} model(s), checked ${when(Date.now())}`);
-        lines.push(...list.models.map(modelLine));
+        for (const model of list.models) lines.push(modelLine(model));
         return textResult(lines.join("\n"));
       }),
   );

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { AgentWithAvailability, Job } from "@corral/shared";
+import type { AgentWithAvailability, Job, JobAttempt } from "@corral/shared";
 import { formatWhen, jobTabTitle } from "../format/format.js";
 import { commandCard } from "./job-command.js";
 import { timelineSteps } from "./job-timeline.js";
@@ -137,6 +137,43 @@ describe("the timeline", () => {
     // By the name its machine announced, once the runners are read.
     const named = timelineSteps(job({ pid: 4242, runner: "vm-1a2b3c4d" }), "gpu-box").find((s) => s.key === "started")?.note;
     expect(named).toBe("pid 4242 · on runner gpu-box");
+  });
+
+  it("a retried job has a step per attempt at its own start, with its own end, error and usage", () => {
+    const usage = (inputTokens: number, costUsd: number) => ({
+      ...job().usage,
+      inputTokens,
+      outputTokens: 2,
+      costUsd,
+      costSource: "estimated" as const,
+    });
+    const attempt = (n: number, patch: Partial<JobAttempt>): JobAttempt => ({
+      attempt: n,
+      status: "failed",
+      exitCode: 1,
+      error: `exit code 1\nboom ${n}`,
+      startedAt: t0 + n * 10_000,
+      endedAt: t0 + n * 10_000 + 3000,
+      outputStart: 0,
+      outputEnd: 0,
+      usage: usage(1200, 0.0036),
+      ...patch,
+    });
+    const attempts = [attempt(1, {}), attempt(2, {}), attempt(3, { status: "succeeded", exitCode: 0, error: null, usage: usage(2500, 0.01) })];
+    const retried = job({ status: "succeeded", attempt: 3, exitCode: 0, pid: 99, startedAt: t0 + 10_000, endedAt: t0 + 33_500 });
+    const steps = timelineSteps(retried, null, attempts);
+    expect(steps.map((s) => [s.key, s.label, s.at, s.tone])).toEqual([
+      ["queued", "queued", t0, undefined],
+      ["attempt-1", "attempt 1 failed", t0 + 10_000, "bad"],
+      ["attempt-2", "attempt 2 failed", t0 + 20_000, "bad"],
+      ["attempt-3", "attempt 3 succeeded", t0 + 30_000, "ok"],
+      ["ended", "succeeded", t0 + 33_500, "ok"],
+    ]);
+    expect(steps[1]?.note).toBe("ran 3s · exit code 1 · boom 1 · 1.2k in / 2 out · $0.0036");
+    expect(steps[2]?.note).toBe("ran 3s · exit code 1 · boom 2 · 1.2k in / 2 out · $0.0036");
+    expect(steps[3]?.note).toBe("pid 99 · ran 3s · exit code 0 · 2.5k in / 2 out · $0.010");
+    // The job's time runs from its first attempt's start.
+    expect(steps[4]?.note).toBe("exit code 0 · took 23s over 3 attempts");
   });
 
   it("a job that never started has no start, and says so at its end", () => {

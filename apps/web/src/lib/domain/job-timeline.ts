@@ -1,5 +1,5 @@
-import { isFinalStatus, type CancelSource, type Job } from "@corral/shared";
-import { statusLabels } from "../format/format.js";
+import { isFinalStatus, type CancelSource, type Job, type JobAttempt } from "@corral/shared";
+import { formatCost, formatDuration, formatTokens, statusLabels } from "../format/format.js";
 
 export interface TimelineStep {
   key: string;
@@ -25,14 +25,55 @@ export function cancelledBy(cancel: NonNullable<Job["cancel"]>): string {
 
 const launchedFrom: Record<Job["origin"], string> = { panel: "from the panel", mcp: "over MCP", rest: "through the REST API" };
 
-/** What happened to a job, in order, as its page lists it: like a CI run's log of steps. `runnerName`: its runner's, when known. */
-export function timelineSteps(job: Job, runnerName: string | null = job.runner): TimelineStep[] {
+const toneOf = (status: Job["status"]): TimelineStep["tone"] => (status === "succeeded" ? "ok" : status === "cancelled" ? "warn" : "bad");
+
+/** An attempt's error on one line, without the exit code its note already gives. */
+function attemptError(a: JobAttempt): string | undefined {
+  const lines = (a.error ?? "").split("\n");
+  const rest = a.exitCode !== null && lines[0] === `exit code ${a.exitCode}` ? lines.slice(1) : lines;
+  return rest.join(" | ").trim() || undefined;
+}
+
+/** "1.2k in / 40 out · $0.0036": an attempt's own usage, when it reported any. */
+function attemptUsage(a: JobAttempt): string | undefined {
+  const u = a.usage;
+  if (u.inputTokens === null && u.outputTokens === null && u.costUsd === null) return undefined;
+  return `${formatTokens(u.inputTokens)} in / ${formatTokens(u.outputTokens)} out · ${formatCost(u.costUsd)}`;
+}
+
+/**
+ * One step per attempt of a retried job, at its own start: how it ended (or that it runs), how
+ * long it ran, its exit code, its own error and usage. The current attempt carries the pid.
+ */
+function attemptSteps(job: Job, attempts: JobAttempt[], where: string | undefined): TimelineStep[] {
+  return attempts.map((a) => {
+    const current = a.attempt === job.attempt;
+    const how = current && job.pid !== null ? `pid ${job.pid}` : undefined;
+    const ran = a.endedAt !== null ? `ran ${formatDuration(a.endedAt - a.startedAt)}` : undefined;
+    const exit = a.exitCode !== null ? `exit code ${a.exitCode}` : undefined;
+    const ended = isFinalStatus(a.status);
+    return {
+      key: `attempt-${a.attempt}`,
+      label: `attempt ${a.attempt} ${ended ? statusLabels[a.status] : "started"}`,
+      at: a.startedAt,
+      note: [how, where, ran, exit, attemptError(a), attemptUsage(a)].filter(Boolean).join(" · ") || undefined,
+      ...(ended ? { tone: toneOf(a.status) } : {}),
+    };
+  });
+}
+
+/**
+ * What happened to a job, in order, as its page lists it: like a CI run's log of steps. `runnerName`: its runner's, when known.
+ * `attempts` (GET /api/jobs/:id/attempts): a retried job has a step for each.
+ */
+export function timelineSteps(job: Job, runnerName: string | null = job.runner, attempts: JobAttempt[] = []): TimelineStep[] {
   const steps: TimelineStep[] = [{ key: "queued", label: "queued", at: job.createdAt, note: `launched ${launchedFrom[job.origin]}` }];
-  if (job.startedAt !== null) {
+  // A runner's pid is of its own machine: said with it.
+  const where = job.runner !== null ? `on runner ${runnerName ?? job.runner}` : undefined;
+  if (attempts.length > 1) for (const step of attemptSteps(job, attempts, where)) steps.push(step);
+  else if (job.startedAt !== null) {
     const how = job.pid !== null ? `pid ${job.pid}` : job.invocation === null ? "in-process" : undefined;
     const attempt = job.attempt > 1 ? `attempt ${job.attempt}` : undefined;
-    // A runner's pid is of its own machine: said with it.
-    const where = job.runner !== null ? `on runner ${runnerName ?? job.runner}` : undefined;
     steps.push({ key: "started", label: "started", at: job.startedAt, note: [how, where, attempt].filter(Boolean).join(" · ") || undefined });
   }
   if (job.cancel) steps.push({ key: "cancel", label: "cancel requested", at: job.cancel.at, note: cancelledBy(job.cancel), tone: "warn" });
@@ -47,8 +88,17 @@ export function timelineSteps(job: Job, runnerName: string | null = job.runner):
   }
   if (isFinalStatus(job.status) && job.endedAt !== null) {
     const note = job.exitCode !== null ? `exit code ${job.exitCode}` : job.startedAt === null ? "its worker never started" : undefined;
-    const tone = job.status === "succeeded" ? "ok" : job.status === "cancelled" ? "warn" : "bad";
-    steps.push({ key: "ended", label: statusLabels[job.status], at: job.endedAt, note, tone });
+    const took =
+      job.startedAt !== null && attempts.length > 1
+        ? `took ${formatDuration(job.endedAt - job.startedAt)} over ${attempts.length} attempts`
+        : undefined;
+    steps.push({
+      key: "ended",
+      label: statusLabels[job.status],
+      at: job.endedAt,
+      note: [note, took].filter(Boolean).join(" · ") || undefined,
+      tone: toneOf(job.status),
+    });
   }
   return steps;
 }

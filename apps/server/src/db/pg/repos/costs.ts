@@ -141,6 +141,7 @@ export function createPgCostsRepo(db: PgExecutor): Async<ReturnType<typeof creat
           cachedInputTokens: jobs.cachedInputTokens,
           costUsd: jobs.costUsd,
           costSource: jobs.costSource,
+          attempt: jobs.attempt,
         })
         .from(jobs)
         .where(and(or(isNull(jobs.costSource), eq(jobs.costSource, "estimated")), or(isNotNull(jobs.inputTokens), isNotNull(jobs.outputTokens))))
