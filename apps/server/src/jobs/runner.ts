@@ -9,6 +9,7 @@ import type { Repos } from "../db/registry.js";
 import type { Unit } from "../db/unit.js";
 import { registryUnreachable } from "../db/registry-error.js";
 import type { AgentRow, JobAttemptRow, JobRow } from "../db/schema.js";
+import { diskFull, diskFullMessage } from "../lib/disk-space.js";
 import { ServiceError } from "../lib/errors.js";
 import { PRIVATE_DIR_MODE } from "../lib/private-files.js";
 import { assertCommandLineFits, boundedInvocation } from "./command-line.js";
@@ -167,7 +168,11 @@ export class JobRunner {
       execution = await this.execute(started, agent, files, log);
     } catch (err) {
       await this.deps.hooks?.ended(row, false);
-      const error = err instanceof Error ? err.message : String(err);
+      const error = diskFull(err)
+        ? `the job was not started: ${diskFullMessage(this.config.dataDir)}`
+        : err instanceof Error
+          ? err.message
+          : String(err);
       await this.store.atomically(async (unit) => {
         await unit.tx.jobs.startAttempt({ ...attempt, status: "failed", error, endedAt: Date.now(), outputEnd: log.size });
         await this.store.finish(id, { status: "failed", error }, unit);
@@ -388,7 +393,7 @@ export class JobRunner {
     const inProcess = this.deps.inProcessAdapters?.[agent.kind];
     if (inProcess) {
       refuseInProcessSandbox(agent);
-      return startInProcess(inProcess, jobSpec, log, listeners);
+      return startInProcess(inProcess, jobSpec, log, listeners, files);
     }
     const adapter = cliAdapterFor(agent.kind);
     if (!adapter) throw new Error(`agent ${agent.name} has kind ${agent.kind}, which this server cannot run`);
@@ -414,10 +419,20 @@ export class JobRunner {
     return { ...spec, followUp: { jobId: earlier.id, workerSession: earlier.workerSession } };
   }
 
-  /** Corral's own line in the log, announced like the worker's output so a live stream has no gap. */
+  /**
+   * Corral's own line in the log, announced like the worker's output so a live stream has no gap.
+   * One the disk has no room for is left out: the job's record says why it ended.
+   */
   private note(id: string, log: OutputLog, text: string): void {
     const data = Buffer.from(text);
-    this.store.output({ jobId: id, stream: "sys", data, cursor: log.append("sys", data) });
+    let cursor: number;
+    try {
+      cursor = log.append("sys", data);
+    } catch (err) {
+      if (diskFull(err)) return;
+      throw err;
+    }
+    this.store.output({ jobId: id, stream: "sys", data, cursor });
   }
 
   private listeners(id: string): ExecutionListeners {
@@ -486,7 +501,8 @@ export class JobRunner {
         const error =
           active.stopError ??
           (status === "failed" ? (end.error ?? describeExit(end.exitCode, result.error ?? tailText(log.file, 600, ["err"]))) : null);
-        const attemptEnd = { status, exitCode: end.exitCode, error, endedAt: Date.now(), outputEnd: log.size };
+        const endedAt = workerEndedAt(end.endedAt, row.startedAt);
+        const attemptEnd = { status, exitCode: end.exitCode, error, endedAt, outputEnd: log.size };
         const retry = status === "failed" ? retryReason(row.retry, row.attempt, end.exitCode, tailText(log.file, 8192)) : null;
         if (retry && row.retry && !this.closing) {
           await this.scheduleRetry(row, row.retry, retry, log, attemptEnd);
@@ -501,6 +517,7 @@ export class JobRunner {
               row.id,
               {
                 status,
+                endedAt,
                 exitCode: end.exitCode,
                 error,
                 finalText,
@@ -525,14 +542,15 @@ export class JobRunner {
 
   /**
    * Runs `write` again after a pause for as long as the registry cannot be reached (PostgreSQL
-   * restarting, the network): a job's end is not dropped, nor its worker called lost, for that.
+   * restarting, the network) or its disk is full past the reserve: a job's end is not dropped, nor
+   * its worker called lost, for that.
    */
   private async whenReachable<T>(write: () => Promise<T>): Promise<T> {
     for (;;) {
       try {
         return await write();
       } catch (err) {
-        if (!registryUnreachable(err) || this.closing) throw err;
+        if (!(registryUnreachable(err) || diskFull(err)) || this.closing) throw err;
         await sleep(REGISTRY_RETRY_MS);
       }
     }
@@ -568,6 +586,16 @@ export class JobRunner {
     }, waitMs);
     this.retryTimers.set(row.id, timer);
   }
+}
+
+/**
+ * The end to record: the worker's own exit time when it is known (it ended while the server was
+ * down), kept between the job's start and now, as a time a worker's file gives may be anything.
+ */
+function workerEndedAt(at: number | undefined, startedAt: number | null): number {
+  const now = Date.now();
+  if (at === undefined || !Number.isFinite(at)) return now;
+  return Math.min(now, Math.max(at, startedAt ?? at));
 }
 
 function describeExit(exitCode: number | null, stderrTail: string): string {
