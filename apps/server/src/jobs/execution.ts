@@ -59,11 +59,13 @@ function followProcess(worker: WorkerProcess, invocation: InvocationRecord, ctx:
   capture.start();
   let detached = false;
   const ended = worker.ended.then(async ({ code, at }): Promise<ExecutionEnd> => {
-    // Descendants left behind by a worker that exited are part of its job: none outlives it.
-    if (!detached && groupAlive(worker.pid)) await killGroup(worker.pid, ctx.killGraceMs, ctx.listeners.killed);
+    // Descendants left behind by a worker that exited are part of its job: none outlives it, and
+    // the job ends once they are gone.
+    const leftovers = !detached && groupAlive(worker.pid);
+    if (leftovers) await killGroup(worker.pid, ctx.killGraceMs, ctx.listeners.killed);
     if (!detached) await capture.finish();
     const lost = capture.lostToFullDisk ? { error: outputLost(ctx) } : {};
-    return { exitCode: code, result: parser.finish(), endedAt: at, ...lost };
+    return { exitCode: code, result: parser.finish(), ...(at !== undefined && !leftovers && { endedAt: at }), ...lost };
   });
   return {
     pid: worker.pid,

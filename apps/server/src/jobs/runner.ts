@@ -290,7 +290,10 @@ export class JobRunner {
   /** Stops a running job; it ends with the given status once its worker is gone. */
   async stop(id: string, reason: StopReason, error: string): Promise<void> {
     const active = this.active.get(id);
-    if (!active) return;
+    if (!active) {
+      if (reason === "cancelled") await this.cancelUnfollowed(id);
+      return;
+    }
     if (!active.stopReason) {
       active.stopReason = reason;
       active.stopError = error;
@@ -353,6 +356,16 @@ export class JobRunner {
     this.follow(row, execution, log, Math.max(1, remaining));
     // Cancelled while the previous server ran, which stopped before the worker did: it still ends cancelled.
     if (row.cancelRequestedAt !== null) void this.stop(row.id, "cancelled", "cancelled");
+  }
+
+  /**
+   * A cancel of a job stored as running here that nothing here follows (its end could not be
+   * stored, a row left so by a bug or by hand): it is not refused, it ends as a boot ends such a job.
+   */
+  private async cancelUnfollowed(id: string): Promise<void> {
+    const row = await this.registry.jobs.get(id);
+    if (!row || row.status !== "running" || !this.owns(row) || this.active.has(id) || this.closing) return;
+    await this.finishCancel(row);
   }
 
   /**
@@ -448,9 +461,11 @@ export class JobRunner {
    * by the worker's end), so it is read and written in one transaction.
    */
   private async recordKill(id: string): Promise<void> {
+    // The moment it went out: the worker's end, which it brings about, is stamped as it is reported.
+    const at = Date.now();
     try {
       await this.store.atomically(async (unit) => {
-        if ((await unit.tx.jobs.get(id))?.killedAt === null) await this.store.update(id, { killedAt: Date.now() }, unit);
+        if ((await unit.tx.jobs.get(id))?.killedAt === null) await this.store.update(id, { killedAt: at }, unit);
       });
     } catch {
       // The kill itself has happened; a registry that cannot take the note (closed at shutdown) must not fail the stop.

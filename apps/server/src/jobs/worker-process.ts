@@ -38,8 +38,11 @@ export interface WorkerProcess {
 export interface WorkerExit {
   /** The worker's exit code; null when it died by a signal or its exit was not recorded. */
   code: number | null;
-  /** When it ended (ms since the epoch), as near as is known: its own exit time when recorded. */
-  at: number;
+  /**
+   * When it ended (ms since the epoch), from its exit file: known when it ended while no server
+   * followed it. Unset when its end was seen as it happened (the job then ends once its group is gone).
+   */
+  at?: number;
 }
 
 /**
@@ -94,7 +97,7 @@ export async function spawnWorker(
     throw new Error(code === null ? why : `${why}; it ran all the same and exited with code ${code}`);
   }
   const { pid, pidStart } = started;
-  const ended = started.exit.then((exit) => (exit ? { code: exit.code, at: Date.now() } : reattachWorker(pid, pidStart, files).ended));
+  const ended = started.exit.then((exit) => (exit ? { code: exit.code } : reattachWorker(pid, pidStart, files).ended));
   return { pid, pidStart, ended };
 }
 
@@ -173,8 +176,7 @@ export function reattachWorker(pid: number, pidStart: number | null, files: JobD
       settled = true;
       if (timer) clearTimeout(timer);
       watcher?.close();
-      // Gone without a record: when is not known, and now is the nearest bound.
-      resolve(exit ?? { code: null, at: Date.now() });
+      resolve(exit ?? { code: null });
     };
     const exitName = path.basename(files.exit);
     try {
