@@ -1,11 +1,11 @@
 import { execFileSync } from "node:child_process";
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, statfsSync, writeSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, statfsSync, writeFileSync, writeSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import type { ApiError, Job } from "@corral/shared";
 import { groupAlive } from "../src/jobs/process-group.js";
 import { jobDataPaths } from "../src/jobs/worker-process.js";
-import { api, startServer, tempDir, type TestServer, until } from "./helpers.js";
+import { api, printed, startServer, tempDir, type TestServer, until } from "./helpers.js";
 import { unavailable } from "./required-tool.js";
 
 /** Why a small file system of its own cannot be mounted for a data dir here (it needs root), or null. */
@@ -89,10 +89,13 @@ describe.skipIf(!canMount)("a full disk under the data dir", () => {
   test("a worker that fills it is stopped: its job fails saying so, its output kept as far as written; launches answer 507 until there is room again", async () => {
     const disk = await onSmallDisk();
     const server = await disk.start();
-    // `yes` ends at the full disk; the worker would then sleep on, unrecorded, if it were not stopped.
-    const filling = await launch(server, "yes 0123456789abcdef; sleep 600", "w");
+    // It fills the disk once its first line is in the log (told by a file in its workdir); `yes`
+    // ends at the full disk, and the worker would then sleep on, unrecorded, if it were not stopped.
+    const filling = await launch(server, "echo first; until [ -e go ]; do sleep 0.05; done; yes 0123456789abcdef; sleep 600", "w");
     expect(filling.status).toBe(201);
     await killAtEnd(server, filling.body.id);
+    await printed(server, filling.body.id, "first");
+    writeFileSync(path.join(server.root, "w", "go"), "");
     const [ended] = await server.services.jobs.waitFor([filling.body.id], 30_000);
     expect(ended?.status).toBe("failed");
     expect(ended?.error).toContain(`the disk that holds the data dir ${disk.dataDir} is full`);
@@ -101,11 +104,10 @@ describe.skipIf(!canMount)("a full disk under the data dir", () => {
     expect(groupAlive(ended?.pid as number)).toBe(false);
     // What the log holds reads to its end, and is what the worker printed.
     const text = await outputOf(server, filling.body.id);
-    expect(text.length).toBeGreaterThan(0);
-    expect(text.length).toBe(ended?.outputBytes);
+    expect(text.startsWith("first\n")).toBe(true);
+    expect(Buffer.byteLength(text)).toBe(ended?.outputBytes);
     const raw = readFileSync(jobDataPaths(disk.dataDir, filling.body.id).out, "utf8");
     expect(raw.startsWith(text)).toBe(true);
-    expect(text.startsWith("0123456789abcdef\n0123456789abcdef\n")).toBe(true);
 
     // The server goes on serving; a launch says what is wrong and where, and stores nothing.
     expect((await api(server, "GET", "/api/health")).status).toBe(200);

@@ -143,7 +143,8 @@ export function readExit(file: string): { code: number; at: number } | null {
   try {
     const buf = Buffer.alloc(64);
     const code = Number.parseInt(buf.toString("utf8", 0, readSync(fd, buf, 0, buf.length, 0)).trim(), 10);
-    return Number.isNaN(code) ? null : { code, at: fstatSync(fd).mtimeMs };
+    // Whole milliseconds, as every time in the registry (PostgreSQL keeps them as bigint).
+    return Number.isNaN(code) ? null : { code, at: Math.floor(fstatSync(fd).mtimeMs) };
   } catch {
     return null;
   } finally {

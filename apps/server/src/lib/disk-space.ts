@@ -49,6 +49,7 @@ export class SpaceReserve {
   /**
    * Whether the reserve is in place, made now if it can be: false when the disk has no room for
    * all of it. The part there was room for is kept, for the next write that finds the disk full.
+   * Another failure (a data dir gone, a directory in its place) is no full disk: true, held or not.
    */
   hold(): boolean {
     let fd: number | null = null;
@@ -68,9 +69,10 @@ export class SpaceReserve {
       }
       return true;
     } catch (err) {
-      // Anything else than a full disk (a data dir gone): no reserve rather than one of unknown state.
-      if (!diskFull(err)) this.release();
-      return false;
+      if (diskFull(err)) return false;
+      // No reserve rather than one of unknown state; work goes on without it.
+      this.release();
+      return true;
     } finally {
       if (fd !== null) closeSync(fd);
     }
