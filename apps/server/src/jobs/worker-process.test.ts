@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -40,6 +40,17 @@ test("the wrapper hands the worker its arguments untouched and records its exit 
   expect(recorded?.at).toBeGreaterThanOrEqual(before + 150);
   expect(recorded?.at).toBeLessThanOrEqual(Date.now());
   expect(statSync(files.exit).mode & 0o777).toBe(0o600);
+});
+
+test("a link left at the exit file's path is replaced, never written through", async () => {
+  const victim = path.join(root, "victim.txt");
+  writeFileSync(victim, "keep me");
+  symlinkSync(victim, files.exit);
+  const worker = await spawnWorker({ command: "/bin/sh", args: ["-c", "exit 3"], cwd: root }, {}, files, spawner);
+  expect((await worker.ended).code).toBe(3);
+  expect(readFileSync(victim, "utf8")).toBe("keep me");
+  expect(lstatSync(files.exit).isFile()).toBe(true);
+  expect(readExit(files.exit)?.code).toBe(3);
 });
 
 test("a reattached worker whose exit file is still empty waits for the code instead of calling it unknown", async () => {

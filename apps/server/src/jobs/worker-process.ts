@@ -1,4 +1,4 @@
-import { closeSync, constants, type FSWatcher, fstatSync, openSync, readdirSync, readFileSync, readSync, watch, writeSync } from "node:fs";
+import { closeSync, constants, type FSWatcher, fstatSync, openSync, readdirSync, readFileSync, readSync, rmSync, watch, writeSync } from "node:fs";
 import path from "node:path";
 import { PRIVATE_FILE_MODE } from "../lib/private-files.js";
 import { groupAlive, processStartTicks } from "./process-group.js";
@@ -59,9 +59,13 @@ const WRAPPER = '"$@"; code=$?; umask 077; echo $code 1<> "$0"; exit $code';
 /** Room for any exit code; blanks are no number, so a reader takes it for "not written yet". */
 const EXIT_PLACEHOLDER = Buffer.from(`${" ".repeat(15)}\n`);
 
-/** The exit file as the wrapper finds it: the placeholder, never written through a link left in its place. */
+/**
+ * The exit file as the wrapper finds it: the placeholder, in a file of its own. Whatever was at its
+ * path (a link or a FIFO an earlier worker left there) is removed, never written through.
+ */
 function makeExitPlaceholder(file: string): void {
-  const fd = openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, PRIVATE_FILE_MODE);
+  rmSync(file, { force: true });
+  const fd = openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, PRIVATE_FILE_MODE);
   try {
     writeSync(fd, EXIT_PLACEHOLDER);
   } finally {
@@ -136,7 +140,7 @@ export function findWrapper(exitFile: string): { pid: number; pidStart: number |
 export function readExit(file: string): { code: number; at: number } | null {
   let fd: number;
   try {
-    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch {
     return null;
   }

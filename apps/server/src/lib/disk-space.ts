@@ -59,7 +59,7 @@ export class SpaceReserve {
       const found = lstatSync(this.file, { throwIfNoEntry: false });
       if (found && (!found.isFile() || found.nlink !== 1)) unlinkSync(this.file);
       else if (found?.size === RESERVE_BYTES) return true;
-      fd = openSync(this.file, constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW, PRIVATE_FILE_MODE);
+      fd = openSync(this.file, constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK, PRIVATE_FILE_MODE);
       const st = fstatSync(fd);
       if (!st.isFile() || st.nlink !== 1) throw new Error(`${this.file} changed while it was made`);
       const chunk = Buffer.allocUnsafe(256 * 1024);
