@@ -9,6 +9,7 @@ import { openRegistry } from "./db/open-registry.js";
 import { runnerRoutes } from "./routes/runners.js";
 import { watchRunnerLeases } from "./jobs/runner-leases.js";
 import { REGISTRY_UNREACHABLE, registryUnreachable } from "./db/registry-error.js";
+import { diskFull, diskFullError } from "./lib/disk-space.js";
 import { isHotReloadSocket } from "./dev-web.js";
 import { ServiceError } from "./lib/errors.js";
 import { mcpRoutes } from "./mcp/mounts.js";
@@ -109,6 +110,11 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
         error: REGISTRY_UNREACHABLE,
         code: "unavailable",
       } satisfies ApiError);
+    }
+    if (diskFull(error)) {
+      const full = diskFullError(config.dataDir);
+      request.log.warn({ err: (error as Error).message }, "the data dir's disk is full");
+      return reply.code(full.status).send({ error: full.message, code: full.code } satisfies ApiError);
     }
     request.log.error(error);
     return reply.code(500).send({ error: "internal error; the server log has the details", code: "internal" } satisfies ApiError);

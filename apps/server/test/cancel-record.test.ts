@@ -1,7 +1,9 @@
+import { spawn } from "node:child_process";
 import { rmSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { Job } from "@corral/shared";
+import { groupAlive } from "../src/jobs/process-group.js";
 import { api, printed, startServer, tempDir, until, type TestServer } from "./helpers.js";
 import { withRegistryOf } from "./registry-of.js";
 import { connectMcp } from "./mcp-client.js";
@@ -155,5 +157,26 @@ test("a cancel stored just before the server went down, its worker not yet signa
     }
   } finally {
     rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test("a job stored as running that nothing follows (its end could not be stored) is still cancelled, its group stopped", async () => {
+  const server = await startServer();
+  const worker = spawn("sleep", ["600"], { detached: true, stdio: "ignore" });
+  const pid = worker.pid as number;
+  try {
+    const job = await launch(server, "print 1", path.join(server.root, "w"));
+    await server.services.jobs.waitFor([job.id], 15_000);
+    // The row as a server whose end write failed leaves it: running, with its worker's group.
+    await withRegistryOf(server.dataDir, (registry) => registry.jobs.update(job.id, { status: "running", endedAt: null, pid, pidStart: null }));
+    const res = await api<Job>(server, "POST", `/api/jobs/${job.id}/cancel`);
+    expect(res.status).toBe(200);
+    expect(res.body.status).toBe("cancelled");
+    expect(groupAlive(pid)).toBe(false);
+    // The workdir is free again.
+    expect((await launch(server, "print 1", path.join(server.root, "w"))).status).toBe("queued");
+  } finally {
+    if (groupAlive(pid)) process.kill(-pid, "SIGKILL");
+    await server.close();
   }
 });

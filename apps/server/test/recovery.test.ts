@@ -2,7 +2,8 @@ import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, expect, test } from "vitest";
 import { jobDataPaths } from "../src/jobs/worker-process.js";
-import { sleep, startServer, tempDir, type TestServer } from "./helpers.js";
+import { groupAlive } from "../src/jobs/process-group.js";
+import { sleep, startServer, tempDir, type TestServer, until } from "./helpers.js";
 import { withRegistryOf } from "./registry-of.js";
 
 const roots: string[] = [];
@@ -53,6 +54,34 @@ test("a worker that ended while the server was down gets its recorded exit statu
     expect(ended?.status).toBe("failed");
     expect(ended?.exitCode).toBe(4);
     expect(ended?.error).toContain("bad things");
+  } finally {
+    await second.app.close();
+  }
+});
+
+test("a worker that ended while the server was down keeps its own end time, not the time the restart noticed", async () => {
+  const { root, start } = await restartable();
+  const first = await start();
+  const job = await first.services.jobs.launch("kiro", { prompt: "sleep 0.5\nprint 2", workdir: path.join(root, "w") }, "rest");
+  const running = await until(async () => {
+    const now = await first.services.jobs.get(job.id);
+    return now.status === "running" ? now : undefined;
+  });
+  await first.app.close();
+  await until(() => (groupAlive(running.pid as number) ? undefined : true), 10_000, "the worker to end");
+  const wentDown = Date.now();
+  // The server stays down well past the worker's end.
+  await sleep(1500);
+  const restarted = Date.now();
+  const second = await start();
+  try {
+    const [ended] = await second.services.jobs.waitFor([job.id], 10_000);
+    expect(ended?.status).toBe("succeeded");
+    expect(ended?.endedAt).toBeGreaterThanOrEqual(running.startedAt as number);
+    expect(ended?.endedAt).toBeLessThanOrEqual(wentDown);
+    expect(ended?.endedAt).toBeLessThan(restarted);
+    const [attempt] = await second.services.jobs.attempts(job.id);
+    expect(attempt?.endedAt).toBe(ended?.endedAt);
   } finally {
     await second.app.close();
   }

@@ -15,7 +15,11 @@ export function hasTool(command: string, probeArgs: string[], install: string): 
       ? `installed but not working: ${(probe.stderr || probe.error?.message || `exit status ${probe.status}`).trim()}`
       : null;
   if (!why) return true;
-  const message = `${command} is ${why} (${install})`;
+  return unavailable(`${command} is ${why} (${install})`);
+}
+
+/** Tests that need something other than a program (a mount, say) that is missing here: skipped, saying why, or failed under CORRAL_REQUIRE_TOOLS=1. */
+export function unavailable(message: string): false {
   if (process.env.CORRAL_REQUIRE_TOOLS === "1") throw new Error(`CORRAL_REQUIRE_TOOLS=1 and ${message}`);
   console.log(`skipped: ${message}`);
   return false;

@@ -35,6 +35,8 @@ export const ApiErrorCodeSchema = z.enum([
   /** The Ollama server did not answer. */
   "ollama_unreachable",
   "unavailable",
+  /** The disk that holds the data dir is full (507): nothing was stored; free space there and try again. */
+  "disk_full",
   "internal",
 ]);
 export type ApiErrorCode = z.infer<typeof ApiErrorCodeSchema>;

@@ -5,7 +5,7 @@ import { drizzle, type BetterSQLite3Database } from "drizzle-orm/better-sqlite3"
 import { migrate } from "drizzle-orm/better-sqlite3/migrator";
 import { repoRoot } from "../lib/repo-root.js";
 import { ensurePrivateDir, makePrivate, PRIVATE_FILE_MODE } from "../lib/private-files.js";
-import { damagedRegistry, registryFailure } from "./registry-error.js";
+import { damagedRegistry, RegistryError, registryFailure } from "./registry-error.js";
 import * as schema from "./schema.js";
 
 export type Db = BetterSQLite3Database<typeof schema> & { $client: Database.Database };
@@ -31,9 +31,19 @@ export const transactor =
 
 /**
  * Opens the registry in an owner-only data dir, refuses a damaged one and migrates it. Every
- * failure its owner can act on is a RegistryError.
+ * failure its owner can act on is a RegistryError. On a full disk (SQLite cannot even size its
+ * shared-memory file), `makeRoom` may free some and it is opened once more.
  */
-export function openDb(file: string): DbHandle {
+export function openDb(file: string, makeRoom: () => boolean = () => false): DbHandle {
+  try {
+    return openOnce(file);
+  } catch (err) {
+    if (!(err instanceof RegistryError && err.diskFull) || !makeRoom()) throw err;
+    return openOnce(file);
+  }
+}
+
+function openOnce(file: string): DbHandle {
   let sqlite: Database.Database | undefined;
   try {
     makeRegistryPrivate(file);

@@ -1,5 +1,6 @@
 import path from "node:path";
 import type { AppConfig } from "../config.js";
+import { SpaceReserve } from "../lib/disk-space.js";
 import { openDb } from "./client.js";
 import { createSqliteRegistry, type Registry } from "./registry.js";
 
@@ -8,7 +9,10 @@ import { createSqliteRegistry, type Registry } from "./registry.js";
  * PostgreSQL's client is loaded only when it is used, so a one-machine Corral starts without it.
  */
 export async function openRegistry(config: AppConfig, onLostConnection: (err: Error) => void): Promise<Registry> {
-  if (!config.databaseUrl) return createSqliteRegistry(openDb(path.join(config.dataDir, "corral.db")));
+  if (!config.databaseUrl) {
+    const reserve = new SpaceReserve(config.dataDir);
+    return createSqliteRegistry(openDb(path.join(config.dataDir, "corral.db"), () => reserve.release()));
+  }
   const [{ openPgDb }, { createPgRegistry }] = await Promise.all([import("./pg/client.js"), import("./pg/registry.js")]);
   return createPgRegistry(await openPgDb(config.databaseUrl, { onError: onLostConnection }));
 }

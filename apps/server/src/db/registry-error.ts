@@ -4,7 +4,15 @@ import path from "node:path";
  * The registry (corral.db) cannot be used: damaged, not a database, locked, unreadable. The
  * message says what is wrong, where the file is and what to do; `server.ts` prints it alone.
  */
-export class RegistryError extends Error {}
+export class RegistryError extends Error {
+  constructor(
+    message: string,
+    /** It failed for want of disk space. */
+    readonly diskFull = false,
+  ) {
+    super(message);
+  }
+}
 
 /** Problems SQLite's integrity check reports; a damaged file has a long list, the first few tell the story. */
 const SHOWN_PROBLEMS = 3;
@@ -58,8 +66,9 @@ export function registryFailure(file: string, err: unknown): unknown {
       `Corral could not start: its registry ${file} is locked by another process (another Corral using ${dir}, or a sqlite3 shell in a transaction). Stop that process, or give this Corral its own CORRAL_DATA_DIR.`,
     );
   }
-  if (code === "SQLITE_FULL" || code === "ENOSPC") {
-    return new RegistryError(`Corral could not start: the disk that holds ${dir} is full. Free some space and start again.`);
+  // SQLite sizes its shared-memory file (-shm) as it opens: on a full disk that is what fails.
+  if (code === "SQLITE_FULL" || code === "ENOSPC" || code === "SQLITE_IOERR_SHMSIZE") {
+    return new RegistryError(`Corral could not start: the disk that holds ${dir} is full. Free some space and start again.`, true);
   }
   if (code.startsWith("SQLITE_IOERR") || code === "EIO") {
     return new RegistryError(

@@ -1,6 +1,7 @@
 import { isUtf8 } from "node:buffer";
 import { closeSync, fstatSync, openSync, readSync, watch, type FSWatcher } from "node:fs";
 import type { OutputStream } from "@corral/shared";
+import { diskFull } from "../lib/disk-space.js";
 import { wholeUtf8 } from "../lib/regular-file.js";
 import type { OutputLog } from "./output-log.js";
 
@@ -85,6 +86,8 @@ export class Capture {
   private scheduled = false;
   private stopped = false;
   private detached = false;
+  /** Set once the log could take no more (its disk is full): what it holds stays, nothing more is copied. */
+  private full = false;
 
   constructor(
     private readonly log: OutputLog,
@@ -94,6 +97,8 @@ export class Capture {
     /** Every piece of text, as decoded, for the adapter's parser. */
     private readonly onText: TextListener,
     private readonly attempt: number,
+    /** The disk filled up: told once, as following stops. */
+    private readonly onFull: () => void = () => {},
   ) {
     this.files = [new RawFile("out", raw.out, offsets.out), new RawFile("err", raw.err, offsets.err)];
   }
@@ -118,10 +123,11 @@ export class Capture {
       if (this.stopped) return;
       try {
         if (this.pass(PASS_LIMIT) >= PASS_LIMIT) this.schedule();
-      } catch {
+      } catch (err) {
         // A file that cannot be read (EIO, EACCES after a change of mode): thrown from a timer it would
         // end the server. Following stops; the worker's end is still stored, and finish() reads again.
         this.stopWatching();
+        if (diskFull(err)) this.filled();
       }
     });
   }
@@ -169,15 +175,32 @@ export class Capture {
    */
   async finish(): Promise<void> {
     this.stopWatching();
-    while (this.pass(PASS_LIMIT) > 0) {
-      await new Promise((resolve) => setImmediate(resolve));
-      if (this.detached) return;
+    try {
+      while (!this.full && this.pass(PASS_LIMIT) > 0) {
+        await new Promise((resolve) => setImmediate(resolve));
+        if (this.detached) return;
+      }
+      for (const file of this.files) {
+        const rest = file.rest();
+        if (rest.length && !this.full) this.emit(file, rest);
+      }
+    } catch (err) {
+      if (!diskFull(err)) throw err;
+      this.filled();
+    } finally {
+      for (const file of this.files) file.close();
     }
-    for (const file of this.files) {
-      const rest = file.rest();
-      if (rest.length) this.emit(file, rest);
-      file.close();
-    }
+  }
+
+  /** Whether the disk filled up before everything was copied. */
+  get lostToFullDisk(): boolean {
+    return this.full;
+  }
+
+  private filled(): void {
+    if (this.full) return;
+    this.full = true;
+    this.onFull();
   }
 
   private stopWatching(): void {

@@ -1,4 +1,5 @@
 import type { InvocationRecord, OutputStream } from "@corral/shared";
+import { diskFull, diskFullMessage } from "../lib/disk-space.js";
 import type { CliAdapter, InProcessAdapter, Invocation, JobSpec, UsageReport, WorkerResult } from "../agents/types.js";
 import { Capture } from "./capture.js";
 import { atLastLineEnd, lastRawOffsets, type OutputLog } from "./output-log.js";
@@ -9,8 +10,10 @@ import { reattachWorker, spawnWorker, type JobDataPaths, type WorkerProcess } fr
 export interface ExecutionEnd {
   exitCode: number | null;
   result: WorkerResult;
-  /** Why it failed, when the worker itself said so (in-process workers). */
+  /** Why it failed, when the worker itself said so (in-process workers), or its output could not be kept. */
   error?: string;
+  /** When the worker ended, when it is known better than the moment this is read (its exit file's time). */
+  endedAt?: number;
 }
 
 /** One running worker, whatever kind: the job service drives them all the same way. */
@@ -49,14 +52,20 @@ function followProcess(worker: WorkerProcess, invocation: InvocationRecord, ctx:
     const usage = parser.push(text, stream);
     if (usage) ctx.listeners.usage(usage);
   };
-  const capture = new Capture(ctx.log, { out: ctx.files.out, err: ctx.files.err }, offsets, ctx.listeners.chunk, onText, ctx.files.attempt);
+  // A worker whose output can no longer be kept (its disk is full) is stopped: it would run on unrecorded.
+  const full = () => void killGroup(worker.pid, ctx.killGraceMs, ctx.listeners.killed);
+  const raw = { out: ctx.files.out, err: ctx.files.err };
+  const capture = new Capture(ctx.log, raw, offsets, ctx.listeners.chunk, onText, ctx.files.attempt, full);
   capture.start();
   let detached = false;
-  const ended = worker.ended.then(async (exitCode) => {
-    // Descendants left behind by a worker that exited are part of its job: none outlives it.
-    if (!detached && groupAlive(worker.pid)) await killGroup(worker.pid, ctx.killGraceMs, ctx.listeners.killed);
+  const ended = worker.ended.then(async ({ code, at }): Promise<ExecutionEnd> => {
+    // Descendants left behind by a worker that exited are part of its job: none outlives it, and
+    // the job ends once they are gone.
+    const leftovers = !detached && groupAlive(worker.pid);
+    if (leftovers) await killGroup(worker.pid, ctx.killGraceMs, ctx.listeners.killed);
     if (!detached) await capture.finish();
-    return { exitCode, result: parser.finish() };
+    const lost = capture.lostToFullDisk ? { error: outputLost(ctx) } : {};
+    return { exitCode: code, result: parser.finish(), ...(at !== undefined && !leftovers && { endedAt: at }), ...lost };
   });
   return {
     pid: worker.pid,
@@ -86,19 +95,38 @@ export function reattachCli(pid: number, pidStart: number | null, invocation: In
   return followProcess(worker, invocation, ctx, lastRawOffsets(ctx.files.log, ctx.files.attempt));
 }
 
-export function startInProcess(adapter: InProcessAdapter, spec: JobSpec, log: OutputLog, listeners: ExecutionListeners): Execution {
+/** The job's error when its disk filled up: what was kept, and where to make room. */
+function outputLost(ctx: { log: OutputLog; files: JobDataPaths }): string {
+  return `${diskFullMessage(ctx.files.dataDir)}. The job was stopped there: its output is kept as far as it was written (${ctx.log.textBytes} bytes); run it again once there is room`;
+}
+
+export function startInProcess(
+  adapter: InProcessAdapter,
+  spec: JobSpec,
+  log: OutputLog,
+  listeners: ExecutionListeners,
+  files: JobDataPaths,
+): Execution {
   const controller = new AbortController();
+  let lost: string | null = null;
   const io = {
     write(stream: OutputStream, text: string) {
-      if (!text) return;
-      for (const data of atLastLineEnd(text).map((piece) => Buffer.from(piece))) listeners.chunk(stream, data, log.append(stream, data));
+      if (!text || lost) return;
+      try {
+        for (const data of atLastLineEnd(text).map((piece) => Buffer.from(piece))) listeners.chunk(stream, data, log.append(stream, data));
+      } catch (err) {
+        if (!diskFull(err)) throw err;
+        // As a CLI worker is stopped when its output cannot be kept.
+        lost = outputLost({ log, files });
+        controller.abort();
+      }
     },
     usage: listeners.usage,
     signal: controller.signal,
   };
   const ended: Promise<ExecutionEnd> = adapter.run(spec, io).then(
-    (result) => ({ exitCode: 0, result }),
-    (err: unknown) => ({ exitCode: null, result: {}, error: err instanceof Error ? err.message : String(err) }),
+    (result) => (lost ? { exitCode: null, result, error: lost } : { exitCode: 0, result }),
+    (err: unknown) => ({ exitCode: null, result: {}, error: lost ?? (err instanceof Error ? err.message : String(err)) }),
   );
   return {
     pid: null,

@@ -87,18 +87,20 @@ export class OutputLog {
    */
   append(stream: OutputStream, data: Buffer, raw?: RawPosition): number {
     const fds = this.open();
-    try {
-      writeAll(fds.data, data);
-    } catch (err) {
-      // A write cut short (a full disk) still moved the end: the next record must point past it.
-      this.dataBytes = fstatSync(fds.data).size;
-      throw err;
-    }
     const at = this.dataBytes;
-    this.dataBytes += data.length;
     const record: LogRecord = raw ? { s: stream, p: at, n: data.length, o: raw.offset, a: raw.attempt } : { s: stream, p: at, n: data.length };
     const line = Buffer.from(`${JSON.stringify(record)}\n`);
-    writeAll(fds.log, line);
+    try {
+      writeAll(fds.data, data);
+      writeAll(fds.log, line);
+    } catch (err) {
+      // A write cut short (a full disk): both files back to their last whole record, so the log
+      // stays readable to its end and the space goes back to the disk (shrinking needs none).
+      ftruncateSync(fds.data, at);
+      ftruncateSync(fds.log, this.bytes);
+      throw err;
+    }
+    this.dataBytes += data.length;
     this.bytes += line.length;
     return this.bytes;
   }

@@ -1,7 +1,7 @@
 import type { InvocationRecord } from "@corral/shared";
 import type { CliAdapter } from "../agents/types.js";
 import type { JobRow } from "../db/schema.js";
-import { isSameProcessAlive, readExitFile, type JobDataPaths } from "./worker-process.js";
+import { isSameProcessAlive, readExit, type JobDataPaths } from "./worker-process.js";
 
 export type Recovery = { kind: "reattach"; pid: number; invocation: InvocationRecord; adapter: CliAdapter } | { kind: "lost"; reason: string };
 
@@ -12,7 +12,7 @@ export type Recovery = { kind: "reattach"; pid: number; invocation: InvocationRe
 export function recoveryOf(row: JobRow, files: JobDataPaths, adapter: CliAdapter | undefined): Recovery {
   if (!adapter) return { kind: "lost", reason: "the server stopped while this in-process job ran" };
   const alive = row.pid !== null && isSameProcessAlive(row.pid, row.pidStart);
-  if (row.pid === null || !row.invocation || (!alive && readExitFile(files.exit) === null)) {
+  if (row.pid === null || !row.invocation || (!alive && readExit(files.exit) === null)) {
     return { kind: "lost", reason: "the worker ended while the server was down and left no exit status" };
   }
   return { kind: "reattach", pid: row.pid, invocation: row.invocation, adapter };

@@ -9,6 +9,7 @@ import type { Repos } from "../db/registry.js";
 import type { Unit } from "../db/unit.js";
 import { registryUnreachable } from "../db/registry-error.js";
 import type { AgentRow, JobAttemptRow, JobRow } from "../db/schema.js";
+import { diskFull, diskFullMessage } from "../lib/disk-space.js";
 import { ServiceError } from "../lib/errors.js";
 import { PRIVATE_DIR_MODE } from "../lib/private-files.js";
 import { hasUsage, noUsage, sumUsage, usageIn, usageOf } from "../costs/attempt-usage.js";
@@ -169,7 +170,11 @@ export class JobRunner {
       execution = await this.execute(started, agent, files, log);
     } catch (err) {
       await this.deps.hooks?.ended(row, false);
-      const error = err instanceof Error ? err.message : String(err);
+      const error = diskFull(err)
+        ? `the job was not started: ${diskFullMessage(this.config.dataDir)}`
+        : err instanceof Error
+          ? err.message
+          : String(err);
       await this.store.atomically(async (unit) => {
         await unit.tx.jobs.startAttempt({ ...attempt, status: "failed", error, endedAt: Date.now(), outputEnd: log.size });
         await this.store.finish(id, { status: "failed", error }, unit);
@@ -289,7 +294,10 @@ export class JobRunner {
   /** Stops a running job; it ends with the given status once its worker is gone. */
   async stop(id: string, reason: StopReason, error: string): Promise<void> {
     const active = this.active.get(id);
-    if (!active) return;
+    if (!active) {
+      if (reason === "cancelled") await this.cancelUnfollowed(id);
+      return;
+    }
     if (!active.stopReason) {
       active.stopReason = reason;
       active.stopError = error;
@@ -358,6 +366,16 @@ export class JobRunner {
   }
 
   /**
+   * A cancel of a job stored as running here that nothing here follows (its end could not be
+   * stored, a row left so by a bug or by hand): it is not refused, it ends as a boot ends such a job.
+   */
+  private async cancelUnfollowed(id: string): Promise<void> {
+    const row = await this.registry.jobs.get(id);
+    if (!row || row.status !== "running" || !this.owns(row) || this.active.has(id) || this.closing) return;
+    await this.finishCancel(row);
+  }
+
+  /**
    * At boot, a job cancelled before the server went down whose worker cannot be followed: its
    * wrapper died of the SIGTERM, but what it started may still run in its group. That is killed
    * (the grace period is over), and the job ends as it was asked to.
@@ -395,7 +413,7 @@ export class JobRunner {
     const inProcess = this.deps.inProcessAdapters?.[agent.kind];
     if (inProcess) {
       refuseInProcessSandbox(agent);
-      return startInProcess(inProcess, jobSpec, log, listeners);
+      return startInProcess(inProcess, jobSpec, log, listeners, files);
     }
     const adapter = cliAdapterFor(agent.kind);
     if (!adapter) throw new Error(`agent ${agent.name} has kind ${agent.kind}, which this server cannot run`);
@@ -421,10 +439,20 @@ export class JobRunner {
     return { ...spec, followUp: { jobId: earlier.id, workerSession: earlier.workerSession } };
   }
 
-  /** Corral's own line in the log, announced like the worker's output so a live stream has no gap. */
+  /**
+   * Corral's own line in the log, announced like the worker's output so a live stream has no gap.
+   * One the disk has no room for is left out: the job's record says why it ended.
+   */
   private note(id: string, log: OutputLog, text: string): void {
     const data = Buffer.from(text);
-    this.store.output({ jobId: id, stream: "sys", data, cursor: log.append("sys", data) });
+    let cursor: number;
+    try {
+      cursor = log.append("sys", data);
+    } catch (err) {
+      if (diskFull(err)) return;
+      throw err;
+    }
+    this.store.output({ jobId: id, stream: "sys", data, cursor });
   }
 
   private listeners(id: string): ExecutionListeners {
@@ -440,9 +468,11 @@ export class JobRunner {
    * by the worker's end), so it is read and written in one transaction.
    */
   private async recordKill(id: string): Promise<void> {
+    // The moment it went out: the worker's end, which it brings about, is stamped as it is reported.
+    const at = Date.now();
     try {
       await this.store.atomically(async (unit) => {
-        if ((await unit.tx.jobs.get(id))?.killedAt === null) await this.store.update(id, { killedAt: Date.now() }, unit);
+        if ((await unit.tx.jobs.get(id))?.killedAt === null) await this.store.update(id, { killedAt: at }, unit);
       });
     } catch {
       // The kill itself has happened; a registry that cannot take the note (closed at shutdown) must not fail the stop.
@@ -506,7 +536,8 @@ export class JobRunner {
         const error =
           active.stopError ??
           (status === "failed" ? (end.error ?? describeExit(end.exitCode, result.error ?? tailText(log.file, 600, ["err"], outputStart))) : null);
-        const attemptEnd = { status, exitCode: end.exitCode, error, endedAt: Date.now(), outputEnd: log.size };
+        const endedAt = workerEndedAt(end.endedAt, row.startedAt);
+        const attemptEnd = { status, exitCode: end.exitCode, error, endedAt, outputEnd: log.size };
         const usage = result.usage ? usagePatch(result.usage) : {};
         const retry =
           status === "failed" ? retryReason(row.retry, row.attempt, end.exitCode, tailText(log.file, 8192, undefined, outputStart)) : null;
@@ -523,6 +554,7 @@ export class JobRunner {
               row.id,
               {
                 status,
+                endedAt,
                 exitCode: end.exitCode,
                 error,
                 finalText,
@@ -547,14 +579,15 @@ export class JobRunner {
 
   /**
    * Runs `write` again after a pause for as long as the registry cannot be reached (PostgreSQL
-   * restarting, the network): a job's end is not dropped, nor its worker called lost, for that.
+   * restarting, the network) or its disk is full past the reserve: a job's end is not dropped, nor
+   * its worker called lost, for that.
    */
   private async whenReachable<T>(write: () => Promise<T>): Promise<T> {
     for (;;) {
       try {
         return await write();
       } catch (err) {
-        if (!registryUnreachable(err) || this.closing) throw err;
+        if (!(registryUnreachable(err) || diskFull(err)) || this.closing) throw err;
         await sleep(REGISTRY_RETRY_MS);
       }
     }
@@ -593,6 +626,16 @@ export class JobRunner {
     }, waitMs);
     this.retryTimers.set(row.id, timer);
   }
+}
+
+/**
+ * The end to record: the worker's own exit time when it is known (it ended while the server was
+ * down), kept between the job's start and now, as a time a worker's file gives may be anything.
+ */
+function workerEndedAt(at: number | undefined, startedAt: number | null): number {
+  const now = Date.now();
+  if (at === undefined || !Number.isFinite(at)) return now;
+  return Math.min(now, Math.max(at, startedAt ?? at));
 }
 
 function describeExit(exitCode: number | null, stderrTail: string): string {

@@ -28,6 +28,7 @@ import type { JobPatch } from "../db/repos/jobs.js";
 import { inUnit, type Unit } from "../db/unit.js";
 import { registryUnreachable } from "../db/registry-error.js";
 import type { AgentRow, JobRow } from "../db/schema.js";
+import { SpaceReserve } from "../lib/disk-space.js";
 import { badInput, notFound, ServiceError } from "../lib/errors.js";
 import type { Actor, AuditService } from "../audit/service.js";
 import { assertLaunchFits } from "./command-line.js";
@@ -118,9 +119,12 @@ export class JobService extends EventEmitter<JobServiceEvents> {
   private scheduler: Scheduler;
   private runner: JobRunner;
   private runnerOutput: RunnerOutputCopy;
+  /** Room kept in the data dir so that, with its disk full, jobs' ends and cancels are still stored. */
+  private space: SpaceReserve;
 
   constructor(private readonly deps: JobServiceDeps) {
     super();
+    this.space = new SpaceReserve(deps.config.dataDir);
     this.setMaxListeners(0);
     this.scheduler = new Scheduler(
       (agent) => this.limitHere(agent),
@@ -165,6 +169,7 @@ export class JobService extends EventEmitter<JobServiceEvents> {
    * (a conversation's message stored with its job); the job is queued once that has committed.
    */
   async launch(agentName: string, input: JobInput, origin: JobOrigin, client: string | null = null, within?: Unit): Promise<Job> {
+    this.space.assertRoom();
     const launch = async (unit: Unit) => this.store(unit, [await this.plan(unit.tx, agentName, input)], origin, client);
     const [job] = within ? await launch(within) : await this.atomically(launch);
     return job as Job;
@@ -184,6 +189,7 @@ export class JobService extends EventEmitter<JobServiceEvents> {
       throw badInput("a shared workdir needs a workdir: name the directory the agents share", "workdir");
     }
     const base = input.workdir;
+    this.space.assertRoom();
     return this.atomically(async (unit) => {
       const planned: PlannedJob[] = [];
       for (const [i, name] of agentNames.entries()) {
@@ -636,6 +642,9 @@ export class JobService extends EventEmitter<JobServiceEvents> {
         await this.runner.lose(row, `the server could not recover this job at start: ${err instanceof Error ? err.message : String(err)}`);
       }
     }
+    // Once the start's own writes are done (a start on a full disk had the reserve for them), and
+    // before any output is copied: what there is room for is set aside again.
+    this.space.hold();
     this.recovered = true;
   }
 
@@ -659,7 +668,7 @@ export class JobService extends EventEmitter<JobServiceEvents> {
    * transaction has committed, and never if it rolled back: nothing is announced that is not stored.
    */
   private atomically<T>(fn: (unit: Unit) => Promise<T>): Promise<T> {
-    return inUnit(this.registry, fn);
+    return this.space.write(() => inUnit(this.registry, fn));
   }
 
   private async audit(unit: Unit, action: AuditAction, row: JobRow, actor: Actor): Promise<void> {
@@ -676,7 +685,8 @@ export class JobService extends EventEmitter<JobServiceEvents> {
   }
 
   private async update(id: string, patch: JobPatch, unit?: Unit): Promise<JobRow> {
-    const row = await (unit?.tx ?? this.registry).jobs.update(id, patch);
+    // In a unit, a full disk is the unit's to retry (see atomically).
+    const row = await (unit ? unit.tx.jobs.update(id, patch) : this.space.write(() => this.registry.jobs.update(id, patch)));
     if (!row) throw new Error(`job ${id} vanished from the registry`);
     return this.announce(row, unit);
   }

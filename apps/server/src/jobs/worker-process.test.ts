@@ -1,12 +1,12 @@
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, expect, test } from "vitest";
 import { processStartTicks } from "./process-group.js";
 import { type NotSpawned, Spawner, type SpawnRequest } from "./spawner.js";
-import { findWrapper, isSameProcessAlive, jobDataPaths, reattachWorker, spawnWorker, type JobDataPaths } from "./worker-process.js";
+import { findWrapper, isSameProcessAlive, jobDataPaths, readExit, reattachWorker, spawnWorker, type JobDataPaths } from "./worker-process.js";
 
 let root: string;
 let files: JobDataPaths;
@@ -22,17 +22,35 @@ afterEach(() => {
   rmSync(root, { recursive: true, force: true });
 });
 
-test("the wrapper hands the worker its arguments untouched and records its exit code, owner-only", async () => {
+test("the wrapper hands the worker its arguments untouched and records its exit code and time, owner-only", async () => {
+  const before = Date.now();
   const worker = await spawnWorker(
-    { command: "/bin/sh", args: ["-c", 'printf "%s" "$1"; exit 3', "sh", "$(x) `y` 'z'"], cwd: root },
+    { command: "/bin/sh", args: ["-c", 'printf "%s" "$1"; sleep 0.2; exit 3', "sh", "$(x) `y` 'z'"], cwd: root },
     {},
     files,
     spawner,
   );
-  expect(await worker.ended).toBe(3);
+  expect(readExit(files.exit)).toBeNull();
+  const ended = await worker.ended;
+  expect(ended.code).toBe(3);
   expect(readFileSync(files.out, "utf8")).toBe("$(x) `y` 'z'");
-  expect(readFileSync(files.exit, "utf8")).toBe("3\n");
+  // Written over the placeholder at the worker's end: its time is the exit's (the file system's clock may lag by a tick).
+  const recorded = readExit(files.exit);
+  expect(recorded?.code).toBe(3);
+  expect(recorded?.at).toBeGreaterThanOrEqual(before + 150);
+  expect(recorded?.at).toBeLessThanOrEqual(Date.now());
   expect(statSync(files.exit).mode & 0o777).toBe(0o600);
+});
+
+test("a link left at the exit file's path is replaced, never written through", async () => {
+  const victim = path.join(root, "victim.txt");
+  writeFileSync(victim, "keep me");
+  symlinkSync(victim, files.exit);
+  const worker = await spawnWorker({ command: "/bin/sh", args: ["-c", "exit 3"], cwd: root }, {}, files, spawner);
+  expect((await worker.ended).code).toBe(3);
+  expect(readFileSync(victim, "utf8")).toBe("keep me");
+  expect(lstatSync(files.exit).isFile()).toBe(true);
+  expect(readExit(files.exit)?.code).toBe(3);
 });
 
 test("a reattached worker whose exit file is still empty waits for the code instead of calling it unknown", async () => {
@@ -47,7 +65,7 @@ test("a reattached worker whose exit file is still empty waits for the code inst
     await sleep(100);
     expect(settled).toBe(false);
     writeFileSync(files.exit, "7\n");
-    expect(await worker.ended).toBe(7);
+    expect((await worker.ended).code).toBe(7);
   } finally {
     process.kill(-pid, "SIGKILL");
   }
@@ -60,7 +78,7 @@ test("a reattached worker's end is seen when the wrapper writes its exit code, n
     // A poll this slow would outlast the test: only the watch on the job's dir can end it.
     const worker = reattachWorker(pid, processStartTicks(pid), files, 10 * 60_000);
     writeFileSync(files.exit, "5\n");
-    expect(await worker.ended).toBe(5);
+    expect((await worker.ended).code).toBe(5);
   } finally {
     process.kill(-pid, "SIGKILL");
   }
@@ -85,12 +103,12 @@ test("a worker that cannot start fails with the reason, and the spawner goes on 
   const missing = path.join(root, "gone");
   await expect(spawnWorker({ command: "/bin/true", args: [], cwd: missing }, {}, files, spawner)).rejects.toThrow("could not start /bin/true");
   const worker = await spawnWorker({ command: "/bin/sh", args: ["-c", "exit 4"], cwd: root }, {}, files, spawner);
-  expect(await worker.ended).toBe(4);
+  expect((await worker.ended).code).toBe(4);
 });
 
 test("the spawner reaps what it started: no zombie is left behind", async () => {
   const worker = await spawnWorker({ command: "/bin/true", args: [], cwd: root }, {}, files, spawner);
-  expect(await worker.ended).toBe(0);
+  expect((await worker.ended).code).toBe(0);
   const spawnerPid = spawner.pid as number;
   const children = readFileSync(`/proc/${spawnerPid}/task/${spawnerPid}/children`, "utf8").trim();
   expect(children).toBe("");
@@ -110,10 +128,10 @@ test("a worker whose spawner was killed is still followed to its end, and the ne
   await until(() => !alive(first));
   expect(alive(worker.pid)).toBe(true);
   writeFileSync(gate, "");
-  expect(await worker.ended).toBe(6);
+  expect((await worker.ended).code).toBe(6);
   const next = await spawnWorker({ command: "/bin/sh", args: ["-c", "exit 2"], cwd: root }, {}, jobDataPaths(root, "job1", 2), spawner);
   expect(spawner.pid).not.toBe(first);
-  expect(await next.ended).toBe(2);
+  expect((await next.ended).code).toBe(2);
 });
 
 test("closing the spawner leaves its workers running, and it exits on its own", async () => {
@@ -144,7 +162,7 @@ function spawnerKilledBeforeAnswering(): Spawner {
 test("a worker started by a spawner that ended before answering is still followed to its exit code", async () => {
   const worker = await spawnWorker({ command: "/bin/sh", args: ["-c", "sleep 0.3; exit 4"], cwd: root }, {}, files, spawnerKilledBeforeAnswering());
   expect(isSameProcessAlive(worker.pid, worker.pidStart)).toBe(true);
-  expect(await worker.ended).toBe(4);
+  expect((await worker.ended).code).toBe(4);
 });
 
 test("a worker that ran and ended before its spawner's end was noticed fails its start, saying it ran", async () => {

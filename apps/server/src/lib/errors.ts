@@ -1,7 +1,7 @@
 import { describeIssues, fieldIssues, type ApiErrorCode, type ApiErrorDetails, type FieldIssue } from "@corral/shared";
 import type { z } from "zod";
 
-export type Status = 400 | 403 | 404 | 409 | 413 | 416 | 429 | 503 | 504;
+export type Status = 400 | 403 | 404 | 409 | 413 | 416 | 429 | 503 | 504 | 507;
 
 /** The code of an error thrown without one: what its status says. */
 const codeOfStatus: Record<Status, ApiErrorCode> = {
@@ -14,6 +14,7 @@ const codeOfStatus: Record<Status, ApiErrorCode> = {
   429: "rate_limited",
   503: "unavailable",
   504: "unavailable",
+  507: "disk_full",
 };
 
 /**

@@ -36,6 +36,7 @@ const ERROR_MEANINGS = {
   500: "Server fault; the server log has the details",
   503: "A service Corral relies on is unavailable (the registry, a stopped or silent runner), or a queue is full",
   504: "The runner holding the workdir did not answer in time (CORRAL_RUNNER_ANSWER_TIMEOUT_MS)",
+  507: "The disk that holds the data dir is full (code `disk_full`): nothing was stored; free space there and try again",
 } as const;
 
 type ErrorStatus = keyof typeof ERROR_MEANINGS;

@@ -1,6 +1,7 @@
 import type { CallToolResult, ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import { REGISTRY_UNREACHABLE, registryUnreachable } from "../../db/registry-error.js";
+import { diskFull } from "../../lib/disk-space.js";
 import { ServiceError } from "../../lib/errors.js";
 import { CLIENT_LEFT } from "../http-transport.js";
 
@@ -19,6 +20,7 @@ export async function guarded(body: () => Promise<CallToolResult> | CallToolResu
   } catch (err) {
     if (err instanceof ServiceError) return errorResult(`error: ${err.field ? `${err.field}: ` : ""}${err.message}`);
     if (registryUnreachable(err)) return errorResult(`error: ${REGISTRY_UNREACHABLE}`);
+    if (diskFull(err)) return errorResult("error: the disk that holds Corral's data dir is full; free some space on it, then try again");
     return errorResult(`error: the server could not complete this call: ${err instanceof Error ? err.message : String(err)}`);
   }
 }

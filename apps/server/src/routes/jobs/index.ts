@@ -59,7 +59,7 @@ export function jobRoutes(services: Services) {
             "Launch a job; it is queued until its agent has a free slot. With `session` (an ended job of the same agent) it continues that job's conversation, in its workdir and with its model unless given",
           tags,
           body: LaunchJobBodySchema,
-          response: { 201: JobSchema, ...errors(404, 409, 503, ...BODY_ERRORS) },
+          response: { 201: JobSchema, ...errors(404, 409, 503, 507, ...BODY_ERRORS) },
         },
       },
       async (request, reply) => {
@@ -78,7 +78,7 @@ export function jobRoutes(services: Services) {
             "Launch one prompt to several agents, one job each, in the order given: each in `<workdir>/<agent>` (without a workdir, in its agent's own), or all in `workdir` with `sharedWorkdir`. Every job is checked before any is queued: a refusal launches none and names the agent",
           tags,
           body: LaunchManyBodySchema,
-          response: { 201: JobGroupSchema, ...errors(404, 409, 503, ...BODY_ERRORS) },
+          response: { 201: JobGroupSchema, ...errors(404, 409, 503, 507, ...BODY_ERRORS) },
         },
       },
       async (request, reply) => {
@@ -138,7 +138,7 @@ export function jobRoutes(services: Services) {
 
     app.post(
       "/api/jobs/:id/cancel",
-      { schema: { summary: "Cancel a queued or running job", tags, params: IdParamsSchema, response: { 200: JobSchema, ...errors(404) } } },
+      { schema: { summary: "Cancel a queued or running job", tags, params: IdParamsSchema, response: { 200: JobSchema, ...errors(404, 507) } } },
       async (request) => jobs.cancel(request.params.id, restActor(request.headers)),
     );
 
