@@ -151,7 +151,7 @@ function containersAtMost(json: string, max: number): boolean {
 }
 
 function parsed<T>(text: string, cap: number, containers: number, schema: z.ZodType<T>, what: string, runner: string): T {
-  const refuse = (why: string) => new ServiceError(`runner ${runner} sent a ${what} the server does not accept (${why}); see its log`, 503, "path");
+  const refuse = (why: string) => new ServiceError(`runner ${runner} sent ${what} the server does not accept (${why}); see its log`, 503, "path");
   if (text.length > cap) throw refuse(`${text.length} characters, over the ${cap} such an answer may take`);
   if (!containersAtMost(text, containers)) throw refuse(`more than ${containers} objects and arrays`);
   let value: unknown;
@@ -179,10 +179,10 @@ export function readAnswer<K extends RunnerRequestKind>(
   runner: string,
 ): AnswerOf[K] {
   if (row.error !== null) {
-    const refusal = parsed(row.error, ERROR_CAP, 1, AnswerErrorSchema, "refusal", runner);
+    const refusal = parsed(row.error, ERROR_CAP, 1, AnswerErrorSchema, "a refusal", runner);
     throw new ServiceError(refusal.error, refusal.status, refusal.field, undefined, refusal.code);
   }
   // One per entry, the listing and its entries: no answer has more.
   const containers = kind === "list" ? MAX_ENTRIES + 2 : 2;
-  return parsed(row.answer ?? "null", answerCap(kind, row.readLimit), containers, SCHEMAS[kind], "answer", runner);
+  return parsed(row.answer ?? "null", answerCap(kind, row.readLimit), containers, SCHEMAS[kind], "an answer", runner);
 }
