@@ -37,9 +37,10 @@ describe.skipIf(!postgres.available)("a hostile runner's login", () => {
     owner = await postgres.database();
     env = { CORRAL_DATABASE_URL: owner, CORRAL_RUNNER_ANSWER_TIMEOUT_MS: "8000" };
     corral = await startServer(env, { root, dataDir });
-    expect((await api(corral, "POST", "/api/agents", { name: "gpuk", kind: "kiro", workdir: root, runnerLabel: "gpu", env: { GPU_TOKEN: "its-own" } })).status).toBe(
-      201,
-    );
+    expect(
+      (await api(corral, "POST", "/api/agents", { name: "gpuk", kind: "kiro", workdir: root, runnerLabel: "gpu", env: { GPU_TOKEN: "its-own" } }))
+        .status,
+    ).toBe(201);
     expect((await api(corral, "PATCH", "/api/agents/codex", { env: { OPENAI_API_KEY: "sk-server-only" } })).status).toBe(200);
     expect((await api(corral, "PATCH", "/api/agents/kiro", { maxConcurrent: 1 })).status).toBe(200);
     box = await runnerLoginFor(owner, "box", ["gpu"]);
@@ -77,7 +78,10 @@ describe.skipIf(!postgres.available)("a hostile runner's login", () => {
     const evil = path.join(root, "evil");
     // The server's ended job is not even visible to it (and its prompt and workdir are no column it may write).
     await untouched("update jobs set status = 'queued', runner = null where id = $1", [ids.localEnded]);
-    await refused("update jobs set status = 'queued', runner = null, prompt = 'write pwned.txt x', workdir = $2 where id = $1", [ids.localEnded, evil]);
+    await refused("update jobs set status = 'queued', runner = null, prompt = 'write pwned.txt x', workdir = $2 where id = $1", [
+      ids.localEnded,
+      evil,
+    ]);
     // Its own ended job: refused, whichever part it tries.
     await refused("update jobs set status = 'queued', runner = null, prompt = 'write pwned.txt x', workdir = $2 where id = $1", [ids.ownEnded, evil]);
     await refused("update jobs set status = 'queued', runner = null where id = $1", [ids.ownEnded]);
@@ -148,9 +152,11 @@ describe.skipIf(!postgres.available)("a hostile runner's login", () => {
     await expect(row("fake-1", other.name, '["cpu"]')).rejects.toMatchObject({ code: "42501" });
     await expect(row("fake-2", box.name, '["cpu"]')).rejects.toMatchObject({ code: "42501" });
     await expect(row("local", box.name, '["gpu"]')).rejects.toMatchObject({ code: "42501" });
-    await query(owner, "insert into runners (id, name, labels, hostname, version, started_at, heartbeat_at) values ('other-1', $1, '[\"cpu\"]', 'h', '0', 1, 1)", [
-      other.name,
-    ]);
+    await query(
+      owner,
+      "insert into runners (id, name, labels, hostname, version, started_at, heartbeat_at) values ('other-1', $1, '[\"cpu\"]', 'h', '0', 1, 1)",
+      [other.name],
+    );
     await untouched("update runners set heartbeat_at = $1 where id = 'other-1'", [now]);
     await refused("update runners set name = $1 where id = $2", [other.name, boxId]);
     await refused("update runners set labels = '[\"cpu\"]' where id = $1", [boxId]);
@@ -165,7 +171,10 @@ describe.skipIf(!postgres.available)("a hostile runner's login", () => {
   });
 
   test("cannot see or answer another runner's browsing request", async () => {
-    await query(owner, "insert into runner_requests (id, runner, kind, path, read_offset, read_limit, asked_at) values ('req-other', 'other-1', 'list', '/', 0, 0, 1)");
+    await query(
+      owner,
+      "insert into runner_requests (id, runner, kind, path, read_offset, read_limit, asked_at) values ('req-other', 'other-1', 'list', '/', 0, 0, 1)",
+    );
     expect((await hostile.query("select * from runner_requests")).rowCount).toBe(0);
     await untouched("update runner_requests set answered_at = 1, answer = '{}' where id = 'req-other'");
     await healthy();
@@ -174,12 +183,14 @@ describe.skipIf(!postgres.available)("a hostile runner's login", () => {
   test("an answer of 100+ MB or 10^8 entries is refused by the registry, one too many or of the wrong shape by the server, which answers throughout", async () => {
     // Announced afresh under its own name: the server asks it about the workdir its job ran in.
     const now = Date.now();
-    await hostile.query("insert into runners (id, name, labels, hostname, version, started_at, heartbeat_at) values ($1, $2, '[\"gpu\"]', 'h', '0', $3, $3)", [
-      `${boxId}-again`,
-      box.name,
-      now,
-    ]);
-    const heartbeat = setInterval(() => void hostile.query("update runners set heartbeat_at = $1 where id = $2", [Date.now(), `${boxId}-again`]), 1000);
+    await hostile.query(
+      "insert into runners (id, name, labels, hostname, version, started_at, heartbeat_at) values ($1, $2, '[\"gpu\"]', 'h', '0', $3, $3)",
+      [`${boxId}-again`, box.name, now],
+    );
+    const heartbeat = setInterval(
+      () => void hostile.query("update runners set heartbeat_at = $1 where id = $2", [Date.now(), `${boxId}-again`]),
+      1000,
+    );
     try {
       const answering = async (answer: string, column: "answer" | "error" = "answer") => {
         const listing = api(corral, "GET", `/api/workdirs/list?path=${encodeURIComponent(path.join(root, "g"))}`);
@@ -190,7 +201,13 @@ describe.skipIf(!postgres.available)("a hostile runner's login", () => {
         );
         const stored = hostile.query(`update runner_requests set answered_at = $2, ${column} = $3 where id = $1`, [id, Date.now(), answer]);
         await healthy();
-        return { stored: await stored.then(() => "stored", (err: { code?: string }) => err.code), listing: await listing };
+        return {
+          stored: await stored.then(
+            () => "stored",
+            (err: { code?: string }) => err.code,
+          ),
+          listing: await listing,
+        };
       };
       const huge = await answering("x".repeat(110 * 1024 * 1024));
       expect(huge.stored).toBe("23514");
@@ -216,7 +233,10 @@ describe.skipIf(!postgres.available)("a hostile runner's login", () => {
 
       const many = await answering(entries(1_000_000));
       expect(many.stored).toBe("stored");
-      expect(many.listing).toMatchObject({ status: 503, body: { error: expect.stringMatching(/sent an answer the server does not accept \(more than 5002 objects/) } });
+      expect(many.listing).toMatchObject({
+        status: 503,
+        body: { error: expect.stringMatching(/sent an answer the server does not accept \(more than 5002 objects/) },
+      });
       const big = await answering(`{"path":"/x","truncated":false,"entries":[],"pad":"${"y".repeat(9 * 1024 * 1024)}"}`);
       expect(big.listing).toMatchObject({ status: 503, body: { error: expect.stringMatching(/characters, over the/) } });
       const shape = await answering('{"path":"/x","truncated":false,"entries":"none"}');

@@ -29,7 +29,10 @@ export function fencedRegistry(registry: Registry, runner: string): Registry {
       get(target, key, receiver) {
         if (key === "jobs") {
           const jobs = target.jobs;
-          return { ...jobs, update: (id: string, { workdir: _, ...patch }: Parameters<Repos["jobs"]["update"]>[1]) => jobs.updateClaimed(id, runner, patch) };
+          return {
+            ...jobs,
+            update: (id: string, { workdir: _, ...patch }: Parameters<Repos["jobs"]["update"]>[1]) => jobs.updateClaimed(id, runner, patch),
+          };
         }
         if (key === "jobFiles") {
           return {

@@ -29,7 +29,9 @@ export async function checkRunnerIdentity(handle: PgHandle, settings: Pick<Runne
     );
   }
   if (me.name !== settings.name) {
-    throw new ConfigError(`CORRAL_RUNNER_NAME: the login ${me.login} is runner "${me.name}": set CORRAL_RUNNER_NAME=${me.name}, or use the login of runner "${settings.name}".`);
+    throw new ConfigError(
+      `CORRAL_RUNNER_NAME: the login ${me.login} is runner "${me.name}": set CORRAL_RUNNER_NAME=${me.name}, or use the login of runner "${settings.name}".`,
+    );
   }
   const refused = settings.labels.filter((label) => !me.labels.includes(label));
   if (refused.length) {

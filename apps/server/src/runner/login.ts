@@ -20,8 +20,16 @@ export function runnerLogin(name: string | undefined, labelList: string | undefi
   if (!name?.trim() || !labelList?.trim()) throw new ConfigError(`corral-runner login: ${usage}`);
   const trimmed = name.trim();
   if (trimmed.length > 100) throw new ConfigError("corral-runner login: a runner's name has at most 100 characters.");
-  if (trimmed.toLowerCase() === LOCAL_RUNNER) throw new ConfigError(`corral-runner login: "${trimmed}" is the server's own runner; give another name.`);
-  const labels = [...new Set(labelList.split(",").map((l) => l.trim()).filter(Boolean))];
+  if (trimmed.toLowerCase() === LOCAL_RUNNER)
+    throw new ConfigError(`corral-runner login: "${trimmed}" is the server's own runner; give another name.`);
+  const labels = [
+    ...new Set(
+      labelList
+        .split(",")
+        .map((l) => l.trim())
+        .filter(Boolean),
+    ),
+  ];
   for (const label of labels) {
     const checked = RunnerLabelSchema.safeParse(label);
     if (!checked.success) throw new ConfigError(`corral-runner login: "${label}" is not a label: ${checked.error.issues[0]?.message ?? "invalid"}.`);
