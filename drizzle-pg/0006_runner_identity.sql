@@ -83,5 +83,8 @@ CREATE POLICY "runner_its_requests" ON "runner_requests"
 -- transient requests and are not checked.
 ALTER TABLE "runner_requests" ADD CONSTRAINT "runner_requests_answer_size"
   CHECK (octet_length("answer") <= 33554432 AND octet_length("error") <= 65536) NOT VALID;--> statement-breakpoint
+-- A chunk of output is at most 16 MiB (a runner stores what a pipe read gave, 64 KiB at most, or
+-- what an in-process agent streamed): the server copies them a page at a time (repos/job-output.ts).
+ALTER TABLE "job_output" ADD CONSTRAINT "job_output_data_size" CHECK (octet_length("data") <= 16777216) NOT VALID;--> statement-breakpoint
 -- Runners write no audit entries (the server audits what clients ask); none of its rows are theirs.
 ALTER TABLE "audit_log" ENABLE ROW LEVEL SECURITY;

@@ -1,7 +1,7 @@
 // A hostile runner: a session under a runner's own login (made as README "Several machines" says)
 // that tries every write a runner must not make. Each is refused by PostgreSQL or ignored by the
 // server, the server answers /api/health throughout, and the runner's own work still runs.
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
@@ -10,6 +10,7 @@ import { api, sleep, startServer, tempDir, until, type TestServer } from "./help
 import { usePostgres } from "./postgres.js";
 import { failedRunnerStart, startRunnerProcess } from "./runner-process.js";
 import { query, runnerLoginFor } from "./runner-logins.js";
+import { jobDataPaths } from "../src/jobs/worker-process.js";
 
 const postgres = usePostgres();
 
@@ -131,6 +132,25 @@ describe.skipIf(!postgres.available)("a hostile runner's login", () => {
     await sleep(1000);
     const output = await api<OutputPage>(corral, "GET", `/api/jobs/${ids.localRunning}/output?cursor=0`);
     expect(output.body.chunks.map((c) => c.text).join("")).not.toContain("INJECTED");
+    await healthy();
+  });
+
+  test("stores output chunks of at most 16 MiB, and the server copies big ones a bounded page at a time", async () => {
+    await expect(
+      hostile.query("insert into job_output (job_id, seq, stream, data, at) values ($1, 100, 'out', repeat('x', 17 * 1024 * 1024), 0)", [
+        ids.ownEnded,
+      ]),
+    ).rejects.toMatchObject({ code: "23514" });
+    for (const seq of [101, 102, 103, 104]) {
+      await hostile.query("insert into job_output (job_id, seq, stream, data, at) values ($1, $2, 'out', repeat('y', 10 * 1024 * 1024), 0)", [
+        ids.ownEnded,
+        seq,
+      ]);
+    }
+    await hostile.query("select pg_notify('corral_job', $1)", [`${ids.ownEnded}:104`]);
+    const copied = path.join(jobDataPaths(dataDir, ids.ownEnded).dir, "runner-output.seq");
+    // Pages stop at 16 MiB: all four are copied, over more than one page.
+    await until(async () => (readFileSync(copied, "utf8") === "104" ? true : undefined), 15_000, "the big chunks copied");
     await healthy();
   });
 
