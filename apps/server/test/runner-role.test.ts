@@ -1,39 +1,18 @@
 // A runner under a login of its own with only what apps/server/src/runner/runner-role.sql grants:
 // it runs jobs end to end, and the rest of the registry (browser sessions, agents, creating jobs
 // or tables) is refused to it by PostgreSQL itself.
-import { readFileSync } from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
-import pg from "pg";
 import { afterEach, describe, expect, test } from "vitest";
 import type { DirListing, Job, JobFiles, OutputPage } from "@corral/shared";
 import { api, startServer, tempDir, until, type TestServer } from "./helpers.js";
 import { usePostgres } from "./postgres.js";
 import { failedRunnerStart, startRunnerProcess } from "./runner-process.js";
-
-const grants = readFileSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../src/runner/runner-role.sql"), "utf8");
+import { query, runnerLoginFor } from "./runner-logins.js";
 const postgres = usePostgres();
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-
-/** `url` with another login (the test's PostgreSQL trusts local logins: no password). */
-function as(url: string, user: string): string {
-  const other = new URL(url);
-  other.username = user;
-  return other.toString();
-}
-
-async function query(url: string, text: string): Promise<pg.QueryResult> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await client.query(text);
-  } finally {
-    await client.end();
-  }
-}
 
 describe.skipIf(!postgres.available)("a runner's own login (runner-role.sql)", () => {
   test("runs jobs end to end with only the grants it is given, and is refused the rest of the registry", async () => {
@@ -41,13 +20,11 @@ describe.skipIf(!postgres.available)("a runner's own login (runner-role.sql)", (
     const owner = await postgres.database();
     const corral: TestServer = await startServer({ CORRAL_DATABASE_URL: owner }, { root });
     cleanups.push(() => corral.close());
-    // Roles belong to the whole cluster; the grants, to this database.
-    await query(owner, "do $$ begin create role corral_runner login; exception when duplicate_object then null; end $$");
-    await query(owner, grants);
-    const runnerUrl = as(owner, "corral_runner");
+    const login = await runnerLoginFor(owner, "box", ["gpu"]);
+    const runnerUrl = login.url;
 
     await api(corral, "PATCH", "/api/agents/kiro", { runnerLabel: "gpu" });
-    const box = await startRunnerProcess(root, { CORRAL_DATABASE_URL: runnerUrl, CORRAL_RUNNER_LABELS: "gpu" });
+    const box = await startRunnerProcess(root, { CORRAL_DATABASE_URL: runnerUrl, CORRAL_RUNNER_LABELS: "gpu", CORRAL_RUNNER_NAME: login.name });
     cleanups.push(() => box.stop("SIGKILL"));
     const job = await api<Job>(corral, "POST", "/api/jobs", { agent: "kiro", prompt: "print 2\nwrite made.txt ok", workdir: path.join(root, "w") });
     const [ended] = await corral.services.jobs.waitFor([job.body.id], 15_000);

@@ -57,10 +57,10 @@ export class CostService extends EventEmitter<CostServiceEvents> implements JobC
   }
 
   /** Reads the user's prices; at start, before any job is priced. */
-  async start(): Promise<void> {
+  async start({ reprice = true }: { reprice?: boolean } = {}): Promise<void> {
     await this.loadOverrides();
     // The shipped table may be newer than the estimates stored with older jobs.
-    await this.reprice();
+    if (reprice) await this.reprice();
   }
 
   private async loadOverrides(): Promise<void> {

@@ -1,6 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { JobOutputRepo } from "../db/registry.js";
+import { OUTPUT_PAGE_BYTES } from "../db/repos/job-output.js";
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "../lib/private-files.js";
 import { OutputLog } from "./output-log.js";
 import type { OutputEvent } from "./service.js";
@@ -51,9 +52,11 @@ export class RunnerOutputCopy {
       if (!rows.length) return;
       mkdirSync(paths.dir, { recursive: true, mode: PRIVATE_DIR_MODE });
       const log = new OutputLog(paths.log);
+      let bytes = 0;
       try {
         for (const row of rows) {
           const data = Buffer.from(row.data, "utf8");
+          bytes += data.length;
           const cursor = log.append(row.stream, data);
           seq = row.seq;
           this.told({ jobId, stream: row.stream, data, cursor });
@@ -63,7 +66,8 @@ export class RunnerOutputCopy {
         writeFileSync(seqFile, String(seq), { mode: PRIVATE_FILE_MODE });
         this.copied.set(jobId, seq);
       }
-      if (rows.length < PAGE) return;
+      // A page cut short by its size is not the last.
+      if (rows.length < PAGE && bytes < OUTPUT_PAGE_BYTES) return;
     }
   }
 

@@ -533,10 +533,13 @@ export class JobService extends EventEmitter<JobServiceEvents> {
   async heardFromRunner(payload: string): Promise<void> {
     const [id = "", seq] = payload.split(":");
     if (!id) return;
-    await this.runnerOutput.copy(id);
-    if (seq !== undefined) return;
     const row = await this.registry.jobs.get(id);
     if (!row) return;
+    // Any login may NOTIFY, so a payload is only a hint: output is copied only for a job a runner
+    // holds (the registry lets a runner store output only for its own), never into a log this
+    // server writes itself.
+    if (row.runner !== null && row.runner !== this.deps.runnerId) await this.runnerOutput.copy(id);
+    if (seq !== undefined) return;
     if (isFinalStatus(row.status)) {
       this.runnerOutput.forget(id);
       // A slot of its agent is free across machines: a job waiting here may start.

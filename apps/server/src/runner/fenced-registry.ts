@@ -6,8 +6,9 @@ type JobFileRows = Parameters<Repos["jobFiles"]["upsert"]>[0];
  * The registry as runner `runner` writes to it: every change to a job, and every file change it
  * records for one, is made only while the job is still its own and not declared `lost`
  * (jobs.updateClaimed; the job read in the same transaction as the file write), so a runner that
- * fell silent and was given up on cannot overwrite that decision when it comes back. Everything
- * else is the registry.
+ * fell silent and was given up on cannot overwrite that decision when it comes back. A job keeps
+ * the workdir it was launched with (the path resolved on this machine is this machine's business:
+ * a runner's login may not change what a job was launched with). Everything else is the registry.
  */
 export function fencedRegistry(registry: Registry, runner: string): Registry {
   const holds = async (tx: Repos, jobId: string) => {
@@ -28,7 +29,10 @@ export function fencedRegistry(registry: Registry, runner: string): Registry {
       get(target, key, receiver) {
         if (key === "jobs") {
           const jobs = target.jobs;
-          return { ...jobs, update: (id: string, patch: Parameters<Repos["jobs"]["update"]>[1]) => jobs.updateClaimed(id, runner, patch) };
+          return {
+            ...jobs,
+            update: (id: string, { workdir: _, ...patch }: Parameters<Repos["jobs"]["update"]>[1]) => jobs.updateClaimed(id, runner, patch),
+          };
         }
         if (key === "jobFiles") {
           return {

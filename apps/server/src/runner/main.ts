@@ -4,10 +4,15 @@
 import { ConfigError } from "../config.js";
 import { describePgUrl } from "../db/pg/url.js";
 import { RegistryError } from "../db/registry-error.js";
+import { runnerLogin, runnerLoginStatements } from "./login.js";
 import { Runner } from "./runner.js";
 import { loadRunnerSettings } from "./settings.js";
 
 async function main(): Promise<void> {
+  if (process.argv[2] === "login") {
+    process.stdout.write(runnerLoginStatements(runnerLogin(process.argv[3], process.argv[4])));
+    return;
+  }
   const settings = loadRunnerSettings();
   const runner = await Runner.start(settings, (what, err) => {
     process.stderr.write(`corral runner: ${what} failed: ${err instanceof Error ? err.message : String(err)}\n`);

@@ -15,6 +15,7 @@ import { JobService } from "../jobs/service.js";
 import { WorkdirService } from "../workdirs/service.js";
 import { BrowsingRequests } from "./browsing-requests.js";
 import { fencedRegistry } from "./fenced-registry.js";
+import { checkRunnerIdentity } from "./identity.js";
 import type { RunnerSettings } from "./settings.js";
 
 export interface RunnerTimings {
@@ -84,6 +85,7 @@ export class Runner {
       .replace(/[^a-z0-9.-]/g, "-")
       .slice(0, 40)}-${randomBytes(4).toString("hex")}`;
     try {
+      await checkRunnerIdentity(handle, settings);
       // In the registry's transaction, which runs one at a time across processes: two machines
       // starting under one name at once cannot both pass the check.
       await registry.transaction(async (tx) => {
@@ -106,7 +108,8 @@ export class Runner {
     }
     const fenced = fencedRegistry(registry, id);
     const costs = new CostService(fenced);
-    await costs.start();
+    // Stored estimates are the server's to reprice (a runner may change only its own jobs).
+    await costs.start({ reprice: false });
     const files = new FileWatcher(fenced.jobFiles, [config.dataDir]);
     const jobs = new JobService({
       config,

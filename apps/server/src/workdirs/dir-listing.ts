@@ -3,7 +3,8 @@ import path from "node:path";
 import type { DirEntry, DirEntryType, DirListing } from "@corral/shared";
 import { ServiceError } from "../lib/errors.js";
 
-const MAX_ENTRIES = 5000;
+/** The most entries one listing holds (a runner's answer holding more is refused). */
+export const MAX_ENTRIES = 5000;
 
 function entryType(st: Stats): DirEntryType {
   if (st.isSymbolicLink()) return "symlink";

@@ -68,12 +68,13 @@ describe("RunnerWorkdirs", () => {
   it("asks the newest runner of the same name (a restarted runner is a new id), and finds its answer without a NOTIFY", async () => {
     await registry.runners.register(runner("new", 10));
     const workdir = (await onRunners.holding("/w/remote/a.txt"))!;
-    const asking = onRunners.ask<{ ok: boolean }>(workdir, "read", "/w/remote/a.txt", { readOffset: 5, readLimit: 10 });
+    const asking = onRunners.ask(workdir, "read", "/w/remote/a.txt", { readOffset: 5, readLimit: 10 });
     let pending = await registry.runnerRequests.pending("new");
     while (!pending.length) pending = await registry.runnerRequests.pending("new");
     expect(pending).toMatchObject([{ kind: "read", path: "/w/remote/a.txt", readOffset: 5, readLimit: 10, range: null }]);
-    await registry.runnerRequests.answer(pending[0]!.id, { answeredAt: Date.now(), answer: '{"ok":true}', error: null });
-    expect(await asking).toEqual({ ok: true });
+    const read = { path: "/w/remote/a.txt", size: 20, mtime: 1, binary: false, offset: 5, length: 3, text: "abc" };
+    await registry.runnerRequests.answer(pending[0]!.id, { answeredAt: Date.now(), answer: JSON.stringify(read), error: null });
+    expect(await asking).toEqual(read);
     // Read, then forgotten.
     expect(await registry.runnerRequests.get(pending[0]!.id)).toBeUndefined();
   });

@@ -6,7 +6,7 @@ import type { Registry } from "../db/registry.js";
 import type { RunnerRequestKind, RunnerRequestRow, RunnerRow } from "../db/schema.js";
 import { ServiceError } from "../lib/errors.js";
 import { isInside, selfAndAncestors } from "../lib/paths.js";
-import { readAnswer } from "./runner-answers.js";
+import { type AnswerOf, readAnswer } from "./runner-answers.js";
 
 /** A workdir whose newest job ran on a runner: its files are on that runner's machine. */
 export interface RunnerWorkdir {
@@ -102,12 +102,12 @@ export class RunnerWorkdirs {
    * the server's own. A runner stopped or silent past its lease is not asked (503 at once); one
    * that does not answer in time is a 504 naming it.
    */
-  async ask<T>(
+  async ask<K extends RunnerRequestKind>(
     workdir: RunnerWorkdir,
-    kind: RunnerRequestKind,
+    kind: K,
     requested: string,
     more: Partial<Pick<RunnerRequestRow, "readOffset" | "readLimit" | "range">> = {},
-  ): Promise<T> {
+  ): Promise<AnswerOf[K]> {
     const runner = await this.runnerFor(workdir);
     const now = Date.now();
     const seeRunners = "see the Runners page";
@@ -143,7 +143,7 @@ export class RunnerWorkdirs {
       const deadline = now + this.settings.answerTimeoutMs;
       for (;;) {
         const row = await this.registry.runnerRequests.get(id);
-        if (row?.answeredAt != null) return readAnswer<T>(row);
+        if (row?.answeredAt != null) return readAnswer(row, kind, runner.name);
         const left = deadline - Date.now();
         if (left <= 0) break;
         // Woken by the answer's NOTIFY, or after a while in case it was missed.

@@ -1,11 +1,15 @@
 // What a runner answers to a browsing request (runner_requests), written by the runner and read
 // by the server: the same DirListing and FileRead the server's own disk gives, a capped window of
-// a file's bytes for raw, or the refusal the server itself would have given.
+// a file's bytes for raw, or the refusal the server itself would have given. A runner's login
+// may write anything there: the server checks each answer's size, shape and schema before it
+// believes it.
 import { closeSync } from "node:fs";
-import type { ApiErrorCode } from "@corral/shared";
+import { z } from "zod";
+import { type ApiErrorCode, ApiErrorCodeSchema, type DirListing, DirListingSchema, type FileRead, FileReadSchema } from "@corral/shared";
 import type { RunnerAnswer } from "../db/repos/runner-requests.js";
-import type { RunnerRequestRow } from "../db/schema.js";
+import type { RunnerRequestKind, RunnerRequestRow } from "../db/schema.js";
 import { ServiceError, type Status } from "../lib/errors.js";
+import { MAX_ENTRIES } from "./dir-listing.js";
 import { readAt, sniffBinary } from "../lib/regular-file.js";
 import { parseRange } from "../lib/byte-range.js";
 import type { WorkdirService } from "./service.js";
@@ -82,11 +86,103 @@ export async function answerRequest(workdirs: WorkdirService, row: RunnerRequest
   }
 }
 
-/** The server's side: the answer stored for a request, or its refusal thrown as the server's own would be. */
-export function readAnswer<T>(row: Pick<RunnerRequestRow, "answer" | "error">): T {
+/** What each kind of request is answered with. */
+export interface AnswerOf {
+  list: DirListing;
+  read: FileRead;
+  raw: RawAnswer;
+}
+
+const RawAnswerSchema = z.object({
+  path: z.string(),
+  size: z.number().int().min(0),
+  mtime: z.number(),
+  binary: z.boolean(),
+  range: z.union([z.object({ start: z.number().int().min(0), end: z.number().int().min(-1) }), z.null(), z.literal("unsatisfiable")]),
+  data: z.string().max(Math.ceil(RAW_ANSWER_CAP / 3) * 4),
+});
+
+const SCHEMAS: { [K in RunnerRequestKind]: z.ZodType<AnswerOf[K]> } = {
+  list: DirListingSchema.extend({ entries: DirListingSchema.shape.entries.max(MAX_ENTRIES) }),
+  read: FileReadSchema,
+  raw: RawAnswerSchema,
+};
+
+const STATUSES = [400, 403, 404, 409, 413, 416, 429, 503, 504] as const satisfies readonly Status[];
+const AnswerErrorSchema = z.object({
+  status: z.literal(STATUSES),
+  code: ApiErrorCodeSchema,
+  error: z.string().max(8000),
+  field: z.string().max(200).optional(),
+});
+
+/** Room in an answer for everything but a file's bytes or text (path, facts, JSON punctuation). */
+const SLACK = 64 * 1024;
+/** The longest refusal a runner gives (its message names a path). */
+const ERROR_CAP = 16 * 1024;
+
+/**
+ * The most characters an honest answer of `kind` takes: a listing of MAX_ENTRIES names of up to
+ * 255 bytes, each escaped as JSON at worst (6 characters a byte); a read's text as long, escaped;
+ * a raw window in base64. The registry caps every answer at 32 MiB (drizzle-pg/0006).
+ */
+function answerCap(kind: RunnerRequestKind, readLimit: number): number {
+  if (kind === "list") return MAX_ENTRIES * (255 * 6 + 128) + SLACK;
+  if (kind === "read") return readLimit * 6 + SLACK;
+  return Math.ceil(RAW_ANSWER_CAP / 3) * 4 + SLACK;
+}
+
+/**
+ * Whether `json` opens at most `max` objects and arrays (outside strings): told before it is
+ * parsed, so a small answer made of millions of `[]` is refused without building them.
+ */
+function containersAtMost(json: string, max: number): boolean {
+  let open = 0;
+  let inString = false;
+  for (let i = 0; i < json.length; i++) {
+    const c = json.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if ((c === 0x5b || c === 0x7b) && ++open > max) return false;
+  }
+  return true;
+}
+
+function parsed<T>(text: string, cap: number, containers: number, schema: z.ZodType<T>, what: string, runner: string): T {
+  const refuse = (why: string) => new ServiceError(`runner ${runner} sent ${what} the server does not accept (${why}); see its log`, 503, "path");
+  if (text.length > cap) throw refuse(`${text.length} characters, over the ${cap} such an answer may take`);
+  if (!containersAtMost(text, containers)) throw refuse(`more than ${containers} objects and arrays`);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw refuse("not JSON");
+  }
+  const checked = schema.safeParse(value);
+  if (!checked.success) {
+    const issue = checked.error.issues[0];
+    throw refuse(`${issue?.path.join(".") || "the answer"}: ${issue?.message ?? "invalid"}`);
+  }
+  return checked.data;
+}
+
+/**
+ * The server's side: the answer runner `runner` stored for a request of `kind`, or its refusal
+ * thrown as the server's own would be. Anything else (too big, too many parts, not the schema)
+ * is a 503 naming the runner, never parsed further.
+ */
+export function readAnswer<K extends RunnerRequestKind>(
+  row: Pick<RunnerRequestRow, "answer" | "error" | "readLimit">,
+  kind: K,
+  runner: string,
+): AnswerOf[K] {
   if (row.error !== null) {
-    const refusal = JSON.parse(row.error) as AnswerError;
+    const refusal = parsed(row.error, ERROR_CAP, 1, AnswerErrorSchema, "a refusal", runner);
     throw new ServiceError(refusal.error, refusal.status, refusal.field, undefined, refusal.code);
   }
-  return JSON.parse(row.answer ?? "null") as T;
+  // One per entry, the listing and its entries: no answer has more.
+  const containers = kind === "list" ? MAX_ENTRIES + 2 : 2;
+  return parsed(row.answer ?? "null", answerCap(kind, row.readLimit), containers, SCHEMAS[kind], "an answer", runner);
 }

@@ -106,21 +106,21 @@ export class WorkdirService {
   /** A directory's entries. */
   async list(requested: string): Promise<DirListing> {
     const remote = await this.remote(requested);
-    if (remote) return remote.ask<DirListing>("list");
+    if (remote) return remote.ask("list");
     return this.onResolvedPath(requested, listDir);
   }
 
   /** A window of a file for display: its text, or only the facts when it is binary. */
   async read(requested: string, offset: number, limit: number): Promise<FileRead> {
     const remote = await this.remote(requested);
-    if (remote) return remote.ask<FileRead>("read", { readOffset: offset, readLimit: limit });
+    if (remote) return remote.ask("read", { readOffset: offset, readLimit: limit });
     return this.onResolvedPath(requested, (real) => readWindow(real, offset, limit));
   }
 
   /** A file's bytes for the raw route: opened here, or the part `range` asks for sent by the runner holding it. */
   async bytes(requested: string, range: string | undefined): Promise<FileBytes> {
     const remote = await this.remote(requested);
-    if (remote) return { remote: await remote.ask<RawAnswer>("raw", { range: range ?? null }) };
+    if (remote) return { remote: await remote.ask("raw", { range: range ?? null }) };
     return { local: await this.open(requested) };
   }
 
@@ -129,7 +129,9 @@ export class WorkdirService {
     const { runners } = this.deps;
     const workdir = await runners?.holding(requested);
     if (!runners || !workdir) return null;
-    return { ask: <T>(kind: RunnerRequestKind, more?: Parameters<RunnerWorkdirs["ask"]>[3]) => runners.ask<T>(workdir, kind, requested, more) };
+    return {
+      ask: <K extends RunnerRequestKind>(kind: K, more?: Parameters<RunnerWorkdirs["ask"]>[3]) => runners.ask(workdir, kind, requested, more),
+    };
   }
 
   /** A regular file opened for reading; the caller closes `fd`. */

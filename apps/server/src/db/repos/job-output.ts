@@ -2,6 +2,12 @@ import { and, asc, eq, gt } from "drizzle-orm";
 import type { Db } from "../client.js";
 import { jobOutput, type JobOutputRow } from "../schema.js";
 
+/**
+ * The most bytes of output a page holds besides its first chunk, where a dialect cuts pages by
+ * size (PostgreSQL, whose rows a runner's login writes); a page that reaches it may not be the last.
+ */
+export const OUTPUT_PAGE_BYTES = 16 * 1024 * 1024;
+
 /** Runners' job output on its way to the server (see the job_output table). */
 export function createJobOutputRepo(db: Db) {
   return {
