@@ -124,7 +124,7 @@ const ERROR_CAP = 16 * 1024;
 /**
  * The most characters an honest answer of `kind` takes: a listing of MAX_ENTRIES names of up to
  * 255 bytes, each escaped as JSON at worst (6 characters a byte); a read's text as long, escaped;
- * a raw window in base64. The registry caps every answer at 32 MiB (drizzle-pg/0006).
+ * a raw window in base64. The registry caps every answer at 32 MiB (drizzle-pg/0007_runner_identity.sql).
  */
 function answerCap(kind: RunnerRequestKind, readLimit: number): number {
   if (kind === "list") return MAX_ENTRIES * (255 * 6 + 128) + SLACK;

@@ -88,7 +88,7 @@ describe.skipIf(!pg.available)("a registry in PostgreSQL", () => {
       const { rows } = await handles[0]!.db.$client.query<{ tablename: string }>(
         "select tablename from pg_tables where schemaname = 'public' order by 1",
       );
-      // runner_logins is the database's own (drizzle-pg/0006): its policies read it, no repository does.
+      // runner_logins is the database's own (drizzle-pg/0007_runner_identity.sql): its policies read it, no repository does.
       expect(rows.map((r) => r.tablename)).toEqual([...tables(pgSchema, isPgTable).map((t) => pgTableConfig(t).name), "runner_logins"].sort());
       const migrations = await handles[0]!.db.$client.query("select * from drizzle.__drizzle_migrations");
       expect(migrations.rowCount).toBeGreaterThan(0);

@@ -11,7 +11,7 @@ export function createPgJobOutputRepo(db: PgExecutor): Async<ReturnType<typeof c
     async append(rows) {
       if (rows.length) await db.insert(jobOutput).values(rows.map((row) => ({ ...row, data: withoutNul(row.data) })));
     },
-    // A runner's login writes these rows, each at most 16 MiB (drizzle-pg/0006): a page of many big
+    // A runner's login writes these rows, each at most 16 MiB (drizzle-pg/0007_runner_identity.sql): a page of many big
     // ones stops at OUTPUT_PAGE_BYTES rather than being read whole into the server's memory.
     async after(jobId, seq, limit) {
       const { rows } = await db.execute<JobOutputRow>(sql`
