@@ -36,9 +36,10 @@ const RESOURCE_LIMITS = { maxOldGenerationSizeMb: 96, maxYoungGenerationSizeMb: 
 const idle: Worker[] = [];
 const MAX_IDLE = 2;
 let live = 0;
+let timedOut = 0;
 
-/** Pattern threads alive: matching (`busy`) or kept for the next search (`idle`). */
-export const matcherThreads = () => ({ busy: live - idle.length, idle: idle.length });
+/** Pattern threads alive: matching (`busy`) or kept for the next search (`idle`); and how many were stopped at their deadline. */
+export const matcherThreads = () => ({ busy: live - idle.length, idle: idle.length, timedOut });
 
 function spawnWorker(): Worker {
   const worker = new Worker(WORKER_SOURCE, {
@@ -105,7 +106,13 @@ export class LineMatcher {
     const started = performance.now();
     try {
       return await new Promise<number[]>((resolve, reject) => {
-        const timer = setTimeout(() => this.fail(this.tooSlow()), Math.max(0, this.opts.deadlineMs - this.spentMs));
+        const timer = setTimeout(
+          () => {
+            timedOut++;
+            this.fail(this.tooSlow());
+          },
+          Math.max(0, this.opts.deadlineMs - this.spentMs),
+        );
         const settle = () => {
           clearTimeout(timer);
           worker.off("message", onMessage);
