@@ -487,7 +487,7 @@ export class JobRunner {
           active.stopError ??
           (status === "failed" ? (end.error ?? describeExit(end.exitCode, result.error ?? tailText(log.file, 600, ["err"]))) : null);
         const attemptEnd = { status, exitCode: end.exitCode, error, endedAt: Date.now(), outputEnd: log.size };
-        const retry = status === "failed" ? retryReason(row.retry, row.attempt, end.exitCode, tailText(log.file, 8192)) : null;
+        const retry = status === "failed" ? await retryReason(row.retry, row.attempt, end.exitCode, tailText(log.file, 8192)) : null;
         if (retry && row.retry && !this.closing) {
           await this.scheduleRetry(row, row.retry, retry, log, attemptEnd);
           this.active.delete(row.id);

@@ -13,10 +13,10 @@ import { Refusal } from "./confined-files.js";
 const WORKER_SOURCE = `
 const { parentPort } = require("node:worker_threads");
 let compiled = null;
-parentPort.on("message", ({ source, flags, text, max }) => {
+parentPort.on("message", ({ source, flags, text, max, whole }) => {
   if (!compiled || compiled.source !== source || compiled.flags !== flags) compiled = { source, flags, re: new RegExp(source, flags) };
   const re = compiled.re;
-  const lines = text.split("\\n");
+  const lines = whole ? [text] : text.split("\\n");
   const hits = [];
   for (let i = 0; i < lines.length && hits.length < max; i++) {
     re.lastIndex = 0;
@@ -98,8 +98,17 @@ export class LineMatcher {
     opts.signal?.addEventListener("abort", this.onAbort, { once: true });
   }
 
+  /** Whether `text` as a whole matches. */
+  async test(text: string): Promise<boolean> {
+    return (await this.run(text, 1, true)).length > 0;
+  }
+
   /** Indices of the lines of `text` (split at `\n`) that match, at most `max` of them. */
-  async matchLines(text: string, max: number): Promise<number[]> {
+  matchLines(text: string, max: number): Promise<number[]> {
+    return this.run(text, max, false);
+  }
+
+  private async run(text: string, max: number, whole: boolean): Promise<number[]> {
     if (this.opts.signal?.aborted) this.fail(abortError(this.opts.signal));
     if (this.failure) throw this.failure;
     const worker = this.start();
@@ -128,7 +137,7 @@ export class LineMatcher {
         };
         worker.on("message", onMessage);
         worker.on("exit", onExit);
-        worker.postMessage({ source: this.source, flags: this.opts.flags ?? "", text, max });
+        worker.postMessage({ source: this.source, flags: this.opts.flags ?? "", text, max, whole });
       });
     } finally {
       this.spentMs += performance.now() - started;
