@@ -8,6 +8,7 @@ import { startFakeGemini } from "./fixtures/fake-llm/gemini.js";
 import { startFakeOpenAI } from "./fixtures/fake-llm/openai.js";
 import type { FakeServer, Script } from "./fixtures/fake-llm/script.js";
 import { listenOn, machineAddress } from "./fixtures/loopback.js";
+import { matcherThreads } from "../src/lib/pattern-worker.js";
 import { api, startServer, tempDir, until, type TestServer } from "./helpers.js";
 import { hasBwrap } from "./required-tool.js";
 
@@ -329,5 +330,49 @@ describe("API agents", () => {
       { role: "assistant", content: "The answer is 42." },
       { role: "user", content: "And doubled?" },
     ]);
+  });
+
+  describe("a grep pattern that backtracks for hours", () => {
+    // V8 takes minutes to hours to fail ^(a+)+$ on this line: matched on the event loop it would freeze the server.
+    const EVIL = { "slow.txt": `${"a".repeat(32)}!\n` };
+
+    test("is stopped at its deadline with an error the model can act on, and the server answers meanwhile", async () => {
+      const server = await setup();
+      const fake = await fakeOpenAI([
+        { kind: "tool", name: "grep", args: { pattern: "^(a+)+$" }, usage: { input: 10, output: 5 } },
+        { kind: "text", text: "gave up", usage: { input: 10, output: 5 } },
+      ]);
+      await createAgent(server, { api: "openai", baseUrl: `${fake.url}/v1`, model: "m", tools: ["grep"] });
+      const id = await launch(server, { prompt: "find", workdir: workdirWith(server, EVIL) });
+      await until(async () => (await outputText(server, id)).includes("→ grep(") || undefined, 15_000, "grep to be called");
+      const health = await fetch(`${server.url}/api/health`);
+      expect(health.status).toBe(200);
+      // Answered while the pattern was still running: the tool has not answered the model yet.
+      expect((await job(server, id)).status).toBe("running");
+      expect(fake.requests.filter((r) => r.path.endsWith("/chat/completions"))).toHaveLength(1);
+
+      const row = await ended(server, id);
+      expect(row.status, row.error ?? "").toBe("succeeded");
+      expect(toolResults(fake)).toEqual([
+        expect.stringMatching(
+          /^error: refused: the pattern took longer than 10 s to match; simplify it \(nested quantifiers such as \(a\+\)\+ can take exponential time\)/,
+        ),
+      ]);
+      await until(() => matcherThreads().busy === 0 || undefined, 10_000, "the stopped worker thread to exit");
+    });
+
+    test("a cancel ends the job at once and stops the thread matching it", async () => {
+      const server = await setup();
+      const fake = await fakeOpenAI([{ kind: "tool", name: "grep", args: { pattern: "^(a+)+$" }, usage: { input: 10, output: 5 } }]);
+      await createAgent(server, { api: "openai", baseUrl: `${fake.url}/v1`, model: "m", tools: ["grep"] });
+      const id = await launch(server, { prompt: "find", workdir: workdirWith(server, EVIL) });
+      await until(() => matcherThreads().busy > 0 || undefined, 15_000, "grep to be matching");
+      const { timedOut } = matcherThreads();
+      expect((await api(server, "POST", `/api/jobs/${id}/cancel`)).status).toBe(200);
+      expect((await ended(server, id)).status).toBe("cancelled");
+      // Its thread was stopped by the cancel, before the job's end was told: not left to run to its deadline.
+      expect(matcherThreads()).toMatchObject({ busy: 0, timedOut });
+      expect(fake.requests.filter((r) => r.path.endsWith("/chat/completions"))).toHaveLength(1);
+    });
   });
 });

@@ -1,10 +1,11 @@
 import { EventEmitter } from "node:events";
-import { type Dirent, existsSync, lstatSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync, type Stats } from "node:fs";
+import { existsSync, lstatSync, readFileSync, realpathSync, rmSync, writeFileSync, type Stats } from "node:fs";
 import path from "node:path";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { FileChange, JobFile, JobFileCounts, JobFiles } from "@corral/shared";
 import { watch, type FSWatcher } from "chokidar";
 import type { JobFilesRepo } from "../db/registry.js";
+import { at, OpenWorkdir, walkEntries } from "../lib/confined-files.js";
 import { PRIVATE_FILE_MODE } from "../lib/private-files.js";
 import { isInside } from "../lib/paths.js";
 
@@ -73,14 +74,18 @@ function statOf(file: string): FileStat | undefined {
   }
 }
 
+/** Deeper directories are not tracked: the walk holds one descriptor per level. */
+const MAX_DEPTH = 256;
+
 /**
  * Every file under `root` (links not followed; .git, node_modules and `excluded` dirs skipped).
- * Synchronous calls in short slices rather than one async call per file: a walk of 50 000 files
- * stays about as fast as in one go, and other requests are served between the slices.
+ * Each directory is opened from its parent's descriptor (lib/confined-files.ts), so one a worker
+ * swaps for a link mid-walk is skipped, never listed. Synchronous calls in short slices rather
+ * than one async call per file: a walk of 50 000 files stays about as fast as in one go, and
+ * other requests are served between the slices.
  */
 export async function snapshotDir(root: string, excluded: string[] = [], limit = MAX_TRACKED_FILES): Promise<Snapshot> {
   const files = new Map<string, FileStat>();
-  const dirs = [root];
   let sliceStart = performance.now();
   let handled = 0;
   const pause = async () => {
@@ -88,27 +93,27 @@ export async function snapshotDir(root: string, excluded: string[] = [], limit =
     await nextTurn();
     sliceStart = performance.now();
   };
-  while (dirs.length) {
-    await pause();
-    const dir = dirs.pop() as string;
-    let entries: Dirent[];
-    try {
-      entries = readdirSync(dir, { withFileTypes: true });
-    } catch {
-      continue; // vanished or unreadable: it has no files we can report
-    }
-    for (const entry of entries) {
+  let wd: OpenWorkdir;
+  try {
+    wd = OpenWorkdir.open(root);
+  } catch {
+    return { files, complete: true }; // vanished, or no longer the directory it was: it has no files we can report
+  }
+  try {
+    const limits = {
+      budget: { left: Number.POSITIVE_INFINITY },
+      maxDepth: MAX_DEPTH,
+      skipDir: (rel: string, name: string) => SKIPPED_DIRS.has(name) || excluded.includes(path.join(root, rel)),
+    };
+    for (const { rel, dirFd, name } of walkEntries(wd.fd, "", limits)) {
       await pause();
-      const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) {
-        if (!SKIPPED_DIRS.has(entry.name) && !excluded.includes(full)) dirs.push(full);
-        continue;
-      }
-      const st = statOf(full);
+      const st = statOf(at(dirFd, name));
       if (!st) continue;
       if (files.size >= limit) return { files, complete: false };
-      files.set(toRelative(root, full), st);
+      files.set(rel, st);
     }
+  } finally {
+    wd.close();
   }
   return { files, complete: true };
 }

@@ -540,7 +540,7 @@ export class JobRunner {
         const attemptEnd = { status, exitCode: end.exitCode, error, endedAt, outputEnd: log.size };
         const usage = result.usage ? usagePatch(result.usage) : {};
         const retry =
-          status === "failed" ? retryReason(row.retry, row.attempt, end.exitCode, tailText(log.file, 8192, undefined, outputStart)) : null;
+          status === "failed" ? await retryReason(row.retry, row.attempt, end.exitCode, tailText(log.file, 8192, undefined, outputStart)) : null;
         if (retry && row.retry && !this.closing) {
           await this.scheduleRetry(row, row.retry, retry, log, attemptEnd, usage);
           this.active.delete(row.id);

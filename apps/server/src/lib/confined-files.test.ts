@@ -31,7 +31,9 @@ describe("writeConfined: nothing a worker put in the workdir leads a write out o
     symlinkSync(path.join(outside, "victim.txt"), path.join(wd, "output.md"));
     await expect(writeConfined(wd, "output.md", "pwned")).rejects.toThrow(Refusal);
     symlinkSync(path.join(outside, "nothing-yet.txt"), path.join(wd, "dangling.md"));
-    await expect(writeConfined(wd, "dangling.md", "pwned")).rejects.toThrow(/symlink to nowhere/);
+    await expect(writeConfined(wd, "dangling.md", "pwned")).rejects.toThrow(/resolves outside the working directory/);
+    symlinkSync("nothing-here/yet.md", path.join(wd, "dangling-inside.md"));
+    await expect(writeConfined(wd, "dangling-inside.md", "x")).rejects.toThrow(/symlink to nowhere/);
     expect(readdirSync(outside)).toEqual(["victim.txt"]);
     expect(victim()).toBe("precious");
   });
@@ -63,7 +65,7 @@ describe("writeConfined: nothing a worker put in the workdir leads a write out o
     const moved = path.join(root, "moved");
     execFileSync("mv", [wd, moved]);
     symlinkSync(outside, wd);
-    await expect(writeConfined(wd, "victim.txt", "pwned")).rejects.toThrow(/now resolves to/);
+    await expect(writeConfined(wd, "victim.txt", "pwned")).rejects.toThrow(/a symlink was put in its place/);
     await expect(writeConfined(wd, "new.md", "x")).rejects.toThrow(Refusal);
     expect(readdirSync(outside)).toEqual(["victim.txt"]);
     expect(victim()).toBe("precious");

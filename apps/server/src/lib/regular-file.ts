@@ -1,5 +1,5 @@
 // Regular files opened without following a link or blocking on a FIFO, and read a bounded window
-// at a time as text: shared by the file API and the Ollama agents' file tools.
+// at a time as text: shared by the file API and the agents' file tools (through confined-files.ts).
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from "node:fs";
 import type { FileRead } from "@corral/shared";
 import { ServiceError } from "./errors.js";
@@ -11,21 +11,27 @@ const SNIFF_BYTES = 8192;
  * a path swapped for a link or a FIFO after the checks from escaping or hanging: a FIFO opens at
  * once (or, for writing without a reader, fails with ENXIO) instead of waiting for its other end.
  * fstat then refuses anything but a file, whoever asked (the file API, a model's file tools).
+ * `label` names the file in messages (`file` may be a /proc/self/fd path).
  */
-export function openRegularFile(real: string, flags: number = constants.O_RDONLY, mode = 0o644): { fd: number; stat: Stats } {
+export function openRegularFile(file: string, flags: number = constants.O_RDONLY, mode = 0o644, label = file): OpenFile {
   let fd: number;
   try {
-    fd = openSync(real, flags | constants.O_NOFOLLOW | constants.O_NONBLOCK, mode);
+    fd = openSync(file, flags | constants.O_NOFOLLOW | constants.O_NONBLOCK, mode);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENXIO") throw notRegular(real);
+    if ((err as NodeJS.ErrnoException).code === "ENXIO") throw notRegular(label);
     throw err;
   }
   const stat = fstatSync(fd);
   if (!stat.isFile()) {
     closeSync(fd);
-    throw stat.isDirectory() ? new ServiceError(`${real} is a directory; list it instead`, 400, "path") : notRegular(real);
+    throw stat.isDirectory() ? new ServiceError(`${label} is a directory; list it instead`, 400, "path") : notRegular(label);
   }
   return { fd, stat };
+}
+
+export interface OpenFile {
+  fd: number;
+  stat: Stats;
 }
 
 const notRegular = (real: string) =>
@@ -68,20 +74,15 @@ export function sniffBinary(fd: number): boolean {
   return looksBinary(readAt(fd, 0, SNIFF_BYTES));
 }
 
-/** A window of a file as text (never splitting a character), or only its facts when binary. */
-export function readWindow(real: string, offset: number, limit: number): FileRead {
-  const { fd, stat } = openRegularFile(real);
-  try {
-    const binary = sniffBinary(fd);
-    const base = { path: real, size: stat.size, mtime: stat.mtimeMs, binary, offset: Math.min(offset, stat.size) };
-    if (binary) return { ...base, length: 0, text: null };
-    let buf = readAt(fd, base.offset, Math.min(limit, Math.max(0, stat.size - base.offset)));
-    // Start on a character boundary when the offset falls inside one.
-    let skip = 0;
-    while (skip < buf.length && skip < 3 && ((buf[skip] ?? 0) & 0xc0) === 0x80) skip++;
-    buf = buf.subarray(skip, base.offset + buf.length < stat.size ? wholeUtf8(buf) : buf.length);
-    return { ...base, offset: base.offset + skip, length: buf.length, text: buf.toString("utf8") };
-  } finally {
-    closeSync(fd);
-  }
+/** A window of an open file as text (never splitting a character), or only its facts when binary; `label` is its path. */
+export function readWindow({ fd, stat }: OpenFile, label: string, offset: number, limit: number): FileRead {
+  const binary = sniffBinary(fd);
+  const base = { path: label, size: stat.size, mtime: stat.mtimeMs, binary, offset: Math.min(offset, stat.size) };
+  if (binary) return { ...base, length: 0, text: null };
+  let buf = readAt(fd, base.offset, Math.min(limit, Math.max(0, stat.size - base.offset)));
+  // Start on a character boundary when the offset falls inside one.
+  let skip = 0;
+  while (skip < buf.length && skip < 3 && ((buf[skip] ?? 0) & 0xc0) === 0x80) skip++;
+  buf = buf.subarray(skip, base.offset + buf.length < stat.size ? wholeUtf8(buf) : buf.length);
+  return { ...base, offset: base.offset + skip, length: buf.length, text: buf.toString("utf8") };
 }

@@ -1,6 +1,6 @@
-import { type Dir, lstatSync, opendirSync, type Stats } from "node:fs";
-import path from "node:path";
+import { closeSync, lstatSync, type Stats } from "node:fs";
 import type { DirEntry, DirEntryType, DirListing } from "@corral/shared";
+import { at, type OpenWorkdir, readEntries } from "../lib/confined-files.js";
 import { ServiceError } from "../lib/errors.js";
 
 /** The most entries one listing holds (a runner's answer holding more is refused). */
@@ -13,32 +13,33 @@ function entryType(st: Stats): DirEntryType {
   return "other";
 }
 
-/** A directory's entries (at most MAX_ENTRIES), directories first; links are listed, never followed. */
-export function listDir(real: string): DirListing {
-  let dir: Dir;
+/**
+ * The entries of directory `real` of the open workdir `wd` (at most MAX_ENTRIES), directories
+ * first: read through its descriptor, links listed, never followed.
+ */
+export function listDir(wd: OpenWorkdir, real: string): DirListing {
+  let fd: number;
   try {
-    dir = opendirSync(real);
+    fd = wd.openDir(real).fd;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOTDIR") throw new ServiceError(`${real} is not a directory; read it instead`, 400, "path");
     throw err;
   }
   const entries: DirEntry[] = [];
-  let truncated = false;
+  let truncated: boolean;
   try {
-    for (let d = dir.readSync(); d; d = dir.readSync()) {
-      if (entries.length >= MAX_ENTRIES) {
-        truncated = true;
-        break;
-      }
+    const read = readEntries(fd, MAX_ENTRIES);
+    truncated = read.more;
+    for (const d of read.entries) {
       try {
-        const st = lstatSync(path.join(real, d.name));
+        const st = lstatSync(at(fd, d.name));
         entries.push({ name: d.name, type: entryType(st), size: st.isFile() ? st.size : null, mtime: st.mtimeMs });
       } catch {
         // Gone between the listing and the stat.
       }
     }
   } finally {
-    dir.closeSync();
+    closeSync(fd);
   }
   entries.sort((a, b) => Number(b.type === "dir") - Number(a.type === "dir") || a.name.localeCompare(b.name));
   return { path: real, entries, truncated };

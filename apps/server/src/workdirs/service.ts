@@ -1,10 +1,11 @@
-import { realpathSync, type Stats } from "node:fs";
+import { closeSync, realpathSync, type Stats } from "node:fs";
 import path from "node:path";
 import type { DirListing, FileRead } from "@corral/shared";
 import { type AppConfig, expandHome } from "../config.js";
 import { badInput, notFound, ServiceError } from "../lib/errors.js";
 import { isInside, selfAndAncestors } from "../lib/paths.js";
-import { openRegularFile, readWindow } from "../lib/regular-file.js";
+import { type OpenWorkdir, Refusal, withWorkdir } from "../lib/confined-files.js";
+import { readWindow } from "../lib/regular-file.js";
 import type { FileWatcher } from "../jobs/file-watcher.js";
 import { listDir } from "./dir-listing.js";
 import type { RunnerRequestKind } from "../db/schema.js";
@@ -53,7 +54,8 @@ export type FileBytes = { local: { real: string; fd: number; stat: Stats } } | {
 /**
  * The workdir access policy, for every door: only the workdirs of known jobs and agents that lie
  * under the allowed roots can be listed and read, each path checked once its links are resolved,
- * and files are read without following a link or blocking on a FIFO (lib/regular-file.ts).
+ * then opened from its workdir's descriptor a component at a time without following a link
+ * (lib/confined-files.ts), and files without blocking on a FIFO (lib/regular-file.ts).
  */
 export class WorkdirService {
   constructor(private readonly deps: WorkdirDeps) {}
@@ -107,14 +109,21 @@ export class WorkdirService {
   async list(requested: string): Promise<DirListing> {
     const remote = await this.remote(requested);
     if (remote) return remote.ask("list");
-    return this.onResolvedPath(requested, listDir);
+    return this.onResolvedPath(requested, (wd, real) => listDir(wd, real));
   }
 
   /** A window of a file for display: its text, or only the facts when it is binary. */
   async read(requested: string, offset: number, limit: number): Promise<FileRead> {
     const remote = await this.remote(requested);
     if (remote) return remote.ask("read", { readOffset: offset, readLimit: limit });
-    return this.onResolvedPath(requested, (real) => readWindow(real, offset, limit));
+    return this.onResolvedPath(requested, (wd, real) => {
+      const file = wd.openFile(real);
+      try {
+        return readWindow(file, real, offset, limit);
+      } finally {
+        closeSync(file.fd);
+      }
+    });
   }
 
   /** A file's bytes for the raw route: opened here, or the part `range` asks for sent by the runner holding it. */
@@ -136,7 +145,10 @@ export class WorkdirService {
 
   /** A regular file opened for reading; the caller closes `fd`. */
   open(requested: string): Promise<{ real: string; fd: number; stat: Stats }> {
-    return this.onResolvedPath(requested, (real) => ({ real, ...openRegularFile(real) }));
+    return this.onResolvedPath(requested, (wd, real) => {
+      const { fd, stat } = wd.openFile(real);
+      return { real, fd, stat };
+    });
   }
 
   /**
@@ -162,14 +174,16 @@ export class WorkdirService {
   }
 
   /**
-   * Runs `use` on the real path of `requested`. A file that vanished or was swapped for a link
-   * since it was resolved answers as if it had never been there; the rest say why it cannot be read.
+   * Runs `use` on the real path of `requested` with its workdir open. A file that vanished or was
+   * swapped for a link since it was resolved answers as if it had never been there; the rest say
+   * why it cannot be read.
    */
-  private async onResolvedPath<T>(requested: string, use: (real: string) => T): Promise<T> {
-    const { real } = await this.resolve(requested);
+  private async onResolvedPath<T>(requested: string, use: (wd: OpenWorkdir, real: string) => T): Promise<T> {
+    const { real, workdir } = await this.resolve(requested);
     try {
-      return use(real);
+      return withWorkdir(workdir, (wd) => use(wd, real));
     } catch (err) {
+      if (err instanceof Refusal) throw notInWorkdirs(requested);
       const code = (err as NodeJS.ErrnoException).code;
       if (code === "ENOENT" || code === "ENOTDIR" || code === "ELOOP") throw notInWorkdirs(requested);
       if (code === "EACCES" || code === "EPERM") throw new ServiceError(`${requested} cannot be read: permission denied`, 403, "path");

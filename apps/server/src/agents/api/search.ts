@@ -1,69 +1,62 @@
 import { closeSync } from "node:fs";
-import { opendir } from "node:fs/promises";
 import path from "node:path";
-import { confine, Refusal } from "../../lib/confined-files.js";
+import { at, OpenWorkdir, Refusal, type WalkEntry, walkEntries, withWorkdir } from "../../lib/confined-files.js";
+import { globMatcher } from "../../lib/glob.js";
+import { LineMatcher } from "../../lib/pattern-worker.js";
 import { openRegularFile, readAt, sniffBinary } from "../../lib/regular-file.js";
 
 /** A search stops walking here, however big the tree: the answer goes into a model's context. */
 const MAX_VISITED = 20_000;
+/** Directories deeper than this are not searched (a walk holds one descriptor per level). */
+const MAX_DEPTH = 64;
 const MAX_MATCHES = 200;
 /** grep reads at most this much of each file; bigger files are searched in their first part. */
 const MAX_GREP_BYTES = 1024 * 1024;
 const MAX_LINE_CHARS = 300;
+/** All of one grep's matching, at most: a pattern that backtracks badly is stopped with a clear error. */
+export const GREP_DEADLINE_MS = 10_000;
 /** Never worth searching, and often huge. */
 const SKIPPED_DIRS = new Set([".git", "node_modules"]);
 
-/** A glob (`*`, `**`, `?`, `{a,b}`) as a regular expression over workdir-relative paths with `/`. */
-export function globRegExp(glob: string): RegExp {
-  let out = "";
-  for (let i = 0; i < glob.length; i++) {
-    const c = glob[i] as string;
-    if (c === "*" && glob[i + 1] === "*") {
-      // `**/` matches any number of directories, none included.
-      const slash = glob[i + 2] === "/";
-      out += slash ? "(?:.*/)?" : ".*";
-      i += slash ? 2 : 1;
-    } else if (c === "*") out += "[^/]*";
-    else if (c === "?") out += "[^/]";
-    else if (c === "{") {
-      const end = glob.indexOf("}", i);
-      if (end < 0) out += "\\{";
-      else {
-        out += `(?:${glob
-          .slice(i + 1, end)
-          .split(",")
-          .map((alt) => alt.replace(/[.+^${}()|[\]\\*?]/g, "\\$&"))
-          .join("|")})`;
-        i = end;
-      }
-    } else out += c.replace(/[.+^${}()|[\]\\]/g, "\\$&");
+/** A glob (`*`, `**`, `?`, `{a,b}`) over workdir-relative paths with `/`, matched in linear time. */
+function globOf(glob: string): (file: string) => boolean {
+  try {
+    return globMatcher(glob);
+  } catch (err) {
+    throw new Refusal((err as Error).message);
   }
-  return new RegExp(`^${out}$`);
 }
+
+/** A regular file a search found, in its open directory (valid until the walk moves on). */
+type Found = Pick<WalkEntry, "rel" | "dirFd" | "name">;
 
 /**
- * Regular files under `start` (a confined real path), workdir-relative, in a stable order. Symlinks
- * are not followed: one could lead out of the workdir.
+ * Regular files under `requested` (the workdir by default, a file or a directory), workdir-relative,
+ * depth first in name order. Everything is opened from the workdir's descriptor without following
+ * a link (confined-files.ts); links inside the tree are not followed at all.
  */
-async function* walk(root: string, start: string, budget: { left: number }): AsyncGenerator<string> {
-  const dirs = [start];
-  while (dirs.length) {
-    const dir = dirs.shift() as string;
-    const handle = await opendir(dir);
-    const entries = [];
-    for await (const entry of handle) entries.push(entry);
-    entries.sort((a, b) => a.name.localeCompare(b.name));
-    for (const entry of entries) {
-      if (--budget.left < 0) return;
-      const full = path.join(dir, entry.name);
-      if (entry.isDirectory() && !SKIPPED_DIRS.has(entry.name)) dirs.push(full);
-      else if (entry.isFile()) yield path.relative(root, full).split(path.sep).join("/");
+function* filesUnder(wd: OpenWorkdir, requested: string | undefined, budget: { left: number }): Generator<Found> {
+  const start = requested?.trim() ? requested : ".";
+  let dir: { fd: number; rel: string };
+  try {
+    dir = wd.openDir(start);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOTDIR") throw err;
+    // A file: it alone is searched.
+    const found = wd.locate(start, { followLast: true });
+    try {
+      if (found.name !== null) yield { rel: [...found.dir, found.name].join("/"), dirFd: found.dirFd, name: found.name };
+    } finally {
+      wd.done(found);
     }
+    return;
   }
-}
-
-async function startOf(workdir: string, requested: string | undefined): Promise<string> {
-  return confine(workdir, requested?.trim() ? requested : ".");
+  try {
+    const limits = { budget, maxDepth: MAX_DEPTH, skipDir: (_rel: string, name: string) => SKIPPED_DIRS.has(name) };
+    for (const found of walkEntries(dir.fd, dir.rel, limits)) if (found.entry.isFile()) yield found;
+  } finally {
+    closeSync(dir.fd);
+  }
 }
 
 const stopped = (budget: { left: number }) => (budget.left < 0 ? `\n[…stopped after looking at ${MAX_VISITED} entries; narrow the path]` : "");
@@ -71,20 +64,22 @@ const stopped = (budget: { left: number }) => (budget.left < 0 ? `\n[…stopped 
 /** Files whose workdir-relative path matches `pattern`. */
 export async function globFiles(workdir: string, pattern: string, under?: string): Promise<string> {
   if (!pattern.trim()) throw new Refusal("pattern is empty");
-  const root = await confine(workdir, ".");
-  const re = globRegExp(pattern.replace(/^\.\//, ""));
+  const matches = globOf(pattern.replace(/^\.\//, ""));
   const budget = { left: MAX_VISITED };
   const found: string[] = [];
-  for await (const file of walk(root, await startOf(workdir, under), budget)) {
-    if (!re.test(file)) continue;
-    if (found.length === MAX_MATCHES) return `${found.join("\n")}\n[…more than ${MAX_MATCHES} files match; narrow the pattern]`;
-    found.push(file);
-  }
-  return (found.join("\n") || "(no files match)") + stopped(budget);
+  return withWorkdir(workdir, (wd) => {
+    for (const { rel } of filesUnder(wd, under, budget)) {
+      if (!matches(rel)) continue;
+      if (found.length === MAX_MATCHES) return `${found.join("\n")}\n[…more than ${MAX_MATCHES} files match; narrow the pattern]`;
+      found.push(rel);
+    }
+    return (found.join("\n") || "(no files match)") + stopped(budget);
+  });
 }
 
-function textOf(file: string): string | null {
-  const { fd, stat } = openRegularFile(file);
+/** The start of a text file, opened in its (open) directory without following a link; null for binary files. */
+function textOf({ dirFd, name, rel }: Found): string | null {
+  const { fd, stat } = openRegularFile(at(dirFd, name), undefined, undefined, rel);
   try {
     if (sniffBinary(fd)) return null;
     return readAt(fd, 0, Math.min(stat.size, MAX_GREP_BYTES)).toString("utf8");
@@ -93,34 +88,48 @@ function textOf(file: string): string | null {
   }
 }
 
-/** Lines matching the regular expression `pattern`, as `path:line: text`, in files under `under` whose path matches `include`. */
-export async function grepFiles(workdir: string, pattern: string, under?: string, include?: string): Promise<string> {
-  let re: RegExp;
+export interface GrepOptions {
+  under?: string;
+  include?: string;
+  /** A cancelled job stops the grep, and its matching thread, at once. */
+  signal?: AbortSignal;
+  deadlineMs?: number;
+}
+
+/**
+ * Lines matching the regular expression `pattern`, as `path:line: text`, in files under `under`
+ * whose path matches `include`. The pattern runs in a worker thread with a deadline
+ * (lib/pattern-worker.ts): the event loop never waits on it.
+ */
+export async function grepFiles(workdir: string, pattern: string, opts: GrepOptions = {}): Promise<string> {
+  const matcher = new LineMatcher(pattern, { deadlineMs: opts.deadlineMs ?? GREP_DEADLINE_MS, signal: opts.signal });
   try {
-    re = new RegExp(pattern);
-  } catch (err) {
-    throw new Refusal(`pattern is not a valid regular expression: ${(err as Error).message}`);
-  }
-  const root = await confine(workdir, ".");
-  const only = include?.trim() ? globRegExp(include) : null;
-  const budget = { left: MAX_VISITED };
-  const lines: string[] = [];
-  for await (const file of walk(root, await startOf(workdir, under), budget)) {
-    if (only && !only.test(file) && !only.test(path.posix.basename(file))) continue;
-    let text: string | null;
+    const only = opts.include?.trim() ? globOf(opts.include) : null;
+    const budget = { left: MAX_VISITED };
+    const lines: string[] = [];
+    const wd = OpenWorkdir.open(workdir);
     try {
-      text = textOf(path.join(root, file));
-    } catch {
-      continue;
+      for (const file of filesUnder(wd, opts.under, budget)) {
+        if (only && !only(file.rel) && !only(path.posix.basename(file.rel))) continue;
+        let text: string | null;
+        try {
+          text = textOf(file);
+        } catch {
+          continue; // gone, swapped for a link, or not a regular file since it was listed
+        }
+        if (text === null) continue;
+        const fileLines = text.split("\n");
+        for (const n of await matcher.matchLines(text, MAX_MATCHES - lines.length + 1)) {
+          const line = fileLines[n] ?? "";
+          if (lines.length === MAX_MATCHES) return `${lines.join("\n")}\n[…more than ${MAX_MATCHES} matching lines; narrow the pattern or the path]`;
+          lines.push(`${file.rel}:${n + 1}: ${line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)}…` : line}`);
+        }
+      }
+      return (lines.join("\n") || "(no matches)") + stopped(budget);
+    } finally {
+      wd.close();
     }
-    if (text === null) continue;
-    const fileLines = text.split("\n");
-    for (let n = 0; n < fileLines.length; n++) {
-      const line = fileLines[n] as string;
-      if (!re.test(line)) continue;
-      if (lines.length === MAX_MATCHES) return `${lines.join("\n")}\n[…more than ${MAX_MATCHES} matching lines; narrow the pattern or the path]`;
-      lines.push(`${file}:${n + 1}: ${line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)}…` : line}`);
-    }
+  } finally {
+    matcher.close();
   }
-  return (lines.join("\n") || "(no matches)") + stopped(budget);
 }

@@ -80,7 +80,8 @@ const DEFS: Record<AgentTool, ToolDef> = {
       },
       required: ["pattern"],
     },
-    run: (args, ctx) => grepFiles(ctx.workdir, required(args, "pattern"), str(args, "path"), str(args, "include")),
+    run: (args, ctx) =>
+      grepFiles(ctx.workdir, required(args, "pattern"), { under: str(args, "path"), include: str(args, "include"), signal: ctx.signal }),
   },
   bash: {
     description:

@@ -1,7 +1,6 @@
-import type { Dirent } from "node:fs";
-import { opendir } from "node:fs/promises";
+import { closeSync, type Dirent } from "node:fs";
 import type { Tool } from "ollama";
-import { confine, Refusal, writeConfined } from "../../lib/confined-files.js";
+import { readEntries, Refusal, withWorkdir, writeConfined } from "../../lib/confined-files.js";
 import { ServiceError } from "../../lib/errors.js";
 import { readWindow } from "../../lib/regular-file.js";
 
@@ -88,9 +87,16 @@ function offsetArg(args: Record<string, unknown>): number {
   return offset;
 }
 
-/** A window of a text file, saying where it was cut when there is more. */
-function readText(requested: string, file: string, offset: number): ToolOutcome {
-  const read = readWindow(file, offset, MAX_READ_BYTES);
+/** A window of a text file in the workdir, saying where it was cut when there is more. */
+function readText(workdir: string, requested: string, offset: number): ToolOutcome {
+  const read = withWorkdir(workdir, (wd) => {
+    const file = wd.openFile(requested);
+    try {
+      return readWindow(file, file.rel, offset, MAX_READ_BYTES);
+    } finally {
+      closeSync(file.fd);
+    }
+  });
   if (read.binary) return { ok: false, text: `error: ${requested} is a binary file (${read.size} bytes); read_file reads text files` };
   const end = read.offset + read.length;
   if (end < read.size) {
@@ -101,21 +107,15 @@ function readText(requested: string, file: string, offset: number): ToolOutcome 
 }
 
 /** Reads at most MAX_LIST_ENTRIES entries, however big the directory. */
-async function listEntries(dir: string): Promise<string> {
-  const handle = await opendir(dir);
-  const entries: Dirent[] = [];
-  let more = false;
-  try {
-    for (let entry = await handle.read(); entry; entry = await handle.read()) {
-      if (entries.length === MAX_LIST_ENTRIES) {
-        more = true;
-        break;
-      }
-      entries.push(entry);
+function listEntries(workdir: string, requested: string): string {
+  const { entries, more } = withWorkdir(workdir, (wd) => {
+    const dir = wd.openDir(requested);
+    try {
+      return readEntries(dir.fd, MAX_LIST_ENTRIES);
+    } finally {
+      closeSync(dir.fd);
     }
-  } finally {
-    await handle.close();
-  }
+  });
   const shown = entries.sort((a, b) => a.name.localeCompare(b.name)).map(describeEntry);
   if (more) shown.push(`[…listing stopped at ${MAX_LIST_ENTRIES} entries; there are more: list a subdirectory, or read a file by name]`);
   return shown.join("\n") || "(empty)";
@@ -138,10 +138,10 @@ export async function runFileTool(workdir: string, name: string, args: Record<st
       }
       case "read_file": {
         const requested = stringArg(args, "path", true) as string;
-        return readText(requested, await confine(workdir, requested), offsetArg(args));
+        return readText(workdir, requested, offsetArg(args));
       }
       case "list_files":
-        return { ok: true, text: await listEntries(await confine(workdir, stringArg(args, "path", false) || ".")) };
+        return { ok: true, text: listEntries(workdir, stringArg(args, "path", false) || ".") };
       default:
         return { ok: false, text: `error: unknown tool ${name}; the tools are write_file, read_file and list_files` };
     }
