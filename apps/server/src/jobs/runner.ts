@@ -371,7 +371,7 @@ export class JobRunner {
    */
   private async cancelUnfollowed(id: string): Promise<void> {
     const row = await this.registry.jobs.get(id);
-    if (!row || row.status !== "running" || !this.owns(row) || this.active.has(id) || this.closing) return;
+    if (row?.status !== "running" || !this.owns(row) || this.active.has(id) || this.closing) return;
     await this.finishCancel(row);
   }
 
