@@ -235,3 +235,42 @@ test("a connection that has not sent its headers within CORRAL_HEADERS_TIMEOUT_S
     await server.close();
   }
 }, 60_000);
+
+/** Sends a WebSocket upgrade for `target` on a raw socket; resolves with what came back once the server closed it. */
+function upgrade(port: number, target: string): { answer: () => string; closed: Promise<void>; socket: net.Socket } {
+  const socket = net.connect(port, "127.0.0.1");
+  let answer = "";
+  socket.on("data", (d: Buffer) => (answer += d.toString("latin1")));
+  socket.on("error", () => undefined);
+  const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+  socket.write(
+    `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+      "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+  );
+  return { answer: () => answer, closed, socket };
+}
+
+test("a WebSocket upgrade without the token holds no connection: only /api/ws upgrades, anything else is 404 and closed", async () => {
+  const server = await startServer({ CORRAL_MAX_CONNECTIONS: "16" });
+  const port = Number(new URL(server.url).port);
+  const held: net.Socket[] = [];
+  try {
+    // Public pages (the panel, health) upgraded by a client without the token, more than the cap:
+    // each was answered 101 and held open, never idle, so no one else could connect.
+    for (const target of ["/", "/api/health", "/api/ws/stats", "/nowhere"]) {
+      const tries = Array.from({ length: 5 }, () => upgrade(port, target));
+      held.push(...tries.map((t) => t.socket));
+      await Promise.all(tries.map((t) => t.closed));
+      for (const t of tries) expect(t.answer(), target).toMatch(/^HTTP\/1\.1 404 /);
+    }
+    // /api/ws itself still goes through the guard: 401, closed.
+    const ws = upgrade(port, "/api/ws");
+    held.push(ws.socket);
+    await ws.closed;
+    expect(ws.answer()).toMatch(/^HTTP\/1\.1 401 /);
+    expect((await fetch(`${server.url}/api/health`)).status).toBe(200);
+  } finally {
+    for (const socket of held) socket.destroy();
+    await server.close();
+  }
+}, 60_000);
