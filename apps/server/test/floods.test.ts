@@ -1,6 +1,7 @@
-import { readFileSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, test } from "vitest";
 import { sleep, startServer, tempDir, until } from "./helpers.js";
 import { connectMcp, textOf } from "./mcp-client.js";
@@ -274,3 +275,39 @@ test("a WebSocket upgrade without the token holds no connection: only /api/ws up
     await server.close();
   }
 }, 60_000);
+
+test("connections whose client reads none of its answers are pushed out at the cap, never the next real request", async () => {
+  // The panel's biggest file: public, so a client without the token can ask for it.
+  const assets = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../web/dist/assets");
+  expect(existsSync(assets), "the panel is built (pnpm build)").toBe(true);
+  const [biggest] = readdirSync(assets)
+    .filter((f) => f.endsWith(".js"))
+    .sort((a, b) => statSync(path.join(assets, b)).size - statSync(path.join(assets, a)).size);
+  const server = await startServer({ CORRAL_MAX_CONNECTIONS: "16" });
+  const port = Number(new URL(server.url).port);
+  const held: net.Socket[] = [];
+  const accepted: net.Socket[] = [];
+  server.app.server.on("connection", (s: net.Socket) => accepted.push(s));
+  try {
+    // As many connections as the cap, each asking for it 40 times in one write and reading
+    // nothing: the answers fill the socket's buffers, and the connection is busy for good.
+    for (let i = 0; i < 16; i++) {
+      const socket = net.connect(port, "127.0.0.1");
+      socket.on("error", () => undefined);
+      socket.pause();
+      socket.write(`GET /assets/${biggest} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`.repeat(40));
+      held.push(socket);
+    }
+    // Every one of them stuck: bytes the client has not taken wait in the server.
+    await until(() => (accepted.filter((s) => s.writableLength > 0).length >= 16 ? true : undefined), 60_000, "16 stuck connections");
+    // A generous bound, not a timing assertion: without room it would never be answered.
+    const health = await fetch(`${server.url}/api/health`, { signal: AbortSignal.timeout(20_000) }).then(
+      (r) => r.status,
+      (e: unknown) => String(e),
+    );
+    expect(health).toBe(200);
+  } finally {
+    for (const socket of held) socket.destroy();
+    await server.close();
+  }
+}, 90_000);
