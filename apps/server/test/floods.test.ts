@@ -311,3 +311,37 @@ test("connections whose client reads none of its answers are pushed out at the c
     await server.close();
   }
 }, 90_000);
+
+test("requests whose body trickles in hold no room: the next real request is answered", async () => {
+  const server = await startServer({ CORRAL_MAX_CONNECTIONS: "16" });
+  const port = Number(new URL(server.url).port);
+  const held: net.Socket[] = [];
+  const accepted: net.Socket[] = [];
+  server.app.server.on("connection", (s: net.Socket) => accepted.push(s));
+  const trickle = setInterval(() => {
+    for (const socket of held) socket.write(" ");
+  }, 200);
+  try {
+    // As many as the cap, without the token, to paths that read the body before answering (no
+    // route: the panel's fallback; a GET-only route): a byte at a time, for the 5 minutes a
+    // request may take.
+    for (let i = 0; i < 16; i++) {
+      const socket = net.connect(port, "127.0.0.1");
+      socket.on("error", () => undefined);
+      const target = i % 2 ? "/nowhere" : "/api/health";
+      socket.write(`POST ${target} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{`);
+      held.push(socket);
+    }
+    await until(() => (accepted.length >= 16 ? true : undefined), 30_000, "16 connections");
+    // A generous bound, not a timing assertion: without room it would wait for those 5 minutes.
+    const health = await fetch(`${server.url}/api/health`, { signal: AbortSignal.timeout(20_000) }).then(
+      (r) => r.status,
+      (e: unknown) => String(e),
+    );
+    expect(health).toBe(200);
+  } finally {
+    clearInterval(trickle);
+    for (const socket of held) socket.destroy();
+    await server.close();
+  }
+}, 90_000);

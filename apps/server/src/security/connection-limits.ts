@@ -10,8 +10,8 @@ export interface ConnectionLimits {
 
 /**
  * Caps the connections the server holds so that connections that do nothing cannot starve those
- * that do. A connection is idle until its request's headers have arrived, and again once its
- * answers have ended (keep-alive); the oldest idle one is closed when a new connection would pass
+ * that do. A connection is idle until its request (headers and body) has arrived, and again once
+ * its answers have ended (keep-alive); the oldest idle one is closed when a new connection would pass
  * either cap, so a flood of half-sent requests (slowloris) costs its own connections, never the
  * next real request. Past the cap with no idle one, a connection whose client reads nothing is
  * closed instead: one holding answer bytes the client has not taken, the one that has waited
@@ -66,9 +66,18 @@ export function limitConnections(server: Server, limits: ConnectionLimits): void
   });
   server.on("request", (req, res) => {
     const { socket } = req;
-    idle.delete(socket);
     busy.set(socket, (busy.get(socket) ?? 0) + 1);
+    let answered = false;
+    // Busy once its body has arrived: a body that trickles in (a byte at a time, for the 5 minutes
+    // a request may take) makes the server do nothing yet, and must not hold room for good.
+    const working = () => {
+      if (!answered) idle.delete(socket);
+    };
+    const hasBody = req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
+    if (hasBody) req.once("end", working);
+    else working();
     res.once("close", () => {
+      answered = true;
       const left = (busy.get(socket) ?? 1) - 1;
       busy.set(socket, left);
       // Kept alive for a next request: idle again, and the newest idle.
