@@ -37,7 +37,7 @@ import { registerSecurityHeaders } from "./security/headers.js";
 import { loadOrCreateToken } from "./security/token.js";
 import { createServices, type Services } from "./services.js";
 import { configFileRoutes } from "./routes/config-file.js";
-import { registerWebsocket, wsRoutes } from "./ws/index.js";
+import { isWebsocketUpgrade, refuseUpgrade, registerWebsocket, wsRoutes } from "./ws/index.js";
 
 export interface CorralApp {
   app: FastifyInstance;
@@ -120,13 +120,15 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
     return reply.code(500).send({ error: "internal error; the server log has the details", code: "internal" } satisfies ApiError);
   });
 
-  // One listener for upgrades: under `pnpm dev` hot reload's socket goes to Vite, every other
-  // one through Fastify's router and so through the guard. Neither server listens itself.
+  // One listener for upgrades: under `pnpm dev` hot reload's socket goes to Vite, one for
+  // /api/ws through Fastify's router and so through the guard, any other is refused (404).
+  // Neither server listens itself.
   const routedUpgrades = createServer();
   const hotReloadUpgrades = createServer();
   app.server.on("upgrade", (request, socket, head) => {
-    const target = config.devWeb && isHotReloadSocket(request) ? hotReloadUpgrades : routedUpgrades;
-    target.emit("upgrade", request, socket, head);
+    if (config.devWeb && isHotReloadSocket(request)) hotReloadUpgrades.emit("upgrade", request, socket, head);
+    else if (isWebsocketUpgrade(request)) routedUpgrades.emit("upgrade", request, socket, head);
+    else refuseUpgrade(socket);
   });
   await registerWebsocket(app, routedUpgrades);
   registerSecurityHeaders(app, config.devWeb);

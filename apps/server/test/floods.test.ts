@@ -1,6 +1,7 @@
-import { readFileSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, test } from "vitest";
 import { sleep, startServer, tempDir, until } from "./helpers.js";
 import { connectMcp, textOf } from "./mcp-client.js";
@@ -235,3 +236,112 @@ test("a connection that has not sent its headers within CORRAL_HEADERS_TIMEOUT_S
     await server.close();
   }
 }, 60_000);
+
+/** Sends a WebSocket upgrade for `target` on a raw socket; resolves with what came back once the server closed it. */
+function upgrade(port: number, target: string): { answer: () => string; closed: Promise<void>; socket: net.Socket } {
+  const socket = net.connect(port, "127.0.0.1");
+  let answer = "";
+  socket.on("data", (d: Buffer) => (answer += d.toString("latin1")));
+  socket.on("error", () => undefined);
+  const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+  socket.write(
+    `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+      "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+  );
+  return { answer: () => answer, closed, socket };
+}
+
+test("a WebSocket upgrade without the token holds no connection: only /api/ws upgrades, anything else is 404 and closed", async () => {
+  const server = await startServer({ CORRAL_MAX_CONNECTIONS: "16" });
+  const port = Number(new URL(server.url).port);
+  const held: net.Socket[] = [];
+  try {
+    // Public pages (the panel, health) upgraded by a client without the token, more than the cap:
+    // each was answered 101 and held open, never idle, so no one else could connect.
+    for (const target of ["/", "/api/health", "/api/ws/stats", "/nowhere"]) {
+      const tries = Array.from({ length: 5 }, () => upgrade(port, target));
+      held.push(...tries.map((t) => t.socket));
+      await Promise.all(tries.map((t) => t.closed));
+      for (const t of tries) expect(t.answer(), target).toMatch(/^HTTP\/1\.1 404 /);
+    }
+    // /api/ws itself still goes through the guard: 401, closed.
+    const ws = upgrade(port, "/api/ws");
+    held.push(ws.socket);
+    await ws.closed;
+    expect(ws.answer()).toMatch(/^HTTP\/1\.1 401 /);
+    expect((await fetch(`${server.url}/api/health`)).status).toBe(200);
+  } finally {
+    for (const socket of held) socket.destroy();
+    await server.close();
+  }
+}, 60_000);
+
+test("connections whose client reads none of its answers are pushed out at the cap, never the next real request", async () => {
+  // The panel's biggest file: public, so a client without the token can ask for it.
+  const assets = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../web/dist/assets");
+  expect(existsSync(assets), "the panel is built (pnpm build)").toBe(true);
+  const [biggest] = readdirSync(assets)
+    .filter((f) => f.endsWith(".js"))
+    .sort((a, b) => statSync(path.join(assets, b)).size - statSync(path.join(assets, a)).size);
+  const server = await startServer({ CORRAL_MAX_CONNECTIONS: "16" });
+  const port = Number(new URL(server.url).port);
+  const held: net.Socket[] = [];
+  const accepted: net.Socket[] = [];
+  server.app.server.on("connection", (s: net.Socket) => accepted.push(s));
+  try {
+    // As many connections as the cap, each asking for it 40 times in one write and reading
+    // nothing: the answers fill the socket's buffers, and the connection is busy for good.
+    for (let i = 0; i < 16; i++) {
+      const socket = net.connect(port, "127.0.0.1");
+      socket.on("error", () => undefined);
+      socket.pause();
+      socket.write(`GET /assets/${biggest} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`.repeat(40));
+      held.push(socket);
+    }
+    // Every one of them stuck: bytes the client has not taken wait in the server.
+    await until(() => (accepted.filter((s) => s.writableLength > 0).length >= 16 ? true : undefined), 60_000, "16 stuck connections");
+    // A generous bound, not a timing assertion: without room it would never be answered.
+    const health = await fetch(`${server.url}/api/health`, { signal: AbortSignal.timeout(20_000) }).then(
+      (r) => r.status,
+      (e: unknown) => String(e),
+    );
+    expect(health).toBe(200);
+  } finally {
+    for (const socket of held) socket.destroy();
+    await server.close();
+  }
+}, 90_000);
+
+test("requests whose body trickles in hold no room: the next real request is answered", async () => {
+  const server = await startServer({ CORRAL_MAX_CONNECTIONS: "16" });
+  const port = Number(new URL(server.url).port);
+  const held: net.Socket[] = [];
+  const accepted: net.Socket[] = [];
+  server.app.server.on("connection", (s: net.Socket) => accepted.push(s));
+  const trickle = setInterval(() => {
+    for (const socket of held) socket.write(" ");
+  }, 200);
+  try {
+    // As many as the cap, without the token, to paths that read the body before answering (no
+    // route: the panel's fallback; a GET-only route): a byte at a time, for the 5 minutes a
+    // request may take.
+    for (let i = 0; i < 16; i++) {
+      const socket = net.connect(port, "127.0.0.1");
+      socket.on("error", () => undefined);
+      const target = i % 2 ? "/nowhere" : "/api/health";
+      socket.write(`POST ${target} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{`);
+      held.push(socket);
+    }
+    await until(() => (accepted.length >= 16 ? true : undefined), 30_000, "16 connections");
+    // A generous bound, not a timing assertion: without room it would wait for those 5 minutes.
+    const health = await fetch(`${server.url}/api/health`, { signal: AbortSignal.timeout(20_000) }).then(
+      (r) => r.status,
+      (e: unknown) => String(e),
+    );
+    expect(health).toBe(200);
+  } finally {
+    clearInterval(trickle);
+    for (const socket of held) socket.destroy();
+    await server.close();
+  }
+}, 90_000);

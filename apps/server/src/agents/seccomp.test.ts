@@ -1,4 +1,7 @@
 import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { describe, expect, test } from "vitest";
 import { hasTool } from "../../test/required-tool.js";
 import { seccompProgram, seccompUnsupported } from "./seccomp.js";
@@ -55,5 +58,36 @@ describe("the sandbox's seccomp program", () => {
     );
     expect(run.stderr).toBe("");
     expect(run.stdout).toBe("unix: EAFNOSUPPORT\nsocketpair: x\ninet: made\nio_uring_setup: ENOSYS\npid: True\n");
+  });
+  test.skipIf(!hasBwrap || !hasPython)("under bubblewrap: no datagram socketpair, whose end could be aimed at a host's datagram socket", () => {
+    // Outside: a datagram socket bound in a directory the sandbox sees, as journald's or syslog's.
+    // Inside: a socketpair's datagram end needs no socket() call, and sendto/connect retarget it.
+    const dir = mkdtempSync(path.join(tmpdir(), "corral-dgram-"));
+    const inside = [
+      "import errno, socket, sys",
+      "for name, kind in (('dgram', socket.SOCK_DGRAM), ('raw', socket.SOCK_RAW)):",
+      "  try:",
+      "    a, b = socket.socketpair(socket.AF_UNIX, kind | socket.SOCK_CLOEXEC)",
+      "    a.sendto(name.encode(), sys.argv[1]); print(name + ': sent')",
+      "  except OSError as e: print(name + ':', errno.errorcode[e.errno])",
+      "a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET); a.send(b'q'); print('seqpacket:', b.recv(1).decode())",
+    ].join("\n");
+    const outside = [
+      "import socket, subprocess, sys",
+      "where = sys.argv[1] + '/log.sock'",
+      "s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind(where); s.setblocking(False)",
+      "bwrap = ['bwrap', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--seccomp', '0', '--', 'python3', '-c', sys.argv[2], where]",
+      "print(subprocess.run(bwrap, input=sys.stdin.buffer.read(), capture_output=True).stdout.decode(), end='')",
+      "got = []",
+      "while True:\n  try: got.append(s.recv(100).decode())\n  except BlockingIOError: break",
+      "print('received:', got)",
+    ].join("\n");
+    try {
+      const run = spawnSync("python3", ["-c", outside, dir, inside], { input: seccompProgram(), encoding: "utf8", timeout: 20_000 });
+      expect(run.stderr).toBe("");
+      expect(run.stdout).toBe("dgram: ESOCKTNOSUPPORT\nraw: ESOCKTNOSUPPORT\nseqpacket: q\nreceived: []\n");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
