@@ -8,6 +8,7 @@ import type { JobPatch } from "../db/repos/jobs.js";
 import type { Repos } from "../db/registry.js";
 import type { Unit } from "../db/unit.js";
 import { registryUnreachable } from "../db/registry-error.js";
+import { lockTimedOut } from "../db/pg/lock-wait.js";
 import type { AgentRow, JobAttemptRow, JobRow } from "../db/schema.js";
 import { diskFull, diskFullMessage } from "../lib/disk-space.js";
 import { ServiceError } from "../lib/errors.js";
@@ -104,7 +105,7 @@ export class JobRunner {
       admitted = await this.admit(id);
     } catch (err) {
       // Nothing was stored or started yet: the job waits in its queue until the registry is back.
-      if (registryUnreachable(err) && !this.closing) {
+      if ((registryUnreachable(err) || lockTimedOut(err)) && !this.closing) {
         this.scheduler.startLater(agent, id);
         return;
       }
@@ -587,7 +588,7 @@ export class JobRunner {
       try {
         return await write();
       } catch (err) {
-        if (!(registryUnreachable(err) || diskFull(err)) || this.closing) throw err;
+        if (!(registryUnreachable(err) || lockTimedOut(err) || diskFull(err)) || this.closing) throw err;
         await sleep(REGISTRY_RETRY_MS);
       }
     }
