@@ -97,4 +97,29 @@ describe.skipIf(!postgres.available)("a hostile runner's login and the registry'
     }
     expect((await within(10_000, "reading them once let go", api(corral, "GET", `/api/jobs/${held}/attempts`))).status).toBe(200);
   }, 60_000);
+
+  test("stores no negative, NaN or infinite cost or tokens on a job it holds or its attempts: a budget stays spent", async () => {
+    for (const value of ["-1000000", "NaN", "Infinity", "-Infinity"]) {
+      await expect(hostile.query(`update jobs set cost_usd = $2::float8 where id = $1`, [held, value]), value).rejects.toMatchObject({
+        code: "23514",
+      });
+    }
+    for (const column of ["input_tokens", "output_tokens", "cached_input_tokens"]) {
+      await expect(hostile.query(`update jobs set ${column} = -5 where id = $1`, [held]), column).rejects.toMatchObject({ code: "23514" });
+    }
+    await expect(
+      hostile.query(
+        "insert into job_attempts (job_id, attempt, status, started_at, output_start, cost_usd, input_tokens) values ($1, 7, 'running', 0, 0, 'NaN', -1)",
+        [held],
+      ),
+    ).rejects.toMatchObject({ code: "23514" });
+    await expect(
+      hostile.query("insert into job_attempts (job_id, attempt, status, started_at, output_start, cost_usd) values ($1, 8, 'running', 0, 0, -5)", [
+        held,
+      ]),
+    ).rejects.toMatchObject({ code: "23514" });
+    // An honest report is taken.
+    expect((await hostile.query("update jobs set cost_usd = 0.25, input_tokens = 10 where id = $1", [held])).rowCount).toBe(1);
+    await query(owner, "select 1");
+  }, 60_000);
 });

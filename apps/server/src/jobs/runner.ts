@@ -652,13 +652,19 @@ function withSessionModel(adapter: CliAdapter, result: WorkerResult, env: Record
   return model ? { ...result, usage: { ...result.usage, model } } : result;
 }
 
+/**
+ * What a worker reported as usage, as columns. A worker's output is untrusted: a count that is
+ * not a whole number of at least 0, or a cost that is negative, NaN or infinite, is not stored
+ * (a budget sums these, and a negative or NaN one would undo it; PostgreSQL refuses them too).
+ */
 function usagePatch(report: UsageReport): JobPatch {
   const patch: JobPatch = {};
+  const count = (n: number | undefined) => n !== undefined && Number.isSafeInteger(n) && n >= 0;
   if (report.model !== undefined) patch.usageModel = report.model;
-  if (report.inputTokens !== undefined) patch.inputTokens = report.inputTokens;
-  if (report.outputTokens !== undefined) patch.outputTokens = report.outputTokens;
-  if (report.cachedInputTokens !== undefined) patch.cachedInputTokens = report.cachedInputTokens;
-  if (report.costUsd !== undefined) {
+  if (count(report.inputTokens)) patch.inputTokens = report.inputTokens;
+  if (count(report.outputTokens)) patch.outputTokens = report.outputTokens;
+  if (count(report.cachedInputTokens)) patch.cachedInputTokens = report.cachedInputTokens;
+  if (report.costUsd !== undefined && Number.isFinite(report.costUsd) && report.costUsd >= 0) {
     patch.costUsd = report.costUsd;
     patch.costSource = "reported";
   }
