@@ -6,7 +6,7 @@ import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { Job } from "@corral/shared";
-import { api, startServer, tempDir, type TestServer } from "./helpers.js";
+import { api, startServer, tempDir, until, type TestServer } from "./helpers.js";
 import { usePostgres } from "./postgres.js";
 import { query, runnerLoginFor } from "./runner-logins.js";
 import { TRANSACTIONS } from "../src/db/pg/repos/in-order.js";
@@ -96,6 +96,33 @@ describe.skipIf(!postgres.available)("a hostile runner's login and the registry'
       await hostile.query("rollback");
     }
     expect((await within(10_000, "reading them once let go", api(corral, "GET", `/api/jobs/${held}/attempts`))).status).toBe(200);
+  }, 60_000);
+
+  test("a NOTIFY naming one of the server's own jobs announces nothing of it (not its whole file list, on every NOTIFY)", async () => {
+    const local = (
+      await api<Job>(corral, "POST", "/api/jobs", { agent: "kiro", prompt: "write a.txt 1\nwrite b.txt 2", workdir: path.join(root, "f") })
+    ).body;
+    const [done] = await corral.services.jobs.waitFor([local.id], 20_000);
+    expect(done).toMatchObject({ status: "succeeded", runner: "local" });
+    expect((await corral.services.files.list(local.id)).length).toBe(2);
+    const heard: string[] = [];
+    const onFile = (event: { jobId: string }) => heard.push(event.jobId);
+    const onJob = (job: Job) => heard.push(job.id);
+    corral.services.files.on("file", onFile);
+    corral.services.jobs.on("job", onJob);
+    try {
+      for (let i = 0; i < 5; i++) {
+        await hostile.query("select pg_notify('corral_job', $1)", [`${local.id}:files`]);
+        await hostile.query("select pg_notify('corral_job', $1)", [local.id]);
+      }
+      // Its own job, told the same way, is announced: the NOTIFYs were heard.
+      await hostile.query("select pg_notify('corral_job', $1)", [held]);
+      await until(async () => (heard.includes(held) ? true : undefined), 10_000, "the held job's NOTIFY heard");
+      expect(heard.filter((id) => id === local.id)).toEqual([]);
+    } finally {
+      corral.services.files.off("file", onFile);
+      corral.services.jobs.off("job", onJob);
+    }
   }, 60_000);
 
   test("stores no negative, NaN or infinite cost or tokens on a job it holds or its attempts: a budget stays spent", async () => {
