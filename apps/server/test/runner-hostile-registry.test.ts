@@ -125,6 +125,18 @@ describe.skipIf(!postgres.available)("a hostile runner's login and the registry'
     }
   }, 60_000);
 
+  test("creates nothing in the registry's schema, even where every login may (PostgreSQL before 15), once runner-role.sql ran again", async () => {
+    // PostgreSQL 14's default, which an upgraded cluster keeps.
+    await query(owner, "grant create on schema public to public");
+    await runnerLoginFor(owner, "again", ["cpu"]);
+    await expect(hostile.query("create table public.planted (a int)")).rejects.toMatchObject({ code: "42501" });
+    await expect(hostile.query("create function public.lower(varchar) returns text language sql as 'select 1::text'")).rejects.toMatchObject({
+      code: "42501",
+    });
+    // The registry's owner still creates there (its next migration).
+    await query(owner, "create table public.owners_own (a int); drop table public.owners_own");
+  }, 60_000);
+
   test("stores no negative, NaN or infinite cost or tokens on a job it holds or its attempts: a budget stays spent", async () => {
     for (const value of ["-1000000", "NaN", "Infinity", "-Infinity"]) {
       await expect(hostile.query(`update jobs set cost_usd = $2::float8 where id = $1`, [held, value]), value).rejects.toMatchObject({
