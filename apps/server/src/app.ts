@@ -10,6 +10,7 @@ import { runnerRoutes } from "./routes/runners.js";
 import { watchRunnerLeases } from "./jobs/runner-leases.js";
 import { REGISTRY_UNREACHABLE, registryUnreachable } from "./db/registry-error.js";
 import { diskFull, diskFullError } from "./lib/disk-space.js";
+import { lockTimedOut } from "./db/pg/lock-wait.js";
 import { isHotReloadSocket } from "./dev-web.js";
 import { ServiceError } from "./lib/errors.js";
 import { mcpRoutes } from "./mcp/mounts.js";
@@ -83,7 +84,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
 
   limitConnections(app.server, { maxConnections: config.maxConnections, maxIdle: Math.floor(config.maxConnections / 2) });
 
-  app.setErrorHandler((error, request, reply) => {
+  app.setErrorHandler(async (error, request, reply) => {
     if (error instanceof ServiceError) {
       const body: ApiError = { error: error.message, code: error.code, field: error.field, issues: error.issues, ...error.details };
       return reply.code(error.status).send(body);
@@ -110,6 +111,11 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
         error: REGISTRY_UNREACHABLE,
         code: "unavailable",
       } satisfies ApiError);
+    }
+    if (lockTimedOut(error)) {
+      const message = (await registry.describeLockWait?.()) ?? "the registry gave up waiting for a lock; try again";
+      request.log.warn({ err: (error as Error).message }, message);
+      return reply.code(503).send({ error: message, code: "unavailable" } satisfies ApiError);
     }
     if (diskFull(error)) {
       const full = diskFullError(config.dataDir);

@@ -1,6 +1,7 @@
 import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
+import { DEFAULT_LOCK_TIMEOUT_MS } from "./db/pg/lock-wait.js";
 import { openFilesLimit } from "./lib/fd-limit.js";
 import { isInside } from "./lib/paths.js";
 
@@ -45,6 +46,7 @@ const EnvSchema = z.object({
   // At least two and a half of a runner's 2 s heartbeats, so one late heartbeat never loses a live runner's jobs.
   CORRAL_RUNNER_LEASE_S: positiveInt.min(5).max(3600).default(15),
   CORRAL_RUNNER_ANSWER_TIMEOUT_MS: positiveInt.min(100).max(120_000).default(10_000),
+  CORRAL_REGISTRY_LOCK_TIMEOUT_MS: positiveInt.min(100).max(600_000).default(DEFAULT_LOCK_TIMEOUT_MS),
   CORRAL_QUEUE_LIMIT: positiveInt.default(10_000),
   CORRAL_PROGRESS_INTERVAL_MS: positiveInt.default(10_000),
   CORRAL_MCP_SESSION_IDLE_S: positiveInt.default(1800),
@@ -108,6 +110,8 @@ export interface AppConfig {
   runnerLeaseMs: number;
   /** How long a browsing request waits for the runner holding the workdir to answer. */
   runnerAnswerTimeoutMs: number;
+  /** How long a statement in PostgreSQL waits for a lock before the call answers 503 naming who holds it. */
+  registryLockTimeoutMs: number;
   queueLimit: number;
   progressIntervalMs: number;
   mcpSessionIdleMs: number;
@@ -201,6 +205,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     killGraceMs: e.CORRAL_KILL_GRACE_MS,
     runnerLeaseMs: e.CORRAL_RUNNER_LEASE_S * 1000,
     runnerAnswerTimeoutMs: e.CORRAL_RUNNER_ANSWER_TIMEOUT_MS,
+    registryLockTimeoutMs: e.CORRAL_REGISTRY_LOCK_TIMEOUT_MS,
     queueLimit: e.CORRAL_QUEUE_LIMIT,
     progressIntervalMs: e.CORRAL_PROGRESS_INTERVAL_MS,
     mcpSessionIdleMs: e.CORRAL_MCP_SESSION_IDLE_S * 1000,

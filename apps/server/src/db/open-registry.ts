@@ -14,5 +14,5 @@ export async function openRegistry(config: AppConfig, onLostConnection: (err: Er
     return createSqliteRegistry(openDb(path.join(config.dataDir, "corral.db"), () => reserve.release()));
   }
   const [{ openPgDb }, { createPgRegistry }] = await Promise.all([import("./pg/client.js"), import("./pg/registry.js")]);
-  return createPgRegistry(await openPgDb(config.databaseUrl, { onError: onLostConnection }));
+  return createPgRegistry(await openPgDb(config.databaseUrl, { onError: onLostConnection, lockTimeoutMs: config.registryLockTimeoutMs }));
 }

@@ -58,6 +58,8 @@ export interface Registry extends Repos {
   transaction<T>(fn: (tx: Repos) => Promise<T>): Promise<T>;
   close(): Promise<void>;
   readonly dialect: "sqlite" | "postgres";
+  /** PostgreSQL: what a call that gave up waiting for a lock (55P03) says, naming who holds it. */
+  describeLockWait?(): Promise<string>;
 }
 
 type Statements = { [K in keyof Repos]: object };

@@ -8,6 +8,7 @@ import type { JobPatch } from "../db/repos/jobs.js";
 import type { Repos } from "../db/registry.js";
 import type { Unit } from "../db/unit.js";
 import { registryUnreachable } from "../db/registry-error.js";
+import { lockTimedOut } from "../db/pg/lock-wait.js";
 import type { AgentRow, JobAttemptRow, JobRow } from "../db/schema.js";
 import { diskFull, diskFullMessage } from "../lib/disk-space.js";
 import { ServiceError } from "../lib/errors.js";
@@ -104,7 +105,7 @@ export class JobRunner {
       admitted = await this.admit(id);
     } catch (err) {
       // Nothing was stored or started yet: the job waits in its queue until the registry is back.
-      if (registryUnreachable(err) && !this.closing) {
+      if ((registryUnreachable(err) || lockTimedOut(err)) && !this.closing) {
         this.scheduler.startLater(agent, id);
         return;
       }
@@ -587,7 +588,7 @@ export class JobRunner {
       try {
         return await write();
       } catch (err) {
-        if (!(registryUnreachable(err) || diskFull(err)) || this.closing) throw err;
+        if (!(registryUnreachable(err) || lockTimedOut(err) || diskFull(err)) || this.closing) throw err;
         await sleep(REGISTRY_RETRY_MS);
       }
     }
@@ -651,13 +652,19 @@ function withSessionModel(adapter: CliAdapter, result: WorkerResult, env: Record
   return model ? { ...result, usage: { ...result.usage, model } } : result;
 }
 
+/**
+ * What a worker reported as usage, as columns. A worker's output is untrusted: a count that is
+ * not a whole number of at least 0, or a cost that is negative, NaN or infinite, is not stored
+ * (a budget sums these, and a negative or NaN one would undo it; PostgreSQL refuses them too).
+ */
 function usagePatch(report: UsageReport): JobPatch {
   const patch: JobPatch = {};
+  const count = (n: number | undefined) => n !== undefined && Number.isSafeInteger(n) && n >= 0;
   if (report.model !== undefined) patch.usageModel = report.model;
-  if (report.inputTokens !== undefined) patch.inputTokens = report.inputTokens;
-  if (report.outputTokens !== undefined) patch.outputTokens = report.outputTokens;
-  if (report.cachedInputTokens !== undefined) patch.cachedInputTokens = report.cachedInputTokens;
-  if (report.costUsd !== undefined) {
+  if (count(report.inputTokens)) patch.inputTokens = report.inputTokens;
+  if (count(report.outputTokens)) patch.outputTokens = report.outputTokens;
+  if (count(report.cachedInputTokens)) patch.cachedInputTokens = report.cachedInputTokens;
+  if (report.costUsd !== undefined && Number.isFinite(report.costUsd) && report.costUsd >= 0) {
     patch.costUsd = report.costUsd;
     patch.costSource = "reported";
   }

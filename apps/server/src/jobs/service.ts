@@ -529,23 +529,32 @@ export class JobService extends EventEmitter<JobServiceEvents> {
    * output chunks up to seq. The job's stored state is announced as this process's own changes
    * are (waits, the WebSocket and MCP tasks hear of it); output is copied into this server's log
    * of the job first, so a job told ended has all its output there. Called in the order heard.
+   * Returns whether the job is one for runners (see forRunners): a NOTIFY about this server's own is ignored.
    */
-  async heardFromRunner(payload: string): Promise<void> {
+  async heardFromRunner(payload: string): Promise<boolean> {
     const [id = "", seq] = payload.split(":");
-    if (!id) return;
+    if (!id) return false;
     const row = await this.registry.jobs.get(id);
-    if (!row) return;
+    if (!row) return false;
     // Any login may NOTIFY, so a payload is only a hint: output is copied only for a job a runner
     // holds (the registry lets a runner store output only for its own), never into a log this
     // server writes itself.
-    if (row.runner !== null && row.runner !== this.deps.runnerId) await this.runnerOutput.copy(id);
-    if (seq !== undefined) return;
+    if (row.runner === this.deps.runnerId) return false;
+    if (row.runner !== null) await this.runnerOutput.copy(id);
+    if (seq !== undefined) return true;
     if (isFinalStatus(row.status)) {
       this.runnerOutput.forget(id);
       // A slot of its agent is free across machines: a job waiting here may start.
       this.scheduler.pump(row.agent);
     }
     this.announce(row);
+    return true;
+  }
+
+  /** Whether job `id` is one for runners (held by one, or waiting for one), not this server's own: what a NOTIFY about it may tell. */
+  async forRunners(id: string): Promise<boolean> {
+    const row = await this.registry.jobs.get(id);
+    return !!row && row.runner !== this.deps.runnerId;
   }
 
   /**

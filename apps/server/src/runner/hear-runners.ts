@@ -11,14 +11,17 @@ import type { Services } from "../services.js";
 export function hearRunners(url: string, services: Services, log: FastifyBaseLogger): Promise<ChannelListener> {
   // In the order heard: a job's output is copied before its end is told.
   let heard: Promise<void> = Promise.resolve();
+  // Any login may NOTIFY on these channels: a payload is believed only for a job for runners, never
+  // this server's own (announcing a job's whole file list is up to 10,000 events, on every NOTIFY).
   const told = async (payload: string) => {
     if (payload.endsWith(FILES_CHANGED)) {
-      await services.files.announceStored(payload.slice(0, -FILES_CHANGED.length));
+      const id = payload.slice(0, -FILES_CHANGED.length);
+      if (await services.jobs.forRunners(id)) await services.files.announceStored(id);
       return;
     }
-    await services.jobs.heardFromRunner(payload);
+    const forRunners = await services.jobs.heardFromRunner(payload);
     // A change to the job (not output): its stored file changes again, in case a notification was missed.
-    if (!payload.includes(":")) await services.files.announceStored(payload);
+    if (forRunners && !payload.includes(":")) await services.files.announceStored(payload);
   };
   return listen(
     url,

@@ -22,6 +22,16 @@ DO $$ BEGIN
     GRANT corral_runners TO corral_runner;
   END IF;
 END $$;
+-- Before PostgreSQL 15 every login may create in schema public: a runner's could put a table,
+-- or a function or operator that an unqualified name in Corral's statements finds before the
+-- built-in one (CVE-2018-1058). Only the registry's owner (whoever owns its jobs table) creates there.
+DO $$ DECLARE owner name := (SELECT tableowner FROM pg_tables WHERE schemaname = 'public' AND tablename = 'jobs');
+BEGIN
+  IF has_schema_privilege('public', 'public', 'CREATE') THEN
+    REVOKE CREATE ON SCHEMA public FROM PUBLIC;
+    IF owner IS NOT NULL THEN EXECUTE format('GRANT CREATE ON SCHEMA public TO %I', owner); END IF;
+  END IF;
+END $$;
 REVOKE ALL ON ALL TABLES IN SCHEMA public FROM corral_runners;
 REVOKE ALL ON ALL SEQUENCES IN SCHEMA public FROM corral_runners;
 GRANT USAGE ON SCHEMA public, drizzle TO corral_runners;

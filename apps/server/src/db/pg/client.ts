@@ -5,6 +5,7 @@ import { migrate } from "drizzle-orm/node-postgres/migrator";
 import pg from "pg";
 import { repoRoot } from "../../lib/repo-root.js";
 import { RegistryError } from "../registry-error.js";
+import { DEFAULT_LOCK_TIMEOUT_MS } from "./lock-wait.js";
 import { describePgUrl } from "./url.js";
 import * as schema from "./schema.js";
 
@@ -14,6 +15,8 @@ export type PgExecutor = PgDb | Parameters<Parameters<PgDb["transaction"]>[0]>[0
 
 export interface PgHandle {
   db: PgDb;
+  /** Its connections' lock_timeout. */
+  lockTimeoutMs: number;
   close(): Promise<void>;
 }
 
@@ -39,6 +42,8 @@ export interface PgOptions {
    * may not create anything): refuse a registry whose tables are not exactly this checkout's.
    */
   schema?: "migrate" | "check";
+  /** How long a statement waits for a lock before it fails with 55P03 (lock-wait.ts): no other login's lock holds Corral forever. */
+  lockTimeoutMs?: number;
 }
 
 /**
@@ -47,7 +52,14 @@ export interface PgOptions {
  * the server but never the password.
  */
 export async function openPgDb(url: string, options: PgOptions = {}): Promise<PgHandle> {
-  const pool = new pg.Pool({ connectionString: url, max: options.max ?? 10, types, application_name: "corral" });
+  const lockTimeoutMs = options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.max ?? 10,
+    types,
+    application_name: "corral",
+    options: `-c lock_timeout=${Math.floor(lockTimeoutMs)}`,
+  });
   // An idle connection's error is emitted on the pool; unheard, it would end the process.
   pool.on("error", (err) => options.onError?.(err));
   try {
@@ -58,17 +70,20 @@ export async function openPgDb(url: string, options: PgOptions = {}): Promise<Pg
     throw pgFailure(url, err);
   }
   const db = drizzle(pool, { schema }) as PgDb;
-  return { db, close: () => pool.end() };
+  return { db, lockTimeoutMs, close: () => pool.end() };
 }
 
 async function migrateLocked(pool: pg.Pool): Promise<void> {
   const client = await pool.connect();
   try {
+    // Another server may be migrating for longer than lock_timeout: this one waits for it.
+    await client.query("set lock_timeout = 0");
     await client.query("select pg_advisory_lock($1)", [MIGRATION_LOCK]);
     try {
       await migrate(drizzle(client, { schema }), { migrationsFolder });
     } finally {
       await client.query("select pg_advisory_unlock($1)", [MIGRATION_LOCK]);
+      await client.query("reset lock_timeout");
     }
   } finally {
     client.release();

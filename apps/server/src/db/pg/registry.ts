@@ -1,3 +1,4 @@
+import { lockHolders, lockWaitMessage } from "./lock-wait.js";
 import { sql } from "drizzle-orm";
 import type { Registry, Repos } from "../registry.js";
 import type { PgExecutor, PgHandle } from "./client.js";
@@ -77,6 +78,10 @@ export function createPgRegistry(handle: PgHandle, { cacheAgents = true }: PgReg
         // What the pool read while the transaction was open is the old row: read it again.
         agentRows?.forget();
       }
+    },
+    async describeLockWait() {
+      const holders = await lockHolders(handle.db.$client).catch(() => []);
+      return lockWaitMessage(handle.lockTimeoutMs, holders);
     },
     async close() {
       await queue;
