@@ -150,10 +150,15 @@ describe("opencode_server agents", () => {
     const s = await setup();
     const spec = { jobId: "j2", prompt: "again", workdir: s.workdir, model: null };
     await expect(runAdapter(s, { ...spec, followUp: { jobId: "j1", workerSession: null } })).rejects.toThrow(
-      "job j1 has no OpenCode session to continue",
+      "job j1 cannot be continued: its opencode_server worker reported no session id",
     );
-    await expect(runAdapter(s, { ...spec, followUp: { jobId: "j1", workerSession: "ses_gone" } })).rejects.toThrow(
-      `OpenCode at ${s.fake.url} answered 404 to GET /session/ses_gone: Session not found: ses_gone`,
+    // Not OpenCode's shape (a runner's login may have stored it): refused before any request.
+    for (const id of ["..", "ses_gone", "../../config", "--help"]) {
+      await expect(runAdapter(s, { ...spec, followUp: { jobId: "j1", workerSession: id } })).rejects.toThrow("is not a opencode_server session id");
+    }
+    const gone = "ses_0123456789abAbCdEfGhIjKlMn";
+    await expect(runAdapter(s, { ...spec, followUp: { jobId: "j1", workerSession: gone } })).rejects.toThrow(
+      `OpenCode at ${s.fake.url} answered 404 to GET /session/${gone}: Session not found: ${gone}`,
     );
     expect(s.fake.requests.some((r) => r.path.includes("/prompt_async"))).toBe(false);
   });

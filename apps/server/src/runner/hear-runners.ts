@@ -1,6 +1,10 @@
 import type { FastifyBaseLogger } from "fastify";
 import { ANSWER_CHANNEL, type ChannelListener, FILES_CHANGED, JOB_CHANNEL, listen } from "../db/pg/job-changes.js";
 import type { Services } from "../services.js";
+import { noticeQueue } from "./notice-queue.js";
+
+/** Distinct payloads waiting to be read, at most. */
+const MAX_PENDING = 10_000;
 
 /**
  * The server hears runners on one connection of its own. What they store (NOTIFY on JOB_CHANNEL)
@@ -9,8 +13,6 @@ import type { Services } from "../services.js";
  * one at once. Loaded only with a registry in PostgreSQL (the pg driver comes with it).
  */
 export function hearRunners(url: string, services: Services, log: FastifyBaseLogger): Promise<ChannelListener> {
-  // In the order heard: a job's output is copied before its end is told.
-  let heard: Promise<void> = Promise.resolve();
   // Any login may NOTIFY on these channels: a payload is believed only for a job for runners, never
   // this server's own (announcing a job's whole file list is up to 10,000 events, on every NOTIFY).
   const told = async (payload: string) => {
@@ -26,9 +28,14 @@ export function hearRunners(url: string, services: Services, log: FastifyBaseLog
   return listen(
     url,
     {
-      [JOB_CHANNEL]: (payload) => {
-        heard = heard.then(() => told(payload)).catch((err: unknown) => log.warn({ err, payload }, "could not read what a runner stored"));
-      },
+      // In the order heard: a job's output is copied before its end is told.
+      [JOB_CHANNEL]: noticeQueue(told, {
+        max: MAX_PENDING,
+        onError: (err, payload) => log.warn({ err, payload }, "could not read what a runner stored"),
+        onDrop: (dropped) => {
+          if (dropped % MAX_PENDING === 1) log.warn({ dropped }, "runners' notifications arrive faster than they can be read; dropping some");
+        },
+      }),
       [ANSWER_CHANNEL]: (requestId) => services.workdirs.answered(requestId),
     },
     (err) => log.warn({ err }, "lost the connection that hears of runners' jobs and answers; connecting again"),

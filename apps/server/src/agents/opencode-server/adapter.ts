@@ -4,6 +4,7 @@ import type { AgentRow } from "../../db/schema.js";
 import type { InProcessAdapter, JobSpec } from "../types.js";
 import { OpencodeClient, type SessionRef, serverAddress } from "./client.js";
 import { runTurn } from "./turn.js";
+import { OPENCODE_SESSION, resumedSession } from "../worker-session.js";
 
 /** Listing agents must stay quick even when the OpenCode host is down. */
 const AVAILABILITY_TIMEOUT_MS = 2_000;
@@ -26,11 +27,9 @@ function modelRef(model: string | null): { providerID: string; modelID: string }
  * session; else a new one working in the job's workdir.
  */
 async function sessionFor(client: OpencodeClient, spec: JobSpec, signal: AbortSignal): Promise<SessionRef> {
-  if (spec.followUp) {
-    const { jobId, workerSession } = spec.followUp;
-    if (!workerSession) throw new Error(`job ${jobId} has no OpenCode session to continue`);
-    return client.session(workerSession, signal);
-  }
+  // An id a runner or an earlier worker stored: it goes into a URL path, so it must have OpenCode's shape.
+  const resumed = resumedSession(spec, OPENCODE_SESSION);
+  if (resumed) return client.session(resumed, signal);
   const joined = joinedSession(spec.agent);
   if (joined) return client.session(joined, signal);
   return client.createSession(spec.workdir, `Corral job ${spec.jobId}`, signal);
