@@ -4,6 +4,7 @@ import { mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node
 import path from "node:path";
 import { afterEach, beforeEach, expect, test } from "vitest";
 import { globFiles, grepFiles } from "../src/agents/api/search.js";
+import { snapshotDir } from "../src/jobs/file-watcher.js";
 import { Refusal, withWorkdir, writeConfined } from "../src/lib/confined-files.js";
 import { tempDir } from "./helpers.js";
 
@@ -63,4 +64,17 @@ test("no descriptor is left open by walks that end early: MAX_MATCHES, a refused
   await expect(grepFiles(wd, "x", { under: "d1/e/f1.txt/../../../../.." })).rejects.toThrow(/outside/);
   await expect(grepFiles(wd, "x", { under: "d1/e/nothing/here" })).rejects.toThrow(/ENOENT/);
   expect(openFds()).toBe(before);
+});
+
+test("the workdir snapshot stops at twice its file limit in entries: empty directories without end are not walked to the end", async () => {
+  for (let i = 0; i < 50; i++) mkdirSync(path.join(wd, `empty-${i}`));
+  const many = await snapshotDir(wd, [], 10);
+  expect(many).toMatchObject({ complete: false });
+  expect(many.files.size).toBe(0);
+  rmSync(wd, { recursive: true });
+  mkdirSync(path.join(wd, "a", "b"), { recursive: true });
+  for (const f of ["x", "a/y", "a/b/z"]) writeFileSync(path.join(wd, f), f);
+  const small = await snapshotDir(wd, [], 10);
+  expect(small.complete).toBe(true);
+  expect([...small.files.keys()].sort()).toEqual(["a/b/z", "a/y", "x"]);
 });
