@@ -48,3 +48,9 @@ test("a matcher waiting for a thread gets one when a thread stopped at its deadl
   await until(() => matcherThreads().busy === 0);
   expect(matcherThreads().waiting).toBe(0);
 });
+
+test("a pattern of 10 MB is refused before any thread is used", () => {
+  const before = matcherThreads();
+  expect(() => new LineMatcher("a".repeat(10 * 1024 * 1024), { deadlineMs: 1000 })).toThrow(/longer than 10000 characters/);
+  expect(matcherThreads()).toEqual(before);
+});

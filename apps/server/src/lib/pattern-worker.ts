@@ -70,8 +70,15 @@ function spawnWorker(): Worker {
   return worker;
 }
 
+/**
+ * A pattern's length, at most: it is copied to the thread with every file a grep matches, and a
+ * model's tool call may carry megabytes.
+ */
+export const MAX_PATTERN_CHARS = 10_000;
+
 /** Compiles `source` here first, so a syntax error is the caller's answer and not a worker's crash. */
 export function checkPattern(source: string, flags = ""): void {
+  if (source.length > MAX_PATTERN_CHARS) throw new Refusal(`pattern is longer than ${MAX_PATTERN_CHARS} characters; search for a shorter one`);
   try {
     new RegExp(source, flags);
   } catch (err) {
