@@ -93,6 +93,9 @@ export async function snapshotDir(root: string, excluded: string[] = [], limit =
     await nextTurn();
     sliceStart = performance.now();
   };
+  // Directories count too: a worker's million empty directories (or one directory of a million
+  // entries, read in one synchronous call) would otherwise be walked to the end, holding no file.
+  const budget = { left: limit * 2 };
   let wd: OpenWorkdir;
   try {
     wd = OpenWorkdir.open(root);
@@ -101,7 +104,7 @@ export async function snapshotDir(root: string, excluded: string[] = [], limit =
   }
   try {
     const limits = {
-      budget: { left: Number.POSITIVE_INFINITY },
+      budget,
       maxDepth: MAX_DEPTH,
       skipDir: (rel: string, name: string) => SKIPPED_DIRS.has(name) || excluded.includes(path.join(root, rel)),
     };
@@ -115,7 +118,7 @@ export async function snapshotDir(root: string, excluded: string[] = [], limit =
   } finally {
     wd.close();
   }
-  return { files, complete: true };
+  return { files, complete: budget.left >= 0 };
 }
 
 /**

@@ -45,3 +45,8 @@ test(
   },
   10 * RETRY_PATTERN_DEADLINE_MS,
 );
+
+test("a pattern too long to match counts as not matching; the next pattern still runs", async () => {
+  const long = { ...policy, outputPatterns: ["x".repeat(20_000), "overloaded"] };
+  expect(await retryReason(long, 1, 1, "Overloaded")).toBe("output matched /overloaded/");
+});

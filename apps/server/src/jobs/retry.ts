@@ -16,13 +16,14 @@ export async function retryReason(policy: RetryPolicy | null, attempt: number, e
   if (!policy || attempt >= policy.maxAttempts) return null;
   if (exitCode !== null && policy.exitCodes.includes(exitCode)) return `exit code ${exitCode}`;
   for (const pattern of policy.outputPatterns) {
-    const matcher = new LineMatcher(pattern, { deadlineMs: RETRY_PATTERN_DEADLINE_MS, flags: "i" });
+    let matcher: LineMatcher | null = null;
     try {
+      matcher = new LineMatcher(pattern, { deadlineMs: RETRY_PATTERN_DEADLINE_MS, flags: "i" });
       if (await matcher.test(outputTail)) return `output matched /${pattern}/`;
     } catch {
-      // Too slow (or the thread failed): not a reason to retry.
+      // Too slow, too long (or the thread failed): not a reason to retry.
     } finally {
-      matcher.close();
+      matcher?.close();
     }
   }
   return null;

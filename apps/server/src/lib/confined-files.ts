@@ -29,6 +29,15 @@ export class Refusal extends Error {}
 const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 /** Links a path may pass through that stay inside the workdir, as the kernel's own limit. */
 const MAX_LINK_HOPS = 40;
+/**
+ * Directories opened and names looked up by one lookup, at most. Without /proc/self/fd's help the
+ * kernel stops a path at 4096 bytes; here a long path (`a/a/a/…`, created one mkdir at a time by
+ * write_file) or `..` in links (each re-walks from the root) could make millions of synchronous
+ * calls on the event loop.
+ */
+const MAX_LOOKUP_STEPS = 4096;
+/** A path asked for, at most (a model's tool call may carry megabytes). */
+const MAX_PATH_CHARS = 65_536;
 
 /** `name` in the directory open as `dirFd`, as a path the kernel resolves like openat(dirFd, name). */
 export const at = (dirFd: number, name: string) => `/proc/self/fd/${dirFd}/${name}`;
@@ -51,10 +60,16 @@ const errno = (err: unknown) => (err as NodeJS.ErrnoException).code;
 function namesOf(root: string, requested: string): string[] {
   if (typeof requested !== "string" || !requested.trim()) throw new Refusal("path is empty");
   if (requested.includes("\0")) throw new Refusal("path contains a NUL byte");
+  if (requested.length > MAX_PATH_CHARS) throw new Refusal(`path is longer than ${MAX_PATH_CHARS} characters`);
   const target = path.resolve(root, requested);
   if (!isInside(target, root)) throw new Refusal(`${requested} is outside the working directory`);
   return path.relative(root, target).split(path.sep).filter(Boolean);
 }
+
+const tooDeep = (requested: string) =>
+  new Refusal(
+    `${requested.length > 200 ? `${requested.slice(0, 200)}…` : requested} is too deep (more than ${MAX_LOOKUP_STEPS} directories to open, counting those its symlinks lead through)`,
+  );
 
 /** Where a lookup ended: the open directory holding `name` (null: the directory itself was asked for). */
 export interface Located {
@@ -109,15 +124,21 @@ export class OpenWorkdir {
    */
   locate(requested: string, opts: { create?: boolean; followLast?: boolean } = {}): Located {
     const todo = namesOf(this.root, requested);
+    if (todo.length > MAX_LOOKUP_STEPS) throw tooDeep(requested);
     let dir: string[] = [];
     let cur = this.fd;
     let hops = 0;
     let viaLink = false;
+    let steps = 0;
+    const step = () => {
+      if (++steps > MAX_LOOKUP_STEPS) throw tooDeep(requested);
+    };
     const release = () => {
       if (cur !== this.fd) closeSync(cur);
       cur = this.fd;
     };
     const descend = (name: string) => {
+      step();
       let next: number;
       try {
         next = openSync(at(cur, name), DIR_FLAGS);

@@ -35,11 +35,19 @@ const RESOURCE_LIMITS = { maxOldGenerationSizeMb: 96, maxYoungGenerationSizeMb: 
  */
 const idle: Worker[] = [];
 const MAX_IDLE = 2;
+/**
+ * Threads alive at most, busy, idle or still exiting: each may hold its heap limit, and greps from
+ * many jobs at once would otherwise start a thread each. A matcher beyond it waits for one.
+ */
+export const MAX_MATCHER_THREADS = 4;
 let live = 0;
 let timedOut = 0;
+/** Matchers waiting for a thread, woken in turn when one is handed back or has exited. */
+const waiting: (() => void)[] = [];
+const wakeNext = () => waiting.shift()?.();
 
-/** Pattern threads alive: matching (`busy`) or kept for the next search (`idle`); and how many were stopped at their deadline. */
-export const matcherThreads = () => ({ busy: live - idle.length, idle: idle.length, timedOut });
+/** Pattern threads alive: matching (`busy`) or kept for the next search (`idle`); how many were stopped at their deadline; matchers waiting for a thread. */
+export const matcherThreads = () => ({ busy: live - idle.length, idle: idle.length, timedOut, waiting: waiting.length });
 
 function spawnWorker(): Worker {
   const worker = new Worker(WORKER_SOURCE, {
@@ -57,12 +65,20 @@ function spawnWorker(): Worker {
     live--;
     const at = idle.indexOf(worker);
     if (at >= 0) idle.splice(at, 1);
+    wakeNext();
   });
   return worker;
 }
 
+/**
+ * A pattern's length, at most: it is copied to the thread with every file a grep matches, and a
+ * model's tool call may carry megabytes.
+ */
+export const MAX_PATTERN_CHARS = 10_000;
+
 /** Compiles `source` here first, so a syntax error is the caller's answer and not a worker's crash. */
 export function checkPattern(source: string, flags = ""): void {
+  if (source.length > MAX_PATTERN_CHARS) throw new Refusal(`pattern is longer than ${MAX_PATTERN_CHARS} characters; search for a shorter one`);
   try {
     new RegExp(source, flags);
   } catch (err) {
@@ -87,6 +103,8 @@ export class LineMatcher {
   private worker: Worker | null = null;
   private spentMs = 0;
   private failure: Error | null = null;
+  /** Wakes this matcher while it waits for a thread (it failed meanwhile: aborted). */
+  private wake: (() => void) | null = null;
   private readonly onAbort = () => this.fail(abortError(this.opts.signal));
   private readonly onError = (err: Error) => this.fail(new Error(`the pattern could not be matched: ${err.message}`));
 
@@ -111,7 +129,7 @@ export class LineMatcher {
   private async run(text: string, max: number, whole: boolean): Promise<number[]> {
     if (this.opts.signal?.aborted) this.fail(abortError(this.opts.signal));
     if (this.failure) throw this.failure;
-    const worker = this.start();
+    const worker = await this.start();
     const started = performance.now();
     try {
       return await new Promise<number[]>((resolve, reject) => {
@@ -151,16 +169,28 @@ export class LineMatcher {
     if (!worker) return;
     this.worker = null;
     worker.off("error", this.onError);
-    if (!this.failure && idle.length < MAX_IDLE) idle.push(worker);
-    else void worker.terminate();
+    if (!this.failure && idle.length < MAX_IDLE) {
+      idle.push(worker);
+      wakeNext();
+    } else void worker.terminate();
   }
 
-  private start(): Worker {
-    if (this.worker) return this.worker;
-    const worker = idle.pop() ?? spawnWorker();
-    worker.on("error", this.onError);
-    this.worker = worker;
-    return worker;
+  private async start(): Promise<Worker> {
+    while (!this.worker) {
+      if (this.failure) throw this.failure;
+      const free = idle.pop() ?? (live < MAX_MATCHER_THREADS ? spawnWorker() : null);
+      if (free) {
+        free.on("error", this.onError);
+        this.worker = free;
+        break;
+      }
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+        waiting.push(resolve);
+      });
+      this.wake = null;
+    }
+    return this.worker;
   }
 
   private tooSlow(): Refusal {
@@ -173,6 +203,11 @@ export class LineMatcher {
   private fail(err: Error): void {
     this.failure ??= err;
     this.stop();
+    const wake = this.wake;
+    if (wake) {
+      waiting.splice(waiting.indexOf(wake), 1);
+      wake();
+    }
   }
 
   private stop(): void {
