@@ -45,7 +45,20 @@ describe("WebSocket", () => {
         120_000,
       );
       expect(ended.map((j) => j.status)).toEqual(jobs.map(() => "succeeded"));
-      // Let every stream push until its connection is full.
+      // Every subscription is in place (a connection handles its messages one after another, and
+      // under load the last of 4,800 may come after the jobs end), then every stream pushes until
+      // its connection is full.
+      let following: number[] = [];
+      await until(
+        async () => {
+          following = (await api<WsStats>(server, "GET", "/api/ws/stats")).body.connections.map((c) => c.streams.length);
+          return following.length === 150 && following.every((n) => n === 32) ? true : undefined;
+        },
+        60_000,
+        "150 connections following 32 streams each",
+      ).catch((err: unknown) => {
+        throw new Error(`${String(err)}; streams per connection: ${following.join(" ")}`);
+      });
       let stats: WsStats | undefined;
       for (let settled = 0, last = -1; settled < 3; ) {
         await sleep(500);
