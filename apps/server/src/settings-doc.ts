@@ -1,6 +1,6 @@
 // The settings table of docs/settings.md, written from the schemas that read the environment, so
 // the table cannot drift from the code: `pnpm docs:settings` writes it, test/docs.test.ts checks it.
-import type { z } from "zod";
+import { z } from "zod";
 import { CliEnvSchema } from "./cli/settings.js";
 import { BinOverrideSetting, EnvSchema } from "./config.js";
 import { RunnerEnvSchema } from "./runner/settings.js";
@@ -55,9 +55,8 @@ const MIB = 1024 * 1024;
 function defaultOf(schema: z.ZodType): string {
   const shown = schema.meta()?.defaultText;
   if (typeof shown === "string") return shown;
-  const def = schema._zod.def;
-  if (def.type !== "default") return "none";
-  const value: unknown = (def as { defaultValue: unknown }).defaultValue;
+  if (!(schema instanceof z.ZodDefault)) return "none";
+  const value: unknown = schema.def.defaultValue;
   if (Array.isArray(value) && value.length === 0) return "none";
   if (typeof value === "number" && value >= MIB && value % MIB === 0) return `\`${value}\` (${value / MIB} MiB)`;
   return `\`${String(value)}\``;
@@ -65,12 +64,10 @@ function defaultOf(schema: z.ZodType): string {
 
 /** The bounds a number setting is checked against, when they say more than "a positive whole number". */
 function rangeOf(schema: z.ZodType): string {
-  let inner = schema;
-  while (inner._zod.def.type === "default" || inner._zod.def.type === "optional") {
-    inner = (inner._zod.def as unknown as { innerType: z.ZodType }).innerType;
-  }
-  if (inner._zod.def.type !== "number") return "";
-  const { minValue, maxValue } = inner as unknown as z.ZodNumber;
+  let inner: z.ZodType = schema;
+  while (inner instanceof z.ZodDefault || inner instanceof z.ZodOptional) inner = inner.unwrap() as z.ZodType;
+  if (!(inner instanceof z.ZodNumber)) return "";
+  const { minValue, maxValue } = inner;
   if (maxValue !== null && maxValue < Number.MAX_SAFE_INTEGER) return `${minValue} to ${maxValue}.`;
   if (minValue !== null && minValue > 1) return `At least ${minValue}.`;
   return "";
