@@ -1,5 +1,5 @@
 // `pnpm bench [name…]`: runs the registered benchmarks in order and prints each one's table
-// (markdown, ready for the README). Figures are ratios against a baseline measured in the same run.
+// (markdown, ready for docs/benchmarks.md). Figures are ratios against a baseline measured in the same run.
 import os from "node:os";
 import { burst } from "./burst.js";
 import { dispatch } from "./dispatch.js";

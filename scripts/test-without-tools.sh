@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `pnpm test` as on a machine without bubblewrap, Chromium or PostgreSQL: the README promises it
+# `pnpm test` as on a machine without bubblewrap, Chromium or PostgreSQL: CONTRIBUTING.md promises it
 # passes there, with the tests that need them skipped. In a private mount namespace (root, or an
 # unprivileged user namespace) their binaries are covered by an empty, non-executable file and
 # PostgreSQL's directory by an empty tmpfs, so nothing in the run can find them. The run fails

@@ -17,8 +17,8 @@ export { sleep };
  * Where each benchmark makes its fresh directory (the server's data dir and the workdirs):
  * `BENCH_DIR`, else `$XDG_CACHE_HOME/corral-bench` (`~/.cache/corral-bench`), beside Corral's own
  * default data dir (`~/.local/share/corral`) rather than in the system temp dir, where other
- * programs' churn made creating a file several times slower on the machine the README's figures
- * come from (see README → Benchmarks).
+ * programs' churn made creating a file several times slower on the machine the figures of
+ * docs/benchmarks.md come from.
  */
 export function freshBenchDir(prefix: string): string {
   const parent = process.env.BENCH_DIR ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), ".cache"), "corral-bench");

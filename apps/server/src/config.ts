@@ -20,55 +20,170 @@ const listOf = (separator: string) =>
       .filter(Boolean),
   );
 
-/** Every setting, with its environment variable. README's settings table mirrors this. */
-const EnvSchema = z.object({
-  CORRAL_HOST: z.string().min(1).default("127.0.0.1"),
-  CORRAL_PORT: portSchema.default(7433),
-  CORRAL_DATA_DIR: z.string().min(1).optional(),
-  CORRAL_TOKEN: z.string().min(16, "use at least 16 characters").optional(),
-  CORRAL_CONFIG: z.string().min(1).optional(),
+/**
+ * What docs/settings.md gives as a setting's default when the schema has none to show: one worked
+ * out at start (a path under the home dir, a share of `ulimit -n`) or the absence of the setting.
+ */
+const shownDefault = (text: string) => ({ defaultText: text });
+
+/**
+ * Every setting of the server, with its environment variable. Each `.describe()` is what
+ * docs/settings.md says of it (`pnpm docs:settings` writes the table; a test keeps them in step).
+ */
+export const EnvSchema = z.object({
+  CORRAL_HOST: z
+    .string()
+    .min(1)
+    .default("127.0.0.1")
+    .describe(
+      "Address to listen on. Anything but a loopback address (`127.x.x.x`, `::1`, `localhost`) needs `CORRAL_TOKEN`, or Corral refuses to start.",
+    ),
+  CORRAL_PORT: portSchema.default(7433).describe("Port for the panel, REST, WebSocket and MCP."),
+  CORRAL_DATA_DIR: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "SQLite registry, job output, token; owner-only (`0700`, files `0600`). A runner's default is `~/.local/share/corral-runner`, so a runner beside a server never shares its job logs.",
+    )
+    .meta(shownDefault("`$XDG_DATA_HOME/corral`, else `~/.local/share/corral`")),
   CORRAL_DATABASE_URL: z
     .string()
     .refine(
       (url) => /^postgres(ql)?:\/\/[^\s]+$/.test(url) && URL.canParse(url),
       "must be a PostgreSQL URL: postgres://user:password@host:5432/database",
     )
-    .optional(),
-  CORRAL_ALLOWED_HOSTS: listOf(",").default([]),
-  CORRAL_ALLOWED_ORIGINS: listOf(",").default([]),
-  CORRAL_WORKDIR_ROOTS: listOf(path.delimiter).optional(),
+    .optional()
+    .describe(
+      "`postgres://user:password@host:5432/database`: keep the registry in PostgreSQL instead ([A registry in PostgreSQL](runners.md#a-registry-in-postgresql)); required by `corral runner`. Job output and the token stay in the data dir.",
+    )
+    .meta(shownDefault("none: the registry is SQLite in the data dir")),
+  CORRAL_TOKEN: z
+    .string()
+    .min(16, "use at least 16 characters")
+    .optional()
+    .describe("Token for every door (at least 16 characters). Not passed on to workers.")
+    .meta(shownDefault("generated once, kept in `<data dir>/token` (mode 0600)")),
+  CORRAL_CONFIG: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("Agents, budgets and prices declared in a file, followed as it changes ([Agents in a file](agents.md#agents-in-a-file)).")
+    .meta(shownDefault("`<data dir>/corral.yaml`, if present")),
+  CORRAL_ALLOWED_HOSTS: listOf(",")
+    .default([])
+    .describe("Extra `Host` names to answer to, comma-separated (DNS-rebinding guard).")
+    .meta(shownDefault("loopback names")),
+  CORRAL_ALLOWED_ORIGINS: listOf(",")
+    .default([])
+    .describe(
+      "Extra browser origins allowed to call the API, comma-separated; only these get CORS headers, and they must send the token in `Authorization` (the panel's cookie is ignored on their requests).",
+    ),
+  CORRAL_AUTH_FAILURE_LIMIT: positiveInt
+    .default(10)
+    .describe("Wrong tokens one remote address may send within the window before it is answered 429."),
+  CORRAL_AUTH_FAILURE_WINDOW_S: positiveInt.default(60).describe("That window, and how long the address then stays blocked."),
+  CORRAL_SESSION_TTL_DAYS: positiveInt
+    .max(3650)
+    .default(30)
+    .describe("A browser session ends after this many days without use ([Security](security.md))."),
+  CORRAL_BODY_LIMIT_BYTES: positiveInt.default(2 * 1024 * 1024).describe("Largest REST or MCP request body; bigger ones get 413."),
+  CORRAL_WORKDIR_ROOTS: listOf(path.delimiter)
+    .optional()
+    .describe("Directories workdirs must be inside, `:`-separated. On a runner it also bounds what of its machine may be browsed.")
+    .meta(shownDefault("your home dir and the system temp dir")),
   CORRAL_DEFAULT_WORKDIR: z
     .string()
     .refine((t) => t.includes(AGENT_PLACEHOLDER), `must contain ${AGENT_PLACEHOLDER}, so each agent gets its own folder`)
     .refine((t) => t === "~" || t.startsWith("~/") || path.isAbsolute(t), "must be an absolute path or start with ~/")
-    .optional(),
-  CORRAL_KILL_GRACE_MS: positiveInt.default(5000),
+    .optional()
+    .describe("A new agent's workdir; `{agent}` (required) becomes its name. Absolute or `~/…`. pyCorral's is `~/misRepos/corral/{agent}`.")
+    .meta(shownDefault("`<first root>/corral-work/{agent}`")),
+  CORRAL_KILL_GRACE_MS: positiveInt.default(5000).describe("Time between SIGTERM and SIGKILL on cancel and timeout."),
   // At least two and a half of a runner's 2 s heartbeats, so one late heartbeat never loses a live runner's jobs.
-  CORRAL_RUNNER_LEASE_S: positiveInt.min(5).max(3600).default(15),
-  CORRAL_RUNNER_ANSWER_TIMEOUT_MS: positiveInt.min(100).max(120_000).default(10_000),
-  CORRAL_REGISTRY_LOCK_TIMEOUT_MS: positiveInt.min(100).max(600_000).default(DEFAULT_LOCK_TIMEOUT_MS),
-  CORRAL_QUEUE_LIMIT: positiveInt.default(10_000),
-  CORRAL_PROGRESS_INTERVAL_MS: positiveInt.default(10_000),
-  CORRAL_MCP_SESSION_IDLE_S: positiveInt.default(1800),
-  CORRAL_MCP_MAX_SESSIONS: positiveInt.default(128),
-  CORRAL_MCP_MAX_CALLS_PER_SESSION: positiveInt.max(10_000).default(16),
-  CORRAL_MCP_MAX_PENDING_BYTES: positiveInt.min(1024 * 1024).default(64 * 1024 * 1024),
-  CORRAL_WS_MAX_CONNECTIONS: positiveInt.default(64),
-  CORRAL_MAX_CONNECTIONS: positiveInt.min(16).optional(),
+  CORRAL_RUNNER_LEASE_S: positiveInt
+    .min(5)
+    .max(3600)
+    .default(15)
+    .describe(
+      "A runner silent this long (no heartbeat; they come every 2 s) has its running jobs marked `lost` ([Several machines](runners.md#several-machines)); a runner reads it too, as how long a silent runner on another machine keeps its name.",
+    ),
+  CORRAL_RUNNER_ANSWER_TIMEOUT_MS: positiveInt
+    .min(100)
+    .max(120_000)
+    .default(10_000)
+    .describe(
+      "How long browsing a workdir on a runner's machine waits for the runner's answer before a `504` naming it ([Several machines](runners.md#several-machines)).",
+    ),
+  CORRAL_REGISTRY_LOCK_TIMEOUT_MS: positiveInt
+    .min(100)
+    .max(600_000)
+    .default(DEFAULT_LOCK_TIMEOUT_MS)
+    .describe(
+      "PostgreSQL: how long a statement waits for a lock another session holds (a runner's login that never lets go of one) before the call answers `503` naming that login ([Security](security.md)).",
+    ),
+  CORRAL_QUEUE_LIMIT: positiveInt.default(10_000).describe("Jobs that may wait in queues before launches are refused (`429` `queue_full`)."),
+  CORRAL_PROGRESS_INTERVAL_MS: positiveInt.default(10_000).describe("How often `_run`, `corral_wait` and `corral_receive` send MCP progress."),
+  CORRAL_MCP_SESSION_IDLE_S: positiveInt
+    .default(1800)
+    .describe(
+      "MCP sessions with no call in progress for this long are closed (an open GET stream does not count); REST conversation keys unused this long end too.",
+    ),
+  CORRAL_MCP_MAX_SESSIONS: positiveInt
+    .default(128)
+    .describe(
+      "MCP sessions held at once. A new session closes the least recently used idle one that holds no conversation name; when all are busy with calls or registered it is refused (`503`, a JSON-RPC error saying what to do).",
+    ),
+  CORRAL_MCP_MAX_CALLS_PER_SESSION: positiveInt
+    .max(10_000)
+    .default(16)
+    .describe("Calls one MCP session has in progress at once (more get `429`), and the most messages a JSON-RPC batch may hold."),
+  CORRAL_MCP_MAX_PENDING_BYTES: positiveInt
+    .min(1024 * 1024)
+    .default(64 * 1024 * 1024)
+    .describe(
+      "MCP answers written but not yet read by their clients, over all sessions; past it the connections that have held theirs longest are closed.",
+    ),
+  CORRAL_WS_MAX_CONNECTIONS: positiveInt.default(64).describe("WebSocket connections at once; more are closed with `1013` and the reason."),
+  CORRAL_MAX_CONNECTIONS: positiveInt
+    .min(16)
+    .optional()
+    .describe(
+      "HTTP connections held at once, half of them at most idle (no request in progress); the oldest idle one is closed to make room. A value that leaves less than a quarter of `ulimit -n` (at least 256) for the registry, job files and workers is refused at start.",
+    )
+    .meta(shownDefault("half of `ulimit -n`, at most 10000")),
   // Node requires it no longer than the whole request's 5 minutes (app.ts).
-  CORRAL_HEADERS_TIMEOUT_S: positiveInt.max(300).default(10),
-  CORRAL_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-  CORRAL_GEMINI_MODEL: z.string().min(1).default("gemini-2.5-flash"),
-  CORRAL_OPENCODE_MODEL: z.string().min(1).default("opencode/deepseek-v4-flash-free"),
-  CORRAL_OLLAMA_MODEL: z.string().min(1).default("qwen2.5:7b"),
-  CORRAL_QWEN_MODEL: z.string().min(1).default("qwen2.5:7b"),
-  CORRAL_GEMMA_MODEL: z.string().min(1).default("aliafshar/gemma3-it-qat-tools:4b"),
-  CORRAL_OLLAMA_URL: z.url().default("http://127.0.0.1:11434"),
-  CORRAL_OLLAMA_MAX_CTX: positiveInt.default(32_768),
-  CORRAL_OLLAMA_MAX_ITERATIONS: positiveInt.default(30),
-  CORRAL_DEV_WEB: z.enum(["0", "1"]).default("0"),
-  CORRAL_STOP_WORKERS_ON_EXIT: z.enum(["0", "1"]).default("0"),
-  CORRAL_ALLOW_LOADER_ENV: z.enum(["0", "1"]).default("0"),
+  CORRAL_HEADERS_TIMEOUT_S: positiveInt
+    .max(300)
+    .default(10)
+    .describe("A connection has this long to send a request's headers, else it gets `408` and is closed (a whole request has 5 minutes)."),
+  CORRAL_LOG_LEVEL: z
+    .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"])
+    .default("info")
+    .describe("`fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`."),
+  CORRAL_GEMINI_MODEL: z.string().min(1).default("gemini-2.5-flash").describe("Default model of `gemini` (as in pyCorral)."),
+  CORRAL_OPENCODE_MODEL: z.string().min(1).default("opencode/deepseek-v4-flash-free").describe("Default model of `opencode`."),
+  CORRAL_OLLAMA_MODEL: z.string().min(1).default("qwen2.5:7b").describe("Default model of `ollama`."),
+  CORRAL_QWEN_MODEL: z.string().min(1).default("qwen2.5:7b").describe("Default model of `qwen`."),
+  CORRAL_GEMMA_MODEL: z.string().min(1).default("aliafshar/gemma3-it-qat-tools:4b").describe("Default model of `gemma`."),
+  CORRAL_OLLAMA_URL: z.url().default("http://127.0.0.1:11434").describe("Ollama server of the built-in Ollama agents."),
+  CORRAL_OLLAMA_MAX_CTX: positiveInt
+    .default(32_768)
+    .describe("Cap on the `num_ctx` an Ollama job asks for (the model's own context length, if smaller, wins)."),
+  CORRAL_OLLAMA_MAX_ITERATIONS: positiveInt.default(30).describe("Model turns an Ollama job may take; past it the job fails."),
+  CORRAL_DEV_WEB: z.enum(["0", "1"]).default("0").describe("`1` serves the panel from source with hot reload (set by `pnpm dev`)."),
+  CORRAL_STOP_WORKERS_ON_EXIT: z
+    .enum(["0", "1"])
+    .default("0")
+    .describe(
+      "`1` cancels queued and running jobs when the server stops (SIGTERM, Ctrl-C) instead of leaving workers running for the next start; with runners, only `local`'s jobs.",
+    ),
+  CORRAL_ALLOW_LOADER_ENV: z
+    .enum(["0", "1"])
+    .default("0")
+    .describe(
+      "`1` lets agents' `env` set loader variables (`LD_PRELOAD`, `NODE_OPTIONS`, `BASH_ENV`, `GIT_CONFIG_*`, `HOME`…; the list is in [Agents](agents.md#environment)), which are refused otherwise.",
+    ),
   CORRAL_PASS_ENV: listOf(",")
     .pipe(
       z.array(
@@ -78,14 +193,27 @@ const EnvSchema = z.object({
           .refine((name) => !name.startsWith("CORRAL"), "Corral's own settings are never passed to workers"),
       ),
     )
-    .default([]),
-  CORRAL_AUTH_FAILURE_LIMIT: positiveInt.default(10),
-  CORRAL_AUTH_FAILURE_WINDOW_S: positiveInt.default(60),
-  CORRAL_BODY_LIMIT_BYTES: positiveInt.default(2 * 1024 * 1024),
-  CORRAL_SESSION_TTL_DAYS: positiveInt.max(3650).default(30),
+    .default([])
+    .describe(
+      "More of the server's variables every worker gets, comma-separated names or prefixes ending in `*` (`AWS_*,SSH_AUTH_SOCK`); workers otherwise get only the basics and their kind's own ([Agents](agents.md#environment)). `CORRAL_*` names are refused.",
+    ),
   HOME: z.string().optional(),
   XDG_DATA_HOME: z.string().optional(),
 });
+
+/**
+ * `CORRAL_<AGENT>_BIN`: the binary of a built-in agent. One variable per agent, so a pattern
+ * beside EnvSchema rather than a key of it.
+ */
+export const BinOverrideSetting = {
+  variable: "CORRAL_<AGENT>_BIN",
+  pattern: /^CORRAL_([A-Z0-9_]+)_BIN$/,
+  schema: z
+    .string()
+    .min(1)
+    .describe("Binary of a built-in agent, e.g. `CORRAL_GEMINI_BIN=/opt/gemini/bin/gemini`.")
+    .meta(shownDefault("the CLI's name on `PATH`")),
+};
 
 export interface AppConfig {
   host: string;
@@ -186,8 +314,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     if (value === undefined) continue;
     // Corral's settings (its token, the registry's password) are read above, and by nothing else.
     if (!key.startsWith("CORRAL_")) serverEnv[key] = value;
-    const bin = /^CORRAL_([A-Z0-9_]+)_BIN$/.exec(key);
-    if (bin?.[1] && value) binOverrides[bin[1].toLowerCase()] = value;
+    const bin = BinOverrideSetting.pattern.exec(key);
+    if (bin?.[1] && BinOverrideSetting.schema.safeParse(value).success) binOverrides[bin[1].toLowerCase()] = value;
   }
   return {
     host: e.CORRAL_HOST,

@@ -141,7 +141,7 @@ describe.skipIf(!postgres.available)("on a PostgreSQL registry", () => {
 
     expect((await api(server, "PATCH", "/api/agents/kiro", { runnerLabel: null })).status).toBe(200);
     await sleep(2000);
-    // maxConcurrent 1 "holds across all runners and the server" (README): b waits for a to end.
+    // maxConcurrent 1 "holds across all runners and the server" (docs/runners.md): b waits for a to end.
     expect((await job(server, a.id)).status).toBe("running");
     expect(await job(server, b.id)).toMatchObject({ status: "queued", startedAt: null });
     // Once a ends on the runner, the server hears it and starts b at once.

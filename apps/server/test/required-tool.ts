@@ -3,7 +3,7 @@ import { findExecutable } from "../src/agents/availability.js";
 
 /**
  * Whether tests that need `command` can run here. Where it is missing (or cannot work) they are
- * skipped with a printed reason, so the README's test command passes on a fresh machine; with
+ * skipped with a printed reason, so `pnpm test` passes on a fresh machine; with
  * CORRAL_REQUIRE_TOOLS=1 (CI, which installs every tool) a missing tool fails the run instead.
  */
 export function hasTool(command: string, probeArgs: string[], install: string): boolean {

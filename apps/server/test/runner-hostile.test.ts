@@ -1,4 +1,4 @@
-// A hostile runner: a session under a runner's own login (made as README "Several machines" says)
+// A hostile runner: a session under a runner's own login (made as docs/runners.md says)
 // that tries every write a runner must not make. Each is refused by PostgreSQL or ignored by the
 // server, the server answers /api/health throughout, and the runner's own work still runs.
 import { existsSync, readFileSync } from "node:fs";

@@ -1,4 +1,4 @@
-// Runners' own logins on the test run's PostgreSQL, made as README "Several machines" says: the
+// Runners' own logins on the test run's PostgreSQL, made as docs/runners.md says: the
 // grants of runner-role.sql, then `pnpm runner login <name> <labels>`'s statements, both run as
 // the superuser. The test cluster trusts local logins, so the password printed is not needed.
 import { randomBytes } from "node:crypto";

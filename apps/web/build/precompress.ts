@@ -14,7 +14,7 @@ const MIN_BYTES = 1024;
 
 /**
  * Writes `.br` (quality 11) and `.gz` (level 9) beside each hashed asset, once at build, so the
- * server sends them without compressing per request (README, "The panel's files"). Quality 11
+ * server sends them without compressing per request (docs/architecture.md, "How the panel's files are served"). Quality 11
  * takes about a second for the main bundle: fine once, too slow for every request, and on-the-fly
  * brotli at a quality fast enough to serve live is no smaller than gzip.
  */

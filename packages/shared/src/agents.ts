@@ -56,7 +56,7 @@ const AgentFieldsSchema = z.object({
   description: z.string().max(2000),
   /** When a failed job is tried again; null never retries. */
   retry: RetryPolicySchema.nullable(),
-  /** `bwrap`: run CLI workers in a bubblewrap sandbox (see README, "Sandbox"). */
+  /** `bwrap`: run CLI workers in a bubblewrap sandbox (see docs/security.md, "Sandbox"). */
   sandbox: SandboxModeSchema,
   /** `api` agents: the model API's wire format (with `baseUrl`, `model`). */
   api: ModelApiSchema.nullable(),

@@ -5,7 +5,7 @@ export type FieldIssue = z.infer<typeof FieldIssueSchema>;
 
 /**
  * What kind of refusal an API error is, for programs and the panel: the `error` text is written
- * for a person (and for MCP's readers), the code is what a client branches on. Documented in README (API).
+ * for a person (and for MCP's readers), the code is what a client branches on. Documented in docs/api.md (REST API).
  */
 export const ApiErrorCodeSchema = z.enum([
   /** A field's value was refused; `field` and `issues` name it. */

@@ -46,7 +46,7 @@ function kindOf(p: string): "dir" | "file" | null {
   }
 }
 
-/** The bubblewrap arguments that confine a worker to its workdir (see README, "Sandbox"). */
+/** The bubblewrap arguments that confine a worker to its workdir (see docs/security.md, "Sandbox"). */
 export function bwrapArgs(kind: string, workdir: string, homeDir: string, dataDir: string): string[] {
   const args = [
     "--die-with-parent",

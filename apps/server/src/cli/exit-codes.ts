@@ -1,6 +1,6 @@
 import type { JobStatus } from "@corral/shared";
 
-/** What `corral` exits with; README ("The corral command") lists them. A job's end has one code per status. */
+/** What `corral` exits with; docs/api.md ("The corral command") lists them. A job's end has one code per status. */
 export const EXIT = {
   succeeded: 0,
   failed: 1,

@@ -1,7 +1,19 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
+import { z } from "zod";
 import { ConfigError, loadConfig } from "../config.js";
 import { CliError, EXIT } from "./exit-codes.js";
+
+/** What the `corral` command reads beyond the server's settings; `.describe()` is docs/settings.md's text. */
+export const CliEnvSchema = z.object({
+  CORRAL_URL: z
+    .string()
+    .optional()
+    .describe(
+      "Where the `corral` command finds the server (read by the command only; see [The corral command](api.md#the-corral-command)). A server listening on `0.0.0.0` is reached on `127.0.0.1`.",
+    )
+    .meta({ defaultText: "`http://CORRAL_HOST:CORRAL_PORT`" }),
+});
 
 /** Where the server is and the token it takes. */
 export interface Target {
@@ -26,7 +38,7 @@ export function resolveTarget(env: NodeJS.ProcessEnv): Target {
     if (err instanceof ConfigError) throw new CliError(`corral reads the server's settings, and they are wrong: ${err.message}`, EXIT.usage);
     throw err;
   }
-  const url = (env.CORRAL_URL || defaultUrl(config.host, config.port)).replace(/\/+$/, "");
+  const url = (CliEnvSchema.parse(env).CORRAL_URL || defaultUrl(config.host, config.port)).replace(/\/+$/, "");
   if (!/^https?:\/\/[^/]/.test(url)) throw new CliError(`CORRAL_URL must start with http:// or https:// (got ${JSON.stringify(url)})`, EXIT.usage);
   if (config.token) return { url, token: config.token, tokenSource: "CORRAL_TOKEN" };
   const file = path.join(config.dataDir, "token");

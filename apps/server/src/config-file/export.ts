@@ -68,7 +68,7 @@ export function exportConfig({ agents, budgets, prices, defaults }: ExportInput)
     }),
   };
   const header = [
-    '# Corral agents, budgets and prices (README, "Agents in a file"). Keys are never exported: an API agent names the variable that holds its key (apiKeyEnv).',
+    '# Corral agents, budgets and prices (docs/agents.md, "Agents in a file"). Keys are never exported: an API agent names the variable that holds its key (apiKeyEnv).',
     ...(withEnv.length ? [`# Left out, as env values are often secrets: the env of ${withEnv.join("; ")}.`] : []),
   ];
   return `${header.join("\n")}\n${stringify(file, { lineWidth: 0 })}`;

@@ -25,7 +25,7 @@ export async function checkRunnerIdentity(handle: PgHandle, settings: Pick<Runne
   const allow = `pnpm runner login ${me.name ?? settings.name} ${settings.labels.join(",")}`;
   if (me.name === null) {
     throw new ConfigError(
-      `The PostgreSQL login ${me.login} is not a runner's login of this registry: the registry's owner makes one with \`${allow}\` (its statements run as PostgreSQL's superuser; README "Several machines"), then CORRAL_DATABASE_URL names that login.`,
+      `The PostgreSQL login ${me.login} is not a runner's login of this registry: the registry's owner makes one with \`${allow}\` (its statements run as PostgreSQL's superuser; docs/runners.md, "Runners"), then CORRAL_DATABASE_URL names that login.`,
     );
   }
   if (me.name !== settings.name) {

@@ -1,4 +1,4 @@
--- What runners' logins may do in the registry (README "Several machines"), granted to the group
+-- What runners' logins may do in the registry (docs/runners.md), granted to the group
 -- role corral_runners that each runner's own login is a member of: read the prices and budgets,
 -- the agents of its labels and their jobs; claim and run those jobs, store their attempts,
 -- output, file changes and conversations; answer requests to browse its workdirs; announce itself

@@ -61,7 +61,7 @@ export function wsRoutes(services: Services) {
       {
         websocket: true,
         schema: {
-          summary: "The WebSocket: job list and job streams (messages are ClientMessage and ServerMessage in @corral/shared, see the README)",
+          summary: "The WebSocket: job list and job streams (messages are ClientMessage and ServerMessage in @corral/shared, see docs/api.md)",
           tags: ["websocket"],
           response: { 101: z.undefined().describe("Switching Protocols: the socket is open"), ...errors() },
         },

@@ -83,8 +83,7 @@ export function RunnersPage() {
           {runners.data.every((r) => r.id === LOCAL_RUNNER) && (
             <p className="muted small">
               Only this server runs jobs. To run them on other machines, keep the registry in PostgreSQL (CORRAL_DATABASE_URL), start a runner where
-              the CLIs are (CORRAL_DATABASE_URL=… CORRAL_RUNNER_LABELS=gpu pnpm runner) and give agents that runner label: see the README, Several
-              machines.
+              the CLIs are (CORRAL_DATABASE_URL=… CORRAL_RUNNER_LABELS=gpu pnpm runner) and give agents that runner label: see docs/runners.md.
             </p>
           )}
         </>
