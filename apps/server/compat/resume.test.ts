@@ -8,7 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { newAgentRow } from "../src/agents/catalog.js";
-import { cliAdapterFor } from "../src/agents/registry.js";
+import { cliAdapterFor } from "../src/agents/kind-lookup.js";
 import type { CliAdapter, FollowUp, JobSpec, WorkerResult } from "../src/agents/types.js";
 import type { AgentRow } from "../src/db/schema.js";
 import { startFakeAnthropic } from "../test/fixtures/fake-llm/anthropic.js";

@@ -1,9 +1,11 @@
 import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
-import { DEFAULT_LOCK_TIMEOUT_MS } from "./db/pg/lock-wait.js";
 import { openFilesLimit } from "./lib/fd-limit.js";
 import { isInside } from "./lib/paths.js";
+
+/** How long a Corral process waits for a lock in PostgreSQL by default (CORRAL_REGISTRY_LOCK_TIMEOUT_MS; db/pg/lock-wait.ts says why). */
+export const DEFAULT_LOCK_TIMEOUT_MS = 10_000;
 
 /** Replaced by the agent's name in `CORRAL_DEFAULT_WORKDIR`. */
 const AGENT_PLACEHOLDER = "{agent}";
@@ -273,7 +275,7 @@ export interface AppConfig {
   allowLoaderEnv: boolean;
   /**
    * The server's own environment without Corral's settings (no CORRAL_*): what the server itself
-   * reads (an API agent's key). A worker gets only the part agents/worker-env.ts picks from it.
+   * reads (an API agent's key). A worker gets only the part agents/inherited-env.ts picks from it.
    */
   serverEnv: Readonly<Record<string, string>>;
   /** `CORRAL_PASS_ENV`: more of the server's variables every worker gets (names, or prefixes ending in `*`). */

@@ -3,14 +3,15 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { readableText, type AgentWithAvailability, type Job, type OutputPage, type ReadablePage } from "@corral/shared";
 import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
-import { bwrapArgs } from "../src/agents/sandbox.js";
+import { bwrapArgs } from "../src/agents/bubblewrap.js";
+import { stateDirsOf } from "../src/agents/sandbox.js";
 import { api, startServer, until, type TestServer } from "./helpers.js";
 import { connectMcp, textOf } from "./mcp-client.js";
 import { hasBwrap } from "./required-tool.js";
 
 const parrotCli = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures", "parrot", "parrot.mjs");
 
-// The one registry line: the list of kinds, with the test's fake kind added.
+// The one line a kind adds: the list of kinds (agents/kinds/index.ts), with the test's fake kind added.
 vi.mock("../src/agents/kinds/index.js", async (importOriginal) => {
   const { agentKindModules } = await importOriginal<typeof import("../src/agents/kinds/index.js")>();
   const { parrot } = await import("./fixtures/parrot/kind.js");
@@ -36,7 +37,7 @@ async function runJob(body: Record<string, unknown>): Promise<Job> {
   return job!;
 }
 
-describe("an agent kind added with one module and one registry line", () => {
+describe("an agent kind added with one module and one line in the list of kinds", () => {
   test("REST lists its built-in agent with its provider, install check, version and Readable view, and takes new agents of the kind", async () => {
     const { body } = await api<{ agents: AgentWithAvailability[] }>(server, "GET", "/api/agents");
     const parrot = body.agents.find((a) => a.name === "parrot");
@@ -102,7 +103,7 @@ describe("an agent kind added with one module and one registry line", () => {
   test("the sandbox lets it write its own state dirs", async () => {
     const home = server.root;
     mkdirSync(path.join(home, ".parrot"), { recursive: true });
-    const args = bwrapArgs("parrot", workdir("boxed"), home, server.dataDir);
+    const args = bwrapArgs(workdir("boxed"), home, server.dataDir, stateDirsOf("parrot"));
     expect(args.join(" ")).toContain(`--bind ${path.join(home, ".parrot")} ${path.join(home, ".parrot")}`);
   });
 

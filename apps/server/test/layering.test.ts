@@ -1,105 +1,188 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
+import {
+  cycleText,
+  importCycles,
+  importGraph,
+  importSpecifiers,
+  layerCycles,
+  layerGraph,
+  layerOf,
+  readSources,
+  resolveImport,
+  unplacedLayers,
+  upwardImports,
+} from "./import-graph.js";
 
 const SRC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../src");
 
-/** Every import specifier in a module: static (type-only included), re-exports and dynamic. */
-const IMPORT = /(?:^|[\s;}])(?:import|export)\s[^;]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g;
+/**
+ * The server's floors, top first: a file imports its own floor or the ones below, never one
+ * above. Two layers of one floor may import each other one way only (no cycle between layers).
+ * A new top-level folder or root file is placed here before the test passes.
+ */
+const FLOORS: readonly (readonly string[])[] = [
+  // The programs' mains: the server's, and `corral`'s (a client of the REST API and WebSocket only).
+  ["server.ts", "cli"],
+  // Opens the registry, builds the app and listens.
+  ["start.ts"],
+  // Registers plugins, routes and the doors in an explicit order.
+  ["app.ts"],
+  // The three doors, thin over the services; `corral runner` (the job engine fed by claims) and the
+  // server's ear for what runners store; the panel's dev server.
+  ["routes", "mcp", "ws", "runner", "dev-web.ts"],
+  // The composition root: builds every service the doors call.
+  ["services.ts"],
+  // Services over the job engine.
+  ["conversations", "workdirs", "observability"],
+  // The job engine.
+  ["jobs"],
+  // Services over the registry: agents and their kinds, prices and budgets, who did what, sessions,
+  // the config file, the directory of runners.
+  ["agents", "costs", "audit", "security", "config-file", "fleet"],
+  // The registry (SQLite and PostgreSQL).
+  ["db"],
+  // The settings: the only reader of process.env.
+  ["config.ts"],
+  // Neutral helpers.
+  ["lib"],
+];
 
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) return sourceFiles(full);
-    return /\.tsx?$/.test(entry.name) && !/\.test\.tsx?$/.test(entry.name) ? [full] : [];
+// Type-only imports count: they vanish at run time, but the two modules still change together, and
+// a cycle of types is one `import type` away from a cycle that runs.
+const graph = importGraph(readSources(SRC));
+
+describe("the detector", () => {
+  test("reads static, type-only, re-exported, side-effect and dynamic imports, not comments or strings", () => {
+    const text = [
+      'import { a } from "../jobs/a.js";',
+      'import type { B } from "../jobs/b.js";',
+      'import { type C } from "../jobs/c.js";',
+      'export * from "../lib/d.js";',
+      'export type { E } from "../lib/e.js";',
+      'import "../lib/f.js";',
+      "const g = await import('../ws/g.js');",
+      '// import { h } from "../ws/h.js";',
+      "const i = 'import { i } from \"../ws/i.js\"';",
+    ].join("\n");
+    expect(importSpecifiers(text)).toEqual([
+      "../jobs/a.js",
+      "../jobs/b.js",
+      "../jobs/c.js",
+      "../lib/d.js",
+      "../lib/e.js",
+      "../lib/f.js",
+      "../ws/g.js",
+    ]);
   });
-}
 
-/** The layer a file belongs to: its top-level folder under src/, or the root file itself. */
-const layerOf = (file: string) => path.relative(SRC, file).split(path.sep)[0] ?? "";
+  test("resolves the .js and .ts spellings of a root file, a folder's index and a bare path to one file", () => {
+    const files = new Set(["services.ts", "runner/hear.ts", "ws/index.ts", "jobs/spawner.mjs"]);
+    expect(resolveImport("runner/hear.ts", "../services.js", files)).toBe("services.ts");
+    expect(resolveImport("runner/hear.ts", "../services.ts", files)).toBe("services.ts");
+    expect(resolveImport("runner/hear.ts", "../services", files)).toBe("services.ts");
+    expect(resolveImport("services.ts", "./ws/index.js", files)).toBe("ws/index.ts");
+    expect(resolveImport("services.ts", "./ws", files)).toBe("ws/index.ts");
+    expect(resolveImport("services.ts", "./jobs/spawner.mjs", files)).toBe("jobs/spawner.mjs");
+    expect(resolveImport("services.ts", "zod", files)).toBeNull();
+    expect(() => importGraph(new Map([["services.ts", 'import { x } from "./gone.js";']]))).toThrow(/services.ts imports \.\/gone\.js/);
+  });
 
-/** Which layer imports which, with one file that shows each arrow. */
-function layerGraph(): Map<string, Map<string, string>> {
-  const graph = new Map<string, Map<string, string>>();
-  for (const file of sourceFiles(SRC)) {
-    const from = layerOf(file);
-    const text = readFileSync(file, "utf8");
-    for (const match of text.matchAll(IMPORT)) {
-      const specifier = match[1] ?? match[2] ?? "";
-      if (!specifier.startsWith(".")) continue;
-      const to = layerOf(path.resolve(path.dirname(file), specifier));
-      if (to === from) continue;
-      const edges = graph.get(from) ?? new Map<string, string>();
-      if (!edges.has(to)) edges.set(to, path.relative(SRC, file));
-      graph.set(from, edges);
-    }
-  }
-  return graph;
-}
-
-/** Each cycle found by a depth-first walk, written as `a → b (file) → a (file)`. */
-function cycles(graph: Map<string, Map<string, string>>): string[] {
-  const found: string[] = [];
-  const done = new Set<string>();
-  const walk = (node: string, trail: { layer: string; via: string }[]) => {
-    const at = trail.findIndex((step) => step.layer === node);
-    if (at >= 0) {
-      found.push(
-        trail
-          .slice(at)
-          .map((step) => `${step.layer} (${step.via})`)
-          .join(" → ") + ` → ${node}`,
-      );
-      return;
-    }
-    if (done.has(node)) return;
-    for (const [next, via] of graph.get(node) ?? []) walk(next, [...trail, { layer: node, via }]);
-    done.add(node);
-  };
-  for (const node of graph.keys()) walk(node, []);
-  return found;
-}
-
-test("the import regex sees static, type-only, re-exported and dynamic imports", () => {
-  const text = [
-    'import { a } from "../jobs/a.js";',
-    'import type { B } from "../jobs/b.js";',
-    'export * from "../lib/c.js";',
-    "const d = await import('../ws/d.js');",
-  ].join("\n");
-  expect([...text.matchAll(IMPORT)].map((m) => m[1] ?? m[2])).toEqual(["../jobs/a.js", "../jobs/b.js", "../lib/c.js", "../ws/d.js"]);
-});
-
-test("a cycle between layers is found and named", () => {
-  const graph = new Map([
-    ["agents", new Map([["jobs", "agents/x.ts"]])],
-    ["jobs", new Map([["agents", "jobs/y.ts"]])],
-  ]);
-  expect(cycles(graph)).toEqual(["agents (agents/x.ts) → jobs (jobs/y.ts) → agents"]);
-});
-
-// Doors (routes, mcp, ws) call services (jobs, agents, workdirs…), which use repos (db) and lib;
-// an arrow back up, or between two services both ways, is a cycle this test names.
-test("the server's top-level folders import one way: no cycle between them", () => {
-  const graph = layerGraph();
-  expect(graph.get("routes")?.size).toBeGreaterThan(0);
-  expect(cycles(graph)).toEqual([]);
-});
-
-test("agents never import the job engine, which runs them", () => {
-  expect(layerGraph().get("agents")?.get("jobs") ?? null).toBeNull();
-});
-
-test("the WebSocket reads output and job files only through the services", () => {
-  const wsRuntime = sourceFiles(path.join(SRC, "ws")).flatMap((file) =>
-    [...readFileSync(file, "utf8").matchAll(/^import (?!type )[^;]*?from\s*["'](\.\.\/(?:jobs|db)\/[^"']+)["']/gm)].map((m) => m[1]),
+  // A cycle through a root file (spelled `.js` one way, `.ts` the other), a cycle inside a folder
+  // with a second, longer cycle sharing one of its imports, and a file importing itself; the rest
+  // of the graph imports one way and must not be named.
+  const synthetic = importGraph(
+    new Map([
+      ["services.ts", 'import { RunnerDirectory } from "./runner/directory.js";\nimport { x } from "./lib/x.js";'],
+      ["runner/directory.ts", 'import type { Services } from "../services.ts";'],
+      ["runner/main.ts", 'import { Runner } from "./directory.js";'],
+      ["agents/a.ts", 'import { b } from "./b.js";'],
+      ["agents/b.ts", 'import { c } from "./c.js";\nimport { d } from "./d.js";'],
+      ["agents/c.ts", 'import type { A } from "./a.js";'],
+      ["agents/d.ts", 'import { b } from "./b.js";\nimport { x } from "../lib/x.js";'],
+      ["lib/x.ts", "export const x = 1;"],
+      ["lib/self.ts", 'export const s = 1;\nexport * from "./self.js";'],
+    ]),
   );
-  expect(wsRuntime).toEqual([]);
+
+  test("names each cycle's files in import order, through a root file and inside a folder", () => {
+    expect(importCycles(synthetic).map(cycleText)).toEqual([
+      "agents/a.ts → agents/b.ts → agents/c.ts → agents/a.ts",
+      "agents/b.ts → agents/d.ts → agents/b.ts",
+      "lib/self.ts → lib/self.ts",
+      "runner/directory.ts → services.ts → runner/directory.ts",
+    ]);
+  });
+
+  test("names a cycle between layers by the imports that make it", () => {
+    expect(layerCycles(synthetic)).toEqual(["runner (runner/directory.ts → services.ts) → services.ts (services.ts → runner/directory.ts) → runner"]);
+  });
+
+  test("names every import up a floor, and every layer no floor holds", () => {
+    const floors = [["runner"], ["services.ts"], ["agents"], ["lib"]];
+    expect(upwardImports(synthetic, floors)).toEqual(["services.ts → runner/directory.ts (up from [services.ts] to [runner])"]);
+    expect(unplacedLayers(synthetic, [["runner"], ["lib"]])).toEqual(["agents", "services.ts"]);
+  });
+
+  test("finds nothing in a graph that imports one way", () => {
+    const oneWay = importGraph(
+      new Map([
+        ["app.ts", 'import { s } from "./services.js";'],
+        ["services.ts", 'import { x } from "./lib/x.js";'],
+        ["lib/x.ts", ""],
+      ]),
+    );
+    expect(importCycles(oneWay)).toEqual([]);
+    expect(layerCycles(oneWay)).toEqual([]);
+    expect(upwardImports(oneWay, [["app.ts"], ["services.ts"], ["lib"]])).toEqual([]);
+  });
 });
 
-test("the doors hold no workdir policy: routes, MCP and the WebSocket never resolve paths themselves", () => {
-  const doors = ["routes", "mcp", "ws"].flatMap((door) => sourceFiles(path.join(SRC, door)));
-  const resolving = doors.filter((file) => /\b(isInside|realpath(Sync)?|expandHome)\b/.test(readFileSync(file, "utf8")));
-  expect(resolving.map((file) => path.relative(SRC, file))).toEqual([]);
+describe("the server's imports", () => {
+  test("the graph is the whole server: every folder and root file, hundreds of files", () => {
+    expect(graph.size).toBeGreaterThan(200);
+    expect(graph.get("app.ts")).toContain("services.ts");
+    expect(graph.get("routes/runners.ts")).toContain("services.ts");
+  });
+
+  test("every top-level folder and root file is on a floor, and every floor's layer exists", () => {
+    expect(unplacedLayers(graph, FLOORS)).toEqual([]);
+    const layers = new Set([...graph.keys()].map(layerOf));
+    expect(FLOORS.flat().filter((layer) => !layers.has(layer))).toEqual([]);
+  });
+
+  test("no file imports one on a floor above its own", () => {
+    expect(upwardImports(graph, FLOORS)).toEqual([]);
+  });
+
+  test("no cycle between layers on one floor", () => {
+    expect(layerCycles(graph)).toEqual([]);
+  });
+
+  test("no import cycle between files, inside a folder or across folders", () => {
+    expect(importCycles(graph).map(cycleText)).toEqual([]);
+  });
+
+  test("agents never import the job engine, which runs them", () => {
+    expect(layerGraph(graph).get("agents")?.get("jobs") ?? []).toEqual([]);
+  });
+
+  test("the WebSocket reads output and job files only through the services", () => {
+    const wsRuntime = [...graph.keys()]
+      .filter((file) => file.startsWith("ws/"))
+      .flatMap((file) =>
+        [...readFileSync(path.join(SRC, file), "utf8").matchAll(/^import (?!type )[^;]*?from\s*["'](\.\.\/(?:jobs|db)\/[^"']+)["']/gm)].map(
+          (m) => m[1],
+        ),
+      );
+    expect(wsRuntime).toEqual([]);
+  });
+
+  test("the doors hold no workdir policy: routes, MCP and the WebSocket never resolve paths themselves", () => {
+    const doors = [...graph.keys()].filter((file) => /^(routes|mcp|ws)\//.test(file));
+    const resolving = doors.filter((file) => /\b(isInside|realpath(Sync)?|expandHome)\b/.test(readFileSync(path.join(SRC, file), "utf8")));
+    expect(resolving).toEqual([]);
+  });
 });

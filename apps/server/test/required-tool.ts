@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { findExecutable } from "../src/agents/availability.js";
+import { findExecutable } from "../src/lib/find-executable.js";
 
 /**
  * Whether tests that need `command` can run here. Where it is missing (or cannot work) they are

@@ -1,4 +1,4 @@
-// Workers get an allowlisted environment (agents/worker-env.ts): the machine's basics, their
+// Workers get an allowlisted environment (agents/inherited-env.ts, agents/worker-env.ts): the machine's basics, their
 // kind's own variables, CORRAL_PASS_ENV and their agent's env; never Corral's settings, never
 // another kind's keys. Each worker here is a real process that prints its whole environment.
 import { chmodSync, readFileSync, writeFileSync } from "node:fs";

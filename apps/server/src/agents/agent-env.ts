@@ -64,7 +64,7 @@ const LOADER_NAMES = new Set([
   "BROWSER",
 ]);
 
-/** Corral's own settings: never an agent's, whatever CORRAL_ALLOW_LOADER_ENV says (agents/worker-env.ts never passes them). */
+/** Corral's own settings: never an agent's, whatever CORRAL_ALLOW_LOADER_ENV says (agents/inherited-env.ts never passes them). */
 const CORRAL_PREFIX = "CORRAL_";
 
 /** The setting that lets an agent's `env` hold loader variables anyway. */

@@ -1,32 +1,11 @@
-import { accessSync, constants, statSync } from "node:fs";
-import path from "node:path";
 import type { AgentAvailability } from "@corral/shared";
 import type { AppConfig } from "../config.js";
 import type { AgentRow } from "../db/schema.js";
+import { findExecutable } from "../lib/find-executable.js";
 import { loaderRefusal, refusedLoaderVariable } from "./agent-env.js";
-import { cliAdapterFor } from "./registry.js";
+import { cliAdapterFor } from "./kind-lookup.js";
 import { cliVersion } from "./cli-version.js";
 import { probeEnv } from "./worker-env.js";
-
-function isExecutableFile(file: string): boolean {
-  try {
-    accessSync(file, constants.X_OK);
-    return statSync(file).isFile();
-  } catch {
-    return false;
-  }
-}
-
-/** Finds `name` the way a shell would: a path is taken as is, a bare name is looked up on PATH. */
-export function findExecutable(name: string, pathVar: string | undefined): string | null {
-  if (name.includes("/")) return isExecutableFile(name) ? path.resolve(name) : null;
-  for (const dir of (pathVar ?? "").split(path.delimiter)) {
-    if (!dir) continue;
-    const candidate = path.join(dir, name);
-    if (isExecutableFile(candidate)) return candidate;
-  }
-  return null;
-}
 
 /** Where a CLI agent's binary is expected: the agent's command, `CORRAL_<AGENT>_BIN`, else the CLI's name. */
 export function binaryName(agent: AgentRow, config: AppConfig): string {

@@ -1,7 +1,7 @@
 import { defaultWorkdir, type AppConfig } from "../config.js";
 import type { NewAgentRow } from "../db/repos/agents.js";
 import { DEFAULT_RETRY_POLICY } from "./retry-defaults.js";
-import { agentKindModule } from "./registry.js";
+import { agentKindModule } from "./kind-lookup.js";
 import { agentKindModules } from "./kinds/index.js";
 
 /**

@@ -1,128 +1,20 @@
-import { spawnSync } from "node:child_process";
-import { lstatSync } from "node:fs";
-import path from "node:path";
-import { findExecutable } from "./availability.js";
-import { cliAdapterFor } from "./registry.js";
-import { seccompProgram, seccompUnsupported } from "./seccomp.js";
+import { inBubblewrap } from "./bubblewrap.js";
+import { cliAdapterFor } from "./kind-lookup.js";
 import type { Invocation } from "./types.js";
 import type { AppConfig } from "../config.js";
 import type { AgentRow } from "../db/schema.js";
 
-/** Secrets a worker has no need to read: hidden (an empty tmpfs, or /dev/null for a file). */
-const HIDDEN_IN_HOME = [".ssh", ".gnupg", ".password-store", ".netrc", ".docker/config.json", ".kube", ".git-credentials"];
-
-const probed = new Set<string>();
-
-/** The worker's fd that bubblewrap reads the seccomp program from (the spawner writes it there). */
-const SECCOMP_FD = 3;
-
-/** Throws with the reason when bubblewrap cannot build a sandbox on this machine (no user namespaces, seccomp…). */
-function assertBwrapWorks(bwrap: string, agentName: string): void {
-  if (probed.has(bwrap)) return;
-  const unsupported = seccompUnsupported();
-  if (unsupported) throw new Error(`agent ${agentName} has sandbox "bwrap", but ${unsupported}. The job was not run.`);
-  // With the filter, read from stdin here, so a kernel that cannot load it fails the probe, not the job.
-  const probe = spawnSync(bwrap, ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--seccomp", "0", "--", "true"], {
-    encoding: "utf8",
-    input: seccompProgram(),
-    timeout: 10_000,
-  });
-  if (probe.status !== 0) {
-    const why = (probe.stderr || probe.error?.message || `exit status ${probe.status}`).trim();
-    throw new Error(
-      `agent ${agentName} has sandbox "bwrap", but bubblewrap cannot create a sandbox here: ${why}. ` +
-        "It needs unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or in a container: a seccomp/AppArmor profile that allows them). " +
-        'The job was not run; set the agent\'s sandbox to "none" to run it unconfined.',
-    );
-  }
-  probed.add(bwrap);
-}
-
-function kindOf(p: string): "dir" | "file" | null {
-  try {
-    return lstatSync(p).isDirectory() ? "dir" : "file";
-  } catch {
-    return null;
-  }
-}
-
-/** The bubblewrap arguments that confine a worker to its workdir (see docs/security.md, "Sandbox"). */
-export function bwrapArgs(kind: string, workdir: string, homeDir: string, dataDir: string): string[] {
-  const args = [
-    "--die-with-parent",
-    "--unshare-pid",
-    "--unshare-ipc",
-    "--unshare-uts",
-    "--unshare-cgroup-try",
-    // The system, read-only; the network stays shared: CLIs talk to their providers' APIs.
-    "--ro-bind",
-    "/",
-    "/",
-    "--dev",
-    "/dev",
-    "--proc",
-    "/proc",
-    "--tmpfs",
-    "/tmp",
-    // Home stays readable (CLIs and runtimes installed there), even when it lives under /tmp.
-    "--ro-bind-try",
-    homeDir,
-    homeDir,
-    "--bind",
-    workdir,
-    workdir,
-  ];
-  // Home is read-only in the sandbox, but CLIs refresh tokens and write session files there.
-  for (const rel of cliAdapterFor(kind)?.stateDirs ?? []) {
-    const p = path.join(homeDir, rel);
-    if (kindOf(p)) args.push("--bind", p, p);
-  }
-  // Hidden last: mounts apply in order, and a later bind of a parent (the workdir may be ~ itself;
-  // opencode's state is ~/.local/share, where Corral's data dir lives by default) would uncover them.
-  const hide = (p: string) => {
-    const what = kindOf(p);
-    if (what === "dir") args.push("--tmpfs", p);
-    else if (what === "file") args.push("--ro-bind", "/dev/null", p);
-  };
-  for (const rel of HIDDEN_IN_HOME) hide(path.join(homeDir, rel));
-  // Corral's own data: the token file, the registry and every job's output.
-  hide(dataDir);
-  args.push("--chdir", workdir);
-  return args;
-}
+/** Where a CLI of `kind` keeps its tokens and sessions under home: writable in its sandbox, where home is read-only. */
+export const stateDirsOf = (kind: string): readonly string[] => cliAdapterFor(kind)?.stateDirs ?? [];
 
 /**
- * The worker's invocation, wrapped in bubblewrap when its agent asks for it. Never silently
- * unconfined. `invocation.cwd` is the workdir's real path, resolved when the job started. No
- * Unix socket of the host can be reached from inside (agents/seccomp.ts: its program on fd 3);
- * `offline` also takes the network away (an API agent's bash, whose web access is http_get's allowlist).
+ * A CLI worker's invocation, wrapped in bubblewrap (agents/bubblewrap.ts) when its agent asks
+ * for it, with its kind's state dirs writable. `invocation.cwd` is the workdir's real path,
+ * resolved when the job started.
  */
-export function sandboxed(invocation: Invocation, agent: AgentRow, config: AppConfig, { offline = false } = {}): Invocation {
+export function sandboxed(invocation: Invocation, agent: AgentRow, config: AppConfig): Invocation {
   if (agent.sandbox === "none") return invocation;
-  // The server's PATH only: a directory on the agent's PATH may be one a sandboxed worker can
-  // write, and a fake bwrap left there would run the next job unconfined.
-  const bwrap = findExecutable("bwrap", config.serverEnv.PATH);
-  if (!bwrap) {
-    throw new Error(
-      `agent ${agent.name} has sandbox "bwrap", but bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap). ` +
-        'The job was not run; install it or set the agent\'s sandbox to "none".',
-    );
-  }
-  assertBwrapWorks(bwrap, agent.name);
-  return {
-    ...invocation,
-    command: bwrap,
-    args: [
-      ...bwrapArgs(agent.kind, invocation.cwd, config.homeDir, config.dataDir),
-      ...(offline ? ["--unshare-net"] : []),
-      "--seccomp",
-      String(SECCOMP_FD),
-      "--",
-      invocation.command,
-      ...invocation.args,
-    ],
-    fd3: seccompProgram(),
-  };
+  return inBubblewrap(invocation, agent.name, config, { stateDirs: stateDirsOf(agent.kind) });
 }
 
 /** In-process workers (Ollama) run inside Corral itself; a sandbox setting on them cannot be honoured. */

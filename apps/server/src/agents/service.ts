@@ -16,7 +16,7 @@ import { assertAgentEnv } from "./agent-env.js";
 import { cliAvailabilityWithVersion } from "./availability.js";
 import { builtinAgentRows, newAgentRow } from "./catalog.js";
 import { effectiveModel } from "./model.js";
-import { agentKindModule, agentKindNames, cliAdapterFor } from "./registry.js";
+import { agentKindModule, agentKindNames, cliAdapterFor } from "./kind-lookup.js";
 
 export interface AgentServiceDeps {
   config: AppConfig;
@@ -204,7 +204,7 @@ function differs(current: AgentRow, next: NewAgentRow): boolean {
   );
 }
 
-/** Shaped as a body that failed its schema, since the registry completes the schema's checks. */
+/** Shaped as a body that failed its schema, since this service completes the schema's checks. */
 function invalidField(field: string, message: string): ServiceError {
   const issues = [{ field, message }];
   return new ServiceError(`invalid input: ${describeIssues(issues)}`, 400, field, issues);

@@ -241,5 +241,5 @@ export interface InProcessAgentKind extends AgentKindBase {
   };
 }
 
-/** Everything about one agent kind; the registry (agents/kinds/index.ts) lists them. */
+/** Everything about one agent kind; agents/kinds/index.ts lists them, agents/kind-lookup.ts finds one. */
 export type AgentKindModule = CliAgentKind | InProcessAgentKind;

@@ -1,65 +1,7 @@
 import type { AppConfig } from "../config.js";
 import type { AgentRow } from "../db/schema.js";
-import { cliAdapterFor } from "./registry.js";
-
-/**
- * What every worker gets of the server's environment, whatever its kind: what programs need to
- * run on this machine (where things are, who the user is, the locale and terminal, temporary
- * files), to reach the network the way the machine does (proxies, extra CA certificates), and
- * the XDG dirs. No secret belongs here: a key, a socket that acts as the user (SSH_AUTH_SOCK,
- * DBUS_SESSION_BUS_ADDRESS) or Corral's own settings (never: config.serverEnv holds no CORRAL_*).
- * Names, or prefixes ending in `*`.
- */
-const BASICS = [
-  "PATH",
-  "HOME",
-  "USER",
-  "LOGNAME",
-  "SHELL",
-  "LANG",
-  "LANGUAGE",
-  "LC_*",
-  "TZ",
-  "TERM",
-  "COLORTERM",
-  "NO_COLOR",
-  "TMPDIR",
-  "HTTP_PROXY",
-  "HTTPS_PROXY",
-  "ALL_PROXY",
-  "NO_PROXY",
-  "http_proxy",
-  "https_proxy",
-  "all_proxy",
-  "no_proxy",
-  "SSL_CERT_FILE",
-  "SSL_CERT_DIR",
-  "NODE_EXTRA_CA_CERTS",
-  "REQUESTS_CA_BUNDLE",
-  "CURL_CA_BUNDLE",
-  "XDG_*",
-];
-
-/** Whether a variable's name is one of `patterns` (names, or prefixes ending in `*`). */
-export function matchesEnvPattern(name: string, patterns: readonly string[]): boolean {
-  return patterns.some((p) => (p.endsWith("*") ? name.startsWith(p.slice(0, -1)) : name === p));
-}
-
-/** The server's variables named by `patterns` and by CORRAL_PASS_ENV, over the basics. */
-function inherited(config: AppConfig, patterns: readonly string[]): Record<string, string> {
-  const wanted = [...BASICS, ...patterns, ...config.passEnv];
-  const env: Record<string, string> = {};
-  for (const [name, value] of Object.entries(config.serverEnv)) if (matchesEnvPattern(name, wanted)) env[name] = value;
-  // Where the server's home is, even when it runs without HOME (a service): the sandbox binds it.
-  env.HOME ??= config.homeDir;
-  return env;
-}
-
-/** The agent's own `env` on top; a Corral setting in it never reaches a worker (agents/agent-env.ts refuses it). */
-function withOverrides(env: Record<string, string>, overrides: Record<string, string>): Record<string, string> {
-  for (const [name, value] of Object.entries(overrides)) if (!name.startsWith("CORRAL_")) env[name] = value;
-  return env;
-}
+import { inheritedEnv, withAgentEnv } from "./inherited-env.js";
+import { cliAdapterFor } from "./kind-lookup.js";
 
 const ownEnv = (kind: string, model: string | null) => cliAdapterFor(kind)?.ownEnv(model) ?? [];
 
@@ -69,20 +11,10 @@ const ownEnv = (kind: string, model: string | null) => cliAdapterFor(kind)?.ownE
  * Never CORRAL_*, never another kind's keys.
  */
 export function workerEnv(agent: AgentRow, config: AppConfig, model: string | null): Record<string, string> {
-  return withOverrides(inherited(config, ownEnv(agent.kind, model ?? agent.model)), agent.env);
+  return withAgentEnv(inheritedEnv(config, ownEnv(agent.kind, model ?? agent.model)), agent.env);
 }
 
 /** A `--version` probe's: as a worker of the kind, without the agent's env (listing agents must not run what an agent's editor chose). */
 export function probeEnv(kind: string, config: AppConfig): Record<string, string> {
-  return inherited(config, ownEnv(kind, null));
-}
-
-/**
- * An API agent's `bash` command's: the basics, CORRAL_PASS_ENV and the agent's env, without its
- * API key, which only the server's own request to the model uses (agents/api/endpoint.ts).
- */
-export function bashEnv(agent: AgentRow, config: AppConfig): Record<string, string> {
-  const env = withOverrides(inherited(config, []), agent.env);
-  if (agent.apiKeyEnv) delete env[agent.apiKeyEnv];
-  return env;
+  return inheritedEnv(config, ownEnv(kind, null));
 }

@@ -5,7 +5,7 @@ import type { FastifyBaseLogger } from "fastify";
 import { defaultWorkdir, type AppConfig } from "../config.js";
 import { refusedLoaderVariable, loaderRefusal } from "../agents/agent-env.js";
 import { newAgentRow } from "../agents/catalog.js";
-import { agentKindModule, agentKindNames, cliAdapterFor } from "../agents/registry.js";
+import { agentKindModule, agentKindNames, cliAdapterFor } from "../agents/kind-lookup.js";
 import type { AgentService } from "../agents/service.js";
 import type { CostService } from "../costs/service.js";
 import type { NewAgentRow } from "../db/repos/agents.js";
@@ -145,7 +145,7 @@ export class ConfigFileService {
         throw declared.refuse(at("provider"), `an API agent needs a model: write ${agent.provider}/<model>, or give model`);
       if (cliAdapterFor(mapped.kind)?.commandRequired && !agent.command)
         throw declared.refuse(at("command"), `a ${mapped.kind} agent needs the executable to run`);
-      // The kind's own requirements, as the registry checks them on create (an API agent's api).
+      // The kind's own requirements, as AgentService checks them on create (an API agent's api).
       const problem = agentKindModule(mapped.kind)?.invalid?.({ api: mapped.api });
       if (problem) throw declared.refuse(at(problem.field), problem.message);
       const runnerLabel = agents.runnerLabelRefusal(agent.runnerLabel);

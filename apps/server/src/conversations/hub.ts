@@ -1,5 +1,5 @@
 import { EventEmitter } from "node:events";
-import type { HubAgent, HubMessage, HubMessagePage, HubSessionSummary, JobOrigin } from "@corral/shared";
+import type { HubAgent, HubMessage, HubMessagePage, HubSessionSummary } from "@corral/shared";
 import type { AgentService } from "../agents/service.js";
 import type { NewHubMessage } from "../db/repos/conversations.js";
 import type { Registry } from "../db/registry.js";
@@ -7,6 +7,7 @@ import { inUnit, type Unit } from "../db/unit.js";
 import type { HubMessageRow } from "../db/schema.js";
 import type { JobService } from "../jobs/service.js";
 import { notFound, ServiceError } from "../lib/errors.js";
+import type { HubMember } from "./hub-member.js";
 import { WorkerRelay } from "./worker-relay.js";
 
 /** What one hub holds at most; each refusal says which limit it hit. */
@@ -23,21 +24,6 @@ export const HUB_LIMITS = {
   /** Sessions a listing shows. */
   sessionsListed: 200,
 } as const;
-
-/** A live registration: an MCP session's or a REST client's name in one conversation session. */
-export interface HubMember {
-  readonly session: string;
-  readonly name: string;
-  readonly door: Exclude<JobOrigin, "panel">;
-  readonly label: string | null;
-  readonly registeredAt: number;
-  lastSeenAt: number;
-  ended: boolean;
-  /** Ends the receive it waits in, with what its inbox holds then (nothing when it left). */
-  wake: (() => void) | null;
-  /** Messages stored for it while it was registered: a receive that found none sees whether one came meanwhile. */
-  delivered: number;
-}
 
 export interface HubEvents {
   /** A message was stored. */

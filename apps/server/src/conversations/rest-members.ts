@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
-import type { ConversationHub, HubMember } from "./hub.js";
+import type { ConversationHub } from "./hub.js";
+import type { HubMember } from "./hub-member.js";
 
 /** REST registrations held at once; each costs a place in its session and, when waiting, a receive. */
 export const MAX_REST_MEMBERS = 256;

@@ -5,7 +5,7 @@ import { inUnit, type Unit } from "../db/unit.js";
 import type { HubMessageRow } from "../db/schema.js";
 import type { JobService } from "../jobs/service.js";
 import { ServiceError } from "../lib/errors.js";
-import type { HubMember } from "./hub.js";
+import type { HubMember } from "./hub-member.js";
 
 /** An answer without a final text carries the end of the output instead, this long at most. */
 const ANSWER_TAIL_CHARS = 20_000;

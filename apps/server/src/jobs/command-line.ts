@@ -1,5 +1,5 @@
 import { binaryName } from "../agents/availability.js";
-import { cliAdapterFor } from "../agents/registry.js";
+import { cliAdapterFor } from "../agents/kind-lookup.js";
 import { workerEnv } from "../agents/worker-env.js";
 import type { CliAdapter, Invocation, JobSpec } from "../agents/types.js";
 import type { AppConfig } from "../config.js";

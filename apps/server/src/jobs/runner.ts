@@ -2,7 +2,7 @@ import { mkdirSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { isFinalStatus, LOCAL_RUNNER, type JobStatus } from "@corral/shared";
 import { cliAvailability } from "../agents/availability.js";
-import { cliAdapterFor } from "../agents/registry.js";
+import { cliAdapterFor } from "../agents/kind-lookup.js";
 import type { CliAdapter, JobSpec, UsageReport, WorkerResult } from "../agents/types.js";
 import type { JobPatch } from "../db/repos/jobs.js";
 import type { Repos } from "../db/registry.js";

@@ -19,7 +19,7 @@ import {
   LOCAL_RUNNER,
 } from "@corral/shared";
 import { effectiveModel } from "../agents/model.js";
-import { agentKindModule } from "../agents/registry.js";
+import { agentKindModule } from "../agents/kind-lookup.js";
 import type { InProcessAdapter } from "../agents/types.js";
 import type { AppConfig } from "../config.js";
 import type { JobCostPolicy } from "../costs/service.js";

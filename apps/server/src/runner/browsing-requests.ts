@@ -1,5 +1,5 @@
 import type { Registry } from "../db/registry.js";
-import { answerRequest } from "../workdirs/runner-answers.js";
+import { answerRequest } from "./answer-request.js";
 import type { WorkdirService } from "../workdirs/service.js";
 
 /** Requests waiting to be answered at once; more are left for the next heartbeat's look (the server waits ~10 s at most anyway). */

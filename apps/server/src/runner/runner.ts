@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { inProcessAdapters } from "../agents/registry.js";
+import { inProcessAdapters } from "../agents/kind-lookup.js";
 import { AuditService } from "../audit/service.js";
 import { ConfigError } from "../config.js";
 import { CostService } from "../costs/service.js";

@@ -3,16 +3,11 @@
 // a file's bytes for raw, or the refusal the server itself would have given. A runner's login
 // may write anything there: the server checks each answer's size, shape and schema before it
 // believes it.
-import { closeSync } from "node:fs";
 import { z } from "zod";
 import { type ApiErrorCode, ApiErrorCodeSchema, type DirListing, DirListingSchema, type FileRead, FileReadSchema } from "@corral/shared";
-import type { RunnerAnswer } from "../db/repos/runner-requests.js";
 import type { RunnerRequestKind, RunnerRequestRow } from "../db/schema.js";
 import { ServiceError, type Status } from "../lib/errors.js";
 import { MAX_ENTRIES } from "./dir-listing.js";
-import { readAt, sniffBinary } from "../lib/regular-file.js";
-import { parseRange } from "../lib/byte-range.js";
-import type { WorkdirService } from "./service.js";
 
 /**
  * The most of a file one raw answer carries (8 MiB): it travels as base64 in one row, so every
@@ -38,52 +33,6 @@ export interface AnswerError {
   code: ApiErrorCode;
   error: string;
   field?: string;
-}
-
-const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(bytes % (1024 * 1024) ? 1 : 0)} MiB`;
-
-/** The bytes `range` asks for (all of the file without one), at most RAW_ANSWER_CAP of them. */
-async function rawAnswer(workdirs: WorkdirService, requested: string, rangeHeader: string | null): Promise<RawAnswer> {
-  const { real, fd, stat } = await workdirs.open(requested);
-  try {
-    const range = parseRange(rangeHeader ?? undefined, stat.size);
-    const binary = sniffBinary(fd);
-    const base = { path: real, size: stat.size, mtime: stat.mtimeMs, binary };
-    if (range === "unsatisfiable") return { ...base, range, data: "" };
-    if (!range && stat.size > RAW_ANSWER_CAP) {
-      throw new ServiceError(
-        `${requested} is ${mib(stat.size)}; a file on a runner comes at most ${mib(RAW_ANSWER_CAP)} per request: ask for a part with a Range header (bytes=0-${RAW_ANSWER_CAP - 1}, then on), or view it a window at a time`,
-        413,
-        "path",
-      );
-    }
-    // A range longer than the cap gets its first RAW_ANSWER_CAP bytes: a 206 whose Content-Range says so, as HTTP allows.
-    const start = range?.start ?? 0;
-    const end = Math.min(range?.end ?? stat.size - 1, start + RAW_ANSWER_CAP - 1);
-    const bytes = end >= start ? readAt(fd, start, end - start + 1) : Buffer.alloc(0);
-    return { ...base, range: range ? { start, end: start + bytes.length - 1 } : null, data: bytes.toString("base64") };
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/** What the runner stores for request `row`, answered by its own WorkdirService (its roots, the registry's known workdirs). */
-export async function answerRequest(workdirs: WorkdirService, row: RunnerRequestRow): Promise<Pick<RunnerAnswer, "answer" | "error">> {
-  try {
-    const answer =
-      row.kind === "list"
-        ? await workdirs.list(row.path)
-        : row.kind === "read"
-          ? await workdirs.read(row.path, row.readOffset, row.readLimit)
-          : await rawAnswer(workdirs, row.path, row.range);
-    return { answer: JSON.stringify(answer), error: null };
-  } catch (err) {
-    const refusal: AnswerError =
-      err instanceof ServiceError
-        ? { status: err.status, code: err.code, error: err.message, ...(err.field ? { field: err.field } : {}) }
-        : { status: 503, code: "unavailable", error: `the runner could not read ${row.path}: ${err instanceof Error ? err.message : String(err)}` };
-    return { answer: null, error: JSON.stringify(refusal) };
-  }
 }
 
 /** What each kind of request is answered with. */

@@ -14,6 +14,7 @@ import { ServiceError } from "../lib/errors.js";
 import type { Services } from "../services.js";
 import { ConversationStream } from "./conversation-stream.js";
 import { JobStream } from "./job-stream.js";
+import type { StreamSink, Turn } from "./stream-sink.js";
 
 /**
  * Bytes a connection may have queued (handed to the socket, not yet written to the kernel)
@@ -27,26 +28,6 @@ const LOW_WATER = SEND_BUFFER_CAP / 2;
 const HARD_CAP = 8 * SEND_BUFFER_CAP;
 const MAX_STREAMS = 200;
 const MAX_CONVERSATIONS = 50;
-
-/** A stream's turn to send; one that reads the registry first answers a Promise, and the next turn waits for it. */
-export type Turn = (open: boolean) => void | Promise<void>;
-
-/** What a job stream needs from its connection. */
-export interface StreamSink {
-  send(message: ServerMessage): void;
-  /** A piece of a job's output as UTF-8, whole characters (see parseServerMessage in @corral/shared). */
-  sendOutput(jobId: string, stream: OutputStream, data: Buffer, cursor: number): void;
-  congested(): boolean;
-  /**
-   * Calls `turn(true)` once the queue is low and the waiters before it had their turn, to send
-   * one piece (a page at most); `turn(false)` if the connection closed.
-   */
-  whenRoom(turn: Turn): void;
-  /** A stream went back to catching up (counted for /api/ws/stats). */
-  caughtBehind(): void;
-  /** Something failed unexpectedly: the client is told (and the server log has it). */
-  failed(err: unknown, what: string, jobId?: string): void;
-}
 
 /**
  * One WebSocket client: its subscriptions, and a send queue that never grows past the cap.

@@ -1,5 +1,5 @@
 import type { HubAgent, HubMessage } from "@corral/shared";
-import type { StreamSink, Turn } from "./connection.js";
+import type { StreamSink, Turn } from "./stream-sink.js";
 
 /** Messages read per catch-up turn. */
 const PAGE_MESSAGES = 100;

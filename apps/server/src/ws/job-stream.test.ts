@@ -1,7 +1,8 @@
 import type { Job, OutputStream } from "@corral/shared";
 import { expect, it } from "vitest";
 import type { ByteChunk, OutputRecords } from "../jobs/output-log.js";
-import { SEND_BUFFER_CAP, type StreamSink, type Turn } from "./connection.js";
+import { SEND_BUFFER_CAP } from "./connection.js";
+import type { StreamSink, Turn } from "./stream-sink.js";
 import { JobStream, PAGE_BYTES } from "./job-stream.js";
 
 /** A connection's queue as Connection keeps it (turns only at half the cap), nothing ever written out. */

@@ -1,7 +1,7 @@
 import type { Job, JobFile, JobStatus } from "@corral/shared";
 import type { ByteChunk, OutputRecords } from "../jobs/output-log.js";
 import type { OutputEvent } from "../jobs/service.js";
-import type { StreamSink, Turn } from "./connection.js";
+import type { StreamSink, Turn } from "./stream-sink.js";
 
 /** Bytes of log read per catch-up step. */
 export const PAGE_BYTES = 256 * 1024;

@@ -2,10 +2,10 @@ import { spawn } from "node:child_process";
 import type { Writable } from "node:stream";
 import type { AppConfig } from "../../config.js";
 import type { AgentRow } from "../../db/schema.js";
-import { sandboxed } from "../sandbox.js";
+import { inBubblewrap } from "../bubblewrap.js";
 import { Refusal } from "../../lib/confined-files.js";
-import { findExecutable } from "../availability.js";
-import { bashEnv } from "../worker-env.js";
+import { findExecutable } from "../../lib/find-executable.js";
+import { bashEnv } from "../inherited-env.js";
 
 /** One command may run this long before it is killed. */
 const BASH_TIMEOUT_MS = 120_000;
@@ -15,7 +15,7 @@ const MAX_OUTPUT_CHARS = 32 * 1024;
 /**
  * Runs a bash command for an API agent, only ever inside bubblewrap: the system read-only, the
  * workdir writable, no network and no Unix socket of the host, and an environment of the basics
- * and the agent's env only (agents/worker-env.ts), without its API key. A machine
+ * and the agent's env only (agents/inherited-env.ts), without its API key. A machine
  * without a working bubblewrap refuses the call rather than running it unconfined.
  */
 export async function runBash(command: string, workdir: string, agent: AgentRow, config: AppConfig, signal: AbortSignal): Promise<string> {
@@ -23,11 +23,10 @@ export async function runBash(command: string, workdir: string, agent: AgentRow,
   if (!findExecutable("bwrap", config.serverEnv.PATH)) {
     throw new Refusal("bash runs only inside the bubblewrap sandbox, and bubblewrap is not installed on the server (apt-get install bubblewrap)");
   }
-  let invocation: ReturnType<typeof sandboxed>;
+  let invocation: ReturnType<typeof inBubblewrap>;
   try {
-    invocation = sandboxed({ command: "bash", args: ["-c", command], env: {}, cwd: workdir }, { ...agent, sandbox: "bwrap" }, config, {
-      offline: true,
-    });
+    // Whatever the agent's sandbox setting: an API agent runs inside the server, and only its commands can be confined.
+    invocation = inBubblewrap({ command: "bash", args: ["-c", command], env: {}, cwd: workdir }, agent.name, config, { offline: true });
   } catch (err) {
     throw new Refusal(`bash runs only inside the bubblewrap sandbox: ${(err as Error).message}`);
   }

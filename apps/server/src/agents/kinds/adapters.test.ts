@@ -2,10 +2,10 @@ import { describe, expect, test } from "vitest";
 import type { AgentRow } from "../../db/schema.js";
 import { ServiceError } from "../../lib/errors.js";
 import { newAgentRow } from "../catalog.js";
-import { agentKindModule, cliAdapterFor } from "../registry.js";
+import { agentKindModule, cliAdapterFor } from "../kind-lookup.js";
 import type { CliAdapter, JobSpec } from "../types.js";
 
-/** A CLI kind's adapter from the registry. */
+/** A CLI kind's adapter, looked up by its kind. */
 function cli(kind: string): CliAdapter {
   const adapter = cliAdapterFor(kind);
   if (!adapter) throw new Error(`no CLI kind ${kind}`);

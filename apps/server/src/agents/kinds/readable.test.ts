@@ -7,7 +7,7 @@ import { afterAll, describe, expect, test } from "vitest";
 import { atLastLineEnd, OutputLog } from "../../jobs/output-log.js";
 import { lastReadableLine, MAX_READABLE_EVENTS, readReadable } from "../../jobs/readable-output.js";
 import { readableLine } from "../readable.js";
-import { agentKindModule, cliAdapterFor } from "../registry.js";
+import { agentKindModule, cliAdapterFor } from "../kind-lookup.js";
 import type { JobSpec } from "../types.js";
 
 const samples = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../test/fixtures/samples");

@@ -3,9 +3,9 @@ import { drizzle, type NodePgDatabase } from "drizzle-orm/node-postgres";
 import { readMigrationFiles } from "drizzle-orm/migrator";
 import { migrate } from "drizzle-orm/node-postgres/migrator";
 import pg from "pg";
+import { DEFAULT_LOCK_TIMEOUT_MS } from "../../config.js";
 import { repoRoot } from "../../lib/repo-root.js";
 import { RegistryError } from "../registry-error.js";
-import { DEFAULT_LOCK_TIMEOUT_MS } from "./lock-wait.js";
 import { describePgUrl } from "./url.js";
 import * as schema from "./schema.js";
 

@@ -4,9 +4,6 @@
 // connections therefore wait at most lock_timeout for a lock, and what failed says who holds it.
 import type pg from "pg";
 
-/** How long a Corral process waits for a lock in PostgreSQL by default (CORRAL_REGISTRY_LOCK_TIMEOUT_MS). */
-export const DEFAULT_LOCK_TIMEOUT_MS = 10_000;
-
 /** PostgreSQL's lock_not_available: a statement gave up waiting after lock_timeout. Drizzle wraps it as the cause. */
 export function lockTimedOut(err: unknown): boolean {
   for (let e = err, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {

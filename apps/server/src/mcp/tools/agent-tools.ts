@@ -2,7 +2,7 @@ import { isFinalStatus, type Job, JobInputSchema } from "@corral/shared";
 import { z } from "zod";
 import type { McpServer, RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { agentKindModule } from "../../agents/registry.js";
+import { agentKindModule } from "../../agents/kind-lookup.js";
 import type { AgentRow } from "../../db/schema.js";
 import { mcpActor } from "../../audit/service.js";
 import type { Services } from "../../services.js";

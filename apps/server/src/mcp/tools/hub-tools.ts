@@ -7,7 +7,7 @@ import {
   type HubMessage,
 } from "@corral/shared";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { HubMember } from "../../conversations/hub.js";
+import type { HubMember } from "../../conversations/hub-member.js";
 import { notFound, ServiceError } from "../../lib/errors.js";
 import type { Services } from "../../services.js";
 import { guarded, keepReporting, textResult } from "./results.js";

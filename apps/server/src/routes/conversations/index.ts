@@ -15,7 +15,7 @@ import {
 } from "@corral/shared";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
-import type { HubMember } from "../../conversations/hub.js";
+import type { HubMember } from "../../conversations/hub-member.js";
 import { MAX_REST_MEMBERS, RestMembers } from "../../conversations/rest-members.js";
 import { notFound, ServiceError } from "../../lib/errors.js";
 import type { Services } from "../../services.js";

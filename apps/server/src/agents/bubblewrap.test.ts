@@ -2,7 +2,8 @@ import { mkdirSync, rmSync } from "node:fs";
 import path from "node:path";
 import { expect, test } from "vitest";
 import { tempDir } from "../../test/helpers.js";
-import { bwrapArgs } from "./sandbox.js";
+import { bwrapArgs } from "./bubblewrap.js";
+import { stateDirsOf } from "./sandbox.js";
 
 test("secrets and Corral's data are hidden after every bind, so neither a workdir of ~ nor a CLI's state dir uncovers them", () => {
   const home = tempDir("corral-bwrap-args-");
@@ -11,7 +12,7 @@ test("secrets and Corral's data are hidden after every bind, so neither a workdi
     mkdirSync(path.join(home, ".ssh"));
     mkdirSync(dataDir, { recursive: true });
     mkdirSync(path.join(home, ".local", "share", "opencode"), { recursive: true });
-    const args = bwrapArgs("opencode", home, home, dataDir);
+    const args = bwrapArgs(home, home, dataDir, stateDirsOf("opencode"));
     // Mounts apply in order: a later bind of a parent would cover an earlier tmpfs over its child.
     const lastBind = args.lastIndexOf("--bind");
     expect(args[lastBind + 1]).toBe(path.join(home, ".local", "share", "opencode"));

@@ -1,3 +1,5 @@
+// The agent kinds this server knows, looked up by kind: each kind is one module, listed once in
+// agents/kinds/index.ts. (Agents themselves, and everything else stored, are in the registry, db/.)
 import type { AppConfig } from "../config.js";
 import { agentKindModules } from "./kinds/index.js";
 import type { AgentKindModule, CliAdapter, ConversationStore, InProcessAdapter } from "./types.js";
