@@ -24,8 +24,9 @@ const SRC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../src")
  * A new top-level folder or root file is placed here before the test passes.
  */
 const FLOORS: readonly (readonly string[])[] = [
-  // The programs' mains: the server's, and `corral`'s (a client of the REST API and WebSocket only).
-  ["server.ts", "cli"],
+  // The programs' mains: the server's, and `corral`'s (a client of the REST API and WebSocket only);
+  // and docs/settings.md's table, read from every program's settings.
+  ["server.ts", "cli", "settings-doc.ts"],
   // Opens the registry, builds the app and listens.
   ["start.ts"],
   // Registers plugins, routes and the doors in an explicit order.

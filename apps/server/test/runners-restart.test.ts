@@ -81,7 +81,7 @@ describe.skipIf(!postgres.available)("a server restart while runners' jobs run",
         // Its end is heard: the stream's final status, after all its output.
         const end = await client.waitForEnd(id, 30_000);
         expect(end.job).toMatchObject({ status: "succeeded", runner: box.id });
-        expect(client.text(id) === expected).toBe(true);
+        expect(client.text(id)).toBe(expected);
         expect(await restText(second, id)).toBe(expected);
         expect((await api<Job>(second, "GET", `/api/jobs/${id}`)).body).toMatchObject({ status: "succeeded", exitCode: 0, runner: box.id });
         const attempts = await api<{ attempts: JobAttempt[] }>(second, "GET", `/api/jobs/${id}/attempts`);
