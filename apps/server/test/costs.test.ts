@@ -19,7 +19,7 @@ interface ErrorBody {
 async function run(s: TestServer, body: Record<string, unknown>): Promise<Job> {
   const launched = await api<Job>(s, "POST", "/api/jobs", { workdir: path.join(s.root, "work", String(body.agent)), ...body });
   expect(launched.status, JSON.stringify(launched.body)).toBe(201);
-  const [job] = await s.services.jobs.waitFor([launched.body.id], 20_000);
+  const [job] = await s.services.waits.waitFor([launched.body.id], 20_000);
   return job as Job;
 }
 
