@@ -34,7 +34,7 @@ const job = async (server: TestServer, id: string) => (await api<Job>(server, "G
 const until200 = (server: TestServer, id: string, ok: (j: Job) => boolean, what: string, ms = 15_000) =>
   until(async () => ((await job(server, id)) && ok(await job(server, id)) ? true : undefined), ms, what);
 
-/** The registry the server's JobService reads and writes (to hold one of its statements back). */
+/** The registry the server's job engine reads and writes (to hold one of its statements back). */
 const registryOf = (server: TestServer) => (server.services.jobs as unknown as { deps: { registry: Registry } }).deps.registry;
 
 describe.skipIf(!postgres.available)("on a PostgreSQL registry", () => {

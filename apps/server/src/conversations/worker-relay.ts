@@ -89,8 +89,8 @@ export class WorkerRelay {
 
   /**
    * Stores the worker's answer and marks the message answered, in one transaction. Called from
-   * the job service's events: a failure stays here (the registry still owes the answer, and the
-   * next start delivers it) and never reaches the job's runner.
+   * the job events (JobEvents): a failure stays here (the registry still owes the answer, and the
+   * next start delivers it) and never reaches the job's driver.
    */
   private async answer(sent: HubMessageRow, job: Job | undefined): Promise<void> {
     if (sent.jobId) this.owed.delete(sent.jobId);

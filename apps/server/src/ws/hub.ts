@@ -7,8 +7,8 @@ import type { Services } from "../services.js";
 import { Connection, SEND_BUFFER_CAP } from "./connection.js";
 
 /**
- * Every WebSocket connection, fed from the job service's and the file watcher's events. Those
- * events are emitted from inside the job runner, so a failure to deliver one to a client is
+ * Every WebSocket connection, fed from the job events (JobEvents) and the file watcher's. Those
+ * events are emitted from inside the job driver, so a failure to deliver one to a client is
  * kept to that client: it must never reach the worker loop (an Ollama job runs in-process).
  */
 export class WsHub {
