@@ -35,7 +35,7 @@ const until200 = (server: TestServer, id: string, ok: (j: Job) => boolean, what:
   until(async () => ((await job(server, id)) && ok(await job(server, id)) ? true : undefined), ms, what);
 
 /** The registry the server's job engine reads and writes (to hold one of its statements back). */
-const registryOf = (server: TestServer) => (server.services.jobs as unknown as { deps: { registry: Registry } }).deps.registry;
+const registryOf = (server: TestServer) => (server.services.jobEngine as unknown as { deps: { registry: Registry } }).deps.registry;
 
 describe.skipIf(!postgres.available)("on a PostgreSQL registry", () => {
   test("a label given then removed at once leaves no job stranded with no runner (followRunnerLabel's release landing after the take)", async () => {
@@ -215,7 +215,7 @@ describe.skipIf(!postgres.available)("on a PostgreSQL registry", () => {
     const server = await start({ CORRAL_DATABASE_URL: await postgres.database() }, root);
     await api(server, "PATCH", "/api/agents/kiro", { maxConcurrent: 1 });
     // The start pauses where a big workdir's snapshot takes its time (between admission and the running state).
-    const hooks = (server.services.jobs as unknown as { deps: { hooks: { starting: (row: unknown) => Promise<void> } } }).deps.hooks;
+    const hooks = (server.services.jobEngine as unknown as { deps: { hooks: { starting: (row: unknown) => Promise<void> } } }).deps.hooks;
     const starting = hooks.starting.bind(hooks);
     let open!: () => void;
     const gate = new Promise<void>((resolve) => (open = resolve));
