@@ -1,4 +1,4 @@
-import type { FieldIssue, McpJobInput } from "@corral/shared";
+import type { McpJobInput } from "@corral/shared";
 import type { LaunchRequest } from "../jobs/launch-request.js";
 import { ServiceError } from "../lib/errors.js";
 
@@ -18,18 +18,14 @@ export function launchRequestOf(input: McpJobInput): LaunchRequest {
 
 /**
  * Runs a launch asked for by an MCP tool: a refusal that names a launch field names it as the
- * tool's caller spelled it (`max_cost_usd`, not `maxCostUsd`), in its issues too.
+ * tool's caller spelled it (`max_cost_usd`, not `maxCostUsd`).
  */
 export async function inMcpNames<T>(launch: () => Promise<T>): Promise<T> {
   try {
     return await launch();
   } catch (err) {
-    if (!(err instanceof ServiceError) || err.field === undefined) throw err;
-    const field = mcpField(err.field);
-    const issues = err.issues?.map((issue): FieldIssue => ({ ...issue, field: mcpField(issue.field) }));
-    const renamed = field !== err.field || issues?.some((issue, i) => issue.field !== err.issues?.[i]?.field);
-    if (!renamed) throw err;
-    throw new ServiceError(err.message, err.status, field, issues, err.code, err.details);
+    if (!(err instanceof ServiceError) || err.field === undefined || mcpField(err.field) === err.field) throw err;
+    throw new ServiceError(err.message, err.status, mcpField(err.field), err.issues, err.code, err.details);
   }
 }
 
