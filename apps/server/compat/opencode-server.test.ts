@@ -50,7 +50,7 @@ function serveOpencode(home: string, cwd: string, env: Record<string, string>): 
   });
 }
 
-/** A job run by the adapter itself, as the runner drives it, with what it wrote. */
+/** A job run by the adapter itself, as the job driver drives it, with what it wrote. */
 async function runAdapter(server: TestServer, spec: Omit<JobSpec, "agent">, signal?: AbortSignal) {
   const agent = await server.services.agents.row("live");
   const out: string[] = [];

@@ -113,7 +113,7 @@ function adapterOf(kind: string): CliAdapter {
   return adapter;
 }
 
-/** Runs the adapter's invocation of one job against a fresh fake, as the job runner would (stdin closed), and parses its output. */
+/** Runs the adapter's invocation of one job against a fresh fake, as the job driver would (stdin closed), and parses its output. */
 async function runTurn(kind: string, home: string, workdir: string, prompt: string, script: Script, followUp?: FollowUp) {
   const setup = setups[kind]!;
   const adapter = adapterOf(kind);

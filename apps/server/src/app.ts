@@ -7,7 +7,7 @@ import type { DestinationStream } from "pino";
 import type { AppConfig } from "./config.js";
 import { openRegistry } from "./db/open-registry.js";
 import { runnerRoutes } from "./routes/runners.js";
-import { watchRunnerLeases } from "./jobs/runner-leases.js";
+import { watchRunnerLeases } from "./jobs/remote/leases.js";
 import { REGISTRY_UNREACHABLE, registryUnreachable } from "./db/registry-error.js";
 import { diskFull, diskFullError } from "./lib/disk-space.js";
 import { lockTimedOut } from "./db/pg/lock-wait.js";
@@ -143,7 +143,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   await registerCors(app, config.allowedOrigins);
   const guard = registerGuard(app, config, token, services.sessions);
   onLostConnection = (err) => app.log.warn({ err: err.message }, "lost a connection to the registry's PostgreSQL; the next query opens another");
-  const detachJobLog = attachJobLog(services.jobs, services.audit, app.log);
+  const detachJobLog = attachJobLog(services.jobEvents, services.audit, app.log);
   await registerContracts(app, services.sessions.cookieName);
   await app.register(healthRoutes);
   await app.register(agentRoutes(services));
@@ -172,14 +172,14 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   // Runners that fell silent lose their running jobs.
   const stopLeases =
     registry.dialect === "postgres"
-      ? watchRunnerLeases(services.jobs, config.runnerLeaseMs, (err) => app.log.warn({ err }, "could not check runners' heartbeats"))
+      ? watchRunnerLeases(services.remoteJobs, config.runnerLeaseMs, (err) => app.log.warn({ err }, "could not check runners' heartbeats"))
       : null;
 
   app.addHook("onClose", async () => {
     stopLeases?.();
     await hearingRunners?.close();
     services.configFile.close();
-    services.jobs.shutdown();
+    services.jobEngine.shutdown();
     services.conversations.close();
     services.files.shutdown();
     detachJobLog();
@@ -192,6 +192,6 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   await services.configFile.start(app.log);
   // Before the jobs: a job that ends as it is recovered owes its answer to a conversation.
   await services.conversations.recover();
-  await services.jobs.recover();
+  await services.jobEngine.recover();
   return { app, services, token, routes: guard.routes };
 }

@@ -8,7 +8,7 @@ import { ConversationHub } from "./conversations/hub.js";
 import { CostService } from "./costs/service.js";
 import type { McpTasksRepo, Registry } from "./db/registry.js";
 import { FileWatcher } from "./jobs/file-watcher.js";
-import { JobService } from "./jobs/service.js";
+import { createJobParts, type JobParts } from "./jobs/parts.js";
 import { fileHooks } from "./jobs/file-hooks.js";
 import { AuditService } from "./audit/service.js";
 import { Metrics } from "./observability/metrics.js";
@@ -17,11 +17,10 @@ import { SessionService } from "./security/sessions.js";
 import { RunnerWorkdirs } from "./workdirs/on-runners.js";
 import { WorkdirService } from "./workdirs/service.js";
 
-/** The one service layer every door (MCP, REST, WebSocket) calls. */
-export interface Services {
+/** The one service layer every door (MCP, REST, WebSocket) calls; the job engine's parts are listed in JobParts. */
+export interface Services extends JobParts {
   config: AppConfig;
   agents: AgentService;
-  jobs: JobService;
   /** Prices, budgets and the cost report. */
   costs: CostService;
   /** What each job did to its workdir. */
@@ -52,7 +51,7 @@ export async function createServices(config: AppConfig, registry: Registry): Pro
   const agents = new AgentService({ config, registry });
   const audit = new AuditService(registry.audit);
   const files = new FileWatcher(registry.jobFiles, [config.dataDir]);
-  const jobs = new JobService({
+  const jobParts = createJobParts({
     config,
     registry,
     costs,
@@ -63,7 +62,7 @@ export async function createServices(config: AppConfig, registry: Registry): Pro
   });
   const ollama = new OllamaService({ config, agents: registry.agents, models: registry.ollamaModels });
   agents.on("changed", ({ name, removed }) => {
-    if (!removed) jobs.agentChanged(name);
+    if (!removed) jobParts.jobEngine.agentChanged(name);
   });
   const workdirs = new WorkdirService({
     config,
@@ -75,15 +74,15 @@ export async function createServices(config: AppConfig, registry: Registry): Pro
         ? new RunnerWorkdirs(registry, { homeDir: config.homeDir, leaseMs: config.runnerLeaseMs, answerTimeoutMs: config.runnerAnswerTimeoutMs })
         : undefined,
   });
-  const metrics = new Metrics(jobs, registry.jobStats);
+  const metrics = new Metrics(jobParts.jobEvents, jobParts.jobEngine, registry.jobStats);
   const sessions = new SessionService(registry, config.dataDir, config.sessionTtlMs);
-  const conversations = new ConversationHub({ registry, agents, jobs });
+  const conversations = new ConversationHub({ registry, agents, ...jobParts });
   const configFile = new ConfigFileService({ config, agents, costs });
   const runners = new RunnerDirectory(registry, config.runnerLeaseMs);
   return {
     config,
     agents,
-    jobs,
+    ...jobParts,
     costs,
     files,
     workdirs,

@@ -21,7 +21,7 @@ async function main(): Promise<void> {
     stopping = true;
     if (config.stopWorkersOnExit) {
       app.log.info({ signal }, "shutting down; cancelling running jobs (CORRAL_STOP_WORKERS_ON_EXIT=1)");
-      await services.jobs.cancelAll();
+      await services.cancels.cancelAll();
     } else {
       app.log.info({ signal }, "shutting down; running workers keep going and are picked up at the next start");
     }

@@ -33,7 +33,7 @@ const workdir = (name: string) => {
 async function runJob(body: Record<string, unknown>): Promise<Job> {
   const launched = await api<Job>(server, "POST", "/api/jobs", body);
   expect(launched.status).toBe(201);
-  const [job] = await server.services.jobs.waitFor([launched.body.id], 30_000);
+  const [job] = await server.services.waits.waitFor([launched.body.id], 30_000);
   return job!;
 }
 

@@ -113,7 +113,7 @@ test("a cancel the server could not finish before it went down is finished by th
     const first = await startServer({ CORRAL_KILL_GRACE_MS: "600000" }, { root });
     const job = await launch(first, "ignore-term\nprint 1\nhang", path.join(root, "w"));
     await printed(first, job.id, "line 1");
-    void first.services.jobs.cancel(job.id, { door: "mcp", client: "orchestrator" }).catch(() => undefined);
+    void first.services.cancels.cancel(job.id, { door: "mcp", client: "orchestrator" }).catch(() => undefined);
     await until(async () => ((await first.services.jobs.get(job.id)).cancel ? true : undefined), 5_000, "the cancel request stored");
     await first.app.close();
     // The request is in the registry file itself, not only in the first server's memory.
@@ -122,7 +122,7 @@ test("a cancel the server could not finish before it went down is finished by th
 
     const second = await startServer({ CORRAL_KILL_GRACE_MS: "300" }, { root });
     try {
-      const [ended] = await second.services.jobs.waitFor([job.id], 15_000);
+      const [ended] = await second.services.waits.waitFor([job.id], 15_000);
       expect(ended?.status, ended?.error ?? "").toBe("cancelled");
       expect(ended?.cancel).toMatchObject({ by: "mcp", client: "orchestrator" });
       expect(ended?.killedAt).not.toBeNull();
@@ -148,7 +148,7 @@ test("a cancel stored just before the server went down, its worker not yet signa
 
     const second = await startServer({}, { root });
     try {
-      const [ended] = await second.services.jobs.waitFor([job.id], 15_000);
+      const [ended] = await second.services.waits.waitFor([job.id], 15_000);
       expect(ended?.status, ended?.error ?? "").toBe("cancelled");
       expect(ended?.cancel?.by).toBe("panel");
       expect(ended?.killedAt).toBeNull();
@@ -166,7 +166,7 @@ test("a job stored as running that nothing follows (its end could not be stored)
   const pid = worker.pid as number;
   try {
     const job = await launch(server, "print 1", path.join(server.root, "w"));
-    await server.services.jobs.waitFor([job.id], 15_000);
+    await server.services.waits.waitFor([job.id], 15_000);
     // The row as a server whose end write failed leaves it: running, with its worker's group.
     await withRegistryOf(server.dataDir, (registry) => registry.jobs.update(job.id, { status: "running", endedAt: null, pid, pidStart: null }));
     const res = await api<Job>(server, "POST", `/api/jobs/${job.id}/cancel`);

@@ -115,7 +115,7 @@ describe("agents in a file (CORRAL_CONFIG)", () => {
     await waitForStatus(server, (s) => s.agents.length === 2, "the two agents");
     const launched = await api<Job>(server, "POST", "/api/jobs", { agent: "reviewer", prompt: "print 1", workdir: path.join(server.root, "w") });
     expect(launched.status, JSON.stringify(launched.body)).toBe(201);
-    await server.services.jobs.waitFor([launched.body.id], 20_000);
+    await server.services.waits.waitFor([launched.body.id], 20_000);
 
     writeFileSync(file, TWO_AGENTS.replace("model: gemini-2.5-pro", "model: gemini-2.5-flash").replace("maxConcurrent: 2", "maxConcurrent: 3"));
     await until(

@@ -235,7 +235,7 @@ describe("messages to Corral's worker agents", () => {
     const client = await connectMcp(server);
     try {
       await call(client, "corral_register", { name: "lead", session: "work" });
-      const launch = vi.spyOn(server.services.jobs, "launch");
+      const launch = vi.spyOn(server.services.launches, "launch");
       const sent = await call(client, "corral_send", { to: "gemini", text: "write notes.md first draft" });
       const jobId = /job (\w+) is answering/.exec(sent)?.[1] ?? "";
       expect(jobId).not.toBe("");

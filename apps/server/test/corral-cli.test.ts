@@ -53,9 +53,9 @@ beforeAll(async () => {
   await build({ ...serverBuildOptions(outdir), logLevel: "silent" });
   // A job lost while the server was down: its worker died and left no exit status.
   const first = await startServer({ CORRAL_TOKEN: "" }, { root });
-  const lost = await first.services.jobs.launch("kiro", { prompt: "print 2\nhang", workdir: workdir("lost") }, "rest");
+  const lost = await first.services.launches.launch("kiro", { prompt: "print 2\nhang", workdir: workdir("lost") }, "rest");
   // Its two lines are stored before its worker dies.
-  const printed = async () => (await first.services.jobs.readOutput(lost.id, 0, 1024)).chunks.map((c) => c.text).join("");
+  const printed = async () => (await first.services.output.readOutput(lost.id, 0, 1024)).chunks.map((c) => c.text).join("");
   await until(async () => ((await printed()).includes("line 2\n") ? true : undefined));
   const pid = (await first.services.jobs.get(lost.id)).pid as number;
   await first.app.close();

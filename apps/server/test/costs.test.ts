@@ -19,7 +19,7 @@ interface ErrorBody {
 async function run(s: TestServer, body: Record<string, unknown>): Promise<Job> {
   const launched = await api<Job>(s, "POST", "/api/jobs", { workdir: path.join(s.root, "work", String(body.agent)), ...body });
   expect(launched.status, JSON.stringify(launched.body)).toBe(201);
-  const [job] = await s.services.jobs.waitFor([launched.body.id], 20_000);
+  const [job] = await s.services.waits.waitFor([launched.body.id], 20_000);
   return job as Job;
 }
 
@@ -217,6 +217,31 @@ describe("budgets", () => {
     const raised = await api<Budget>(server, "PATCH", `/api/costs/budgets/${created.body.id}`, { maxCostUsd: 1 });
     expect(raised.body.exceeded).toBe(false);
     expect((await run(server, { agent: "claude", prompt: "hi" })).status).toBe("succeeded");
+  });
+
+  test("a job's own cost limit a budget has no room for is refused, naming the field as each door spells it", async () => {
+    server = await startServer();
+    await api<Budget>(server, "POST", "/api/costs/budgets", { provider: "google", period: "day", maxCostUsd: 0.01 });
+    const workdir = path.join(server.root, "work");
+    const refused = await api<ErrorBody>(server, "POST", "/api/jobs", { agent: "gemini", prompt: "hi", workdir, maxCostUsd: 1 });
+    expect(refused.status).toBe(429);
+    expect(refused.body.field).toBe("maxCostUsd");
+    expect(refused.body.error).toMatch(/^budget exceeded: this job may cost up to \$1\.00/);
+    const many = await api<ErrorBody>(server, "POST", "/api/jobs/many", { agents: ["gemini"], prompt: "hi", workdir, maxCostUsd: 1 });
+    expect(many.body.field).toBe("maxCostUsd");
+
+    const client = await connectMcp(server);
+    try {
+      const viaMcp = await client.callTool({ name: "gemini_run_async", arguments: { prompt: "hi", workdir, max_cost_usd: 1 } });
+      expect(viaMcp.isError).toBe(true);
+      expect(textOf(viaMcp)).toMatch(/^error: max_cost_usd: budget exceeded: this job may cost up to/);
+      const viaMany = await client.callTool({ name: "corral_run_many", arguments: { agents: ["gemini"], prompt: "hi", workdir, max_cost_usd: 1 } });
+      expect(textOf(viaMany)).toMatch(/^error: max_cost_usd: gemini: budget exceeded: this job may cost up to/);
+    } finally {
+      await client.close();
+    }
+    // Within the budget's room, the same limit launches.
+    expect((await run(server, { agent: "gemini", prompt: "hi", maxCostUsd: 0.005 })).status).toBe("succeeded");
   });
 
   test("a budget needs a limit, one per provider and period, and names what is wrong", async () => {

@@ -83,7 +83,8 @@ function fill(file: string): void {
 const free = (dir: string) => statfsSync(dir).bavail * statfsSync(dir).bsize;
 const launch = (server: TestServer, prompt: string, workdir: string) =>
   api<Job & ApiError>(server, "POST", "/api/jobs", { agent: "sh", prompt, workdir: path.join(server.root, workdir) });
-const outputOf = async (server: TestServer, id: string) => (await server.services.jobs.readOutput(id, 0, 1 << 24)).chunks.map((c) => c.text).join("");
+const outputOf = async (server: TestServer, id: string) =>
+  (await server.services.output.readOutput(id, 0, 1 << 24)).chunks.map((c) => c.text).join("");
 
 describe.skipIf(!canMount)("a full disk under the data dir", () => {
   test("a worker that fills it is stopped: its job fails saying so, its output kept as far as written; launches answer 507 until there is room again", async () => {
@@ -96,7 +97,7 @@ describe.skipIf(!canMount)("a full disk under the data dir", () => {
     await killAtEnd(server, filling.body.id);
     await printed(server, filling.body.id, "first");
     writeFileSync(path.join(server.root, "w", "go"), "");
-    const [ended] = await server.services.jobs.waitFor([filling.body.id], 30_000);
+    const [ended] = await server.services.waits.waitFor([filling.body.id], 30_000);
     expect(ended?.status).toBe("failed");
     expect(ended?.error).toContain(`the disk that holds the data dir ${disk.dataDir} is full`);
     expect(ended?.error).toMatch(/stopped there: its output is kept as far as it was written \(\d+ bytes\)/);
@@ -122,7 +123,7 @@ describe.skipIf(!canMount)("a full disk under the data dir", () => {
     rmSync(jobDataPaths(disk.dataDir, filling.body.id).out);
     const next = await launch(server, "echo hello again", "w3");
     expect(next.status).toBe(201);
-    const [done] = await server.services.jobs.waitFor([next.body.id], 15_000);
+    const [done] = await server.services.waits.waitFor([next.body.id], 15_000);
     expect(done?.status).toBe("succeeded");
     expect(await outputOf(server, next.body.id)).toBe("hello again\n");
   }, 60_000);
@@ -148,7 +149,7 @@ describe.skipIf(!canMount)("a full disk under the data dir", () => {
     rmSync(filler);
     const next = await launch(server, "echo back", "w3");
     expect(next.status).toBe(201);
-    const [done] = await server.services.jobs.waitFor([next.body.id], 15_000);
+    const [done] = await server.services.waits.waitFor([next.body.id], 15_000);
     expect(done?.status).toBe("succeeded");
   }, 60_000);
 
@@ -165,7 +166,7 @@ describe.skipIf(!canMount)("a full disk under the data dir", () => {
     expect(readFileSync(jobDataPaths(disk.dataDir, job.body.id).exit, "utf8").trim()).toBe("7");
 
     const second = await disk.start();
-    const [ended] = await second.services.jobs.waitFor([job.body.id], 30_000);
+    const [ended] = await second.services.waits.waitFor([job.body.id], 30_000);
     expect(ended?.status).toBe("failed");
     expect(ended?.exitCode).toBe(7);
     expect(ended?.error).toContain(`the disk that holds the data dir ${disk.dataDir} is full`);

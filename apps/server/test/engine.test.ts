@@ -1,8 +1,9 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { isFinalStatus, type Job, type JobInput } from "@corral/shared";
+import { isFinalStatus, type Job } from "@corral/shared";
 import { groupAlive } from "../src/jobs/process-group.js";
+import type { LaunchRequest } from "../src/jobs/launch-request.js";
 import { startServer, until, type TestServer } from "./helpers.js";
 
 let server: TestServer;
@@ -13,15 +14,15 @@ afterAll(() => server.close());
 
 let workdirs = 0;
 /** kiro prints plain text; each job gets a workdir of its own unless it names one. */
-const launch = (prompt: string, extra: Partial<JobInput> & { agent?: string } = {}) => {
+const launch = (prompt: string, extra: Partial<LaunchRequest> & { agent?: string } = {}) => {
   const { agent = "kiro", workdir = path.join(server.root, `work-${++workdirs}`), ...rest } = extra;
-  return server.services.jobs.launch(agent, { prompt, workdir, ...rest }, "rest");
+  return server.services.launches.launch(agent, { prompt, workdir, ...rest }, "rest");
 };
 const finished = async (launched: Job | Promise<Job>) => {
   const job = await launched;
-  return (await server.services.jobs.waitFor([job.id], 20_000))[0] as Job;
+  return (await server.services.waits.waitFor([job.id], 20_000))[0] as Job;
 };
-const output = async (job: Job) => (await server.services.jobs.readOutput(job.id, 0, 64 * 1024 * 1024)).chunks.map((c) => c.text).join("");
+const output = async (job: Job) => (await server.services.output.readOutput(job.id, 0, 64 * 1024 * 1024)).chunks.map((c) => c.text).join("");
 
 describe("a worker", () => {
   test("writes its file in the workdir and succeeds", async () => {
@@ -52,7 +53,7 @@ describe("a worker", () => {
     let cursor = 0;
     let text = "";
     for (;;) {
-      const page = await server.services.jobs.readOutput(job.id, cursor, 4096);
+      const page = await server.services.output.readOutput(job.id, cursor, 4096);
       text += page.chunks.map((c) => c.text).join("");
       if (page.complete) break;
       cursor = page.cursor;
@@ -68,12 +69,12 @@ describe("a worker", () => {
     expect(job.error).toContain("exit code 3");
     expect(job.error).toContain("invalid flag --frobnicate");
     expect(job.attempt).toBe(1);
-    const chunks = (await server.services.jobs.readOutput(job.id, 0, 65536)).chunks;
+    const chunks = (await server.services.output.readOutput(job.id, 0, 65536)).chunks;
     expect(chunks).toContainEqual({ stream: "err", text: "invalid flag --frobnicate\n" });
   });
 
   test("that hangs is killed at its timeout, with every process of its group", async () => {
-    const job = await finished(launch("fork 2\nhang", { timeout_s: 1 }));
+    const job = await finished(launch("fork 2\nhang", { timeoutS: 1 }));
     expect(job.status).toBe("timed_out");
     expect(job.error).toBe("timed out after 1 s");
     expect(job.pid).not.toBeNull();
@@ -83,8 +84,8 @@ describe("a worker", () => {
   test("that ignores SIGTERM and forks children is killed by cancel, group and all", async () => {
     const job = await launch("fork 3\nignore-term\nhang");
     await until(async () => ((await server.services.jobs.get(job.id)).status === "running" ? true : undefined));
-    await until(() => (server.services.jobs.outputTail(job, 100) === "" ? undefined : true), 5000).catch(() => true);
-    const cancelled = await server.services.jobs.cancel(job.id);
+    await until(() => (server.services.output.outputTail(job, 100) === "" ? undefined : true), 5000).catch(() => true);
+    const cancelled = await server.services.cancels.cancel(job.id);
     expect(cancelled.status).toBe("cancelled");
     expect(groupAlive(cancelled.pid as number)).toBe(false);
   });
@@ -115,7 +116,7 @@ describe("a worker", () => {
 
 describe("retries", () => {
   const attemptText = async (job: Job, attempt: { outputStart: number; outputEnd: number | null }) => {
-    const text = (await server.services.jobs.readOutput(job.id, attempt.outputStart, 1 << 20)).chunks.map((c) => c.text).join("");
+    const text = (await server.services.output.readOutput(job.id, attempt.outputStart, 1 << 20)).chunks.map((c) => c.text).join("");
     return attempt.outputEnd === null
       ? text
       : Buffer.from(text)
@@ -162,7 +163,7 @@ describe("retries", () => {
   test("cancel during the backoff ends the job", async () => {
     const job = await launch("exit 75", { retry: { maxAttempts: 5, exitCodes: [75], outputPatterns: [], backoffS: 60 } });
     await until(async () => ((await server.services.jobs.get(job.id)).attempt === 2 ? true : undefined));
-    const cancelled = await server.services.jobs.cancel(job.id);
+    const cancelled = await server.services.cancels.cancel(job.id);
     expect(cancelled.status).toBe("cancelled");
     expect(cancelled.error).toMatch(/while waiting to retry/);
   });
@@ -173,7 +174,7 @@ describe("the workdir guard", () => {
     const workdir = path.join(server.root, "busy");
     const first = await launch("sleep 0.5", { workdir });
     await expect(launch("x", { workdir })).rejects.toThrowError(new RegExp(`in use by job ${first.id}`));
-    const second = launch("x", { workdir, shared_workdir: true });
+    const second = launch("x", { workdir, sharedWorkdir: true });
     await finished(first);
     await finished(second);
     expect((await finished(launch("y", { workdir }))).status).toBe("succeeded");
@@ -219,17 +220,17 @@ test("200 jobs at once with a limit of 8 all end, and never more than 8 run", as
     seen.set(job.id, job.status);
     peak = Math.max(peak, running);
   };
-  server.services.jobs.on("job", onJob);
+  server.services.jobEvents.on("job", onJob);
   const jobs = await Promise.all(
     Array.from({ length: 200 }, (_, i) =>
-      launch(`write out-${i}.txt ${i}`, { agent: "kiro", workdir: path.join(server.root, "burst"), shared_workdir: true }),
+      launch(`write out-${i}.txt ${i}`, { agent: "kiro", workdir: path.join(server.root, "burst"), sharedWorkdir: true }),
     ),
   );
-  const ended = await server.services.jobs.waitFor(
+  const ended = await server.services.waits.waitFor(
     jobs.map((j) => j.id),
     120_000,
   );
-  server.services.jobs.off("job", onJob);
+  server.services.jobEvents.off("job", onJob);
   expect(ended.filter((j) => j.status === "succeeded")).toHaveLength(200);
   expect(peak).toBeLessThanOrEqual(8);
   expect(peak).toBeGreaterThan(1);

@@ -41,7 +41,7 @@ async function launch(body: Record<string, unknown>): Promise<Job> {
 }
 
 async function ended(id: string): Promise<Job> {
-  const [job] = await server.services.jobs.waitFor([id], 30_000);
+  const [job] = await server.services.waits.waitFor([id], 30_000);
   if (!job || !isFinalStatus(job.status)) throw new Error(`job ${id} did not end`);
   return job;
 }
@@ -63,7 +63,7 @@ let lostId = "";
 
 beforeAll(async () => {
   const first = await startServer({}, { root });
-  const lost = await first.services.jobs.launch("parrot", { prompt: "sleep 30", workdir: workdir() }, "rest");
+  const lost = await first.services.launches.launch("parrot", { prompt: "sleep 30", workdir: workdir() }, "rest");
   await until(async () => ((await first.services.jobs.get(lost.id)).pid ? true : undefined));
   const pid = (await first.services.jobs.get(lost.id)).pid as number;
   await first.app.close();
@@ -139,14 +139,14 @@ describe("a follow-up continues the earlier job's conversation", () => {
     const onJob = (job: Job) => {
       if (isFinalStatus(job.status)) seen.push(job);
     };
-    server.services.jobs.on("job", onJob);
+    server.services.jobEvents.on("job", onJob);
     try {
       const job = await run({ agent: "parrot", prompt: "hi", workdir: workdir() });
       const announced = seen.find((j) => j.id === job.id);
       expect(announced?.workerSession).toBeTruthy();
       expect(announced?.workerSession).toBe(job.workerSession);
     } finally {
-      server.services.jobs.off("job", onJob);
+      server.services.jobEvents.off("job", onJob);
     }
   });
 
@@ -332,20 +332,20 @@ describe("a follow-up across a restart", () => {
     mkdirSync(dir);
     try {
       const before = await startServer({}, { root: own });
-      const { jobs, agents } = before.services;
+      const { jobs, launches, waits, agents } = before.services;
       await agents.update("parrot", { maxConcurrent: 1 });
-      const first = await jobs.launch("parrot", { prompt: "before the restart", workdir: dir }, "rest");
-      const [ran] = await jobs.waitFor([first.id], 30_000);
-      const blocker = await jobs.launch("parrot", { prompt: "hang", workdir: path.join(own, "b") }, "rest");
+      const first = await launches.launch("parrot", { prompt: "before the restart", workdir: dir }, "rest");
+      const [ran] = await waits.waitFor([first.id], 30_000);
+      const blocker = await launches.launch("parrot", { prompt: "hang", workdir: path.join(own, "b") }, "rest");
       await until(async () => ((await jobs.get(blocker.id)).status === "running" ? true : undefined));
-      const next = await jobs.launch("parrot", { prompt: "after the restart", session: first.id }, "rest");
+      const next = await launches.launch("parrot", { prompt: "after the restart", session: first.id }, "rest");
       expect((await jobs.get(next.id)).status).toBe("queued");
       await before.app.close();
 
       const after = await startServer({}, { root: own });
       try {
-        await after.services.jobs.cancel(blocker.id);
-        const [done] = await after.services.jobs.waitFor([next.id], 30_000);
+        await after.services.cancels.cancel(blocker.id);
+        const [done] = await after.services.waits.waitFor([next.id], 30_000);
         expect(done).toMatchObject({ status: "succeeded", followUpOf: first.id, conversationId: first.id, workdir: dir });
         expect(done?.invocation?.args).toContain(`--resume=${ran?.workerSession}`);
         expect(done?.finalText).toBe("before the restart\nafter the restart");

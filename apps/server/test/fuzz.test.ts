@@ -132,7 +132,7 @@ beforeAll(async () => {
 afterAll(async () => {
   // Random input may have launched real (fake-CLI) jobs: none may outlive the test.
   const { jobs } = await server.services.jobs.list({ limit: 500, offset: 0 });
-  await Promise.all(jobs.filter((j) => !isFinalStatus(j.status)).map((j) => server.services.jobs.cancel(j.id)));
+  await Promise.all(jobs.filter((j) => !isFinalStatus(j.status)).map((j) => server.services.cancels.cancel(j.id)));
   await server.close();
 });
 

@@ -38,7 +38,7 @@ describe("the workdir watcher", () => {
       const early = await until(() => events.find((e) => e.jobId === job.id), 15_000, "the file event of a running job");
       expect(early.file).toMatchObject({ path: "early.txt", change: "created", size: 1 });
       expect((await server.services.jobs.get(job.id)).status).toBe("running");
-      expect((await server.services.jobs.cancel(job.id)).status).toBe("cancelled");
+      expect((await server.services.cancels.cancel(job.id)).status).toBe("cancelled");
       expect((await server.services.files.list(job.id)).map((f) => [f.path, f.change])).toEqual([["early.txt", "created"]]);
     } finally {
       server.services.files.off("file", onFile);
@@ -47,7 +47,7 @@ describe("the workdir watcher", () => {
 
   test("a job over before the watcher starts still reports every file it changed", async () => {
     const job = await launch("write a.txt 1\nwrite b.txt 22\ndelete a.txt\nwrite c.txt 333");
-    const [ended] = await server.services.jobs.waitFor([job.id], 30_000);
+    const [ended] = await server.services.waits.waitFor([job.id], 30_000);
     expect(ended?.status).toBe("succeeded");
     expect((await server.services.files.list(job.id)).map((f) => [f.path, f.change, f.size])).toEqual([
       ["b.txt", "created", 2],
@@ -60,7 +60,7 @@ describe("a job's attempts", () => {
   test("a worker that never started is still one attempt, failed with the reason, like its job", async () => {
     await server.services.agents.create({ name: "nowhere", kind: "command", command: "no-such-tool-for-attempts" });
     const job = await launch("x", "nowhere");
-    const [ended] = await server.services.jobs.waitFor([job.id], 30_000);
+    const [ended] = await server.services.waits.waitFor([job.id], 30_000);
     expect(ended?.status).toBe("failed");
     const attempts = await server.services.jobs.attempts(job.id);
     expect(attempts.map((a) => [a.attempt, a.status])).toEqual([[1, "failed"]]);
@@ -77,15 +77,15 @@ describe("a job's attempts", () => {
           (await server.services.jobs.attempts(changed.id)).map((a) => a.status),
         );
     };
-    server.services.jobs.on("job", onJob);
+    server.services.jobEvents.on("job", onJob);
     try {
       const job = await launch("sleep 1");
-      const [ended] = await server.services.jobs.waitFor([job.id], 30_000);
+      const [ended] = await server.services.waits.waitFor([job.id], 30_000);
       expect(ended?.status).toBe("succeeded");
       expect(seen.get(job.id)).toEqual(["running"]);
       expect((await server.services.jobs.attempts(job.id)).map((a) => a.status)).toEqual(["succeeded"]);
     } finally {
-      server.services.jobs.off("job", onJob);
+      server.services.jobEvents.off("job", onJob);
     }
   });
 });

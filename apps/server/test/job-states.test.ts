@@ -81,7 +81,7 @@ const matrix: { key: string; agent: string; status: JobStatus; done: RegExp; att
 beforeAll(async () => {
   // A job lost while the server was down: its worker died and left no exit status.
   const first = await startServer({}, { root });
-  const lost = await first.services.jobs.launch("kiro", { prompt: "print 2\nhang", workdir: workdir() }, "rest");
+  const lost = await first.services.launches.launch("kiro", { prompt: "print 2\nhang", workdir: workdir() }, "rest");
   await until(async () => ((await first.services.jobs.get(lost.id)).pid ? true : undefined));
   await sleep(300);
   const pid = (await first.services.jobs.get(lost.id)).pid as number;

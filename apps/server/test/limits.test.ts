@@ -40,7 +40,7 @@ describe("WebSocket", () => {
         client.socket.pause();
         for (const job of jobs) client.send({ type: "subscribe_job", jobId: job.id, cursor: 0 });
       }
-      const ended = await server.services.jobs.waitFor(
+      const ended = await server.services.waits.waitFor(
         jobs.map((j) => j.id),
         120_000,
       );

@@ -20,10 +20,10 @@ test("1,000 jobs queued at concurrency 16 with a WebSocket subscriber: every job
   const ids = await Promise.all(
     Array.from(
       { length: 1000 },
-      async (_, i) => (await server.services.jobs.launch("echo", { prompt: `job ${i}`, workdir, shared_workdir: true }, "rest")).id,
+      async (_, i) => (await server.services.launches.launch("echo", { prompt: `job ${i}`, workdir, sharedWorkdir: true }, "rest")).id,
     ),
   );
-  const ended = await server.services.jobs.waitFor(ids, 240_000);
+  const ended = await server.services.waits.waitFor(ids, 240_000);
   expect(ended.filter((j) => j.status === "succeeded")).toHaveLength(1000);
   // The subscriber heard every job end, and never more than 16 ran at once.
   const finals = await (async () => {

@@ -34,8 +34,8 @@ const job = async (server: TestServer, id: string) => (await api<Job>(server, "G
 const until200 = (server: TestServer, id: string, ok: (j: Job) => boolean, what: string, ms = 15_000) =>
   until(async () => ((await job(server, id)) && ok(await job(server, id)) ? true : undefined), ms, what);
 
-/** The registry the server's JobService reads and writes (to hold one of its statements back). */
-const registryOf = (server: TestServer) => (server.services.jobs as unknown as { deps: { registry: Registry } }).deps.registry;
+/** The registry the server's job engine reads and writes (to hold one of its statements back). */
+const registryOf = (server: TestServer) => (server.services.jobEngine as unknown as { deps: { registry: Registry } }).deps.registry;
 
 describe.skipIf(!postgres.available)("on a PostgreSQL registry", () => {
   test("a label given then removed at once leaves no job stranded with no runner (followRunnerLabel's release landing after the take)", async () => {
@@ -63,7 +63,7 @@ describe.skipIf(!postgres.available)("on a PostgreSQL registry", () => {
     open();
 
     // The agent has no label: its job must run here once the first one ends.
-    const [ended] = await server.services.jobs.waitFor([second.id], 15_000);
+    const [ended] = await server.services.waits.waitFor([second.id], 15_000);
     expect(ended).toMatchObject({ status: "succeeded", runner: "local" });
   });
 
@@ -120,7 +120,7 @@ describe.skipIf(!postgres.available)("on a PostgreSQL registry", () => {
     writeFileSync(file, "agents:\n  gpuk:\n    provider: kiro\n");
     const again = await startServer(env, { root, dataDir });
     cleanups.push(() => again.close());
-    const [ended] = await again.services.jobs.waitFor([launched.body.id], 15_000);
+    const [ended] = await again.services.waits.waitFor([launched.body.id], 15_000);
     expect(ended).toMatchObject({ status: "succeeded", runner: "local" });
     await sleep(500);
     expect(readFileSync(path.join(root, "w", "hits.txt"), "utf8")).toBe("x\n");
@@ -145,7 +145,7 @@ describe.skipIf(!postgres.available)("on a PostgreSQL registry", () => {
     expect((await job(server, a.id)).status).toBe("running");
     expect(await job(server, b.id)).toMatchObject({ status: "queued", startedAt: null });
     // Once a ends on the runner, the server hears it and starts b at once.
-    const [ranB] = await server.services.jobs.waitFor([b.id], 20_000);
+    const [ranB] = await server.services.waits.waitFor([b.id], 20_000);
     expect(ranB).toMatchObject({ status: "succeeded", runner: "local" });
     expect(ranB?.startedAt).toBeGreaterThanOrEqual((await job(server, a.id)).endedAt ?? Number.POSITIVE_INFINITY);
   });
@@ -198,7 +198,7 @@ describe.skipIf(!postgres.available)("on a PostgreSQL registry", () => {
     await runner(root, { CORRAL_DATABASE_URL: url, CORRAL_RUNNER_LABELS: "gpu" });
     await api(server, "PATCH", "/api/agents/kiro", { runnerLabel: "gpu" });
     // Its retry stays where it ran: one log, so its attempts' ranges are cursors of it.
-    const [ended] = await server.services.jobs.waitFor([id], 20_000);
+    const [ended] = await server.services.waits.waitFor([id], 20_000);
     expect(ended).toMatchObject({ status: "succeeded", runner: "local", attempt: 2 });
     const attempts = (
       await api<{ attempts: { attempt: number; outputStart: number; outputEnd: number | null }[] }>(server, "GET", `/api/jobs/${id}/attempts`)
@@ -215,7 +215,7 @@ describe.skipIf(!postgres.available)("on a PostgreSQL registry", () => {
     const server = await start({ CORRAL_DATABASE_URL: await postgres.database() }, root);
     await api(server, "PATCH", "/api/agents/kiro", { maxConcurrent: 1 });
     // The start pauses where a big workdir's snapshot takes its time (between admission and the running state).
-    const hooks = (server.services.jobs as unknown as { deps: { hooks: { starting: (row: unknown) => Promise<void> } } }).deps.hooks;
+    const hooks = (server.services.jobEngine as unknown as { deps: { hooks: { starting: (row: unknown) => Promise<void> } } }).deps.hooks;
     const starting = hooks.starting.bind(hooks);
     let open!: () => void;
     const gate = new Promise<void>((resolve) => (open = resolve));
@@ -234,7 +234,7 @@ describe.skipIf(!postgres.available)("on a PostgreSQL registry", () => {
     expect(await job(server, a.id)).toMatchObject({ status: "queued", runner: null });
     // Back to the server: maxConcurrent 1 and nothing running here, so it runs.
     expect((await api(server, "PATCH", "/api/agents/kiro", { runnerLabel: null })).status).toBe(200);
-    const [ended] = await server.services.jobs.waitFor([a.id], 10_000);
+    const [ended] = await server.services.waits.waitFor([a.id], 10_000);
     expect(ended).toMatchObject({ status: "succeeded", runner: "local" });
   });
 
@@ -260,8 +260,8 @@ describe.skipIf(!postgres.available)("on a PostgreSQL registry", () => {
     expect((await job(server, id)).runner).toBe(box.id);
     await box.stop("SIGKILL");
     // The lease runs out (as the sweep sees it a minute on): the job is given back; the agent has no label, so it is local's.
-    await server.services.jobs.loseJobsOfSilentRunners(15_000, Date.now() + 60_000);
-    const [ended] = await server.services.jobs.waitFor([id], 10_000);
+    await server.services.remoteJobs.loseJobsOfSilentRunners(15_000, Date.now() + 60_000);
+    const [ended] = await server.services.waits.waitFor([id], 10_000);
     expect(ended).toMatchObject({ status: "succeeded", runner: "local" });
   });
 
@@ -284,7 +284,7 @@ describe.skipIf(!postgres.available)("on a PostgreSQL registry", () => {
     expect((await api(server, "PATCH", "/api/agents/kiro", { runnerLabel: null })).status).toBe(200);
     // Stopped cleanly (SIGTERM): it gives back the jobs it holds but does not run.
     expect(await box.stop("SIGTERM")).toBe(0);
-    const [ended] = await server.services.jobs.waitFor([id], 10_000);
+    const [ended] = await server.services.waits.waitFor([id], 10_000);
     expect(ended).toMatchObject({ status: "succeeded", runner: "local" });
   });
 });

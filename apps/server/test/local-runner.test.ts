@@ -52,7 +52,7 @@ test("every job the server runs is runner local's, from its launch through each 
 
   // Ended each way: cancelled while running, then the queued one runs to its end.
   await api(server, "POST", `/api/jobs/${running.id}/cancel`);
-  const [ended] = await server.services.jobs.waitFor([queued.id], 15_000);
+  const [ended] = await server.services.waits.waitFor([queued.id], 15_000);
   expect(ended).toMatchObject({ status: "succeeded", runner: "local" });
   expect((await api<Job>(server, "GET", `/api/jobs/${running.id}`)).body).toMatchObject({ status: "cancelled", runner: "local" });
   const cancelledQueued = await launch(server, "sleep 20", path.join(root, "c"));
@@ -101,7 +101,7 @@ describe.skipIf(!postgres.available)("on a PostgreSQL registry", () => {
     const running = await launch(server, "sleep 20", path.join(root, "a"));
     await runningNow(server, running.id);
     // As the sweep would see it an hour from now: local's row was never heartbeat since the start.
-    expect(await server.services.jobs.loseJobsOfSilentRunners(6000, Date.now() + 3_600_000)).toBe(0);
+    expect(await server.services.remoteJobs.loseJobsOfSilentRunners(6000, Date.now() + 3_600_000)).toBe(0);
     expect((await api<Job>(server, "GET", `/api/jobs/${running.id}`)).body).toMatchObject({ status: "running", runner: "local" });
     await api(server, "POST", `/api/jobs/${running.id}/cancel`);
   });

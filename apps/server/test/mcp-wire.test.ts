@@ -292,7 +292,7 @@ describe("MCP on the wire", () => {
   test("a session answers at most 16 calls at once; a call whose client left is dropped, its wait with it", async () => {
     const [started] = await messagesOf(await post(call("gemini_run_async", { prompt: "sleep 30\nhello", workdir: workdir() })));
     const job = (started!.result as { content: { text: string }[] }).content[0]!.text.trim();
-    const listening = server.services.jobs.listenerCount("job");
+    const listening = server.services.jobEvents.listenerCount("job");
     const controllers = Array.from({ length: 16 }, () => new AbortController());
     const waits = await Promise.all(
       controllers.map((controller) =>
@@ -305,7 +305,7 @@ describe("MCP on the wire", () => {
       ),
     );
     for (const res of waits) expect(res.headers.get("content-type")).toBe("text/event-stream");
-    await until(() => (server.services.jobs.listenerCount("job") === listening + 16 ? true : undefined));
+    await until(() => (server.services.jobEvents.listenerCount("job") === listening + 16 ? true : undefined));
     const refused = await post({ jsonrpc: "2.0", id: nextId++, method: "ping" });
     expect(refused.status).toBe(429);
     expect(((await refused.json()) as { error: { message: string } }).error.message).toMatch(
@@ -313,12 +313,12 @@ describe("MCP on the wire", () => {
     );
     // The clients leave: the waits end in the server (not at their hour's timeout), and the session takes calls again.
     for (const controller of controllers) controller.abort();
-    await until(() => (server.services.jobs.listenerCount("job") === listening ? true : undefined));
+    await until(() => (server.services.jobEvents.listenerCount("job") === listening ? true : undefined));
     const id = nextId++;
     expect(await messagesOf(await post({ jsonrpc: "2.0", id, method: "ping" }))).toEqual([{ jsonrpc: "2.0", id, result: {} }]);
     // A lost connection is not a cancel: the job the waits were for goes on.
     expect((await server.services.jobs.get(job)).status).toBe("running");
-    await server.services.jobs.cancel(job);
+    await server.services.cancels.cancel(job);
   });
 
   test("DELETE ends the session: its open GET stream ends and its id is refused after", async () => {

@@ -195,7 +195,7 @@ describe("/mcp/<agent>", () => {
     const gemini = await connectMcp(server, "/mcp/gemini");
     expect((await gemini.listTools()).tools.map((t) => t.name).sort()).toEqual(["gemini_done", "gemini_run", "gemini_run_async"]);
     const id = textOf(await gemini.callTool({ name: "gemini_run_async", arguments: { prompt: "hi", workdir: workdir() } }));
-    await server.services.jobs.waitFor([id], 10_000);
+    await server.services.waits.waitFor([id], 10_000);
     expect(textOf(await gemini.callTool({ name: "gemini_done", arguments: { job_id: id } }))).toMatch(/^listo/);
     await gemini.close();
   });

@@ -59,7 +59,7 @@ async function ended(server: TestServer, id: string): Promise<Job> {
   );
 }
 
-/** A job run by the adapter itself, as the runner drives it (follow-ups: `JobSpec.followUp`). */
+/** A job run by the adapter itself, as the job driver drives it (follow-ups: `JobSpec.followUp`). */
 async function runAdapter({ server }: Setup, spec: Omit<JobSpec, "agent">) {
   const io: WorkerIO & { out: string[]; reports: UsageReport[] } = {
     out: [],

@@ -34,7 +34,7 @@ describe("API errors carry a code and the ids to act on it; MCP and REST keep th
     const workdir = path.join(s.root, "busy");
     const first = await launch(s, { agent: "gemini", prompt: "sleep 30", workdir });
     expect(first.status).toBe(201);
-    cleanups.push(async () => void (await s.services.jobs.cancel(first.body.id)));
+    cleanups.push(async () => void (await s.services.cancels.cancel(first.body.id)));
 
     const busy = await launch(s, { agent: "gemini", prompt: "hi", workdir });
     expect(busy.status).toBe(409);
@@ -49,7 +49,7 @@ describe("API errors carry a code and the ids to act on it; MCP and REST keep th
 
     const budget = await api<Budget>(s, "POST", "/api/costs/budgets", { provider: "google", period: "day", maxTokens: 1 });
     const used = await launch(s, { agent: "gemini", prompt: "write a.txt x", workdir: path.join(s.root, "budget") });
-    await s.services.jobs.waitFor([used.body.id], 20_000);
+    await s.services.waits.waitFor([used.body.id], 20_000);
     const over = await launch(s, { agent: "gemini", prompt: "hi", workdir: path.join(s.root, "budget") });
     expect(over.status).toBe(429);
     expect(over.body).toMatchObject({ code: "budget_exceeded", budgetId: budget.body.id });

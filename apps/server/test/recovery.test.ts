@@ -18,12 +18,13 @@ async function restartable() {
   return { root, start };
 }
 
-const outputOf = async (server: TestServer, id: string) => (await server.services.jobs.readOutput(id, 0, 1 << 24)).chunks.map((c) => c.text).join("");
+const outputOf = async (server: TestServer, id: string) =>
+  (await server.services.output.readOutput(id, 0, 1 << 24)).chunks.map((c) => c.text).join("");
 
 test("a worker keeps running while the server is down and is picked up at the next start", async () => {
   const { root, start } = await restartable();
   const first = await start();
-  const job = await first.services.jobs.launch(
+  const job = await first.services.launches.launch(
     "kiro",
     { prompt: "print 3\nsleep 1.5\nprint 2\nwrite after.txt ok", workdir: path.join(root, "w") },
     "rest",
@@ -32,7 +33,7 @@ test("a worker keeps running while the server is down and is picked up at the ne
   await first.app.close();
   const second = await start();
   try {
-    const [ended] = await second.services.jobs.waitFor([job.id], 15_000);
+    const [ended] = await second.services.waits.waitFor([job.id], 15_000);
     expect(ended?.status).toBe("succeeded");
     expect(ended?.exitCode).toBe(0);
     expect(await outputOf(second, job.id)).toBe("line 1\nline 2\nline 3\nline 1\nline 2\nwrote after.txt\ndone kiro-cli-chat\n");
@@ -44,13 +45,13 @@ test("a worker keeps running while the server is down and is picked up at the ne
 test("a worker that ended while the server was down gets its recorded exit status", async () => {
   const { root, start } = await restartable();
   const first = await start();
-  const job = await first.services.jobs.launch("kiro", { prompt: "sleep 0.5\nstderr bad things\nexit 4", workdir: path.join(root, "w") }, "rest");
+  const job = await first.services.launches.launch("kiro", { prompt: "sleep 0.5\nstderr bad things\nexit 4", workdir: path.join(root, "w") }, "rest");
   await sleep(200);
   await first.app.close();
   await sleep(1500);
   const second = await start();
   try {
-    const [ended] = await second.services.jobs.waitFor([job.id], 10_000);
+    const [ended] = await second.services.waits.waitFor([job.id], 10_000);
     expect(ended?.status).toBe("failed");
     expect(ended?.exitCode).toBe(4);
     expect(ended?.error).toContain("bad things");
@@ -62,7 +63,7 @@ test("a worker that ended while the server was down gets its recorded exit statu
 test("a worker that ended while the server was down keeps its own end time, not the time the restart noticed", async () => {
   const { root, start } = await restartable();
   const first = await start();
-  const job = await first.services.jobs.launch("kiro", { prompt: "sleep 0.5\nprint 2", workdir: path.join(root, "w") }, "rest");
+  const job = await first.services.launches.launch("kiro", { prompt: "sleep 0.5\nprint 2", workdir: path.join(root, "w") }, "rest");
   const running = await until(async () => {
     const now = await first.services.jobs.get(job.id);
     return now.status === "running" ? now : undefined;
@@ -75,7 +76,7 @@ test("a worker that ended while the server was down keeps its own end time, not 
   const restarted = Date.now();
   const second = await start();
   try {
-    const [ended] = await second.services.jobs.waitFor([job.id], 10_000);
+    const [ended] = await second.services.waits.waitFor([job.id], 10_000);
     expect(ended?.status).toBe("succeeded");
     expect(ended?.endedAt).toBeGreaterThanOrEqual(running.startedAt as number);
     expect(ended?.endedAt).toBeLessThanOrEqual(wentDown);
@@ -90,7 +91,7 @@ test("a worker that ended while the server was down keeps its own end time, not 
 test("a worker gone without an exit status is marked lost, with the reason", async () => {
   const { root, start } = await restartable();
   const first = await start();
-  const job = await first.services.jobs.launch("kiro", { prompt: "hang", workdir: path.join(root, "w") }, "rest");
+  const job = await first.services.launches.launch("kiro", { prompt: "hang", workdir: path.join(root, "w") }, "rest");
   await sleep(300);
   const pid = (await first.services.jobs.get(job.id)).pid as number;
   await first.app.close();
@@ -113,9 +114,9 @@ test("queued jobs wait again in order after a restart", async () => {
   await first.services.agents.update("kiro", { maxConcurrent: 1 });
   const ids: string[] = [];
   for (const i of [0, 1, 2]) {
-    const job = await first.services.jobs.launch(
+    const job = await first.services.launches.launch(
       "kiro",
-      { prompt: `sleep 0.3\nwrite q${i}.txt ${i}`, workdir: path.join(root, "q"), shared_workdir: true },
+      { prompt: `sleep 0.3\nwrite q${i}.txt ${i}`, workdir: path.join(root, "q"), sharedWorkdir: true },
       "rest",
     );
     ids.push(job.id);
@@ -123,7 +124,7 @@ test("queued jobs wait again in order after a restart", async () => {
   await first.app.close();
   const second = await start();
   try {
-    const ended = await second.services.jobs.waitFor(ids, 15_000);
+    const ended = await second.services.waits.waitFor(ids, 15_000);
     expect(ended.map((j) => j.status)).toEqual(["succeeded", "succeeded", "succeeded"]);
     const starts = ended.map((j) => j.startedAt as number);
     expect([...starts].sort((a, b) => a - b)).toEqual(starts);
@@ -139,13 +140,13 @@ test("files a job changes before, during and after the outage are all reported",
   writeFileSync(path.join(workdir, "old.txt"), "keep?");
   writeFileSync(path.join(workdir, "same.txt"), "untouched");
   const first = await start();
-  const job = await first.services.jobs.launch("kiro", { prompt: "write a.txt 1\nsleep 1\nwrite b.txt 2\ndelete old.txt", workdir }, "rest");
+  const job = await first.services.launches.launch("kiro", { prompt: "write a.txt 1\nsleep 1\nwrite b.txt 2\ndelete old.txt", workdir }, "rest");
   await sleep(400);
   await first.app.close();
   await sleep(1500);
   const second = await start();
   try {
-    const [ended] = await second.services.jobs.waitFor([job.id], 10_000);
+    const [ended] = await second.services.waits.waitFor([job.id], 10_000);
     expect(ended?.status).toBe("succeeded");
     const files = (await second.services.files.list(job.id)).map((f) => [f.path, f.change]);
     expect(files).toEqual([
@@ -163,13 +164,13 @@ test("a job started in an empty workdir (no snapshot file is kept for it): files
   const workdir = path.join(root, "empty");
   mkdirSync(workdir, { recursive: true });
   const first = await start();
-  const job = await first.services.jobs.launch("kiro", { prompt: "write a.txt 1\nsleep 1\nwrite b.txt 2", workdir }, "rest");
+  const job = await first.services.launches.launch("kiro", { prompt: "write a.txt 1\nsleep 1\nwrite b.txt 2", workdir }, "rest");
   await sleep(400);
   await first.app.close();
   await sleep(1500);
   const second = await start();
   try {
-    const [ended] = await second.services.jobs.waitFor([job.id], 10_000);
+    const [ended] = await second.services.waits.waitFor([job.id], 10_000);
     expect(ended?.status).toBe("succeeded");
     expect((await second.services.files.list(job.id)).map((f) => [f.path, f.change])).toEqual([
       ["a.txt", "created"],
@@ -216,12 +217,12 @@ test("a queued job too big to start, left in the registry, fails with the reason
   try {
     const health = await fetch(`${second.url}/api/health`);
     expect(health.status).toBe(200);
-    const [job] = await second.services.jobs.waitFor(["poison000001"], 10_000);
+    const [job] = await second.services.waits.waitFor(["poison000001"], 10_000);
     expect(job?.status).toBe("failed");
     expect(job?.error).toMatch(/command line 100000 times.*over Corral's limit of 1 MiB/);
     // The agent still runs jobs that fit.
-    const small = await second.services.jobs.launch("echo_many", { prompt: "p", workdir: path.join(root, "small") }, "rest");
-    const [ok] = await second.services.jobs.waitFor([small.id], 10_000);
+    const small = await second.services.launches.launch("echo_many", { prompt: "p", workdir: path.join(root, "small") }, "rest");
+    const [ok] = await second.services.waits.waitFor([small.id], 10_000);
     expect(ok?.status).toBe("succeeded");
   } finally {
     await second.app.close();
@@ -248,10 +249,10 @@ test("a running job that cannot be picked up again ends lost with why, and the r
     expect(lost.status).toBe("lost");
     expect(lost.error).toMatch(/^the server could not recover this job at start: .*EISDIR/);
     // Its start is under way as the server comes up (over PostgreSQL's network, still).
-    const [stuck] = await second.services.jobs.waitFor(["stuck0000001"], 10_000);
+    const [stuck] = await second.services.waits.waitFor(["stuck0000001"], 10_000);
     expect(stuck?.status).toBe("failed");
     expect(stuck?.error).toMatch(/^internal error: .*EISDIR/);
-    const [queued] = await second.services.jobs.waitFor(["queued000001"], 10_000);
+    const [queued] = await second.services.waits.waitFor(["queued000001"], 10_000);
     expect(queued?.status).toBe("succeeded");
   } finally {
     await second.app.close();
@@ -262,12 +263,12 @@ test("a retried attempt picked up after a restart has its own whole timeout, not
   const { root, start } = await restartable();
   const first = await start();
   const counter = path.join(root, "runs");
-  const job = await first.services.jobs.launch(
+  const job = await first.services.launches.launch(
     "kiro",
     {
       prompt: `sleep 4\nfail-until ${counter} 1 1 first run`,
       workdir: path.join(root, "w"),
-      timeout_s: 6,
+      timeoutS: 6,
       retry: { maxAttempts: 2, exitCodes: [1], outputPatterns: [], backoffS: 0.3 },
     },
     "rest",
@@ -282,7 +283,7 @@ test("a retried attempt picked up after a restart has its own whole timeout, not
   await first.app.close();
   const second = await start();
   try {
-    const [ended] = await second.services.jobs.waitFor([job.id], 15_000);
+    const [ended] = await second.services.waits.waitFor([job.id], 15_000);
     expect(ended?.status).toBe("succeeded");
     expect((await second.services.jobs.attempts(job.id)).map((a) => a.status)).toEqual(["failed", "succeeded"]);
   } finally {

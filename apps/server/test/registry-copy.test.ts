@@ -107,7 +107,7 @@ describe.skipIf(!pg.available)("pnpm registry:copy", () => {
       ids.cancelled = await launch(first, { agent: "kiro", prompt: "print 1\nhang" });
       await printed(first, ids.cancelled, "1");
       expect((await api<Job>(first, "POST", `/api/jobs/${ids.cancelled}/cancel`)).status).toBe(200);
-      await first.services.jobs.waitFor(Object.values(ids), 20_000);
+      await first.services.waits.waitFor(Object.values(ids), 20_000);
 
       const script = await api<{ key: string }>(first, "POST", "/api/conversations/rest/agents", { name: "script" });
       await api(first, "POST", "/api/conversations/rest/agents", { name: "helper" });
@@ -153,7 +153,7 @@ describe.skipIf(!pg.available)("pnpm registry:copy", () => {
 
       // Numbering goes on after the copied jobs, audit entries and messages.
       const next = await launch(second, { agent: "gemini", prompt: "print 1" });
-      await second.services.jobs.waitFor([next], 20_000);
+      await second.services.waits.waitFor([next], 20_000);
       const list = (await api<JobList>(second, "GET", "/api/jobs?limit=100")).body.jobs;
       expect(list.map((j) => j.id)).toEqual([next, ...before.jobs.jobs.map((j) => j.id)]);
       expect(list[0]?.status).toBe("succeeded");

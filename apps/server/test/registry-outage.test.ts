@@ -88,7 +88,7 @@ describe.skipIf(!postgres.available)("the registry's PostgreSQL goes away and co
         const res = await launch("print after");
         return res.status === 201 ? res.body : undefined;
       });
-      const [ended, endedWhileAway] = await server.services.jobs.waitFor([second.id, during.body.id], 10_000);
+      const [ended, endedWhileAway] = await server.services.waits.waitFor([second.id, during.body.id], 10_000);
       expect(ended?.status).toBe("succeeded");
       expect(endedWhileAway?.status, endedWhileAway?.error ?? "").toBe("succeeded");
       expect(endedWhileAway?.exitCode).toBe(0);

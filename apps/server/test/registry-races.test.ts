@@ -1,6 +1,7 @@
 import path from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { isFinalStatus, type Job, type JobInput, type JobStatus } from "@corral/shared";
+import { isFinalStatus, type Job, type JobStatus } from "@corral/shared";
+import type { LaunchRequest } from "../src/jobs/launch-request.js";
 import { sleep, startServer, until, type TestServer } from "./helpers.js";
 
 /**
@@ -16,11 +17,11 @@ beforeAll(async () => {
   await server.services.agents.create({ name: "many", kind: "kiro", maxConcurrent: 50 });
 });
 afterAll(async () => {
-  await server.services.jobs.cancelAll();
+  await server.services.cancels.cancelAll();
   await server.close();
 });
 
-const launch = (agent: string, input: JobInput, on = server) => on.services.jobs.launch(agent, input, "rest");
+const launch = (agent: string, input: LaunchRequest, on = server) => on.services.launches.launch(agent, input, "rest");
 const codeOf = (result: PromiseSettledResult<Job>) => (result.status === "rejected" ? (result.reason as { code?: string }).code : "launched");
 
 test("launches into one workdir at once: one is stored, the others find it busy", async () => {
@@ -28,7 +29,7 @@ test("launches into one workdir at once: one is stored, the others find it busy"
   const results = await Promise.allSettled(Array.from({ length: 4 }, () => launch("many", { prompt: "sleep 1", workdir })));
   expect(results.map(codeOf).sort()).toEqual(["launched", "workdir_busy", "workdir_busy", "workdir_busy"]);
   const [launched] = results.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
-  await server.services.jobs.cancel((launched as Job).id);
+  await server.services.cancels.cancel((launched as Job).id);
 });
 
 test("launches at once never fill the queue past its limit", async () => {
@@ -39,12 +40,12 @@ test("launches at once never fill the queue past its limit", async () => {
     await until(async () => ((await limited.services.jobs.get(blocker.id)).status === "running" ? true : undefined));
     const workdir = path.join(limited.root, "queue");
     const results = await Promise.allSettled(
-      Array.from({ length: 6 }, () => launch("one", { prompt: "print 1", workdir, shared_workdir: true }, limited)),
+      Array.from({ length: 6 }, () => launch("one", { prompt: "print 1", workdir, sharedWorkdir: true }, limited)),
     );
     expect(results.map(codeOf).sort()).toEqual(["launched", "launched", "launched", "queue_full", "queue_full", "queue_full"]);
-    expect(limited.services.jobs.queuedCount()).toBe(3);
-    await limited.services.jobs.cancelAll();
-    expect(limited.services.jobs.queuedCount()).toBe(0);
+    expect(limited.services.jobEngine.queuedCount()).toBe(3);
+    await limited.services.cancels.cancelAll();
+    expect(limited.services.jobEngine.queuedCount()).toBe(0);
   } finally {
     await limited.close();
   }
@@ -53,7 +54,7 @@ test("launches at once never fill the queue past its limit", async () => {
 test("a cancel and a start at once: a job never changes after it ended", async () => {
   const seen = new Map<string, JobStatus[]>();
   const onJob = (job: Job) => seen.set(job.id, [...(seen.get(job.id) ?? []), job.status]);
-  server.services.jobs.on("job", onJob);
+  server.services.jobEvents.on("job", onJob);
   try {
     const jobs = await Promise.all(
       Array.from({ length: 40 }, (_, i) => launch("many", { prompt: "print 1", workdir: path.join(server.root, "cancel-race", String(i)) })),
@@ -62,10 +63,10 @@ test("a cancel and a start at once: a job never changes after it ended", async (
     await Promise.all(
       jobs.map(async (job, i) => {
         await sleep(i * 15);
-        await server.services.jobs.cancel(job.id);
+        await server.services.cancels.cancel(job.id);
       }),
     );
-    const ended = await server.services.jobs.waitFor(
+    const ended = await server.services.waits.waitFor(
       jobs.map((j) => j.id),
       20_000,
     );
@@ -77,7 +78,7 @@ test("a cancel and a start at once: a job never changes after it ended", async (
       expect(statuses.at(-1)).toBe(job.status);
     }
   } finally {
-    server.services.jobs.off("job", onJob);
+    server.services.jobEvents.off("job", onJob);
   }
 });
 

@@ -55,7 +55,7 @@ async function registryWithJobs(root: string, count: number): Promise<string[]> 
     const { body } = await api<Job>(server, "POST", "/api/jobs", { agent: "gemini", prompt: `job ${i}`, workdir: path.join(root, `w${i}`) });
     ids.push(body.id);
   }
-  await server.services.jobs.waitFor(ids, 20_000);
+  await server.services.waits.waitFor(ids, 20_000);
   await server.close();
   return ids;
 }
@@ -164,7 +164,7 @@ onSqliteFile("a change and its audit entry are one write", () => {
     const server = await startServer();
     try {
       const announced: string[] = [];
-      server.services.jobs.on("job", (job) => announced.push(job.id));
+      server.services.jobEvents.on("job", (job) => announced.push(job.id));
       const direct = new Database(path.join(server.dataDir, "corral.db"));
       direct.exec("CREATE TRIGGER audit_broken BEFORE INSERT ON audit_log BEGIN SELECT RAISE(ABORT, 'audit is broken'); END");
 

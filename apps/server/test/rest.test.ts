@@ -79,7 +79,7 @@ describe("jobs", () => {
     const launched = await api<Job>(server, "POST", "/api/jobs", { agent: "kiro", prompt: "print 3", workdir: workdir() });
     expect(launched.status).toBe(201);
     expect(launched.body).toMatchObject({ agent: "kiro", status: "queued", origin: "rest" });
-    await server.services.jobs.waitFor([launched.body.id], 10_000);
+    await server.services.waits.waitFor([launched.body.id], 10_000);
     const detail = await api<Job>(server, "GET", `/api/jobs/${launched.body.id}`);
     expect(detail.body.status).toBe("succeeded");
     const out = await api<OutputPage>(server, "GET", `/api/jobs/${launched.body.id}/output?cursor=0`);
@@ -106,7 +106,7 @@ describe("jobs", () => {
     const ids = [];
     for (let i = 0; i < 5; i++)
       ids.push((await api<Job>(server, "POST", "/api/jobs", { agent: "codex", prompt: `page ${i}`, workdir: workdir() })).body.id);
-    await server.services.jobs.waitFor(ids, 10_000);
+    await server.services.waits.waitFor(ids, 10_000);
     const first = await api<JobList>(server, "GET", "/api/jobs?agent=codex&limit=2");
     const second = await api<JobList>(server, "GET", "/api/jobs?agent=codex&limit=2&offset=2");
     expect(first.body.jobs.map((j) => j.prompt)).toEqual(["page 4", "page 3"]);
@@ -141,7 +141,7 @@ describe("jobs", () => {
 
   test("a cursor that is not a record boundary is refused", async () => {
     const launched = await api<Job>(server, "POST", "/api/jobs", { agent: "gemini", prompt: "print 5", workdir: workdir() });
-    await server.services.jobs.waitFor([launched.body.id], 10_000);
+    await server.services.waits.waitFor([launched.body.id], 10_000);
     const res = await api<ErrorBody>(server, "GET", `/api/jobs/${launched.body.id}/output?cursor=3`);
     expect(res.status).toBe(400);
     expect(res.body.field).toBe("cursor");
@@ -167,7 +167,7 @@ test("each attempt of a retried job is listed with its part of the output", asyn
     retry: { maxAttempts: 2, exitCodes: [75], backoffS: 0 },
   });
   expect(launched.status).toBe(201);
-  await server.services.jobs.waitFor([launched.body.id], 10_000);
+  await server.services.waits.waitFor([launched.body.id], 10_000);
   const { body } = await api<{ attempts: JobAttempt[] }>(server, "GET", `/api/jobs/${launched.body.id}/attempts`);
   expect(body.attempts.map((a) => a.status)).toEqual(["failed", "succeeded"]);
   const [first, second] = body.attempts;
@@ -184,7 +184,7 @@ test("each attempt of a retried job is listed with its part of the output", asyn
 
 test("the tail of a job's output, for the panel's activity line", async () => {
   const launched = await api<Job>(server, "POST", "/api/jobs", { agent: "kiro", prompt: "print 40", workdir: path.join(server.root, "tail") });
-  await server.services.jobs.waitFor([launched.body.id], 10_000);
+  await server.services.waits.waitFor([launched.body.id], 10_000);
   const tail = await api<{ text: string }>(server, "GET", `/api/jobs/${launched.body.id}/tail?chars=30`);
   expect(tail.body.text).toContain("done kiro-cli-chat");
   expect(tail.body.text).not.toContain("line 1\n");
@@ -197,7 +197,7 @@ test("the tail of a job's output, for the panel's activity line", async () => {
 test("the tail's latest line reads as the Readable view does, never as the CLI's JSON", async () => {
   const tailOf = async (agent: string, prompt: string) => {
     const launched = await api<Job>(server, "POST", "/api/jobs", { agent, prompt, workdir: path.join(server.root, `tail-${agent}`) });
-    await server.services.jobs.waitFor([launched.body.id], 10_000);
+    await server.services.waits.waitFor([launched.body.id], 10_000);
     return (await api<OutputTail>(server, "GET", `/api/jobs/${launched.body.id}/tail`)).body;
   };
   const gemini = await tailOf("gemini", "print 3");

@@ -31,7 +31,7 @@ async function retried(name: string, failures: number): Promise<Job> {
     retry: { maxAttempts: 3, exitCodes: [1], backoffS: 0.2 },
   });
   expect(launched.status).toBe(201);
-  const [job] = await server.services.jobs.waitFor([launched.body.id], 60_000);
+  const [job] = await server.services.waits.waitFor([launched.body.id], 60_000);
   return job as Job;
 }
 

@@ -54,7 +54,7 @@ describe("corral_run_many (MCP)", () => {
     expect(lines[0]).toMatch(/^[a-z0-9]{12} gemini \//);
     expect(lines[1]).toMatch(/^[a-z0-9]{12} kiro \//);
     const ids = lines.map((l) => l.split(" ")[0] as string);
-    await server.services.jobs.waitFor(ids, 20_000);
+    await server.services.waits.waitFor(ids, 20_000);
     expect((await Promise.all(ids.map((id) => server.services.jobs.get(id)))).map((j) => j.status)).toEqual(["succeeded", "succeeded"]);
   });
 
@@ -114,7 +114,7 @@ describe("POST /api/jobs/many", () => {
     expect(res.body.jobs.map((j) => j.agent)).toEqual(THREE);
     expect(res.body.jobs.map((j) => j.workdir)).toEqual(THREE.map((a) => path.join(base, a)));
     expect(res.body.jobs.every((j) => j.timeoutS === 60 && j.origin === "rest")).toBe(true);
-    const ended = await server.services.jobs.waitFor(
+    const ended = await server.services.waits.waitFor(
       res.body.jobs.map((j) => j.id),
       20_000,
     );
@@ -131,7 +131,7 @@ describe("POST /api/jobs/many", () => {
     expect(alone.body.groupId).toBeNull();
     expect((await api<JobGroup>(server, "GET", `/api/jobs/${alone.body.id}/group`)).body.jobs.map((j) => j.id)).toEqual([alone.body.id]);
     expect((await api<ApiError>(server, "GET", "/api/jobs/zzzzzzzzzzzz/group")).status).toBe(404);
-    await server.services.jobs.waitFor([alone.body.id], 20_000);
+    await server.services.waits.waitFor([alone.body.id], 20_000);
   });
 
   test("sharedWorkdir runs them all in the one workdir, together", async () => {
@@ -139,7 +139,7 @@ describe("POST /api/jobs/many", () => {
     const res = await launch({ agents: THREE, prompt: "sleep 0.3\nwrite shared.txt x", workdir: base, sharedWorkdir: true });
     expect(res.status).toBe(201);
     expect(res.body.jobs.map((j) => j.workdir)).toEqual([base, base, base]);
-    const ended = await server.services.jobs.waitFor(
+    const ended = await server.services.waits.waitFor(
       res.body.jobs.map((j) => j.id),
       20_000,
     );
@@ -152,7 +152,7 @@ describe("POST /api/jobs/many", () => {
     expect(res.status).toBe(201);
     const agents = await server.services.agents.list();
     expect(res.body.jobs.map((j) => j.workdir)).toEqual(["gemini", "kiro"].map((a) => agents.find((x) => x.name === a)?.workdir));
-    await server.services.jobs.waitFor(
+    await server.services.waits.waitFor(
       res.body.jobs.map((j) => j.id),
       20_000,
     );
@@ -191,7 +191,7 @@ describe("POST /api/jobs/many", () => {
     }
     expect(await jobCount()).toBe(before);
     await api(server, "PATCH", "/api/agents/opencode", { enabled: true });
-    await server.services.jobs.cancel(busy.body.id);
+    await server.services.cancels.cancel(busy.body.id);
   });
 
   test("two agents whose own workdirs are the same are refused unless shared", async () => {
@@ -223,7 +223,7 @@ describe("limits across the group", () => {
       workdir: freshDir(),
       model: "claude-sonnet-4-5",
     });
-    if (first.status === 201) await server.services.jobs.waitFor([first.body.id], 20_000);
+    if (first.status === 201) await server.services.waits.waitFor([first.body.id], 20_000);
     const before = await jobCount();
     const res = await api<ApiError>(server, "POST", "/api/jobs/many", { agents: ["gemini", "claude"], prompt: "hi", workdir: base });
     expect(res.status).toBe(429);

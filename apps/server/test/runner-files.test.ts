@@ -50,7 +50,7 @@ async function remoteWorkdir(env: Record<string, string> = {}): Promise<{ corral
     });
     const launched = await api<Job>(launcher, "POST", "/api/jobs", { agent: "kiro", prompt: "write made.txt hello from gpu-box", workdir });
     expect(launched.status).toBe(201);
-    const [ended] = await launcher.services.jobs.waitFor([launched.body.id], 15_000);
+    const [ended] = await launcher.services.waits.waitFor([launched.body.id], 15_000);
     expect(ended).toMatchObject({ status: "succeeded", runner: box.id });
   } finally {
     await launcher.close();

@@ -102,14 +102,14 @@ describe.skipIf(!postgres.available)("a hostile runner's login and the registry'
     const local = (
       await api<Job>(corral, "POST", "/api/jobs", { agent: "kiro", prompt: "write a.txt 1\nwrite b.txt 2", workdir: path.join(root, "f") })
     ).body;
-    const [done] = await corral.services.jobs.waitFor([local.id], 20_000);
+    const [done] = await corral.services.waits.waitFor([local.id], 20_000);
     expect(done).toMatchObject({ status: "succeeded", runner: "local" });
     expect((await corral.services.files.list(local.id)).length).toBe(2);
     const heard: string[] = [];
     const onFile = (event: { jobId: string }) => heard.push(event.jobId);
     const onJob = (job: Job) => heard.push(job.id);
     corral.services.files.on("file", onFile);
-    corral.services.jobs.on("job", onJob);
+    corral.services.jobEvents.on("job", onJob);
     try {
       for (let i = 0; i < 5; i++) {
         await hostile.query("select pg_notify('corral_job', $1)", [`${local.id}:files`]);
@@ -121,7 +121,7 @@ describe.skipIf(!postgres.available)("a hostile runner's login and the registry'
       expect(heard.filter((id) => id === local.id)).toEqual([]);
     } finally {
       corral.services.files.off("file", onFile);
-      corral.services.jobs.off("job", onJob);
+      corral.services.jobEvents.off("job", onJob);
     }
   }, 60_000);
 

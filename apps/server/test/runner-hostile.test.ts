@@ -51,13 +51,13 @@ describe.skipIf(!postgres.available)("a hostile runner's login", () => {
     const runner = await startRunnerProcess(root, { CORRAL_DATABASE_URL: box.url, CORRAL_RUNNER_NAME: box.name, CORRAL_RUNNER_LABELS: "gpu" });
     boxId = runner.id;
     ids.ownEnded = (await launch("gpuk", "print 2\nwrite made.txt ok", "g")).id;
-    const [ran] = await corral.services.jobs.waitFor([ids.ownEnded], 20_000);
+    const [ran] = await corral.services.waits.waitFor([ids.ownEnded], 20_000);
     expect(ran).toMatchObject({ status: "succeeded", runner: boxId });
     expect(await runner.stop()).toBe(0);
     expect(runner.stderr()).toBe("");
 
     ids.localEnded = (await launch("kiro", "print 1", "l")).id;
-    expect((await corral.services.jobs.waitFor([ids.localEnded], 15_000))[0]).toMatchObject({ status: "succeeded", runner: "local" });
+    expect((await corral.services.waits.waitFor([ids.localEnded], 15_000))[0]).toMatchObject({ status: "succeeded", runner: "local" });
     ids.localRunning = (await launch("kiro", "sleep 60", "r1")).id;
     await until(async () => ((await job(ids.localRunning)).status === "running" ? true : undefined), 10_000, "the local job running");
     ids.localQueued = (await launch("kiro", "print 1", "r2")).id;

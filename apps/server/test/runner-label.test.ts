@@ -45,12 +45,12 @@ describe.skipIf(!postgres.available)("on a PostgreSQL registry", () => {
     expect(launched).toMatchObject({ status: 201, body: { status: "queued", runner: null } });
     // A job of an agent without a label still runs here, beside it.
     const local = await api<Job>(first, "POST", "/api/jobs", { agent: "claude", prompt: "hello", workdir: path.join(root, "c") });
-    const [ran] = await first.services.jobs.waitFor([local.body.id], 15_000);
+    const [ran] = await first.services.waits.waitFor([local.body.id], 15_000);
     expect(ran?.status).toBe("succeeded");
     await sleep(300);
     expect((await api<Job>(first, "GET", `/api/jobs/${launched.body.id}`)).body).toMatchObject({ status: "queued", runner: null, startedAt: null });
     // It takes no room in the server's own queue.
-    expect(first.services.jobs.queuedCount()).toBe(0);
+    expect(first.services.jobEngine.queuedCount()).toBe(0);
     await first.close();
 
     const second = await start(env, root);
@@ -67,7 +67,7 @@ describe.skipIf(!postgres.available)("on a PostgreSQL registry", () => {
     await sleep(300);
     expect((await api<Job>(server, "GET", `/api/jobs/${waiting.body.id}`)).body.status).toBe("queued");
     expect((await api<Agent>(server, "PATCH", "/api/agents/kiro", { runnerLabel: null })).status).toBe(200);
-    const [ran] = await server.services.jobs.waitFor([waiting.body.id], 15_000);
+    const [ran] = await server.services.waits.waitFor([waiting.body.id], 15_000);
     expect(ran).toMatchObject({ status: "succeeded", runner: "local" });
 
     // One at a time: the second job waits in the server's own queue (its runner `local`'s) when the agent gets its label.
@@ -88,9 +88,9 @@ describe.skipIf(!postgres.available)("on a PostgreSQL registry", () => {
       given = (await api<Job>(server, "GET", `/api/jobs/${second.body.id}`)).body;
     }
     expect(given).toMatchObject({ status: "queued", runner: null, startedAt: null });
-    expect(server.services.jobs.queuedCount()).toBe(0);
+    expect(server.services.jobEngine.queuedCount()).toBe(0);
     expect((await api<Job>(server, "GET", `/api/jobs/${first.body.id}`)).body).toMatchObject({ status: "running", runner: "local" });
-    await server.services.jobs.cancel(first.body.id);
+    await server.services.cancels.cancel(first.body.id);
     await sleep(500);
     expect((await api<Job>(server, "GET", `/api/jobs/${second.body.id}`)).body).toMatchObject({ status: "queued", runner: null, startedAt: null });
   });
@@ -100,7 +100,7 @@ describe.skipIf(!postgres.available)("on a PostgreSQL registry", () => {
     const env = { CORRAL_DATABASE_URL: await postgres.database() };
     const first = await start(env, root);
     const job = await api<Job>(first, "POST", "/api/jobs", { agent: "kiro", prompt: "sleep 5", workdir: path.join(root, "w") });
-    await first.services.jobs.cancel(job.body.id);
+    await first.services.cancels.cancel(job.body.id);
     // As a runner's job looks: running, claimed by a runner, its worker on another machine (no pid here).
     const registry = await pgRegistryAt(env.CORRAL_DATABASE_URL);
     await registry.jobs.update(job.body.id, { status: "running", runner: "r-elsewhere", endedAt: null, pid: null, error: null });

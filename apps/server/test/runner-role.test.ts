@@ -27,7 +27,7 @@ describe.skipIf(!postgres.available)("a runner's own login (runner-role.sql)", (
     const box = await startRunnerProcess(root, { CORRAL_DATABASE_URL: runnerUrl, CORRAL_RUNNER_LABELS: "gpu", CORRAL_RUNNER_NAME: login.name });
     cleanups.push(() => box.stop("SIGKILL"));
     const job = await api<Job>(corral, "POST", "/api/jobs", { agent: "kiro", prompt: "print 2\nwrite made.txt ok", workdir: path.join(root, "w") });
-    const [ended] = await corral.services.jobs.waitFor([job.body.id], 15_000);
+    const [ended] = await corral.services.waits.waitFor([job.body.id], 15_000);
     expect(ended).toMatchObject({ status: "succeeded", runner: box.id });
     const output = await api<OutputPage>(corral, "GET", `/api/jobs/${job.body.id}/output?cursor=0`);
     expect(output.body.chunks.map((c) => c.text).join("")).toContain("line 2");

@@ -64,7 +64,7 @@ describe.skipIf(!postgres.available)("runners at scale", () => {
     // Its fallback poll comes once a minute, first a minute after it started: only the NOTIFY can start a job sooner.
     const box = await runner(root, { CORRAL_DATABASE_URL: url, CORRAL_RUNNER_LABELS: "gpu", CORRAL_RUNNER_POLL_MS: "60000" });
     const job = await launch(corral, "kiro", "print 1", path.join(root, "w"));
-    const [ended] = await corral.services.jobs.waitFor([job.id], 20_000);
+    const [ended] = await corral.services.waits.waitFor([job.id], 20_000);
     expect(ended).toMatchObject({ status: "succeeded", runner: box.id });
 
     // Queued for a label no runner has, it waits; given the runner's label, it is claimed at once.
@@ -72,7 +72,7 @@ describe.skipIf(!postgres.available)("runners at scale", () => {
     const waiting = await launch(corral, "kiro", "print 1", path.join(root, "w"));
     expect((await api<Job>(corral, "GET", `/api/jobs/${waiting.id}`)).body).toMatchObject({ status: "queued", runner: null });
     await api(corral, "PATCH", "/api/agents/kiro", { runnerLabel: "gpu" });
-    const [moved] = await corral.services.jobs.waitFor([waiting.id], 20_000);
+    const [moved] = await corral.services.waits.waitFor([waiting.id], 20_000);
     expect(moved).toMatchObject({ status: "succeeded", runner: box.id });
 
     // Claimed by a runner that never started it, then given back (it stopped, or fell silent past its lease): claimed again at once.
@@ -95,7 +95,7 @@ describe.skipIf(!postgres.available)("runners at scale", () => {
     await api(corral, "PATCH", "/api/agents/kiro", { runnerLabel: "gpu" });
     expect((await api<Job>(corral, "GET", `/api/jobs/${handed.id}`)).body).toMatchObject({ status: "queued", runner: "ghost-1" });
     expect(await registry.runners.releaseQueued("ghost-1")).toMatchObject([{ id: handed.id, runner: null }]);
-    const [again] = await corral.services.jobs.waitFor([handed.id], 20_000);
+    const [again] = await corral.services.waits.waitFor([handed.id], 20_000);
     expect(again).toMatchObject({ status: "succeeded", runner: box.id });
   }, 90_000);
 
@@ -118,7 +118,7 @@ describe.skipIf(!postgres.available)("runners at scale", () => {
         launch(corral, "review", `sleep 0.2; echo review ${i}`, workdir),
       ]).flat(),
     );
-    const ended = await corral.services.jobs.waitFor(
+    const ended = await corral.services.waits.waitFor(
       launched.map((j) => j.id),
       60_000,
     );

@@ -58,7 +58,7 @@ describe.skipIf(!postgres.available)("corral runner", () => {
     expect(launched.status).toBe(201);
     const since = Date.now();
     // Heard through NOTIFY: waitFor wakes on the server's job events only, so it returns well before its timeout.
-    const [ended] = await corral.services.jobs.waitFor([launched.body.id], 12_000);
+    const [ended] = await corral.services.waits.waitFor([launched.body.id], 12_000);
     expect(Date.now() - since).toBeLessThan(10_000);
     expect(ended).toMatchObject({ status: "succeeded", exitCode: 0, runner: box.id });
     expect(ended?.pid).toBeGreaterThan(0);
@@ -66,7 +66,7 @@ describe.skipIf(!postgres.available)("corral runner", () => {
     const output = await api<OutputPage>(corral, "GET", `/api/jobs/${launched.body.id}/output?cursor=0`);
     expect(output.body.chunks.map((c) => c.text).join("")).toBe("line 1\nline 2\nwrote made.txt\ndone kiro-cli-chat\n");
     expect(output.body.complete).toBe(true);
-    expect(corral.services.jobs.outputTail(ended as Job, 100)).toContain("done kiro-cli-chat");
+    expect(corral.services.output.outputTail(ended as Job, 100)).toContain("done kiro-cli-chat");
     expect((await api<Job>(corral, "GET", `/api/jobs/${launched.body.id}`)).body).toMatchObject({ status: "succeeded", runner: box.id });
     const attempts = await api<{ attempts: JobAttempt[] }>(corral, "GET", `/api/jobs/${launched.body.id}/attempts`);
     expect(attempts.body.attempts).toMatchObject([{ attempt: 1, status: "succeeded", exitCode: 0 }]);
@@ -77,7 +77,7 @@ describe.skipIf(!postgres.available)("corral runner", () => {
 
     // An agent without a label is still the server's: no runner takes its job.
     const local = await api<Job>(corral, "POST", "/api/jobs", { agent: "claude", prompt: "hello", workdir: path.join(root, "c") });
-    const [ran] = await corral.services.jobs.waitFor([local.body.id], 15_000);
+    const [ran] = await corral.services.waits.waitFor([local.body.id], 15_000);
     expect(ran).toMatchObject({ status: "succeeded", runner: "local" });
 
     const registry = await pgRegistryAt(url);
@@ -111,7 +111,7 @@ describe.skipIf(!postgres.available)("corral runner", () => {
     const job = await api<Job>(corral, "POST", "/api/jobs", { agent: "kiro", prompt: "write live.txt ok\nsleep 4", workdir: path.join(root, "w") });
     await until(() => (heard.includes("created live.txt") ? true : undefined), 10_000, "the file change told");
     expect((await api<Job>(corral, "GET", `/api/jobs/${job.body.id}`)).body.status).toBe("running");
-    await corral.services.jobs.cancel(job.body.id);
+    await corral.services.cancels.cancel(job.body.id);
   });
 
   test("a stopped runner finishes the jobs it runs and claims no more; a second signal cancels them", async () => {
@@ -236,7 +236,7 @@ describe.skipIf(!postgres.available)("corral runner", () => {
     const first = await running("w1");
     expect(first.runner).toBe(box.id);
     // A server stopping with CORRAL_STOP_WORKERS_ON_EXIT=1 cancels its own jobs only: a runner's go on.
-    await corral.services.jobs.cancelAll();
+    await corral.services.cancels.cancelAll();
     expect((await api<Job>(corral, "GET", `/api/jobs/${first.id}`)).body.status).toBe("running");
     const asked = Date.now();
     const cancelled = await api<Job>(corral, "POST", `/api/jobs/${first.id}/cancel`);
@@ -250,7 +250,7 @@ describe.skipIf(!postgres.available)("corral runner", () => {
     const registry = await pgRegistryAt(url);
     cleanups.push(() => registry.close());
     await registry.jobs.update(second.id, { cancelRequestedAt: Date.now(), cancelledBy: "server" });
-    const [ended] = await corral.services.jobs.waitFor([second.id], 6000);
+    const [ended] = await corral.services.waits.waitFor([second.id], 6000);
     expect(ended).toMatchObject({ status: "cancelled", runner: box.id });
   });
 
@@ -410,7 +410,7 @@ describe.skipIf(!postgres.available)("corral runner", () => {
     });
     const killedAt = Date.now();
     await doomed.stop("SIGKILL");
-    const [lost] = await corral.services.jobs.waitFor([launched.body.id], 15_000);
+    const [lost] = await corral.services.waits.waitFor([launched.body.id], 15_000);
     expect(lost?.status).toBe("lost");
     expect(lost?.error).toMatch(new RegExp(`runner \\S+ \\(${doomed.id}\\) fell silent: no heartbeat for \\d+ s, past its lease of 5 s`));
     // Not before its lease ran out (the last heartbeat may have come up to 2 s before the kill).
@@ -453,7 +453,7 @@ describe.skipIf(!postgres.available)("corral runner", () => {
     });
     // Paused (a machine asleep, a network partition): no heartbeats, and it cannot act.
     box.child.kill("SIGSTOP");
-    const [lost] = await corral.services.jobs.waitFor([launched.body.id], 15_000);
+    const [lost] = await corral.services.waits.waitFor([launched.body.id], 15_000);
     expect(lost?.status).toBe("lost");
     box.child.kill("SIGCONT");
     // Back, it sees its worker end and tries to store that end: the fence refuses it.

@@ -84,9 +84,9 @@ test("the host's sockets answer outside the sandbox", async () => {
 async function run(agent: string, prompt: string): Promise<string> {
   const launched = await api<Job>(server, "POST", "/api/jobs", { agent, prompt });
   expect(launched.status, JSON.stringify(launched.body)).toBe(201);
-  const [job] = await server.services.jobs.waitFor([launched.body.id], 30_000);
+  const [job] = await server.services.waits.waitFor([launched.body.id], 30_000);
   expect(job?.status, job?.error ?? "").toBe("succeeded");
-  return server.services.jobs.outputTail(job!, 100_000);
+  return server.services.output.outputTail(job!, 100_000);
 }
 
 describe.skipIf(!hasBwrap)("no Unix sockets from the sandbox", () => {

@@ -32,8 +32,8 @@ async function sandboxedAgent(name: string, workdir: string, on: TestServer = se
 async function run(agent: string, prompt: string, on: TestServer = server): Promise<{ job: Job; output: string }> {
   const launched = await api<Job>(on, "POST", "/api/jobs", { agent, prompt });
   expect(launched.status).toBe(201);
-  const [job] = await on.services.jobs.waitFor([launched.body.id], 30_000);
-  const output = on.services.jobs.outputTail(job!, 100_000);
+  const [job] = await on.services.waits.waitFor([launched.body.id], 30_000);
+  const output = on.services.output.outputTail(job!, 100_000);
   return { job: job!, output };
 }
 
@@ -126,7 +126,7 @@ describe("sandbox settings (no bubblewrap needed)", () => {
       });
       expect(created.status).toBe(201);
       const launched = await api<Job>(bare, "POST", "/api/jobs", { agent: "boxed", prompt: "echo ran > ran.txt" });
-      const [job] = await bare.services.jobs.waitFor([launched.body.id], 30_000);
+      const [job] = await bare.services.waits.waitFor([launched.body.id], 30_000);
       expect(job?.status).toBe("failed");
       expect(job?.error).toMatch(/sandbox "bwrap", but bubblewrap is not installed \(Debian\/Ubuntu: apt-get install bubblewrap\)/);
       expect(existsSync(path.join(workdir, "ran.txt"))).toBe(false);

@@ -245,7 +245,7 @@ describe("logs", () => {
     expect(created.body.env.OPENAI_API_KEY).toBe(secret);
     const launched = await api<Job>(server, "POST", "/api/jobs", { agent: "keyed", prompt: "go" });
     expect(launched.status).toBe(201);
-    await server.services.jobs.waitFor([launched.body.id], 20_000);
+    await server.services.waits.waitFor([launched.body.id], 20_000);
     await fetch(`${server.url}/api/jobs`, { headers: bearer("wrong-token-0123456789") });
     await fetch(`${server.url}/?token=${server.token}`, { redirect: "manual" });
     await fetch(`${server.url}/api/jobs`, { headers: { cookie: `corral_token=${server.token}` } });
@@ -323,7 +323,7 @@ describe("audit trail and metrics", () => {
     const server = await start();
     expect((await fetch(`${server.url}/metrics`)).status).toBe(401);
     const launched = await api<Job>(server, "POST", "/api/jobs", { agent: "gemini", prompt: "hello", workdir: path.join(server.root, "m") });
-    await server.services.jobs.waitFor([launched.body.id], 20_000);
+    await server.services.waits.waitFor([launched.body.id], 20_000);
     await fetch(`${server.url}/metrics`, { headers: bearer("wrong-token-0123456789") });
     const res = await fetch(`${server.url}/metrics`, { headers: server.auth });
     expect(res.status).toBe(200);

@@ -18,7 +18,7 @@ beforeAll(async () => {
   // `bytes` prints "x\n" over and over: 1,500,000 lines, around gemini's JSON events.
   const launched = await api<Job>(server, "POST", "/api/jobs", { agent: "gemini", prompt: `bytes ${BYTES}`, workdir: path.join(server.root, "w") });
   expect(launched.status).toBe(201);
-  [job] = (await server.services.jobs.waitFor([launched.body.id], 120_000)) as [Job];
+  [job] = (await server.services.waits.waitFor([launched.body.id], 120_000)) as [Job];
   expect(job.status).toBe("succeeded");
 }, 150_000);
 afterAll(() => server.close());

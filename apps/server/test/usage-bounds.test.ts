@@ -22,7 +22,7 @@ describe("a worker's negative usage", () => {
       workdir: path.join(root, "w"),
     });
     expect(launched.status).toBe(201);
-    const [done] = await server.services.jobs.waitFor([launched.body.id], 20_000);
+    const [done] = await server.services.waits.waitFor([launched.body.id], 20_000);
     expect(done).toMatchObject({ status: "succeeded" });
     const job = (await api<Job>(server, "GET", `/api/jobs/${launched.body.id}`)).body;
     for (const value of [job.usage?.inputTokens, job.usage?.outputTokens, job.usage?.costUsd]) {

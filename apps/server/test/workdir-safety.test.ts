@@ -22,8 +22,8 @@ afterAll(async () => {
   await server.close();
 });
 
-const finished = (id: string) => server.services.jobs.waitFor([id], 20_000).then(([job]) => job as Job);
-const outputOf = async (id: string) => server.services.jobs.outputTail(await server.services.jobs.get(id), 100_000);
+const finished = (id: string) => server.services.waits.waitFor([id], 20_000).then(([job]) => job as Job);
+const outputOf = async (id: string) => server.services.output.outputTail(await server.services.jobs.get(id), 100_000);
 
 async function launch(body: Record<string, unknown>) {
   const res = await api<Job & { error?: string; field?: string }>(server, "POST", "/api/jobs", body);
@@ -208,7 +208,7 @@ describe("an agent's default workdir passes the launch checks", () => {
       expect(created.body.workdir).toBe(path.join(projects, "corral-work", "mine"));
       const res = await api<Job>(s, "POST", "/api/jobs", { agent: "kiro", prompt: "write a.txt 1" });
       expect(res.status, JSON.stringify(res.body)).toBeLessThan(300);
-      const [job] = await s.services.jobs.waitFor([res.body.id], 20_000);
+      const [job] = await s.services.waits.waitFor([res.body.id], 20_000);
       expect(job?.status).toBe("succeeded");
       expect(readFileSync(path.join(projects, "corral-work", "kiro", "a.txt"), "utf8")).toBe("1");
     } finally {

@@ -75,9 +75,9 @@ async function agent(fields: Record<string, unknown>): Promise<void> {
 async function envOf(name: string, body: Record<string, unknown> = {}): Promise<Record<string, string>> {
   const launched = await api<Job>(server, "POST", "/api/jobs", { agent: name, prompt: "print", ...body });
   expect(launched.status, JSON.stringify(launched.body)).toBe(201);
-  const [job] = await server.services.jobs.waitFor([launched.body.id], 30_000);
+  const [job] = await server.services.waits.waitFor([launched.body.id], 30_000);
   expect(job?.status, job?.error ?? "").toBe("succeeded");
-  return parseEnv(server.services.jobs.outputTail(job!, 1_000_000));
+  return parseEnv(server.services.output.outputTail(job!, 1_000_000));
 }
 
 function parseEnv(text: string): Record<string, string> {
@@ -178,7 +178,7 @@ describe("a worker's environment", () => {
       });
       expect(created.status, JSON.stringify(created.body)).toBe(201);
       const launched = await api<Job>(server, "POST", "/api/jobs", { agent: "scout", prompt: "env" });
-      const [job] = await server.services.jobs.waitFor([launched.body.id], 30_000);
+      const [job] = await server.services.waits.waitFor([launched.body.id], 30_000);
       expect(job?.status, job?.error ?? "").toBe("succeeded");
       // The model's request carried the key: the server read it from its own environment.
       expect(fake.requests.find((r) => r.path.endsWith("/chat/completions"))?.headers.authorization).toBe(`Bearer ${SECRETS.SCOUT_KEY}`);

@@ -5,8 +5,12 @@ import { RetryPolicySchema } from "./retry.js";
 
 export const JobIdSchema = z.string().regex(/^[a-z0-9]{6,32}$/, "not a job id");
 
-/** What a caller gives to start a job: the same fields on every door (MCP, REST, panel). */
-export const JobInputSchema = z.object({
+/**
+ * The job fields of the MCP tools (`<agent>_run`, `_run_async`, `corral_run_many`), under pyCorral's
+ * snake_case names, which its callers depend on. REST takes the same checks under camelCase names
+ * (LaunchJobBodySchema); each door maps its own into the server's one launch request.
+ */
+export const McpJobInputSchema = z.object({
   prompt: z.string().min(1, "the prompt is empty").max(1_000_000).describe("The task for the worker, as you would type it to that CLI"),
   workdir: z
     .string()
@@ -30,21 +34,21 @@ export const JobInputSchema = z.object({
     "Continue the conversation of an earlier job of the same agent (its job id): the worker resumes its own session, so it keeps that context",
   ),
 });
-export type JobInput = z.infer<typeof JobInputSchema>;
+export type McpJobInput = z.infer<typeof McpJobInputSchema>;
 
-/** `POST /api/jobs`: the job fields the MCP tools take (under pyCorral's names), in the API's camelCase. */
+/** `POST /api/jobs`: the job fields the MCP tools take (under pyCorral's names), in the API's camelCase: the names of the server's launch request. */
 export const LaunchJobBodySchema = z
   .object({
     agent: AgentNameSchema,
-    prompt: JobInputSchema.shape.prompt,
-    workdir: JobInputSchema.shape.workdir,
-    model: JobInputSchema.shape.model,
-    timeoutS: JobInputSchema.shape.timeout_s,
-    maxCostUsd: JobInputSchema.shape.max_cost_usd,
-    maxTokens: JobInputSchema.shape.max_tokens,
-    retry: JobInputSchema.shape.retry,
-    sharedWorkdir: JobInputSchema.shape.shared_workdir,
-    session: JobInputSchema.shape.session,
+    prompt: McpJobInputSchema.shape.prompt,
+    workdir: McpJobInputSchema.shape.workdir,
+    model: McpJobInputSchema.shape.model,
+    timeoutS: McpJobInputSchema.shape.timeout_s,
+    maxCostUsd: McpJobInputSchema.shape.max_cost_usd,
+    maxTokens: McpJobInputSchema.shape.max_tokens,
+    retry: McpJobInputSchema.shape.retry,
+    sharedWorkdir: McpJobInputSchema.shape.shared_workdir,
+    session: McpJobInputSchema.shape.session,
   })
   .strict();
 export type LaunchJobBody = z.infer<typeof LaunchJobBodySchema>;

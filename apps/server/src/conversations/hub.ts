@@ -5,7 +5,7 @@ import type { NewHubMessage } from "../db/repos/conversations.js";
 import type { Registry } from "../db/registry.js";
 import { inUnit, type Unit } from "../db/unit.js";
 import type { HubMessageRow } from "../db/schema.js";
-import type { JobService } from "../jobs/service.js";
+import type { JobParts } from "../jobs/parts.js";
 import { notFound, ServiceError } from "../lib/errors.js";
 import type { HubMember } from "./hub-member.js";
 import { WorkerRelay } from "./worker-relay.js";
@@ -32,10 +32,9 @@ export interface HubEvents {
   agents: [session: string];
 }
 
-export interface HubDeps {
+export interface HubDeps extends Pick<JobParts, "jobs" | "launches" | "output" | "jobEvents"> {
   registry: Registry;
   agents: AgentService;
-  jobs: JobService;
 }
 
 const memberKey = (session: string, name: string) => `${session}\n${name}`;
@@ -64,7 +63,7 @@ export class ConversationHub extends EventEmitter<HubEvents> {
   constructor(private readonly deps: HubDeps) {
     super();
     this.setMaxListeners(0);
-    this.relay = new WorkerRelay({ jobs: deps.jobs, registry: deps.registry, store: (unit, row) => this.store(unit, row) });
+    this.relay = new WorkerRelay({ ...deps, store: (unit, row) => this.store(unit, row) });
   }
 
   private get repo() {

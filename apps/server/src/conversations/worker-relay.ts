@@ -3,15 +3,14 @@ import type { NewHubMessage } from "../db/repos/conversations.js";
 import type { Registry } from "../db/registry.js";
 import { inUnit, type Unit } from "../db/unit.js";
 import type { HubMessageRow } from "../db/schema.js";
-import type { JobService } from "../jobs/service.js";
+import type { JobParts } from "../jobs/parts.js";
 import { ServiceError } from "../lib/errors.js";
 import type { HubMember } from "./hub-member.js";
 
 /** An answer without a final text carries the end of the output instead, this long at most. */
 const ANSWER_TAIL_CHARS = 20_000;
 
-export interface RelayDeps {
-  jobs: JobService;
+export interface RelayDeps extends Pick<JobParts, "jobs" | "launches" | "output" | "jobEvents"> {
   registry: Registry;
   /** Stores a message in the unit's transaction; it is announced once that has committed. */
   store(unit: Unit, row: NewHubMessage): Promise<HubMessage>;
@@ -34,7 +33,7 @@ export class WorkerRelay {
   };
 
   constructor(private readonly deps: RelayDeps) {
-    deps.jobs.on("job", this.onJob);
+    deps.jobEvents.on("job", this.onJob);
   }
 
   async recover(): Promise<void> {
@@ -47,7 +46,7 @@ export class WorkerRelay {
   }
 
   close(): void {
-    this.deps.jobs.off("job", this.onJob);
+    this.deps.jobEvents.off("job", this.onJob);
   }
 
   /**
@@ -55,7 +54,7 @@ export class WorkerRelay {
    * whose message was not stored), and the answer is owed before the job can start, let alone end.
    */
   ask(from: HubMember, worker: string, text: string): Promise<HubMessage> {
-    const { jobs } = this.deps;
+    const { launches } = this.deps;
     return inUnit(this.deps.registry, async (unit) => {
       const previous = await unit.tx.conversations.lastJob(from.session, from.name, worker);
       if (previous && this.owed.has(previous)) {
@@ -69,8 +68,8 @@ export class WorkerRelay {
         );
       }
       // The pair's conversation goes on where the worker has one; a worker that kept none answers afresh.
-      const session = previous && (await jobs.hasConversation(previous, unit.tx)) ? previous : undefined;
-      const job = await jobs.launch(worker, { prompt: text, session }, from.door, `conversation ${from.session}/${from.name}`, unit);
+      const session = previous && (await launches.hasConversation(previous, unit.tx)) ? previous : undefined;
+      const job = await launches.launch(worker, { prompt: text, session }, from.door, `conversation ${from.session}/${from.name}`, unit);
       const at = Date.now();
       const message = await this.deps.store(unit, {
         session: from.session,
@@ -90,8 +89,8 @@ export class WorkerRelay {
 
   /**
    * Stores the worker's answer and marks the message answered, in one transaction. Called from
-   * the job service's events: a failure stays here (the registry still owes the answer, and the
-   * next start delivers it) and never reaches the job's runner.
+   * the job events (JobEvents): a failure stays here (the registry still owes the answer, and the
+   * next start delivers it) and never reaches the job's driver.
    */
   private async answer(sent: HubMessageRow, job: Job | undefined): Promise<void> {
     if (sent.jobId) this.owed.delete(sent.jobId);
@@ -112,7 +111,7 @@ export class WorkerRelay {
       if (job.finalText) return job.finalText;
       let tail = "";
       try {
-        tail = this.deps.jobs.outputTail(job, ANSWER_TAIL_CHARS).trim();
+        tail = this.deps.output.outputTail(job, ANSWER_TAIL_CHARS).trim();
       } catch {
         // An unreadable log leaves the answer without its text; the job page still has it.
       }

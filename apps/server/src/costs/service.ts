@@ -224,7 +224,7 @@ export class CostService extends EventEmitter<CostServiceEvents> implements JobC
         throw new ServiceError(
           `budget exceeded: this job may cost up to ${formatUsd(jobMaxCostUsd)}, and ${used} of ${formatUsd(budget.maxCostUsd)} has ${formatUsd(budget.maxCostUsd - budget.usedCostUsd)} left ${periodNow(budget.period)}`,
           429,
-          "max_cost_usd",
+          "maxCostUsd",
           undefined,
           "budget_exceeded",
           { budgetId: budget.id },

@@ -16,7 +16,7 @@ export interface ExecutionEnd {
   endedAt?: number;
 }
 
-/** One running worker, whatever kind: the job service drives them all the same way. */
+/** One running worker, whatever kind: the job driver drives them all the same way. */
 export interface Execution {
   pid: number | null;
   pidStart: number | null;

@@ -1,6 +1,6 @@
 import path from "node:path";
 import type { FileWatcher } from "./file-watcher.js";
-import type { JobHooks } from "./service.js";
+import type { JobHooks } from "./deps.js";
 import { jobDataPaths } from "./worker-process.js";
 
 /** A job's file changes recorded around its worker's life: where the server and every runner watch them. */

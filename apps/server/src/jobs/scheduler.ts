@@ -5,7 +5,7 @@ const RETRY_PUMP_MS = 1000;
 
 /**
  * Per-agent FIFO queues with a concurrency limit each. It only decides when a job may start;
- * the job service starts it and reports back when it ended.
+ * the job driver (JobDriver) starts it and reports back when it ended.
  */
 export class Scheduler {
   private queues = new Map<string, string[]>();

@@ -17,7 +17,7 @@ function jsonRpcError(reply: FastifyReply, status: number, message: string) {
 export function mcpRoutes(services: Services) {
   return async (app: FastifyInstance) => {
     const sessions = new McpSessions(services);
-    const answers = new EndedAnswers(services.jobs, services.costs);
+    const answers = new EndedAnswers(services.jobEvents, services.costs);
     const outbox = new McpOutbox(services.config.mcpMaxPendingBytes);
 
     const handle = async (request: FastifyRequest, reply: FastifyReply, mount: McpMount) => {

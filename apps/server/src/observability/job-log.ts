@@ -1,7 +1,7 @@
 import type { AuditEntry, Job, JobStatus } from "@corral/shared";
 import { isFinalStatus } from "@corral/shared";
 import type { FastifyBaseLogger } from "fastify";
-import type { JobService } from "../jobs/service.js";
+import type { JobEvents } from "../jobs/job-events.js";
 import type { AuditService } from "../audit/service.js";
 
 /**
@@ -9,7 +9,7 @@ import type { AuditService } from "../audit/service.js";
  * ended (status, exit code, duration), and who launched or cancelled. Every line carries `jobId`.
  * Prompts, output and error texts stay out: they are the user's data and may quote secrets.
  */
-export function attachJobLog(jobs: JobService, audit: AuditService, log: FastifyBaseLogger): () => void {
+export function attachJobLog(jobs: JobEvents, audit: AuditService, log: FastifyBaseLogger): () => void {
   /** Last status seen of jobs not yet ended; ended jobs are forgotten, so this stays small. */
   const seen = new Map<string, JobStatus>();
   const onJob = (job: Job) => {

@@ -1,6 +1,7 @@
 import { isFinalStatus, JobStatusSchema, type Job } from "@corral/shared";
 import type { JobStatsRepo } from "../db/registry.js";
-import type { JobService } from "../jobs/service.js";
+import type { JobEngine } from "../jobs/engine.js";
+import type { JobEvents } from "../jobs/job-events.js";
 
 /** Upper bounds (seconds) of the job duration buckets: from quick tools to hour-long agents. */
 const DURATION_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200];
@@ -47,14 +48,15 @@ export class Metrics {
   };
 
   constructor(
-    private readonly jobs: JobService,
+    private readonly events: JobEvents,
+    private readonly queues: Pick<JobEngine, "queuedCount">,
     private readonly stats: JobStatsRepo,
   ) {
-    jobs.on("job", this.onJob);
+    events.on("job", this.onJob);
   }
 
   dispose(): void {
-    this.jobs.off("job", this.onJob);
+    this.events.off("job", this.onJob);
   }
 
   async render(extra: ExtraSamples): Promise<string> {
@@ -66,7 +68,7 @@ export class Metrics {
     for (const status of JobStatusSchema.options) out.push(`corral_jobs${labels({ status })} ${byStatus[status] ?? 0}`);
 
     metric("corral_queue_depth", "gauge", "Jobs waiting in the queues for a free slot.");
-    out.push(`corral_queue_depth ${this.jobs.queuedCount()}`);
+    out.push(`corral_queue_depth ${this.queues.queuedCount()}`);
 
     metric("corral_job_duration_seconds", "histogram", "Run time of jobs that ended since the server started, by agent and final status.");
     for (const { agent, status, h } of this.durations.values()) {

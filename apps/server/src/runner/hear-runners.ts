@@ -18,10 +18,10 @@ export function hearRunners(url: string, services: Services, log: FastifyBaseLog
   const told = async (payload: string) => {
     if (payload.endsWith(FILES_CHANGED)) {
       const id = payload.slice(0, -FILES_CHANGED.length);
-      if (await services.jobs.forRunners(id)) await services.files.announceStored(id);
+      if (await services.remoteJobs.forRunners(id)) await services.files.announceStored(id);
       return;
     }
-    const forRunners = await services.jobs.heardFromRunner(payload);
+    const forRunners = await services.remoteJobs.heardFromRunner(payload);
     // A change to the job (not output): its stored file changes again, in case a notification was missed.
     if (forRunners && !payload.includes(":")) await services.files.announceStored(payload);
   };

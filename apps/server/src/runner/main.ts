@@ -32,7 +32,7 @@ async function main(): Promise<void> {
   // The first signal lets the running jobs finish (nothing claimed meanwhile); a second cancels them.
   let signals = 0;
   const onSignal = () => {
-    const running = runner.jobs.activeIds().length;
+    const running = runner.jobs.jobEngine.activeIds().length;
     if (++signals > 1 || running === 0) {
       if (running) process.stdout.write(`corral runner: cancelling the ${running} job(s) it runs\n`);
       void stop();

@@ -11,7 +11,7 @@ import type { JobOutputRow, RunnerRow } from "../db/schema.js";
 import { corralVersion } from "../lib/version.js";
 import { fileHooks } from "../jobs/file-hooks.js";
 import { FileWatcher } from "../jobs/file-watcher.js";
-import { JobService } from "../jobs/service.js";
+import { createJobParts, type JobParts } from "../jobs/parts.js";
 import { WorkdirService } from "../workdirs/service.js";
 import { BrowsingRequests } from "./browsing-requests.js";
 import { fencedRegistry } from "./fenced-registry.js";
@@ -33,7 +33,7 @@ export interface RunnerTimings {
 const TIMINGS: RunnerTimings = { heartbeatMs: 2000, claimMs: 2000 };
 
 /**
- * `corral runner`: the server's job engine (JobService, JobRunner) on the registry in PostgreSQL,
+ * `corral runner`: the server's job engine (createJobParts: its queues, JobDriver) on the registry in PostgreSQL,
  * without HTTP, fed by claims instead of launches. Its jobs run as the server's do (process
  * groups, capture, file events, sandbox, retries) and every change is stored in the registry,
  * then told to the server with NOTIFY (the job's id only).
@@ -63,7 +63,7 @@ export class Runner {
     private readonly settings: RunnerSettings,
     private readonly handle: PgHandle,
     private readonly registry: Registry,
-    readonly jobs: JobService,
+    readonly jobs: JobParts,
     private readonly files: FileWatcher,
     private readonly browsing: BrowsingRequests,
     private readonly onError: (what: string, err: unknown) => void,
@@ -111,7 +111,7 @@ export class Runner {
     // Stored estimates are the server's to reprice (a runner may change only its own jobs).
     await costs.start({ reprice: false });
     const files = new FileWatcher(fenced.jobFiles, [config.dataDir]);
-    const jobs = new JobService({
+    const jobs = createJobParts({
       config,
       registry: fenced,
       costs,
@@ -138,7 +138,7 @@ export class Runner {
         [REQUEST_CHANNEL]: (requestId) => browsing.heard(requestId),
         [QUEUE_CHANNEL]: (label) => {
           if (!settings.labels.includes(label)) return;
-          runner.jobs.pumpQueues();
+          runner.jobs.jobEngine.pumpQueues();
           runner.claim();
         },
       },
@@ -153,7 +153,7 @@ export class Runner {
   }
 
   private begin(timings: RunnerTimings): void {
-    this.jobs.on("output", (event) => {
+    this.jobs.jobEvents.on("output", (event) => {
       const seq = (this.outputSeq.get(event.jobId) ?? 0) + 1;
       this.outputSeq.set(event.jobId, seq);
       this.unsent.push({ jobId: event.jobId, seq, stream: event.stream, data: event.data.toString("utf8"), at: Date.now() });
@@ -164,7 +164,7 @@ export class Runner {
       this.filesChanged.add(jobId);
       this.send(() => this.sendFileChanges());
     });
-    this.jobs.on("job", (job) => {
+    this.jobs.jobEvents.on("job", (job) => {
       this.send(() => this.notify(job.id));
       // A job that ended frees a slot of its agent: there may be another to claim.
       if (job.endedAt !== null) this.claim();
@@ -172,12 +172,12 @@ export class Runner {
     this.heartbeat = setInterval(() => {
       this.registry.runners.heartbeat(this.id, Date.now()).catch((err: unknown) => this.onError("a heartbeat", err));
       // A cancel whose NOTIFY was missed (the listening connection was down) is found here.
-      for (const jobId of this.jobs.activeIds()) this.stopIfAsked(jobId);
+      for (const jobId of this.jobs.jobEngine.activeIds()) this.stopIfAsked(jobId);
       // So are browsing requests.
       this.browsing.catchUp().catch((err: unknown) => this.onError("looking for browsing requests", err));
     }, timings.heartbeatMs);
     this.poll = setInterval(() => {
-      this.jobs.pumpQueues();
+      this.jobs.jobEngine.pumpQueues();
       this.claim();
     }, timings.claimMs);
     this.claim();
@@ -200,7 +200,7 @@ export class Runner {
             const row = await this.registry.transaction((tx) => tx.runners.claim(this.id, this.settings.labels));
             if (!row) break;
             this.send(() => this.notify(row.id));
-            this.jobs.startClaimed(row);
+            this.jobs.jobEngine.startClaimed(row);
           }
         } while (this.claimAgain);
       } catch (err) {
@@ -213,13 +213,13 @@ export class Runner {
 
   /** Stops job `jobId`'s worker if it runs here and a cancel was asked for it (stored by whoever asked). */
   private stopIfAsked(jobId: string): void {
-    if (this.stopping || this.cancelling.has(jobId) || !this.jobs.activeIds().includes(jobId)) return;
+    if (this.stopping || this.cancelling.has(jobId) || !this.jobs.jobEngine.activeIds().includes(jobId)) return;
     this.cancelling.add(jobId);
     void (async () => {
       try {
-        const job = await this.jobs.find(jobId);
+        const job = await this.jobs.jobs.find(jobId);
         if (!job?.cancel) return;
-        await this.jobs.cancel(jobId);
+        await this.jobs.cancels.cancel(jobId);
       } catch (err) {
         this.onError(`cancelling job ${jobId}`, err);
       } finally {
@@ -264,7 +264,7 @@ export class Runner {
   async finishJobs(): Promise<void> {
     this.finishing = true;
     if (this.poll) clearInterval(this.poll);
-    while (this.claiming || this.jobs.activeIds().length) await sleep(100);
+    while (this.claiming || this.jobs.jobEngine.activeIds().length) await sleep(100);
     await this.outbox;
   }
 
@@ -280,8 +280,10 @@ export class Runner {
     await this.listener?.close();
     await this.browsing.settled();
     while (this.claiming) await sleep(10);
-    await Promise.all(this.jobs.activeIds().map((id) => this.jobs.cancel(id).catch((err: unknown) => this.onError(`cancelling job ${id}`, err))));
-    this.jobs.shutdown();
+    await Promise.all(
+      this.jobs.jobEngine.activeIds().map((id) => this.jobs.cancels.cancel(id).catch((err: unknown) => this.onError(`cancelling job ${id}`, err))),
+    );
+    this.jobs.jobEngine.shutdown();
     this.files.shutdown();
     await this.outbox;
     await this.registry.runners.releaseQueued(this.id);

@@ -273,16 +273,16 @@ export class Connection implements StreamSink {
         message: `at most ${MAX_STREAMS} job streams per connection; unsubscribe from one first`,
       });
     }
-    const { jobs, files } = this.services;
+    const { jobs, output, files } = this.services;
     try {
-      jobs.outputFrom(jobId, cursor, 1);
+      output.outputFrom(jobId, cursor, 1);
     } catch (err) {
       if (err instanceof ServiceError && err.field === "cursor") return this.send({ type: "error", field: "cursor", jobId, message: err.message });
       throw err;
     }
     this.streams.get(jobId)?.stop();
     const source = {
-      output: (from: number, limit: number) => jobs.outputFrom(jobId, from, limit),
+      output: (from: number, limit: number) => output.outputFrom(jobId, from, limit),
       job: () => jobs.find(jobId),
       files: () => files.list(jobId),
     };

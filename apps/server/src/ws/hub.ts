@@ -2,13 +2,13 @@ import type { HubMessage, Job, WsStats } from "@corral/shared";
 import type { FastifyBaseLogger } from "fastify";
 import type WebSocket from "ws";
 import type { FileEvent } from "../jobs/file-watcher.js";
-import type { OutputEvent } from "../jobs/service.js";
+import type { OutputEvent } from "../jobs/job-events.js";
 import type { Services } from "../services.js";
 import { Connection, SEND_BUFFER_CAP } from "./connection.js";
 
 /**
- * Every WebSocket connection, fed from the job service's and the file watcher's events. Those
- * events are emitted from inside the job runner, so a failure to deliver one to a client is
+ * Every WebSocket connection, fed from the job events (JobEvents) and the file watcher's. Those
+ * events are emitted from inside the job driver, so a failure to deliver one to a client is
  * kept to that client: it must never reach the worker loop (an Ollama job runs in-process).
  */
 export class WsHub {
@@ -25,8 +25,8 @@ export class WsHub {
     private readonly services: Services,
     private readonly log: FastifyBaseLogger,
   ) {
-    services.jobs.on("job", this.onJob);
-    services.jobs.on("output", this.onOutput);
+    services.jobEvents.on("job", this.onJob);
+    services.jobEvents.on("output", this.onOutput);
     services.files.on("file", this.onFile);
     services.conversations.on("message", this.onMessage);
     services.conversations.on("agents", this.onAgents);
@@ -68,8 +68,8 @@ export class WsHub {
   }
 
   close(): void {
-    this.services.jobs.off("job", this.onJob);
-    this.services.jobs.off("output", this.onOutput);
+    this.services.jobEvents.off("job", this.onJob);
+    this.services.jobEvents.off("output", this.onOutput);
     this.services.files.off("file", this.onFile);
     this.services.conversations.off("message", this.onMessage);
     this.services.conversations.off("agents", this.onAgents);

@@ -1,6 +1,6 @@
 import type { Job, JobFile, JobStatus } from "@corral/shared";
 import type { ByteChunk, OutputRecords } from "../jobs/output-log.js";
-import type { OutputEvent } from "../jobs/service.js";
+import type { OutputEvent } from "../jobs/job-events.js";
 import type { StreamSink, Turn } from "./stream-sink.js";
 
 /** Bytes of log read per catch-up step. */
@@ -9,7 +9,7 @@ export const PAGE_BYTES = 256 * 1024;
 const FILES_BATCH = 500;
 
 export interface JobStreamSource {
-  /** Output records from a cursor (JobService.outputFrom). */
+  /** Output records from a cursor (OutputReader.outputFrom). */
   output(cursor: number, limit: number): OutputRecords<ByteChunk>;
   /** The job as stored now. */
   job(): Promise<Job | undefined>;

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { isFinalStatus, JobInputSchema, type Job } from "@corral/shared";
+import { isFinalStatus, McpJobInputSchema, type Job } from "@corral/shared";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { Transport, TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
@@ -23,6 +23,7 @@ import { mcpActor } from "../../audit/service.js";
 import type { McpTaskRow } from "../../db/schema.js";
 import { parseInput, ServiceError } from "../../lib/errors.js";
 import type { Services } from "../../services.js";
+import { inMcpNames, launchRequestOf } from "../launch-input.js";
 import { runAnswer } from "../tools/agent-tools.js";
 import { decodeCursor, encodeCursor, isExpired, isTerminal, taskOf, taskTtl, TASKS_PER_PAGE } from "./task-view.js";
 
@@ -79,15 +80,15 @@ class SessionTasks {
 
   /** A task-augmented `<agent>_run`: its job is launched as a plain call's would be. */
   async create(agent: string, toolName: string, args: unknown, ttl: number | undefined, sessionId: string): Promise<CreateTaskResult> {
-    const input = parseInput(JobInputSchema, args ?? {});
-    const job = await this.services.jobs.launch(agent, input, "mcp", this.actor().client);
+    const input = parseInput(McpJobInputSchema, args ?? {});
+    const job = await inMcpNames(() => this.services.launches.launch(agent, launchRequestOf(input), "mcp", this.actor().client));
     const row: McpTaskRow = { id: randomUUID(), jobId: job.id, sessionId, createdAt: job.createdAt, ttlMs: taskTtl(ttl), cancelledAt: null };
     try {
       await this.repo.removeExpired(Date.now());
       await this.repo.insert(row);
     } catch (err) {
       // No task to follow it by: the job goes too.
-      void this.services.jobs.cancel(job.id, this.actor()).catch(() => undefined);
+      void this.services.cancels.cancel(job.id, this.actor()).catch(() => undefined);
       throw err;
     }
     return {
@@ -131,7 +132,7 @@ class SessionTasks {
     const { status } = taskOf(row, job);
     if (isTerminal(status)) throw new McpError(ErrorCode.InvalidParams, `Cannot cancel task: already in terminal status '${status}'`);
     await this.repo.cancel(taskId, Date.now());
-    const ended = await this.services.jobs.cancel(job.id, this.actor());
+    const ended = await this.services.cancels.cancel(job.id, this.actor());
     return taskOf((await this.repo.get(taskId)) ?? row, ended);
   }
 
@@ -143,7 +144,7 @@ class SessionTasks {
     let [, job] = await this.reach(taskId, sessionId);
     while (!isFinalStatus(job.status)) {
       if (signal.aborted) throw new McpError(ErrorCode.InvalidRequest, "Request cancelled");
-      await this.services.jobs.waitFor([job.id], Number.MAX_SAFE_INTEGER, signal);
+      await this.services.waits.waitFor([job.id], Number.MAX_SAFE_INTEGER, signal);
       [, job] = await this.reach(taskId, sessionId);
     }
     const answer = await runAnswer(this.services, job);

@@ -1,4 +1,4 @@
-import { isFinalStatus, type Job, JobInputSchema } from "@corral/shared";
+import { isFinalStatus, type Job, type McpJobInput, McpJobInputSchema } from "@corral/shared";
 import { z } from "zod";
 import type { McpServer, RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
@@ -6,13 +6,14 @@ import { agentKindModule } from "../../agents/kind-lookup.js";
 import type { AgentRow } from "../../db/schema.js";
 import { mcpActor } from "../../audit/service.js";
 import type { Services } from "../../services.js";
+import { inMcpNames, launchRequestOf } from "../launch-input.js";
 import type { EndedAnswers } from "./ended-answers.js";
 import { doneText, elapsed, OUTPUT_TAIL_CHARS, runText } from "./job-text.js";
 import { errorResult, guarded, keepReporting, onGivenUp, textResult } from "./results.js";
 
 /** One agent's three tools, `<agent>_run`, `<agent>_run_async` and `<agent>_done`, named and answering as pyCorral's callers expect. */
 export function registerAgentTools(server: McpServer, services: Services, agent: AgentRow, answers: EndedAnswers): RegisteredTool[] {
-  const { jobs, config } = services;
+  const { jobs, launches, waits, cancels, config } = services;
   const name = agent.name;
   const about = agent.description ? ` (${agent.description})` : "";
   const tail = (job: Job, onFailure?: () => void) => outputTail(services, job, onFailure);
@@ -22,24 +23,25 @@ export function registerAgentTools(server: McpServer, services: Services, agent:
     : `${name} cannot continue a conversation: \`session\` is refused.`;
   /** The session's client, for the audit trail (known once `initialize` is done). */
   const actor = () => mcpActor(server.server.getClientVersion());
+  const launch = (input: McpJobInput) => inMcpNames(() => launches.launch(name, launchRequestOf(input), "mcp", actor().client));
 
   const run = server.registerTool(
     `${name}_run`,
     {
       description: `Run a task with ${name}${about} and wait for it to finish. The answer begins with "ok" or "error", then details (the "job <id>" line), files and the output's tail. For long tasks prefer ${name}_run_async. ${followUp}`,
-      inputSchema: JobInputSchema.shape,
+      inputSchema: McpJobInputSchema.shape,
     },
     (input, extra) =>
       guarded(async () => {
-        const job = await jobs.launch(name, input, "mcp", actor().client);
+        const job = await launch(input);
         const stopReporting = keepReporting(extra, config.progressIntervalMs, async () => {
           const now = await jobs.get(job.id);
           return { progress: (Date.now() - job.createdAt) / 1000, message: `job ${job.id} ${now.status} for ${elapsed(now)}` };
         });
         // The caller gave up: its job goes too. Nobody awaits this, so a failure is only dropped.
-        const stopListening = onGivenUp(extra, () => void jobs.cancel(job.id, actor()).catch(() => undefined));
+        const stopListening = onGivenUp(extra, () => void cancels.cancel(job.id, actor()).catch(() => undefined));
         try {
-          const [done] = await jobs.waitFor([job.id], Number.MAX_SAFE_INTEGER, extra.signal);
+          const [done] = await waits.waitFor([job.id], Number.MAX_SAFE_INTEGER, extra.signal);
           return await runAnswer(services, done ?? (await jobs.get(job.id)));
         } finally {
           stopReporting();
@@ -52,9 +54,9 @@ export function registerAgentTools(server: McpServer, services: Services, agent:
     `${name}_run_async`,
     {
       description: `Start a task with ${name}${about} in the background. Returns only the job id; check it with ${name}_done or wait for several with corral_wait. ${followUp}`,
-      inputSchema: JobInputSchema.shape,
+      inputSchema: McpJobInputSchema.shape,
     },
-    (input) => guarded(async () => textResult((await jobs.launch(name, input, "mcp", actor().client)).id)),
+    (input) => guarded(async () => textResult((await launch(input)).id)),
   );
 
   const done = server.registerTool(
@@ -105,7 +107,7 @@ const attemptsOf = async (services: Services, job: Job) => (job.attempt > 1 ? se
 function outputTail(services: Services, job: Job, onFailure?: () => void): () => string {
   return () => {
     try {
-      return services.jobs.outputTail(job, OUTPUT_TAIL_CHARS);
+      return services.output.outputTail(job, OUTPUT_TAIL_CHARS);
     } catch (err) {
       onFailure?.();
       return `(the output could not be read: ${err instanceof Error ? err.message : String(err)})`;

@@ -81,7 +81,7 @@ function registerJobsTool(server: McpServer, services: Services): void {
 
 /** Blocks until jobs end, reporting progress meanwhile. */
 function registerWaitTool(server: McpServer, services: Services): void {
-  const { jobs, config } = services;
+  const { jobs, waits, config } = services;
   server.registerTool(
     "corral_wait",
     {
@@ -105,7 +105,7 @@ function registerWaitTool(server: McpServer, services: Services): void {
           };
         });
         try {
-          const result = await jobs.waitFor(job_ids, timeout_s * 1000, extra.signal);
+          const result = await waits.waitFor(job_ids, timeout_s * 1000, extra.signal);
           const pending = result.filter((j) => !isFinalStatus(j.status)).length;
           const head = pending ? `${pending} of ${result.length} still running after ${timeout_s} s` : `all ${result.length} ended`;
           const files = await Promise.all(result.map((j) => services.files.listed(j.id)));
@@ -119,7 +119,7 @@ function registerWaitTool(server: McpServer, services: Services): void {
 
 /** Stops a job and its process group. */
 function registerCancelTool(server: McpServer, services: Services): void {
-  const { jobs } = services;
+  const { cancels } = services;
   server.registerTool(
     "corral_cancel",
     {
@@ -128,7 +128,7 @@ function registerCancelTool(server: McpServer, services: Services): void {
     },
     ({ job_id }) =>
       guarded(async () => {
-        const job = await jobs.cancel(job_id, mcpActor(server.server.getClientVersion()));
+        const job = await cancels.cancel(job_id, mcpActor(server.server.getClientVersion()));
         return textResult(`${job.id}: ${job.status === "cancelled" ? "cancelled" : `already ended (${statusWord(job)})`}`);
       }),
   );
@@ -136,7 +136,7 @@ function registerCancelTool(server: McpServer, services: Services): void {
 
 /** A job's output: its last lines, or a page from a cursor. */
 function registerLogsTool(server: McpServer, services: Services): void {
-  const { jobs } = services;
+  const { jobs, output } = services;
   server.registerTool(
     "corral_logs",
     {
@@ -160,12 +160,12 @@ function registerLogsTool(server: McpServer, services: Services): void {
         const job = await jobs.get(job_id);
         if (cursor === undefined) {
           const maxChars = max_chars ?? LOG_MAX_CHARS;
-          const text = jobs.outputTail(job, maxChars);
+          const text = output.outputTail(job, maxChars);
           // outputTail marks a cut with a leading "…", one character past the cap.
           const shown = lastLines(text, tail ?? LOG_TAIL_LINES, text.length > maxChars);
           return textResult(`${jobLine(job)}\n${shown || "(no output yet)"}`);
         }
-        const page = await jobs.readOutput(job_id, cursor, 64 * 1024);
+        const page = await output.readOutput(job_id, cursor, 64 * 1024);
         const text = page.chunks.map((c) => c.text).join("");
         const end = page.complete ? "end of output" : `next cursor: ${page.cursor}`;
         return textResult(`${text}\n--- ${end} ---`);

@@ -2,14 +2,14 @@ import { EventEmitter } from "node:events";
 import { describe, expect, test } from "vitest";
 import type { Job } from "@corral/shared";
 import type { CostService } from "../../costs/service.js";
-import type { JobService } from "../../jobs/service.js";
+import { JobEvents } from "../../jobs/job-events.js";
 import { EndedAnswers } from "./ended-answers.js";
 
 describe("EndedAnswers", () => {
   test("keeps at most its bound, least recently used out first; a job's change or a new price lets go", () => {
-    const jobs = new EventEmitter();
+    const jobs = new JobEvents();
     const costs = new EventEmitter();
-    const answers = new EndedAnswers(jobs as unknown as JobService, costs as unknown as CostService, 2);
+    const answers = new EndedAnswers(jobs, costs as unknown as CostService, 2);
     answers.set("a", "listo a");
     answers.set("b", "listo b");
     expect(answers.get("a")).toBe("listo a");

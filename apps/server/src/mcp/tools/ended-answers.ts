@@ -1,6 +1,6 @@
 import type { Job } from "@corral/shared";
 import type { CostService } from "../../costs/service.js";
-import type { JobService } from "../../jobs/service.js";
+import type { JobEvents } from "../../jobs/job-events.js";
 
 /** Answers kept; an answer is at most a few KiB (the output's tail is cut at 4,000 characters). */
 const MAX_ANSWERS = 256;
@@ -19,7 +19,7 @@ export class EndedAnswers {
   private readonly forgetAll = () => this.answers.clear();
 
   constructor(
-    private readonly jobs: JobService,
+    private readonly jobs: JobEvents,
     private readonly costs: CostService,
     private readonly max = MAX_ANSWERS,
   ) {

@@ -1,12 +1,13 @@
-import { AgentNameSchema, isFinalStatus, type Job, JobInputSchema } from "@corral/shared";
+import { AgentNameSchema, isFinalStatus, type Job, McpJobInputSchema } from "@corral/shared";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { mcpActor } from "../../audit/service.js";
 import type { Services } from "../../services.js";
+import { inMcpNames, launchRequestOf } from "../launch-input.js";
 import { runAnswerText } from "./agent-tools.js";
 import { guarded, keepReporting, onGivenUp, textResult } from "./results.js";
 
-const { session: _, ...jobFields } = JobInputSchema.shape;
+const { session: _, ...jobFields } = McpJobInputSchema.shape;
 
 /**
  * `corral_run_many`'s input: the job fields of `<agent>_run` (no follow-up), the agents, and whether
@@ -36,7 +37,7 @@ const RunManyInputSchema = z
  * answers each agent's `_run` text in turn; the caller giving up cancels every job it started.
  */
 export function registerRunManyTool(server: McpServer, services: Services): void {
-  const { jobs, config } = services;
+  const { jobs, launches, waits, cancels, config } = services;
   const actor = () => mcpActor(server.server.getClientVersion());
   server.registerTool(
     "corral_run_many",
@@ -47,7 +48,7 @@ export function registerRunManyTool(server: McpServer, services: Services): void
     },
     ({ agents, async, ...input }, extra) =>
       guarded(async () => {
-        const group = await jobs.launchMany(agents, input, "mcp", actor().client);
+        const group = await inMcpNames(() => launches.launchMany(agents, launchRequestOf(input), "mcp", actor().client));
         const ids = group.map((j) => j.id);
         if (async) return textResult(group.map((j) => `${j.id} ${j.agent} ${j.workdir}`).join("\n"));
         const stopReporting = keepReporting(extra, config.progressIntervalMs, async () => {
@@ -56,10 +57,10 @@ export function registerRunManyTool(server: McpServer, services: Services): void
         });
         // The caller gave up: its jobs go too. Nobody awaits these, so a failure is only dropped.
         const stopListening = onGivenUp(extra, () => {
-          for (const id of ids) void jobs.cancel(id, actor()).catch(() => undefined);
+          for (const id of ids) void cancels.cancel(id, actor()).catch(() => undefined);
         });
         try {
-          const ended = await jobs.waitFor(ids, Number.MAX_SAFE_INTEGER, extra.signal);
+          const ended = await waits.waitFor(ids, Number.MAX_SAFE_INTEGER, extra.signal);
           return textResult(await manyText(services, ended));
         } finally {
           stopReporting();

@@ -7,8 +7,6 @@ import {
   JobListSchema,
   JobSchema,
   JobThreadSchema,
-  type JobInput,
-  type LaunchJobBody,
   LaunchJobBodySchema,
   LaunchManyBodySchema,
   OutputPageSchema,
@@ -23,19 +21,13 @@ import type { Services } from "../../services.js";
 import { restActor } from "../../audit/service.js";
 import { BODY_ERRORS, errors } from "../contracts.js";
 
-/** A launch body's job fields under the names the job service (and the MCP tools) take. */
-function jobInput(body: Omit<LaunchJobBody, "agent">): JobInput {
-  const { timeoutS, maxCostUsd, maxTokens, sharedWorkdir, ...same } = body;
-  return { ...same, timeout_s: timeoutS, max_cost_usd: maxCostUsd, max_tokens: maxTokens, shared_workdir: sharedWorkdir };
-}
-
 const IdParamsSchema = z.object({ id: JobIdSchema });
 const tags = ["jobs"];
 
 export function jobRoutes(services: Services) {
   return async (fastify: FastifyInstance) => {
     const app = fastify.withTypeProvider<ZodTypeProvider>();
-    const { jobs } = services;
+    const { jobs, launches, cancels, output } = services;
 
     app.get(
       "/api/jobs",
@@ -63,10 +55,11 @@ export function jobRoutes(services: Services) {
         },
       },
       async (request, reply) => {
-        const { agent, ...body } = request.body;
+        // The body's job fields are the launch request's, under the same names.
+        const { agent, ...launch } = request.body;
         const { door, client } = restActor(request.headers);
         reply.code(201);
-        return jobs.launch(agent, jobInput(body), door, client);
+        return launches.launch(agent, launch, door, client);
       },
     );
 
@@ -82,10 +75,10 @@ export function jobRoutes(services: Services) {
         },
       },
       async (request, reply) => {
-        const { agents, ...body } = request.body;
+        const { agents, ...launch } = request.body;
         const { door, client } = restActor(request.headers);
         reply.code(201);
-        return { jobs: await jobs.launchMany(agents, jobInput(body), door, client) };
+        return { jobs: await launches.launchMany(agents, launch, door, client) };
       },
     );
 
@@ -139,7 +132,7 @@ export function jobRoutes(services: Services) {
     app.post(
       "/api/jobs/:id/cancel",
       { schema: { summary: "Cancel a queued or running job", tags, params: IdParamsSchema, response: { 200: JobSchema, ...errors(404, 507) } } },
-      async (request) => jobs.cancel(request.params.id, restActor(request.headers)),
+      async (request) => cancels.cancel(request.params.id, restActor(request.headers)),
     );
 
     app.get(
@@ -153,7 +146,7 @@ export function jobRoutes(services: Services) {
           response: { 200: OutputPageSchema, ...errors(404) },
         },
       },
-      async (request) => jobs.readOutput(request.params.id, request.query.cursor, request.query.limit),
+      async (request) => output.readOutput(request.params.id, request.query.cursor, request.query.limit),
     );
 
     app.get(
@@ -167,7 +160,7 @@ export function jobRoutes(services: Services) {
           response: { 200: ReadablePageSchema, ...errors(404) },
         },
       },
-      async (request) => jobs.readReadable(request.params.id, request.query.cursor, request.query.limit),
+      async (request) => output.readReadable(request.params.id, request.query.cursor, request.query.limit),
     );
 
     // The last characters a job printed: the panel's live-activity line, without a cursor walk.
@@ -184,7 +177,7 @@ export function jobRoutes(services: Services) {
       },
       async (request) => {
         const job = await jobs.get(request.params.id);
-        return { text: jobs.outputTail(job, request.query.chars), line: await jobs.readableLine(job) };
+        return { text: output.outputTail(job, request.query.chars), line: await output.readableLine(job) };
       },
     );
   };

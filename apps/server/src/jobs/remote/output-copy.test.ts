@@ -2,11 +2,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, expect, test } from "vitest";
-import type { JobOutputRow } from "../db/schema.js";
-import { readOutputBytes } from "./output-log.js";
-import { RunnerOutputCopy } from "./runner-output-copy.js";
-import type { OutputEvent } from "./service.js";
-import { jobDataPaths } from "./worker-process.js";
+import type { JobOutputRow } from "../../db/schema.js";
+import { readOutputBytes } from "../output-log.js";
+import { RunnerOutputCopy } from "./output-copy.js";
+import type { OutputEvent } from "../job-events.js";
+import { jobDataPaths } from "../worker-process.js";
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -12,6 +12,7 @@ import { lockTimedOut } from "../db/pg/lock-wait.js";
 import type { AgentRow, JobAttemptRow, JobRow } from "../db/schema.js";
 import { diskFull, diskFullMessage } from "../lib/disk-space.js";
 import { ServiceError } from "../lib/errors.js";
+import { MAX_TIMER_MS } from "../lib/timer.js";
 import { PRIVATE_DIR_MODE } from "../lib/private-files.js";
 import { hasUsage, noUsage, sumUsage, usageIn, usageOf } from "../costs/attempt-usage.js";
 import { assertCommandLineFits, boundedInvocation } from "./command-line.js";
@@ -25,7 +26,8 @@ import { refuseInProcessSandbox, sandboxed } from "../agents/sandbox.js";
 import { workerEnv } from "../agents/worker-env.js";
 import type { Scheduler } from "./scheduler.js";
 import { Spawner } from "./spawner.js";
-import type { JobServiceDeps, OutputEvent } from "./service.js";
+import type { JobDeps } from "./deps.js";
+import type { JobStore } from "./job-store.js";
 import { resolveWorkdir } from "./workdir.js";
 import { jobDataPaths, type JobDataPaths } from "./worker-process.js";
 
@@ -42,18 +44,6 @@ type AttemptStart = Pick<JobAttemptRow, "jobId" | "attempt" | "startedAt" | "out
 /** A queued job as it may start, or the agent whose slot it gives back when it may not. */
 type Admitted = { row: JobRow; agent: AgentRow } | { refused: string };
 
-/**
- * How the runner stores a job's changes: written first, then announced (JobService does both).
- * Given a unit, the change is written in its transaction and announced once that has committed.
- */
-export interface RunStore {
-  update(id: string, patch: JobPatch, unit?: Unit): Promise<JobRow>;
-  finish(id: string, patch: JobPatch & { status: JobStatus }, unit?: Unit): Promise<JobRow>;
-  output(event: OutputEvent): void;
-  /** One transaction for changes that happen together (and the reads they depend on). */
-  atomically<T>(fn: (unit: Unit) => Promise<T>): Promise<T>;
-}
-
 interface ActiveJob {
   execution: Execution;
   log: OutputLog;
@@ -64,14 +54,11 @@ interface ActiveJob {
   settled: Promise<void>;
 }
 
-/** setTimeout's largest delay; longer ones would fire at once. */
-export const MAX_TIMER_MS = 2 ** 31 - 1;
-
 /**
  * A job's life once the scheduler lets it start: its worker, timeout, streamed usage and limits,
  * its end (with retries of transient failures), and picking it up again after a restart.
  */
-export class JobRunner {
+export class JobDriver {
   private active = new Map<string, ActiveJob>();
   /** Jobs waiting out their retry backoff before they queue again. */
   private retryTimers = new Map<string, NodeJS.Timeout>();
@@ -80,8 +67,9 @@ export class JobRunner {
   private readonly spawner = new Spawner();
 
   constructor(
-    private readonly deps: JobServiceDeps,
-    private readonly store: RunStore,
+    private readonly deps: JobDeps,
+    /** Where each change is written, then told. */
+    private readonly store: Pick<JobStore, "update" | "finish" | "output" | "atomically">,
     private readonly scheduler: Scheduler,
   ) {}
 
