@@ -2,7 +2,7 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { type AgentKindDescriptor, AgentKindListSchema, type AgentWithAvailability, type ApiError } from "@corral/shared";
 import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
-import { createBody, formFromAgent, newAgentForm, updateBody } from "../../web/src/lib/domain/agent-form.js";
+import { type AgentFormState, createBody, formFromAgent, newAgentForm, updateBody } from "../../web/src/lib/domain/agent-form.js";
 import { agentKindNames } from "../src/agents/registry.js";
 import { api, startServer, type TestServer } from "./helpers.js";
 
@@ -66,7 +66,9 @@ describe("agent kinds describe their agents' fields", () => {
     expect(missing.status).toBe(400);
     expect(missing.body).toMatchObject({ field: "command", issues: [{ field: "command", message: executable?.required }] });
 
-    expect((await api(server, "POST", "/api/agents", { name: "has_exe", kind: "command", command: "echo", workdir: workdir("exe") })).status).toBe(201);
+    expect((await api(server, "POST", "/api/agents", { name: "has_exe", kind: "command", command: "echo", workdir: workdir("exe") })).status).toBe(
+      201,
+    );
     const cleared = await api<ApiError>(server, "PATCH", "/api/agents/has_exe", { command: null });
     expect(cleared.status).toBe(400);
     expect(cleared.body.field).toBe("command");
@@ -79,7 +81,7 @@ describe("agent kinds describe their agents' fields", () => {
     expect(offered.map((k) => k.kind).sort()).toEqual(["api", "command"]);
     for (const k of offered) {
       const name = `form_${k.kind}`;
-      const form = { ...newAgentForm(k), name, workdir: workdir(name), model: "m-1", description: "from the form", env: "A=1" };
+      const form: AgentFormState = { ...newAgentForm(k), name, workdir: workdir(name), model: "m-1", description: "from the form", env: "A=1" };
       // Each required field gets a value; a select already has one.
       for (const f of k.fields) if (f.required && !form[f.name]) form[f.name] = "echo";
       const created = createBody(form, k);

@@ -32,7 +32,13 @@ const parrot: AgentKindDescriptor = {
     field({
       name: "api",
       label: "API",
-      input: { type: "select", options: [{ value: "openai", label: "OpenAI" }, { value: "google", label: "Google" }] },
+      input: {
+        type: "select",
+        options: [
+          { value: "openai", label: "OpenAI" },
+          { value: "google", label: "Google" },
+        ],
+      },
       whenEmpty: "default",
       default: "openai",
     }),
