@@ -295,6 +295,9 @@ export function AgentsPage() {
         )}
         ; the export writes the agents, budgets and prices as one, without keys.
       </p>
+      {kinds.isError && (
+        <ErrorState error={kinds.error} what="the agent kinds, so no agent can be added or edited" onRetry={() => void kinds.refetch()} />
+      )}
       {configFile.data && <ConfigFileBanner status={configFile.data} />}
       {rowError && (
         <div className="alert" role="alert">
