@@ -53,7 +53,7 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
     return { ...row, args: row.args ?? null, readable, resumes: kind?.resumes === true, effectiveModel: effectiveModel(row, this.deps.config) };
   }
 
-  /** The kinds new agents can be of, each with the fields its forms ask for. */
+  /** Every kind this server runs, each with the fields its agents' create and edit forms ask for. */
   kinds(): AgentKindDescriptor[] {
     return agentKindDescriptors();
   }
@@ -110,7 +110,7 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
     const row = await this.deps.registry.transaction(async (tx) => {
       const current = await this.row(name, tx);
       this.assertInRegistry(current);
-      // A field the edit leaves out keeps its value, which was checked when it was set.
+      // A field the edit leaves out keeps its current value, which a required field must have too.
       const changed: Partial<Record<AgentFieldName, unknown>> = patch;
       assertRequiredFields(current.kind, (field) => (changed[field] === undefined ? current[field] : changed[field]));
       this.assertRunnerLabel(patch.runnerLabel);
