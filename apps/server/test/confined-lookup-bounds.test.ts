@@ -3,7 +3,7 @@
 import { mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, expect, test } from "vitest";
-import { globFiles, grepFiles } from "../src/agents/api/search.js";
+import { globFiles, grepFiles } from "../src/agents/tools/search.js";
 import { snapshotDir } from "../src/jobs/file-watcher.js";
 import { Refusal, withWorkdir, writeConfined } from "../src/lib/confined-files.js";
 import { tempDir } from "./helpers.js";

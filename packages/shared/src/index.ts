@@ -1,6 +1,7 @@
 import "./browser-zod.js";
 export * from "./enums.js";
 export * from "./agents.js";
+export * from "./agent-kinds.js";
 export * from "./jobs.js";
 export * from "./retry.js";
 export * from "./errors.js";

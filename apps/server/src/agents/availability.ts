@@ -3,6 +3,7 @@ import type { AppConfig } from "../config.js";
 import type { AgentRow } from "../db/schema.js";
 import { findExecutable } from "../lib/find-executable.js";
 import { loaderRefusal, refusedLoaderVariable } from "./agent-env.js";
+import { kindRequires } from "./kind-descriptors.js";
 import { cliAdapterFor } from "./kind-lookup.js";
 import { cliVersion } from "./cli-version.js";
 import { probeEnv } from "./worker-env.js";
@@ -30,7 +31,7 @@ export function cliAvailability(agent: AgentRow, config: AppConfig): CliLocation
   const resolved = findExecutable(name, pathVar);
   if (resolved) return { available: true, resolved, hint: null };
   const setting = `CORRAL_${agent.name.toUpperCase()}_BIN`;
-  const hint = adapter?.commandRequired
+  const hint = kindRequires(agent.kind, "command")
     ? `${name} was not found on PATH; set the agent's command to an executable or an absolute path`
     : `${name} was not found on PATH; ${adapter?.installHint ?? "install it (see its documentation)"}, or set ${setting} to its path`;
   return { available: false, resolved: null, hint };

@@ -2,6 +2,8 @@ import { EventEmitter } from "node:events";
 import {
   describeIssues,
   type Agent,
+  type AgentFieldName,
+  type AgentKindDescriptor,
   type AgentAvailability,
   type AgentWithAvailability,
   type CreateAgentBody,
@@ -15,8 +17,9 @@ import { notFound, ServiceError } from "../lib/errors.js";
 import { assertAgentEnv } from "./agent-env.js";
 import { cliAvailabilityWithVersion } from "./availability.js";
 import { builtinAgentRows, newAgentRow } from "./catalog.js";
+import { agentKindDescriptors, missingRequiredField } from "./kind-descriptors.js";
 import { effectiveModel } from "./model.js";
-import { agentKindModule, agentKindNames, cliAdapterFor } from "./kind-lookup.js";
+import { agentKindModule, agentKindNames } from "./kind-lookup.js";
 
 export interface AgentServiceDeps {
   config: AppConfig;
@@ -48,6 +51,11 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
     const kind = agentKindModule(row.kind);
     const readable = kind?.readEvent !== undefined;
     return { ...row, args: row.args ?? null, readable, resumes: kind?.resumes === true, effectiveModel: effectiveModel(row, this.deps.config) };
+  }
+
+  /** Every kind this server runs, each with the fields its agents' create and edit forms ask for. */
+  kinds(): AgentKindDescriptor[] {
+    return agentKindDescriptors();
   }
 
   async list(): Promise<Agent[]> {
@@ -89,8 +97,7 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
     const row = await this.deps.registry.transaction(async (tx) => {
       if (await tx.agents.get(body.name)) throw new ServiceError(`agent ${body.name} already exists`, 409, "name");
       if (!agentKindModule(body.kind)) throw invalidField("kind", `unknown agent kind ${body.kind}; this server runs ${agentKindNames().join(", ")}`);
-      if (cliAdapterFor(body.kind)?.commandRequired && !body.command) throw commandRequired(body.kind);
-      assertKindFields(body.kind, { api: body.api ?? null });
+      assertRequiredFields(body.kind, (field) => body[field]);
       this.assertRunnerLabel(body.runnerLabel);
       assertAgentEnv(body.env, this.deps.config.allowLoaderEnv);
       return tx.agents.insert(newAgentRow({ ...body, workdir: body.workdir ?? defaultWorkdir(this.deps.config, body.name) }));
@@ -103,8 +110,9 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
     const row = await this.deps.registry.transaction(async (tx) => {
       const current = await this.row(name, tx);
       this.assertInRegistry(current);
-      if (cliAdapterFor(current.kind)?.commandRequired && patch.command === null) throw commandRequired(current.kind);
-      assertKindFields(current.kind, { api: patch.api === undefined ? current.api : patch.api });
+      // A field the edit leaves out keeps its current value, which a required field must have too.
+      const changed: Partial<Record<AgentFieldName, unknown>> = patch;
+      assertRequiredFields(current.kind, (field) => (changed[field] === undefined ? current[field] : changed[field]));
       this.assertRunnerLabel(patch.runnerLabel);
       assertAgentEnv(patch.env, this.deps.config.allowLoaderEnv);
       const updated = await tx.agents.update(name, { ...patch, updatedAt: Date.now() });
@@ -210,9 +218,8 @@ function invalidField(field: string, message: string): ServiceError {
   return new ServiceError(`invalid input: ${describeIssues(issues)}`, 400, field, issues);
 }
 
-function assertKindFields(kind: string, fields: Pick<AgentRow, "api">): void {
-  const problem = agentKindModule(kind)?.invalid?.(fields);
-  if (problem) throw invalidField(problem.field, problem.message);
+/** The fields the agent's kind declares required (a command agent's executable, an API agent's API) are there. */
+function assertRequiredFields(kind: string, settingOf: (field: AgentFieldName) => unknown): void {
+  const missing = missingRequiredField(kind, settingOf);
+  if (missing) throw invalidField(missing.field, missing.message);
 }
-
-const commandRequired = (kind: string) => invalidField("command", `a ${kind} agent needs the executable to run`);

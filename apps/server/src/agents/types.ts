@@ -1,4 +1,4 @@
-import type { AgentAvailability, OutputStream, ReadableEvent } from "@corral/shared";
+import type { AgentAvailability, AgentField, AgentKindDescriptor, OutputStream, ReadableEvent } from "@corral/shared";
 import type { AppConfig } from "../config.js";
 import type { AgentRow } from "../db/schema.js";
 
@@ -93,8 +93,6 @@ export interface CliAdapter {
   ownEnv(model: string | null): readonly string[];
   /** Arguments that make the CLI print its version, or null when it must not be run to ask (any executable). */
   versionArgs: string[] | null;
-  /** The agent's `command` is the executable itself, so it cannot be left unset. */
-  commandRequired?: boolean;
 }
 
 /** Keeps the worker's stdout as its final text, bounded so a huge output stays out of memory. */
@@ -208,8 +206,16 @@ interface AgentKindBase {
   kind: string;
   /** Who bills the agent's work: the price table's provider for its models. */
   provider: string;
-  /** A field an agent of this kind cannot do without, checked as it is created or changed: the field and why. */
-  invalid?: (agent: Pick<AgentRow, "api">) => { field: string; message: string } | null;
+  /**
+   * The settings its agents take, in the forms' order (built with agents/kinds/fields.ts): the
+   * panel renders its create and edit forms from them, and the server refuses an agent without
+   * a field declared required.
+   */
+  fields: readonly AgentField[];
+  /** The panel's Add dialog for its agents; unset: they are added through REST or the config file only. */
+  adding?: NonNullable<AgentKindDescriptor["adding"]>;
+  /** Its agents' models are an Ollama server's (the Ollama routes list them for the panel). */
+  ollamaModels?: boolean;
   /** A new agent's provider when it depends on the agent's fields (an API agent's `api`); else `provider`. */
   providerFor?: (fields: Partial<Pick<AgentRow, "api">>) => string | undefined;
   builtins: BuiltinAgent[];

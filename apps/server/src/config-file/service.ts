@@ -1,11 +1,12 @@
 import { type FSWatcher, watch } from "node:fs";
 import path from "node:path";
-import type { ConfigFileStatus } from "@corral/shared";
+import type { AgentFieldName, ConfigFileStatus } from "@corral/shared";
 import type { FastifyBaseLogger } from "fastify";
 import { defaultWorkdir, type AppConfig } from "../config.js";
 import { refusedLoaderVariable, loaderRefusal } from "../agents/agent-env.js";
 import { newAgentRow } from "../agents/catalog.js";
-import { agentKindModule, agentKindNames, cliAdapterFor } from "../agents/kind-lookup.js";
+import { missingRequiredField } from "../agents/kind-descriptors.js";
+import { agentKindModule, agentKindNames } from "../agents/kind-lookup.js";
 import type { AgentService } from "../agents/service.js";
 import type { CostService } from "../costs/service.js";
 import type { NewAgentRow } from "../db/repos/agents.js";
@@ -143,11 +144,10 @@ export class ConfigFileService {
       const model = mapped.model ?? agent.model ?? null;
       if (mapped.api && model === null)
         throw declared.refuse(at("provider"), `an API agent needs a model: write ${agent.provider}/<model>, or give model`);
-      if (cliAdapterFor(mapped.kind)?.commandRequired && !agent.command)
-        throw declared.refuse(at("command"), `a ${mapped.kind} agent needs the executable to run`);
-      // The kind's own requirements, as AgentService checks them on create (an API agent's api).
-      const problem = agentKindModule(mapped.kind)?.invalid?.({ api: mapped.api });
-      if (problem) throw declared.refuse(at(problem.field), problem.message);
+      // The fields the kind declares required, as AgentService checks them on create (a command agent's command, an API agent's api).
+      const declaredFields: Partial<Record<AgentFieldName, unknown>> = { ...agent, api: mapped.api };
+      const missing = missingRequiredField(mapped.kind, (field) => declaredFields[field]);
+      if (missing) throw declared.refuse(at(missing.field), missing.message);
       const runnerLabel = agents.runnerLabelRefusal(agent.runnerLabel);
       if (runnerLabel) throw declared.refuse(at("runnerLabel"), runnerLabel);
       const loader = refusedLoaderVariable(agent.env ?? {}, config.allowLoaderEnv);

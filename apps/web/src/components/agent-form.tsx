@@ -1,13 +1,13 @@
-import { useState, type FormEvent } from "react";
+import { type FormEvent, type ReactNode, useState } from "react";
+import type { AgentField, AgentKindDescriptor } from "@corral/shared";
 import { ApiRequestError } from "../api/client.js";
-import { AgentToolSchema, type AgentTool, type ModelApi } from "@corral/shared";
-import { type AgentFormState, type FormResult, MODEL_API_LABELS, MODEL_APIS, serverUrlField } from "../lib/domain/agent-form.js";
+import { type AgentFormState, type FormResult, formFields, isShown } from "../lib/domain/agent-form.js";
 import { panelErrors, type PanelError } from "../lib/domain/api-errors.js";
-import { describedBy, Field } from "./field.js";
+import { AgentFieldInput } from "./agent-field.js";
 
 interface Props<T> {
   initial: AgentFormState;
-  kind: string;
+  kind: AgentKindDescriptor;
   isNew: boolean;
   toBody: (form: AgentFormState) => FormResult<T>;
   save: (body: T) => Promise<unknown>;
@@ -15,57 +15,45 @@ interface Props<T> {
   submitLabel: string;
 }
 
-const fields: string[] = [
-  "name",
-  "command",
-  "args",
-  "workdir",
-  "model",
-  "timeoutS",
-  "maxConcurrent",
-  "env",
-  "baseUrl",
-  "description",
-  "api",
-  "apiKeyEnv",
-  "runnerLabel",
-  "maxSteps",
-  "role",
-  "tools",
-  "allowedHosts",
-];
+/** The fields in order, short ones side by side in the grid and wide ones across the form. */
+function layout(fields: AgentField[], render: (field: AgentField) => ReactNode): ReactNode[] {
+  const out: ReactNode[] = [];
+  let grid: AgentField[] = [];
+  const flush = () => {
+    if (grid.length)
+      out.push(
+        <div className="form-grid" key={`grid-${grid[0]?.name}`}>
+          {grid.map(render)}
+        </div>,
+      );
+    grid = [];
+  };
+  for (const field of fields) {
+    if (field.wide) {
+      flush();
+      out.push(render(field));
+    } else grid.push(field);
+  }
+  flush();
+  return out;
+}
 
-/** What each tool lets the model do, as the checkbox says it. */
-const TOOL_LABELS: Record<AgentTool, string> = {
-  read_file: "read files",
-  write_file: "write files",
-  list_files: "list a folder",
-  glob: "find files by name",
-  grep: "search file contents",
-  bash: "run commands (sandboxed, no network)",
-  http_get: "fetch from allowed hosts",
-};
-
-/** Kinds that run in Corral and take a role. */
-const takesRole = (kind: string) => kind === "api" || kind === "ollama";
-
-/** Edits an agent's settings; every refusal is shown at the field it names, and goes once that field changes. */
+/**
+ * Edits an agent's settings, the fields its kind declares; every refusal is shown at the field
+ * it names, and goes once that field changes.
+ */
 export function AgentForm<T>({ initial, kind, isNew, toBody, save, onDone, submitLabel }: Props<T>) {
   const [form, setForm] = useState(initial);
   const [errors, setErrors] = useState<PanelError[]>([]);
   const [pending, setPending] = useState(false);
-  const change = (key: keyof AgentFormState, value: AgentFormState[keyof AgentFormState]) => {
-    setForm((f) => ({ ...f, [key]: value }));
-    setErrors((all) => all.filter((err) => err.field !== key));
+  const change = (name: string, value: string | string[]) => {
+    setForm((f) => ({ ...f, [name]: value }));
+    setErrors((all) => all.filter((err) => err.field !== name));
   };
-  const set = (key: keyof AgentFormState) => (e: { target: { value: string } }) => change(key, e.target.value);
-  const toggleTool = (tool: AgentTool, on: boolean) =>
-    change(
-      "tools",
-      AgentToolSchema.options.filter((t) => (t === tool ? on : form.tools.includes(t))),
-    );
+  const fields = formFields(kind, isNew);
+  const shown = fields.filter((f) => isShown(f, form));
   const errorFor = (field: string) => errors.find((e) => e.field === field)?.text;
-  const unplaced = errors.filter((e) => e.field === null || !fields.includes(e.field));
+  const unplaced = errors.filter((e) => e.field === null || !shown.some((f) => f.name === e.field));
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
@@ -83,121 +71,17 @@ export function AgentForm<T>({ initial, kind, isNew, toBody, save, onDone, submi
     }
   };
 
-  const serverUrl = serverUrlField(kind);
-  type TextKey = { [K in keyof AgentFormState]: AgentFormState[K] extends string ? K : never }[keyof AgentFormState];
-  const input = (key: TextKey, label: string, hint?: string, extra: Record<string, string> = {}) => {
-    const id = `agent-${key}`;
-    const field = key;
-    return (
-      <Field id={id} label={label} hint={hint} error={errorFor(field)}>
-        <input id={id} value={form[key]} onChange={set(key)} {...describedBy(id, errorFor(field), Boolean(hint))} {...extra} />
-      </Field>
-    );
-  };
-  const textarea = (key: TextKey, label: string, rows: number, hint?: string) => {
-    const id = `agent-${key}`;
-    return (
-      <Field id={id} label={label} hint={hint} error={errorFor(key)}>
-        <textarea id={id} rows={rows} value={form[key]} onChange={set(key)} {...describedBy(id, errorFor(key), Boolean(hint))} />
-      </Field>
-    );
-  };
-
   return (
     <form onSubmit={submit} className="stack" noValidate>
-      <div className="form-grid">
-        {isNew && input("name", "Name", "lowercase letters, digits, _; becomes the tools' prefix")}
-        {kind === "api" && (
-          <Field id="agent-api" label="API" error={errorFor("api")}>
-            <select
-              id="agent-api"
-              value={form.api}
-              onChange={(e) => change("api", e.target.value as ModelApi)}
-              {...describedBy("agent-api", errorFor("api"), false)}
-            >
-              {MODEL_APIS.map((a) => (
-                <option key={a} value={a}>
-                  {MODEL_API_LABELS[a]}
-                </option>
-              ))}
-            </select>
-          </Field>
-        )}
-        {kind === "api" && input("baseUrl", "Base URL", "empty: the API's own; e.g. http://localhost:1234/v1")}
-        {kind === "api" && input("apiKeyEnv", "Key variable", "the environment variable holding the key; empty: no key sent")}
-        {!serverUrl &&
-          kind !== "api" &&
-          input(
-            "command",
-            kind === "command" ? "Executable" : "Binary override",
-            kind === "command" ? "name on PATH or absolute path" : "empty: found on PATH",
-          )}
-        {serverUrl && input("baseUrl", serverUrl.label, serverUrl.hint)}
-        {input("workdir", "Workdir", "~ allowed")}
-        {input("model", "Default model", "empty: the agent's default")}
-        {input("timeoutS", "Timeout (s)", undefined, { inputMode: "numeric" })}
-        {input("maxConcurrent", "Parallel jobs", undefined, { inputMode: "numeric" })}
-        {input(
-          "runnerLabel",
-          "Runner label",
-          "empty: this server runs its jobs; e.g. gpu: a corral runner with that label does (PostgreSQL registry)",
-        )}
-        {kind === "api" && input("maxSteps", "Step limit", "model turns per job; empty: 25", { inputMode: "numeric" })}
-      </div>
-      {takesRole(kind) && textarea("role", "Role", 3, "the system prompt; empty: a worker that completes the task with its tools")}
-      {kind === "api" && (
-        <fieldset className="field" aria-describedby={errorFor("tools") ? "agent-tools-error" : undefined}>
-          <legend>Tools</legend>
-          <div className="tool-choices">
-            {AgentToolSchema.options.map((tool) => (
-              <label key={tool} className="small">
-                <input type="checkbox" checked={form.tools.includes(tool)} onChange={(e) => toggleTool(tool, e.target.checked)} />
-                <span>
-                  <span className="mono">{tool}</span> {TOOL_LABELS[tool]}
-                </span>
-              </label>
-            ))}
-          </div>
-          {errorFor("tools") && (
-            <span className="error" id="agent-tools-error" role="alert">
-              {errorFor("tools")}
-            </span>
-          )}
-        </fieldset>
-      )}
-      {kind === "api" &&
-        form.tools.includes("http_get") &&
-        textarea("allowedHosts", "Hosts http_get may reach", 2, "one per line: example.com, or *.example.com for its subdomains")}
-      {kind === "command" && (
-        <Field id="agent-args" label="Arguments, one per line" hint="{prompt}, {workdir} and {model} are replaced" error={errorFor("args")}>
-          <textarea
-            id="agent-args"
-            rows={3}
-            className="mono"
-            value={form.args}
-            onChange={set("args")}
-            {...describedBy("agent-args", errorFor("args"), true)}
-          />
-        </Field>
-      )}
-      <Field id="agent-env" label="Environment, KEY=VALUE per line" error={errorFor("env")}>
-        <textarea
-          id="agent-env"
-          rows={2}
-          className="mono"
-          value={form.env}
-          onChange={set("env")}
-          {...describedBy("agent-env", errorFor("env"), false)}
+      {layout(shown, (field) => (
+        <AgentFieldInput
+          key={field.name}
+          field={field}
+          value={form[field.name] ?? ""}
+          error={errorFor(field.name)}
+          onChange={(value) => change(field.name, value)}
         />
-      </Field>
-      <Field id="agent-description" label="Description" error={errorFor("description")}>
-        <input
-          id="agent-description"
-          value={form.description}
-          onChange={set("description")}
-          {...describedBy("agent-description", errorFor("description"), false)}
-        />
-      </Field>
+      ))}
       {unplaced.map((e) => (
         <div className="alert" role="alert" key={e.text}>
           {e.text}

@@ -1,13 +1,13 @@
-import type { AgentWithAvailability, ConfigFileStatus, UpdateAgentBody } from "@corral/shared";
+import type { AgentKindDescriptor, AgentWithAvailability, ConfigFileStatus, UpdateAgentBody } from "@corral/shared";
 import { useEffect, useRef, useState } from "react";
 import { ApiRequestError } from "../api/client.js";
 import { AgentForm } from "../components/agent-form.js";
 import { panelErrors, type PanelError } from "../lib/domain/api-errors.js";
 import { EmptyState, ErrorState, Loading } from "../components/states.js";
-import { useAgentMutations, useAgents } from "../hooks/use-agents.js";
+import { useAgentKinds, useAgentMutations, useAgents } from "../hooks/use-agents.js";
 import { configFileApi } from "../api/config-file.js";
 import { useConfigFile } from "../hooks/use-config-file.js";
-import { createBody, formFromAgent, newAgentForm, type NewAgentKind, updateBody } from "../lib/domain/agent-form.js";
+import { createBody, formFromAgent, newAgentForm, updateBody } from "../lib/domain/agent-form.js";
 import { Link } from "../router.js";
 
 function Availability({ agent }: { agent: AgentWithAvailability }) {
@@ -172,36 +172,33 @@ function ConfigFileBanner({ status }: { status: ConfigFileStatus }) {
   );
 }
 
-const ADD_AGENT: Record<NewAgentKind, { title: string; intro: string }> = {
-  command: {
-    title: "Add a command agent",
-    intro: "Any executable becomes a worker: it runs in the job's workdir with the prompt in its arguments.",
-  },
-  api: {
-    title: "Add an API agent",
-    intro:
-      "A model behind an API (OpenAI or any compatible server, Anthropic, Google) works in the job's workdir with the tools you give it. Its key stays in an environment variable: only the variable's name is stored.",
-  },
-};
+/** The kinds the page offers an Add dialog for; its main one last, where the primary button sits. */
+function addableKinds(kinds: AgentKindDescriptor[] | undefined): AgentKindDescriptor[] {
+  const addable = (kinds ?? []).filter((k) => k.adding !== null);
+  return [...addable.filter((k) => !k.adding?.primary), ...addable.filter((k) => k.adding?.primary)];
+}
 
-function AddAgentModal({ kind, onClose }: { kind: NewAgentKind | null; onClose: () => void }) {
+function AddAgentModal({ kind, onClose }: { kind: AgentKindDescriptor | null; onClose: () => void }) {
   const { create } = useAgentMutations();
-  const text = ADD_AGENT[kind ?? "command"];
   return (
-    <Modal open={kind !== null} title={text.title} onClose={onClose}>
-      <p className="small muted" style={{ marginTop: 0 }}>
-        {text.intro}
-      </p>
-      <AgentForm
-        key={kind}
-        initial={newAgentForm(kind ?? "command")}
-        kind={kind ?? "command"}
-        isNew
-        toBody={(form) => createBody(form, kind ?? "command")}
-        save={(body) => create.mutateAsync(body)}
-        onDone={onClose}
-        submitLabel="Add agent"
-      />
+    <Modal open={kind !== null} title={kind?.adding?.title ?? ""} onClose={onClose}>
+      {kind && (
+        <>
+          <p className="small muted" style={{ marginTop: 0 }}>
+            {kind.adding?.intro}
+          </p>
+          <AgentForm
+            key={kind.kind}
+            initial={newAgentForm(kind)}
+            kind={kind}
+            isNew
+            toBody={(form) => createBody(form, kind)}
+            save={(body) => create.mutateAsync(body)}
+            onDone={onClose}
+            submitLabel="Add agent"
+          />
+        </>
+      )}
     </Modal>
   );
 }
@@ -209,36 +206,54 @@ function AddAgentModal({ kind, onClose }: { kind: NewAgentKind | null; onClose: 
 /** `save` is the page's own update, so the row toggles wait while an edit is being saved. */
 function EditAgentModal({
   agent,
+  kinds,
   save,
   onClose,
 }: {
   agent: AgentWithAvailability | null;
+  kinds: AgentKindDescriptor[] | undefined;
   save: (name: string, body: UpdateAgentBody) => Promise<unknown>;
   onClose: () => void;
 }) {
+  const kind = kinds?.find((k) => k.kind === agent?.kind);
   return (
     <Modal open={agent !== null} title={`Edit ${agent?.name ?? ""}`} onClose={onClose}>
-      {agent && (
-        <AgentForm
-          initial={formFromAgent(agent)}
-          kind={agent.kind}
-          isNew={false}
-          toBody={(f) => updateBody(f, agent.kind)}
-          save={(body) => save(agent.name, body)}
-          onDone={onClose}
-          submitLabel="Save"
-        />
-      )}
+      {agent &&
+        (kind ? (
+          <AgentForm
+            initial={formFromAgent(agent, kind)}
+            kind={kind}
+            isNew={false}
+            toBody={(f) => updateBody(f, kind)}
+            save={(body) => save(agent.name, body)}
+            onDone={onClose}
+            submitLabel="Save"
+          />
+        ) : (
+          <div className="stack">
+            <div className="alert" role="alert">
+              {kinds
+                ? `This server runs no ${agent.kind} agents any more, so their settings cannot be edited here; delete the agent, or run a server that knows the kind.`
+                : "Loading the agent's settings…"}
+            </div>
+            <div className="row">
+              <button type="button" onClick={onClose}>
+                Cancel
+              </button>
+            </div>
+          </div>
+        ))}
     </Modal>
   );
 }
 
 export function AgentsPage() {
   const agents = useAgents();
+  const kinds = useAgentKinds();
   const configFile = useConfigFile();
   const { update, remove } = useAgentMutations();
   const [editing, setEditing] = useState<AgentWithAvailability | null>(null);
-  const [adding, setAdding] = useState<NewAgentKind | null>(null);
+  const [adding, setAdding] = useState<AgentKindDescriptor | null>(null);
   const [rowError, setRowError] = useState<PanelError | null>(null);
   const failed = (err: Error) => setRowError(err instanceof ApiRequestError ? (panelErrors(err)[0] ?? null) : { field: null, text: err.message });
   const toggle = (name: string, enabled: boolean) =>
@@ -262,12 +277,11 @@ export function AgentsPage() {
           <a className="button" href={configFileApi.exportUrl} download="corral.yaml">
             Export as corral.yaml
           </a>
-          <button type="button" onClick={() => setAdding("api")}>
-            Add an API agent
-          </button>
-          <button type="button" className="primary" onClick={() => setAdding("command")}>
-            Add a command agent
-          </button>
+          {addableKinds(kinds.data).map((k) => (
+            <button key={k.kind} type="button" className={k.adding?.primary ? "primary" : undefined} onClick={() => setAdding(k)}>
+              {k.adding?.title}
+            </button>
+          ))}
         </div>
       </div>
       <p className="muted small">
@@ -281,6 +295,9 @@ export function AgentsPage() {
         )}
         ; the export writes the agents, budgets and prices as one, without keys.
       </p>
+      {kinds.isError && (
+        <ErrorState error={kinds.error} what="the agent kinds, so no agent can be added or edited" onRetry={() => void kinds.refetch()} />
+      )}
       {configFile.data && <ConfigFileBanner status={configFile.data} />}
       {rowError && (
         <div className="alert" role="alert">
@@ -299,11 +316,11 @@ export function AgentsPage() {
       ) : agents.isPending ? (
         <Loading what="agents" />
       ) : agents.data.length === 0 ? (
-        <EmptyState title="No agents">Add a command agent to run any executable as a worker.</EmptyState>
+        <EmptyState title="No agents">Add one with the buttons above: each agent becomes a set of MCP tools.</EmptyState>
       ) : (
         <AgentTable agents={agents.data} actions={actions} />
       )}
-      <EditAgentModal agent={editing} save={(name, body) => update.mutateAsync({ name, body })} onClose={() => setEditing(null)} />
+      <EditAgentModal agent={editing} kinds={kinds.data} save={(name, body) => update.mutateAsync({ name, body })} onClose={() => setEditing(null)} />
       <AddAgentModal kind={adding} onClose={() => setAdding(null)} />
     </>
   );

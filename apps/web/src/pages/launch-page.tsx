@@ -6,7 +6,7 @@ import { useConnectInfo } from "../hooks/use-connect.js";
 import { modelsForLaunch } from "../api/ollama.js";
 import { describedBy, Field } from "../components/field.js";
 import { ErrorState } from "../components/states.js";
-import { useAgentMutations, useAgents } from "../hooks/use-agents.js";
+import { useAgentMutations, useAgents, useListsOllamaModels } from "../hooks/use-agents.js";
 import { useJobList, useJobSnapshot, useLaunchJob, useLaunchMany } from "../hooks/use-jobs.js";
 import { useOllamaModels } from "../hooks/use-ollama.js";
 import { bodyFieldOf, emptyForm, type FormState, launchBody, launchManyBody, recallLaunch, rememberLaunch } from "../lib/domain/launch-form.js";
@@ -68,9 +68,10 @@ function useWorkdirSuggestions(agent: AgentWithAvailability | undefined, agentNa
 /** Models to offer: an Ollama server's tool-capable models, else the agent's default and the ones used before. */
 function useModelSuggestions(agent: AgentWithAvailability | undefined, agentName: string) {
   const recent = useJobList({}, { limit: 100, offset: 0 });
-  const ollama = useOllamaModels(agentName, { enabled: agent?.kind === "ollama", staleTime: 30_000 });
+  const fromOllama = useListsOllamaModels()(agent);
+  const ollama = useOllamaModels(agentName, { enabled: fromOllama, staleTime: 30_000 });
   const models = useMemo(() => {
-    if (agent?.kind === "ollama" && ollama.data) {
+    if (fromOllama && ollama.data) {
       return modelsForLaunch(ollama.data.models).map((m) => ({
         name: m.name,
         note: m.probe?.outcome === "calls_tools" ? "calls tools (probed)" : m.tools ? "tools" : "no tools",
@@ -80,15 +81,14 @@ function useModelSuggestions(agent: AgentWithAvailability | undefined, agentName
     if (agent?.effectiveModel) names.add(agent.effectiveModel);
     for (const j of recent.data?.jobs ?? []) if (j.agent === agentName && j.model) names.add(j.model);
     return [...names].map((name) => ({ name, note: name === agent?.effectiveModel ? "default" : "used before" }));
-  }, [agent, ollama.data, recent.data, agentName]);
-  const hint =
-    agent?.kind === "ollama"
-      ? ollama.isError
-        ? `Ollama models unavailable: ${ollama.error.message}`
-        : "tool-capable models first"
-      : agent?.effectiveModel
-        ? `default ${agent.effectiveModel}`
-        : "the CLI's default";
+  }, [agent, fromOllama, ollama.data, recent.data, agentName]);
+  const hint = fromOllama
+    ? ollama.isError
+      ? `Ollama models unavailable: ${ollama.error.message}`
+      : "tool-capable models first"
+    : agent?.effectiveModel
+      ? `default ${agent.effectiveModel}`
+      : "the CLI's default";
   return { models, hint };
 }
 

@@ -2,7 +2,7 @@ import type { OllamaModel, ProbeOutcome } from "@corral/shared";
 import { useState } from "react";
 import { ApiRequestError } from "../api/client.js";
 import { EmptyState, Loading } from "../components/states.js";
-import { useAgents } from "../hooks/use-agents.js";
+import { useAgents, useListsOllamaModels } from "../hooks/use-agents.js";
 import { useNow } from "../hooks/use-now.js";
 import { formatAgo, formatBytes, plural } from "../lib/format/format.js";
 import { canProbe } from "../api/ollama.js";
@@ -173,7 +173,8 @@ function Unreachable({ agent, now }: { agent: string | undefined; now: number })
 
 export function OllamaPage() {
   const agents = useAgents();
-  const ollamaAgents = agents.data?.filter((a) => a.kind === "ollama") ?? [];
+  const listsOllamaModels = useListsOllamaModels();
+  const ollamaAgents = agents.data?.filter(listsOllamaModels) ?? [];
   const [chosen, setChosen] = useState<string>("");
   const agent = chosen || undefined;
   const models = useOllamaModels(agent, { refetchInterval: 15_000, retry: false });

@@ -7,10 +7,8 @@ import type { ConversationStore, InProcessAdapter, JobSpec, TurnMessage, WorkerI
 import { runApiLoop } from "./loop.js";
 import { apiBaseUrl, apiKey, apiOf } from "./endpoint.js";
 import { languageModel } from "./provider.js";
+import { DEFAULT_MAX_STEPS } from "./step-limit.js";
 import { apiToolSet } from "./tools.js";
-
-/** Model steps a job of an agent without maxSteps may take. */
-export const DEFAULT_MAX_STEPS = 25;
 
 /** The system prompt of an agent without a role. */
 const DEFAULT_ROLE = [

@@ -3,10 +3,10 @@ import { jsonSchema, type ToolSet, tool } from "ai";
 import type { AppConfig } from "../../config.js";
 import type { AgentRow } from "../../db/schema.js";
 import { Refusal } from "../../lib/confined-files.js";
-import { fileTools, runFileTool } from "../ollama/tools.js";
+import { fileTools, type FileToolName, runFileTool } from "../tools/file-tools.js";
 import { runBash } from "./bash.js";
 import { httpGet } from "./http-get.js";
-import { globFiles, grepFiles } from "./search.js";
+import { globFiles, grepFiles } from "../tools/search.js";
 
 type Args = Record<string, unknown>;
 type Schema = Parameters<typeof jsonSchema>[0];
@@ -38,13 +38,13 @@ const required = (args: Args, name: string): string => {
   return value;
 };
 
-/** The Ollama loop's file tools, the same schemas and code: one set of confined file tools. */
-function fileTool(name: "read_file" | "write_file" | "list_files"): ToolDef {
-  const def = fileTools.find((t) => t.function.name === name);
+/** The workdir's file tools the Ollama loop gives too, the same schemas and code: one set of confined file tools. */
+function fileTool(name: FileToolName): ToolDef {
+  const def = fileTools.find((t) => t.name === name);
   if (!def) throw new Error(`no file tool ${name}`);
   return {
-    description: def.function.description ?? name,
-    parameters: def.function.parameters as Schema,
+    description: def.description,
+    parameters: def.parameters,
     async run(args, ctx) {
       const outcome = await runFileTool(ctx.workdir, name, args);
       if (outcome.wrote) ctx.wrote(outcome.wrote);

@@ -1,5 +1,7 @@
 import { apiAvailability } from "../api/availability.js";
+import { DEFAULT_MAX_STEPS } from "../api/step-limit.js";
 import type { InProcessAdapter, InProcessAgentKind } from "../types.js";
+import { agentFields, allowedHosts, apiKeyVariable, modelApi, role, serverUrl, stepLimit, tools } from "./fields.js";
 
 /**
  * The AI SDK and its providers are a third of the server's code: they load with the first API
@@ -25,9 +27,18 @@ export const api: InProcessAgentKind = {
   // The price table's provider is the API the agent talks to (see providerFor).
   provider: "openai",
   providerFor: (fields) => fields.api ?? undefined,
-  invalid: ({ api: modelApi }) =>
-    modelApi ? null : { field: "api", message: "an api agent needs its API: openai (or any OpenAI-compatible server), anthropic or google" },
   builtins: [],
+  fields: agentFields({
+    connection: [modelApi("api"), serverUrl("Base URL", "empty: the API's own; e.g. http://localhost:1234/v1"), apiKeyVariable],
+    limits: [stepLimit(DEFAULT_MAX_STEPS)],
+    wide: [role, tools, allowedHosts],
+  }),
+  adding: {
+    title: "Add an API agent",
+    intro:
+      "A model behind an API (OpenAI or any compatible server, Anthropic, Google) works in the job's workdir with the tools you give it. Its key stays in an environment variable: only the variable's name is stored.",
+    primary: false,
+  },
   retries: false,
   // The loop keeps each job's messages in the registry; a follow-up sends them again.
   resumes: true,

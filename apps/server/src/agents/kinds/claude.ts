@@ -3,6 +3,7 @@ import { BoundedText, jsonLinesParser, num, obj, str, UsageSum } from "../json-l
 import { blockText, readable } from "../readable.js";
 import type { CliAgentKind, Json, JobSpec, UsageReport } from "../types.js";
 import { resumedSession, sessionIdOf, UUID } from "../worker-session.js";
+import { cliFields } from "./fields.js";
 
 /** Anthropic counts cache reads and writes apart from `input_tokens`; Corral's input includes both. */
 function anthropicTokens(usage: Json | undefined) {
@@ -128,6 +129,7 @@ export const claude: CliAgentKind = {
   kind: "claude",
   provider: "anthropic",
   builtins: [{ name: "claude", description: "Claude Code in print mode, allowed to edit files in its workdir" }],
+  fields: cliFields(),
   retries: true,
   resumes: true,
   readEvent,

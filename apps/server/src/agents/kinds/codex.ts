@@ -4,6 +4,7 @@ import { errorMessage, readable } from "../readable.js";
 import { codexSessionModel } from "./codex-session.js";
 import type { CliAgentKind, Json, JobSpec } from "../types.js";
 import { resumedSession, sessionIdOf, UUID } from "../worker-session.js";
+import { cliFields } from "./fields.js";
 
 /**
  * `codex exec --json`: the answer is the last completed `agent_message` item; `turn.completed`
@@ -133,6 +134,7 @@ export const codex: CliAgentKind = {
   kind: "codex",
   provider: "openai",
   builtins: [{ name: "codex", description: "OpenAI Codex CLI (codex exec)" }],
+  fields: cliFields(),
   retries: true,
   resumes: true,
   readEvent,

@@ -1,4 +1,5 @@
 import { plainTextParser, type CliAgentKind } from "../types.js";
+import { agentFields, argumentTemplate, executable } from "./fields.js";
 
 /**
  * Any executable is a worker ("the minimal contract"): the agent's argument template has
@@ -10,6 +11,12 @@ export const command: CliAgentKind = {
   kind: "command",
   provider: "local",
   builtins: [],
+  fields: agentFields({ connection: [executable("command")], wide: [argumentTemplate] }),
+  adding: {
+    title: "Add a command agent",
+    intro: "Any executable becomes a worker: it runs in the job's workdir with the prompt in its arguments.",
+    primary: true,
+  },
   retries: false,
   cli: {
     defaultBinary: "",
@@ -25,6 +32,5 @@ export const command: CliAgentKind = {
     // Nothing beyond the basics: what else it needs, its agent's env gives (or CORRAL_PASS_ENV).
     ownEnv: () => [],
     versionArgs: null,
-    commandRequired: true,
   },
 };

@@ -3,6 +3,7 @@ import { BoundedText, jsonLinesParser, num, obj, str } from "../json-lines.js";
 import { errorMessage, readable } from "../readable.js";
 import type { CliAgentKind, Json, JobSpec, UsageReport } from "../types.js";
 import { resumedSession, sessionIdOf, UUID } from "../worker-session.js";
+import { cliFields } from "./fields.js";
 
 /**
  * `gemini -o stream-json`: the answer arrives as assistant `message` deltas, and the text after
@@ -119,6 +120,7 @@ export const gemini: CliAgentKind = {
   kind: "gemini",
   provider: "google",
   builtins: [{ name: "gemini", description: "Google Gemini CLI" }],
+  fields: cliFields(),
   retries: true,
   resumes: true,
   readEvent,

@@ -1,4 +1,5 @@
 import { plainTextParser, type CliAgentKind } from "../types.js";
+import { cliFields } from "./fields.js";
 
 /**
  * pyCorral: `kiro-cli-chat chat --no-interactive --trust-all-tools PROMPT`. Kiro CLI parses its
@@ -13,6 +14,7 @@ export const kiro: CliAgentKind = {
   kind: "kiro",
   provider: "aws",
   builtins: [{ name: "kiro", description: "Kiro CLI chat, trusting all tools" }],
+  fields: cliFields(),
   retries: true,
   cli: {
     defaultBinary: "kiro-cli-chat",

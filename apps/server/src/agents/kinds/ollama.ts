@@ -1,6 +1,7 @@
 import { ollamaAvailability } from "../ollama/availability.js";
 import { createOllamaAdapter } from "../ollama/ollama.js";
 import type { InProcessAgentKind } from "../types.js";
+import { agentFields, role, serverUrl } from "./fields.js";
 
 /** One GPU serves one model at a time; further jobs wait in Corral, visible and cancellable. */
 const oneAtATime = 1;
@@ -22,6 +23,8 @@ export const ollama: InProcessAgentKind = {
     { name: "qwen", description: "Qwen on Ollama with file tools in its workdir", maxConcurrent: oneAtATime },
     { name: "gemma", description: "Gemma (tools build) on Ollama with file tools in its workdir", maxConcurrent: oneAtATime },
   ],
+  fields: agentFields({ connection: [serverUrl("Ollama URL", "empty: CORRAL_OLLAMA_URL")], wide: [role] }),
+  ollamaModels: true,
   retries: false,
   // The loop keeps each job's messages in the registry; a follow-up sends them again.
   resumes: true,

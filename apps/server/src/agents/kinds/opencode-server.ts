@@ -1,5 +1,6 @@
 import { createOpencodeServerAdapter, opencodeServerAvailability } from "../opencode-server/adapter.js";
 import type { InProcessAgentKind } from "../types.js";
+import { agentFields, serverUrl } from "./fields.js";
 import { readEvent } from "./opencode.js";
 
 /**
@@ -12,6 +13,7 @@ export const opencodeServer: InProcessAgentKind = {
   kind: "opencode_server",
   provider: "opencode",
   builtins: [],
+  fields: agentFields({ connection: [serverUrl("OpenCode server URL", "the address opencode serve prints")] }),
   // Trying again would post the message into the user's session a second time.
   retries: false,
   readEvent,

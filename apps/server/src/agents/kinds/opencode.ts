@@ -3,6 +3,7 @@ import { BoundedText, jsonLinesParser, num, obj, str, UsageSum } from "../json-l
 import { readable } from "../readable.js";
 import type { CliAgentKind, Json, JobSpec } from "../types.js";
 import { OPENCODE_SESSION, resumedSession, sessionIdOf } from "../worker-session.js";
+import { cliFields } from "./fields.js";
 
 /**
  * `opencode run --format json`: every model step ends with `step_finish` carrying that step's
@@ -117,6 +118,7 @@ export const opencode: CliAgentKind = {
   kind: "opencode",
   provider: "opencode",
   builtins: [{ name: "opencode", description: "OpenCode CLI; its answer is also written to output.md" }],
+  fields: cliFields(),
   retries: true,
   resumes: true,
   readEvent,

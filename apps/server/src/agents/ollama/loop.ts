@@ -1,9 +1,12 @@
-import type { ChatResponse, Message, ToolCall } from "ollama";
+import type { ChatResponse, Message, Tool, ToolCall } from "ollama";
 import type { TurnMessage, UsageReport, WorkerIO } from "../types.js";
 import { explainOllamaError, isAbort, metadataSignal, noToolsMessage, ollamaClient } from "./client.js";
 import { fitHistory, toTurnMessage } from "./history.js";
 import { showModel, toolCapableModels, type ModelFacts } from "./models.js";
-import { fileTools, runFileTool } from "./tools.js";
+import { fileTools, runFileTool } from "../tools/file-tools.js";
+
+/** The workdir's file tools in the shape Ollama's chat API takes. */
+const ollamaTools: Tool[] = fileTools.map((definition) => ({ type: "function", function: definition }));
 
 export interface LoopOptions {
   baseUrl: string;
@@ -96,7 +99,7 @@ async function streamTurn(
     const stream = await client.chat({
       model: request.model,
       messages: request.messages,
-      tools: fileTools,
+      tools: ollamaTools,
       stream: true,
       options: { num_ctx: request.numCtx },
     });

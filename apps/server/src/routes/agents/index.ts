@@ -2,6 +2,7 @@ import type { FastifyInstance } from "fastify";
 import {
   type Agent,
   type AgentWithAvailability,
+  AgentKindListSchema,
   AgentListSchema,
   AgentNameSchema,
   AgentWithAvailabilitySchema,
@@ -30,6 +31,18 @@ export function agentRoutes(services: Services) {
       "/api/agents",
       { schema: { summary: "Every agent, with whether its CLI or server is available", tags, response: { 200: AgentListSchema, ...errors() } } },
       async () => ({ agents: await agents.withAvailability(await agents.list()) }),
+    );
+
+    app.get(
+      "/api/agent-kinds",
+      {
+        schema: {
+          summary: "Every agent kind, with the fields its agents' create and edit forms ask for",
+          tags,
+          response: { 200: AgentKindListSchema, ...errors() },
+        },
+      },
+      async () => ({ kinds: agents.kinds() }),
     );
 
     app.post(

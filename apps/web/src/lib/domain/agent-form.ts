@@ -1,172 +1,146 @@
-import {
-  type AgentTool,
-  type AgentWithAvailability,
-  type CreateAgentBody,
-  DEFAULT_AGENT_TOOLS,
-  type ModelApi,
-  ModelApiSchema,
-  type UpdateAgentBody,
-} from "@corral/shared";
+import type { AgentField, AgentKindDescriptor, AgentWithAvailability, CreateAgentBody, UpdateAgentBody } from "@corral/shared";
 
-/** The kinds the Add-agent dialog creates: any executable, or a model behind an API. */
-export type NewAgentKind = "command" | "api";
-
-/** The agent form as text fields; converted to a request body on save. */
-export interface AgentFormState {
-  name: string;
-  model: string;
-  workdir: string;
-  timeoutS: string;
-  maxConcurrent: string;
-  description: string;
-  command: string;
-  /** One argument per line. */
-  args: string;
-  baseUrl: string;
-  /** KEY=VALUE per line. */
-  env: string;
-  /** API agents: the API's wire format, the variable holding the key, the step limit, the tools, the hosts http_get may reach (one per line). */
-  api: ModelApi;
-  apiKeyEnv: string;
-  runnerLabel: string;
-  maxSteps: string;
-  tools: AgentTool[];
-  allowedHosts: string;
-  /** In-process agents (API, Ollama): the system prompt. */
-  role: string;
-}
-
-export function formFromAgent(a: AgentWithAvailability): AgentFormState {
-  return {
-    name: a.name,
-    model: a.model ?? "",
-    workdir: a.workdir,
-    timeoutS: String(a.timeoutS),
-    maxConcurrent: String(a.maxConcurrent),
-    description: a.description,
-    command: a.command ?? "",
-    args: (a.args ?? []).join("\n"),
-    baseUrl: a.baseUrl ?? "",
-    env: Object.entries(a.env)
-      .map(([k, v]) => `${k}=${v}`)
-      .join("\n"),
-    api: a.api ?? "openai",
-    apiKeyEnv: a.apiKeyEnv ?? "",
-    runnerLabel: a.runnerLabel ?? "",
-    maxSteps: a.maxSteps === null ? "" : String(a.maxSteps),
-    tools: a.tools ?? [...DEFAULT_AGENT_TOOLS],
-    allowedHosts: (a.allowedHosts ?? []).join("\n"),
-    role: a.role ?? "",
-  };
-}
-
-export const newAgentForm = (kind: NewAgentKind): AgentFormState => ({
-  name: "",
-  model: "",
-  workdir: "",
-  timeoutS: "",
-  maxConcurrent: "",
-  description: "",
-  command: "",
-  args: kind === "command" ? "{prompt}" : "",
-  baseUrl: "",
-  env: "",
-  api: "openai",
-  apiKeyEnv: "",
-  runnerLabel: "",
-  maxSteps: "",
-  tools: [...DEFAULT_AGENT_TOOLS],
-  allowedHosts: "",
-  role: "",
-});
-
-export const MODEL_API_LABELS: Record<ModelApi, string> = {
-  openai: "OpenAI or OpenAI-compatible",
-  anthropic: "Anthropic",
-  google: "Google",
-};
-export const MODEL_APIS = ModelApiSchema.options;
+/**
+ * The agent form as its inputs hold it, by field name: text for every input but a checklist,
+ * which holds the chosen values. Which fields there are, and how each becomes a value of the
+ * request body, the agent's kind says (`GET /api/agent-kinds`); nothing here knows a kind.
+ */
+export type AgentFormState = Record<string, string | string[]>;
 
 export type FormResult<T> = { body: T } | { field: string; message: string };
 
-function parseEnv(text: string): FormResult<Record<string, string>> {
+/** The fields the form shows: all of the kind's, but those set only when an agent is added in an edit. */
+export const formFields = (kind: AgentKindDescriptor, isNew: boolean): AgentField[] => kind.fields.filter((f) => isNew || !f.createOnly);
+
+/** A field shown only while another field's list holds a value (the hosts of http_get) is hidden otherwise. */
+export function isShown(field: AgentField, form: AgentFormState): boolean {
+  if (!field.shownWhen) return true;
+  const other = form[field.shownWhen.field];
+  return Array.isArray(other) && other.includes(field.shownWhen.includes);
+}
+
+const textOf = (value: string | string[] | undefined): string => (typeof value === "string" ? value : "");
+const listOf = (value: string | string[] | undefined): string[] => (Array.isArray(value) ? value : []);
+
+/** A setting as its input shows it. */
+function draftOf(field: AgentField, value: unknown): string | string[] {
+  switch (field.input.type) {
+    case "checklist":
+      return Array.isArray(value) ? value.map(String) : listOf(field.default ?? undefined);
+    case "select":
+      return typeof value === "string" ? value : textOf(field.default ?? undefined) || (field.input.options[0]?.value ?? "");
+    case "list":
+      return Array.isArray(value) ? value.join("\n") : "";
+    case "env":
+      return value && typeof value === "object"
+        ? Object.entries(value)
+            .map(([k, v]) => `${k}=${String(v)}`)
+            .join("\n")
+        : "";
+    default:
+      return value === null || value === undefined ? "" : String(value);
+  }
+}
+
+/** A new agent's form: each field at its kind's default. */
+export function newAgentForm(kind: AgentKindDescriptor): AgentFormState {
+  return Object.fromEntries(kind.fields.map((f) => [f.name, draftOf(f, f.default)]));
+}
+
+/** An agent's settings in its kind's form. */
+export function formFromAgent(agent: AgentWithAvailability, kind: AgentKindDescriptor): AgentFormState {
+  const settings: Record<string, unknown> = agent;
+  return Object.fromEntries(kind.fields.map((f) => [f.name, draftOf(f, settings[f.name])]));
+}
+
+type Parsed = { value: unknown; empty: boolean } | { message: string };
+
+function parseEnv(text: string): Parsed {
   const env: Record<string, string> = {};
   for (const raw of text.split("\n")) {
     const line = raw.trim();
     if (!line) continue;
     const eq = line.indexOf("=");
-    if (eq <= 0) return { field: "env", message: `"${line}" is not KEY=VALUE` };
+    if (eq <= 0) return { message: `"${line}" is not KEY=VALUE` };
     env[line.slice(0, eq)] = line.slice(eq + 1);
   }
-  return { body: env };
+  return { value: env, empty: Object.keys(env).length === 0 };
 }
 
-function int(text: string, field: string): FormResult<number | undefined> {
-  if (!text.trim()) return { body: undefined };
-  const n = Number(text.trim());
-  return Number.isInteger(n) ? { body: n } : { field, message: "give a whole number" };
+/** The value a field's input holds, as the request body takes it. */
+function parse(field: AgentField, draft: string | string[] | undefined): Parsed {
+  const input = field.input;
+  switch (input.type) {
+    case "checklist": {
+      const chosen = listOf(draft);
+      return { value: input.options.map((o) => o.value).filter((v) => chosen.includes(v)), empty: chosen.length === 0 };
+    }
+    case "list": {
+      // Arguments keep their spaces; names (hosts) are split at spaces and commas too.
+      const items =
+        input.split === "lines"
+          ? textOf(draft)
+              .split("\n")
+              .filter((line) => line.length > 0)
+          : textOf(draft)
+              .split(/[\s,]+/)
+              .filter(Boolean);
+      return { value: items, empty: items.length === 0 };
+    }
+    case "env":
+      return parseEnv(textOf(draft));
+    case "number": {
+      const text = textOf(draft).trim();
+      if (!text) return { value: undefined, empty: true };
+      const n = Number(text);
+      return Number.isInteger(n) ? { value: n, empty: false } : { message: "give a whole number" };
+    }
+    default: {
+      const text = textOf(draft).trim();
+      return { value: text, empty: text === "" };
+    }
+  }
 }
 
-/** The server-address field of kinds that talk to a server instead of running a binary; null for the others. */
-export function serverUrlField(kind: string): { label: string; hint: string } | null {
-  if (kind === "ollama") return { label: "Ollama URL", hint: "empty: CORRAL_OLLAMA_URL" };
-  if (kind === "opencode_server") return { label: "OpenCode server URL", hint: "the address opencode serve prints" };
-  return null;
-}
+const EMPTY_VALUES: Record<AgentField["input"]["type"], unknown> = {
+  text: "",
+  number: undefined,
+  multiline: "",
+  select: "",
+  checklist: [],
+  list: [],
+  env: {},
+};
 
-/** Only the fields a user can set; empty optional fields become null (the agent's default). */
-export function updateBody(form: AgentFormState, kind: string): FormResult<UpdateAgentBody> {
-  const env = parseEnv(form.env);
-  if ("field" in env) return env;
-  const timeout = int(form.timeoutS, "timeoutS");
-  if ("field" in timeout) return timeout;
-  const max = int(form.maxConcurrent, "maxConcurrent");
-  if ("field" in max) return max;
-  const body: UpdateAgentBody = {
-    model: form.model.trim() || null,
-    description: form.description,
-    env: env.body,
-    runnerLabel: form.runnerLabel.trim() || null,
-  };
-  if (form.workdir.trim()) body.workdir = form.workdir.trim();
-  if (timeout.body !== undefined) body.timeoutS = timeout.body;
-  if (max.body !== undefined) body.maxConcurrent = max.body;
-  if (kind === "command") {
-    body.command = form.command.trim() || null;
-    body.args = form.args.split("\n").filter((a) => a.length > 0);
-  } else if (serverUrlField(kind)) {
-    body.baseUrl = form.baseUrl.trim() || null;
-    if (kind === "ollama") body.role = form.role.trim() || null;
-  } else if (kind === "api") {
-    const steps = int(form.maxSteps, "maxSteps");
-    if ("field" in steps) return steps;
-    const hosts = form.allowedHosts
-      .split(/[\s,]+/)
-      .map((h) => h.trim())
-      .filter(Boolean);
-    Object.assign(body, {
-      api: form.api,
-      baseUrl: form.baseUrl.trim() || null,
-      apiKeyEnv: form.apiKeyEnv.trim() || null,
-      role: form.role.trim() || null,
-      tools: form.tools,
-      allowedHosts: hosts.length ? hosts : null,
-      maxSteps: steps.body ?? null,
-    });
-  } else {
-    body.command = form.command.trim() || null;
+/**
+ * The request body's fields: each shown field's value, an empty one as its kind says (null for the
+ * agent's default, left out to keep the value, or the empty value itself). A field the kind
+ * requires is refused here when empty, with the server's own words, before anything is sent.
+ */
+function bodyFields(form: AgentFormState, kind: AgentKindDescriptor, isNew: boolean): FormResult<Record<string, unknown>> {
+  const body: Record<string, unknown> = {};
+  for (const field of formFields(kind, isNew)) {
+    const parsed = parse(field, form[field.name]);
+    if ("message" in parsed) return { field: field.name, message: parsed.message };
+    if (!parsed.empty) {
+      body[field.name] = parsed.value;
+      continue;
+    }
+    if (field.required) return { field: field.name, message: field.required };
+    if (field.whenEmpty === "blank") body[field.name] = EMPTY_VALUES[field.input.type];
+    // A new agent without the value gets the default by leaving it out (a SQLite registry takes no runner label at all).
+    else if (field.whenEmpty === "default" && !isNew) body[field.name] = null;
   }
   return { body };
 }
 
-export function createBody(form: AgentFormState, kind: NewAgentKind): FormResult<CreateAgentBody> {
-  const update = updateBody(form, kind);
-  if ("field" in update) return update;
-  const { model, ...rest } = update.body;
-  const body: CreateAgentBody = { ...rest, name: form.name.trim(), kind };
-  if (model) body.model = model;
-  if (!body.command) delete body.command;
-  // A new agent without a label needs none said (and a SQLite registry takes no label at all).
-  if (!body.runnerLabel) delete body.runnerLabel;
-  return { body };
+/** An edit: every field a user can change; the server checks the values against its schema. */
+export function updateBody(form: AgentFormState, kind: AgentKindDescriptor): FormResult<UpdateAgentBody> {
+  const built = bodyFields(form, kind, false);
+  return "field" in built ? built : { body: built.body as UpdateAgentBody };
+}
+
+export function createBody(form: AgentFormState, kind: AgentKindDescriptor): FormResult<CreateAgentBody> {
+  const built = bodyFields(form, kind, true);
+  return "field" in built ? built : { body: { ...built.body, kind: kind.kind } as CreateAgentBody };
 }

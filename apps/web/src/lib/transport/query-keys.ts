@@ -19,6 +19,8 @@ export const queryKeys = {
   agents: {
     all: ["agents"] as const,
   },
+  /** The agent kinds and their forms' fields: the server's, fixed while it runs. */
+  agentKinds: ["agent-kinds"] as const,
   connect: ["connect"] as const,
   /** The config file's state (CORRAL_CONFIG). */
   configFile: ["config-file"] as const,

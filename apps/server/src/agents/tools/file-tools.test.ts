@@ -16,7 +16,7 @@ import {
 import path from "node:path";
 import { afterEach, beforeEach, expect, test } from "vitest";
 import { tempDir } from "../../../test/helpers.js";
-import { MAX_LIST_ENTRIES, MAX_READ_BYTES, runFileTool } from "./tools.js";
+import { MAX_LIST_ENTRIES, MAX_READ_BYTES, runFileTool } from "./file-tools.js";
 
 let root: string;
 let wd: string;

@@ -1,5 +1,4 @@
 import { closeSync, type Dirent } from "node:fs";
-import type { Tool } from "ollama";
 import { readEntries, Refusal, withWorkdir, writeConfined } from "../../lib/confined-files.js";
 import { ServiceError } from "../../lib/errors.js";
 import { readWindow } from "../../lib/regular-file.js";
@@ -13,47 +12,55 @@ export const MAX_READ_BYTES = 64 * 1024;
 export const MAX_LIST_ENTRIES = 500;
 const MAX_WRITE_CHARS = 4 * 1024 * 1024;
 
-export const fileTools: Tool[] = [
+/** A tool as a model is told of it: its name, what it does, and its arguments as JSON Schema. */
+export interface FileToolDefinition {
+  name: FileToolName;
+  description: string;
+  parameters: {
+    type: "object";
+    properties: Record<string, { type: "string" | "integer"; description: string }>;
+    required: string[];
+  };
+}
+
+export type FileToolName = "write_file" | "read_file" | "list_files";
+
+/**
+ * The workdir's file tools, as every in-process kind gives them to its model (the Ollama loop
+ * and API agents wrap these definitions in their client's tool shape); `runFileTool` runs them.
+ */
+export const fileTools: FileToolDefinition[] = [
   {
-    type: "function",
-    function: {
-      name: "write_file",
-      description: "Create or overwrite a file in the working directory. Parent directories are created.",
-      parameters: {
-        type: "object",
-        properties: {
-          path: { type: "string", description: "Path relative to the working directory, e.g. notes/summary.md" },
-          content: { type: "string", description: "The full content of the file" },
-        },
-        required: ["path", "content"],
+    name: "write_file",
+    description: "Create or overwrite a file in the working directory. Parent directories are created.",
+    parameters: {
+      type: "object",
+      properties: {
+        path: { type: "string", description: "Path relative to the working directory, e.g. notes/summary.md" },
+        content: { type: "string", description: "The full content of the file" },
       },
+      required: ["path", "content"],
     },
   },
   {
-    type: "function",
-    function: {
-      name: "read_file",
-      description: `Read a text file from the working directory, at most ${MAX_READ_BYTES / 1024} KiB per call. A longer file ends with a note saying where it was cut; call again with that offset to read on.`,
-      parameters: {
-        type: "object",
-        properties: {
-          path: { type: "string", description: "Path relative to the working directory" },
-          offset: { type: "integer", description: "Byte to start reading at; default 0 (the start of the file)" },
-        },
-        required: ["path"],
+    name: "read_file",
+    description: `Read a text file from the working directory, at most ${MAX_READ_BYTES / 1024} KiB per call. A longer file ends with a note saying where it was cut; call again with that offset to read on.`,
+    parameters: {
+      type: "object",
+      properties: {
+        path: { type: "string", description: "Path relative to the working directory" },
+        offset: { type: "integer", description: "Byte to start reading at; default 0 (the start of the file)" },
       },
+      required: ["path"],
     },
   },
   {
-    type: "function",
-    function: {
-      name: "list_files",
-      description: "List files and directories in the working directory or one of its subdirectories.",
-      parameters: {
-        type: "object",
-        properties: { path: { type: "string", description: "Directory relative to the working directory; default: the working directory itself" } },
-        required: [],
-      },
+    name: "list_files",
+    description: "List files and directories in the working directory or one of its subdirectories.",
+    parameters: {
+      type: "object",
+      properties: { path: { type: "string", description: "Directory relative to the working directory; default: the working directory itself" } },
+      required: [],
     },
   },
 ];

@@ -1,0 +1,157 @@
+// @vitest-environment happy-dom
+import type { AgentField, AgentKindDescriptor, CreateAgentBody, UpdateAgentBody } from "@corral/shared";
+import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { ApiRequestError } from "../api/client.js";
+import { createBody, newAgentForm, updateBody } from "../lib/domain/agent-form.js";
+import { AgentForm } from "./agent-form.js";
+
+afterEach(cleanup);
+
+const field = (spec: Pick<AgentField, "name" | "label" | "input" | "whenEmpty"> & Partial<AgentField>): AgentField => ({
+  hint: null,
+  required: null,
+  secret: false,
+  default: null,
+  createOnly: false,
+  shownWhen: null,
+  wide: false,
+  ...spec,
+});
+
+/** A kind made up for the test: the form draws whatever fields a kind declares. */
+const parrot: AgentKindDescriptor = {
+  kind: "parrot",
+  adding: { title: "Add a parrot", intro: "", primary: true },
+  ollamaModels: false,
+  fields: [
+    field({ name: "name", label: "Name", hint: "becomes the tools' prefix", input: { type: "text" }, whenEmpty: "blank", createOnly: true }),
+    field({ name: "command", label: "Perch", input: { type: "text" }, whenEmpty: "default", required: "a parrot agent needs its perch" }),
+    field({ name: "apiKeyEnv", label: "Key variable", input: { type: "text" }, whenEmpty: "default", secret: true }),
+    field({ name: "timeoutS", label: "Timeout (s)", input: { type: "number" }, whenEmpty: "unchanged" }),
+    field({
+      name: "api",
+      label: "API",
+      input: {
+        type: "select",
+        options: [
+          { value: "openai", label: "OpenAI" },
+          { value: "google", label: "Google" },
+        ],
+      },
+      whenEmpty: "default",
+      default: "openai",
+    }),
+    field({
+      name: "tools",
+      label: "Tools",
+      input: { type: "checklist", options: ["read_file", "http_get"].map((value) => ({ value, label: `may ${value}` })) },
+      whenEmpty: "blank",
+      default: ["read_file"],
+      wide: true,
+    }),
+    field({
+      name: "allowedHosts",
+      label: "Hosts http_get may reach",
+      input: { type: "list", rows: 2, split: "words", mono: false },
+      whenEmpty: "default",
+      shownWhen: { field: "tools", includes: "http_get" },
+      wide: true,
+    }),
+    field({ name: "env", label: "Environment", input: { type: "env", rows: 2 }, whenEmpty: "blank", wide: true }),
+  ],
+};
+
+function addForm(save: (body: CreateAgentBody) => Promise<unknown>) {
+  return render(
+    <AgentForm
+      initial={newAgentForm(parrot)}
+      kind={parrot}
+      isNew
+      toBody={(f) => createBody(f, parrot)}
+      save={save}
+      onDone={() => {}}
+      submitLabel="Add agent"
+    />,
+  );
+}
+
+const input = (label: string) => screen.getByLabelText(label) as HTMLInputElement;
+
+describe("the agent form, drawn from the kind's fields", () => {
+  it("labels every field, ties hints to their inputs, and marks a secret's field so no browser keeps it", () => {
+    addForm(async () => {});
+    expect(input("Name").getAttribute("aria-describedby")).toBe("agent-name-hint");
+    expect(document.getElementById("agent-name-hint")?.textContent).toBe("becomes the tools' prefix");
+    expect(input("Timeout (s)").getAttribute("inputmode")).toBe("numeric");
+    expect((screen.getByLabelText("API") as HTMLSelectElement).value).toBe("openai");
+    expect(input("Key variable").getAttribute("autocomplete")).toBe("off");
+    expect(screen.getByRole("group", { name: "Tools" })).toBeTruthy();
+  });
+
+  it("says a required field is missing at the field, announced, before anything is sent; the message goes once the field changes", async () => {
+    const save = vi.fn(async () => {});
+    addForm(save);
+    fireEvent.change(input("Name"), { target: { value: "polly" } });
+    fireEvent.click(screen.getByRole("button", { name: "Add agent" }));
+    const error = await screen.findByRole("alert");
+    expect(error.textContent).toBe("a parrot agent needs its perch");
+    expect(error.id).toBe("agent-command-error");
+    expect(input("Perch").getAttribute("aria-invalid")).toBe("true");
+    expect(input("Perch").getAttribute("aria-describedby")).toBe("agent-command-error");
+    expect(save).not.toHaveBeenCalled();
+    fireEvent.change(input("Perch"), { target: { value: "branch" } });
+    expect(screen.queryByRole("alert")).toBeNull();
+  });
+
+  it("shows the hosts only while http_get is chosen, and sends what was chosen", async () => {
+    const save = vi.fn(async (_body: CreateAgentBody) => {});
+    addForm(save);
+    expect(screen.queryByLabelText("Hosts http_get may reach")).toBeNull();
+    fireEvent.click(screen.getByLabelText(/^http_get/));
+    fireEvent.change(input("Hosts http_get may reach"), { target: { value: "docs.example.com" } });
+    fireEvent.change(input("Name"), { target: { value: "polly" } });
+    fireEvent.change(input("Perch"), { target: { value: "branch" } });
+    fireEvent.click(screen.getByRole("button", { name: "Add agent" }));
+    await waitFor(() => expect(save).toHaveBeenCalled());
+    expect(save.mock.calls[0]?.[0]).toMatchObject({
+      name: "polly",
+      kind: "parrot",
+      command: "branch",
+      tools: ["read_file", "http_get"],
+      allowedHosts: ["docs.example.com"],
+    });
+  });
+
+  it("puts the server's refusals at the fields they name, and one naming no field of the form above the buttons", async () => {
+    const refusal = new ApiRequestError("invalid input", 400, "env.LD_PRELOAD", [
+      { field: "env.LD_PRELOAD", message: "LD_PRELOAD makes programs load code" },
+      { field: "runnerLabel", message: "runners need the registry in PostgreSQL" },
+    ]);
+    addForm(async () => {
+      throw refusal;
+    });
+    fireEvent.change(input("Name"), { target: { value: "polly" } });
+    fireEvent.change(input("Perch"), { target: { value: "branch" } });
+    fireEvent.click(screen.getByRole("button", { name: "Add agent" }));
+    await waitFor(() => expect(screen.getAllByRole("alert")).toHaveLength(2));
+    expect(document.getElementById("agent-env-error")?.textContent).toBe("LD_PRELOAD makes programs load code");
+    expect(screen.getAllByRole("alert").map((a) => a.textContent)).toContain("runners need the registry in PostgreSQL");
+  });
+
+  it("an edit leaves out what is set only when the agent is added", () => {
+    render(
+      <AgentForm
+        initial={{ ...newAgentForm(parrot), command: "branch" }}
+        kind={parrot}
+        isNew={false}
+        toBody={(f) => updateBody(f, parrot)}
+        save={async (_body: UpdateAgentBody) => {}}
+        onDone={() => {}}
+        submitLabel="Save"
+      />,
+    );
+    expect(screen.queryByLabelText("Name")).toBeNull();
+    expect(input("Perch").value).toBe("branch");
+  });
+});
