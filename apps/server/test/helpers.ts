@@ -20,6 +20,21 @@ export interface TestServer extends CorralApp {
   close(): Promise<void>;
 }
 
+/** Removes a test's temp root, retrying while a worker that outlived its server still writes into it. */
+async function removeWhenSettled(root: string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    try {
+      rmSync(root, { recursive: true, force: true });
+      return;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if ((code !== "ENOTEMPTY" && code !== "EBUSY") || Date.now() > deadline) throw err;
+      await sleep(100);
+    }
+  }
+}
+
 /** A temp dir that is removed when the test's server closes (or by the caller). */
 export function tempDir(prefix = "corral-test-"): string {
   return realpathSync(mkdtempSync(path.join(os.tmpdir(), prefix)));
@@ -58,8 +73,9 @@ export async function startServer(
     async close() {
       await corral.app.close();
       // Workers outlive the server by design: one ending as it closes still writes its exit file,
-      // and a removal racing it meets ENOTEMPTY (CI, security.test.ts). Node retries those.
-      if (!options.root) rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+      // and a removal racing it meets ENOTEMPTY (CI, security.test.ts: past Node's own 1.5 s of
+      // retries on a loaded machine). Retried until the worker is done writing, 20 s at most.
+      if (!options.root) await removeWhenSettled(root);
     },
   };
 }
