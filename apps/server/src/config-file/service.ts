@@ -8,7 +8,7 @@ import { newAgentRow } from "../agents/catalog.js";
 import { agentKindModule, agentKindNames, cliAdapterFor } from "../agents/registry.js";
 import type { AgentService } from "../agents/service.js";
 import type { CostService } from "../costs/service.js";
-import type { NewAgentRow } from "../db/repos/agents.js";
+import type { NewAgentRow } from "../db/registry.js";
 import type { ConfigDeclarations } from "./parse.js";
 import { ConfigFileRefusal, readConfigText } from "./read.js";
 import { mapProvider, ProviderError } from "./providers.js";

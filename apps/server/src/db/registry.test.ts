@@ -3,8 +3,9 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, expect, test } from "vitest";
 import { openDb } from "./client.js";
-import type { NewAgentRow } from "./repos/agents.js";
-import { createSqliteRegistry, type Registry } from "./registry.js";
+import type { NewAgentRow } from "./registry.js";
+import type { Registry } from "./registry.js";
+import { createSqliteRegistry } from "./sqlite-registry.js";
 
 let registry: Registry | null = null;
 let dir = "";

@@ -24,7 +24,7 @@ import type { InProcessAdapter } from "../agents/types.js";
 import type { AppConfig } from "../config.js";
 import type { JobCostPolicy } from "../costs/service.js";
 import type { Registry, Repos } from "../db/registry.js";
-import type { JobPatch } from "../db/repos/jobs.js";
+import type { JobPatch } from "../db/registry.js";
 import { inUnit, type Unit } from "../db/unit.js";
 import { registryUnreachable } from "../db/registry-error.js";
 import type { AgentRow, JobRow } from "../db/schema.js";
