@@ -30,14 +30,18 @@ export function postgresDialect(db: PgExecutor): Dialect {
     rows: async <T>(query: SQL) => (await db.execute(query)).rows as T[],
     run: (query) => db.execute(query),
     // Built on each run like every other statement here: PostgreSQL plans it at each run anyway.
-    prepare: <R>(build: (db: Db) => Preparable<R>) => (params) => build(builder).prepare("").execute(params),
+    prepare:
+      <R>(build: (db: Db) => Preparable<R>) =>
+      (params) =>
+        build(builder).prepare("").execute(params),
     // Its own transaction (a savepoint inside the registry's): the locks taken in it are held until it is stored.
     atomic: (fn) => db.transaction((tx) => fn(postgresDialect(tx))),
     inOrder: (identity, insert) => inOrder(db, ORDERED_KEYS[identity], (tx) => insert(postgresDialect(tx))),
     async lock(name, key) {
       await db.execute(sql`select pg_advisory_xact_lock(${LOCKS[name]}, hashtext(${key}))`);
     },
-    skipLocked: (query) => (query as { for(strength: "update", config: { skipLocked: true }): unknown }).for("update", { skipLocked: true }) as typeof query,
+    skipLocked: (query) =>
+      (query as { for(strength: "update", config: { skipLocked: true }): unknown }).for("update", { skipLocked: true }) as typeof query,
     // Inside a transaction PostgreSQL sends it at commit (never on rollback), and a payload told twice there once.
     async notify(channel, payload) {
       await db.execute(sql`select pg_notify(${CHANNELS[channel]}, ${payload})`);

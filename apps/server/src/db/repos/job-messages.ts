@@ -48,7 +48,8 @@ export function createJobMessagesRepo(d: Dialect): JobMessagesRepo {
           turns.push([]);
           depth = row.depth;
         }
-        const toolCalls = row.tool_calls === null ? null : (jobMessages.toolCalls.mapFromDriverValue(row.tool_calls as string) as StoredMessage["toolCalls"]);
+        const toolCalls =
+          row.tool_calls === null ? null : (jobMessages.toolCalls.mapFromDriverValue(row.tool_calls as string) as StoredMessage["toolCalls"]);
         turns.at(-1)?.push({ role: row.role, content: row.content, toolCalls, toolName: row.tool_name });
       }
       return turns;

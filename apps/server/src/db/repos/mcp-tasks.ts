@@ -33,7 +33,9 @@ export function createMcpTasksRepo(d: Dialect): McpTasksRepo {
     },
     async removeExpired(now) {
       const ended = d.db.select({ id: jobs.id }).from(jobs).where(sql`${jobs.status} not in ('queued', 'running')`);
-      return d.changes(await d.db.delete(mcpTasks).where(and(lte(sql`${mcpTasks.createdAt} + ${mcpTasks.ttlMs}`, now), inArray(mcpTasks.jobId, ended))));
+      return d.changes(
+        await d.db.delete(mcpTasks).where(and(lte(sql`${mcpTasks.createdAt} + ${mcpTasks.ttlMs}`, now), inArray(mcpTasks.jobId, ended))),
+      );
     },
   };
 }

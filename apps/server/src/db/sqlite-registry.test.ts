@@ -3,8 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, expect, test } from "vitest";
 import { openDb } from "./client.js";
-import type { NewAgentRow } from "./registry.js";
-import type { Registry } from "./registry.js";
+import type { NewAgentRow, Registry } from "./registry.js";
 import { createSqliteRegistry } from "./sqlite-registry.js";
 
 let registry: Registry | null = null;
@@ -84,6 +83,45 @@ test("a call from outside waits until the open transaction has ended, and is no 
   await outside;
   // The rollback took the transaction's write, not the one made from outside.
   expect((await registry.agents.list()).map((a) => a.name)).toEqual(["outside"]);
+});
+
+test("a call from outside already under way when a transaction is asked for ends first: none of its statements joins the transaction", async () => {
+  const registry = open();
+  await registry.agents.insert({ ...agent("gpu-worker"), runnerLabel: "gpu", maxConcurrent: 2 });
+  await registry.agents.insert(agent("local"));
+  await registry.runners.register({
+    id: "r1",
+    name: "r1",
+    labels: ["gpu"],
+    hostname: "h",
+    version: "0",
+    startedAt: 1,
+    heartbeatAt: 1,
+    stoppedAt: null,
+  });
+  await registry.jobs.insert({
+    id: "job1",
+    agent: "gpu-worker",
+    status: "queued",
+    prompt: "p",
+    workdir: "/tmp",
+    timeoutS: 60,
+    origin: "rest",
+    createdAt: 1,
+  });
+  // A claim reads the queue, counts the agent's jobs, then takes one: several statements with awaits between them.
+  const claim = registry.runners.claim("r1", ["gpu"]);
+  // Asked for while the claim is under way, and rolled back.
+  const rolledBack = registry.transaction(async (tx) => {
+    await tx.agents.update("local", { description: "changed" });
+    for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+    throw new Error("roll back");
+  });
+  expect((await claim)?.runner).toBe("r1");
+  await expect(rolledBack).rejects.toThrow("roll back");
+  // The claim's write is kept, the transaction's is not.
+  expect((await registry.jobs.get("job1"))?.runner).toBe("r1");
+  expect((await registry.agents.get("local"))?.description).toBe("");
 });
 
 test("transactions run one at a time, in the order they were asked for", async () => {
