@@ -16,10 +16,11 @@ export type Tables = typeof pgTables;
 /**
  * The query builder the repositories write statements with: the builder methods both drizzle
  * dialects share (select, insert, update, delete and their clauses), each awaited. What a write
- * without `returning` answers differs (`Dialect.changes` reads it), and so does anything not
- * listed in the Dialect, which the repositories therefore never use.
+ * without `returning` answers differs (`Dialect.changes` reads it). PostgreSQL's own statements
+ * and transactions are left out of the type (the Dialect's `rows`, `run` and `atomic` serve both);
+ * a PostgreSQL-only clause (`for update`) would still typecheck, so it goes through `skipLocked`.
  */
-export type Db = PgDatabase<PgQueryResultHKT, Record<string, never>>;
+export type Db = Omit<PgDatabase<PgQueryResultHKT, Record<string, never>>, "execute" | "transaction" | "$count">;
 
 /** A statement built with `sql.placeholder`s, prepared once (SQLite) and run with their values. */
 export type Prepared<R> = (params: Record<string, unknown>) => Promise<R>;
