@@ -46,7 +46,6 @@ export interface JobPage {
 }
 
 export interface Dialect {
-  readonly name: "sqlite" | "postgres";
   readonly db: Db;
   readonly tables: Tables;
   /** This dialect runs inside a registry transaction: its reads see writes that may still roll back. */

@@ -22,7 +22,6 @@ export function postgresDialect(db: PgExecutor): Dialect {
   const builder = db as unknown as Db;
   const jobPage = createPgJobPage(db);
   const dialect: Dialect = {
-    name: "postgres",
     db: builder,
     tables: tables as Tables,
     inTransaction: is(db, PgTransaction),

@@ -26,7 +26,6 @@ const jsonColumn = (index: number) => sql.raw(`value ->> ${index}`);
  */
 export function sqliteDialect(db: SqliteDb, { inTransaction = false }: { inTransaction?: boolean } = {}): Dialect {
   const dialect: Dialect = {
-    name: "sqlite",
     db: db as unknown as Db,
     tables,
     inTransaction,
