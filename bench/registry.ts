@@ -7,7 +7,9 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { openPgDb } from "../apps/server/src/db/pg/client.js";
 import { createPgRegistry } from "../apps/server/src/db/pg/registry.js";
-import { createPgJobsRepo } from "../apps/server/src/db/pg/repos/jobs.js";
+import { postgresDialect } from "../apps/server/src/db/dialects/postgres.js";
+import type { JobsRepo } from "../apps/server/src/db/registry.js";
+import { createJobsRepo } from "../apps/server/src/db/repos/jobs.js";
 import { RunnerWorkdirs } from "../apps/server/src/workdirs/on-runners.js";
 import { startPrivatePostgres } from "../apps/server/test/private-postgres.js";
 import { JobListQuerySchema } from "../packages/shared/src/index.js";
@@ -136,7 +138,7 @@ export const registry: Benchmark = {
 };
 
 /** What a job's writes cost through the PostgreSQL repository: the same launch, start, usage and end. */
-async function pgJobWrites(jobs: ReturnType<typeof createPgJobsRepo>, count: number, tag: string): Promise<number[]> {
+async function pgJobWrites(jobs: JobsRepo, count: number, tag: string): Promise<number[]> {
   const samples: number[] = [];
   for (let i = 0; i < count; i++) {
     const id = `w${tag}${String(i).padStart(8, "0")}`;
@@ -189,7 +191,7 @@ export const registryPg: Benchmark = {
           [name, now],
         );
       }
-      const jobs = createPgJobsRepo(db);
+      const jobs = createJobsRepo(postgresDialect(db));
       const writesEmpty = await pgJobWrites(jobs, WRITES / 4, "a");
       const seeded = performance.now();
       const registry = createPgRegistry(handle);

@@ -9,7 +9,7 @@ import type { Job } from "@corral/shared";
 import { api, startServer, tempDir, until, type TestServer } from "./helpers.js";
 import { usePostgres } from "./postgres.js";
 import { query, runnerLoginFor } from "./runner-logins.js";
-import { TRANSACTIONS } from "../src/db/pg/repos/in-order.js";
+import { TRANSACTIONS } from "../src/db/pg/in-order.js";
 
 const postgres = usePostgres();
 

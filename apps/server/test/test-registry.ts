@@ -4,8 +4,9 @@ import { openDb } from "../src/db/client.js";
 import { openPgDb } from "../src/db/pg/client.js";
 import { createPgRegistry } from "../src/db/pg/registry.js";
 import * as pgSchema from "../src/db/pg/schema.js";
-import { createSqliteRegistry, type Registry } from "../src/db/registry.js";
-import type { NewJobRow } from "../src/db/repos/jobs.js";
+import type { Registry } from "../src/db/registry.js";
+import { createSqliteRegistry } from "../src/db/sqlite-registry.js";
+import type { NewJobRow } from "../src/db/registry.js";
 import * as sqliteSchema from "../src/db/schema.js";
 
 export interface TestRegistry extends Registry {

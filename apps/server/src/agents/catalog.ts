@@ -1,5 +1,5 @@
 import { defaultWorkdir, type AppConfig } from "../config.js";
-import type { NewAgentRow } from "../db/repos/agents.js";
+import type { NewAgentRow } from "../db/registry.js";
 import { DEFAULT_RETRY_POLICY } from "./retry-defaults.js";
 import { agentKindModule } from "./kind-lookup.js";
 import { agentKindModules } from "./kinds/index.js";

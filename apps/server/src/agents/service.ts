@@ -10,7 +10,7 @@ import {
   type UpdateAgentBody,
 } from "@corral/shared";
 import { defaultWorkdir, type AppConfig } from "../config.js";
-import type { NewAgentRow } from "../db/repos/agents.js";
+import type { NewAgentRow } from "../db/registry.js";
 import type { Registry, Repos } from "../db/registry.js";
 import type { AgentRow } from "../db/schema.js";
 import { notFound, ServiceError } from "../lib/errors.js";

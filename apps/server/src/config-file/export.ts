@@ -1,6 +1,6 @@
 import type { Agent, Budget, Price } from "@corral/shared";
 import { stringify } from "yaml";
-import type { NewAgentRow } from "../db/repos/agents.js";
+import type { NewAgentRow } from "../db/registry.js";
 import { providerOf } from "./providers.js";
 
 /** Fields the file writes as `provider` (with `api`), or never: identity, times and what the server works out. */

@@ -9,7 +9,7 @@ import { missingRequiredField } from "../agents/kind-descriptors.js";
 import { agentKindModule, agentKindNames } from "../agents/kind-lookup.js";
 import type { AgentService } from "../agents/service.js";
 import type { CostService } from "../costs/service.js";
-import type { NewAgentRow } from "../db/repos/agents.js";
+import type { NewAgentRow } from "../db/registry.js";
 import type { ConfigDeclarations } from "./parse.js";
 import { ConfigFileRefusal, readConfigText } from "./read.js";
 import { mapProvider, ProviderError } from "./providers.js";

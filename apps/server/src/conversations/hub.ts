@@ -1,7 +1,7 @@
 import { EventEmitter } from "node:events";
 import type { HubAgent, HubMessage, HubMessagePage, HubSessionSummary } from "@corral/shared";
 import type { AgentService } from "../agents/service.js";
-import type { NewHubMessage } from "../db/repos/conversations.js";
+import type { NewHubMessage } from "../db/registry.js";
 import type { Registry } from "../db/registry.js";
 import { inUnit, type Unit } from "../db/unit.js";
 import type { HubMessageRow } from "../db/schema.js";

@@ -1,5 +1,5 @@
 import { isFinalStatus, type HubMessage, type Job } from "@corral/shared";
-import type { NewHubMessage } from "../db/repos/conversations.js";
+import type { NewHubMessage } from "../db/registry.js";
 import type { Registry } from "../db/registry.js";
 import { inUnit, type Unit } from "../db/unit.js";
 import type { HubMessageRow } from "../db/schema.js";

@@ -13,7 +13,7 @@ import {
   type SetPriceBody,
   type UpdateBudgetBody,
 } from "@corral/shared";
-import type { CostSums, PricedJobFields } from "../db/repos/costs.js";
+import type { CostSums, PricedJobFields } from "../db/registry.js";
 import type { Registry, Repos } from "../db/registry.js";
 import type { AgentRow, BudgetRow, JobRow } from "../db/schema.js";
 import { notFound, ServiceError } from "../lib/errors.js";

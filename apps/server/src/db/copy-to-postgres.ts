@@ -6,7 +6,7 @@ import type { PgTable } from "drizzle-orm/pg-core";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Db } from "./client.js";
 import type { PgDb, PgExecutor } from "./pg/client.js";
-import { withoutNul } from "./pg/repos/nul.js";
+import { withoutNul } from "./pg/nul.js";
 import * as pg from "./pg/schema.js";
 import * as sqlite from "./schema.js";
 

@@ -2,7 +2,8 @@ import path from "node:path";
 import type { AppConfig } from "../config.js";
 import { SpaceReserve } from "../lib/disk-space.js";
 import { openDb } from "./client.js";
-import { createSqliteRegistry, type Registry } from "./registry.js";
+import type { Registry } from "./registry.js";
+import { createSqliteRegistry } from "./sqlite-registry.js";
 
 /**
  * The registry the settings name: PostgreSQL at CORRAL_DATABASE_URL, else SQLite in the data dir.

@@ -4,7 +4,7 @@ import { isFinalStatus, LOCAL_RUNNER, type JobStatus } from "@corral/shared";
 import { cliAvailability } from "../agents/availability.js";
 import { cliAdapterFor } from "../agents/kind-lookup.js";
 import type { CliAdapter, JobSpec, UsageReport, WorkerResult } from "../agents/types.js";
-import type { JobPatch } from "../db/repos/jobs.js";
+import type { JobPatch } from "../db/registry.js";
 import type { Repos } from "../db/registry.js";
 import type { Unit } from "../db/unit.js";
 import { registryUnreachable } from "../db/registry-error.js";

@@ -1,7 +1,7 @@
 import type { AuditAction, JobStatus } from "@corral/shared";
 import type { Actor, AuditService } from "../audit/service.js";
 import type { Registry } from "../db/registry.js";
-import type { JobPatch } from "../db/repos/jobs.js";
+import type { JobPatch } from "../db/registry.js";
 import type { JobRow } from "../db/schema.js";
 import { inUnit, type Unit } from "../db/unit.js";
 import { SpaceReserve } from "../lib/disk-space.js";

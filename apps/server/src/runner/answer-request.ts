@@ -2,7 +2,7 @@
 // roots, the registry's known workdirs, its machine's disk), or that service's refusal, in the
 // format the server reads back (workdirs/runner-answers.ts).
 import { closeSync } from "node:fs";
-import type { RunnerAnswer } from "../db/repos/runner-requests.js";
+import type { RunnerAnswer } from "../db/registry.js";
 import type { RunnerRequestRow } from "../db/schema.js";
 import { parseRange } from "../lib/byte-range.js";
 import { ServiceError } from "../lib/errors.js";

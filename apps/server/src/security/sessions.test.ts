@@ -3,7 +3,8 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, expect, test } from "vitest";
 import { openDb } from "../db/client.js";
-import { createSqliteRegistry, type Registry } from "../db/registry.js";
+import type { Registry } from "../db/registry.js";
+import { createSqliteRegistry } from "../db/sqlite-registry.js";
 import { SessionService } from "./sessions.js";
 
 const DAY = 24 * 3600 * 1000;

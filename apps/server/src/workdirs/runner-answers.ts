@@ -5,6 +5,7 @@
 // believes it.
 import { z } from "zod";
 import { type ApiErrorCode, ApiErrorCodeSchema, type DirListing, DirListingSchema, type FileRead, FileReadSchema } from "@corral/shared";
+import type { RunnerAnswer } from "../db/registry.js";
 import type { RunnerRequestKind, RunnerRequestRow } from "../db/schema.js";
 import { ServiceError, type Status } from "../lib/errors.js";
 import { MAX_ENTRIES } from "./dir-listing.js";

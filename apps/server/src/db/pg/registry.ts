@@ -1,41 +1,11 @@
-import { lockHolders, lockWaitMessage } from "./lock-wait.js";
 import { sql } from "drizzle-orm";
-import type { Registry, Repos } from "../registry.js";
-import type { PgExecutor, PgHandle } from "./client.js";
-import { AgentRowCache, createPgAgentsRepo } from "./repos/agents.js";
-import { createPgAuditRepo } from "./repos/audit.js";
-import { createPgConversationsRepo } from "./repos/conversations.js";
-import { createPgCostsRepo } from "./repos/costs.js";
-import { createPgJobFilesRepo } from "./repos/job-files.js";
-import { createPgJobMessagesRepo } from "./repos/job-messages.js";
-import { createPgJobOutputRepo } from "./repos/job-output.js";
-import { createPgJobStatsRepo } from "./repos/job-stats.js";
-import { createPgJobsRepo } from "./repos/jobs.js";
-import { createPgMcpTasksRepo } from "./repos/mcp-tasks.js";
-import { createPgOllamaModelsRepo } from "./repos/ollama-models.js";
-import { TRANSACTIONS } from "./repos/in-order.js";
-import { createPgRunnerRequestsRepo } from "./repos/runner-requests.js";
-import { createPgRunnersRepo } from "./repos/runners.js";
-import { createPgSessionsRepo } from "./repos/sessions.js";
-
-function reposOn(db: PgExecutor, agentRows: AgentRowCache | null): Repos {
-  return {
-    agents: createPgAgentsRepo(db, agentRows),
-    jobs: createPgJobsRepo(db),
-    jobFiles: createPgJobFilesRepo(db),
-    jobMessages: createPgJobMessagesRepo(db),
-    jobStats: createPgJobStatsRepo(db),
-    costs: createPgCostsRepo(db),
-    audit: createPgAuditRepo(db),
-    sessions: createPgSessionsRepo(db),
-    ollamaModels: createPgOllamaModelsRepo(db),
-    mcpTasks: createPgMcpTasksRepo(db),
-    conversations: createPgConversationsRepo(db),
-    runners: createPgRunnersRepo(db),
-    jobOutput: createPgJobOutputRepo(db),
-    runnerRequests: createPgRunnerRequestsRepo(db),
-  };
-}
+import { postgresDialect } from "../dialects/postgres.js";
+import type { Registry } from "../registry.js";
+import { AgentRowCache } from "../repos/agents.js";
+import { createRepos } from "../repos/create-repos.js";
+import type { PgHandle } from "./client.js";
+import { TRANSACTIONS } from "./in-order.js";
+import { lockHolders, lockWaitMessage } from "./lock-wait.js";
 
 export interface PgRegistryOptions {
   /**
@@ -62,13 +32,13 @@ export function createPgRegistry(handle: PgHandle, { cacheAgents = true }: PgReg
   /** Settles when the last transaction queued has ended. */
   let queue: Promise<unknown> = Promise.resolve();
   return {
-    ...reposOn(handle.db, agentRows),
+    ...createRepos(postgresDialect(handle.db), agentRows),
     dialect: "postgres",
     async transaction(fn) {
       const turn = queue.then(() =>
         handle.db.transaction(async (tx) => {
           await tx.execute(sql`select pg_advisory_xact_lock(${TRANSACTIONS})`);
-          return fn(reposOn(tx, agentRows));
+          return fn(createRepos(postgresDialect(tx), agentRows));
         }),
       );
       queue = turn.catch(() => undefined);

@@ -19,7 +19,6 @@ import type {
   RetryPolicy,
   SandboxMode,
 } from "@corral/shared";
-import type { RunnerRequestKind } from "../schema.js";
 
 /** Milliseconds since the epoch, or bytes: past 2^31, so bigint, and still exact as a JS number. */
 const ms = (name: string) => bigint(name, { mode: "number" });
@@ -304,7 +303,8 @@ export const runnerRequests = pgTable(
     runner: text("runner")
       .notNull()
       .references(() => runners.id, { onDelete: "cascade" }),
-    kind: text("kind").$type<RunnerRequestKind>().notNull(),
+    // RunnerRequestKind (../schema.ts): schema-rows.test.ts keeps the two alike.
+    kind: text("kind").$type<"list" | "read" | "raw">().notNull(),
     path: text("path").notNull(),
     readOffset: ms("read_offset").notNull(),
     readLimit: integer("read_limit").notNull(),

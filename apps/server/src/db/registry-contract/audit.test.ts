@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { NewAuditRow } from "../repos/audit.js";
+import type { NewAuditRow } from "../registry.js";
 import { DIALECTS, type TestRegistry } from "./dialects.js";
 
 const entry = (jobId: string, at: number, more: Partial<NewAuditRow> = {}): NewAuditRow => ({

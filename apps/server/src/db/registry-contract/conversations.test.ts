@@ -1,8 +1,9 @@
 // The conversations repository (the hub's agents and messages), the same cases against each dialect.
 import { afterEach, describe, expect, test } from "vitest";
 import { openPgDb } from "../pg/client.js";
-import { createPgConversationsRepo } from "../pg/repos/conversations.js";
-import type { NewHubMessage } from "../repos/conversations.js";
+import { postgresDialect } from "../dialects/postgres.js";
+import { createConversationsRepo } from "../repos/conversations.js";
+import type { NewHubMessage } from "../registry.js";
 import { DIALECTS, type TestRegistry } from "./dialects.js";
 
 const message = (fields: Partial<NewHubMessage> & Pick<NewHubMessage, "from" | "to">): NewHubMessage => ({
@@ -212,7 +213,7 @@ describe.runIf(DIALECTS.some((d) => d.dialect === "PostgreSQL"))("messages in Po
           for (let i = 0; i < PER_WRITER; i++) {
             // In a transaction that lasts a moment after its insert, as the hub's do (a message and its job together).
             await w.db.transaction(async (tx) => {
-              await createPgConversationsRepo(tx).insertMessage(message({ from: `w${k}`, to: "r", text: `${i}` }));
+              await createConversationsRepo(postgresDialect(tx)).insertMessage(message({ from: `w${k}`, to: "r", text: `${i}` }));
               await new Promise((r) => setTimeout(r, (i * 7 + k * 3) % 5));
             });
           }

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type { CostSums } from "../repos/costs.js";
+import type { CostSums } from "../registry.js";
 import type { PriceOverrideRow } from "../schema.js";
 import { DIALECTS, type TestRegistry } from "./dialects.js";
 import { addJobs, jobRow } from "./rows.js";

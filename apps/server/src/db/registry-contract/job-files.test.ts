@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { NewJobFileRow } from "../repos/job-files.js";
+import type { NewJobFileRow } from "../registry.js";
 import { DIALECTS, type TestRegistry } from "./dialects.js";
 import { addJobs, jobRow } from "./rows.js";
 

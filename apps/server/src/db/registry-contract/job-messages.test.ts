@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { StoredMessage } from "../repos/job-messages.js";
+import type { StoredMessage } from "../registry.js";
 import { DIALECTS, type TestRegistry } from "./dialects.js";
 import { addJobs, jobRow } from "./rows.js";
 

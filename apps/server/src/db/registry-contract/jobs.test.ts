@@ -2,9 +2,10 @@
 import { JobStatusSchema, type JobListQuery, type JobStatus } from "@corral/shared";
 import { afterEach, describe, expect, test } from "vitest";
 import { openPgDb } from "../pg/client.js";
-import { createPgJobsRepo } from "../pg/repos/jobs.js";
-import { SEARCH_COUNT_CAP } from "../repos/job-list.js";
-import type { NewJobRow } from "../repos/jobs.js";
+import { postgresDialect } from "../dialects/postgres.js";
+import { createJobsRepo } from "../repos/jobs.js";
+import { SEARCH_COUNT_CAP } from "../registry.js";
+import type { NewJobRow } from "../registry.js";
 import { DIALECTS, type TestRegistry } from "./dialects.js";
 
 const STATUSES = JobStatusSchema.options;
@@ -460,7 +461,7 @@ describe.runIf(DIALECTS.some((d) => d.dialect === "PostgreSQL"))("jobs in Postgr
           for (let i = 0; i < 25; i++) {
             // In a transaction that lasts a moment after its insert, as the registry's own do.
             await w.db.transaction(async (tx) => {
-              await createPgJobsRepo(tx).insert({
+              await createJobsRepo(postgresDialect(tx)).insert({
                 id: `w${k}-${i}`,
                 agent: "alpha",
                 status: "queued",

@@ -1,6 +1,6 @@
 // Rows the contract tests store: an agent, and jobs of it as a launch stores them.
-import type { NewAgentRow } from "../repos/agents.js";
-import type { NewJobRow } from "../repos/jobs.js";
+import type { NewAgentRow } from "../registry.js";
+import type { NewJobRow } from "../registry.js";
 import type { TestRegistry } from "./dialects.js";
 
 export const agentRow = (name: string, more: Partial<NewAgentRow> = {}): NewAgentRow => ({

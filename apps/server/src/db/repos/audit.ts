@@ -1,35 +1,33 @@
 import { count, desc, eq, sql } from "drizzle-orm";
-import type { AuditListQuery } from "@corral/shared";
-import type { Db } from "../client.js";
-import { auditLog, type AuditRow } from "../schema.js";
+import type { Dialect } from "../dialect.js";
+import type { AuditRepo } from "../registry.js";
+import { stored } from "./rows.js";
 
-export type NewAuditRow = Omit<typeof auditLog.$inferInsert, "id">;
-
-export function createAuditRepo(db: Db) {
+export function createAuditRepo(d: Dialect): AuditRepo {
+  const { auditLog } = d.tables;
   // Prepared once: every launch stores an entry.
-  const inserting = db
-    .insert(auditLog)
-    .values({
-      at: sql.placeholder("at"),
-      action: sql.placeholder("action"),
-      jobId: sql.placeholder("jobId"),
-      agent: sql.placeholder("agent"),
-      door: sql.placeholder("door"),
-      client: sql.placeholder("client"),
-    })
-    .returning()
-    .prepare();
+  const inserting = d.prepare((db) =>
+    db
+      .insert(auditLog)
+      .values({
+        at: sql.placeholder("at"),
+        action: sql.placeholder("action"),
+        jobId: sql.placeholder("jobId"),
+        agent: sql.placeholder("agent"),
+        door: sql.placeholder("door"),
+        client: sql.placeholder("client"),
+      })
+      .returning(),
+  );
   return {
-    insert(row: NewAuditRow): AuditRow {
-      return inserting.get({ ...row, client: row.client ?? null }) as AuditRow;
+    async insert(row) {
+      return stored(await inserting({ ...row, client: row.client ?? null }));
     },
-    list(query: AuditListQuery): { rows: AuditRow[]; total: number } {
+    async list(query) {
       const where = query.jobId ? eq(auditLog.jobId, query.jobId) : undefined;
-      const rows = db.select().from(auditLog).where(where).orderBy(desc(auditLog.id)).limit(query.limit).offset(query.offset).all();
-      const total = db.select({ n: count() }).from(auditLog).where(where).get()?.n ?? 0;
-      return { rows, total };
+      const rows = await d.db.select().from(auditLog).where(where).orderBy(desc(auditLog.id)).limit(query.limit).offset(query.offset);
+      const [total] = await d.db.select({ n: count() }).from(auditLog).where(where);
+      return { rows, total: total?.n ?? 0 };
     },
   };
 }
-
-export type AuditRepo = ReturnType<typeof createAuditRepo>;

@@ -1,131 +1,129 @@
 import { and, asc, count, desc, eq, gt, inArray, isNotNull, isNull, max, type SQL, sql } from "drizzle-orm";
-import type { Db } from "../client.js";
-import { hubAgents, hubMessages, type HubAgentRow, type HubMessageRow } from "../schema.js";
-
-export type NewHubMessage = Omit<typeof hubMessages.$inferInsert, "id">;
-
-export interface HubSessionCounts {
-  name: string;
-  agents: number;
-  messages: number;
-  lastMessageAt: number | null;
-}
+import type { Dialect } from "../dialect.js";
+import type { ConversationsRepo, HubSessionCounts } from "../registry.js";
+import type { HubMessageRow } from "../schema.js";
+import { stored } from "./rows.js";
 
 /** Conversation sessions: who registered under which name, and the messages between them. */
-export function createConversationsRepo(db: Db) {
+export function createConversationsRepo(d: Dialect): ConversationsRepo {
+  const { hubAgents, hubMessages } = d.tables;
   const inbox = (session: string, to: string) => and(eq(hubMessages.session, session), eq(hubMessages.to, to), isNull(hubMessages.receivedAt));
   return {
-    /** A name (re)joins its session: the row takes the new registration's label and times. */
-    register(row: Omit<HubAgentRow, "endedAt">): void {
-      db.insert(hubAgents)
+    async register(row) {
+      await d.db
+        .insert(hubAgents)
         .values({ ...row, endedAt: null })
         .onConflictDoUpdate({
           target: [hubAgents.session, hubAgents.name],
           set: { label: row.label, registeredAt: row.registeredAt, lastSeenAt: row.lastSeenAt, endedAt: null },
-        })
-        .run();
+        });
     },
-    end(session: string, name: string, at: number, lastSeenAt: number): void {
-      db.update(hubAgents)
+    async end(session, name, at, lastSeenAt) {
+      await d.db
+        .update(hubAgents)
         .set({ endedAt: at, lastSeenAt })
-        .where(and(eq(hubAgents.session, session), eq(hubAgents.name, name)))
-        .run();
+        .where(and(eq(hubAgents.session, session), eq(hubAgents.name, name)));
     },
-    /** At start: no registration outlives the server (they live with MCP sessions, which are in memory). */
-    endAll(at: number): number {
-      return db.update(hubAgents).set({ endedAt: at }).where(isNull(hubAgents.endedAt)).run().changes;
+    async endAll(at) {
+      return d.changes(await d.db.update(hubAgents).set({ endedAt: at }).where(isNull(hubAgents.endedAt)));
     },
-    agent(session: string, name: string): HubAgentRow | undefined {
-      return db
+    async agent(session, name) {
+      const [row] = await d.db
         .select()
         .from(hubAgents)
         .where(and(eq(hubAgents.session, session), eq(hubAgents.name, name)))
-        .get();
+        .limit(1);
+      return row;
     },
-    agents(session: string): HubAgentRow[] {
-      return db.select().from(hubAgents).where(eq(hubAgents.session, session)).orderBy(asc(hubAgents.registeredAt), asc(hubAgents.name)).all();
+    async agents(session) {
+      return d.db
+        .select()
+        .from(hubAgents)
+        .where(eq(hubAgents.session, session))
+        .orderBy(asc(hubAgents.registeredAt), asc(d.bytewise(hubAgents.name)));
     },
-    agentCount(session: string): number {
-      return db.select({ n: count() }).from(hubAgents).where(eq(hubAgents.session, session)).get()?.n ?? 0;
+    async agentCount(session) {
+      const [row] = await d.db.select({ n: count() }).from(hubAgents).where(eq(hubAgents.session, session));
+      return row?.n ?? 0;
     },
-    /** Forgets the session's longest-gone agent that has nothing waiting for it; false when there is none. */
-    forgetOldestIdle(session: string): boolean {
-      const waiting = db
+    // One statement: no message can arrive for the agent between the check and the delete. Ties in endedAt go by name.
+    async forgetOldestIdle(session) {
+      const waiting = d.db
         .select({ to: hubMessages.to })
         .from(hubMessages)
         .where(and(eq(hubMessages.session, session), isNull(hubMessages.receivedAt)));
-      const oldest = db
+      const oldest = d.db
         .select({ name: hubAgents.name })
         .from(hubAgents)
         .where(and(eq(hubAgents.session, session), isNotNull(hubAgents.endedAt), sql`${hubAgents.name} not in ${waiting}`))
-        .orderBy(asc(hubAgents.endedAt))
-        .limit(1)
-        .get();
-      if (!oldest) return false;
-      db.delete(hubAgents)
-        .where(and(eq(hubAgents.session, session), eq(hubAgents.name, oldest.name)))
-        .run();
-      return true;
+        .orderBy(asc(hubAgents.endedAt), asc(d.bytewise(hubAgents.name)))
+        .limit(1);
+      const forgotten = await d.db
+        .delete(hubAgents)
+        .where(and(eq(hubAgents.session, session), inArray(hubAgents.name, oldest)))
+        .returning({ name: hubAgents.name });
+      return forgotten.length > 0;
     },
-    insertMessage(row: NewHubMessage): HubMessageRow {
-      return db.insert(hubMessages).values(row).returning().get();
+    // The id is a reader's cursor: ids must commit in the order they are drawn.
+    async insertMessage(row) {
+      return stored(await d.inOrder("hubMessages", (inside) => inside.db.insert(hubMessages).values(row).returning()));
     },
-    /** Messages waiting for `to`, oldest first. */
-    inbox(session: string, to: string, limit: number): HubMessageRow[] {
-      return db.select().from(hubMessages).where(inbox(session, to)).orderBy(asc(hubMessages.id)).limit(limit).all();
+    async inbox(session, to, limit) {
+      return d.db.select().from(hubMessages).where(inbox(session, to)).orderBy(asc(hubMessages.id)).limit(limit);
     },
-    inboxCount(session: string, to: string): number {
-      return db.select({ n: count() }).from(hubMessages).where(inbox(session, to)).get()?.n ?? 0;
+    async inboxCount(session, to) {
+      const [row] = await d.db.select({ n: count() }).from(hubMessages).where(inbox(session, to));
+      return row?.n ?? 0;
     },
-    markReceived(ids: number[], at: number): void {
-      if (ids.length) db.update(hubMessages).set({ receivedAt: at }).where(inArray(hubMessages.id, ids)).run();
+    async markReceived(ids, at) {
+      if (ids.length) await d.db.update(hubMessages).set({ receivedAt: at }).where(inArray(hubMessages.id, ids));
     },
     /**
-     * The session's messages after `cursor`, oldest first; with `agent`, those from or to it.
      * For an agent, its sent and its received messages are each read in id order from their own
      * index, `limit` of each, and merged: an OR of the two would collect every match past the
      * cursor and sort them, a cost that grows with the history.
      */
-    read(session: string, agent: string | undefined, cursor: number, limit: number): HubMessageRow[] {
+    async read(session, agent, cursor, limit) {
       const page = (where: SQL | undefined) =>
-        db
+        d.db
           .select()
           .from(hubMessages)
           .where(and(eq(hubMessages.session, session), gt(hubMessages.id, cursor), where))
           .orderBy(asc(hubMessages.id))
-          .limit(limit)
-          .all();
+          .limit(limit);
       if (agent === undefined) return page(undefined);
+      const sent = await page(eq(hubMessages.from, agent));
+      const received = await page(eq(hubMessages.to, agent));
       const merged = new Map<number, HubMessageRow>();
-      for (const row of [...page(eq(hubMessages.from, agent)), ...page(eq(hubMessages.to, agent))]) merged.set(row.id, row);
+      for (const row of [...sent, ...received]) merged.set(row.id, row);
       return [...merged.values()].sort((a, b) => a.id - b.id).slice(0, limit);
     },
-    /** The last job `from` started with `to` in the session (what the next message continues). */
-    lastJob(session: string, from: string, to: string): string | null {
-      const row = db
+    async lastJob(session, from, to) {
+      const [row] = await d.db
         .select({ jobId: hubMessages.jobId })
         .from(hubMessages)
         .where(and(eq(hubMessages.session, session), eq(hubMessages.from, from), eq(hubMessages.to, to), isNotNull(hubMessages.jobId)))
         .orderBy(desc(hubMessages.id))
-        .limit(1)
-        .get();
+        .limit(1);
       return row?.jobId ?? null;
     },
-    /** Messages to workers whose answers are not stored yet. */
-    pendingAnswers(): HubMessageRow[] {
-      return db.select().from(hubMessages).where(eq(hubMessages.answerPending, true)).orderBy(asc(hubMessages.id)).all();
+    async pendingAnswers() {
+      return d.db.select().from(hubMessages).where(eq(hubMessages.answerPending, true)).orderBy(asc(hubMessages.id));
     },
-    settleAnswer(id: number): void {
-      db.update(hubMessages).set({ answerPending: false }).where(eq(hubMessages.id, id)).run();
+    async settleAnswer(id) {
+      await d.db.update(hubMessages).set({ answerPending: false }).where(eq(hubMessages.id, id));
     },
-    /** Every session with its registered names and message counts, the latest active first. */
-    sessions(): HubSessionCounts[] {
-      const messages = db
+    async sessions() {
+      const messages = await d.db
         .select({ session: hubMessages.session, messages: count(), lastMessageAt: max(hubMessages.at) })
         .from(hubMessages)
         .groupBy(hubMessages.session)
-        .all();
-      const agents = db.select({ session: hubAgents.session, agents: count() }).from(hubAgents).groupBy(hubAgents.session).all();
+        .orderBy(d.bytewise(hubMessages.session));
+      const agents = await d.db
+        .select({ session: hubAgents.session, agents: count() })
+        .from(hubAgents)
+        .groupBy(hubAgents.session)
+        .orderBy(d.bytewise(hubAgents.session));
       const byName = new Map<string, HubSessionCounts>();
       for (const a of agents) byName.set(a.session, { name: a.session, agents: a.agents, messages: 0, lastMessageAt: null });
       for (const m of messages) {
@@ -136,5 +134,3 @@ export function createConversationsRepo(db: Db) {
     },
   };
 }
-
-export type ConversationsRepo = ReturnType<typeof createConversationsRepo>;

@@ -1,140 +1,121 @@
 import { and, asc, eq, isNotNull, isNull, or, sql, type SQL } from "drizzle-orm";
 import type { CostGroupKey } from "@corral/shared";
-import type { Db } from "../client.js";
-import { budgets, jobs, priceOverrides, type BudgetRow, type JobRow, type PriceOverrideRow } from "../schema.js";
+import type { Dialect } from "../dialect.js";
+import type { CostFilter, CostSums, CostsRepo } from "../registry.js";
+import { lastOfEach, stored } from "./rows.js";
 
-export type NewBudgetRow = typeof budgets.$inferInsert;
-export type BudgetPatch = Partial<Pick<NewBudgetRow, "maxCostUsd" | "maxTokens" | "updatedAt">>;
+/** Budget ids are integers that PostgreSQL can hold: any other number names no budget, rather than failing the statement. */
+const isBudgetId = (id: number) => Number.isInteger(id) && id >= -(2 ** 31) && id < 2 ** 31;
 
-/** Sums over jobs, as the cost report and budgets show them. */
-export interface CostSums {
-  jobs: number;
-  inputTokens: number;
-  outputTokens: number;
-  cachedInputTokens: number;
-  costUsd: number | null;
-  reportedUsd: number;
-  estimatedUsd: number;
-  pricedJobs: number;
-  unpricedJobs: number;
-  unpricedInputTokens: number;
-  unpricedOutputTokens: number;
-  noUsageJobs: number;
-}
+type CostRow = CostSums & Partial<Record<CostGroupKey, string | null>>;
 
-export interface CostFilter {
-  from: number;
-  to: number;
-  provider?: string;
-  agent?: string;
-}
-
-export type PricedJobFields = Pick<
-  JobRow,
-  "id" | "agent" | "provider" | "model" | "usageModel" | "inputTokens" | "outputTokens" | "cachedInputTokens" | "costUsd" | "costSource" | "attempt"
->;
-
-const tokens = sql`coalesce(${jobs.inputTokens}, 0) + coalesce(${jobs.outputTokens}, 0)`;
-const unpriced = sql`${jobs.costUsd} is null and ${tokens} > 0`;
-
-const sums = {
-  jobs: sql<number>`count(*)`,
-  inputTokens: sql<number>`coalesce(sum(${jobs.inputTokens}), 0)`,
-  outputTokens: sql<number>`coalesce(sum(${jobs.outputTokens}), 0)`,
-  cachedInputTokens: sql<number>`coalesce(sum(${jobs.cachedInputTokens}), 0)`,
-  costUsd: sql<number | null>`sum(${jobs.costUsd})`,
-  reportedUsd: sql<number>`coalesce(sum(case when ${jobs.costSource} = 'reported' then ${jobs.costUsd} end), 0)`,
-  estimatedUsd: sql<number>`coalesce(sum(case when ${jobs.costSource} = 'estimated' then ${jobs.costUsd} end), 0)`,
-  pricedJobs: sql<number>`count(${jobs.costUsd})`,
-  unpricedJobs: sql<number>`coalesce(sum(case when ${unpriced} then 1 else 0 end), 0)`,
-  unpricedInputTokens: sql<number>`coalesce(sum(case when ${unpriced} then coalesce(${jobs.inputTokens}, 0) else 0 end), 0)`,
-  unpricedOutputTokens: sql<number>`coalesce(sum(case when ${unpriced} then coalesce(${jobs.outputTokens}, 0) else 0 end), 0)`,
-  noUsageJobs: sql<number>`coalesce(sum(case when ${jobs.costUsd} is null and ${tokens} = 0 then 1 else 0 end), 0)`,
-};
-
-/** Group columns; a day is the server's local calendar day, as budgets count it. */
-const groupColumns: Record<CostGroupKey, SQL> = {
-  provider: sql`${jobs.provider}`,
-  model: sql`coalesce(${jobs.usageModel}, ${jobs.model})`,
-  agent: sql`${jobs.agent}`,
-  day: sql`strftime('%Y-%m-%d', ${jobs.createdAt} / 1000, 'unixepoch', 'localtime')`,
-};
-
-function where(filter: CostFilter): SQL | undefined {
-  const parts: SQL[] = [sql`${jobs.createdAt} >= ${filter.from}`, sql`${jobs.createdAt} < ${filter.to}`];
-  if (filter.provider) parts.push(eq(jobs.provider, filter.provider));
-  if (filter.agent) parts.push(eq(jobs.agent, filter.agent));
-  return and(...parts);
-}
-
-export function createCostsRepo(db: Db) {
-  const byProvider = asc(budgets.provider);
+export function createCostsRepo(d: Dialect): CostsRepo {
+  const { budgets, jobs, priceOverrides } = d.tables;
+  const tokens = sql`coalesce(${jobs.inputTokens}, 0) + coalesce(${jobs.outputTokens}, 0)`;
+  const unpriced = sql`${jobs.costUsd} is null and ${tokens} > 0`;
+  const sumOfInts = (value: SQL) => d.wholeNumber(sql`coalesce(sum(${value}), 0)`);
+  const sums = {
+    jobs: d.wholeNumber(sql`count(*)`),
+    inputTokens: sumOfInts(sql`${jobs.inputTokens}`),
+    outputTokens: sumOfInts(sql`${jobs.outputTokens}`),
+    cachedInputTokens: sumOfInts(sql`${jobs.cachedInputTokens}`),
+    costUsd: d.sumOfDollars(sql`${jobs.costUsd}`),
+    reportedUsd: sql<number>`coalesce(${d.sumOfDollars(sql`case when ${jobs.costSource} = 'reported' then ${jobs.costUsd} end`)}, 0)`,
+    estimatedUsd: sql<number>`coalesce(${d.sumOfDollars(sql`case when ${jobs.costSource} = 'estimated' then ${jobs.costUsd} end`)}, 0)`,
+    pricedJobs: d.wholeNumber(sql`count(${jobs.costUsd})`),
+    unpricedJobs: sumOfInts(sql`case when ${unpriced} then 1 else 0 end`),
+    unpricedInputTokens: sumOfInts(sql`case when ${unpriced} then coalesce(${jobs.inputTokens}, 0) else 0 end`),
+    unpricedOutputTokens: sumOfInts(sql`case when ${unpriced} then coalesce(${jobs.outputTokens}, 0) else 0 end`),
+    noUsageJobs: sumOfInts(sql`case when ${jobs.costUsd} is null and ${tokens} = 0 then 1 else 0 end`),
+  };
+  /** Group columns; a day is the server's local calendar day, as budgets count it. */
+  const groupColumns = (): Record<CostGroupKey, SQL> => ({
+    provider: sql`${jobs.provider}`,
+    model: sql`coalesce(${jobs.usageModel}, ${jobs.model})`,
+    agent: sql`${jobs.agent}`,
+    day: d.localDay(jobs.createdAt),
+  });
+  const where = (filter: CostFilter): SQL | undefined =>
+    and(
+      sql`${jobs.createdAt} >= ${filter.from}`,
+      sql`${jobs.createdAt} < ${filter.to}`,
+      filter.provider ? eq(jobs.provider, filter.provider) : undefined,
+      filter.agent ? eq(jobs.agent, filter.agent) : undefined,
+    );
+  const budgetOrder = [asc(d.bytewise(budgets.provider)), asc(d.bytewise(budgets.period))];
   // Prepared once: every job's launch and start look its provider's budgets up.
-  const providerBudgets = db
-    .select()
-    .from(budgets)
-    .where(eq(budgets.provider, sql.placeholder("provider")))
-    .orderBy(byProvider, asc(budgets.period))
-    .prepare();
+  const providerBudgets = d.prepare((db) =>
+    db
+      .select()
+      .from(budgets)
+      .where(eq(budgets.provider, sql.placeholder("provider")))
+      .orderBy(...budgetOrder),
+  );
   return {
-    overrides(): PriceOverrideRow[] {
-      return db.select().from(priceOverrides).orderBy(asc(priceOverrides.provider), asc(priceOverrides.model)).all();
+    async overrides() {
+      return d.db
+        .select()
+        .from(priceOverrides)
+        .orderBy(asc(d.bytewise(priceOverrides.provider)), asc(d.bytewise(priceOverrides.model)));
     },
-    upsertOverride(row: PriceOverrideRow): PriceOverrideRow {
-      return db
-        .insert(priceOverrides)
-        .values(row)
-        .onConflictDoUpdate({ target: [priceOverrides.provider, priceOverrides.model], set: row })
-        .returning()
-        .get();
+    async upsertOverride(row) {
+      return stored(
+        await d.db
+          .insert(priceOverrides)
+          .values(row)
+          .onConflictDoUpdate({ target: [priceOverrides.provider, priceOverrides.model], set: row })
+          .returning(),
+      );
     },
-    deleteOverride(provider: string, model: string): boolean {
-      const gone = db
-        .delete(priceOverrides)
-        .where(and(eq(priceOverrides.provider, provider), eq(priceOverrides.model, model)))
-        .returning()
-        .all();
-      return gone.length > 0;
+    async deleteOverride(provider, model) {
+      return d.changes(await d.db.delete(priceOverrides).where(and(eq(priceOverrides.provider, provider), eq(priceOverrides.model, model)))) > 0;
     },
 
-    budgets(provider?: string): BudgetRow[] {
-      if (provider) return providerBudgets.all({ provider });
-      return db.select().from(budgets).orderBy(byProvider, asc(budgets.period)).all();
-    },
-    budget(id: number): BudgetRow | undefined {
-      return db.select().from(budgets).where(eq(budgets.id, id)).get();
-    },
-    findBudget(provider: string, period: "day" | "month"): BudgetRow | undefined {
-      return db
+    async budgets(provider) {
+      if (provider) return providerBudgets({ provider });
+      return d.db
         .select()
         .from(budgets)
-        .where(and(eq(budgets.provider, provider), eq(budgets.period, period)))
-        .get();
+        .orderBy(...budgetOrder);
     },
-    insertBudget(row: NewBudgetRow): BudgetRow {
-      return db.insert(budgets).values(row).returning().get();
+    async budget(id) {
+      if (!isBudgetId(id)) return undefined;
+      const [row] = await d.db.select().from(budgets).where(eq(budgets.id, id));
+      return row;
     },
-    updateBudget(id: number, patch: BudgetPatch): BudgetRow | undefined {
-      return db.update(budgets).set(patch).where(eq(budgets.id, id)).returning().get();
+    async findBudget(provider, period) {
+      const [row] = await d.db
+        .select()
+        .from(budgets)
+        .where(and(eq(budgets.provider, provider), eq(budgets.period, period)));
+      return row;
     },
-    deleteBudget(id: number): boolean {
-      return db.delete(budgets).where(eq(budgets.id, id)).returning().all().length > 0;
+    async insertBudget(row) {
+      return stored(await d.db.insert(budgets).values(row).returning());
+    },
+    async updateBudget(id, patch) {
+      if (!isBudgetId(id)) return undefined;
+      const [row] = await d.db.update(budgets).set(patch).where(eq(budgets.id, id)).returning();
+      return row;
+    },
+    async deleteBudget(id) {
+      if (!isBudgetId(id)) return false;
+      return d.changes(await d.db.delete(budgets).where(eq(budgets.id, id))) > 0;
     },
 
-    /** Totals over the filter, grouped by the given keys (none: one row). */
-    aggregate(filter: CostFilter, groupBy: CostGroupKey[]): Array<CostSums & Partial<Record<CostGroupKey, string | null>>> {
-      const keys = Object.fromEntries(groupBy.map((k) => [k, groupColumns[k]]));
-      const query = db
-        .select({ ...keys, ...sums })
+    async aggregate(filter, groupBy) {
+      const columns = groupColumns();
+      const keys = groupBy.map((k) => columns[k]);
+      const query = d.db
+        .select({ ...Object.fromEntries(groupBy.map((k) => [k, columns[k]])), ...sums })
         .from(jobs)
         .where(where(filter));
-      const grouped = groupBy.length ? query.groupBy(...groupBy.map((k) => groupColumns[k])).orderBy(...groupBy.map((k) => groupColumns[k])) : query;
-      return grouped.all() as Array<CostSums & Partial<Record<CostGroupKey, string | null>>>;
+      const rows = await (keys.length ? query.groupBy(...keys).orderBy(...keys.map((k) => sql`${d.bytewise(k)} nulls first`)) : query);
+      return rows as CostRow[];
     },
 
-    /** Jobs whose cost is not the CLI's own and may change with prices. */
-    repriceable(): PricedJobFields[] {
-      return db
+    async repriceable() {
+      return d.db
         .select({
           id: jobs.id,
           agent: jobs.agent,
@@ -150,14 +131,19 @@ export function createCostsRepo(db: Db) {
         })
         .from(jobs)
         .where(and(or(isNull(jobs.costSource), eq(jobs.costSource, "estimated")), or(isNotNull(jobs.inputTokens), isNotNull(jobs.outputTokens))))
-        .all();
+        .orderBy(asc(jobs.seq));
     },
-    setCosts(changes: Array<{ id: string; costUsd: number | null; costSource: "reported" | "estimated" | null }>): void {
-      db.transaction((tx) => {
-        for (const c of changes) tx.update(jobs).set({ costUsd: c.costUsd, costSource: c.costSource }).where(eq(jobs.id, c.id)).run();
-      });
+    /** One statement (all or none), its rows sent as one parameter however many jobs are repriced. */
+    async setCosts(changes) {
+      const latest = lastOfEach(changes, (c) => c.id);
+      if (!latest.length) return;
+      const source = d.rowSource(
+        { id: "text", cost_usd: "float8", cost_source: "text" },
+        latest.map((c) => [c.id, c.costUsd, c.costSource]),
+      );
+      await d.run(sql`
+        update ${jobs} set cost_usd = changed.cost_usd, cost_source = changed.cost_source
+        from ${source} as changed where ${jobs.id} = changed.id`);
     },
   };
 }
-
-export type CostsRepo = ReturnType<typeof createCostsRepo>;

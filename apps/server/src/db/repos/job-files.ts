@@ -1,9 +1,8 @@
-import { and, asc, count, eq, inArray, ne, sql } from "drizzle-orm";
+import { and, asc, count, eq, ne, sql } from "drizzle-orm";
 import type { FileChange, JobFileCounts } from "@corral/shared";
-import type { Db } from "../client.js";
-import { jobFileChanges, jobs, type JobFileRow } from "../schema.js";
-
-export type NewJobFileRow = typeof jobFileChanges.$inferInsert;
+import type { Dialect } from "../dialect.js";
+import type { JobFilesRepo } from "../registry.js";
+import { lastOfEach } from "./rows.js";
 
 /**
  * The row that says a job's list was cut: no file has an empty relative path, so this one is
@@ -13,70 +12,59 @@ export const CUT_MARK_PATH = "";
 
 const emptyCounts = (): JobFileCounts => ({ created: 0, modified: 0, deleted: 0 });
 
-export function createJobFilesRepo(db: Db) {
+export function createJobFilesRepo(d: Dialect): JobFilesRepo {
+  const { jobFileChanges, jobs } = d.tables;
   // Prepared once: every `_done`, `_run` and `corral_wait` answer lists its jobs' files.
-  const ofJob = db
-    .select()
-    .from(jobFileChanges)
-    .where(and(eq(jobFileChanges.jobId, sql.placeholder("jobId")), ne(jobFileChanges.path, CUT_MARK_PATH)))
-    .orderBy(asc(jobFileChanges.path))
-    .prepare();
-  // Prepared once too: a query built per row costs a millisecond or so on the event loop, and a
-  // job's burst of files is thousands of rows.
-  const upsertOne = db
-    .insert(jobFileChanges)
-    .values({
-      jobId: sql.placeholder("jobId"),
-      path: sql.placeholder("path"),
-      change: sql.placeholder("change"),
-      size: sql.placeholder("size"),
-      at: sql.placeholder("at"),
-    })
-    .onConflictDoUpdate({
-      target: [jobFileChanges.jobId, jobFileChanges.path],
-      set: { change: sql`excluded.change`, size: sql`excluded.size`, at: sql`excluded.at` },
-    })
-    .prepare();
+  const ofJob = d.prepare((db) =>
+    db
+      .select()
+      .from(jobFileChanges)
+      .where(and(eq(jobFileChanges.jobId, sql.placeholder("jobId")), ne(jobFileChanges.path, CUT_MARK_PATH)))
+      .orderBy(asc(d.bytewise(jobFileChanges.path))),
+  );
   return {
-    /** Stores the latest change of each path, in one transaction. */
-    upsert(rows: NewJobFileRow[]): void {
-      if (!rows.length) return;
-      db.transaction(() => {
-        for (const row of rows) upsertOne.run({ ...row, size: row.size ?? null });
-      });
+    /**
+     * One statement (all or none), its rows sent as one parameter: a job's final scan can list
+     * more files than a statement takes parameters. (`where true`: SQLite would read the `on` of
+     * `on conflict` as a join's.)
+     */
+    async upsert(rows) {
+      const latest = lastOfEach(rows, (r) => `${r.jobId}\u0000${r.path}`);
+      if (!latest.length) return;
+      const source = d.rowSource(
+        { job_id: "text", path: "text", change: "text", size: "bigint", at: "bigint" },
+        latest.map((r) => [r.jobId, r.path, r.change, r.size ?? null, r.at]),
+      );
+      await d.run(sql`
+        insert into ${jobFileChanges} (job_id, path, change, size, at)
+        select job_id, path, change, size, at from ${source} as latest where true
+        on conflict (job_id, path) do update set change = excluded.change, size = excluded.size, at = excluded.at`);
     },
-    remove(jobId: string, paths: string[]): void {
-      if (paths.length)
-        db.delete(jobFileChanges)
-          .where(and(eq(jobFileChanges.jobId, jobId), inArray(jobFileChanges.path, paths)))
-          .run();
+    async remove(jobId, paths) {
+      if (paths.length) await d.db.delete(jobFileChanges).where(and(eq(jobFileChanges.jobId, jobId), d.oneOf(jobFileChanges.path, paths)));
     },
-    list(jobId: string): JobFileRow[] {
-      return ofJob.all({ jobId });
+    async list(jobId) {
+      return ofJob({ jobId });
     },
-    /** Records that the job's file list stops at `limit` files (more changed). */
-    markCut(jobId: string, limit: number, at: number): void {
-      db.insert(jobFileChanges).values({ jobId, path: CUT_MARK_PATH, change: "created", size: limit, at }).onConflictDoNothing().run();
+    async markCut(jobId, limit, at) {
+      await d.db.insert(jobFileChanges).values({ jobId, path: CUT_MARK_PATH, change: "created", size: limit, at }).onConflictDoNothing();
     },
-    /** Where the job's file list was cut (see markCut), or null when it holds every change. */
-    cutAt(jobId: string): number | null {
-      const row = db
+    async cutAt(jobId) {
+      const [row] = await d.db
         .select({ size: jobFileChanges.size })
         .from(jobFileChanges)
-        .where(and(eq(jobFileChanges.jobId, jobId), eq(jobFileChanges.path, CUT_MARK_PATH)))
-        .get();
+        .where(and(eq(jobFileChanges.jobId, jobId), eq(jobFileChanges.path, CUT_MARK_PATH)));
       return row ? (row.size ?? 0) : null;
     },
-    /** Created / modified / deleted counts for each of the jobs (jobs with no files are absent). */
-    counts(jobIds: string[]): Map<string, JobFileCounts> {
+    async counts(jobIds) {
       const result = new Map<string, JobFileCounts>();
       if (!jobIds.length) return result;
-      const rows = db
+      const rows = await d.db
         .select({ jobId: jobFileChanges.jobId, change: jobFileChanges.change, n: count() })
         .from(jobFileChanges)
-        .where(and(inArray(jobFileChanges.jobId, jobIds), ne(jobFileChanges.path, CUT_MARK_PATH)))
+        .where(and(d.oneOf(jobFileChanges.jobId, jobIds), ne(jobFileChanges.path, CUT_MARK_PATH)))
         .groupBy(jobFileChanges.jobId, jobFileChanges.change)
-        .all();
+        .orderBy(d.bytewise(jobFileChanges.jobId), d.bytewise(jobFileChanges.change));
       for (const row of rows) {
         const counts = result.get(row.jobId) ?? emptyCounts();
         counts[row.change as FileChange] = row.n;
@@ -84,26 +72,21 @@ export function createJobFilesRepo(db: Db) {
       }
       return result;
     },
-    /** Every workdir a job has used, with how many jobs used it. */
-    jobWorkdirs(): { workdir: string; jobs: number }[] {
-      return db.select({ workdir: jobs.workdir, jobs: sql<number>`count(*)` }).from(jobs).groupBy(jobs.workdir).orderBy(asc(jobs.workdir)).all();
-    },
-    /**
-     * Every workdir (or only those of `workdirs`) with the runner of each group of its jobs (null:
-     * still waiting for one) and the place of the group's newest job (its seq): the newest job says
-     * on which machine the files are. Asking for a few workdirs reads their jobs alone, through the
-     * index on (workdir, status), where all of them groups every job.
-     */
-    workdirRunners(workdirs?: string[]): { workdir: string; runner: string | null; jobs: number; newest: number }[] {
-      if (workdirs?.length === 0) return [];
-      return db
-        .select({ workdir: jobs.workdir, runner: jobs.runner, jobs: sql<number>`count(*)`, newest: sql<number>`max(${jobs.seq})` })
+    async jobWorkdirs() {
+      return d.db
+        .select({ workdir: jobs.workdir, jobs: count() })
         .from(jobs)
-        .where(workdirs ? inArray(jobs.workdir, workdirs) : undefined)
-        .groupBy(jobs.workdir, jobs.runner)
-        .all();
+        .groupBy(jobs.workdir)
+        .orderBy(asc(d.bytewise(jobs.workdir)));
+    },
+    /** Asking for a few workdirs reads their jobs alone, through the index on (workdir, status), where all of them groups every job. */
+    async workdirRunners(workdirs) {
+      if (workdirs?.length === 0) return [];
+      return d.db
+        .select({ workdir: jobs.workdir, runner: jobs.runner, jobs: count(), newest: d.wholeNumber(sql`max(${jobs.seq})`) })
+        .from(jobs)
+        .where(workdirs ? d.oneOf(jobs.workdir, workdirs) : undefined)
+        .groupBy(jobs.workdir, jobs.runner);
     },
   };
 }
-
-export type JobFilesRepo = ReturnType<typeof createJobFilesRepo>;

@@ -1,16 +1,13 @@
 import { count } from "drizzle-orm";
-import type { JobStatus } from "@corral/shared";
-import type { Db } from "../client.js";
-import { jobs } from "../schema.js";
+import type { Dialect } from "../dialect.js";
+import type { JobStatsRepo } from "../registry.js";
 
-/** Aggregates over the jobs table for /metrics. */
-export function createJobStatsRepo(db: Db) {
+export function createJobStatsRepo(d: Dialect): JobStatsRepo {
+  const { jobs } = d.tables;
   return {
-    countByStatus(): Partial<Record<JobStatus, number>> {
-      const rows = db.select({ status: jobs.status, n: count() }).from(jobs).groupBy(jobs.status).all();
+    async countByStatus() {
+      const rows = await d.db.select({ status: jobs.status, n: count() }).from(jobs).groupBy(jobs.status);
       return Object.fromEntries(rows.map((r) => [r.status, r.n]));
     },
   };
 }
-
-export type JobStatsRepo = ReturnType<typeof createJobStatsRepo>;

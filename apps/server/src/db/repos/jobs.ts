@@ -1,11 +1,7 @@
 import { and, asc, desc, eq, inArray, ne, sql } from "drizzle-orm";
-import type { JobStatus } from "@corral/shared";
-import type { Db } from "../client.js";
-import { createJobList } from "./job-list.js";
-import { jobAttempts, jobs, type JobAttemptRow, type JobRow } from "../schema.js";
-
-export type NewJobRow = typeof jobs.$inferInsert;
-export type JobPatch = Partial<Omit<NewJobRow, "id" | "agent" | "createdAt">>;
+import type { Dialect, Prepared } from "../dialect.js";
+import type { JobsRepo, NewJobRow } from "../registry.js";
+import { stored } from "./rows.js";
 
 type Values = Record<string, unknown>;
 
@@ -35,130 +31,145 @@ function shapeOf(values: Values): { key: string; set: Values; params: Values } {
  * Statements prepared once per shape (the columns written, and which of them are null): a job's
  * writes come in a handful of shapes, and building and preparing the SQL cost more than running it.
  */
-function preparedByShape<S>(prepare: (set: Values) => S): (values: Values) => { statement: S; params: Values } {
-  const cache = new Map<string, S>();
-  return (values) => {
+function preparedByShape<R>(prepare: (set: Values) => Prepared<R>): (values: Values, extra?: Values) => Promise<R> {
+  const cache = new Map<string, Prepared<R>>();
+  return (values, extra) => {
     const { key, set, params } = shapeOf(values);
     let statement = cache.get(key);
     if (!statement) {
       statement = prepare(set);
       cache.set(key, statement);
     }
-    return { statement, params };
+    return statement({ ...params, ...extra });
   };
 }
 
-export function createJobsRepo(db: Db) {
+export function createJobsRepo(d: Dialect): JobsRepo {
+  const { jobs, jobAttempts } = d.tables;
   // Prepared once: these run several times for every job.
-  const byId = db
-    .select()
-    .from(jobs)
-    .where(eq(jobs.id, sql.placeholder("id")))
-    .prepare();
-  const activeIn = db
-    .select()
-    .from(jobs)
-    .where(and(eq(jobs.workdir, sql.placeholder("workdir")), inArray(jobs.status, ["queued", "running"])))
-    .limit(1)
-    .prepare();
-  const launchedTogether = db
-    .select()
-    .from(jobs)
-    .where(eq(jobs.groupId, sql.placeholder("groupId")))
-    .orderBy(jobs.seq)
-    .prepare();
-  const conversation = db
-    .select()
-    .from(jobs)
-    .where(eq(jobs.conversationId, sql.placeholder("conversationId")))
-    .orderBy(desc(jobs.seq))
-    .limit(sql.placeholder("limit"))
-    .prepare();
-  const inserting = preparedByShape((set) =>
+  const byId = d.prepare((db) =>
     db
-      .insert(jobs)
-      .values(set as NewJobRow)
-      .returning()
-      .prepare(),
+      .select()
+      .from(jobs)
+      .where(eq(jobs.id, sql.placeholder("id"))),
   );
+  // jobs_workdir_status_idx read in order: the oldest queued job, else the oldest running one.
+  const activeIn = d.prepare((db) =>
+    db
+      .select()
+      .from(jobs)
+      .where(and(eq(jobs.workdir, sql.placeholder("workdir")), inArray(jobs.status, ["queued", "running"])))
+      .orderBy(asc(jobs.status), asc(jobs.seq))
+      .limit(1),
+  );
+  const launchedTogether = d.prepare((db) =>
+    db
+      .select()
+      .from(jobs)
+      .where(eq(jobs.groupId, sql.placeholder("groupId")))
+      .orderBy(asc(jobs.seq)),
+  );
+  const conversation = d.prepare((db) =>
+    db
+      .select()
+      .from(jobs)
+      .where(eq(jobs.conversationId, sql.placeholder("conversationId")))
+      .orderBy(desc(jobs.seq))
+      .limit(sql.placeholder("limit")),
+  );
+  const inserting = (on: Dialect) =>
+    preparedByShape((set) =>
+      on.prepare((db) =>
+        db
+          .insert(jobs)
+          .values(set as NewJobRow)
+          .returning(),
+      ),
+    );
   // The id's placeholder cannot clash with a column's: `id` is never part of a patch.
   const updating = preparedByShape((set) =>
-    db
-      .update(jobs)
-      .set(set)
-      .where(eq(jobs.id, sql.placeholder("id")))
-      .returning()
-      .prepare(),
+    d.prepare((db) =>
+      db
+        .update(jobs)
+        .set(set)
+        .where(eq(jobs.id, sql.placeholder("id")))
+        .returning(),
+    ),
   );
   const insertingAttempt = preparedByShape((set) =>
-    db
-      .insert(jobAttempts)
-      .values(set as typeof jobAttempts.$inferInsert)
-      .onConflictDoNothing()
-      .prepare(),
+    d.prepare((db) =>
+      db
+        .insert(jobAttempts)
+        .values(set as typeof jobAttempts.$inferInsert)
+        .onConflictDoNothing(),
+    ),
   );
   const updatingAttempt = preparedByShape((set) =>
-    db
-      .update(jobAttempts)
-      .set(set)
-      .where(and(eq(jobAttempts.jobId, sql.placeholder("jobId")), eq(jobAttempts.attempt, sql.placeholder("attempt"))))
-      .prepare(),
+    d.prepare((db) =>
+      db
+        .update(jobAttempts)
+        .set(set)
+        .where(and(eq(jobAttempts.jobId, sql.placeholder("jobId")), eq(jobAttempts.attempt, sql.placeholder("attempt")))),
+    ),
   );
+  const insertingHere = inserting(d);
   return {
-    insert(row: NewJobRow): JobRow {
-      const { statement, params } = inserting(row);
-      return statement.get(params) as JobRow;
+    // seq is the registry's to number (SQLite's trigger overwrites any value given, PostgreSQL refuses one).
+    async insert({ seq: _seq, ...row }) {
+      // The seq is a reader's cursor: seqs must commit in the order they are drawn.
+      return stored(await d.inOrder("jobs", (inside) => (inside === d ? insertingHere : inserting(inside))(row)));
     },
-    get(id: string): JobRow | undefined {
-      return byId.get({ id });
+    async get(id) {
+      const [row] = await byId({ id });
+      return row;
     },
-    update(id: string, patch: JobPatch): JobRow | undefined {
-      const { statement, params } = updating(patch);
-      return statement.get({ ...params, id });
+    async update(id, { seq: _seq, ...patch }) {
+      const [row] = await updating(patch, { id });
+      return row;
     },
-    /**
-     * The patch, only while runner `runner` holds the job and it is not `lost`: a runner declared
-     * lost (silent past its lease) can no longer write over that. Undefined when the write was refused.
-     */
-    updateClaimed(id: string, runner: string, { seq: _seq, ...patch }: JobPatch): JobRow | undefined {
-      return db
+    async updateClaimed(id, runner, { seq: _seq, ...patch }) {
+      const [row] = await d.db
         .update(jobs)
         .set(patch)
         .where(and(eq(jobs.id, id), eq(jobs.runner, runner), ne(jobs.status, "lost")))
-        .returning()
-        .get();
+        .returning();
+      return row;
     },
-    list: createJobList(db),
-    /** The newest `limit` jobs of a conversation, oldest first. */
-    thread(conversationId: string, limit: number): JobRow[] {
-      return conversation.all({ conversationId, limit }).reverse();
+    async list(query) {
+      const { page, total, totalCapped } = await d.jobPage(query);
+      const rows = page.length ? await d.db.select().from(jobs).where(inArray(jobs.seq, page)).orderBy(desc(jobs.seq)) : [];
+      return { rows, total, totalCapped };
     },
-    /** The jobs of one launch to several agents, in the order they were launched. */
-    group(groupId: string): JobRow[] {
-      return launchedTogether.all({ groupId });
+    async thread(conversationId, limit) {
+      return (await conversation({ conversationId, limit })).reverse();
     },
-    /** A queued or running job in this workdir, if any. */
-    activeInWorkdir(workdir: string): JobRow | undefined {
-      return activeIn.get({ workdir });
+    async group(groupId) {
+      return launchedTogether({ groupId });
     },
-    startAttempt(row: typeof jobAttempts.$inferInsert): void {
-      const { statement, params } = insertingAttempt(row);
-      statement.run(params);
+    async activeInWorkdir(workdir) {
+      const [row] = await activeIn({ workdir });
+      return row;
     },
-    endAttempt(jobId: string, attempt: number, patch: Omit<Partial<typeof jobAttempts.$inferInsert>, "jobId" | "attempt">): void {
-      const { statement, params } = updatingAttempt(patch);
-      statement.run({ ...params, jobId, attempt });
+    async startAttempt(row) {
+      await insertingAttempt(row);
     },
-    attempts(jobId: string): JobAttemptRow[] {
-      return db.select().from(jobAttempts).where(eq(jobAttempts.jobId, jobId)).orderBy(asc(jobAttempts.attempt)).all();
+    async endAttempt(jobId, attempt, patch) {
+      await updatingAttempt(patch, { jobId, attempt });
     },
-    hasJobs(agent: string): boolean {
-      return db.select({ id: jobs.id }).from(jobs).where(eq(jobs.agent, agent)).limit(1).get() !== undefined;
+    async attempts(jobId) {
+      return d.db.select().from(jobAttempts).where(eq(jobAttempts.jobId, jobId)).orderBy(asc(jobAttempts.attempt));
     },
-    withStatus(statuses: JobStatus[]): JobRow[] {
-      return db.select().from(jobs).where(inArray(jobs.status, statuses)).orderBy(asc(jobs.createdAt)).all();
+    async hasJobs(agent) {
+      const [row] = await d.db.select({ id: jobs.id }).from(jobs).where(eq(jobs.agent, agent)).limit(1);
+      return row !== undefined;
+    },
+    // Ties in created_at by status (bytewise), then in the order added: as SQLite reads them from jobs_status_idx.
+    async withStatus(statuses) {
+      return d.db
+        .select()
+        .from(jobs)
+        .where(inArray(jobs.status, statuses))
+        .orderBy(asc(jobs.createdAt), asc(d.bytewise(jobs.status)), asc(jobs.seq));
     },
   };
 }
-
-export type JobsRepo = ReturnType<typeof createJobsRepo>;

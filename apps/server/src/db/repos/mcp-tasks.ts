@@ -1,54 +1,41 @@
 import { and, desc, eq, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
-import type { Db } from "../client.js";
-import { jobs, mcpTasks, type McpTaskRow } from "../schema.js";
+import type { Dialect } from "../dialect.js";
+import type { McpTasksRepo } from "../registry.js";
 
-/** Where a page of a session's tasks starts: after this task, newest first. */
-export interface TaskPageStart {
-  createdAt: number;
-  id: string;
-}
-
-export function createMcpTasksRepo(db: Db) {
+export function createMcpTasksRepo(d: Dialect): McpTasksRepo {
+  const { jobs, mcpTasks } = d.tables;
   return {
-    insert(row: McpTaskRow): void {
-      db.insert(mcpTasks).values(row).run();
+    async insert(row) {
+      await d.db.insert(mcpTasks).values(row);
     },
-    get(id: string): McpTaskRow | undefined {
-      return db.select().from(mcpTasks).where(eq(mcpTasks.id, id)).get();
+    async get(id) {
+      const [row] = await d.db.select().from(mcpTasks).where(eq(mcpTasks.id, id));
+      return row;
     },
-    /** The task is listed by this session from now on. */
-    moveToSession(id: string, sessionId: string): void {
-      db.update(mcpTasks).set({ sessionId }).where(eq(mcpTasks.id, id)).run();
+    async moveToSession(id, sessionId) {
+      await d.db.update(mcpTasks).set({ sessionId }).where(eq(mcpTasks.id, id));
     },
-    /** Marks it cancelled unless it already is; the first cancel is the one kept. */
-    cancel(id: string, at: number): void {
-      db.update(mcpTasks)
+    async cancel(id, at) {
+      await d.db
+        .update(mcpTasks)
         .set({ cancelledAt: at })
-        .where(and(eq(mcpTasks.id, id), isNull(mcpTasks.cancelledAt)))
-        .run();
+        .where(and(eq(mcpTasks.id, id), isNull(mcpTasks.cancelledAt)));
     },
-    /** A session's tasks, newest first, `limit` of them after `after`. */
-    page(sessionId: string, after: TaskPageStart | null, limit: number): McpTaskRow[] {
-      const start = after
-        ? or(lt(mcpTasks.createdAt, after.createdAt), and(eq(mcpTasks.createdAt, after.createdAt), lt(mcpTasks.id, after.id)))
-        : undefined;
-      return db
+    async page(sessionId, after, limit) {
+      const id = d.bytewise(mcpTasks.id);
+      const start = after ? or(lt(mcpTasks.createdAt, after.createdAt), and(eq(mcpTasks.createdAt, after.createdAt), lt(id, after.id))) : undefined;
+      return d.db
         .select()
         .from(mcpTasks)
         .where(and(eq(mcpTasks.sessionId, sessionId), start))
-        .orderBy(desc(mcpTasks.createdAt), desc(mcpTasks.id))
-        .limit(limit)
-        .all();
+        .orderBy(desc(mcpTasks.createdAt), desc(id))
+        .limit(limit);
     },
-    /** Deletes the tasks past their time to live whose job has ended; a job still going keeps its task. */
-    removeExpired(now: number): number {
-      const ended = db.select({ id: jobs.id }).from(jobs).where(sql`${jobs.status} not in ('queued', 'running')`);
-      return db
-        .delete(mcpTasks)
-        .where(and(lte(sql`${mcpTasks.createdAt} + ${mcpTasks.ttlMs}`, now), inArray(mcpTasks.jobId, ended)))
-        .run().changes;
+    async removeExpired(now) {
+      const ended = d.db.select({ id: jobs.id }).from(jobs).where(sql`${jobs.status} not in ('queued', 'running')`);
+      return d.changes(
+        await d.db.delete(mcpTasks).where(and(lte(sql`${mcpTasks.createdAt} + ${mcpTasks.ttlMs}`, now), inArray(mcpTasks.jobId, ended))),
+      );
     },
   };
 }
-
-export type McpTasksRepo = ReturnType<typeof createMcpTasksRepo>;

@@ -1,31 +1,34 @@
-import { eq } from "drizzle-orm";
-import type { Db } from "../client.js";
-import { ollamaModels, type OllamaModelRow } from "../schema.js";
+import { asc, eq, sql } from "drizzle-orm";
+import type { Dialect } from "../dialect.js";
+import type { OllamaModelsRepo } from "../registry.js";
+import { lastOfEach } from "./rows.js";
 
-export function createOllamaModelsRepo(db: Db) {
+export function createOllamaModelsRepo(d: Dialect): OllamaModelsRepo {
+  const { ollamaModels } = d.tables;
+  const key = [ollamaModels.baseUrl, ollamaModels.model];
   return {
-    forServer(baseUrl: string): OllamaModelRow[] {
-      return db.select().from(ollamaModels).where(eq(ollamaModels.baseUrl, baseUrl)).all();
+    async forServer(baseUrl) {
+      return d.db
+        .select()
+        .from(ollamaModels)
+        .where(eq(ollamaModels.baseUrl, baseUrl))
+        .orderBy(asc(d.bytewise(ollamaModels.model)));
     },
-    /** One listing's facts, in one transaction. */
-    saveFacts(baseUrl: string, listing: Array<{ model: string; facts: Record<string, unknown> }>, checkedAt: number): void {
-      db.transaction((tx) => {
-        for (const { model, facts } of listing) {
-          tx.insert(ollamaModels)
-            .values({ baseUrl, model, facts, checkedAt })
-            .onConflictDoUpdate({ target: [ollamaModels.baseUrl, ollamaModels.model], set: { facts, checkedAt } })
-            .run();
-        }
-      });
+    // One statement (all or none); a listing is a server's models, a few dozen rows.
+    async saveFacts(baseUrl, listing, checkedAt) {
+      const rows = lastOfEach(listing, (m) => m.model).map(({ model, facts }) => ({ baseUrl, model, facts: d.storable(facts), checkedAt }));
+      if (!rows.length) return;
+      await d.db
+        .insert(ollamaModels)
+        .values(rows)
+        .onConflictDoUpdate({ target: key, set: { facts: sql`excluded.facts`, checkedAt: sql`excluded.checked_at` } });
     },
-    saveProbe(baseUrl: string, model: string, probe: { outcome: string; detail: string; checkedAt: number }): void {
-      const set = { probeOutcome: probe.outcome, probeDetail: probe.detail, probedAt: probe.checkedAt };
-      db.insert(ollamaModels)
+    async saveProbe(baseUrl, model, probe) {
+      const set = { probeOutcome: probe.outcome, probeDetail: d.storable(probe.detail), probedAt: probe.checkedAt };
+      await d.db
+        .insert(ollamaModels)
         .values({ baseUrl, model, ...set })
-        .onConflictDoUpdate({ target: [ollamaModels.baseUrl, ollamaModels.model], set })
-        .run();
+        .onConflictDoUpdate({ target: key, set });
     },
   };
 }
-
-export type OllamaModelsRepo = ReturnType<typeof createOllamaModelsRepo>;

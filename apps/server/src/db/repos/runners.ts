@@ -1,84 +1,81 @@
-import { and, asc, count, eq, inArray, isNotNull, isNull, ne, notInArray, or } from "drizzle-orm";
-import type { Db } from "../client.js";
-import { agents, jobs, runners, type JobRow, type RunnerRow } from "../schema.js";
+import { and, asc, count, eq, inArray, isNotNull, isNull, min, ne, notInArray, or } from "drizzle-orm";
+import type { Dialect } from "../dialect.js";
+import type { RunnersRepo } from "../registry.js";
 
-/**
- * The runners that announced themselves: `local`, the server, and the `corral runner` processes
- * (they need PostgreSQL; with SQLite `local` is the only one).
- */
-export function createRunnersRepo(db: Db) {
+export function createRunnersRepo(d: Dialect): RunnersRepo {
+  const { agents, jobs, runners } = d.tables;
+  // Inside a transaction the runners are told at commit (never on rollback), and a label told twice there once.
+  const announceQueued = async (labels: string[]) => {
+    for (const label of new Set(labels)) await d.notify("queue", label);
+  };
   /** The names of agents with a runner label (`agent`'s alone, if it has one). */
   const labelledAgents = (agent?: string) =>
-    db
+    d.db
       .select({ name: agents.name })
       .from(agents)
       .where(and(isNotNull(agents.runnerLabel), agent === undefined ? undefined : eq(agents.name, agent)));
   return {
-    /** A runner announcing itself as it starts; its id is new to every start. */
-    register(row: RunnerRow): void {
-      db.insert(runners).values(row).run();
+    async register(row) {
+      await d.db.insert(runners).values(row);
     },
-    /** The server's own runner (`local`) at each start: one row, kept, brought up to date. */
-    registerLocal(row: RunnerRow): void {
+    async registerLocal(row) {
       const { id: _, ...fresh } = row;
-      db.insert(runners).values(row).onConflictDoUpdate({ target: runners.id, set: fresh }).run();
+      await d.db.insert(runners).values(row).onConflictDoUpdate({ target: runners.id, set: fresh });
     },
-    /** Its sign of life; false when no such runner is registered. */
-    heartbeat(id: string, at: number): boolean {
-      return db.update(runners).set({ heartbeatAt: at }).where(eq(runners.id, id)).run().changes > 0;
+    async heartbeat(id, at) {
+      return d.changes(await d.db.update(runners).set({ heartbeatAt: at }).where(eq(runners.id, id))) > 0;
     },
-    /** Every runner, the first started first. */
-    list(): RunnerRow[] {
-      return db.select().from(runners).orderBy(asc(runners.startedAt), asc(runners.id)).all();
+    async list() {
+      return d.db
+        .select()
+        .from(runners)
+        .orderBy(asc(runners.startedAt), asc(d.bytewise(runners.id)));
     },
-    get(id: string): RunnerRow | undefined {
-      return db.select().from(runners).where(eq(runners.id, id)).get();
+    async get(id) {
+      const [row] = await d.db.select().from(runners).where(eq(runners.id, id));
+      return row;
     },
-    /**
-     * Runner `runner` takes the oldest queued job no runner has claimed whose agent asks for one of
-     * `labels`, if that agent is under its maxConcurrent counting every runner's jobs (running, or
-     * claimed and about to start) and the server's: the job's `runner` is set, its status left
-     * queued for the runner to start. Undefined when there is none it may take. SQLite holds one
-     * writer at a time, so the read and the write cannot be interleaved with another claim.
-     */
-    claim(runner: string, labels: string[]): JobRow | undefined {
+    async claim(runner, labels) {
       if (!labels.length) return undefined;
-      const waiting = db
-        .select({ id: jobs.id, agent: jobs.agent, limit: agents.maxConcurrent })
-        .from(jobs)
-        .innerJoin(agents, eq(agents.name, jobs.agent))
-        .where(and(eq(jobs.status, "queued"), isNull(jobs.runner), inArray(agents.runnerLabel, labels)))
-        .orderBy(asc(jobs.seq))
-        .all();
-      const full = new Set<string>();
-      for (const job of waiting) {
-        if (full.has(job.agent)) continue;
-        const [busy] = db
-          .select({ n: count() })
+      // Atomic, and for each agent under its lock until the claim is stored: claims for one agent
+      // from several runners count its jobs one after another, so together they never pass its limit.
+      return d.atomic(async (inside) => {
+        const waiting = await inside.db
+          .select({ agent: jobs.agent, limit: agents.maxConcurrent })
           .from(jobs)
-          .where(and(eq(jobs.agent, job.agent), or(eq(jobs.status, "running"), and(eq(jobs.status, "queued"), isNotNull(jobs.runner)))))
-          .all();
-        if ((busy?.n ?? 0) >= job.limit) {
-          full.add(job.agent);
-          continue;
+          .innerJoin(agents, eq(agents.name, jobs.agent))
+          .where(and(eq(jobs.status, "queued"), isNull(jobs.runner), inArray(agents.runnerLabel, labels)))
+          .groupBy(jobs.agent, agents.maxConcurrent)
+          .orderBy(min(jobs.seq));
+        for (const { agent, limit } of waiting) {
+          await inside.lock("agentClaims", agent);
+          const [busy] = await inside.db
+            .select({ n: count() })
+            .from(jobs)
+            .where(and(eq(jobs.agent, agent), or(eq(jobs.status, "running"), and(eq(jobs.status, "queued"), isNotNull(jobs.runner)))));
+          if ((busy?.n ?? 0) >= limit) continue;
+          // A job another transaction is claiming or starting is passed over, not waited for.
+          const [next] = await inside.skipLocked(
+            inside.db
+              .select({ id: jobs.id })
+              .from(jobs)
+              .where(and(eq(jobs.agent, agent), eq(jobs.status, "queued"), isNull(jobs.runner)))
+              .orderBy(asc(jobs.seq))
+              .limit(1),
+          );
+          if (!next) continue;
+          const [row] = await inside.db
+            .update(jobs)
+            .set({ runner })
+            .where(and(eq(jobs.id, next.id), isNull(jobs.runner)))
+            .returning();
+          return row;
         }
-        return db
-          .update(jobs)
-          .set({ runner })
-          .where(and(eq(jobs.id, job.id), isNull(jobs.runner)))
-          .returning()
-          .get();
-      }
-      return undefined;
+        return undefined;
+      });
     },
-    /**
-     * Gives back the jobs runner `runner` claimed but never started (it is stopping): another runner
-     * may take them (PostgreSQL tells the runners of their labels, announceQueued). With `agent`
-     * (the server's, that agent given a runner label): its jobs that never started, while it has
-     * a label — a job waiting out a retry finishes its attempts where it ran.
-     */
-    releaseQueued(runner: string, agent?: string): JobRow[] {
-      return db
+    async releaseQueued(runner, agent) {
+      const released = await d.db
         .update(jobs)
         .set({ runner: null })
         .where(
@@ -89,16 +86,18 @@ export function createRunnersRepo(db: Db) {
             agent === undefined ? undefined : and(inArray(jobs.agent, labelledAgents(agent)), isNull(jobs.startedAt)),
           ),
         )
-        .returning()
-        .all();
+        .returning();
+      if (!released.length) return released;
+      const labelled = await d.db
+        .selectDistinct({ label: agents.runnerLabel })
+        .from(agents)
+        .where(and(inArray(agents.name, [...new Set(released.map((r) => r.agent))]), isNotNull(agents.runnerLabel)));
+      await announceQueued(labelled.map((r) => r.label).filter((label) => label !== null));
+      return released;
     },
-    /**
-     * Runner `runner` (the server's, `local`) takes the queued jobs no runner claimed of `agent`,
-     * which lost its runner label, or without `agent` of every agent without a label (found at
-     * start), oldest first. A job a runner claims at the same moment is that runner's.
-     */
-    takeQueued(runner: string, agent?: string): JobRow[] {
-      return db
+    async takeQueued(runner, agent) {
+      // A runner's claim holds the job's row (PostgreSQL: FOR UPDATE) until it commits; this update then finds it claimed.
+      const taken = await d.db
         .update(jobs)
         .set({ runner })
         .where(
@@ -110,38 +109,29 @@ export function createRunnersRepo(db: Db) {
             notInArray(jobs.agent, labelledAgents()),
           ),
         )
-        .returning()
-        .all()
-        .sort((a, b) => (a.seq ?? 0) - (b.seq ?? 0));
+        .returning();
+      return taken.sort((a, b) => (a.seq ?? 0) - (b.seq ?? 0));
     },
-    /**
-     * How many of `agent`'s jobs runners other than `runner` hold (claimed, running, or waiting out a
-     * retry): with the ones `runner` runs, they count against the agent's maxConcurrent.
-     */
-    heldElsewhere(agent: string, runner: string): number {
-      const [row] = db
+    async heldElsewhere(agent, runner) {
+      const [row] = await d.db
         .select({ n: count() })
         .from(jobs)
-        .where(and(eq(jobs.agent, agent), inArray(jobs.status, ["queued", "running"]), isNotNull(jobs.runner), ne(jobs.runner, runner)))
-        .all();
+        .where(and(eq(jobs.agent, agent), inArray(jobs.status, ["queued", "running"]), isNotNull(jobs.runner), ne(jobs.runner, runner)));
       return row?.n ?? 0;
     },
-    /**
-     * Tells the runners with one of `labels` that a job waits for them (PostgreSQL: NOTIFY, sent
-     * when the transaction commits), so they claim it at once rather than at their next poll.
-     * SQLite has no runners: nothing to tell.
-     */
-    announceQueued(_labels: string[]): void {},
-    /**
-     * Tells the runner holding job `jobId` that it was asked to stop (PostgreSQL: NOTIFY, sent when
-     * the transaction commits). SQLite has no runners: nothing to tell.
-     */
-    askToStop(_jobId: string): void {},
-    /** It said it was stopping; the first time it said so is kept. */
-    markStopped(id: string, at: number): boolean {
-      const row = db.select({ stoppedAt: runners.stoppedAt }).from(runners).where(eq(runners.id, id)).get();
-      if (!row || row.stoppedAt !== null) return false;
-      return db.update(runners).set({ stoppedAt: at }).where(eq(runners.id, id)).run().changes > 0;
+    announceQueued,
+    async askToStop(jobId) {
+      await d.notify("cancel", jobId);
+    },
+    async markStopped(id, at) {
+      return (
+        d.changes(
+          await d.db
+            .update(runners)
+            .set({ stoppedAt: at })
+            .where(and(eq(runners.id, id), isNull(runners.stoppedAt))),
+        ) > 0
+      );
     },
   };
 }

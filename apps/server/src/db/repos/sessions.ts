@@ -1,36 +1,35 @@
 import { and, desc, eq, gt, lte } from "drizzle-orm";
-import type { Db } from "../client.js";
-import { browserSessions, type BrowserSessionRow } from "../schema.js";
+import type { Dialect } from "../dialect.js";
+import type { SessionsRepo } from "../registry.js";
 
-export function createSessionsRepo(db: Db) {
+export function createSessionsRepo(d: Dialect): SessionsRepo {
+  const { browserSessions } = d.tables;
   return {
-    insert(row: BrowserSessionRow): void {
-      db.insert(browserSessions).values(row).run();
+    async insert(row) {
+      await d.db.insert(browserSessions).values(row);
     },
-    /** The live session with this secret hash, if any. */
-    findLive(secretHash: string, now: number): BrowserSessionRow | undefined {
-      return db
+    async findLive(secretHash, now) {
+      const [row] = await d.db
         .select()
         .from(browserSessions)
         .where(and(eq(browserSessions.secretHash, secretHash), gt(browserSessions.expiresAt, now)))
-        .get();
+        .limit(1);
+      return row;
     },
-    touch(id: string, lastSeenAt: number, expiresAt: number): void {
-      db.update(browserSessions).set({ lastSeenAt, expiresAt }).where(eq(browserSessions.id, id)).run();
+    async touch(id, lastSeenAt, expiresAt) {
+      await d.db.update(browserSessions).set({ lastSeenAt, expiresAt }).where(eq(browserSessions.id, id));
     },
-    listLive(now: number): BrowserSessionRow[] {
-      return db.select().from(browserSessions).where(gt(browserSessions.expiresAt, now)).orderBy(desc(browserSessions.lastSeenAt)).all();
+    async listLive(now) {
+      return d.db.select().from(browserSessions).where(gt(browserSessions.expiresAt, now)).orderBy(desc(browserSessions.lastSeenAt));
     },
-    remove(id: string): boolean {
-      return db.delete(browserSessions).where(eq(browserSessions.id, id)).run().changes > 0;
+    async remove(id) {
+      return d.changes(await d.db.delete(browserSessions).where(eq(browserSessions.id, id))) > 0;
     },
-    removeAll(): number {
-      return db.delete(browserSessions).run().changes;
+    async removeAll() {
+      return d.changes(await d.db.delete(browserSessions));
     },
-    removeExpired(now: number): number {
-      return db.delete(browserSessions).where(lte(browserSessions.expiresAt, now)).run().changes;
+    async removeExpired(now) {
+      return d.changes(await d.db.delete(browserSessions).where(lte(browserSessions.expiresAt, now)));
     },
   };
 }
-
-export type SessionsRepo = ReturnType<typeof createSessionsRepo>;

@@ -1,7 +1,6 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import type { JobOutputRepo } from "../../db/registry.js";
-import { OUTPUT_PAGE_BYTES } from "../../db/repos/job-output.js";
+import { OUTPUT_PAGE_BYTES, type JobOutputRepo } from "../../db/registry.js";
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "../../lib/private-files.js";
 import { OutputLog } from "../output-log.js";
 import type { OutputEvent } from "../job-events.js";

@@ -1,6 +1,6 @@
 import { isFinalStatus, type Job, type JobStatus } from "@corral/shared";
 import { ErrorCode, McpError, type Task } from "@modelcontextprotocol/sdk/types.js";
-import type { TaskPageStart } from "../../db/repos/mcp-tasks.js";
+import type { TaskPageStart } from "../../db/registry.js";
 import type { McpTaskRow } from "../../db/schema.js";
 
 /** How often a client is asked to poll `tasks/get`. */

@@ -1,27 +1,19 @@
-// The jobs list: newest first (by seq, the order jobs were added), filtered by agent, statuses
+// The jobs list in SQLite: newest first (by seq, the order jobs were added), filtered by agent, statuses
 // and text, a page at a time. Every filter reads a page from an index that ends in seq, so a page
 // costs the same at 10 or 100,000 jobs; rows are read only for the page itself. Text goes
 // through jobs_search (drizzle/0008), a trigram index of each job's id, prompt and error.
-import { and, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
+import { and, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { JobListQuery, JobStatus } from "@corral/shared";
 import type { Db } from "../client.js";
-import { jobs, type JobRow } from "../schema.js";
-
-/** A text search stops counting this many matches past the page's offset (`totalCapped`). */
-export const SEARCH_COUNT_CAP = 1000;
+import type { JobPage } from "../dialect.js";
+import { SEARCH_COUNT_CAP } from "../registry.js";
+import { jobs } from "../schema.js";
 
 /**
  * Up to this many jobs in the agent and status filter, a text search asks the index about each
  * of them; above, it walks the text's matches and checks the filter on each.
  */
 const FEW_FILTERED = 100;
-
-export interface JobListPage {
-  rows: JobRow[];
-  total: number;
-  /** True when `total` is where a text search stopped counting: there are more matches. */
-  totalCapped: boolean;
-}
 
 /** Trigrams need three characters; shorter text is looked up in the index's vocabulary. */
 const MIN_INDEXED_CHARS = 3;
@@ -62,7 +54,7 @@ interface Matches {
   few: boolean;
 }
 
-export function createJobList(db: Db) {
+export function createSqliteJobPage(db: Db): (query: JobListQuery) => JobPage {
   const seqs = (query: SQL): number[] => db.all<{ seq: number }>(query).map((r) => r.seq);
 
   /**
@@ -115,7 +107,7 @@ export function createJobList(db: Db) {
     return match ? indexedMatches(match, filter) : null;
   }
 
-  function search(text: string, filter: SQL | null, limit: number, offset: number) {
+  function search(text: string, filter: SQL | null, limit: number, offset: number): JobPage {
     const matches = matchesOf(text, filter);
     if (!matches) return { page: [], total: 0, totalCapped: false };
     const newestFirst = sql`${matches.query} order by seq desc`;
@@ -128,19 +120,16 @@ export function createJobList(db: Db) {
     return { page: seqs(sql`${newestFirst} limit ${limit} offset ${offset}`), total: Math.min(n, cap), totalCapped: n > cap };
   }
 
-  return function list(query: JobListQuery): JobListPage {
+  return function jobPage(query) {
     const statuses = [...new Set(query.status ?? [])];
     const filter = query.agent || statuses.length ? filterOf(query.agent, statuses) : null;
     const { limit, offset, q } = query;
-    const found = q
-      ? search(q, filter, limit, offset)
-      : {
-          page: filteredPage(query.agent, statuses, limit, offset),
-          // Without a where clause SQLite counts from the page headers of the smallest index.
-          total: db.get<{ n: number }>(sql`select count(*) as n from ${jobs}${filter ? sql` where ${filter}` : sql``}`)?.n ?? 0,
-          totalCapped: false,
-        };
-    const rows = found.page.length ? db.select().from(jobs).where(inArray(jobs.seq, found.page)).orderBy(desc(jobs.seq)).all() : [];
-    return { rows, total: found.total, totalCapped: found.totalCapped };
+    if (q) return search(q, filter, limit, offset);
+    return {
+      page: filteredPage(query.agent, statuses, limit, offset),
+      // Without a where clause SQLite counts from the page headers of the smallest index.
+      total: db.get<{ n: number }>(sql`select count(*) as n from ${jobs}${filter ? sql` where ${filter}` : sql``}`)?.n ?? 0,
+      totalCapped: false,
+    };
   };
 }

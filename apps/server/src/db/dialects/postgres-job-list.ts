@@ -1,4 +1,4 @@
-// The jobs list in PostgreSQL: what ../../repos/job-list.ts answers in SQLite, the same jobs in
+// The jobs list in PostgreSQL: what sqlite-job-list.ts answers in SQLite, the same jobs in
 // the same order with the same totals. Without text, a page is read from an index that ends in
 // seq (one range per status, merged) and counted exactly. Text is matched case-folded (Unicode
 // lower case through ICU, whatever the database's locale: corral_fold) and literally, anywhere in
@@ -6,11 +6,12 @@
 // three characters and more, and by their characters and pairs of characters for one or two.
 // Which way a search reads is chosen from the newest jobs of the filter: common text is found by
 // walking the jobs newest first, rare text through an index.
-import { and, desc, eq, inArray, type SQL, type SQLWrapper, sql } from "drizzle-orm";
+import { and, eq, inArray, type SQL, type SQLWrapper, sql } from "drizzle-orm";
 import type { JobListQuery, JobStatus } from "@corral/shared";
-import { type JobListPage, SEARCH_COUNT_CAP } from "../../repos/job-list.js";
-import type { PgExecutor } from "../client.js";
-import { jobs } from "../schema.js";
+import type { JobPage } from "../dialect.js";
+import type { PgExecutor } from "../pg/client.js";
+import { jobs } from "../pg/schema.js";
+import { SEARCH_COUNT_CAP } from "../registry.js";
 
 /** The newest jobs of the filter a search looks at first; when the filter holds no more, they are the answer. */
 const SAMPLE = 250;
@@ -64,13 +65,7 @@ function branches(agent: string | undefined, statuses: readonly JobStatus[], whe
   return sql.join((statuses.length ? statuses.map((s) => [s]) : [[]]).map(branch), sql` union all `);
 }
 
-interface Found {
-  page: number[];
-  total: number;
-  totalCapped: boolean;
-}
-
-export function createPgJobList(db: PgExecutor) {
+export function createPgJobPage(db: PgExecutor): (query: JobListQuery) => Promise<JobPage> {
   /** Runs `counted` (a query of `n` and `page`, an int8[]), the page as numbers. */
   async function pageOf(counted: SQL): Promise<{ n: number; page: number[] }> {
     const { rows } = await db.execute<{ n: number; page: string[] }>(counted);
@@ -79,14 +74,14 @@ export function createPgJobList(db: PgExecutor) {
   }
 
   /** The first `cap + 1` seqs of `source` (a query of seqs), counted, and the page of them. */
-  async function capped(source: SQL, cap: number, limit: number, offset: number, materialize = false): Promise<Found> {
+  async function capped(source: SQL, cap: number, limit: number, offset: number, materialize = false): Promise<JobPage> {
     const matches = materialize ? sql`with m as materialized (${source}), ` : sql`with m as (${source}), `;
     const { n, page } = await pageOf(sql`${matches}s as (select seq from m order by seq desc limit ${cap + 1})
       select (select count(*) from s) as n, array(select seq from s order by seq desc limit ${limit} offset ${offset})::int8[] as page`);
     return { page, total: Math.min(n, cap), totalCapped: n > cap };
   }
 
-  async function search(q: string, agent: string | undefined, statuses: readonly JobStatus[], limit: number, offset: number): Promise<Found> {
+  async function search(q: string, agent: string | undefined, statuses: readonly JobStatus[], limit: number, offset: number): Promise<JobPage> {
     const cap = offset + SEARCH_COUNT_CAP;
     const newest = branches(agent, statuses, undefined, scannedMatch(q));
     // The newest jobs of the filter (the answer, when the filter holds no more), and jobs spread
@@ -117,18 +112,12 @@ export function createPgJobList(db: PgExecutor) {
     return capped(sql.join(matches, sql` union `), cap, limit, offset, true);
   }
 
-  return async function list(query: JobListQuery): Promise<JobListPage> {
+  return async function jobPage(query) {
     const statuses = [...new Set(query.status ?? [])];
     const { limit, offset, q, agent } = query;
-    let found: Found;
-    if (q) {
-      found = await search(q, agent, statuses, limit, offset);
-    } else {
-      const { n, page } = await pageOf(sql`select (select count(*) from ${jobs} where ${filterOf(agent, statuses)}) as n,
-        array(select seq from (${branches(agent, statuses)}) f order by seq desc limit ${limit} offset ${offset})::int8[] as page`);
-      found = { page, total: n, totalCapped: false };
-    }
-    const rows = found.page.length ? await db.select().from(jobs).where(inArray(jobs.seq, found.page)).orderBy(desc(jobs.seq)) : [];
-    return { rows, total: found.total, totalCapped: found.totalCapped };
+    if (q) return search(q, agent, statuses, limit, offset);
+    const { n, page } = await pageOf(sql`select (select count(*) from ${jobs} where ${filterOf(agent, statuses)}) as n,
+      array(select seq from (${branches(agent, statuses)}) f order by seq desc limit ${limit} offset ${offset})::int8[] as page`);
+    return { page, total: n, totalCapped: false };
   };
 }

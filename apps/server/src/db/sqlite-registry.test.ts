@@ -1,38 +1,20 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
+// The SQLite registry's own behaviour: transactions and calls from outside them taking turns on
+// its one connection. What every dialect must answer is in registry-contract/.
 import { afterEach, expect, test } from "vitest";
-import { openDb } from "./client.js";
-import type { NewAgentRow } from "./repos/agents.js";
-import { createSqliteRegistry, type Registry } from "./registry.js";
+import type { Registry } from "./registry.js";
+import { sqliteRepos, type TestRegistry } from "./registry-contract/dialects.js";
+import { agentRow as agent, jobRow } from "./registry-contract/rows.js";
 
-let registry: Registry | null = null;
-let dir = "";
+let registry: TestRegistry | null = null;
 afterEach(async () => {
   await registry?.close();
   registry = null;
-  rmSync(dir, { recursive: true, force: true });
 });
 
-function open(): Registry {
-  dir = mkdtempSync(path.join(os.tmpdir(), "corral-registry-"));
-  registry = createSqliteRegistry(openDb(path.join(dir, "corral.db")));
+async function open(): Promise<Registry> {
+  registry = await sqliteRepos();
   return registry;
 }
-
-const agent = (name: string): NewAgentRow => ({
-  name,
-  kind: "command",
-  provider: "local",
-  workdir: "/tmp",
-  timeoutS: 60,
-  maxConcurrent: 1,
-  env: {},
-  enabled: true,
-  builtin: false,
-  createdAt: 0,
-  updatedAt: 0,
-});
 
 /** A promise and the function that settles it. */
 function gate(): { opened: Promise<void>; open: () => void } {
@@ -44,7 +26,7 @@ function gate(): { opened: Promise<void>; open: () => void } {
 }
 
 test("a transaction stores all of its writes or none", async () => {
-  const registry = open();
+  const registry = await open();
   await registry.transaction(async (tx) => {
     await tx.agents.insert(agent("kept"));
     await tx.agents.insert(agent("kept-too"));
@@ -59,7 +41,7 @@ test("a transaction stores all of its writes or none", async () => {
 });
 
 test("a call from outside waits until the open transaction has ended, and is no part of it", async () => {
-  const registry = open();
+  const registry = await open();
   const hold = gate();
   const entered = gate();
   const inside = registry.transaction(async (tx) => {
@@ -85,8 +67,38 @@ test("a call from outside waits until the open transaction has ended, and is no 
   expect((await registry.agents.list()).map((a) => a.name)).toEqual(["outside"]);
 });
 
+test("a call from outside already under way when a transaction is asked for ends first: none of its statements joins the transaction", async () => {
+  const registry = await open();
+  await registry.agents.insert(agent("gpu-worker", { runnerLabel: "gpu", maxConcurrent: 2 }));
+  await registry.agents.insert(agent("local"));
+  await registry.runners.register({
+    id: "r1",
+    name: "r1",
+    labels: ["gpu"],
+    hostname: "h",
+    version: "0",
+    startedAt: 1,
+    heartbeatAt: 1,
+    stoppedAt: null,
+  });
+  await registry.jobs.insert(jobRow("job1", { agent: "gpu-worker", status: "queued" }));
+  // A claim reads the queue, counts the agent's jobs, then takes one: several statements with awaits between them.
+  const claim = registry.runners.claim("r1", ["gpu"]);
+  // Asked for while the claim is under way, and rolled back.
+  const rolledBack = registry.transaction(async (tx) => {
+    await tx.agents.update("local", { description: "changed" });
+    for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+    throw new Error("roll back");
+  });
+  expect((await claim)?.runner).toBe("r1");
+  await expect(rolledBack).rejects.toThrow("roll back");
+  // The claim's write is kept, the transaction's is not.
+  expect((await registry.jobs.get("job1"))?.runner).toBe("r1");
+  expect((await registry.agents.get("local"))?.description).toBe("");
+});
+
 test("transactions run one at a time, in the order they were asked for", async () => {
-  const registry = open();
+  const registry = await open();
   const order: string[] = [];
   const hold = gate();
   const first = registry.transaction(async (tx) => {
@@ -108,7 +120,7 @@ test("transactions run one at a time, in the order they were asked for", async (
 });
 
 test("a call through a transaction that has ended is refused rather than run outside it", async () => {
-  const registry = open();
+  const registry = await open();
   let kept: Parameters<Parameters<Registry["transaction"]>[0]>[0] | null = null;
   await registry.transaction(async (tx) => {
     kept = tx;
@@ -118,20 +130,11 @@ test("a call through a transaction that has ended is refused rather than run out
 });
 
 test("a repository's own transaction (job files, costs) joins the one it is called in", async () => {
-  const registry = open();
+  const registry = await open();
   await registry.agents.insert(agent("worker"));
   await expect(
     registry.transaction(async (tx) => {
-      await tx.jobs.insert({
-        id: "job1",
-        agent: "worker",
-        status: "queued",
-        prompt: "p",
-        workdir: "/tmp",
-        timeoutS: 60,
-        origin: "rest",
-        createdAt: 1,
-      });
+      await tx.jobs.insert(jobRow("job1", { status: "queued" }));
       await tx.jobFiles.upsert([{ jobId: "job1", path: "a.txt", change: "created", size: 1, at: 1 }]);
       throw new Error("roll back");
     }),

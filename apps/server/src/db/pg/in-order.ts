@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import type { PgExecutor } from "../client.js";
+import type { PgExecutor } from "./client.js";
 
 /** Advisory lock keys: one per identity whose numbers readers take as commit order. */
 export const ORDERED = { jobs: 7_433_101, hubMessages: 7_433_102 } as const;
@@ -21,3 +21,10 @@ export function inOrder<T>(db: PgExecutor, key: number, insert: (tx: PgExecutor)
     return insert(tx);
   });
 }
+
+/**
+ * Advisory lock class a claim takes for an agent (with the hash of its name) while it counts the
+ * agent's jobs and takes one: claims for the same agent from several runners then count one after
+ * another, so together they never pass its maxConcurrent.
+ */
+export const AGENT_CLAIMS = 7_433_103;
