@@ -28,6 +28,34 @@ describe("the security floor", () => {
     await expect(connectMcp(server, "/mcp", { authorization: "Bearer nope" })).rejects.toThrow();
   });
 
+  test("a 401 challenges for a Bearer token, and says invalid_token only when one was sent", async () => {
+    for (const url of ["/api/jobs", "/mcp", "/mcp/gemini"]) {
+      expect((await get(url)).headers.get("www-authenticate"), url).toBe('Bearer realm="corral"');
+      const wrong = await get(url, { authorization: "Bearer wrong-token-wrong-token" });
+      expect(wrong.headers.get("www-authenticate"), url).toBe('Bearer realm="corral", error="invalid_token"');
+      expect(((await wrong.json()) as { error: string }).error, url).toMatch(/wrong token/);
+    }
+  });
+
+  test("an MCP client's OAuth discovery gets JSON saying to send the token, never the panel's page", async () => {
+    for (const url of [
+      "/.well-known/oauth-protected-resource",
+      "/.well-known/oauth-protected-resource/mcp",
+      "/.well-known/oauth-authorization-server",
+      "/.well-known/openid-configuration",
+    ]) {
+      const res = await get(url);
+      expect(res.status, url).toBe(404);
+      expect(res.headers.get("content-type"), url).toMatch(/^application\/json/);
+      expect(await res.json(), url).toMatchObject({ code: "not_found", error: expect.stringMatching(/does not use OAuth.*Authorization: Bearer/) });
+    }
+    const other = await get("/.well-known/security.txt");
+    expect(other.status).toBe(404);
+    expect(await other.json()).toMatchObject({ code: "not_found", error: "no route GET /.well-known/security.txt" });
+    // The panel's deep links are unchanged.
+    expect((await get("/jobs/x", server.auth)).headers.get("content-type")).toMatch(/^text\/html/);
+  });
+
   test("the Bearer scheme is case-insensitive, the token is not", async () => {
     expect((await get("/api/jobs", { authorization: `bearer ${server.token}` })).status).toBe(200);
     expect((await get("/api/jobs", { authorization: `BEARER   ${server.token}` })).status).toBe(200);

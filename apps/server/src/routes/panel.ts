@@ -24,8 +24,14 @@ export function panelCacheControl(file: string): string {
   return file.startsWith(ASSETS_DIR) ? "public, max-age=31536000, immutable" : "no-cache";
 }
 
-/** Paths that belong to the API: an unknown one is a JSON 404, never the panel's page. */
-const API_PATH = /^\/(api|mcp|metrics)(\/|$)/;
+/**
+ * Paths that belong to the API or to clients' discovery: an unknown one is a JSON 404, never the
+ * panel's page (an MCP client reading `/.well-known/oauth-protected-resource` must not parse HTML).
+ */
+const API_PATH = /^\/(api|mcp|metrics|\.well-known)(\/|$)/;
+
+/** Where an OAuth client looks first; Corral answers that it takes a Bearer token instead. */
+const OAUTH_DISCOVERY = /^\/\.well-known\/(oauth-|openid-)/;
 
 /**
  * The control panel: its built files (or Vite serving the sources, under `pnpm dev`), and its
@@ -54,7 +60,10 @@ export function panelRoutes(config: AppConfig, hmrUpgrades: Server) {
     app.setNotFoundHandler((request, reply) => {
       const pathname = request.url.split("?")[0] ?? "";
       if (page && (request.method === "GET" || request.method === "HEAD") && !API_PATH.test(pathname)) return page(request, reply);
-      return reply.code(404).send({ error: `no route ${request.method} ${pathname}`, code: "not_found" } satisfies ApiError);
+      const error = OAUTH_DISCOVERY.test(pathname)
+        ? 'Corral does not use OAuth: send the header Authorization: Bearer <token> (the token is printed at startup and kept in the data dir\'s token file; with Claude Code: claude mcp add --transport http corral <url> --header "Authorization: Bearer <token>")'
+        : `no route ${request.method} ${pathname}`;
+      return reply.code(404).send({ error, code: "not_found" } satisfies ApiError);
     });
   };
 }

@@ -108,6 +108,10 @@ export function registerGuard(app: FastifyInstance, config: AppConfig, token: st
 
   const refuse = (reply: FastifyReply, status: 401 | 403, error: string) =>
     reply.code(status).send({ error, code: status === 401 ? "unauthorized" : "forbidden" } satisfies ApiError);
+  // RFC 6750: a client (an MCP client above all) learns from the challenge that a Bearer token is
+  // wanted; `invalid_token` only when one was sent. No `resource_metadata`: there is no OAuth here.
+  const challenge = (reply: FastifyReply, wrong: boolean) =>
+    reply.header("www-authenticate", wrong ? 'Bearer realm="corral", error="invalid_token"' : 'Bearer realm="corral"');
   const tooMany = (reply: FastifyReply, retryAfterS: number) =>
     reply
       .code(429)
@@ -189,7 +193,7 @@ export function registerGuard(app: FastifyInstance, config: AppConfig, token: st
       if (wait) return tooMany(reply, wait);
       limiter.recordFailure(request.ip);
     }
-    return refuse(reply, verdict.status, verdict.error);
+    return refuse(challenge(reply, verdict.wrongToken), verdict.status, verdict.error);
   });
   return { limiter, routes };
 }
