@@ -43,6 +43,10 @@ describe("the security floor", () => {
       "/.well-known/oauth-protected-resource/mcp",
       "/.well-known/oauth-authorization-server",
       "/.well-known/openid-configuration",
+      // The endpoints a client assumes when discovery finds none (Claude Code 2.1.332 POSTs /register).
+      "/register",
+      "/authorize",
+      "/token",
     ]) {
       const res = await get(url);
       expect(res.status, url).toBe(404);
@@ -52,6 +56,9 @@ describe("the security floor", () => {
     const other = await get("/.well-known/security.txt");
     expect(other.status).toBe(404);
     expect(await other.json()).toMatchObject({ code: "not_found", error: "no route GET /.well-known/security.txt" });
+    const registration = await fetch(`${server.url}/register`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    expect(registration.status).toBe(404);
+    expect(await registration.json()).toMatchObject({ error: expect.stringMatching(/does not use OAuth/) });
     // The panel's deep links are unchanged.
     expect((await get("/jobs/x", server.auth)).headers.get("content-type")).toMatch(/^text\/html/);
   });

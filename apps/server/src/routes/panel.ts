@@ -30,8 +30,12 @@ export function panelCacheControl(file: string): string {
  */
 const API_PATH = /^\/(api|mcp|metrics|\.well-known)(\/|$)/;
 
-/** Where an OAuth client looks first; Corral answers that it takes a Bearer token instead. */
-const OAUTH_DISCOVERY = /^\/\.well-known\/(oauth-|openid-)/;
+/**
+ * Where an MCP client without the token looks for OAuth: the discovery documents, then the
+ * endpoints the MCP spec lets it assume when they are missing (Claude Code 2.1.332 POSTs
+ * `/register`). Each answers that Corral takes a Bearer token instead, which the client shows.
+ */
+const OAUTH_PATH = /^\/(\.well-known\/(oauth-|openid-)|(register|authorize|token)\/?$)/;
 
 /**
  * The control panel: its built files (or Vite serving the sources, under `pnpm dev`), and its
@@ -59,8 +63,9 @@ export function panelRoutes(config: AppConfig, hmrUpgrades: Server) {
     }
     app.setNotFoundHandler((request, reply) => {
       const pathname = request.url.split("?")[0] ?? "";
-      if (page && (request.method === "GET" || request.method === "HEAD") && !API_PATH.test(pathname)) return page(request, reply);
-      const error = OAUTH_DISCOVERY.test(pathname)
+      if (page && (request.method === "GET" || request.method === "HEAD") && !API_PATH.test(pathname) && !OAUTH_PATH.test(pathname))
+        return page(request, reply);
+      const error = OAUTH_PATH.test(pathname)
         ? 'Corral does not use OAuth: send the header Authorization: Bearer <token> (the token is printed at startup and kept in the data dir\'s token file; with Claude Code: claude mcp add --transport http corral <url> --header "Authorization: Bearer <token>")'
         : `no route ${request.method} ${pathname}`;
       return reply.code(404).send({ error, code: "not_found" } satisfies ApiError);
