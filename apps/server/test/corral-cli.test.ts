@@ -211,7 +211,9 @@ describe("running jobs", () => {
   });
 
   test("logs -f into a reader that stops early (| head) ends quietly", async () => {
-    const job = await launch("kiro", "print 200000");
+    // The job goes on after its lines: logs -f must end on the closed pipe, not at the job's end
+    // (a job that ended first would add its end line to stderr on a loaded machine).
+    const job = await launch("kiro", "print 200000\nhang");
     const shell = `"${process.execPath}" "${cli}" logs -f ${job.id} | head -n 2; echo "corral exited $?" >&2`;
     const res = await new Promise<Run>((resolve) => {
       const child = spawn("bash", ["-o", "pipefail", "-c", shell], { env: userEnv() });
@@ -222,6 +224,7 @@ describe("running jobs", () => {
     });
     expect(res.stdout).toBe("line 1\nline 2\n");
     expect(res.stderr).toBe("corral exited 0\n");
+    expect((await corral(["cancel", job.id])).code).toBe(0);
   });
 
   test("cancel stops a running job; logs -f then exits 4", async () => {

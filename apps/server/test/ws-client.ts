@@ -36,9 +36,15 @@ export class WsClient {
     return until(() => this.of(type).find(match), timeoutMs, `a ${type} message`);
   }
 
-  /** Resolves once the job's stream said it ended (the final status comes after all its output and files). */
-  waitForEnd(jobId: string, timeoutMs = 30_000) {
-    return this.waitFor("status", (m) => m.jobId === jobId && isFinalStatus(m.job.status), timeoutMs);
+  /**
+   * Resolves once the job's stream said it ended and has sent all its output: a job that ended
+   * live gets its final status after its output; one that had ended before the subscription gets
+   * it first, before catch-up, so `caught_up` (after the log's end) is waited for too.
+   */
+  async waitForEnd(jobId: string, timeoutMs = 30_000) {
+    const end = await this.waitFor("status", (m) => m.jobId === jobId && isFinalStatus(m.job.status), timeoutMs);
+    await this.waitFor("caught_up", (m) => m.jobId === jobId, timeoutMs);
+    return end;
   }
 
   /** The output text received for a job, in order. */
