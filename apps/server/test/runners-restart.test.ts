@@ -8,6 +8,7 @@ import { api, tempDir, until } from "./helpers.js";
 import { usePostgres } from "./postgres.js";
 import { startRunnerProcess } from "./runner-process.js";
 import { startServerProcess } from "./server-process.js";
+import { pgRegistryAt } from "./test-registry.js";
 import { WsClient } from "./ws-client.js";
 
 const postgres = usePostgres();
@@ -41,9 +42,14 @@ const LINES = 60;
 const expected = Array.from({ length: LINES }, (_, i) => `${i + 1}\n`).join("");
 
 describe.skipIf(!postgres.available)("a server restart while runners' jobs run", () => {
-  test.each(["SIGTERM", "SIGKILL"] as const)(
-    "after %s the server comes back with every job's output once and hears each end",
-    async (signal) => {
+  test.each([
+    ["SIGTERM", "while they run"],
+    ["SIGKILL", "while they run"],
+    // Their output stored while the server was down comes with no NOTIFY: a stream copies it first.
+    ["SIGTERM", "after they ended"],
+  ] as const)(
+    "after %s the server comes back (%s) with every job's output once and hears each end",
+    async (signal, when) => {
       const root = tempDir();
       const url = await postgres.database();
       const first = await serverProcess(root, url);
@@ -71,6 +77,11 @@ describe.skipIf(!postgres.available)("a server restart while runners' jobs run",
       // stop() sends SIGTERM, once: a second signal could mean more to a server that is stopping.
       if (signal === "SIGKILL") first.process.child.kill("SIGKILL");
       await first.process.stop();
+      if (when === "after they ended") {
+        const registry = await pgRegistryAt(url);
+        await until(async () => ((await registry.jobs.withStatus(["queued", "running"])).length === 0 ? true : undefined), 30_000, "the jobs ended");
+        await registry.close();
+      }
       const second = await serverProcess(root, url);
       const clients = await Promise.all(ids.map(() => WsClient.open(second)));
       for (const client of clients) cleanups.push(() => client.close());

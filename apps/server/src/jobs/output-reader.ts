@@ -17,6 +17,14 @@ export class OutputReader {
     private readonly remote: Pick<RemoteJobs, "caughtUp">,
   ) {}
 
+  /**
+   * Before a stream reads the log by chunks (outputFrom): a runner's job gets what its runner
+   * stored and this server has not copied yet (while it was down: no NOTIFY will bring it).
+   */
+  caughtUp(job: Job): Promise<void> {
+    return this.remote.caughtUp(job);
+  }
+
   async readOutput(id: string, cursor: number, limit: number): Promise<OutputPage> {
     const job = await this.jobs.get(id);
     await this.remote.caughtUp(job);

@@ -264,7 +264,8 @@ export class Connection implements StreamSink {
   }
 
   private async subscribeJob(jobId: string, cursor: number): Promise<void> {
-    if (!(await this.services.jobs.find(jobId))) return this.send({ type: "error", field: "jobId", jobId, message: `job ${jobId} not found` });
+    const found = await this.services.jobs.find(jobId);
+    if (!found) return this.send({ type: "error", field: "jobId", jobId, message: `job ${jobId} not found` });
     if (!this.streams.has(jobId) && this.streams.size >= MAX_STREAMS) {
       return this.send({
         type: "error",
@@ -274,6 +275,9 @@ export class Connection implements StreamSink {
       });
     }
     const { jobs, output, files } = this.services;
+    // A runner's output stored while this server was down is copied before the cursor is checked
+    // against the log and the log is read (a cursor another stream of it handed out may lie there).
+    await output.caughtUp(found);
     try {
       output.outputFrom(jobId, cursor, 1);
     } catch (err) {
