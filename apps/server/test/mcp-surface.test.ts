@@ -51,3 +51,22 @@ describe("tool annotations", () => {
     ]);
   });
 });
+
+describe("instructions", () => {
+  test("say what Corral is, the async flow and one agent per file, in under 2,000 characters", () => {
+    for (const [client, run, done] of [
+      [all, "<agent>_run_async", "<agent>_done"],
+      [gemini, "gemini_run_async", "gemini_done"],
+    ] as const) {
+      const text = client.getInstructions() ?? "";
+      expect(text.length).toBeLessThan(2000);
+      expect(text).toMatch(/^Corral runs coding agents/);
+      expect(text).toContain(run);
+      expect(text).toContain("corral_wait");
+      expect(text).toContain(done);
+      expect(text.indexOf(run)).toBeLessThan(text.indexOf("corral_wait"));
+      expect(text).toMatch(/one agent per file/i);
+      expect(text).toMatch(/never let two agents write the same file/i);
+    }
+  });
+});
