@@ -2,6 +2,7 @@ import { McpServer, type RegisteredTool } from "@modelcontextprotocol/sdk/server
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { AgentRow } from "../db/schema.js";
 import type { Services } from "../services.js";
+import { instructionsFor } from "./instructions.js";
 import { serveTasks, TASKS_CAPABILITY } from "./tasks/index.js";
 import { registerAgentTools } from "./tools/agent-tools.js";
 import type { EndedAnswers } from "./tools/ended-answers.js";
@@ -35,6 +36,7 @@ export function createMcpServer(services: Services, mount: McpMount, enabled: Ag
     { name: mount.agent ? `corral-${mount.agent}` : "corral", version: "0.1.0" },
     {
       capabilities: { tools: { listChanged: true }, ...TASKS_CAPABILITY },
+      instructions: instructionsFor(mount.agent),
       // Adding an agent registers three tools: the client hears of it once, not three times.
       debouncedNotificationMethods: ["notifications/tools/list_changed"],
     },

@@ -10,6 +10,7 @@ import { inMcpNames, launchRequestOf } from "../launch-input.js";
 import type { EndedAnswers } from "./ended-answers.js";
 import { doneText, elapsed, OUTPUT_TAIL_CHARS, runText } from "./job-text.js";
 import { errorResult, guarded, keepReporting, onGivenUp, textResult } from "./results.js";
+import { LAUNCHES, READS } from "./annotations.js";
 
 /** One agent's three tools, `<agent>_run`, `<agent>_run_async` and `<agent>_done`, named and answering as pyCorral's callers expect. */
 export function registerAgentTools(server: McpServer, services: Services, agent: AgentRow, answers: EndedAnswers): RegisteredTool[] {
@@ -28,6 +29,8 @@ export function registerAgentTools(server: McpServer, services: Services, agent:
   const run = server.registerTool(
     `${name}_run`,
     {
+      title: `Run with ${name}`,
+      annotations: LAUNCHES,
       description: `Run a task with ${name}${about} and wait for it to finish. The answer begins with "ok" or "error", then details (the "job <id>" line), files and the output's tail. For long tasks prefer ${name}_run_async. ${followUp}`,
       inputSchema: McpJobInputSchema.shape,
     },
@@ -53,6 +56,8 @@ export function registerAgentTools(server: McpServer, services: Services, agent:
   const runAsync = server.registerTool(
     `${name}_run_async`,
     {
+      title: `Start with ${name}`,
+      annotations: LAUNCHES,
       description: `Start a task with ${name}${about} in the background. Returns only the job id; check it with ${name}_done or wait for several with corral_wait. ${followUp}`,
       inputSchema: McpJobInputSchema.shape,
     },
@@ -62,6 +67,8 @@ export function registerAgentTools(server: McpServer, services: Services, agent:
   const done = server.registerTool(
     `${name}_done`,
     {
+      title: `Check a ${name} job`,
+      annotations: READS,
       description: `Check a ${name} job. The answer begins with "pendiente" (still running), "listo" (finished), or "error: " (failed, with exit code and output tail).`,
       inputSchema: { job_id: z.string().min(1).max(200).describe(`The id returned by ${name}_run_async`) },
     },

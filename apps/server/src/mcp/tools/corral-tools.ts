@@ -7,6 +7,7 @@ import type { Services } from "../../services.js";
 import { type HubCaller, hubAgentLines } from "./hub-tools.js";
 import { jobLine, lastLines, statusWord, waitLines } from "./job-text.js";
 import { guarded, keepReporting, textResult } from "./results.js";
+import { CANCELS, READS } from "./annotations.js";
 
 const JobIdArg = z.string().min(1).max(200);
 /** `corral_logs` defaults: lines as `docker logs --tail` counts them, and a cap on their characters. */
@@ -31,6 +32,8 @@ function registerAgentsTool(server: McpServer, services: Services, caller: HubCa
   server.registerTool(
     "corral_agents",
     {
+      title: "List agents",
+      annotations: READS,
       description:
         "List the agents Corral can delegate to: kind, model, workdir, limits and whether each is available now. With a session (or once you registered in one): the agents of that session, registered clients and Corral's agents, each online or not.",
       inputSchema: { session: HubAgentsInputSchema.shape.session.optional() },
@@ -62,6 +65,8 @@ function registerJobsTool(server: McpServer, services: Services): void {
   server.registerTool(
     "corral_jobs",
     {
+      title: "List jobs",
+      annotations: READS,
       description: "List recent jobs, newest first, optionally for one agent or status.",
       inputSchema: {
         agent: z.string().min(1).max(40).optional().describe("Only this agent's jobs"),
@@ -85,6 +90,8 @@ function registerWaitTool(server: McpServer, services: Services): void {
   server.registerTool(
     "corral_wait",
     {
+      title: "Wait for jobs",
+      annotations: READS,
       description:
         "Wait until all the given jobs have ended, or the timeout passes, instead of polling. Returns one line per job (listo, error: … or pendiente), each followed by the files it created, modified and deleted.",
       inputSchema: {
@@ -123,6 +130,8 @@ function registerCancelTool(server: McpServer, services: Services): void {
   server.registerTool(
     "corral_cancel",
     {
+      title: "Cancel a job",
+      annotations: CANCELS,
       description: "Cancel a job: its worker and every process it started are stopped.",
       inputSchema: { job_id: JobIdArg.describe("The job to cancel") },
     },
@@ -140,6 +149,8 @@ function registerLogsTool(server: McpServer, services: Services): void {
   server.registerTool(
     "corral_logs",
     {
+      title: "Read a job's log",
+      annotations: READS,
       description:
         "Read a job's output: its last lines (tail, as docker logs --tail), or from a cursor to page through everything. A page ends with the cursor to continue from.",
       inputSchema: {

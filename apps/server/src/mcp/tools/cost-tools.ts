@@ -5,6 +5,7 @@ import { localTime } from "../../costs/periods.js";
 import { parseInput } from "../../lib/errors.js";
 import type { Services } from "../../services.js";
 import { guarded, textResult } from "./results.js";
+import { READS } from "./annotations.js";
 
 const count = (n: number) => n.toLocaleString("en-US");
 
@@ -43,6 +44,8 @@ export function registerCostTools(server: McpServer, services: Services): void {
   server.registerTool(
     "corral_costs",
     {
+      title: "Costs",
+      annotations: READS,
       description:
         "What delegated work cost: tokens and USD per provider, model, agent or day over a range, with unpriced work shown apart (never as $0), and the budgets with what they have used.",
       inputSchema: {

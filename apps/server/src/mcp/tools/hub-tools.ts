@@ -11,6 +11,7 @@ import type { HubMember } from "../../conversations/hub-member.js";
 import { notFound, ServiceError } from "../../lib/errors.js";
 import type { Services } from "../../services.js";
 import { guarded, keepReporting, textResult } from "./results.js";
+import { HUB_WRITES, READS } from "./annotations.js";
 
 /** Seconds a receive waits when the caller does not say. */
 const RECEIVE_DEFAULT_S = 60;
@@ -58,6 +59,8 @@ export function registerHubTools(server: McpServer, services: Services, caller: 
   server.registerTool(
     "corral_register",
     {
+      title: "Join a conversation",
+      annotations: HUB_WRITES,
       description:
         "Join a conversation session under a name, so other agents of that session can send you messages (corral_send) and you can send to them and to Corral's agents. Lasts until this MCP session ends; registering again replaces it.",
       inputSchema: HubRegisterInputSchema.shape,
@@ -79,6 +82,8 @@ export function registerHubTools(server: McpServer, services: Services, caller: 
   server.registerTool(
     "corral_send",
     {
+      title: "Send a message",
+      annotations: HUB_WRITES,
       description:
         "Send a message to an agent of your session. To a registered agent, it waits in its inbox; to one of Corral's agents (gemini, …), it runs as a job that continues your earlier ones with it, and the answer comes back to you as a message (corral_receive).",
       inputSchema: HubSendInputSchema.shape,
@@ -94,6 +99,8 @@ export function registerHubTools(server: McpServer, services: Services, caller: 
   server.registerTool(
     "corral_receive",
     {
+      title: "Receive messages",
+      annotations: HUB_WRITES,
       description:
         "Wait for messages sent to you and take them, oldest first: answers at once when some are waiting, else when one arrives or at the timeout (then 'no message'). Progress notifications keep the call alive while it waits.",
       inputSchema: HubReceiveInputSchema.shape,
@@ -122,6 +129,8 @@ export function registerHubTools(server: McpServer, services: Services, caller: 
   server.registerTool(
     "corral_read",
     {
+      title: "Read a conversation",
+      annotations: READS,
       description:
         "Read an agent's message history in your session (what it sent and received), oldest first, after a cursor. The answer ends with the cursor to read on from.",
       inputSchema: HubReadInputSchema.shape,

@@ -3,6 +3,7 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import type { Services } from "../../services.js";
 import { guarded, textResult } from "./results.js";
+import { READS_OUTSIDE } from "./annotations.js";
 
 const gb = (bytes: number) => `${(bytes / 1e9).toFixed(1)} GB`;
 const when = (ms: number) => new Date(ms).toISOString().replace(/\.\d+Z$/, "Z");
@@ -25,6 +26,8 @@ export function registerOllamaTools(server: McpServer, services: Services): void
   server.registerTool(
     "ollama_models",
     {
+      title: "Ollama models",
+      annotations: READS_OUTSIDE,
       description:
         "List the Ollama server's models with capabilities (tools, completion, embedding, vision…), context length, size, family/quantization, whether loaded and how much sits in VRAM, cloud or local, and the last live probe. With probe, also asks that model for one real tool call: the `tools` capability only means its template mentions tools.",
       inputSchema: {

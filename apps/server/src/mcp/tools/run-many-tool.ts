@@ -6,6 +6,7 @@ import type { Services } from "../../services.js";
 import { inMcpNames, launchRequestOf } from "../launch-input.js";
 import { runAnswerText } from "./agent-tools.js";
 import { guarded, keepReporting, onGivenUp, textResult } from "./results.js";
+import { LAUNCHES } from "./annotations.js";
 
 const { session: _, ...jobFields } = McpJobInputSchema.shape;
 
@@ -42,6 +43,8 @@ export function registerRunManyTool(server: McpServer, services: Services): void
   server.registerTool(
     "corral_run_many",
     {
+      title: "Run several jobs",
+      annotations: LAUNCHES,
       description:
         'Give one prompt to several agents at once, one job each, and wait for all (async: true returns the ids instead). Every job is checked before any starts: a refusal launches none. The answer begins with "ok" (all succeeded) or "error: …", then each agent\'s section as its _run would answer it, and the panel link comparing them side by side.',
       inputSchema: RunManyInputSchema,
