@@ -5,7 +5,7 @@
 import { execFileSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Client } from "@modelcontextprotocol/client";
 import { isFinalStatus, type AgentWithAvailability, type Job } from "@corral/shared";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { connectMcp, textOf } from "./mcp-client.js";

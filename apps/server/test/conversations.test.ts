@@ -1,7 +1,7 @@
 import { rmSync } from "node:fs";
 import type { HubAgentList, HubMessage, HubMessagePage, HubReceived, HubRegistration, HubSessionList, Job } from "@corral/shared";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/client";
+import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from "vitest";
 import { HUB_LIMITS } from "../src/conversations/hub.js";
 import { api, sleep, startServer, tempDir, type TestServer, until } from "./helpers.js";
@@ -123,7 +123,7 @@ describe("two agents in a session", () => {
     expect(both.indexOf("already here")).toBeLessThan(both.indexOf("me too"));
 
     const progress: number[] = [];
-    const later = b.callTool({ name: "corral_receive", arguments: { timeout_s: 30 } }, undefined, {
+    const later = b.callTool({ name: "corral_receive", arguments: { timeout_s: 30 } }, {
       onprogress: (p) => progress.push(p.progress),
       resetTimeoutOnProgress: true,
     });
@@ -141,7 +141,7 @@ describe("two agents in a session", () => {
     await call(b, "corral_register", { name: "b", session: "cancel" });
 
     const controller = new AbortController();
-    const cancelled = b.callTool({ name: "corral_receive", arguments: { timeout_s: 60 } }, undefined, { signal: controller.signal });
+    const cancelled = b.callTool({ name: "corral_receive", arguments: { timeout_s: 60 } }, { signal: controller.signal });
     await sleep(200);
     controller.abort();
     await expect(cancelled).rejects.toThrow();

@@ -1,6 +1,6 @@
 import { mkdirSync, rmSync } from "node:fs";
 import path from "node:path";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Client } from "@modelcontextprotocol/client";
 import { isFinalStatus, type Job, type JobStatus, type JobThread } from "@corral/shared";
 import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
 import { jobDataPaths } from "../src/jobs/worker-process.js";

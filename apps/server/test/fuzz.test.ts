@@ -1,5 +1,5 @@
 import { isFinalStatus } from "@corral/shared";
-import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import { ProtocolError } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import WebSocket from "ws";
 import { startServer, until, type TestServer } from "./helpers.js";
@@ -231,14 +231,14 @@ test("MCP: random tool arguments give tool errors or invalid-params errors namin
       }
     } catch (err) {
       refusals++;
-      if (!(err instanceof McpError)) {
+      if (!(err instanceof ProtocolError)) {
         // The HTTP layer refuses prototype-pollution keys before JSON-RPC sees them, with a JSON-RPC parse error.
         expect(String(err), `${name} ${JSON.stringify(args).slice(0, 200)}`).toMatch(/-32700.*__proto__ or constructor\.prototype/);
         expect(JSON.stringify(args)).toMatch(/__proto__|constructor|prototype/);
         continue;
       }
-      const message = (err as McpError).message;
-      if ((err as McpError).code === -32602 && name !== "no_such_tool") {
+      const message = (err as ProtocolError).message;
+      if ((err as ProtocolError).code === -32602 && name !== "no_such_tool") {
         // The SDK lists the path of each failing field.
         expect(message, message).toMatch(/"path"|Invalid|Required|expected/i);
       }

@@ -1,6 +1,6 @@
 import { appendFileSync, rmSync } from "node:fs";
 import path from "node:path";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { isFinalStatus, type Job, type JobStatus, type OutputPage } from "@corral/shared";
 import { jobDataPaths } from "../src/jobs/worker-process.js";

@@ -1,6 +1,5 @@
 import path from "node:path";
-import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { describe, expect, test } from "vitest";
 import type { Job, WsStats } from "@corral/shared";
 import { SEND_BUFFER_CAP } from "../src/ws/connection.js";
@@ -178,7 +177,7 @@ describe("MCP sessions", () => {
 
       // An SDK client among them hears of an agent change, and the change itself answers.
       const client = await connectMcp(server);
-      const changed = new Promise<void>((resolve) => client.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve()));
+      const changed = new Promise<void>((resolve) => client.setNotificationHandler("notifications/tools/list_changed", () => resolve()));
       const patched = await api(server, "PATCH", "/api/agents/kiro", { maxConcurrent: 3 });
       expect(patched.status).toBe(200);
       const created = await api(server, "POST", "/api/agents", { name: "late", kind: "command", command: "echo" });

@@ -1,6 +1,6 @@
 // What a client is shown of the MCP surface (issue 28): titles and hints on every tool, the
 // server's instructions, and schemas small enough that listing the tools costs little context.
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startServer, type TestServer } from "./helpers.js";
 import { connectMcp } from "./mcp-client.js";

@@ -1,10 +1,9 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { sleep, startServer, until, type TestServer } from "./helpers.js";
-import { connectMcp, textOf } from "./mcp-client.js";
+import { connectMcp, TEST_MCP_ERA, textOf } from "./mcp-client.js";
 
 let server: TestServer;
 let client: Client;
@@ -30,9 +29,8 @@ describe("/mcp", () => {
     }
     expect(names).toEqual(expect.arrayContaining(["corral_agents", "corral_jobs", "corral_wait", "corral_cancel", "corral_logs"]));
     const run = (await client.listTools()).tools.find((t) => t.name === "gemini_run");
-    expect(Object.keys(run?.inputSchema.properties ?? {})).toEqual(
-      expect.arrayContaining(["prompt", "workdir", "model", "timeout_s", "shared_workdir"]),
-    );
+    // The common options; the rest are shown with ?options=all (mcp-surface.test.ts).
+    expect(Object.keys(run?.inputSchema.properties ?? {})).toEqual(["prompt", "workdir", "model", "session"]);
     expect(run?.inputSchema.required).toEqual(["prompt"]);
   });
 
@@ -53,7 +51,7 @@ describe("/mcp", () => {
 
   test("_run waits, reports progress, and answers ok", async () => {
     const progress: number[] = [];
-    const result = await client.callTool({ name: "kiro_run", arguments: { prompt: "sleep 0.6\nhello", workdir: workdir() } }, undefined, {
+    const result = await client.callTool({ name: "kiro_run", arguments: { prompt: "sleep 0.6\nhello", workdir: workdir() } }, {
       onprogress: (p) => progress.push(p.progress),
     });
     const text = textOf(result);
@@ -96,10 +94,10 @@ describe("/mcp", () => {
     expect(textOf(await call("gemini_done", { job_id: id }))).toMatch(/^error: cancelled/);
   });
 
-  test("cancelling a _run request cancels its job", async () => {
+  test.runIf(TEST_MCP_ERA === "legacy")("cancelling a _run request cancels its job", async () => {
     const controller = new AbortController();
     const pending = client
-      .callTool({ name: "gemini_run", arguments: { prompt: "hang", workdir: workdir() } }, undefined, { signal: controller.signal })
+      .callTool({ name: "gemini_run", arguments: { prompt: "hang", workdir: workdir() } }, { signal: controller.signal })
       .catch((err: unknown) => err);
     const job = await until(async () =>
       (await server.services.jobs.list({ limit: 50, offset: 0, status: ["running"] })).jobs.find((j) => j.prompt === "hang"),
@@ -111,6 +109,22 @@ describe("/mcp", () => {
       return now.status === "running" ? undefined : now;
     });
     expect(ended.status).toBe("cancelled");
+  });
+
+  test.runIf(TEST_MCP_ERA === "modern")("a 2026-07-28 _run whose stream closes keeps its job: the client may re-issue the call", async () => {
+    const controller = new AbortController();
+    const pending = client
+      .callTool({ name: "gemini_run", arguments: { prompt: "hang", workdir: workdir() } }, { signal: controller.signal })
+      .catch((err: unknown) => err);
+    const job = await until(async () =>
+      (await server.services.jobs.list({ limit: 50, offset: 0, status: ["running"] })).jobs.find((j) => j.prompt === "hang"),
+    );
+    controller.abort();
+    await pending;
+    // Closing the stream is how a 2026-07-28 client gives a request up, and a dropped stream looks the same.
+    await sleep(500);
+    expect((await server.services.jobs.get(job.id)).status).toBe("running");
+    expect(textOf(await call("corral_cancel", { job_id: job.id }))).toBe(`${job.id}: cancelled`);
   });
 
   test("corral_logs gives the tail, or pages from a cursor", async () => {
@@ -181,9 +195,12 @@ describe("/mcp", () => {
   });
 
   test("the tool list follows the agents", async () => {
-    const changed = new Promise<void>((resolve) => client.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve()));
+    const changed = new Promise<void>((resolve) => client.setNotificationHandler("notifications/tools/list_changed", () => resolve()));
+    // A 2025-11-25 session hears of it unasked; a 2026-07-28 client listens for it.
+    const listening = TEST_MCP_ERA === "modern" ? await client.listen({ toolsListChanged: true }) : undefined;
     await server.services.agents.create({ name: "dot", kind: "command", command: "echo" });
     await changed;
+    await listening?.close();
     expect((await client.listTools()).tools.map((t) => t.name)).toContain("dot_run_async");
     await server.services.agents.update("dot", { enabled: false });
     await until(async () => ((await client.listTools()).tools.some((t) => t.name === "dot_run") ? undefined : true));
@@ -201,7 +218,8 @@ describe("/mcp/<agent>", () => {
   });
 
   test("an unknown agent's mount answers 404", async () => {
-    await expect(connectMcp(server, "/mcp/nobody")).rejects.toThrow(/404|no enabled agent/);
+    // A client pinned to 2026-07-28 says only that the server did not offer it (its probe got the 404).
+    await expect(connectMcp(server, "/mcp/nobody")).rejects.toThrow(TEST_MCP_ERA === "modern" ? /did not offer/ : /404|no enabled agent/);
   });
 
   test("a disabled agent's mount answers 404 from the next request on, and serves again once it is enabled", async () => {
@@ -210,7 +228,7 @@ describe("/mcp/<agent>", () => {
     expect((await mounted.listTools()).tools.map((t) => t.name)).toContain("mounted_done");
     await server.services.agents.update("mounted", { enabled: false });
     await expect(mounted.listTools()).rejects.toThrow(/404|no enabled agent/);
-    await expect(connectMcp(server, "/mcp/mounted")).rejects.toThrow(/404|no enabled agent/);
+    await expect(connectMcp(server, "/mcp/mounted")).rejects.toThrow(TEST_MCP_ERA === "modern" ? /did not offer/ : /404|no enabled agent/);
     await server.services.agents.update("mounted", { enabled: true });
     const again = await connectMcp(server, "/mcp/mounted");
     expect((await again.listTools()).tools.map((t) => t.name)).toContain("mounted_done");

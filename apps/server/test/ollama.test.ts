@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { createServer } from "node:net";
 import path from "node:path";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Client } from "@modelcontextprotocol/client";
 import { afterEach, describe, expect, test } from "vitest";
 import type { AgentWithAvailability, Job, OllamaModelList, OllamaProbe } from "@corral/shared";
 import { startFakeOllama, writesFile, type FakeOllama, type FakeModel } from "./fixtures/fake-ollama.js";

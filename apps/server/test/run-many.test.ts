@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import type { ApiError, Job, JobGroup } from "@corral/shared";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { Client } from "@modelcontextprotocol/client";
+import type { CallToolResult } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { api, startServer, until, type TestServer } from "./helpers.js";
 import { connectMcp, textOf } from "./mcp-client.js";
@@ -23,7 +23,7 @@ let dirs = 0;
 const freshDir = () => path.join(server.root, `many-${++dirs}`);
 const jobCount = async () => (await server.services.jobs.list({ limit: 1, offset: 0 })).total;
 const runMany = (args: Record<string, unknown>, options?: { signal?: AbortSignal; onprogress?: (p: { progress: number }) => void }) =>
-  client.callTool({ name: "corral_run_many", arguments: args }, undefined, options) as Promise<CallToolResult>;
+  client.callTool({ name: "corral_run_many", arguments: args }, options) as Promise<CallToolResult>;
 
 describe("corral_run_many (MCP)", () => {
   test("three agents each answer, each in its own folder of the workdir, with progress while they run", async () => {

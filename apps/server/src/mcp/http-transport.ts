@@ -1,16 +1,17 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { isJsonContentType } from "@modelcontextprotocol/sdk/shared/mediaType.js";
-import type { Transport, TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   isInitializeRequest,
+  isJsonContentType,
   type JSONRPCMessage,
-  JSONRPCMessageSchema,
-  type MessageExtraInfo,
   type JSONRPCRequest,
+  type MessageExtraInfo,
+  parseJSONRPCMessage,
   type RequestId,
   SUPPORTED_PROTOCOL_VERSIONS,
-} from "@modelcontextprotocol/sdk/types.js";
+  type Transport,
+  type TransportSendOptions,
+} from "@modelcontextprotocol/server";
 import type { McpOutbox } from "./outbox.js";
 
 /** The revision that removed JSON-RPC batches from MCP: a client that speaks it (or a later one) sends none. */
@@ -159,7 +160,7 @@ export class NodeStreamableHttpTransport implements Transport {
     }
     let messages: JSONRPCMessage[];
     try {
-      messages = batch ? body.map((m) => JSONRPCMessageSchema.parse(m)) : [JSONRPCMessageSchema.parse(body)];
+      messages = batch ? body.map((m) => parseJSONRPCMessage(m)) : [parseJSONRPCMessage(body)];
     } catch {
       return this.refuse(res, 400, -32700, "Parse error: Invalid JSON-RPC message");
     }
@@ -170,8 +171,8 @@ export class NodeStreamableHttpTransport implements Transport {
       this.onInitialized(this.sessionId);
     } else if (!this.validSession(req, res)) return;
 
-    // The SDK builds a URL from the request for handlers too; none of Corral's reads it.
-    const extra: MessageExtraInfo = { requestInfo: { headers: req.headers } };
+    // The SDK can hand handlers a web-standard Request; none of Corral's reads it, so none is built.
+    const extra: MessageExtraInfo = {};
     const requests = messages.filter(isRequest);
     const refused = this.callsRefusal(requests);
     if (refused) return this.refuse(res, ...refused);

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Services } from "../services.js";
 import { McpOutbox } from "./outbox.js";
+import type { ModernMcp } from "./modern.js";
 import { loadMcpRuntime, type McpRuntime } from "./runtime.js";
 import type { McpMount } from "./server-factory.js";
 import { McpSessions, SessionsFullError, type McpSession } from "./sessions.js";
@@ -10,8 +11,32 @@ function jsonRpcError(reply: FastifyReply, status: number, message: string) {
   return reply.code(status).send({ jsonrpc: "2.0", error: { code: -32000, message }, id: null });
 }
 
+/** `?options=all` on a mount's URL: the launch tools show every option. */
+function mountOf(request: FastifyRequest, agent: string | null): McpMount | string {
+  const { options, ...other } = (request.query ?? {}) as Record<string, unknown>;
+  const unknown = Object.keys(other)[0];
+  if (unknown !== undefined) return `unknown query parameter ${unknown}: an MCP URL takes only options=all (every launch option in the tools' schemas)`;
+  if (options !== undefined && options !== "all") return "options: the only value is all (every launch option in the tools' schemas); leave it out for the common ones";
+  return { agent, showAll: options === "all" };
+}
+
 /**
- * Streamable HTTP MCP at `/mcp` and `/mcp/<agent>`. Sessions live in memory, capped; idle ones
+ * Whether a request is of the 2025-11-25 era (a session, or the `initialize` that opens one) as
+ * the SDK's own routing decides it; a request on a session is, without reading further.
+ */
+async function isLegacy(request: FastifyRequest, mcp: McpRuntime): Promise<boolean> {
+  if (request.headers["mcp-session-id"] !== undefined) return true;
+  const headers = new Headers();
+  for (const name of ["mcp-protocol-version", "mcp-method", "mcp-name", "content-type"]) {
+    const value = request.headers[name];
+    if (typeof value === "string") headers.set(name, value);
+  }
+  return mcp.isLegacyRequest(new Request(`http://corral${request.url}`, { method: request.method, headers }), request.body);
+}
+
+/**
+ * Streamable HTTP MCP at `/mcp` and `/mcp/<agent>`, in both protocol eras. A 2026-07-28 request
+ * is served on its own (`ModernMcp`); 2025-11-25 sessions live in memory, capped; idle ones
  * expire (real clients rarely send DELETE) and all are closed at shutdown.
  */
 export function mcpRoutes(services: Services) {
@@ -20,14 +45,26 @@ export function mcpRoutes(services: Services) {
     const answers = new EndedAnswers(services.jobEvents, services.costs);
     const outbox = new McpOutbox(services.config.mcpMaxPendingBytes);
 
-    const handle = async (request: FastifyRequest, reply: FastifyReply, mount: McpMount) => {
+    let modern: ModernMcp | undefined;
+    const modernMcp = (mcp: McpRuntime) => {
+      modern ??= new mcp.ModernMcp(services, answers, () => sessions.enabledAgents());
+      return modern;
+    };
+    const onAgentsChanged = () => modern?.toolsChanged();
+    services.agents.on("changed", onAgentsChanged);
+
+    const handle = async (request: FastifyRequest, reply: FastifyReply, agent: string | null) => {
+      const mount = mountOf(request, agent);
+      if (typeof mount === "string") return jsonRpcError(reply, 400, mount);
       // From the registry read the sessions keep per change of it, not a read per request.
       if (mount.agent && !(await sessions.enabledAgents()).rows.some((a) => a.name === mount.agent)) {
         return jsonRpcError(reply, 404, `no enabled agent named ${mount.agent}; see GET /api/agents`);
       }
+      const mcp = await loadMcpRuntime();
+      if (!(await isLegacy(request, mcp))) return modernMcp(mcp).serve(request, reply, mount);
       const sessionId = request.headers["mcp-session-id"];
       let session = typeof sessionId === "string" ? sessions.get(sessionId) : undefined;
-      if (typeof sessionId === "string" && (!session || session.mount.agent !== mount.agent)) {
+      if (typeof sessionId === "string" && (!session || session.mount.agent !== mount.agent || session.mount.showAll !== mount.showAll)) {
         return jsonRpcError(
           reply,
           404,
@@ -35,9 +72,12 @@ export function mcpRoutes(services: Services) {
         );
       }
       if (!session) {
-        const mcp = await loadMcpRuntime();
         if (request.method !== "POST" || !mcp.isInitializeRequest(request.body)) {
-          return jsonRpcError(reply, 400, "no session: send an initialize request first (without an mcp-session-id header)");
+          return jsonRpcError(
+            reply,
+            400,
+            "no session: send an initialize request first (without an mcp-session-id header), or speak MCP 2026-07-28 (each request carries its _meta)",
+          );
         }
         try {
           sessions.makeRoom();
@@ -72,7 +112,7 @@ export function mcpRoutes(services: Services) {
 
     const openSession = async (mount: McpMount, mcp: McpRuntime): Promise<McpSession> => {
       const { generation, rows } = await sessions.enabledAgents();
-      const tools = mcp.createMcpServer(services, mount, rows, answers);
+      const tools = mcp.createMcpServer(services, mount, rows, answers, "legacy");
       const session: McpSession = {
         mount,
         tools,
@@ -100,6 +140,8 @@ export function mcpRoutes(services: Services) {
 
     app.addHook("onClose", async () => {
       clearInterval(sweep);
+      services.agents.off("changed", onAgentsChanged);
+      await modern?.close();
       await sessions.closeAll();
       answers.close();
     });
@@ -116,13 +158,13 @@ export function mcpRoutes(services: Services) {
         method,
         url: "/mcp",
         schema: described("MCP: every agent's tools and the corral_* tools"),
-        handler: (request, reply) => handle(request, reply, { agent: null }),
+        handler: (request, reply) => handle(request, reply, null),
       });
       app.route({
         method,
         url: "/mcp/:agent",
         schema: described("MCP: one agent's tools, named as in pyCorral"),
-        handler: (request, reply) => handle(request, reply, { agent: (request.params as { agent: string }).agent }),
+        handler: (request, reply) => handle(request, reply, (request.params as { agent: string }).agent),
       });
     }
   };

@@ -1,10 +1,13 @@
-import type { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import type { isInitializeRequest, isLegacyRequest } from "@modelcontextprotocol/server";
 import type { NodeStreamableHttpTransport } from "./http-transport.js";
+import type { ModernMcp } from "./modern.js";
 import type { createMcpServer } from "./server-factory.js";
 
-/** What opening an MCP session needs: the transport and the SDK's schemas, and the tools built on them. */
+/** What serving MCP needs: the 2025-11-25 session transport, the 2026-07-28 handler, the era test, and the tools. */
 export interface McpRuntime {
   NodeStreamableHttpTransport: typeof NodeStreamableHttpTransport;
+  ModernMcp: typeof ModernMcp;
+  isLegacyRequest: typeof isLegacyRequest;
   isInitializeRequest: typeof isInitializeRequest;
   createMcpServer: typeof createMcpServer;
 }
@@ -12,14 +15,16 @@ export interface McpRuntime {
 let loading: Promise<McpRuntime> | undefined;
 
 /**
- * Loaded with the first session, not at start: the SDK's schemas were a third of a cold start
+ * Loaded with the first MCP request, not at start: the SDK's schemas were a third of a cold start
  * and a good part of idle memory, and many starts never serve MCP (the panel, REST).
  */
 export function loadMcpRuntime(): Promise<McpRuntime> {
-  loading ??= Promise.all([import("./http-transport.js"), import("@modelcontextprotocol/sdk/types.js"), import("./server-factory.js")]).then(
-    ([transport, types, factory]) => ({
+  loading ??= Promise.all([import("./http-transport.js"), import("./modern.js"), import("@modelcontextprotocol/server"), import("./server-factory.js")]).then(
+    ([transport, modern, sdk, factory]) => ({
       NodeStreamableHttpTransport: transport.NodeStreamableHttpTransport,
-      isInitializeRequest: types.isInitializeRequest,
+      ModernMcp: modern.ModernMcp,
+      isLegacyRequest: sdk.isLegacyRequest,
+      isInitializeRequest: sdk.isInitializeRequest,
       createMcpServer: factory.createMcpServer,
     }),
     (err: unknown) => {

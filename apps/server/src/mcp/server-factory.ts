@@ -1,5 +1,4 @@
-import { McpServer, type RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { McpServer, type RegisteredTool, type Transport } from "@modelcontextprotocol/server";
 import type { AgentRow } from "../db/schema.js";
 import type { Services } from "../services.js";
 import { instructionsFor } from "./instructions.js";
@@ -15,7 +14,15 @@ import { registerRunManyTool } from "./tools/run-many-tool.js";
 export interface McpMount {
   /** Null: every agent plus the corral tools (`/mcp`); else that agent's tools only. */
   agent: string | null;
+  /** `?options=all`: the launch tools' schemas show every option, not only the common ones. */
+  showAll: boolean;
 }
+
+/**
+ * The protocol era a server instance answers in: `legacy` for one 2025-11-25 session, `modern`
+ * for one 2026-07-28 request (no session: nothing of it outlives the request).
+ */
+export type McpEra = "legacy" | "modern";
 
 export interface SessionServer {
   server: McpServer;
@@ -28,14 +35,16 @@ export interface SessionServer {
 }
 
 /**
- * One MCP server per session. Its agent tools follow the registry through `syncTools`, which the
- * session table calls with one read of the registry for all sessions.
+ * One MCP server per 2025-11-25 session, or per 2026-07-28 request. A session's agent tools
+ * follow the registry through `syncTools`, which the session table calls with one read of the
+ * registry for all sessions; a request's are those of the registry when it came.
  */
-export function createMcpServer(services: Services, mount: McpMount, enabled: AgentRow[], answers: EndedAnswers): SessionServer {
+export function createMcpServer(services: Services, mount: McpMount, enabled: AgentRow[], answers: EndedAnswers, era: McpEra): SessionServer {
   const server = new McpServer(
     { name: mount.agent ? `corral-${mount.agent}` : "corral", version: "0.1.0" },
     {
-      capabilities: { tools: { listChanged: true }, ...TASKS_CAPABILITY },
+      // MCP tasks as 2025-11-25 has them live in a session; the 2026-07-28 revision moved them to an extension.
+      capabilities: { tools: { listChanged: true }, ...(era === "legacy" ? TASKS_CAPABILITY : {}) },
       instructions: instructionsFor(mount.agent),
       // Adding an agent registers three tools: the client hears of it once, not three times.
       debouncedNotificationMethods: ["notifications/tools/list_changed"],
@@ -51,7 +60,7 @@ export function createMcpServer(services: Services, mount: McpMount, enabled: Ag
       tools.delete(name);
     }
     for (const [name, agent] of wanted) {
-      if (!tools.has(name)) tools.set(name, { description: agent.description, registered: registerAgentTools(server, services, agent, answers) });
+      if (!tools.has(name)) tools.set(name, { description: agent.description, registered: registerAgentTools(server, services, agent, answers, mount.showAll) });
     }
   };
   syncTools(enabled);
@@ -63,12 +72,15 @@ export function createMcpServer(services: Services, mount: McpMount, enabled: Ag
     registerCostTools(server, services);
     registerOllamaTools(server, services);
   }
-  const withTasks = serveTasks(server, services, {
-    runAgent: (tool) => {
-      const agent = tool.endsWith("_run") ? tool.slice(0, -"_run".length) : undefined;
-      return agent !== undefined && tools.has(agent) ? agent : undefined;
-    },
-  });
+  const withTasks =
+    era === "legacy"
+      ? serveTasks(server, services, {
+          runAgent: (tool) => {
+            const agent = tool.endsWith("_run") ? tool.slice(0, -"_run".length) : undefined;
+            return agent !== undefined && tools.has(agent) ? agent : undefined;
+          },
+        })
+      : (transport: Transport) => transport;
   const connect = (transport: Transport) => server.connect(withTasks(transport));
   const holdsHubName = () => caller?.member?.ended === false;
   return { server, syncTools, connect, holdsHubName };

@@ -1,24 +1,21 @@
 import { randomUUID } from "node:crypto";
 import { isFinalStatus, McpJobInputSchema, type Job } from "@corral/shared";
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { Transport, TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
-  CancelTaskRequestSchema,
   type CreateTaskResult,
-  ErrorCode,
-  GetTaskPayloadRequestSchema,
-  GetTaskRequestSchema,
   type JSONRPCMessage,
   type JSONRPCRequest,
-  ListTasksRequestSchema,
-  McpError,
+  type McpServer,
   type MessageExtraInfo,
+  ProtocolError,
+  ProtocolErrorCode,
   RELATED_TASK_META_KEY,
   type RequestId,
   type ServerCapabilities,
-  TaskMetadataSchema,
   type Tool,
-} from "@modelcontextprotocol/sdk/types.js";
+  type Transport,
+  type TransportSendOptions,
+} from "@modelcontextprotocol/server";
+import { z } from "zod";
 import { mcpActor } from "../../audit/service.js";
 import type { McpTaskRow } from "../../db/schema.js";
 import { parseInput, ServiceError } from "../../lib/errors.js";
@@ -61,12 +58,19 @@ export interface TaskTools {
 export function serveTasks(server: McpServer, services: Services, tools: TaskTools): (transport: Transport) => Transport {
   const tasks = new SessionTasks(server, services);
   const low = server.server;
-  low.setRequestHandler(GetTaskRequestSchema, async (request, extra) => taskOf(...(await tasks.reach(request.params.taskId, extra.sessionId))));
-  low.setRequestHandler(ListTasksRequestSchema, (request, extra) => tasks.list(extra.sessionId, request.params?.cursor));
-  low.setRequestHandler(CancelTaskRequestSchema, (request, extra) => tasks.cancel(request.params.taskId, extra.sessionId));
-  low.setRequestHandler(GetTaskPayloadRequestSchema, (request, extra) => tasks.result(request.params.taskId, extra.sessionId, extra.signal));
+  // 2025-11-25 methods the SDK, built for 2026-07-28, no longer knows: served as custom methods.
+  low.setRequestHandler("tasks/get", { params: TaskIdParams }, async ({ taskId }, extra) => taskOf(...(await tasks.reach(taskId, extra.sessionId))));
+  low.setRequestHandler("tasks/list", { params: ListParams }, ({ cursor }, extra) => tasks.list(extra.sessionId, cursor));
+  low.setRequestHandler("tasks/cancel", { params: TaskIdParams }, ({ taskId }, extra) => tasks.cancel(taskId, extra.sessionId));
+  low.setRequestHandler("tasks/result", { params: TaskIdParams }, ({ taskId }, extra) => tasks.result(taskId, extra.sessionId, extra.mcpReq.signal));
   return (transport) => new TaskCallsTransport(transport, tasks, tools);
 }
+
+const TaskIdParams = z.looseObject({ taskId: z.string() });
+const ListParams = z.looseObject({ cursor: z.string().optional() }).optional().transform((p) => p ?? {});
+
+/** A task's metadata as a 2025-11-25 `tools/call` carries it. */
+const TaskMetadataSchema = z.looseObject({ ttl: z.number().optional() });
 
 class SessionTasks {
   constructor(
@@ -103,8 +107,8 @@ class SessionTasks {
   async reach(taskId: string, sessionId: string | undefined): Promise<[McpTaskRow, Job]> {
     const row = await this.repo.get(taskId);
     const job = row && (await this.services.jobs.find(row.jobId));
-    if (!row || !job) throw new McpError(ErrorCode.InvalidParams, `Failed to retrieve task: Task not found: ${taskId}`);
-    if (isExpired(row, job)) throw new McpError(ErrorCode.InvalidParams, `Failed to retrieve task: Task has expired: ${taskId}`);
+    if (!row || !job) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Failed to retrieve task: Task not found: ${taskId}`);
+    if (isExpired(row, job)) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Failed to retrieve task: Task has expired: ${taskId}`);
     if (sessionId !== undefined && row.sessionId !== sessionId) await this.repo.moveToSession(taskId, sessionId);
     return [row, job];
   }
@@ -130,7 +134,7 @@ class SessionTasks {
   async cancel(taskId: string, sessionId: string | undefined) {
     const [row, job] = await this.reach(taskId, sessionId);
     const { status } = taskOf(row, job);
-    if (isTerminal(status)) throw new McpError(ErrorCode.InvalidParams, `Cannot cancel task: already in terminal status '${status}'`);
+    if (isTerminal(status)) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Cannot cancel task: already in terminal status '${status}'`);
     await this.repo.cancel(taskId, Date.now());
     const ended = await this.services.cancels.cancel(job.id, this.actor());
     return taskOf((await this.repo.get(taskId)) ?? row, ended);
@@ -143,7 +147,7 @@ class SessionTasks {
   async result(taskId: string, sessionId: string | undefined, signal: AbortSignal) {
     let [, job] = await this.reach(taskId, sessionId);
     while (!isFinalStatus(job.status)) {
-      if (signal.aborted) throw new McpError(ErrorCode.InvalidRequest, "Request cancelled");
+      if (signal.aborted) throw new ProtocolError(ProtocolErrorCode.InvalidRequest, "Request cancelled");
       await this.services.waits.waitFor([job.id], Number.MAX_SAFE_INTEGER, signal);
       [, job] = await this.reach(taskId, sessionId);
     }
@@ -231,21 +235,21 @@ class TaskCallsTransport implements Transport {
     const fail = (code: number, message: string): JSONRPCMessage => ({ jsonrpc: "2.0", id: request.id, error: { code, message } });
     if (!agent || this.sessionId === undefined) {
       return fail(
-        ErrorCode.MethodNotFound,
+        ProtocolErrorCode.MethodNotFound,
         `${name || "this tool"} does not run as a task: only the <agent>_run tools take a task (execution.taskSupport "optional"); call it without "task"`,
       );
     }
     const task = TaskMetadataSchema.safeParse(params.task);
     if (!task.success)
       return fail(
-        ErrorCode.InvalidParams,
+        ProtocolErrorCode.InvalidParams,
         `error: task.ttl: ${task.error.issues[0]?.message ?? "invalid"}; give a time to live in milliseconds, or leave it out`,
       );
     try {
       return { jsonrpc: "2.0", id: request.id, result: await this.tasks.create(agent, name, params.arguments, task.data.ttl, this.sessionId) };
     } catch (err) {
-      if (err instanceof ServiceError) return fail(ErrorCode.InvalidParams, `error: ${err.field ? `${err.field}: ` : ""}${err.message}`);
-      return fail(ErrorCode.InternalError, `error: the server could not start this task: ${err instanceof Error ? err.message : String(err)}`);
+      if (err instanceof ServiceError) return fail(ProtocolErrorCode.InvalidParams, `error: ${err.field ? `${err.field}: ` : ""}${err.message}`);
+      return fail(ProtocolErrorCode.InternalError, `error: the server could not start this task: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
 }

@@ -1,5 +1,5 @@
 import { JobStatusSchema, type Job } from "@corral/shared";
-import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import { ProtocolError } from "@modelcontextprotocol/server";
 import { expect, test } from "vitest";
 import type { McpTaskRow } from "../../db/schema.js";
 import { DEFAULT_TASK_TTL_MS, decodeCursor, encodeCursor, isExpired, MAX_TASK_TTL_MS, taskOf, taskTtl } from "./task-view.js";
@@ -48,6 +48,6 @@ test("a task expires once past its ttl with its job ended, never while the job r
 test("a cursor round-trips; anything else is refused as invalid params", () => {
   expect(decodeCursor(encodeCursor({ createdAt: 42, id: "t9" }))).toEqual({ createdAt: 42, id: "t9" });
   for (const bad of ["", "x", Buffer.from("[1]").toString("base64url"), Buffer.from('["1","a"]').toString("base64url")]) {
-    expect(() => decodeCursor(bad)).toThrow(McpError);
+    expect(() => decodeCursor(bad)).toThrow(ProtocolError);
   }
 });

@@ -1,5 +1,5 @@
 import { isFinalStatus, type Job, type JobStatus } from "@corral/shared";
-import { ErrorCode, McpError, type Task } from "@modelcontextprotocol/sdk/types.js";
+import { ProtocolError, ProtocolErrorCode, type Task } from "@modelcontextprotocol/server";
 import type { TaskPageStart } from "../../db/registry.js";
 import type { McpTaskRow } from "../../db/schema.js";
 
@@ -77,5 +77,5 @@ export function decodeCursor(cursor: string): TaskPageStart {
   } catch {
     // Answered below: a cursor this server did not hand out.
   }
-  throw new McpError(ErrorCode.InvalidParams, "Invalid cursor: pass the nextCursor of a previous tasks/list, or none for the first page");
+  throw new ProtocolError(ProtocolErrorCode.InvalidParams, "Invalid cursor: pass the nextCursor of a previous tasks/list, or none for the first page");
 }

@@ -1,50 +1,60 @@
 import { isFinalStatus, type Job, type McpJobInput, McpJobInputSchema } from "@corral/shared";
+import { CLIENT_INFO_META_KEY, type CallToolResult, type Implementation, type McpServer, type RegisteredTool } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import type { McpServer, RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { agentKindModule } from "../../agents/kind-lookup.js";
 import type { AgentRow } from "../../db/schema.js";
 import { mcpActor } from "../../audit/service.js";
 import type { Services } from "../../services.js";
-import { inMcpNames, launchRequestOf } from "../launch-input.js";
+import { inMcpNames, launchRequestOf, RARE_LAUNCH_OPTIONS } from "../launch-input.js";
 import type { EndedAnswers } from "./ended-answers.js";
 import { doneText, elapsed, OUTPUT_TAIL_CHARS, runText } from "./job-text.js";
-import { errorResult, guarded, keepReporting, onGivenUp, textResult } from "./results.js";
+import { errorResult, guarded, keepReporting, onGivenUp, textResult, type ToolExtra } from "./results.js";
 import { LAUNCHES, READS } from "./annotations.js";
+import { defineTool } from "./define.js";
+
+const DoneInputSchema = z.object({ job_id: z.string().min(1).max(200).describe("The job id") });
 
 /** One agent's three tools, `<agent>_run`, `<agent>_run_async` and `<agent>_done`, named and answering as pyCorral's callers expect. */
-export function registerAgentTools(server: McpServer, services: Services, agent: AgentRow, answers: EndedAnswers): RegisteredTool[] {
+export function registerAgentTools(
+  server: McpServer,
+  services: Services,
+  agent: AgentRow,
+  answers: EndedAnswers,
+  showAll: boolean,
+): RegisteredTool[] {
   const { jobs, launches, waits, cancels, config } = services;
   const name = agent.name;
   const about = agent.description ? ` (${agent.description})` : "";
   const tail = (job: Job, onFailure?: () => void) => outputTail(services, job, onFailure);
-  // How to follow up, told where the job id is handed out; agents whose kind cannot resume say so instead.
-  const followUp = agentKindModule(agent.kind)?.resumes
-    ? `Once the job has ended, pass its id as \`session\` to ${name}_run or ${name}_run_async to follow up: the worker continues that conversation with its context (same workdir and model unless given).`
-    : `${name} cannot continue a conversation: \`session\` is refused.`;
-  /** The session's client, for the audit trail (known once `initialize` is done). */
-  const actor = () => mcpActor(server.server.getClientVersion());
-  const launch = (input: McpJobInput) => inMcpNames(() => launches.launch(name, launchRequestOf(input), "mcp", actor().client));
+  // An agent whose kind cannot continue a conversation refuses `session`: its schema does not show it.
+  const resumes = agentKindModule(agent.kind)?.resumes === true;
+  const rare = resumes ? RARE_LAUNCH_OPTIONS : [...RARE_LAUNCH_OPTIONS, "session" as const];
+  const launch = (input: McpJobInput, extra: ToolExtra) =>
+    inMcpNames(() => launches.launch(name, launchRequestOf(input), "mcp", actor(extra).client));
+  const actor = (extra: ToolExtra) => mcpActor(clientOf(server, extra));
 
-  const run = server.registerTool(
+  const run = defineTool(
+    server,
     `${name}_run`,
     {
       title: `Run with ${name}`,
       annotations: LAUNCHES,
-      description: `Run a task with ${name}${about} and wait for it to finish. The answer begins with "ok" or "error", then details (the "job <id>" line), files and the output's tail. For long tasks prefer ${name}_run_async. ${followUp}`,
-      inputSchema: McpJobInputSchema.shape,
+      description: `Delegate a task to ${name}${about} and wait for it. Answers ok or error, the job id, files and output.`,
+      input: McpJobInputSchema,
+      rare,
+      showAll,
     },
     (input, extra) =>
       guarded(async () => {
-        const job = await launch(input);
+        const job = await launch(input, extra);
         const stopReporting = keepReporting(extra, config.progressIntervalMs, async () => {
           const now = await jobs.get(job.id);
           return { progress: (Date.now() - job.createdAt) / 1000, message: `job ${job.id} ${now.status} for ${elapsed(now)}` };
         });
         // The caller gave up: its job goes too. Nobody awaits this, so a failure is only dropped.
-        const stopListening = onGivenUp(extra, () => void cancels.cancel(job.id, actor()).catch(() => undefined));
+        const stopListening = onGivenUp(extra, () => void cancels.cancel(job.id, actor(extra)).catch(() => undefined));
         try {
-          const [done] = await waits.waitFor([job.id], Number.MAX_SAFE_INTEGER, extra.signal);
+          const [done] = await waits.waitFor([job.id], Number.MAX_SAFE_INTEGER, extra.mcpReq.signal);
           return await runAnswer(services, done ?? (await jobs.get(job.id)));
         } finally {
           stopReporting();
@@ -53,24 +63,28 @@ export function registerAgentTools(server: McpServer, services: Services, agent:
       }),
   );
 
-  const runAsync = server.registerTool(
+  const runAsync = defineTool(
+    server,
     `${name}_run_async`,
     {
       title: `Start with ${name}`,
       annotations: LAUNCHES,
-      description: `Start a task with ${name}${about} in the background. Returns only the job id; check it with ${name}_done or wait for several with corral_wait. ${followUp}`,
-      inputSchema: McpJobInputSchema.shape,
+      description: `Start a task with ${name} in the background; returns the job id for ${name}_done or corral_wait.`,
+      input: McpJobInputSchema,
+      rare,
+      showAll,
     },
-    (input) => guarded(async () => textResult((await launch(input)).id)),
+    (input, extra) => guarded(async () => textResult((await launch(input, extra)).id)),
   );
 
-  const done = server.registerTool(
+  const done = defineTool(
+    server,
     `${name}_done`,
     {
       title: `Check a ${name} job`,
       annotations: READS,
-      description: `Check a ${name} job. The answer begins with "pendiente" (still running), "listo" (finished), or "error: " (failed, with exit code and output tail).`,
-      inputSchema: { job_id: z.string().min(1).max(200).describe(`The id returned by ${name}_run_async`) },
+      description: `A ${name} job's state: pendiente (running), listo (its answer) or error: (exit code, output).`,
+      input: DoneInputSchema,
     },
     ({ job_id }) =>
       guarded(async () => {
@@ -92,6 +106,15 @@ export function registerAgentTools(server: McpServer, services: Services, agent:
   );
 
   return [run, runAsync, done];
+}
+
+/**
+ * The client a call came from, for the audit trail: a 2026-07-28 request names it in its own
+ * envelope; a 2025-11-25 session named it once, at `initialize`.
+ */
+export function clientOf(server: McpServer, extra: ToolExtra): { name: string; version: string } | undefined {
+  const envelope = extra.mcpReq.envelope as Record<string, unknown> | undefined;
+  return (envelope?.[CLIENT_INFO_META_KEY] as Implementation | undefined) ?? server.server.getClientVersion();
 }
 
 /** What `<agent>_run` answers for an ended job; an MCP task of one answers the same (mcp/tasks). */

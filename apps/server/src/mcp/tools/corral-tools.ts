@@ -1,11 +1,13 @@
 import { HubAgentsInputSchema, isFinalStatus, JobStatusSchema } from "@corral/shared";
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { McpServer } from "@modelcontextprotocol/server";
+import { defineTool } from "./define.js";
 import { z } from "zod";
 import { mcpActor } from "../../audit/service.js";
 import { notFound } from "../../lib/errors.js";
 import type { Services } from "../../services.js";
 import { type HubCaller, hubAgentLines } from "./hub-tools.js";
 import { jobLine, lastLines, statusWord, waitLines } from "./job-text.js";
+import { clientOf } from "./agent-tools.js";
 import { guarded, keepReporting, textResult } from "./results.js";
 import { CANCELS, READS } from "./annotations.js";
 
@@ -13,6 +15,34 @@ const JobIdArg = z.string().min(1).max(200);
 /** `corral_logs` defaults: lines as `docker logs --tail` counts them, and a cap on their characters. */
 const LOG_TAIL_LINES = 100;
 const LOG_MAX_CHARS = 20_000;
+
+const CorralAgentsInput = z.object({ session: HubAgentsInputSchema.shape.session.optional() });
+
+const CorralJobsInput = z.object({
+  agent: z.string().min(1).max(40).optional().describe("Only this agent's jobs"),
+  status: JobStatusSchema.optional().describe("Only jobs in this status"),
+  limit: z.number().int().min(1).max(200).default(20).describe("How many"),
+});
+
+const CorralWaitInput = z.object({
+  job_ids: z.array(JobIdArg).min(1).max(100).describe("Job ids from *_run_async"),
+  timeout_s: z.number().int().min(1).max(3600).default(600).describe("Longest wait in seconds"),
+});
+
+const CorralCancelInput = z.object({ job_id: JobIdArg.describe("The job to cancel") });
+
+const CorralLogsInput = z.object({
+  job_id: JobIdArg.describe("The job"),
+  tail: z.number().int().min(1).max(100_000).optional().describe(`Last lines (default ${LOG_TAIL_LINES})`),
+  max_chars: z
+    .number()
+    .int()
+    .min(1)
+    .max(200_000)
+    .optional()
+    .describe(`Cap on their characters (default ${LOG_MAX_CHARS})`),
+  cursor: z.number().int().min(0).optional().describe("Page from this cursor instead (0: the start)"),
+});
 
 /** Tools about Corral itself, on the `/mcp` mount only. */
 export function registerCorralTools(server: McpServer, services: Services, caller: HubCaller): void {
@@ -29,14 +59,15 @@ export function registerCorralTools(server: McpServer, services: Services, calle
  */
 function registerAgentsTool(server: McpServer, services: Services, caller: HubCaller): void {
   const { agents, conversations } = services;
-  server.registerTool(
+  defineTool(
+    server,
     "corral_agents",
     {
       title: "List agents",
       annotations: READS,
       description:
         "List the agents Corral can delegate to: kind, model, workdir, limits and whether each is available now. With a session (or once you registered in one): the agents of that session, registered clients and Corral's agents, each online or not.",
-      inputSchema: { session: HubAgentsInputSchema.shape.session.optional() },
+      input: CorralAgentsInput,
     },
     ({ session }) =>
       guarded(async () => {
@@ -62,17 +93,14 @@ function registerAgentsTool(server: McpServer, services: Services, caller: HubCa
 /** Recent jobs, one line each. */
 function registerJobsTool(server: McpServer, services: Services): void {
   const { jobs } = services;
-  server.registerTool(
+  defineTool(
+    server,
     "corral_jobs",
     {
       title: "List jobs",
       annotations: READS,
       description: "List recent jobs, newest first, optionally for one agent or status.",
-      inputSchema: {
-        agent: z.string().min(1).max(40).optional().describe("Only this agent's jobs"),
-        status: JobStatusSchema.optional().describe("Only jobs in this status"),
-        limit: z.number().int().min(1).max(200).default(20).describe("How many jobs (default 20)"),
-      },
+      input: CorralJobsInput,
     },
     ({ agent, status, limit }) =>
       guarded(async () => {
@@ -87,17 +115,15 @@ function registerJobsTool(server: McpServer, services: Services): void {
 /** Blocks until jobs end, reporting progress meanwhile. */
 function registerWaitTool(server: McpServer, services: Services): void {
   const { jobs, waits, config } = services;
-  server.registerTool(
+  defineTool(
+    server,
     "corral_wait",
     {
       title: "Wait for jobs",
       annotations: READS,
       description:
         "Wait until all the given jobs have ended, or the timeout passes, instead of polling. Returns one line per job (listo, error: … or pendiente), each followed by the files it created, modified and deleted.",
-      inputSchema: {
-        job_ids: z.array(JobIdArg).min(1).max(100).describe("Job ids from *_run_async"),
-        timeout_s: z.number().int().min(1).max(3600).default(600).describe("Longest wait in seconds (default 600)"),
-      },
+      input: CorralWaitInput,
     },
     ({ job_ids, timeout_s }, extra) =>
       guarded(async () => {
@@ -112,7 +138,7 @@ function registerWaitTool(server: McpServer, services: Services): void {
           };
         });
         try {
-          const result = await waits.waitFor(job_ids, timeout_s * 1000, extra.signal);
+          const result = await waits.waitFor(job_ids, timeout_s * 1000, extra.mcpReq.signal);
           const pending = result.filter((j) => !isFinalStatus(j.status)).length;
           const head = pending ? `${pending} of ${result.length} still running after ${timeout_s} s` : `all ${result.length} ended`;
           const files = await Promise.all(result.map((j) => services.files.listed(j.id)));
@@ -127,17 +153,18 @@ function registerWaitTool(server: McpServer, services: Services): void {
 /** Stops a job and its process group. */
 function registerCancelTool(server: McpServer, services: Services): void {
   const { cancels } = services;
-  server.registerTool(
+  defineTool(
+    server,
     "corral_cancel",
     {
       title: "Cancel a job",
       annotations: CANCELS,
       description: "Cancel a job: its worker and every process it started are stopped.",
-      inputSchema: { job_id: JobIdArg.describe("The job to cancel") },
+      input: CorralCancelInput,
     },
-    ({ job_id }) =>
+    ({ job_id }, extra) =>
       guarded(async () => {
-        const job = await cancels.cancel(job_id, mcpActor(server.server.getClientVersion()));
+        const job = await cancels.cancel(job_id, mcpActor(clientOf(server, extra)));
         return textResult(`${job.id}: ${job.status === "cancelled" ? "cancelled" : `already ended (${statusWord(job)})`}`);
       }),
   );
@@ -146,25 +173,15 @@ function registerCancelTool(server: McpServer, services: Services): void {
 /** A job's output: its last lines, or a page from a cursor. */
 function registerLogsTool(server: McpServer, services: Services): void {
   const { jobs, output } = services;
-  server.registerTool(
+  defineTool(
+    server,
     "corral_logs",
     {
       title: "Read a job's log",
       annotations: READS,
       description:
         "Read a job's output: its last lines (tail, as docker logs --tail), or from a cursor to page through everything. A page ends with the cursor to continue from.",
-      inputSchema: {
-        job_id: JobIdArg.describe("The job"),
-        tail: z.number().int().min(1).max(100_000).optional().describe(`Last lines to show (default ${LOG_TAIL_LINES})`),
-        max_chars: z
-          .number()
-          .int()
-          .min(1)
-          .max(200_000)
-          .optional()
-          .describe(`At most this many characters of those lines (default ${LOG_MAX_CHARS}); older lines are left out first`),
-        cursor: z.number().int().min(0).optional().describe("Read from this cursor instead (0 = the start)"),
-      },
+      input: CorralLogsInput,
     },
     ({ job_id, tail, max_chars, cursor }) =>
       guarded(async () => {

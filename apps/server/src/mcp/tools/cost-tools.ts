@@ -1,11 +1,21 @@
 import { CostGroupKeySchema, CostQuerySchema, formatUsd, localDay, type Budget, type CostGroup, type CostTotals } from "@corral/shared";
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { McpServer } from "@modelcontextprotocol/server";
+import { defineTool } from "./define.js";
 import { z } from "zod";
 import { localTime } from "../../costs/periods.js";
 import { parseInput } from "../../lib/errors.js";
 import type { Services } from "../../services.js";
 import { guarded, textResult } from "./results.js";
 import { READS } from "./annotations.js";
+
+const CorralCostsInput = z.object({
+  days: z.number().int().min(1).max(3660).optional().describe("The last N days, today included (default 30); ignored when from is given"),
+  from: z.string().max(20).optional().describe("Start day, YYYY-MM-DD (server's local time)"),
+  to: z.string().max(20).optional().describe("End day, YYYY-MM-DD, included"),
+  group_by: z.array(CostGroupKeySchema).max(4).optional().describe("Group by these, in order (default [provider])"),
+  provider: z.string().min(1).max(100).optional().describe("Only this provider"),
+  agent: z.string().min(1).max(40).optional().describe("Only this agent"),
+});
 
 const count = (n: number) => n.toLocaleString("en-US");
 
@@ -41,21 +51,15 @@ function budgetText(b: Budget): string {
 
 /** `corral_costs`: what delegating cost, per provider, model, agent or day, and the budgets. */
 export function registerCostTools(server: McpServer, services: Services): void {
-  server.registerTool(
+  defineTool(
+    server,
     "corral_costs",
     {
       title: "Costs",
       annotations: READS,
       description:
         "What delegated work cost: tokens and USD per provider, model, agent or day over a range, with unpriced work shown apart (never as $0), and the budgets with what they have used.",
-      inputSchema: {
-        days: z.number().int().min(1).max(3660).optional().describe("The last N days, today included (default 30); ignored when from is given"),
-        from: z.string().max(20).optional().describe("Start day, YYYY-MM-DD (server's local time)"),
-        to: z.string().max(20).optional().describe("End day, YYYY-MM-DD, included"),
-        group_by: z.array(CostGroupKeySchema).max(4).optional().describe("Group by these, in order (default [provider])"),
-        provider: z.string().min(1).max(100).optional().describe("Only this provider"),
-        agent: z.string().min(1).max(40).optional().describe("Only this agent"),
-      },
+      input: CorralCostsInput,
     },
     ({ days, from, to, group_by, provider, agent }) =>
       guarded(async () => {

@@ -6,7 +6,8 @@ import {
   type HubAgent,
   type HubMessage,
 } from "@corral/shared";
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { McpServer } from "@modelcontextprotocol/server";
+import { defineTool } from "./define.js";
 import type { HubMember } from "../../conversations/hub-member.js";
 import { notFound, ServiceError } from "../../lib/errors.js";
 import type { Services } from "../../services.js";
@@ -56,14 +57,15 @@ const messageText = (m: HubMessage) =>
 export function registerHubTools(server: McpServer, services: Services, caller: HubCaller): void {
   const hub = services.conversations;
 
-  server.registerTool(
+  defineTool(
+    server,
     "corral_register",
     {
       title: "Join a conversation",
       annotations: HUB_WRITES,
       description:
         "Join a conversation session under a name, so other agents of that session can send you messages (corral_send) and you can send to them and to Corral's agents. Lasts until this MCP session ends; registering again replaces it.",
-      inputSchema: HubRegisterInputSchema.shape,
+      input: HubRegisterInputSchema,
     },
     ({ name, session, label }) =>
       guarded(async () => {
@@ -79,14 +81,15 @@ export function registerHubTools(server: McpServer, services: Services, caller: 
       }),
   );
 
-  server.registerTool(
+  defineTool(
+    server,
     "corral_send",
     {
       title: "Send a message",
       annotations: HUB_WRITES,
       description:
         "Send a message to an agent of your session. To a registered agent, it waits in its inbox; to one of Corral's agents (gemini, …), it runs as a job that continues your earlier ones with it, and the answer comes back to you as a message (corral_receive).",
-      inputSchema: HubSendInputSchema.shape,
+      input: HubSendInputSchema,
     },
     ({ to, text }) =>
       guarded(async () => {
@@ -96,14 +99,15 @@ export function registerHubTools(server: McpServer, services: Services, caller: 
       }),
   );
 
-  server.registerTool(
+  defineTool(
+    server,
     "corral_receive",
     {
       title: "Receive messages",
       annotations: HUB_WRITES,
       description:
         "Wait for messages sent to you and take them, oldest first: answers at once when some are waiting, else when one arrives or at the timeout (then 'no message'). Progress notifications keep the call alive while it waits.",
-      inputSchema: HubReceiveInputSchema.shape,
+      input: HubReceiveInputSchema,
     },
     ({ timeout_s }, extra) =>
       guarded(async () => {
@@ -117,7 +121,7 @@ export function registerHubTools(server: McpServer, services: Services, caller: 
         }));
         try {
           // Aborted also when the client's connection closes or the session ends: a stopped wait takes nothing.
-          const messages = await hub.receive(member, timeoutS * 1000, extra.signal);
+          const messages = await hub.receive(member, timeoutS * 1000, extra.mcpReq.signal);
           if (!messages.length) return textResult(`no message after ${timeoutS} s`);
           return textResult([`${messages.length} message(s)`, ...messages.map(messageText)].join("\n"));
         } finally {
@@ -126,14 +130,15 @@ export function registerHubTools(server: McpServer, services: Services, caller: 
       }),
   );
 
-  server.registerTool(
+  defineTool(
+    server,
     "corral_read",
     {
       title: "Read a conversation",
       annotations: READS,
       description:
         "Read an agent's message history in your session (what it sent and received), oldest first, after a cursor. The answer ends with the cursor to read on from.",
-      inputSchema: HubReadInputSchema.shape,
+      input: HubReadInputSchema,
     },
     ({ agent, cursor }) =>
       guarded(async () => {

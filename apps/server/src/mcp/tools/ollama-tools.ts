@@ -1,9 +1,15 @@
 import type { OllamaModel } from "@corral/shared";
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { McpServer } from "@modelcontextprotocol/server";
+import { defineTool } from "./define.js";
 import { z } from "zod";
 import type { Services } from "../../services.js";
 import { guarded, textResult } from "./results.js";
 import { READS_OUTSIDE } from "./annotations.js";
+
+const OllamaModelsInput = z.object({
+  agent: z.string().min(1).max(40).optional().describe("Ollama agent whose server to ask (default: CORRAL_OLLAMA_URL)"),
+  probe: z.string().min(1).max(200).optional().describe("A model to probe live for real tool calls before listing"),
+});
 
 const gb = (bytes: number) => `${(bytes / 1e9).toFixed(1)} GB`;
 const when = (ms: number) => new Date(ms).toISOString().replace(/\.\d+Z$/, "Z");
@@ -23,17 +29,15 @@ function modelLine(m: OllamaModel): string {
 
 /** `ollama_models`: which models of an Ollama server can be delegated to, checked before delegating. */
 export function registerOllamaTools(server: McpServer, services: Services): void {
-  server.registerTool(
+  defineTool(
+    server,
     "ollama_models",
     {
       title: "Ollama models",
       annotations: READS_OUTSIDE,
       description:
         "List the Ollama server's models with capabilities (tools, completion, embedding, vision…), context length, size, family/quantization, whether loaded and how much sits in VRAM, cloud or local, and the last live probe. With probe, also asks that model for one real tool call: the `tools` capability only means its template mentions tools.",
-      inputSchema: {
-        agent: z.string().min(1).max(40).optional().describe("Ollama agent whose server to ask (default: CORRAL_OLLAMA_URL)"),
-        probe: z.string().min(1).max(200).optional().describe("A model to probe live for real tool calls before listing"),
-      },
+      input: OllamaModelsInput,
     },
     ({ agent, probe }) =>
       guarded(async () => {

@@ -1,11 +1,11 @@
-import type { CallToolResult, ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
-import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
+import type { CallToolResult, ServerContext } from "@modelcontextprotocol/server";
 import { REGISTRY_UNREACHABLE, registryUnreachable } from "../../db/registry-error.js";
 import { diskFull } from "../../lib/disk-space.js";
 import { ServiceError } from "../../lib/errors.js";
 import { CLIENT_LEFT } from "../http-transport.js";
 
-export type ToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+/** What a tool handler is told about its call (the SDK's context). */
+export type ToolExtra = ServerContext;
 
 export const textResult = (text: string): CallToolResult => ({ content: [{ type: "text", text }] });
 export const errorResult = (text: string): CallToolResult => ({ content: [{ type: "text", text }], isError: true });
@@ -34,27 +34,31 @@ export function keepReporting(
   intervalMs: number,
   describe: () => Promise<{ progress: number; total?: number; message: string }>,
 ): () => void {
-  const progressToken = extra._meta?.progressToken;
+  const progressToken = extra.mcpReq._meta?.progressToken;
   if (progressToken === undefined) return () => {};
   const timer = setInterval(() => {
     // A rejection nobody handles would end the process: a report that cannot be made stops the reports.
     describe()
-      .then((progress) => extra.sendNotification({ method: "notifications/progress", params: { progressToken, ...progress } }))
+      .then((progress) => extra.mcpReq.notify({ method: "notifications/progress", params: { progressToken, ...progress } }))
       .catch(() => clearInterval(timer));
   }, intervalMs);
   return () => clearInterval(timer);
 }
 
 /**
- * Calls `cancel` when the caller gives the call up (it cancelled, or ended its session), but not
- * when only its connection closed: what the call started (a job) is durable and outlives it, as
- * the spec asks ("disconnection SHOULD NOT be interpreted as the client cancelling"). Returns the
- * function that stops listening.
+ * Calls `cancel` when the caller gives the call up (it cancelled, or ended its 2025-11-25
+ * session), but not when only its connection closed: what the call started (a job) is durable
+ * and outlives it, as the 2025-11-25 spec asks ("disconnection SHOULD NOT be interpreted as the
+ * client cancelling"). A 2026-07-28 request has no session and no cancel notice over HTTP:
+ * closing its stream is its only way to stop, and a dropped stream looks the same, so the job
+ * is kept (a re-issued call finds it; `<agent>_cancel` stops it). Returns the function that stops listening.
  */
 export function onGivenUp(extra: ToolExtra, cancel: () => void): () => void {
+  const { signal } = extra.mcpReq;
+  const modern = extra.mcpReq.envelope !== undefined;
   const onAbort = () => {
-    if (extra.signal.reason !== CLIENT_LEFT) cancel();
+    if (!modern && signal.reason !== CLIENT_LEFT) cancel();
   };
-  extra.signal.addEventListener("abort", onAbort, { once: true });
-  return () => extra.signal.removeEventListener("abort", onAbort);
+  signal.addEventListener("abort", onAbort, { once: true });
+  return () => signal.removeEventListener("abort", onAbort);
 }

@@ -1,10 +1,11 @@
 import { AgentNameSchema, isFinalStatus, type Job, McpJobInputSchema } from "@corral/shared";
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { McpServer } from "@modelcontextprotocol/server";
+import { defineTool } from "./define.js";
 import { z } from "zod";
 import { mcpActor } from "../../audit/service.js";
 import type { Services } from "../../services.js";
 import { inMcpNames, launchRequestOf } from "../launch-input.js";
-import { runAnswerText } from "./agent-tools.js";
+import { clientOf, runAnswerText } from "./agent-tools.js";
 import { guarded, keepReporting, onGivenUp, textResult } from "./results.js";
 import { LAUNCHES } from "./annotations.js";
 
@@ -39,19 +40,19 @@ const RunManyInputSchema = z
  */
 export function registerRunManyTool(server: McpServer, services: Services): void {
   const { jobs, launches, waits, cancels, config } = services;
-  const actor = () => mcpActor(server.server.getClientVersion());
-  server.registerTool(
+  defineTool(
+    server,
     "corral_run_many",
     {
       title: "Run several jobs",
       annotations: LAUNCHES,
       description:
         'Give one prompt to several agents at once, one job each, and wait for all (async: true returns the ids instead). Every job is checked before any starts: a refusal launches none. The answer begins with "ok" (all succeeded) or "error: …", then each agent\'s section as its _run would answer it, and the panel link comparing them side by side.',
-      inputSchema: RunManyInputSchema,
+      input: RunManyInputSchema,
     },
     ({ agents, async, ...input }, extra) =>
       guarded(async () => {
-        const group = await inMcpNames(() => launches.launchMany(agents, launchRequestOf(input), "mcp", actor().client));
+        const group = await inMcpNames(() => launches.launchMany(agents, launchRequestOf(input), "mcp", mcpActor(clientOf(server, extra)).client));
         const ids = group.map((j) => j.id);
         if (async) return textResult(group.map((j) => `${j.id} ${j.agent} ${j.workdir}`).join("\n"));
         const stopReporting = keepReporting(extra, config.progressIntervalMs, async () => {
@@ -60,10 +61,10 @@ export function registerRunManyTool(server: McpServer, services: Services): void
         });
         // The caller gave up: its jobs go too. Nobody awaits these, so a failure is only dropped.
         const stopListening = onGivenUp(extra, () => {
-          for (const id of ids) void cancels.cancel(id, actor()).catch(() => undefined);
+          for (const id of ids) void cancels.cancel(id, mcpActor(clientOf(server, extra))).catch(() => undefined);
         });
         try {
-          const ended = await waits.waitFor(ids, Number.MAX_SAFE_INTEGER, extra.signal);
+          const ended = await waits.waitFor(ids, Number.MAX_SAFE_INTEGER, extra.mcpReq.signal);
           return textResult(await manyText(services, ended));
         } finally {
           stopReporting();

@@ -1,0 +1,85 @@
+import type { IncomingHttpHeaders } from "node:http";
+import { Readable } from "node:stream";
+import { createMcpHandler, isJsonContentType, type McpHttpHandler } from "@modelcontextprotocol/server";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { AgentRow } from "../db/schema.js";
+import type { Services } from "../services.js";
+import { createMcpServer, type McpMount } from "./server-factory.js";
+import type { EndedAnswers } from "./tools/ended-answers.js";
+
+/**
+ * MCP 2026-07-28 on the same URLs as the 2025-11-25 sessions: each request carries its protocol
+ * version, client and capabilities in its `_meta`, and is answered by a server instance made for
+ * it alone (the SDK's `createMcpHandler`: `server/discover`, the per-request version and
+ * capability checks, `-32022` for a version it does not serve, the `Mcp-Method`/`Mcp-Name`
+ * header checks, `resultType`). Nothing lives between requests but what the registry holds.
+ */
+export class ModernMcp {
+  private readonly handler: McpHttpHandler;
+
+  constructor(
+    services: Services,
+    answers: EndedAnswers,
+    private readonly enabledAgents: () => Promise<{ rows: AgentRow[] }>,
+  ) {
+    this.handler = createMcpHandler(
+      async ({ requestInfo }) => {
+        // Only requests this class was handed reach here, each with the mount `serve` put on it.
+        const mount = requestInfo ? mounts.get(requestInfo) : undefined;
+        if (!mount) throw new Error("an MCP request reached the 2026-07-28 handler without its mount");
+        const { rows } = await this.enabledAgents();
+        return createMcpServer(services, mount, rows, answers, "modern").server;
+      },
+      { legacy: "reject" },
+    );
+  }
+
+  /** Tells clients listening on `subscriptions/listen` that the tools changed (an agent was added, changed or removed). */
+  toolsChanged(): void {
+    this.handler.notify.toolsChanged();
+  }
+
+  async serve(request: FastifyRequest, reply: FastifyReply, mount: McpMount): Promise<void> {
+    if (request.method === "POST" && !isJsonContentType(request.headers["content-type"])) {
+      return void reply.code(415).send({ jsonrpc: "2.0", error: { code: -32000, message: "Unsupported Media Type: Content-Type must be application/json" }, id: null });
+    }
+    // A client that leaves (or closes the stream: 2026-07-28's cancel) ends the request's instance.
+    const left = new AbortController();
+    reply.raw.once("close", () => {
+      if (!reply.raw.writableFinished) left.abort();
+    });
+    const webRequest = new Request(`http://corral${request.url}`, {
+      method: request.method,
+      headers: webHeaders(request.headers),
+      signal: left.signal,
+    });
+    mounts.set(webRequest, mount);
+    const response = await this.handler.fetch(webRequest, { parsedBody: request.body });
+    reply.hijack();
+    const res = reply.raw;
+    res.writeHead(response.status, Object.fromEntries(response.headers));
+    if (!response.body) return void res.end();
+    // Each event leaves as it is written (progress, then the answer); a client gone stops the copy.
+    const body = Readable.fromWeb(response.body as never);
+    body.on("error", () => res.destroy());
+    res.once("close", () => body.destroy());
+    body.pipe(res);
+    await new Promise<void>((resolve) => res.once("close", resolve));
+  }
+
+  close(): Promise<void> {
+    return this.handler.close();
+  }
+}
+
+/** The mount each request was served for: the SDK hands the factory the request, not the route. */
+const mounts = new WeakMap<Request, McpMount>();
+
+function webHeaders(headers: IncomingHttpHeaders): Headers {
+  const out = new Headers();
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined) continue;
+    for (const v of Array.isArray(value) ? value : [value]) out.append(name, v);
+  }
+  return out;
+}
