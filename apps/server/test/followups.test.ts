@@ -170,12 +170,13 @@ describe("a follow-up continues the earlier job's conversation", () => {
     expect(resumes).toMatchObject({ parrot: true, ollama: true, qwen: true, kiro: false });
   });
 
-  test("MCP: <agent>_run and _run_async take session, and their descriptions say how to follow up", async () => {
+  test("MCP: <agent>_run and _run_async take session, and their schemas say how to follow up", async () => {
     const { tools } = await mcp.listTools();
-    const describe = (name: string) => tools.find((t) => t.name === name)?.description ?? "";
-    expect(describe("parrot_run_async")).toMatch(/pass its id as `session` to parrot_run or parrot_run_async/);
-    expect(describe("parrot_run")).toMatch(/`session`/);
-    expect(describe("kiro_run_async")).toMatch(/kiro cannot continue a conversation/);
+    const session = (name: string) => (tools.find((t) => t.name === name)?.inputSchema.properties as Record<string, { description?: string }>)?.session;
+    expect(session("parrot_run_async")?.description).toMatch(/ended job's id.*continues that conversation/);
+    expect(session("parrot_run")?.description).toMatch(/continues that conversation/);
+    // An agent whose kind cannot continue a conversation does not show the field (it refuses it: below).
+    expect(session("kiro_run_async")).toBeUndefined();
 
     const first = await tool("parrot_run_async", { prompt: "remember: blue", workdir: workdir() });
     expect(first.isError).toBe(false);

@@ -111,11 +111,10 @@ describe("/mcp", () => {
     expect(ended.status).toBe("cancelled");
   });
 
-  test.runIf(TEST_MCP_ERA === "modern")("a 2026-07-28 _run whose stream closes keeps its job: the client may re-issue the call", async () => {
+  test.runIf(TEST_MCP_ERA === "modern")("a 2026-07-28 _run whose stream closes keeps its job, and the call re-issued takes it", async () => {
+    const args = { prompt: "hang", workdir: workdir() };
     const controller = new AbortController();
-    const pending = client
-      .callTool({ name: "gemini_run", arguments: { prompt: "hang", workdir: workdir() } }, { signal: controller.signal })
-      .catch((err: unknown) => err);
+    const pending = client.callTool({ name: "gemini_run", arguments: args }, { signal: controller.signal }).catch((err: unknown) => err);
     const job = await until(async () =>
       (await server.services.jobs.list({ limit: 50, offset: 0, status: ["running"] })).jobs.find((j) => j.prompt === "hang"),
     );
@@ -124,7 +123,13 @@ describe("/mcp", () => {
     // Closing the stream is how a 2026-07-28 client gives a request up, and a dropped stream looks the same.
     await sleep(500);
     expect((await server.services.jobs.get(job.id)).status).toBe("running");
+    // The same call again (keys in another order) waits for that job rather than starting a second one.
+    const again = client.callTool({ name: "gemini_run", arguments: { workdir: args.workdir, prompt: "hang" } });
+    await sleep(300);
     expect(textOf(await call("corral_cancel", { job_id: job.id }))).toBe(`${job.id}: cancelled`);
+    expect(textOf(await again)).toMatch(new RegExp(`^error: cancelled[\\s\\S]*^job ${job.id} ·`, "m"));
+    const hangs = (await server.services.jobs.list({ limit: 200, offset: 0 })).jobs.filter((j) => j.workdir === args.workdir);
+    expect(hangs.map((j) => j.id)).toEqual([job.id]);
   });
 
   test("corral_logs gives the tail, or pages from a cursor", async () => {

@@ -11,28 +11,26 @@ export const JobIdSchema = z.string().regex(/^[a-z0-9]{6,32}$/, "not a job id");
  * (LaunchJobBodySchema); each door maps its own into the server's one launch request.
  */
 export const McpJobInputSchema = z.object({
-  prompt: z.string().min(1, "the prompt is empty").max(1_000_000).describe("The task for the worker, as you would type it to that CLI"),
+  prompt: z.string().min(1, "the prompt is empty").max(1_000_000).describe("The task"),
   workdir: z
     .string()
     .min(1)
     .max(4096)
     .optional()
-    .describe("Directory the worker runs in and writes files to (~ allowed; created if missing). Default: the agent's workdir"),
-  model: ModelSchema.optional().describe("Model for this job. Default: the agent's model"),
+    .describe("Default: the agent's"),
+  model: ModelSchema.optional().describe("Default: the agent's"),
   timeout_s: z
     .number()
     .int()
     .min(1)
     .max(7 * 24 * 3600)
     .optional()
-    .describe("Seconds before the job is killed. Default: the agent's timeout"),
-  max_cost_usd: z.number().positive().max(1_000_000).optional().describe("Stop the job (budget_exceeded) once its cost passes this many USD"),
-  max_tokens: z.number().int().positive().optional().describe("Stop the job (budget_exceeded) once its tokens (input + output) pass this"),
-  retry: RetryPolicySchema.optional().describe("When to try a failed job again. Default: the agent's policy"),
-  shared_workdir: z.boolean().optional().describe("Allow this job to run while another job is queued or running in the same workdir (default false)"),
-  session: JobIdSchema.optional().describe(
-    "Continue the conversation of an earlier job of the same agent (its job id): the worker resumes its own session, so it keeps that context",
-  ),
+    .describe("Seconds before it is killed (default: the agent's)"),
+  max_cost_usd: z.number().positive().max(1_000_000).optional().describe("Stop it once its cost passes this many USD"),
+  max_tokens: z.number().int().positive().optional().describe("Stop it once its input + output tokens pass this"),
+  retry: RetryPolicySchema.optional().describe("When to try it again if it fails (default: the agent's)"),
+  shared_workdir: z.boolean().optional().describe("Run even if another job uses the workdir"),
+  session: JobIdSchema.optional().describe("An ended job's id to continue"),
 });
 export type McpJobInput = z.infer<typeof McpJobInputSchema>;
 

@@ -4,8 +4,8 @@ import { createMcpHandler, isJsonContentType, type McpHttpHandler } from "@model
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { AgentRow } from "../db/schema.js";
 import type { Services } from "../services.js";
-import { createMcpServer, type McpMount } from "./server-factory.js";
-import type { EndedAnswers } from "./tools/ended-answers.js";
+import { createMcpServer, type McpMount, type McpShared } from "./server-factory.js";
+
 
 /**
  * MCP 2026-07-28 on the same URLs as the 2025-11-25 sessions: each request carries its protocol
@@ -19,7 +19,7 @@ export class ModernMcp {
 
   constructor(
     services: Services,
-    answers: EndedAnswers,
+    shared: McpShared,
     private readonly enabledAgents: () => Promise<{ rows: AgentRow[] }>,
   ) {
     this.handler = createMcpHandler(
@@ -28,7 +28,7 @@ export class ModernMcp {
         const mount = requestInfo ? mounts.get(requestInfo) : undefined;
         if (!mount) throw new Error("an MCP request reached the 2026-07-28 handler without its mount");
         const { rows } = await this.enabledAgents();
-        return createMcpServer(services, mount, rows, answers, "modern").server;
+        return createMcpServer(services, mount, rows, shared, "modern").server;
       },
       { legacy: "reject" },
     );

@@ -6,6 +6,7 @@ import { loadMcpRuntime, type McpRuntime } from "./runtime.js";
 import type { McpMount } from "./server-factory.js";
 import { McpSessions, SessionsFullError, type McpSession } from "./sessions.js";
 import { EndedAnswers } from "./tools/ended-answers.js";
+import { ReissuedCalls } from "./tools/reissued-calls.js";
 
 function jsonRpcError(reply: FastifyReply, status: number, message: string) {
   return reply.code(status).send({ jsonrpc: "2.0", error: { code: -32000, message }, id: null });
@@ -43,11 +44,12 @@ export function mcpRoutes(services: Services) {
   return async (app: FastifyInstance) => {
     const sessions = new McpSessions(services);
     const answers = new EndedAnswers(services.jobEvents, services.costs);
+    const shared = { answers, reissues: new ReissuedCalls() };
     const outbox = new McpOutbox(services.config.mcpMaxPendingBytes);
 
     let modern: ModernMcp | undefined;
     const modernMcp = (mcp: McpRuntime) => {
-      modern ??= new mcp.ModernMcp(services, answers, () => sessions.enabledAgents());
+      modern ??= new mcp.ModernMcp(services, shared, () => sessions.enabledAgents());
       return modern;
     };
     const onAgentsChanged = () => modern?.toolsChanged();
@@ -112,7 +114,7 @@ export function mcpRoutes(services: Services) {
 
     const openSession = async (mount: McpMount, mcp: McpRuntime): Promise<McpSession> => {
       const { generation, rows } = await sessions.enabledAgents();
-      const tools = mcp.createMcpServer(services, mount, rows, answers, "legacy");
+      const tools = mcp.createMcpServer(services, mount, rows, shared, "legacy");
       const session: McpSession = {
         mount,
         tools,

@@ -5,6 +5,7 @@ import { instructionsFor } from "./instructions.js";
 import { serveTasks, TASKS_CAPABILITY } from "./tasks/index.js";
 import { registerAgentTools } from "./tools/agent-tools.js";
 import type { EndedAnswers } from "./tools/ended-answers.js";
+import type { ReissuedCalls } from "./tools/reissued-calls.js";
 import { registerCorralTools } from "./tools/corral-tools.js";
 import { registerCostTools } from "./tools/cost-tools.js";
 import { hubCaller, registerHubTools } from "./tools/hub-tools.js";
@@ -16,6 +17,12 @@ export interface McpMount {
   agent: string | null;
   /** `?options=all`: the launch tools' schemas show every option, not only the common ones. */
   showAll: boolean;
+}
+
+/** What every server instance of the mounts shares: kept answers, and launches waiting for their call to come again. */
+export interface McpShared {
+  answers: EndedAnswers;
+  reissues: ReissuedCalls;
 }
 
 /**
@@ -39,7 +46,7 @@ export interface SessionServer {
  * follow the registry through `syncTools`, which the session table calls with one read of the
  * registry for all sessions; a request's are those of the registry when it came.
  */
-export function createMcpServer(services: Services, mount: McpMount, enabled: AgentRow[], answers: EndedAnswers, era: McpEra): SessionServer {
+export function createMcpServer(services: Services, mount: McpMount, enabled: AgentRow[], shared: McpShared, era: McpEra): SessionServer {
   const server = new McpServer(
     { name: mount.agent ? `corral-${mount.agent}` : "corral", version: "0.1.0" },
     {
@@ -60,14 +67,14 @@ export function createMcpServer(services: Services, mount: McpMount, enabled: Ag
       tools.delete(name);
     }
     for (const [name, agent] of wanted) {
-      if (!tools.has(name)) tools.set(name, { description: agent.description, registered: registerAgentTools(server, services, agent, answers, mount.showAll) });
+      if (!tools.has(name)) tools.set(name, { description: agent.description, registered: registerAgentTools(server, services, agent, shared, mount.showAll) });
     }
   };
   syncTools(enabled);
   const caller = mount.agent ? null : hubCaller(server, services);
   if (caller) {
     registerCorralTools(server, services, caller);
-    registerRunManyTool(server, services);
+    registerRunManyTool(server, services, mount.showAll);
     registerHubTools(server, services, caller);
     registerCostTools(server, services);
     registerOllamaTools(server, services);

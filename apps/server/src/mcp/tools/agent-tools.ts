@@ -6,9 +6,10 @@ import type { AgentRow } from "../../db/schema.js";
 import { mcpActor } from "../../audit/service.js";
 import type { Services } from "../../services.js";
 import { inMcpNames, launchRequestOf, RARE_LAUNCH_OPTIONS } from "../launch-input.js";
-import type { EndedAnswers } from "./ended-answers.js";
+import type { McpShared } from "../server-factory.js";
+import { ReissuedCalls } from "./reissued-calls.js";
 import { doneText, elapsed, OUTPUT_TAIL_CHARS, runText } from "./job-text.js";
-import { errorResult, guarded, keepReporting, onGivenUp, textResult, type ToolExtra } from "./results.js";
+import { answerLost, errorResult, guarded, keepReporting, onGivenUp, textResult, type ToolExtra } from "./results.js";
 import { LAUNCHES, READS } from "./annotations.js";
 import { defineTool } from "./define.js";
 
@@ -19,7 +20,7 @@ export function registerAgentTools(
   server: McpServer,
   services: Services,
   agent: AgentRow,
-  answers: EndedAnswers,
+  { answers, reissues }: McpShared,
   showAll: boolean,
 ): RegisteredTool[] {
   const { jobs, launches, waits, cancels, config } = services;
@@ -32,6 +33,16 @@ export function registerAgentTools(
   const launch = (input: McpJobInput, extra: ToolExtra) =>
     inMcpNames(() => launches.launch(name, launchRequestOf(input), "mcp", actor(extra).client));
   const actor = (extra: ToolExtra) => mcpActor(clientOf(server, extra));
+  /**
+   * The call's job: the one an identical call started and lost the answer of (a re-issued call
+   * after a dropped stream), else a new one. `lost` records that this call's answer was lost.
+   */
+  const jobFor = async (tool: string, input: McpJobInput, extra: ToolExtra) => {
+    const key = ReissuedCalls.keyOf(tool, input);
+    const taken = reissues.take(key);
+    const job = (taken && (await jobs.find(taken))) || (await launch(input, extra));
+    return { job, lost: () => answerLost(extra) && reissues.lost(key, job.id) };
+  };
 
   const run = defineTool(
     server,
@@ -39,14 +50,14 @@ export function registerAgentTools(
     {
       title: `Run with ${name}`,
       annotations: LAUNCHES,
-      description: `Delegate a task to ${name}${about} and wait for it. Answers ok or error, the job id, files and output.`,
+      description: `Delegate a task to ${name}${about} and wait for its answer.`,
       input: McpJobInputSchema,
       rare,
       showAll,
     },
     (input, extra) =>
       guarded(async () => {
-        const job = await launch(input, extra);
+        const { job, lost } = await jobFor(`${name}_run`, input, extra);
         const stopReporting = keepReporting(extra, config.progressIntervalMs, async () => {
           const now = await jobs.get(job.id);
           return { progress: (Date.now() - job.createdAt) / 1000, message: `job ${job.id} ${now.status} for ${elapsed(now)}` };
@@ -59,6 +70,7 @@ export function registerAgentTools(
         } finally {
           stopReporting();
           stopListening();
+          lost();
         }
       }),
   );
@@ -69,12 +81,17 @@ export function registerAgentTools(
     {
       title: `Start with ${name}`,
       annotations: LAUNCHES,
-      description: `Start a task with ${name} in the background; returns the job id for ${name}_done or corral_wait.`,
+      description: `Start a ${name} task; returns a job id for ${name}_done.`,
       input: McpJobInputSchema,
       rare,
       showAll,
     },
-    (input, extra) => guarded(async () => textResult((await launch(input, extra)).id)),
+    (input, extra) =>
+      guarded(async () => {
+        const { job, lost } = await jobFor(`${name}_run_async`, input, extra);
+        lost();
+        return textResult(job.id);
+      }),
   );
 
   const done = defineTool(
@@ -83,7 +100,7 @@ export function registerAgentTools(
     {
       title: `Check a ${name} job`,
       annotations: READS,
-      description: `A ${name} job's state: pendiente (running), listo (its answer) or error: (exit code, output).`,
+      description: `A ${name} job's state: pendiente, listo and its answer, or error:.`,
       input: DoneInputSchema,
     },
     ({ job_id }) =>

@@ -21,18 +21,18 @@ const CorralAgentsInput = z.object({ session: HubAgentsInputSchema.shape.session
 const CorralJobsInput = z.object({
   agent: z.string().min(1).max(40).optional().describe("Only this agent's jobs"),
   status: JobStatusSchema.optional().describe("Only jobs in this status"),
-  limit: z.number().int().min(1).max(200).default(20).describe("How many"),
+  limit: z.number().int().min(1).max(200).default(20),
 });
 
 const CorralWaitInput = z.object({
-  job_ids: z.array(JobIdArg).min(1).max(100).describe("Job ids from *_run_async"),
-  timeout_s: z.number().int().min(1).max(3600).default(600).describe("Longest wait in seconds"),
+  job_ids: z.array(JobIdArg).min(1).max(100),
+  timeout_s: z.number().int().min(1).max(3600).default(600),
 });
 
-const CorralCancelInput = z.object({ job_id: JobIdArg.describe("The job to cancel") });
+const CorralCancelInput = z.object({ job_id: JobIdArg });
 
 const CorralLogsInput = z.object({
-  job_id: JobIdArg.describe("The job"),
+  job_id: JobIdArg,
   tail: z.number().int().min(1).max(100_000).optional().describe(`Last lines (default ${LOG_TAIL_LINES})`),
   max_chars: z
     .number()
@@ -40,8 +40,8 @@ const CorralLogsInput = z.object({
     .min(1)
     .max(200_000)
     .optional()
-    .describe(`Cap on their characters (default ${LOG_MAX_CHARS})`),
-  cursor: z.number().int().min(0).optional().describe("Page from this cursor instead (0: the start)"),
+    .describe(`Their most characters (default ${LOG_MAX_CHARS})`),
+  cursor: z.number().int().min(0).optional().describe("Page from here instead (0: the start)"),
 });
 
 /** Tools about Corral itself, on the `/mcp` mount only. */
@@ -65,8 +65,7 @@ function registerAgentsTool(server: McpServer, services: Services, caller: HubCa
     {
       title: "List agents",
       annotations: READS,
-      description:
-        "List the agents Corral can delegate to: kind, model, workdir, limits and whether each is available now. With a session (or once you registered in one): the agents of that session, registered clients and Corral's agents, each online or not.",
+      description: "The agents you can delegate to, and whether each can run now; with session, that hub session's agents.",
       input: CorralAgentsInput,
     },
     ({ session }) =>
@@ -99,7 +98,7 @@ function registerJobsTool(server: McpServer, services: Services): void {
     {
       title: "List jobs",
       annotations: READS,
-      description: "List recent jobs, newest first, optionally for one agent or status.",
+      description: "Recent jobs, newest first.",
       input: CorralJobsInput,
     },
     ({ agent, status, limit }) =>
@@ -121,8 +120,7 @@ function registerWaitTool(server: McpServer, services: Services): void {
     {
       title: "Wait for jobs",
       annotations: READS,
-      description:
-        "Wait until all the given jobs have ended, or the timeout passes, instead of polling. Returns one line per job (listo, error: … or pendiente), each followed by the files it created, modified and deleted.",
+      description: "Wait for jobs to end (or the timeout) instead of polling: a line per job, with its files.",
       input: CorralWaitInput,
     },
     ({ job_ids, timeout_s }, extra) =>
@@ -159,7 +157,7 @@ function registerCancelTool(server: McpServer, services: Services): void {
     {
       title: "Cancel a job",
       annotations: CANCELS,
-      description: "Cancel a job: its worker and every process it started are stopped.",
+      description: "Cancel a job and every process it started.",
       input: CorralCancelInput,
     },
     ({ job_id }, extra) =>
@@ -179,8 +177,7 @@ function registerLogsTool(server: McpServer, services: Services): void {
     {
       title: "Read a job's log",
       annotations: READS,
-      description:
-        "Read a job's output: its last lines (tail, as docker logs --tail), or from a cursor to page through everything. A page ends with the cursor to continue from.",
+      description: "A job's output (logs): its last lines, or a page from a cursor.",
       input: CorralLogsInput,
     },
     ({ job_id, tail, max_chars, cursor }) =>

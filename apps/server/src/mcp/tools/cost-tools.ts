@@ -9,10 +9,10 @@ import { guarded, textResult } from "./results.js";
 import { READS } from "./annotations.js";
 
 const CorralCostsInput = z.object({
-  days: z.number().int().min(1).max(3660).optional().describe("The last N days, today included (default 30); ignored when from is given"),
-  from: z.string().max(20).optional().describe("Start day, YYYY-MM-DD (server's local time)"),
-  to: z.string().max(20).optional().describe("End day, YYYY-MM-DD, included"),
-  group_by: z.array(CostGroupKeySchema).max(4).optional().describe("Group by these, in order (default [provider])"),
+  days: z.number().int().min(1).max(3660).optional().describe("The last N days (default 30)"),
+  from: z.string().max(20).optional().describe("First day, YYYY-MM-DD"),
+  to: z.string().max(20).optional().describe("Last day"),
+  group_by: z.array(CostGroupKeySchema).max(4).optional().describe("Default [provider]"),
   provider: z.string().min(1).max(100).optional().describe("Only this provider"),
   agent: z.string().min(1).max(40).optional().describe("Only this agent"),
 });
@@ -57,8 +57,7 @@ export function registerCostTools(server: McpServer, services: Services): void {
     {
       title: "Costs",
       annotations: READS,
-      description:
-        "What delegated work cost: tokens and USD per provider, model, agent or day over a range, with unpriced work shown apart (never as $0), and the budgets with what they have used.",
+      description: "What delegating cost: tokens and USD per provider, model, agent or day, and the budgets.",
       input: CorralCostsInput,
     },
     ({ days, from, to, group_by, provider, agent }) =>

@@ -92,6 +92,8 @@ function leanJson(schema: z.ZodObject, hidden: readonly string[]): Record<string
       for (const keyword of BOUNDS) delete (jsonSchema as Record<string, unknown>)[keyword];
     },
   }) as { properties?: Record<string, unknown>; required?: string[] } & Record<string, unknown>;
+  // 2020-12 is MCP's default dialect: saying so on every tool is only more to read.
+  delete json.$schema;
   for (const field of hidden) {
     delete json.properties?.[field];
     if (json.required) json.required = json.required.filter((r) => r !== field);

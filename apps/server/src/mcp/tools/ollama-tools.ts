@@ -7,8 +7,8 @@ import { guarded, textResult } from "./results.js";
 import { READS_OUTSIDE } from "./annotations.js";
 
 const OllamaModelsInput = z.object({
-  agent: z.string().min(1).max(40).optional().describe("Ollama agent whose server to ask (default: CORRAL_OLLAMA_URL)"),
-  probe: z.string().min(1).max(200).optional().describe("A model to probe live for real tool calls before listing"),
+  agent: z.string().min(1).max(40).optional().describe("Whose server (default: CORRAL_OLLAMA_URL)"),
+  probe: z.string().min(1).max(200).optional().describe("A model to probe first"),
 });
 
 const gb = (bytes: number) => `${(bytes / 1e9).toFixed(1)} GB`;
@@ -35,8 +35,7 @@ export function registerOllamaTools(server: McpServer, services: Services): void
     {
       title: "Ollama models",
       annotations: READS_OUTSIDE,
-      description:
-        "List the Ollama server's models with capabilities (tools, completion, embedding, vision…), context length, size, family/quantization, whether loaded and how much sits in VRAM, cloud or local, and the last live probe. With probe, also asks that model for one real tool call: the `tools` capability only means its template mentions tools.",
+      description: "The Ollama server's models: capabilities, context, size, loaded or not; probe tests real tool calls.",
       input: OllamaModelsInput,
     },
     ({ agent, probe }) =>

@@ -55,10 +55,18 @@ export function keepReporting(
  */
 export function onGivenUp(extra: ToolExtra, cancel: () => void): () => void {
   const { signal } = extra.mcpReq;
-  const modern = extra.mcpReq.envelope !== undefined;
   const onAbort = () => {
-    if (!modern && signal.reason !== CLIENT_LEFT) cancel();
+    if (!answerLost(extra)) cancel();
   };
   signal.addEventListener("abort", onAbort, { once: true });
   return () => signal.removeEventListener("abort", onAbort);
+}
+
+/**
+ * Whether the call was stopped only by its connection closing, so its answer is lost but what it
+ * started is kept: a 2025-11-25 connection that closed, or any stop of a 2026-07-28 request.
+ */
+export function answerLost(extra: ToolExtra): boolean {
+  const { signal, envelope } = extra.mcpReq;
+  return signal.aborted && (envelope !== undefined || signal.reason === CLIENT_LEFT);
 }

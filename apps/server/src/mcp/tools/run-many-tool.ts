@@ -4,7 +4,7 @@ import { defineTool } from "./define.js";
 import { z } from "zod";
 import { mcpActor } from "../../audit/service.js";
 import type { Services } from "../../services.js";
-import { inMcpNames, launchRequestOf } from "../launch-input.js";
+import { inMcpNames, launchRequestOf, RARE_LAUNCH_OPTIONS } from "../launch-input.js";
 import { clientOf, runAnswerText } from "./agent-tools.js";
 import { guarded, keepReporting, onGivenUp, textResult } from "./results.js";
 import { LAUNCHES } from "./annotations.js";
@@ -22,15 +22,11 @@ const RunManyInputSchema = z
       .array(AgentNameSchema)
       .min(1, "name at least one agent")
       .max(32)
-      .describe("The agents to give the prompt to, one job each, in this order"),
+      ,
     ...jobFields,
-    workdir: jobFields.workdir.describe(
-      "Each agent works in its own folder of this directory (<workdir>/<agent>), or all in this one with shared_workdir. Default: each agent's own workdir",
-    ),
-    shared_workdir: jobFields.shared_workdir.describe(
-      "Run every job in workdir itself (required then), together and alongside any other job there, instead of a folder each",
-    ),
-    async: z.boolean().optional().describe("Return the job ids at once, one line each, instead of waiting (then use corral_wait)"),
+    workdir: jobFields.workdir.describe("Each agent works in <workdir>/<agent> (default: its own)"),
+    shared_workdir: jobFields.shared_workdir.describe("All work in workdir itself"),
+    async: z.boolean().optional(),
   })
   .strict();
 
@@ -38,7 +34,7 @@ const RunManyInputSchema = z
  * One prompt to several agents (`/mcp` only). It waits for all, as `<agent>_run` does for one, and
  * answers each agent's `_run` text in turn; the caller giving up cancels every job it started.
  */
-export function registerRunManyTool(server: McpServer, services: Services): void {
+export function registerRunManyTool(server: McpServer, services: Services, showAll: boolean): void {
   const { jobs, launches, waits, cancels, config } = services;
   defineTool(
     server,
@@ -46,9 +42,11 @@ export function registerRunManyTool(server: McpServer, services: Services): void
     {
       title: "Run several jobs",
       annotations: LAUNCHES,
-      description:
-        'Give one prompt to several agents at once, one job each, and wait for all (async: true returns the ids instead). Every job is checked before any starts: a refusal launches none. The answer begins with "ok" (all succeeded) or "error: …", then each agent\'s section as its _run would answer it, and the panel link comparing them side by side.',
+      description: "One prompt to several agents, a job each; waits for all (async: returns the ids). A refusal starts none.",
       input: RunManyInputSchema,
+      // shared_workdir chooses between the two ways this tool works: it stays shown.
+      rare: RARE_LAUNCH_OPTIONS.filter((option) => option !== "shared_workdir"),
+      showAll,
     },
     ({ agents, async, ...input }, extra) =>
       guarded(async () => {
