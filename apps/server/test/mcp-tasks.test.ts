@@ -1,13 +1,14 @@
 import { rmSync } from "node:fs";
 import path from "node:path";
 import type { Client } from "@modelcontextprotocol/client";
-import { CallToolResultSchema, CreateTaskResultSchema, ErrorCode, McpError, type Task } from "@modelcontextprotocol/sdk/types.js";
+import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { Job } from "@corral/shared";
 import { groupAlive } from "../src/jobs/process-group.js";
 import { jobDataPaths } from "../src/jobs/worker-process.js";
 import { api, sleep, startServer, tempDir, until, type TestServer } from "./helpers.js";
 import { connectMcp, textOf } from "./mcp-client.js";
+import { cancelTask, CreateTaskResultSchema, getTask, getTaskResult, listTasks, type Task } from "./tasks-2025.js";
 
 /**
  * MCP Tasks (spec 2025-11-25) for `<agent>_run`, through the official SDK client's task API:
@@ -55,7 +56,7 @@ const jobOf = (task: Task): string => {
 const reachStatus = (client: Client, taskId: string, wanted: Task["status"], timeoutMs = 20_000) =>
   until(
     async () => {
-      const task = await client.experimental.tasks.getTask(taskId);
+      const task = await getTask(client, taskId);
       return task.status === wanted ? task : undefined;
     },
     timeoutMs,
@@ -63,17 +64,17 @@ const reachStatus = (client: Client, taskId: string, wanted: Task["status"], tim
   );
 
 async function resultText(client: Client, taskId: string): Promise<{ text: string; meta: unknown }> {
-  const result = await client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
+  const result = await getTaskResult(client, taskId);
   return { text: textOf(result), meta: result._meta?.["io.modelcontextprotocol/related-task"] };
 }
 
-async function mcpError(call: Promise<unknown>): Promise<McpError> {
+async function mcpError(call: Promise<unknown>): Promise<ProtocolError> {
   const err = await call.then(
     () => undefined,
     (e: unknown) => e,
   );
-  expect(err).toBeInstanceOf(McpError);
-  return err as McpError;
+  expect(err).toBeInstanceOf(ProtocolError);
+  return err as ProtocolError;
 }
 
 describe("MCP tasks for <agent>_run", () => {
@@ -83,26 +84,24 @@ describe("MCP tasks for <agent>_run", () => {
     const support = Object.fromEntries(tools.map((t) => [t.name, t.execution?.taskSupport]));
     expect(support.kiro_run).toBe("optional");
     expect(support.free_run).toBe("optional");
-    expect(support.kiro_run_async).toBe("forbidden");
-    expect(support.kiro_done).toBe("forbidden");
-    expect(support.corral_wait).toBe("forbidden");
+    // No taskSupport is "forbidden" (the spec's default), which SDK v2 leaves out.
+    expect(support.kiro_run_async).toBeUndefined();
+    expect(support.kiro_done).toBeUndefined();
+    expect(support.corral_wait).toBeUndefined();
   });
 
   test("a task-augmented _run answers at once with a working task, polled to completion with what a plain _run answers", async () => {
-    const stream = mcp.experimental.tasks.callToolStream(
-      { name: "free_run", arguments: { prompt: "print 2\nsleep 1\nwrite t.txt done", workdir: workdir() } },
-      CallToolResultSchema,
-      { task: { ttl: 60_000 } },
-    );
     const seen: string[] = [];
-    let created: Task | undefined;
-    let text = "";
-    for await (const message of stream) {
-      seen.push(message.type === "taskStatus" ? `status ${message.task.status}` : message.type);
-      if (message.type === "taskCreated") created = message.task;
-      if (message.type === "result") text = textOf(message.result);
-      if (message.type === "error") throw message.error;
+    const created: Task | undefined = await startTask(mcp, "free", { prompt: "print 2\nsleep 1\nwrite t.txt done" });
+    seen.push("taskCreated");
+    for (;;) {
+      const task = await getTask(mcp, created.taskId);
+      if (seen.at(-1) !== `status ${task.status}`) seen.push(`status ${task.status}`);
+      if (task.status !== "working") break;
+      await sleep(task.pollInterval ?? 100);
     }
+    const text = textOf(await getTaskResult(mcp, created.taskId));
+    seen.push("result");
     expect(created?.status).toBe("working");
     expect(created?.ttl).toBe(60_000);
     expect(created?.pollInterval).toBeGreaterThan(0);
@@ -124,20 +123,20 @@ describe("MCP tasks for <agent>_run", () => {
   });
 
   test("a plain _run is as before: it runs to the end and answers ok, and makes no task", async () => {
-    const before = (await mcp.experimental.tasks.listTasks()).tasks.length;
+    const before = (await listTasks(mcp)).tasks.length;
     const result = await mcp.callTool({ name: "free_run", arguments: { prompt: "print 1", workdir: workdir() } });
     expect(textOf(result), JSON.stringify(result)).toMatch(/^ok\n/);
     expect(result.isError).toBeUndefined();
     const failed = await mcp.callTool({ name: "free_run", arguments: { prompt: "stderr boom\nexit 3", workdir: workdir() } });
     expect(textOf(failed)).toMatch(/^error: exit code 3/);
-    expect((await mcp.experimental.tasks.listTasks()).tasks.length).toBe(before);
+    expect((await listTasks(mcp)).tasks.length).toBe(before);
   });
 
   test("tasks/result blocks until the job ends", async () => {
     const task = await startTask(mcp, "free", { prompt: "sleep 1\nprint 1" });
     const { text } = await resultText(mcp, task.taskId);
     expect(text).toMatch(/^ok\n/);
-    expect((await mcp.experimental.tasks.getTask(task.taskId)).status).toBe("completed");
+    expect((await getTask(mcp, task.taskId)).status).toBe("completed");
   });
 
   test("tasks/cancel cancels the task and its job, killing the worker; cancelling it again is refused", async () => {
@@ -145,17 +144,17 @@ describe("MCP tasks for <agent>_run", () => {
     const jobId = jobOf(task);
     const pid = await until(async () => (await api<Job>(server, "GET", `/api/jobs/${jobId}`)).body.pid ?? undefined);
     expect(groupAlive(pid)).toBe(true);
-    const cancelled = await mcp.experimental.tasks.cancelTask(task.taskId);
+    const cancelled = await cancelTask(mcp, task.taskId);
     expect(cancelled.status).toBe("cancelled");
     expect(cancelled.pollInterval).toBeUndefined();
     expect(groupAlive(pid)).toBe(false);
     const job = (await api<Job>(server, "GET", `/api/jobs/${jobId}`)).body;
     expect(job.status).toBe("cancelled");
     expect(job.cancel?.by).toBe("mcp");
-    expect((await mcp.experimental.tasks.getTask(task.taskId)).status).toBe("cancelled");
+    expect((await getTask(mcp, task.taskId)).status).toBe("cancelled");
     expect((await resultText(mcp, task.taskId)).text).toMatch(/^error: cancelled/);
-    const again = await mcpError(mcp.experimental.tasks.cancelTask(task.taskId));
-    expect(again.code).toBe(ErrorCode.InvalidParams);
+    const again = await mcpError(cancelTask(mcp, task.taskId));
+    expect(again.code).toBe(ProtocolErrorCode.InvalidParams);
     expect(again.message).toMatch(/already in terminal status 'cancelled'/);
   });
 
@@ -164,17 +163,17 @@ describe("MCP tasks for <agent>_run", () => {
     for (const id of ["00000000-0000-4000-8000-000000000000", jobOf(task)]) {
       // One at a time: made together, an answer refused before the one awaited would be a rejection nobody handles yet.
       for (const call of [
-        () => mcp.experimental.tasks.getTask(id),
-        () => mcp.experimental.tasks.getTaskResult(id, CallToolResultSchema),
-        () => mcp.experimental.tasks.cancelTask(id),
+        () => getTask(mcp, id),
+        () => getTaskResult(mcp, id),
+        () => cancelTask(mcp, id),
       ]) {
         const err = await mcpError(call());
-        expect(err.code).toBe(ErrorCode.InvalidParams);
+        expect(err.code).toBe(ProtocolErrorCode.InvalidParams);
         expect(err.message).toMatch(/Task not found/);
       }
     }
-    const badCursor = await mcpError(mcp.experimental.tasks.listTasks("not-a-cursor"));
-    expect(badCursor.code).toBe(ErrorCode.InvalidParams);
+    const badCursor = await mcpError(listTasks(mcp, "not-a-cursor"));
+    expect(badCursor.code).toBe(ProtocolErrorCode.InvalidParams);
     expect(badCursor.message).toMatch(/Invalid cursor/);
   });
 
@@ -186,18 +185,18 @@ describe("MCP tasks for <agent>_run", () => {
         CreateTaskResultSchema,
       ),
     );
-    expect(async.code).toBe(ErrorCode.MethodNotFound);
+    expect(async.code).toBe(ProtocolErrorCode.MethodNotFound);
     expect(async.message).toMatch(/free_run_async does not run as a task/);
     const bad = await mcpError(startTask(mcp, "free", { prompt: "" }));
-    expect(bad.code).toBe(ErrorCode.InvalidParams);
-    expect(bad.message).toMatch(/^MCP error -32602: error: prompt: /);
+    expect(bad.code).toBe(ProtocolErrorCode.InvalidParams);
+    expect(bad.message).toMatch(/^error: prompt: /);
     const badTtl = await mcpError(
       mcp.request(
         { method: "tools/call", params: { name: "free_run", arguments: { prompt: "print 1", workdir: workdir() }, task: { ttl: "soon" } } },
         CreateTaskResultSchema,
       ),
     );
-    expect(badTtl.code).toBe(ErrorCode.InvalidParams);
+    expect(badTtl.code).toBe(ProtocolErrorCode.InvalidParams);
     expect(badTtl.message).toMatch(/error: task\.ttl: /);
     const outside = await mcpError(startTask(mcp, "free", { prompt: "print 1", workdir: "/" }));
     expect(outside.message).toMatch(/error: workdir: /);
@@ -210,10 +209,10 @@ describe("MCP tasks for <agent>_run", () => {
     const mine = await startTask(mcp, "free", { prompt: "print 1" });
     const theirs = await startTask(other, "free", { prompt: "print 1" });
 
-    const first = await mcp.experimental.tasks.listTasks();
+    const first = await listTasks(mcp);
     expect(first.tasks[0]?.taskId).toBe(mine.taskId);
     expect(first.tasks.map((t) => t.taskId)).not.toContain(theirs.taskId);
-    const otherList = await other.experimental.tasks.listTasks();
+    const otherList = await listTasks(other);
     expect(otherList.tasks.map((t) => t.taskId)).toEqual([theirs.taskId]);
 
     // More tasks than a page: rows straight in the registry, all on one ended job.
@@ -233,7 +232,7 @@ describe("MCP tasks for <agent>_run", () => {
     let cursor: string | undefined;
     let pages = 0;
     do {
-      const page = await mcp.experimental.tasks.listTasks(cursor);
+      const page = await listTasks(mcp, cursor);
       ids.push(...page.tasks.map((t) => t.taskId));
       cursor = page.nextCursor;
       pages++;
@@ -251,9 +250,9 @@ describe("MCP tasks for <agent>_run", () => {
     // Still reachable while its job runs, whatever its ttl; once the job ended, expired.
     const jobId = jobOf(task);
     await until(async () => ((await api<Job>(server, "GET", `/api/jobs/${jobId}`)).body.status === "succeeded" ? true : undefined));
-    const err = await mcpError(mcp.experimental.tasks.getTask(task.taskId));
+    const err = await mcpError(getTask(mcp, task.taskId));
     expect(err.message).toMatch(/Task has expired/);
-    expect((await mcp.experimental.tasks.listTasks()).tasks.map((t) => t.taskId)).not.toContain(task.taskId);
+    expect((await listTasks(mcp)).tasks.map((t) => t.taskId)).not.toContain(task.taskId);
   });
 });
 
@@ -261,9 +260,9 @@ describe("a task in every state of its job", () => {
   test("queued behind the agent's concurrency, running, and each ended status", async () => {
     await server.services.agents.update("kiro", { maxConcurrent: 1 });
     const running = await startTask(mcp, "kiro", { prompt: "print 1\nhang" });
-    await until(async () => ((await mcp.experimental.tasks.getTask(running.taskId)).statusMessage?.endsWith("running") ? true : undefined));
+    await until(async () => ((await getTask(mcp, running.taskId)).statusMessage?.endsWith("running") ? true : undefined));
     const queued = await startTask(mcp, "kiro", { prompt: "print 1" });
-    const waiting = await mcp.experimental.tasks.getTask(queued.taskId);
+    const waiting = await getTask(mcp, queued.taskId);
     expect(waiting.status).toBe("working");
     expect(waiting.statusMessage).toMatch(/queued, waiting for a free slot$/);
     expect(waiting.pollInterval).toBeGreaterThan(0);
@@ -272,7 +271,7 @@ describe("a task in every state of its job", () => {
     const timedOut = await startTask(mcp, "free", { prompt: "print 1\nhang", timeout_s: 1 });
     const overBudget = await startTask(mcp, "opencode", { prompt: "write a.txt x\nsleep 30\nwrite b.txt y", max_tokens: 500 });
     const cancelledByRest = await startTask(mcp, "free", { prompt: "print 1\nhang" });
-    await until(async () => ((await mcp.experimental.tasks.getTask(cancelledByRest.taskId)).statusMessage?.endsWith("running") ? true : undefined));
+    await until(async () => ((await getTask(mcp, cancelledByRest.taskId)).statusMessage?.endsWith("running") ? true : undefined));
     await api(server, "POST", `/api/jobs/${jobOf(cancelledByRest)}/cancel`);
 
     const expectations: [Task, Task["status"], RegExp, RegExp][] = [
@@ -289,7 +288,7 @@ describe("a task in every state of its job", () => {
     }
 
     // The running one ends: the queued one gets the slot and completes.
-    await mcp.experimental.tasks.cancelTask(running.taskId);
+    await cancelTask(mcp, running.taskId);
     await reachStatus(mcp, queued.taskId, "completed");
     expect((await resultText(mcp, queued.taskId)).text).toMatch(/^ok\n/);
   }, 60_000);
@@ -314,13 +313,13 @@ describe("a task in every state of its job", () => {
     const second = await startServer({}, { root: restartRoot });
     const again = await connectMcp(second);
     try {
-      expect((await again.experimental.tasks.listTasks()).tasks).toEqual([]);
-      const lost = await again.experimental.tasks.getTask(created.task.taskId);
+      expect((await listTasks(again)).tasks).toEqual([]);
+      const lost = await getTask(again, created.task.taskId);
       expect(lost.status).toBe("failed");
       expect(lost.statusMessage).toMatch(/ lost: the worker ended while the server was down/);
       expect((await resultText(again, created.task.taskId)).text).toMatch(/^error: the worker ended while the server was down/);
       // Reached by its id, it is this session's now.
-      expect((await again.experimental.tasks.listTasks()).tasks.map((t) => t.taskId)).toEqual([created.task.taskId]);
+      expect((await listTasks(again)).tasks.map((t) => t.taskId)).toEqual([created.task.taskId]);
     } finally {
       await again.close();
       await second.app.close();
