@@ -8,7 +8,7 @@ import { registerAgentTools } from "./tools/agent-tools.js";
 import type { EndedAnswers } from "./tools/ended-answers.js";
 import { registerCorralTools } from "./tools/corral-tools.js";
 import { registerCostTools } from "./tools/cost-tools.js";
-import { hubCaller, registerHubTools } from "./tools/hub-tools.js";
+import { registerHubTools } from "./tools/hub-tools.js";
 import { registerOllamaTools } from "./tools/ollama-tools.js";
 import { registerRunManyTool } from "./tools/run-many-tool.js";
 
@@ -23,8 +23,6 @@ export interface SessionServer {
   syncTools(enabled: AgentRow[]): void;
   /** Connects the server to the session's transport, with MCP tasks for its `_run` tools. */
   connect(transport: Transport): Promise<void>;
-  /** Whether the session holds a name in the conversation hub (corral_register) now. */
-  holdsHubName(): boolean;
 }
 
 /**
@@ -55,11 +53,10 @@ export function createMcpServer(services: Services, mount: McpMount, enabled: Ag
     }
   };
   syncTools(enabled);
-  const caller = mount.agent ? null : hubCaller(server, services);
-  if (caller) {
-    registerCorralTools(server, services, caller);
+  if (!mount.agent) {
+    registerCorralTools(server, services);
     registerRunManyTool(server, services);
-    registerHubTools(server, services, caller);
+    registerHubTools(server, services);
     registerCostTools(server, services);
     registerOllamaTools(server, services);
   }
@@ -70,6 +67,5 @@ export function createMcpServer(services: Services, mount: McpMount, enabled: Ag
     },
   });
   const connect = (transport: Transport) => server.connect(withTasks(transport));
-  const holdsHubName = () => caller?.member?.ended === false;
-  return { server, syncTools, connect, holdsHubName };
+  return { server, syncTools, connect };
 }

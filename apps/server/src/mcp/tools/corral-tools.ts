@@ -2,9 +2,8 @@ import { HubAgentsInputSchema, isFinalStatus, JobStatusSchema } from "@corral/sh
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { mcpActor } from "../../audit/service.js";
-import { notFound } from "../../lib/errors.js";
 import type { Services } from "../../services.js";
-import { type HubCaller, hubAgentLines } from "./hub-tools.js";
+import { hubAgentLines } from "./hub-tools.js";
 import { jobLine, lastLines, statusWord, waitLines } from "./job-text.js";
 import { guarded, keepReporting, textResult } from "./results.js";
 import { CANCELS, READS } from "./annotations.js";
@@ -15,19 +14,16 @@ const LOG_TAIL_LINES = 100;
 const LOG_MAX_CHARS = 20_000;
 
 /** Tools about Corral itself, on the `/mcp` mount only. */
-export function registerCorralTools(server: McpServer, services: Services, caller: HubCaller): void {
-  registerAgentsTool(server, services, caller);
+export function registerCorralTools(server: McpServer, services: Services): void {
+  registerAgentsTool(server, services);
   registerJobsTool(server, services);
   registerWaitTool(server, services);
   registerCancelTool(server, services);
   registerLogsTool(server, services);
 }
 
-/**
- * The agents and whether each can run now; with a session (or once registered in one), that
- * session's agents instead. A registered caller sees its own session only.
- */
-function registerAgentsTool(server: McpServer, services: Services, caller: HubCaller): void {
+/** The agents and whether each can run now; with a session, that session's agents instead. */
+function registerAgentsTool(server: McpServer, services: Services): void {
   const { agents, conversations } = services;
   server.registerTool(
     "corral_agents",
@@ -35,20 +31,12 @@ function registerAgentsTool(server: McpServer, services: Services, caller: HubCa
       title: "List agents",
       annotations: READS,
       description:
-        "List the agents Corral can delegate to: kind, model, workdir, limits and whether each is available now. With a session (or once you registered in one): the agents of that session, registered clients and Corral's agents, each online or not.",
+        "List the agents Corral can delegate to: kind, model, workdir, limits and whether each is available now. With a session: that session's agents (registered clients and Corral's agents), each online or not.",
       inputSchema: { session: HubAgentsInputSchema.shape.session.optional() },
     },
     ({ session }) =>
       guarded(async () => {
-        const member = caller.member?.ended ? null : caller.member;
-        if (member && session !== undefined && session !== member.session) {
-          throw notFound(`no session ${session} here: you are registered in ${member.session}, and sessions do not see each other`, "session");
-        }
-        const hubSession = member?.session ?? session;
-        if (hubSession !== undefined) {
-          if (member) conversations.seen(member);
-          return textResult(hubAgentLines(hubSession, await conversations.agents(hubSession)));
-        }
+        if (session !== undefined) return textResult(hubAgentLines(session, await conversations.agents(session)));
         const list = await agents.withAvailability(await agents.list());
         const lines = list.map((a) => {
           const state = !a.enabled ? "disabled" : a.availability.available ? "available" : `unavailable: ${a.availability.hint}`;
