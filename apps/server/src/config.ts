@@ -128,13 +128,23 @@ export const EnvSchema = z.object({
   CORRAL_PROGRESS_INTERVAL_MS: positiveInt.default(10_000).describe("How often `_run`, `corral_wait` and `corral_receive` send MCP progress."),
   CORRAL_MCP_SESSION_IDLE_S: positiveInt
     .default(1800)
-    .describe(
-      "MCP sessions with no call in progress for this long are closed (an open GET stream does not count); REST conversation keys unused this long end too.",
-    ),
+    .describe("MCP sessions with no call in progress for this long are closed (an open GET stream does not count)."),
   CORRAL_MCP_MAX_SESSIONS: positiveInt
     .default(128)
     .describe(
-      "MCP sessions held at once. A new session closes the least recently used idle one that holds no conversation name; when all are busy with calls or registered it is refused (`503`, a JSON-RPC error saying what to do).",
+      "MCP sessions held at once. A new session closes the least recently used idle one; when all are busy with calls it is refused (`503`, a JSON-RPC error saying what to do).",
+    ),
+  CORRAL_HUB_LEASE_S: positiveInt
+    .max(30 * 24 * 3600)
+    .default(1800)
+    .describe(
+      "A conversation registration (the handle `corral_register` answers) unused this long ends and frees its name; every call with the handle, and a receive in progress, renews it ([Conversations](conversations.md)).",
+    ),
+  CORRAL_HUB_MAX_REGISTRATIONS: positiveInt
+    .max(100_000)
+    .default(512)
+    .describe(
+      "Conversation registrations live at once over all sessions, MCP and REST; past it `corral_register` is refused (`503`) until one leaves or expires.",
     ),
   CORRAL_MCP_MAX_CALLS_PER_SESSION: positiveInt
     .max(10_000)
@@ -245,6 +255,10 @@ export interface AppConfig {
   queueLimit: number;
   progressIntervalMs: number;
   mcpSessionIdleMs: number;
+  /** A hub registration unused this long ends (its lease). */
+  hubLeaseMs: number;
+  /** Hub registrations live at once, over every session and door. */
+  hubMaxRegistrations: number;
   /** MCP sessions held at once; past it the least recently used idle one is closed. */
   mcpMaxSessions: number;
   /** Requests one MCP session has answered at once (and the most one batch may hold). */
@@ -339,6 +353,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     queueLimit: e.CORRAL_QUEUE_LIMIT,
     progressIntervalMs: e.CORRAL_PROGRESS_INTERVAL_MS,
     mcpSessionIdleMs: e.CORRAL_MCP_SESSION_IDLE_S * 1000,
+    hubLeaseMs: e.CORRAL_HUB_LEASE_S * 1000,
+    hubMaxRegistrations: e.CORRAL_HUB_MAX_REGISTRATIONS,
     mcpMaxSessions: e.CORRAL_MCP_MAX_SESSIONS,
     mcpMaxCallsPerSession: e.CORRAL_MCP_MAX_CALLS_PER_SESSION,
     mcpMaxPendingBytes: e.CORRAL_MCP_MAX_PENDING_BYTES,

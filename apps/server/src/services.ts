@@ -76,7 +76,13 @@ export async function createServices(config: AppConfig, registry: Registry): Pro
   });
   const metrics = new Metrics(jobParts.jobEvents, jobParts.jobEngine, registry.jobStats);
   const sessions = new SessionService(registry, config.dataDir, config.sessionTtlMs);
-  const conversations = new ConversationHub({ registry, agents, ...jobParts });
+  const conversations = new ConversationHub({
+    registry,
+    agents,
+    ...jobParts,
+    leaseMs: config.hubLeaseMs,
+    maxRegistrations: config.hubMaxRegistrations,
+  });
   const configFile = new ConfigFileService({ config, agents, costs });
   const runners = new RunnerDirectory(registry, config.runnerLeaseMs);
   return {

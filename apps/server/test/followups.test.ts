@@ -172,7 +172,8 @@ describe("a follow-up continues the earlier job's conversation", () => {
 
   test("MCP: <agent>_run and _run_async take session, and their schemas say how to follow up", async () => {
     const { tools } = await mcp.listTools();
-    const session = (name: string) => (tools.find((t) => t.name === name)?.inputSchema.properties as Record<string, { description?: string }>)?.session;
+    const session = (name: string) =>
+      (tools.find((t) => t.name === name)?.inputSchema.properties as Record<string, { description?: string }>)?.session;
     expect(session("parrot_run_async")?.description).toMatch(/ended job's id to continue/);
     expect(session("parrot_run")?.description).toMatch(/to continue/);
     // An agent whose kind cannot continue a conversation does not show the field (it refuses it: below).

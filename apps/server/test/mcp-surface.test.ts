@@ -45,7 +45,12 @@ describe("tool annotations", () => {
     }
     expect(hints(byName.get("corral_cancel"))).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: true });
     for (const name of ["gemini_run", "gemini_run_async", "corral_run_many"]) {
-      expect(hints(byName.get(name)), name).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true });
+      expect(hints(byName.get(name)), name).toMatchObject({
+        readOnlyHint: false,
+        destructiveHint: false,
+        idempotentHint: false,
+        openWorldHint: true,
+      });
     }
     const agentTools = (await gemini.listTools()).tools;
     expect(agentTools.map((t) => [t.name, hints(t).readOnlyHint])).toEqual([
@@ -114,7 +119,11 @@ describe("lean schemas", () => {
     const refused = await gemini.callTool({ name: "gemini_run_async", arguments: { prompt: "x", timeout_s: 0 } });
     expect(refused.isError).toBe(true);
     expect(JSON.stringify(refused.content)).toMatch(/timeout_s/);
-    const bad = await fetch(`${server.url}/mcp?options=some`, { method: "POST", headers: { ...server.auth, "content-type": "application/json" }, body: "{}" });
+    const bad = await fetch(`${server.url}/mcp?options=some`, {
+      method: "POST",
+      headers: { ...server.auth, "content-type": "application/json" },
+      body: "{}",
+    });
     expect(bad.status).toBe(400);
     expect(await bad.text()).toMatch(/options: the only value is all/);
   });

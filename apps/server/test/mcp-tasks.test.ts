@@ -162,11 +162,7 @@ describe("MCP tasks for <agent>_run", () => {
     const task = await startTask(mcp, "free", { prompt: "print 1" });
     for (const id of ["00000000-0000-4000-8000-000000000000", jobOf(task)]) {
       // One at a time: made together, an answer refused before the one awaited would be a rejection nobody handles yet.
-      for (const call of [
-        () => getTask(mcp, id),
-        () => getTaskResult(mcp, id),
-        () => cancelTask(mcp, id),
-      ]) {
+      for (const call of [() => getTask(mcp, id), () => getTaskResult(mcp, id), () => cancelTask(mcp, id)]) {
         const err = await mcpError(call());
         expect(err.code).toBe(ProtocolErrorCode.InvalidParams);
         expect(err.message).toMatch(/Task not found/);

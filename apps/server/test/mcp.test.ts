@@ -51,9 +51,12 @@ describe("/mcp", () => {
 
   test("_run waits, reports progress, and answers ok", async () => {
     const progress: number[] = [];
-    const result = await client.callTool({ name: "kiro_run", arguments: { prompt: "sleep 0.6\nhello", workdir: workdir() } }, {
-      onprogress: (p) => progress.push(p.progress),
-    });
+    const result = await client.callTool(
+      { name: "kiro_run", arguments: { prompt: "sleep 0.6\nhello", workdir: workdir() } },
+      {
+        onprogress: (p) => progress.push(p.progress),
+      },
+    );
     const text = textOf(result);
     expect(text).toMatch(/^ok\n/);
     expect(text).toContain("hello");

@@ -84,9 +84,9 @@ test("a cancel and a start at once: a job never changes after it ended", async (
 
 test("one name registered twice at once in a session: one registration, the other finds the name taken", async () => {
   const hub = server.services.conversations;
-  const results = await Promise.allSettled([hub.register("race", "twin", null, "rest"), hub.register("race", "twin", null, "rest")]);
+  const results = await Promise.allSettled([hub.register("race", "twin", null), hub.register("race", "twin", null)]);
   expect(results.map((r) => r.status).sort()).toEqual(["fulfilled", "rejected"]);
   const refused = results.find((r) => r.status === "rejected") as PromiseRejectedResult;
   expect((refused.reason as Error).message).toMatch(/the name twin is taken/);
-  for (const r of results) if (r.status === "fulfilled") await hub.leave(r.value);
+  for (const r of results) if (r.status === "fulfilled") await hub.leave(r.value.member);
 });

@@ -84,26 +84,35 @@ export type HubMessagesQuery = z.infer<typeof HubMessagesQuerySchema>;
 export const HubMessagePageSchema = z.object({ messages: z.array(HubMessageSchema), cursor: z.number().int() });
 export type HubMessagePage = z.infer<typeof HubMessagePageSchema>;
 
+/** What a registered agent's calls carry: the secret its registration answered (MCP `handle`, REST `key`). */
+export const HubHandleSchema = z.string().regex(/^[A-Za-z0-9_-]{20,64}$/, "not a registration handle; register first and pass the handle it answers");
+
 // ---- MCP tool inputs ---------------------------------------------------------------------
+
+const handleArg = HubHandleSchema.describe("The handle corral_register answered");
 
 export const HubRegisterInputSchema = z.object({
   name: HubAgentNameSchema.describe("Your name in the session; others send to it"),
   session: HubSessionNameSchema.describe("The session to join; only agents of the same session see you"),
   label: z.string().max(200).optional().describe("A short description others see (your role)"),
+  handle: HubHandleSchema.optional().describe("Your current handle, to replace that registration"),
 });
 
 export const HubAgentsInputSchema = z.object({ session: HubSessionNameSchema.describe("The session to list") });
 
 export const HubSendInputSchema = z.object({
+  handle: handleArg,
   to: HubAgentNameSchema.describe("A registered agent of your session, or one of Corral's agents (it runs your message as a job and answers)"),
   text: HubMessageTextSchema.describe("The message"),
 });
 
 export const HubReceiveInputSchema = z.object({
+  handle: handleArg,
   timeout_s: z.number().int().min(0).max(3600).optional().describe("Seconds to wait for a message (default 60); 0 answers at once"),
 });
 
 export const HubReadInputSchema = z.object({
+  handle: handleArg,
   agent: HubAgentNameSchema.describe("Whose history to read (messages from or to that agent)"),
   cursor: z
     .number()
@@ -116,23 +125,20 @@ export const HubReadInputSchema = z.object({
 
 // ---- REST clients that take part ---------------------------------------------------------
 
-/** What a REST agent's later calls carry: the key its registration answered. */
-export const HubAgentKeySchema = z.string().regex(/^[A-Za-z0-9_-]{20,64}$/, "not an agent key; register first");
-
 /** `POST /api/conversations/:session/agents`: join the session as a REST client. */
 export const HubRegisterBodySchema = z.object({ name: HubRegisterInputSchema.shape.name, label: HubRegisterInputSchema.shape.label }).strict();
 export type HubRegisterBody = z.infer<typeof HubRegisterBodySchema>;
 
 /** The registration: `key` goes in the body of the agent's later calls. */
-export const HubRegistrationSchema = z.object({ agent: HubAgentSchema, key: HubAgentKeySchema });
+export const HubRegistrationSchema = z.object({ agent: HubAgentSchema, key: HubHandleSchema });
 export type HubRegistration = z.infer<typeof HubRegistrationSchema>;
 
 /** `POST /api/conversations/:session/messages`: send as the registered agent. */
-export const HubSendBodySchema = z.object({ key: HubAgentKeySchema, to: HubSendInputSchema.shape.to, text: HubSendInputSchema.shape.text }).strict();
+export const HubSendBodySchema = z.object({ key: HubHandleSchema, to: HubSendInputSchema.shape.to, text: HubSendInputSchema.shape.text }).strict();
 export type HubSendBody = z.infer<typeof HubSendBodySchema>;
 
 /** `POST /api/conversations/:session/receive`: take what waits, else wait up to `timeoutS` for a message. */
-export const HubReceiveBodySchema = z.object({ key: HubAgentKeySchema, timeoutS: z.number().int().min(0).max(3600).default(60) }).strict();
+export const HubReceiveBodySchema = z.object({ key: HubHandleSchema, timeoutS: z.number().int().min(0).max(3600).default(60) }).strict();
 export type HubReceiveBody = z.infer<typeof HubReceiveBodySchema>;
 
 /** What a receive took from the inbox, oldest first; empty when the wait timed out. */
@@ -140,5 +146,5 @@ export const HubReceivedSchema = z.object({ messages: z.array(HubMessageSchema) 
 export type HubReceived = z.infer<typeof HubReceivedSchema>;
 
 /** `POST /api/conversations/:session/leave`: the registration ends. */
-export const HubLeaveBodySchema = z.object({ key: HubAgentKeySchema }).strict();
+export const HubLeaveBodySchema = z.object({ key: HubHandleSchema }).strict();
 export type HubLeaveBody = z.infer<typeof HubLeaveBodySchema>;

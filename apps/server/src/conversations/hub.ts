@@ -1,14 +1,27 @@
 import { EventEmitter } from "node:events";
-import type { HubAgent, HubMessage, HubMessagePage, HubSessionSummary } from "@corral/shared";
+import type { HubAgent, HubMessage, HubMessagePage, HubSessionSummary, JobOrigin } from "@corral/shared";
 import type { AgentService } from "../agents/service.js";
 import type { NewHubMessage } from "../db/registry.js";
 import type { Registry } from "../db/registry.js";
 import { inUnit, type Unit } from "../db/unit.js";
-import type { HubMessageRow } from "../db/schema.js";
+import type { HubAgentRow, HubMessageRow } from "../db/schema.js";
 import type { JobParts } from "../jobs/parts.js";
 import { notFound, ServiceError } from "../lib/errors.js";
+import { handleHash, mintHandle } from "./handles.js";
 import type { HubMember } from "./hub-member.js";
 import { WorkerRelay } from "./worker-relay.js";
+
+/** The door a call came through: the origin of the jobs its messages to workers start. */
+export type HubDoor = Exclude<JobOrigin, "panel">;
+
+const isLive = (row: HubAgentRow, now: number) => row.endedAt === null && (row.leaseUntil ?? 0) > now;
+
+const nameTaken = (session: string, name: string) =>
+  new ServiceError(
+    `the name ${name} is taken in session ${session} by a live registration; choose another name, or pass its handle to replace it`,
+    409,
+    "name",
+  );
 
 /** What one hub holds at most; each refusal says which limit it hit. */
 export const HUB_LIMITS = {
@@ -35,7 +48,14 @@ export interface HubEvents {
 export interface HubDeps extends Pick<JobParts, "jobs" | "launches" | "output" | "jobEvents"> {
   registry: Registry;
   agents: AgentService;
+  /** A registration unused this long ends (CORRAL_HUB_LEASE_S). */
+  leaseMs: number;
+  /** Registrations live at once over every session and door (CORRAL_HUB_MAX_REGISTRATIONS). */
+  maxRegistrations: number;
 }
+
+/** How the caller's door spells the handle: MCP tools take `handle`, REST bodies `key`. */
+export type HandleField = "handle" | "key";
 
 const memberKey = (session: string, name: string) => `${session}\n${name}`;
 
@@ -49,55 +69,100 @@ export const toHubMessage = (row: HubMessageRow): HubMessage => ({
   at: row.at,
 });
 
+/** A registration as corral_register and the REST register answer it: the handle is shown this once. */
+export interface HubRegistered {
+  member: HubMember;
+  handle: string;
+  row: HubAgentRow;
+}
+
 /**
- * Agents that message each other. Clients register under a name in a session and live as long
- * as their registration (an MCP session, a REST key); messages are stored before anyone hears of
- * them, so an inbox outlives its reader: a name that registers again finds what was sent to it.
- * Nothing of one session is reachable from another.
+ * Agents that message each other. Clients register under a name in a session and get a handle,
+ * a secret their later calls carry (no protocol session: a 2026-07-28 MCP client has none). The
+ * registration lives on a lease each call renews, kept in the registry, so a restart keeps it.
+ * Messages are stored before anyone hears of them, so an inbox outlives its reader: a name that
+ * registers again finds what was sent to it. Nothing of one session is reachable from another.
  */
 export class ConversationHub extends EventEmitter<HubEvents> {
+  /** Members this process has met since it started, by session and name: their wakers. */
   private live = new Map<string, HubMember>();
+  /** Names being registered now: the same name meanwhile is taken, and each counts against the cap. */
+  private registering = new Set<string>();
   private waiting = 0;
+  private closed = false;
   private readonly relay: WorkerRelay;
+  private readonly sweeper: NodeJS.Timeout;
 
   constructor(private readonly deps: HubDeps) {
     super();
     this.setMaxListeners(0);
     this.relay = new WorkerRelay({ ...deps, store: (unit, row) => this.store(unit, row) });
+    this.sweeper = setInterval(() => void this.sweep(), Math.min(60_000, deps.leaseMs)).unref();
   }
 
   private get repo() {
     return this.deps.registry.conversations;
   }
 
-  /** At start: registrations died with the last server's sessions; answers still owed are awaited again. */
+  /** At start: registrations whose lease ran out while the server was down end; answers still owed are awaited again. */
   async recover(): Promise<void> {
-    await this.repo.endAll(Date.now());
+    this.ended(await this.repo.expire(Date.now()));
     await this.relay.recover();
   }
 
+  /** Stops this process's part (receives end with nothing); the registrations live on in the registry. */
   close(): void {
+    this.closed = true;
+    clearInterval(this.sweeper);
     this.relay.close();
-    for (const member of [...this.live.values()]) void this.leave(member);
+    for (const member of this.live.values()) member.wake?.();
   }
 
-  async register(session: string, name: string, label: string | null, door: HubMember["door"]): Promise<HubMember> {
+  /**
+   * Registers the name in the session with a new handle. `replaces`: the caller's handle of a
+   * registration it holds, which ends in the same transaction (registering again under the same
+   * name, or moving to another); one that no longer lives replaces nothing.
+   */
+  async register(session: string, name: string, label: string | null, replaces?: string): Promise<HubRegistered> {
     if ((await this.deps.agents.list()).some((a) => a.name === name)) {
       throw new ServiceError(`${name} is one of Corral's agents; choose another name`, 409, "name", undefined, "conflict");
     }
     const key = memberKey(session, name);
-    if (this.live.has(key)) {
-      throw new ServiceError(`the name ${name} is taken in session ${session} by an agent that is connected; choose another name`, 409, "name");
-    }
-    const now = Date.now();
-    const member: HubMember = { session, name, door, label, registeredAt: now, lastSeenAt: now, ended: false, wake: null, delivered: 0 };
-    // Held while it is stored: the same name registering meanwhile finds it taken.
-    this.live.set(key, member);
+    if (this.registering.has(key)) throw nameTaken(session, name);
+    const { maxRegistrations, leaseMs } = this.deps;
+    this.registering.add(key);
     try {
-      // Room counted and taken in one transaction.
-      await this.deps.registry.transaction(async ({ conversations }) => {
+      const { handle, hash } = mintHandle();
+      const now = Date.now();
+      const row: HubAgentRow = {
+        session,
+        name,
+        label,
+        registeredAt: now,
+        lastSeenAt: now,
+        endedAt: null,
+        handleHash: hash,
+        leaseUntil: now + leaseMs,
+      };
+      // Expiry, the replaced registration's end, the checks and the row: one transaction.
+      const gone = await this.deps.registry.transaction(async ({ conversations }) => {
+        const expired = await conversations.expire(now);
+        const replaced = replaces === undefined ? undefined : await conversations.end(handleHash(replaces), now);
+        const existing = await conversations.agent(session, name);
+        if (existing?.endedAt === null) throw nameTaken(session, name);
+        // The others being registered are not visible to this transaction yet: they count too.
+        if ((await conversations.liveCount(now)) + this.registering.size > maxRegistrations) {
+          throw new ServiceError(
+            `${maxRegistrations} conversation registrations are live already (CORRAL_HUB_MAX_REGISTRATIONS); ` +
+              "leave one, wait for one to go unused for CORRAL_HUB_LEASE_S, or raise CORRAL_HUB_MAX_REGISTRATIONS",
+            503,
+            undefined,
+            undefined,
+            "unavailable",
+          );
+        }
         if (
-          !(await conversations.agent(session, name)) &&
+          !existing &&
           (await conversations.agentCount(session)) >= HUB_LIMITS.agentsPerSession &&
           !(await conversations.forgetOldestIdle(session))
         ) {
@@ -107,55 +172,57 @@ export class ConversationHub extends EventEmitter<HubEvents> {
             "session",
           );
         }
-        await conversations.register({ session, name, label, registeredAt: now, lastSeenAt: now });
+        await conversations.register(row);
+        return replaced ? [...expired, replaced] : expired;
       });
-    } catch (err) {
-      this.live.delete(key);
-      throw err;
+      this.ended(gone);
+      const member = this.known(session, name, hash);
+      this.emit("agents", session);
+      return { member, handle, row };
+    } finally {
+      this.registering.delete(key);
     }
-    this.emit("agents", session);
-    return member;
   }
 
   /**
-   * The registration ends (its client left, its session expired): a receive it waits in ends with
-   * nothing. Resolves once that is stored (never rejects: at shutdown the next start ends it anyway).
+   * The live registration with this handle, as a call of its own: the call renews its lease. A
+   * handle never given, ended, or unused for the lease is refused naming the field it came in.
    */
-  leave(member: HubMember): Promise<void> {
-    if (member.ended) return Promise.resolve();
-    member.ended = true;
-    member.wake?.();
-    this.live.delete(memberKey(member.session, member.name));
-    return this.repo.end(member.session, member.name, Date.now(), member.lastSeenAt).then(
-      () => {
-        this.emit("agents", member.session);
-      },
-      () => {
-        // The registry is closing with the server: the next start ends every registration anyway.
-      },
-    );
+  async member(handle: string, field: HandleField = "handle"): Promise<HubMember> {
+    const hash = handleHash(handle);
+    const now = Date.now();
+    const row = await this.repo.touch(hash, now, now + this.deps.leaseMs);
+    if (!row) {
+      const again = field === "handle" ? "corral_register" : "POST /api/conversations/<session>/agents";
+      throw notFound(
+        `no live registration has this ${field}: it was never given, it left or registered again, or it went unused for CORRAL_HUB_LEASE_S; register again with ${again} and use the ${field} it answers`,
+        field,
+      );
+    }
+    return this.known(row.session, row.name, hash);
   }
 
-  /** A call of the member's: it was heard from now. */
-  seen(member: HubMember): void {
-    if (member.ended) throw new ServiceError(`the registration of ${member.name} in ${member.session} has ended; register again`, 409, "name");
-    member.lastSeenAt = Date.now();
+  /** The registration ends (REST leave): a receive it waits in ends with nothing. */
+  async leave(member: HubMember): Promise<void> {
+    this.forget(member);
+    const ended = await this.repo.end(member.hash, Date.now());
+    if (ended) this.emit("agents", ended.session);
   }
 
   /** Registered clients (online or not), then Corral's enabled agents. */
   async agents(session: string): Promise<HubAgent[]> {
-    const clients = (await this.repo.agents(session)).map((row): HubAgent => {
-      const member = this.live.get(memberKey(session, row.name));
-      return {
+    const now = Date.now();
+    const clients = (await this.repo.agents(session)).map(
+      (row): HubAgent => ({
         session,
         name: row.name,
         kind: "client",
         label: row.label,
-        online: member !== undefined,
+        online: isLive(row, now),
         registeredAt: row.registeredAt,
-        lastSeenAt: member?.lastSeenAt ?? row.lastSeenAt,
-      };
-    });
+        lastSeenAt: row.lastSeenAt,
+      }),
+    );
     const { agents } = this.deps;
     const workers = (await agents.withAvailability((await agents.list()).filter((a) => a.enabled))).map(
       (a): HubAgent => ({
@@ -175,8 +242,7 @@ export class ConversationHub extends EventEmitter<HubEvents> {
    * Sends as `from`: into a client's inbox (held while it is offline), or to a worker as a job
    * whose answer comes back as a message. A name the session does not know is not found.
    */
-  async send(from: HubMember, to: string, text: string): Promise<HubMessage> {
-    this.seen(from);
+  async send(from: HubMember, to: string, text: string, door: HubDoor): Promise<HubMessage> {
     const { session } = from;
     // The inbox counted and the message stored in one transaction.
     const toClient = await inUnit(this.deps.registry, async (unit) => {
@@ -187,7 +253,7 @@ export class ConversationHub extends EventEmitter<HubEvents> {
       return this.store(unit, { session, from: from.name, to, text, at: Date.now() });
     });
     if (toClient) return toClient;
-    if (await this.deps.agents.isEnabled(to)) return this.relay.ask(from, to, text);
+    if (await this.deps.agents.isEnabled(to)) return this.relay.ask(from, to, text, door);
     throw notFound(`no agent named ${to} in session ${session}; list them with corral_agents`, "to");
   }
 
@@ -196,7 +262,6 @@ export class ConversationHub extends EventEmitter<HubEvents> {
    * for one. Empty at the timeout, when `signal` aborts, or when the registration ends.
    */
   async receive(member: HubMember, timeoutMs: number, signal?: AbortSignal): Promise<HubMessage[]> {
-    this.seen(member);
     // A call already given up takes nothing: its answer would go nowhere.
     if (signal?.aborted) return [];
     for (;;) {
@@ -206,11 +271,17 @@ export class ConversationHub extends EventEmitter<HubEvents> {
       // A message stored while the inbox was read is taken now rather than waited for.
       if (member.delivered === delivered) break;
     }
-    if (member.wake) throw new ServiceError(`${member.name} is already waiting for a message in another receive`, 409, "name");
+    if (member.wake) throw new ServiceError(`${member.name} is already waiting for a message in another receive`, 409, "handle");
     if (this.waiting >= HUB_LIMITS.waiting) {
       throw new ServiceError(`${HUB_LIMITS.waiting} receives are waiting already; try again later`, 503, undefined, undefined, "unavailable");
     }
     this.waiting++;
+    // A receive in progress is use: the lease covers the whole wait, then runs afresh from its end.
+    const renew = (extraMs: number) => {
+      if (this.closed) return Promise.resolve(undefined);
+      const now = Date.now();
+      return this.repo.touch(member.hash, now, now + extraMs + this.deps.leaseMs).catch(() => undefined);
+    };
     return new Promise((resolve, reject) => {
       const finish = (take: boolean) => {
         if (member.wake !== wake) return;
@@ -218,7 +289,8 @@ export class ConversationHub extends EventEmitter<HubEvents> {
         this.waiting--;
         clearTimeout(timer);
         signal?.removeEventListener("abort", onAbort);
-        if (take && !member.ended) this.take(member).then(resolve, reject);
+        void renew(0);
+        if (take && !member.ended && !this.closed) this.take(member).then(resolve, reject);
         else resolve([]);
       };
       const wake = () => finish(true);
@@ -226,6 +298,7 @@ export class ConversationHub extends EventEmitter<HubEvents> {
       member.wake = wake;
       const timer = setTimeout(() => finish(false), timeoutMs);
       signal?.addEventListener("abort", onAbort, { once: true });
+      void renew(timeoutMs);
     });
   }
 
@@ -242,12 +315,48 @@ export class ConversationHub extends EventEmitter<HubEvents> {
 
   /** The sessions with agents online first, then the latest active, at most `HUB_LIMITS.sessionsListed`. */
   async sessions(): Promise<HubSessionSummary[]> {
-    const online = new Map<string, number>();
-    for (const m of this.live.values()) online.set(m.session, (online.get(m.session) ?? 0) + 1);
-    return (await this.repo.sessions())
-      .map((s) => ({ ...s, online: online.get(s.name) ?? 0 }))
+    return (await this.repo.sessions(Date.now()))
       .sort((a, b) => Number(b.online > 0) - Number(a.online > 0) || (b.lastMessageAt ?? 0) - (a.lastMessageAt ?? 0) || a.name.localeCompare(b.name))
       .slice(0, HUB_LIMITS.sessionsListed);
+  }
+
+  /** The member with this handle hash as this process knows it: met before, or made now (after a restart, a registration). */
+  private known(session: string, name: string, hash: string): HubMember {
+    const key = memberKey(session, name);
+    const met = this.live.get(key);
+    if (met?.hash === hash && !met.ended) return met;
+    // Held under a handle that no longer lives there (a registration that ended meanwhile).
+    if (met) this.forget(met);
+    const member: HubMember = { hash, session, name, ended: false, wake: null, delivered: 0 };
+    this.live.set(key, member);
+    return member;
+  }
+
+  /** This process lets go of the member: a receive it waits in ends with nothing. */
+  private forget(member: HubMember): void {
+    member.ended = true;
+    member.wake?.();
+    const key = memberKey(member.session, member.name);
+    if (this.live.get(key) === member) this.live.delete(key);
+  }
+
+  /** Registrations the registry ended (expired, replaced): forgotten here, their sessions told. */
+  private ended(rows: Pick<HubAgentRow, "session" | "name">[]): void {
+    const sessions = new Set<string>();
+    for (const row of rows) {
+      const member = this.live.get(memberKey(row.session, row.name));
+      if (member) this.forget(member);
+      sessions.add(row.session);
+    }
+    for (const session of sessions) this.emit("agents", session);
+  }
+
+  private async sweep(): Promise<void> {
+    try {
+      this.ended(await this.repo.expire(Date.now()));
+    } catch {
+      // The registry is unreachable or closing: the next sweep, or the next start, ends them.
+    }
   }
 
   /** Stores a message in the unit's transaction; who waits for it is told once that has committed. */

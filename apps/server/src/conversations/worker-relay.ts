@@ -1,4 +1,4 @@
-import { isFinalStatus, type HubMessage, type Job } from "@corral/shared";
+import { isFinalStatus, type HubMessage, type Job, type JobOrigin } from "@corral/shared";
 import type { NewHubMessage } from "../db/registry.js";
 import type { Registry } from "../db/registry.js";
 import { inUnit, type Unit } from "../db/unit.js";
@@ -53,7 +53,7 @@ export class WorkerRelay {
    * The job and its message are stored in one transaction (nobody would hear the answer of a job
    * whose message was not stored), and the answer is owed before the job can start, let alone end.
    */
-  ask(from: HubMember, worker: string, text: string): Promise<HubMessage> {
+  ask(from: HubMember, worker: string, text: string, door: Exclude<JobOrigin, "panel">): Promise<HubMessage> {
     const { launches } = this.deps;
     return inUnit(this.deps.registry, async (unit) => {
       const previous = await unit.tx.conversations.lastJob(from.session, from.name, worker);
@@ -69,7 +69,7 @@ export class WorkerRelay {
       }
       // The pair's conversation goes on where the worker has one; a worker that kept none answers afresh.
       const session = previous && (await launches.hasConversation(previous, unit.tx)) ? previous : undefined;
-      const job = await launches.launch(worker, { prompt: text, session }, from.door, `conversation ${from.session}/${from.name}`, unit);
+      const job = await launches.launch(worker, { prompt: text, session }, door, `conversation ${from.session}/${from.name}`, unit);
       const at = Date.now();
       const message = await this.deps.store(unit, {
         session: from.session,

@@ -230,17 +230,27 @@ export type NewHubMessage = Omit<typeof hubMessages.$inferInsert, "id">;
 export interface HubSessionCounts {
   name: string;
   agents: number;
+  /** Its registrations live now (lease not run out). */
+  online: number;
   messages: number;
   lastMessageAt: number | null;
 }
 
 /** Conversation sessions: who registered under which name, and the messages between them. */
 export interface ConversationsRepo {
-  /** A name (re)joins its session: the row takes the new registration's label and times. */
+  /** A name (re)joins its session: the row takes the new registration's label, times, handle hash and lease. */
   register(row: Omit<HubAgentRow, "endedAt">): Promise<void>;
-  end(session: string, name: string, at: number, lastSeenAt: number): Promise<void>;
-  /** At start: no registration outlives the server (they live with MCP sessions, which are in memory). */
-  endAll(at: number): Promise<number>;
+  /** The registration with this handle hash ends (left, replaced): which it was, undefined when none lives. */
+  end(handleHash: string, at: number): Promise<Pick<HubAgentRow, "session" | "name"> | undefined>;
+  /**
+   * A call with the handle: the live registration with this hash, seen at `at`, its lease moved to
+   * `leaseUntil`; undefined when none lives at `at` (never given, ended, or its lease ran out).
+   */
+  touch(handleHash: string, at: number, leaseUntil: number): Promise<HubAgentRow | undefined>;
+  /** Ends the registrations whose lease ran out by `at` (and any without a handle, from before handles), returning them. */
+  expire(at: number): Promise<Pick<HubAgentRow, "session" | "name">[]>;
+  /** Registrations live at `at`, over every session. */
+  liveCount(at: number): Promise<number>;
   agent(session: string, name: string): Promise<HubAgentRow | undefined>;
   agents(session: string): Promise<HubAgentRow[]>;
   agentCount(session: string): Promise<number>;
@@ -258,8 +268,8 @@ export interface ConversationsRepo {
   /** Messages to workers whose answers are not stored yet. */
   pendingAnswers(): Promise<HubMessageRow[]>;
   settleAnswer(id: number): Promise<void>;
-  /** Every session with its registered names and message counts: those with agents first, then the others, each by name. */
-  sessions(): Promise<HubSessionCounts[]>;
+  /** Every session with its registered names (`online`: live at `at`) and message counts: those with agents first, then the others, each by name. */
+  sessions(at: number): Promise<HubSessionCounts[]>;
 }
 
 /**

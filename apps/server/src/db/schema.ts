@@ -294,8 +294,8 @@ export const mcpTasks = sqliteTable(
 
 /**
  * Agents that registered in a conversation session, one row per name: the last registration's
- * label and times. Whether one is online is known in memory (its MCP session or REST key lives);
- * a row whose `endedAt` is null belongs to a registration that is live now.
+ * label and times. A row whose `endedAt` is null belongs to a registration that lives until
+ * `leaseUntil` (each call with its handle moves that on), so it outlives a restart.
  */
 export const hubAgents = sqliteTable(
   "hub_agents",
@@ -305,10 +305,18 @@ export const hubAgents = sqliteTable(
     label: text("label"),
     registeredAt: integer("registered_at").notNull(),
     lastSeenAt: integer("last_seen_at").notNull(),
-    /** When its last registration ended (disconnect, expiry, a restart); null while it lives. */
+    /** When its last registration ended (left, replaced, its lease ran out); null while it lives. */
     endedAt: integer("ended_at"),
+    /** sha256 (hex) of the live registration's handle, never the handle: a row read does not give it. Null once ended. */
+    handleHash: text("handle_hash"),
+    /** When the live registration ends unless used again. */
+    leaseUntil: integer("lease_until"),
   },
-  (t) => [primaryKey({ columns: [t.session, t.name] })],
+  (t) => [
+    primaryKey({ columns: [t.session, t.name] }),
+    uniqueIndex("hub_agents_handle_idx").on(t.handleHash),
+    index("hub_agents_live_idx").on(t.leaseUntil).where(sql`ended_at is null`),
+  ],
 );
 
 /** Messages between agents of a session. The id is the cursor: monotonic over the whole server. */

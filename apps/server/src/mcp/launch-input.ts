@@ -14,7 +14,13 @@ const MCP_NAMES = {
  * Launch options most calls leave to the agent's settings: the launch tools' schemas show them
  * only on a mount with `?options=all`, and take them on every mount.
  */
-export const RARE_LAUNCH_OPTIONS = ["timeout_s", "max_cost_usd", "max_tokens", "retry", "shared_workdir"] as const satisfies readonly (keyof McpJobInput)[];
+export const RARE_LAUNCH_OPTIONS = [
+  "timeout_s",
+  "max_cost_usd",
+  "max_tokens",
+  "retry",
+  "shared_workdir",
+] as const satisfies readonly (keyof McpJobInput)[];
 
 /** An MCP tool's job fields as the launch request every door gives the job engine. */
 export function launchRequestOf(input: McpJobInput): LaunchRequest {

@@ -6,7 +6,6 @@ import type { AgentRow } from "../db/schema.js";
 import type { Services } from "../services.js";
 import { createMcpServer, type McpMount, type McpShared } from "./server-factory.js";
 
-
 /**
  * MCP 2026-07-28 on the same URLs as the 2025-11-25 sessions: each request carries its protocol
  * version, client and capabilities in its `_meta`, and is answered by a server instance made for
@@ -41,7 +40,9 @@ export class ModernMcp {
 
   async serve(request: FastifyRequest, reply: FastifyReply, mount: McpMount): Promise<void> {
     if (request.method === "POST" && !isJsonContentType(request.headers["content-type"])) {
-      return void reply.code(415).send({ jsonrpc: "2.0", error: { code: -32000, message: "Unsupported Media Type: Content-Type must be application/json" }, id: null });
+      return void reply
+        .code(415)
+        .send({ jsonrpc: "2.0", error: { code: -32000, message: "Unsupported Media Type: Content-Type must be application/json" }, id: null });
     }
     // A client that leaves (or closes the stream: 2026-07-28's cancel) ends the request's instance.
     const left = new AbortController();

@@ -16,8 +16,10 @@ function jsonRpcError(reply: FastifyReply, status: number, message: string) {
 function mountOf(request: FastifyRequest, agent: string | null): McpMount | string {
   const { options, ...other } = (request.query ?? {}) as Record<string, unknown>;
   const unknown = Object.keys(other)[0];
-  if (unknown !== undefined) return `unknown query parameter ${unknown}: an MCP URL takes only options=all (every launch option in the tools' schemas)`;
-  if (options !== undefined && options !== "all") return "options: the only value is all (every launch option in the tools' schemas); leave it out for the common ones";
+  if (unknown !== undefined)
+    return `unknown query parameter ${unknown}: an MCP URL takes only options=all (every launch option in the tools' schemas)`;
+  if (options !== undefined && options !== "all")
+    return "options: the only value is all (every launch option in the tools' schemas); leave it out for the common ones";
   return { agent, showAll: options === "all" };
 }
 

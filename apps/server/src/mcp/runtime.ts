@@ -19,7 +19,12 @@ let loading: Promise<McpRuntime> | undefined;
  * and a good part of idle memory, and many starts never serve MCP (the panel, REST).
  */
 export function loadMcpRuntime(): Promise<McpRuntime> {
-  loading ??= Promise.all([import("./http-transport.js"), import("./modern.js"), import("@modelcontextprotocol/server"), import("./server-factory.js")]).then(
+  loading ??= Promise.all([
+    import("./http-transport.js"),
+    import("./modern.js"),
+    import("@modelcontextprotocol/server"),
+    import("./server-factory.js"),
+  ]).then(
     ([transport, modern, sdk, factory]) => ({
       NodeStreamableHttpTransport: transport.NodeStreamableHttpTransport,
       ModernMcp: modern.ModernMcp,

@@ -8,7 +8,7 @@ import type { EndedAnswers } from "./tools/ended-answers.js";
 import type { ReissuedCalls } from "./tools/reissued-calls.js";
 import { registerCorralTools } from "./tools/corral-tools.js";
 import { registerCostTools } from "./tools/cost-tools.js";
-import { hubCaller, registerHubTools } from "./tools/hub-tools.js";
+import { registerHubTools } from "./tools/hub-tools.js";
 import { registerOllamaTools } from "./tools/ollama-tools.js";
 import { registerRunManyTool } from "./tools/run-many-tool.js";
 
@@ -37,8 +37,6 @@ export interface SessionServer {
   syncTools(enabled: AgentRow[]): void;
   /** Connects the server to the session's transport, with MCP tasks for its `_run` tools. */
   connect(transport: Transport): Promise<void>;
-  /** Whether the session holds a name in the conversation hub (corral_register) now. */
-  holdsHubName(): boolean;
 }
 
 /**
@@ -67,15 +65,15 @@ export function createMcpServer(services: Services, mount: McpMount, enabled: Ag
       tools.delete(name);
     }
     for (const [name, agent] of wanted) {
-      if (!tools.has(name)) tools.set(name, { description: agent.description, registered: registerAgentTools(server, services, agent, shared, mount.showAll) });
+      if (!tools.has(name))
+        tools.set(name, { description: agent.description, registered: registerAgentTools(server, services, agent, shared, mount.showAll) });
     }
   };
   syncTools(enabled);
-  const caller = mount.agent ? null : hubCaller(server, services);
-  if (caller) {
-    registerCorralTools(server, services, caller);
+  if (!mount.agent) {
+    registerCorralTools(server, services);
     registerRunManyTool(server, services, mount.showAll);
-    registerHubTools(server, services, caller);
+    registerHubTools(server, services);
     registerCostTools(server, services);
     registerOllamaTools(server, services);
   }
@@ -89,6 +87,5 @@ export function createMcpServer(services: Services, mount: McpMount, enabled: Ag
         })
       : (transport: Transport) => transport;
   const connect = (transport: Transport) => server.connect(withTasks(transport));
-  const holdsHubName = () => caller?.member?.ended === false;
-  return { server, syncTools, connect, holdsHubName };
+  return { server, syncTools, connect };
 }

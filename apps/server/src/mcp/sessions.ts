@@ -23,10 +23,9 @@ const REFRESH_BATCH = 100;
 
 /**
  * The MCP sessions held in memory, at most `CORRAL_MCP_MAX_SESSIONS`. A new session takes the
- * place of the least recently used idle one; when every session is busy with a call or holds a
- * name in the conversation hub it is refused. A registered session is never closed to make room:
- * its name, and the messages sent to it, would go to whoever registers that name next, and
- * making room takes only `initialize` calls. It still expires when idle (`CORRAL_MCP_SESSION_IDLE_S`). An agent change reads the registry once and updates the sessions' tools a batch at a
+ * place of the least recently used idle one; when every session is busy with a call it is refused.
+ * Closing one loses nothing a client registered: a conversation name lives on its handle, not on
+ * a session. Idle sessions expire (`CORRAL_MCP_SESSION_IDLE_S`). An agent change reads the registry once and updates the sessions' tools a batch at a
  * time, so the change itself costs the same with 2 sessions or 2,000.
  */
 export class McpSessions {
@@ -68,12 +67,12 @@ export class McpSessions {
   makeRoom(): void {
     if (this.all.size < this.max) return;
     for (const session of this.byId.values()) {
-      if (session.calls > 0 || session.tools.holdsHubName()) continue;
+      if (session.calls > 0) continue;
       this.close(session);
       return;
     }
     throw new SessionsFullError(
-      `too many MCP sessions: all ${this.max} are busy with calls or hold a conversation name (CORRAL_MCP_MAX_SESSIONS); wait for a call to end, ` +
+      `too many MCP sessions: all ${this.max} are busy with calls (CORRAL_MCP_MAX_SESSIONS); wait for a call to end, ` +
         "close a session you no longer use (DELETE /mcp with its mcp-session-id header), or raise CORRAL_MCP_MAX_SESSIONS",
     );
   }

@@ -259,8 +259,14 @@ export const hubAgents = pgTable(
     registeredAt: ms("registered_at").notNull(),
     lastSeenAt: ms("last_seen_at").notNull(),
     endedAt: ms("ended_at"),
+    handleHash: text("handle_hash"),
+    leaseUntil: ms("lease_until"),
   },
-  (t) => [primaryKey({ columns: [t.session, t.name] })],
+  (t) => [
+    primaryKey({ columns: [t.session, t.name] }),
+    uniqueIndex("hub_agents_handle_idx").on(t.handleHash),
+    index("hub_agents_live_idx").on(t.leaseUntil).where(sql`ended_at is null`),
+  ],
 );
 
 export const hubMessages = pgTable(

@@ -4,6 +4,7 @@ import { openPgDb } from "../pg/client.js";
 import { postgresDialect } from "../dialects/postgres.js";
 import { createConversationsRepo } from "../repos/conversations.js";
 import type { NewHubMessage } from "../registry.js";
+import type { HubAgentRow } from "../schema.js";
 import { DIALECTS, type TestRegistry } from "./dialects.js";
 
 const message = (fields: Partial<NewHubMessage> & Pick<NewHubMessage, "from" | "to">): NewHubMessage => ({
@@ -16,49 +17,104 @@ const message = (fields: Partial<NewHubMessage> & Pick<NewHubMessage, "from" | "
   ...fields,
 });
 
+const agent = (session: string, name: string, fields: Partial<Omit<HubAgentRow, "endedAt">> = {}): Omit<HubAgentRow, "endedAt"> => ({
+  session,
+  name,
+  label: null,
+  registeredAt: 10,
+  lastSeenAt: 10,
+  handleHash: `h-${session}-${name}`,
+  leaseUntil: 100,
+  ...fields,
+});
+
 describe.each(DIALECTS)("conversations in $dialect", ({ open }) => {
   let reg: TestRegistry;
   afterEach(async () => {
     await reg?.close();
   });
 
-  test("a name registers, re-registers with its new label and times, and ends", async () => {
+  test("a name registers under a handle hash, re-registers with its new label, times and hash, and ends by its hash", async () => {
     reg = await open();
     const c = reg.conversations;
-    await c.register({ session: "s", name: "ann", label: "first", registeredAt: 10, lastSeenAt: 11 });
-    await c.register({ session: "s", name: "bob", label: null, registeredAt: 10, lastSeenAt: 10 });
-    await c.register({ session: "t", name: "ann", label: null, registeredAt: 5, lastSeenAt: 5 });
-    expect(await c.agent("s", "ann")).toEqual({ session: "s", name: "ann", label: "first", registeredAt: 10, lastSeenAt: 11, endedAt: null });
-    await c.end("s", "ann", 20, 19);
-    expect(await c.agent("s", "ann")).toMatchObject({ endedAt: 20, lastSeenAt: 19 });
-    await c.register({ session: "s", name: "ann", label: "second", registeredAt: 30, lastSeenAt: 1_800_000_000_000 });
+    await c.register(agent("s", "ann", { label: "first", lastSeenAt: 11, handleHash: "h-ann" }));
+    await c.register(agent("s", "bob", { handleHash: "h-bob" }));
+    await c.register(agent("t", "ann", { handleHash: "h-ann-t", registeredAt: 5 }));
+    expect(await c.agent("s", "ann")).toEqual({
+      session: "s",
+      name: "ann",
+      label: "first",
+      registeredAt: 10,
+      lastSeenAt: 11,
+      endedAt: null,
+      handleHash: "h-ann",
+      leaseUntil: 100,
+    });
+    expect(await c.end("h-ann", 20)).toEqual({ session: "s", name: "ann" });
+    expect(await c.agent("s", "ann")).toMatchObject({ endedAt: 20, lastSeenAt: 11, handleHash: null });
+    // Ended once: the hash no longer ends anything, nor does one never given.
+    expect(await c.end("h-ann", 21)).toBeUndefined();
+    expect(await c.end("nobody", 1)).toBeUndefined();
+    await c.register(agent("s", "ann", { label: "second", lastSeenAt: 1_800_000_000_000, handleHash: "h-ann-2", leaseUntil: 1_800_000_001_000 }));
     expect(await c.agent("s", "ann")).toEqual({
       session: "s",
       name: "ann",
       label: "second",
-      registeredAt: 30,
+      registeredAt: 10,
       lastSeenAt: 1_800_000_000_000,
       endedAt: null,
+      handleHash: "h-ann-2",
+      leaseUntil: 1_800_000_001_000,
     });
-    await c.end("s", "nobody", 1, 1);
-    expect(await c.agent("s", "nobody")).toBeUndefined();
     expect(await c.agent("u", "ann")).toBeUndefined();
     expect(await c.agentCount("s")).toBe(2);
     expect(await c.agentCount("none")).toBe(0);
-    await c.end("s", "bob", 40, 40);
-    expect(await c.endAll(50)).toBe(2);
-    expect(await c.endAll(60)).toBe(0);
-    expect((await c.agents("s")).map((a) => [a.name, a.endedAt])).toEqual([
-      ["bob", 40],
-      ["ann", 50],
+  });
+
+  test("a touch renews a live lease only; expiry ends what ran out (and rows without a handle) once", async () => {
+    reg = await open();
+    const c = reg.conversations;
+    await c.register(agent("s", "ann", { handleHash: "h-ann", leaseUntil: 100 }));
+    await c.register(agent("s", "bob", { handleHash: "h-bob", leaseUntil: 50 }));
+    await c.register(agent("t", "old", { handleHash: null, leaseUntil: null }));
+    expect(await c.liveCount(40)).toBe(2);
+    expect(await c.touch("h-ann", 60, 160)).toMatchObject({ session: "s", name: "ann", lastSeenAt: 60, leaseUntil: 160 });
+    // bob's lease ran out at 50: a touch at 60 finds nothing, and moves nothing.
+    expect(await c.touch("h-bob", 60, 160)).toBeUndefined();
+    expect(await c.agent("s", "bob")).toMatchObject({ lastSeenAt: 10, leaseUntil: 50, endedAt: null });
+    expect(await c.touch("nobody", 60, 160)).toBeUndefined();
+    expect(await c.liveCount(60)).toBe(1);
+    expect((await c.expire(60)).map((r) => [r.session, r.name]).sort()).toEqual([
+      ["s", "bob"],
+      ["t", "old"],
     ]);
+    expect(await c.expire(60)).toEqual([]);
+    expect(await c.agent("s", "bob")).toMatchObject({ endedAt: 60, handleHash: null });
+    expect(await c.agent("s", "ann")).toMatchObject({ endedAt: null, handleHash: "h-ann" });
+    // Ended by expiry: its hash no longer touches.
+    expect(await c.touch("h-bob", 61, 200)).toBeUndefined();
+    expect((await c.agents("s")).map((a) => [a.name, a.endedAt])).toEqual([
+      ["ann", null],
+      ["bob", 60],
+    ]);
+  });
+
+  test("two live registrations never share a handle hash", async () => {
+    reg = await open();
+    const c = reg.conversations;
+    await c.register(agent("s", "ann", { handleHash: "same" }));
+    await expect(c.register(agent("s", "bob", { handleHash: "same" }))).rejects.toThrow();
+    // Ended rows keep no hash, so any number of them coexist.
+    await c.end("same", 20);
+    await c.register(agent("s", "bob", { handleHash: "other" }));
+    await c.end("other", 21);
+    expect((await c.agents("s")).map((a) => a.handleHash)).toEqual([null, null]);
   });
 
   test("agents are listed by registration time, then by name byte by byte", async () => {
     reg = await open();
     const c = reg.conversations;
-    for (const name of ["b", "a", "B", "é", "A", "late"])
-      await c.register({ session: "s", name, label: null, registeredAt: name === "late" ? 2 : 1, lastSeenAt: 1 });
+    for (const name of ["b", "a", "B", "é", "A", "late"]) await c.register(agent("s", name, { registeredAt: name === "late" ? 2 : 1 }));
     expect((await c.agents("s")).map((a) => a.name)).toEqual(["A", "B", "a", "b", "é", "late"]);
     expect(await c.agents("none")).toEqual([]);
   });
@@ -66,15 +122,15 @@ describe.each(DIALECTS)("conversations in $dialect", ({ open }) => {
   test("the longest-gone agent with nothing waiting for it is forgotten, one at a time", async () => {
     reg = await open();
     const c = reg.conversations;
-    await c.register({ session: "s", name: "live", label: null, registeredAt: 1, lastSeenAt: 1 });
+    await c.register(agent("s", "live"));
     for (const [name, endedAt] of [
       ["waited", 5],
       ["zed", 10],
       ["amy", 10],
       ["newest", 20],
     ] as const) {
-      await c.register({ session: "s", name, label: null, registeredAt: 1, lastSeenAt: 1 });
-      await c.end("s", name, endedAt, endedAt);
+      await c.register(agent("s", name));
+      await c.end(`h-s-${name}`, endedAt);
     }
     await c.insertMessage(message({ from: "live", to: "waited" }));
     // A message in another session does not keep a name of this one.
@@ -172,21 +228,23 @@ describe.each(DIALECTS)("conversations in $dialect", ({ open }) => {
     expect((await c.pendingAnswers()).map((m) => m.id)).toEqual([other.id]);
   });
 
-  test("sessions: names and message counts with the latest message time, those with names first", async () => {
+  test("sessions: names (those live at the time online) and message counts with the latest message time, those with names first", async () => {
     reg = await open();
     const c = reg.conversations;
-    expect(await c.sessions()).toEqual([]);
-    await c.register({ session: "b", name: "x", label: null, registeredAt: 1, lastSeenAt: 1 });
-    await c.register({ session: "b", name: "y", label: null, registeredAt: 1, lastSeenAt: 1 });
-    await c.register({ session: "B", name: "x", label: null, registeredAt: 1, lastSeenAt: 1 });
+    expect(await c.sessions(1)).toEqual([]);
+    await c.register(agent("b", "x"));
+    await c.register(agent("b", "y", { leaseUntil: 200 }));
+    await c.register(agent("B", "x"));
+    await c.end("h-B-x", 20);
     await c.insertMessage(message({ session: "b", from: "x", to: "y", at: 5 }));
     await c.insertMessage(message({ session: "b", from: "y", to: "x", at: 1_800_000_000_000 }));
     await c.insertMessage(message({ session: "a", from: "x", to: "y", at: 3 }));
-    expect(await c.sessions()).toEqual([
-      { name: "B", agents: 1, messages: 0, lastMessageAt: null },
-      { name: "b", agents: 2, messages: 2, lastMessageAt: 1_800_000_000_000 },
-      { name: "a", agents: 0, messages: 1, lastMessageAt: 3 },
+    expect(await c.sessions(150)).toEqual([
+      { name: "B", agents: 1, online: 0, messages: 0, lastMessageAt: null },
+      { name: "b", agents: 2, online: 1, messages: 2, lastMessageAt: 1_800_000_000_000 },
+      { name: "a", agents: 0, online: 0, messages: 1, lastMessageAt: 3 },
     ]);
+    expect((await c.sessions(50)).find((s) => s.name === "b")?.online).toBe(2);
   });
 });
 

@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, gt, inArray, isNotNull, isNull, max, type SQL, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, gt, inArray, isNotNull, isNull, lte, max, or, type SQL, sql } from "drizzle-orm";
 import type { Dialect } from "../dialect.js";
 import type { ConversationsRepo, HubSessionCounts } from "../registry.js";
 import type { HubMessageRow } from "../schema.js";
@@ -7,6 +7,7 @@ import { stored } from "./rows.js";
 /** Conversation sessions: who registered under which name, and the messages between them. */
 export function createConversationsRepo(d: Dialect): ConversationsRepo {
   const { hubAgents, hubMessages } = d.tables;
+  const live = (at: number) => and(isNull(hubAgents.endedAt), gt(hubAgents.leaseUntil, at));
   const inbox = (session: string, to: string) => and(eq(hubMessages.session, session), eq(hubMessages.to, to), isNull(hubMessages.receivedAt));
   return {
     async register(row) {
@@ -15,17 +16,42 @@ export function createConversationsRepo(d: Dialect): ConversationsRepo {
         .values({ ...row, endedAt: null })
         .onConflictDoUpdate({
           target: [hubAgents.session, hubAgents.name],
-          set: { label: row.label, registeredAt: row.registeredAt, lastSeenAt: row.lastSeenAt, endedAt: null },
+          set: {
+            label: row.label,
+            registeredAt: row.registeredAt,
+            lastSeenAt: row.lastSeenAt,
+            endedAt: null,
+            handleHash: row.handleHash,
+            leaseUntil: row.leaseUntil,
+          },
         });
     },
-    async end(session, name, at, lastSeenAt) {
-      await d.db
+    async end(handleHash, at) {
+      const [ended] = await d.db
         .update(hubAgents)
-        .set({ endedAt: at, lastSeenAt })
-        .where(and(eq(hubAgents.session, session), eq(hubAgents.name, name)));
+        .set({ endedAt: at, handleHash: null })
+        .where(and(eq(hubAgents.handleHash, handleHash), isNull(hubAgents.endedAt)))
+        .returning({ session: hubAgents.session, name: hubAgents.name });
+      return ended;
     },
-    async endAll(at) {
-      return d.changes(await d.db.update(hubAgents).set({ endedAt: at }).where(isNull(hubAgents.endedAt)));
+    async touch(handleHash, at, leaseUntil) {
+      const [row] = await d.db
+        .update(hubAgents)
+        .set({ lastSeenAt: at, leaseUntil })
+        .where(and(eq(hubAgents.handleHash, handleHash), isNull(hubAgents.endedAt), gt(hubAgents.leaseUntil, at)))
+        .returning();
+      return row;
+    },
+    async expire(at) {
+      return d.db
+        .update(hubAgents)
+        .set({ endedAt: at, handleHash: null })
+        .where(and(isNull(hubAgents.endedAt), or(lte(hubAgents.leaseUntil, at), isNull(hubAgents.handleHash), isNull(hubAgents.leaseUntil))))
+        .returning({ session: hubAgents.session, name: hubAgents.name });
+    },
+    async liveCount(at) {
+      const [row] = await d.db.select({ n: count() }).from(hubAgents).where(live(at));
+      return row?.n ?? 0;
     },
     async agent(session, name) {
       const [row] = await d.db
@@ -113,21 +139,21 @@ export function createConversationsRepo(d: Dialect): ConversationsRepo {
     async settleAnswer(id) {
       await d.db.update(hubMessages).set({ answerPending: false }).where(eq(hubMessages.id, id));
     },
-    async sessions() {
+    async sessions(at) {
       const messages = await d.db
         .select({ session: hubMessages.session, messages: count(), lastMessageAt: max(hubMessages.at) })
         .from(hubMessages)
         .groupBy(hubMessages.session)
         .orderBy(d.bytewise(hubMessages.session));
       const agents = await d.db
-        .select({ session: hubAgents.session, agents: count() })
+        .select({ session: hubAgents.session, agents: count(), online: count(sql`case when ${live(at)} then 1 end`) })
         .from(hubAgents)
         .groupBy(hubAgents.session)
         .orderBy(d.bytewise(hubAgents.session));
       const byName = new Map<string, HubSessionCounts>();
-      for (const a of agents) byName.set(a.session, { name: a.session, agents: a.agents, messages: 0, lastMessageAt: null });
+      for (const a of agents) byName.set(a.session, { name: a.session, agents: a.agents, online: a.online, messages: 0, lastMessageAt: null });
       for (const m of messages) {
-        const entry = byName.get(m.session) ?? { name: m.session, agents: 0, messages: 0, lastMessageAt: null };
+        const entry = byName.get(m.session) ?? { name: m.session, agents: 0, online: 0, messages: 0, lastMessageAt: null };
         byName.set(m.session, { ...entry, messages: m.messages, lastMessageAt: m.lastMessageAt });
       }
       return [...byName.values()];

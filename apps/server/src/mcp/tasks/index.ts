@@ -67,7 +67,10 @@ export function serveTasks(server: McpServer, services: Services, tools: TaskToo
 }
 
 const TaskIdParams = z.looseObject({ taskId: z.string() });
-const ListParams = z.looseObject({ cursor: z.string().optional() }).optional().transform((p) => p ?? {});
+const ListParams = z
+  .looseObject({ cursor: z.string().optional() })
+  .optional()
+  .transform((p) => p ?? {});
 
 /** A task's metadata as a 2025-11-25 `tools/call` carries it. */
 const TaskMetadataSchema = z.looseObject({ ttl: z.number().optional() });
@@ -249,7 +252,10 @@ class TaskCallsTransport implements Transport {
       return { jsonrpc: "2.0", id: request.id, result: await this.tasks.create(agent, name, params.arguments, task.data.ttl, this.sessionId) };
     } catch (err) {
       if (err instanceof ServiceError) return fail(ProtocolErrorCode.InvalidParams, `error: ${err.field ? `${err.field}: ` : ""}${err.message}`);
-      return fail(ProtocolErrorCode.InternalError, `error: the server could not start this task: ${err instanceof Error ? err.message : String(err)}`);
+      return fail(
+        ProtocolErrorCode.InternalError,
+        `error: the server could not start this task: ${err instanceof Error ? err.message : String(err)}`,
+      );
     }
   }
 }

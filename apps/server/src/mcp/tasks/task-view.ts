@@ -77,5 +77,8 @@ export function decodeCursor(cursor: string): TaskPageStart {
   } catch {
     // Answered below: a cursor this server did not hand out.
   }
-  throw new ProtocolError(ProtocolErrorCode.InvalidParams, "Invalid cursor: pass the nextCursor of a previous tasks/list, or none for the first page");
+  throw new ProtocolError(
+    ProtocolErrorCode.InvalidParams,
+    "Invalid cursor: pass the nextCursor of a previous tasks/list, or none for the first page",
+  );
 }

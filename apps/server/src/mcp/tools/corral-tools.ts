@@ -3,9 +3,8 @@ import type { McpServer } from "@modelcontextprotocol/server";
 import { defineTool } from "./define.js";
 import { z } from "zod";
 import { mcpActor } from "../../audit/service.js";
-import { notFound } from "../../lib/errors.js";
 import type { Services } from "../../services.js";
-import { type HubCaller, hubAgentLines } from "./hub-tools.js";
+import { hubAgentLines } from "./hub-tools.js";
 import { jobLine, lastLines, statusWord, waitLines } from "./job-text.js";
 import { clientOf } from "./agent-tools.js";
 import { guarded, keepReporting, textResult } from "./results.js";
@@ -34,30 +33,21 @@ const CorralCancelInput = z.object({ job_id: JobIdArg });
 const CorralLogsInput = z.object({
   job_id: JobIdArg,
   tail: z.number().int().min(1).max(100_000).optional().describe(`Last lines (default ${LOG_TAIL_LINES})`),
-  max_chars: z
-    .number()
-    .int()
-    .min(1)
-    .max(200_000)
-    .optional()
-    .describe(`Their most characters (default ${LOG_MAX_CHARS})`),
+  max_chars: z.number().int().min(1).max(200_000).optional().describe(`Their most characters (default ${LOG_MAX_CHARS})`),
   cursor: z.number().int().min(0).optional().describe("Page from here instead (0: the start)"),
 });
 
 /** Tools about Corral itself, on the `/mcp` mount only. */
-export function registerCorralTools(server: McpServer, services: Services, caller: HubCaller): void {
-  registerAgentsTool(server, services, caller);
+export function registerCorralTools(server: McpServer, services: Services): void {
+  registerAgentsTool(server, services);
   registerJobsTool(server, services);
   registerWaitTool(server, services);
   registerCancelTool(server, services);
   registerLogsTool(server, services);
 }
 
-/**
- * The agents and whether each can run now; with a session (or once registered in one), that
- * session's agents instead. A registered caller sees its own session only.
- */
-function registerAgentsTool(server: McpServer, services: Services, caller: HubCaller): void {
+/** The agents and whether each can run now; with a session, that session's agents instead. */
+function registerAgentsTool(server: McpServer, services: Services): void {
   const { agents, conversations } = services;
   defineTool(
     server,
@@ -70,15 +60,7 @@ function registerAgentsTool(server: McpServer, services: Services, caller: HubCa
     },
     ({ session }) =>
       guarded(async () => {
-        const member = caller.member?.ended ? null : caller.member;
-        if (member && session !== undefined && session !== member.session) {
-          throw notFound(`no session ${session} here: you are registered in ${member.session}, and sessions do not see each other`, "session");
-        }
-        const hubSession = member?.session ?? session;
-        if (hubSession !== undefined) {
-          if (member) conversations.seen(member);
-          return textResult(hubAgentLines(hubSession, await conversations.agents(hubSession)));
-        }
+        if (session !== undefined) return textResult(hubAgentLines(session, await conversations.agents(session)));
         const list = await agents.withAvailability(await agents.list());
         const lines = list.map((a) => {
           const state = !a.enabled ? "disabled" : a.availability.available ? "available" : `unavailable: ${a.availability.hint}`;

@@ -8,8 +8,7 @@ import {
 } from "@corral/shared";
 import type { McpServer } from "@modelcontextprotocol/server";
 import { defineTool } from "./define.js";
-import type { HubMember } from "../../conversations/hub-member.js";
-import { notFound, ServiceError } from "../../lib/errors.js";
+import { notFound } from "../../lib/errors.js";
 import type { Services } from "../../services.js";
 import { guarded, keepReporting, textResult } from "./results.js";
 import { HUB_WRITES, READS } from "./annotations.js";
@@ -19,29 +18,6 @@ const RECEIVE_DEFAULT_S = 60;
 /** A read answers at most this many messages, and this many characters of them. */
 const READ_PAGE = 50;
 const READ_CHARS = 200_000;
-
-/** The MCP session's registration in the conversation hub: at most one at a time. */
-export interface HubCaller {
-  member: HubMember | null;
-}
-
-/** Ends the session's registration when the session closes (its client left or it expired). */
-export function hubCaller(server: McpServer, services: Services): HubCaller {
-  const caller: HubCaller = { member: null };
-  server.server.onclose = () => {
-    if (caller.member) void services.conversations.leave(caller.member);
-    caller.member = null;
-  };
-  return caller;
-}
-
-const registered = (caller: HubCaller): HubMember => {
-  if (!caller.member || caller.member.ended) {
-    caller.member = null;
-    throw new ServiceError("register first: corral_register(name, session) makes you an agent others can send to", 409, "name");
-  }
-  return caller.member;
-};
 
 /** The session's agents, one line each, for corral_agents. */
 export function hubAgentLines(session: string, agents: HubAgent[]): string {
@@ -53,8 +29,11 @@ export function hubAgentLines(session: string, agents: HubAgent[]): string {
 const messageText = (m: HubMessage) =>
   `--- #${m.id} from ${m.from} to ${m.to}${m.jobId ? ` · job ${m.jobId}` : ""} · ${new Date(m.at).toISOString()} ---\n${m.text}`;
 
-/** corral_register, corral_send, corral_receive and corral_read (corral_agents lists a session, in corral-tools). */
-export function registerHubTools(server: McpServer, services: Services, caller: HubCaller): void {
+/**
+ * corral_register, corral_send, corral_receive and corral_read (corral_agents lists a session, in
+ * corral-tools). The registration is the handle's, not the MCP session's: any session (or none) may carry it.
+ */
+export function registerHubTools(server: McpServer, services: Services): void {
   const hub = services.conversations;
 
   defineTool(
@@ -64,19 +43,15 @@ export function registerHubTools(server: McpServer, services: Services, caller: 
       title: "Join a conversation",
       annotations: HUB_WRITES,
       description:
-        "Join a conversation session under a name, so other agents of that session can send you messages (corral_send) and you can send to them and to Corral's agents. Lasts until this MCP session ends; registering again replaces it.",
+        "Join a conversation session under a name; pass the handle it answers to corral_send, corral_receive and corral_read (it lasts while you use it).",
       input: HubRegisterInputSchema,
     },
-    ({ name, session, label }) =>
+    ({ name, session, label, handle: replaces }) =>
       guarded(async () => {
-        const previous = caller.member;
-        const same = previous && !previous.ended && previous.session === session && previous.name === name;
-        if (same) await hub.leave(previous);
-        const member = await hub.register(session, name, label ?? null, "mcp");
-        if (previous && !same) await hub.leave(previous);
-        caller.member = member;
+        const { handle } = await hub.register(session, name, label ?? null, replaces);
+        const leaseS = Math.round(services.config.hubLeaseMs / 1000);
         return textResult(
-          `registered as ${name} in session ${session}. Send with corral_send(to, text); wait for messages with corral_receive; see who is here with corral_agents.`,
+          `registered as ${name} in session ${session}\nhandle: ${handle}\nPass this handle to corral_send, corral_receive and corral_read; it ends after ${leaseS} s unused.`,
         );
       }),
   );
@@ -88,12 +63,12 @@ export function registerHubTools(server: McpServer, services: Services, caller: 
       title: "Send a message",
       annotations: HUB_WRITES,
       description:
-        "Send a message to an agent of your session. To a registered agent, it waits in its inbox; to one of Corral's agents (gemini, …), it runs as a job that continues your earlier ones with it, and the answer comes back to you as a message (corral_receive).",
+        "Send a message to an agent of your session: into a client's inbox, or to one of Corral's agents as a job whose answer comes back to you (corral_receive).",
       input: HubSendInputSchema,
     },
-    ({ to, text }) =>
+    ({ handle, to, text }) =>
       guarded(async () => {
-        const message = await hub.send(registered(caller), to, text);
+        const message = await hub.send(await hub.member(handle), to, text, "mcp");
         const worker = message.jobId ? `; job ${message.jobId} is answering, its answer comes to you as a message (corral_receive)` : "";
         return textResult(`sent #${message.id} to ${to}${worker}`);
       }),
@@ -105,13 +80,12 @@ export function registerHubTools(server: McpServer, services: Services, caller: 
     {
       title: "Receive messages",
       annotations: HUB_WRITES,
-      description:
-        "Wait for messages sent to you and take them, oldest first: answers at once when some are waiting, else when one arrives or at the timeout (then 'no message'). Progress notifications keep the call alive while it waits.",
+      description: "Take the messages sent to you, oldest first, waiting up to timeout_s for one (with progress meanwhile).",
       input: HubReceiveInputSchema,
     },
-    ({ timeout_s }, extra) =>
+    ({ handle, timeout_s }, extra) =>
       guarded(async () => {
-        const member = registered(caller);
+        const member = await hub.member(handle);
         const timeoutS = timeout_s ?? RECEIVE_DEFAULT_S;
         const started = Date.now();
         const stopReporting = keepReporting(extra, services.config.progressIntervalMs, async () => ({
@@ -120,7 +94,7 @@ export function registerHubTools(server: McpServer, services: Services, caller: 
           message: `waiting for a message for ${member.name} in ${member.session}`,
         }));
         try {
-          // Aborted also when the client's connection closes or the session ends: a stopped wait takes nothing.
+          // Aborted also when the client's connection closes: a stopped wait takes nothing.
           const messages = await hub.receive(member, timeoutS * 1000, extra.mcpReq.signal);
           if (!messages.length) return textResult(`no message after ${timeoutS} s`);
           return textResult([`${messages.length} message(s)`, ...messages.map(messageText)].join("\n"));
@@ -136,14 +110,12 @@ export function registerHubTools(server: McpServer, services: Services, caller: 
     {
       title: "Read a conversation",
       annotations: READS,
-      description:
-        "Read an agent's message history in your session (what it sent and received), oldest first, after a cursor. The answer ends with the cursor to read on from.",
+      description: "Read an agent's message history in your session, oldest first, after a cursor; the answer ends with the next cursor.",
       input: HubReadInputSchema,
     },
-    ({ agent, cursor }) =>
+    ({ handle, agent, cursor }) =>
       guarded(async () => {
-        const member = registered(caller);
-        hub.seen(member);
+        const member = await hub.member(handle);
         if (!(await hub.knows(member.session, agent))) throw notFound(`no agent named ${agent} in session ${member.session}`, "agent");
         const page = await hub.read(member.session, agent, cursor ?? 0, READ_PAGE);
         // Whole messages up to the cap; one larger than the cap alone is cut, so the cursor always moves on.

@@ -18,11 +18,7 @@ const { session: _, ...jobFields } = McpJobInputSchema.shape;
  */
 const RunManyInputSchema = z
   .object({
-    agents: z
-      .array(AgentNameSchema)
-      .min(1, "name at least one agent")
-      .max(32)
-      ,
+    agents: z.array(AgentNameSchema).min(1, "name at least one agent").max(32),
     ...jobFields,
     workdir: jobFields.workdir.describe("Each agent works in <workdir>/<agent> (default: its own)"),
     shared_workdir: jobFields.shared_workdir.describe("All work in workdir itself"),

@@ -16,8 +16,7 @@ import {
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
 import type { HubMember } from "../../conversations/hub-member.js";
-import { MAX_REST_MEMBERS, RestMembers } from "../../conversations/rest-members.js";
-import { notFound, ServiceError } from "../../lib/errors.js";
+import { notFound } from "../../lib/errors.js";
 import type { Services } from "../../services.js";
 import { BODY_ERRORS, errors } from "../contracts.js";
 
@@ -26,24 +25,18 @@ const tags = ["conversations"];
 
 /**
  * Conversation sessions over REST: what the panel shows (sessions, agents, messages), and the
- * same part in a conversation the MCP tools give, for a client without MCP: register for a key,
- * then send, receive and leave with it in the body.
+ * same part in a conversation the MCP tools give, for a client without MCP: register for a key
+ * (the handle MCP tools take: the same registration), then send, receive and leave with it in the body.
  */
 export function conversationRoutes(services: Services) {
   return async (fastify: FastifyInstance) => {
     const app = fastify.withTypeProvider<ZodTypeProvider>();
     const hub = services.conversations;
-    const members = new RestMembers(hub, services.config.mcpSessionIdleMs);
-    app.addHook("onClose", async () => members.close());
-    /** Registrations being stored: they count against MAX_REST_MEMBERS already. */
-    let registering = 0;
 
-    /** The live REST agent with the request's key, in the session of the path. */
-    const memberOf = (key: string, session: string): HubMember => {
-      const member = members.get(key);
-      if (!member || member.session !== session) {
-        throw notFound(`no agent with this key in session ${session}: it left or expired; register again`, "key");
-      }
+    /** The live agent with the request's key, in the session of the path (a call with the key renews its lease). */
+    const memberOf = async (key: string, session: string): Promise<HubMember> => {
+      const member = await hub.member(key, "key");
+      if (member.session !== session) throw notFound(`the agent with this key is registered in another session, not ${session}`, "key");
       return member;
     };
 
@@ -97,30 +90,20 @@ export function conversationRoutes(services: Services) {
         },
       },
       async (request, reply) => {
-        if (members.size + registering >= MAX_REST_MEMBERS) {
-          throw new ServiceError(`${MAX_REST_MEMBERS} REST agents are registered already; end one (DELETE) or wait for one to expire`, 503);
-        }
         const { session } = request.params;
         const { name, label } = request.body;
-        registering++;
-        let member: HubMember;
-        try {
-          member = await hub.register(session, name, label ?? null, "rest");
-        } finally {
-          registering--;
-        }
-        const key = members.add(member);
+        const { handle, row } = await hub.register(session, name, label ?? null);
         reply.code(201);
         const agent = {
           session,
           name,
           kind: "client" as const,
-          label: member.label,
+          label: row.label,
           online: true,
-          registeredAt: member.registeredAt,
-          lastSeenAt: member.lastSeenAt,
+          registeredAt: row.registeredAt,
+          lastSeenAt: row.lastSeenAt,
         };
-        return { agent, key };
+        return { agent, key: handle };
       },
     );
 
@@ -137,7 +120,7 @@ export function conversationRoutes(services: Services) {
       },
       async (request, reply) => {
         const { key, to, text } = request.body;
-        const message = await hub.send(memberOf(key, request.params.session), to, text);
+        const message = await hub.send(await memberOf(key, request.params.session), to, text, "rest");
         reply.code(201);
         return message;
       },
@@ -155,7 +138,7 @@ export function conversationRoutes(services: Services) {
         },
       },
       async (request, reply) => {
-        const member = memberOf(request.body.key, request.params.session);
+        const member = await memberOf(request.body.key, request.params.session);
         // A caller that hangs up takes nothing: what would have been its answer stays in the inbox.
         const gone = new AbortController();
         const onClose = () => {
@@ -182,8 +165,7 @@ export function conversationRoutes(services: Services) {
         },
       },
       async (request, reply) => {
-        memberOf(request.body.key, request.params.session);
-        await members.remove(request.body.key);
+        await hub.leave(await memberOf(request.body.key, request.params.session));
         return reply.code(204).send();
       },
     );
