@@ -5,6 +5,9 @@ import { SEND_BUFFER_CAP } from "../src/ws/connection.js";
 import { PAGE_BYTES } from "../src/ws/job-stream.js";
 import { api, sleep, startServer, until, type TestServer } from "./helpers.js";
 import { connectMcp, textOf } from "./mcp-client.js";
+
+/** These limits are those of 2025-11-25 sessions (a 2026-07-28 request holds none): an SDK client on a session, whatever era the run tests. */
+const connectSession = (server: TestServer) => connectMcp(server, "/mcp", server.auth, "legacy");
 import { WsClient } from "./ws-client.js";
 
 /**
@@ -175,7 +178,7 @@ describe("MCP sessions", () => {
       );
 
       // An SDK client among them hears of an agent change, and the change itself answers.
-      const client = await connectMcp(server);
+      const client = await connectSession(server);
       const changed = new Promise<void>((resolve) => client.setNotificationHandler("notifications/tools/list_changed", () => resolve()));
       const patched = await api(server, "PATCH", "/api/agents/kiro", { maxConcurrent: 3 });
       expect(patched.status).toBe(200);
@@ -193,8 +196,8 @@ describe("MCP sessions", () => {
   test("130 initialize calls push idle sessions out, but a hub name and its messages stay with the handle", async () => {
     const server = await startServer();
     try {
-      const owner = await connectMcp(server);
-      const bob = await connectMcp(server);
+      const owner = await connectSession(server);
+      const bob = await connectSession(server);
       const handleOf = (result: unknown) => /^handle: (\S+)$/m.exec(textOf(result))?.[1] ?? "";
       const alice = handleOf(await owner.callTool({ name: "corral_register", arguments: { name: "alice", session: "review" } }));
       const hb = handleOf(await bob.callTool({ name: "corral_register", arguments: { name: "bob", session: "review" } }));
@@ -211,14 +214,14 @@ describe("MCP sessions", () => {
       expect(await taken.text()).toMatch(/the name alice is taken in session review by a live registration/);
 
       // bob's session was pushed out too; bob's handle goes on from a new one.
-      const bobAgain = await connectMcp(server);
+      const bobAgain = await connectSession(server);
       expect(textOf(await bobAgain.callTool({ name: "corral_send", arguments: { handle: hb, to: "alice", text: "the secret plan" } }))).toMatch(
         /^sent #/,
       );
       const guessed = await call(attacker, 3, "corral_receive", { handle: "A".repeat(43), timeout_s: 0 });
       expect(await guessed.text()).toMatch(/handle: no live registration has this handle/);
       // The owner comes back in a new session with its handle: its name and its message are there.
-      const back = await connectMcp(server);
+      const back = await connectSession(server);
       const received = textOf(await back.callTool({ name: "corral_receive", arguments: { handle: alice, timeout_s: 5 } }));
       expect(received).toMatch(/^1 message\(s\)\n--- #\d+ from bob to alice/);
       expect(received).toContain("the secret plan");
@@ -231,7 +234,7 @@ describe("MCP sessions", () => {
   test("when every session is busy with a call, a new one is refused with a JSON-RPC error saying what to do", async () => {
     const server = await startServer({ CORRAL_MCP_MAX_SESSIONS: "2" });
     try {
-      const busy = await Promise.all([connectMcp(server), connectMcp(server)]);
+      const busy = await Promise.all([connectSession(server), connectSession(server)]);
       const calls = busy.map((c, i) =>
         c.callTool({ name: "kiro_run", arguments: { prompt: "sleep 2\nprint 1", workdir: path.join(server.root, `busy${i}`) } }),
       );

@@ -5,7 +5,7 @@ import type { Client } from "@modelcontextprotocol/client";
 import type { CallToolResult } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { api, startServer, until, type TestServer } from "./helpers.js";
-import { connectMcp, textOf } from "./mcp-client.js";
+import { connectMcp, TEST_MCP_ERA, textOf } from "./mcp-client.js";
 
 let server: TestServer;
 let client: Client;
@@ -86,7 +86,8 @@ describe("corral_run_many (MCP)", () => {
     expect(await jobCount()).toBe(before);
   });
 
-  test("cancelling the call cancels every job it started", async () => {
+  // A 2026-07-28 request has no cancel but a closed stream, which keeps the jobs (mcp.test.ts).
+  test.runIf(TEST_MCP_ERA === "legacy")("cancelling the call cancels every job it started", async () => {
     const controller = new AbortController();
     const base = freshDir();
     const pending = runMany({ agents: THREE, prompt: "hang", workdir: base }, { signal: controller.signal }).catch((err: unknown) => err);

@@ -89,38 +89,32 @@ export const HubHandleSchema = z.string().regex(/^[A-Za-z0-9_-]{20,64}$/, "not a
 
 // ---- MCP tool inputs ---------------------------------------------------------------------
 
-const handleArg = HubHandleSchema.describe("The handle corral_register answered");
+const handleArg = HubHandleSchema.describe("From corral_register");
 
 export const HubRegisterInputSchema = z.object({
-  name: HubAgentNameSchema.describe("Your name in the session; others send to it"),
-  session: HubSessionNameSchema.describe("The session to join; only agents of the same session see you"),
-  label: z.string().max(200).optional().describe("A short description others see (your role)"),
-  handle: HubHandleSchema.optional().describe("Your current handle, to replace that registration"),
+  name: HubAgentNameSchema.describe("Your name there"),
+  session: HubSessionNameSchema.describe("The hub session to join"),
+  label: z.string().max(200).optional().describe("Your role, as others see it"),
+  handle: HubHandleSchema.optional().describe("Yours, to replace that registration"),
 });
 
 export const HubAgentsInputSchema = z.object({ session: HubSessionNameSchema.describe("The session to list") });
 
 export const HubSendInputSchema = z.object({
   handle: handleArg,
-  to: HubAgentNameSchema.describe("A registered agent of your session, or one of Corral's agents (it runs your message as a job and answers)"),
-  text: HubMessageTextSchema.describe("The message"),
+  to: HubAgentNameSchema.describe("A registered agent, or one of Corral's"),
+  text: HubMessageTextSchema,
 });
 
 export const HubReceiveInputSchema = z.object({
   handle: handleArg,
-  timeout_s: z.number().int().min(0).max(3600).optional().describe("Seconds to wait for a message (default 60); 0 answers at once"),
+  timeout_s: z.number().int().min(0).max(3600).optional().describe("Default 60; 0: no wait"),
 });
 
 export const HubReadInputSchema = z.object({
   handle: handleArg,
-  agent: HubAgentNameSchema.describe("Whose history to read (messages from or to that agent)"),
-  cursor: z
-    .number()
-    .int()
-    .min(0)
-    .max(Number.MAX_SAFE_INTEGER)
-    .optional()
-    .describe("Read after this cursor (the `cursor` of a previous read); default the start"),
+  agent: HubAgentNameSchema.describe("Whose history"),
+  cursor: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional().describe("From a previous read (default: the start)"),
 });
 
 // ---- REST clients that take part ---------------------------------------------------------

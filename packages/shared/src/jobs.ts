@@ -12,13 +12,9 @@ export const JobIdSchema = z.string().regex(/^[a-z0-9]{6,32}$/, "not a job id");
  */
 export const McpJobInputSchema = z.object({
   prompt: z.string().min(1, "the prompt is empty").max(1_000_000).describe("The task"),
-  workdir: z
-    .string()
-    .min(1)
-    .max(4096)
-    .optional()
-    .describe("Default: the agent's"),
-  model: ModelSchema.optional().describe("Default: the agent's"),
+  workdir: z.string().min(1).max(4096).optional(),
+  // workdir and model: an agent's own when left out, as every option here.
+  model: ModelSchema.optional(),
   timeout_s: z
     .number()
     .int()

@@ -13,7 +13,7 @@ import { answerLost, errorResult, guarded, keepReporting, onGivenUp, textResult,
 import { LAUNCHES, READS } from "./annotations.js";
 import { defineTool } from "./define.js";
 
-const DoneInputSchema = z.object({ job_id: z.string().min(1).max(200).describe("The job id") });
+const DoneInputSchema = z.object({ job_id: z.string().min(1).max(200) });
 
 /** One agent's three tools, `<agent>_run`, `<agent>_run_async` and `<agent>_done`, named and answering as pyCorral's callers expect. */
 export function registerAgentTools(
@@ -100,7 +100,7 @@ export function registerAgentTools(
     {
       title: `Check a ${name} job`,
       annotations: READS,
-      description: `A ${name} job's state: pendiente, listo and its answer, or error:.`,
+      description: `pendiente (still running), listo and its answer, or error:.`,
       input: DoneInputSchema,
     },
     ({ job_id }) =>

@@ -33,8 +33,8 @@ const CorralCancelInput = z.object({ job_id: JobIdArg });
 const CorralLogsInput = z.object({
   job_id: JobIdArg,
   tail: z.number().int().min(1).max(100_000).optional().describe(`Last lines (default ${LOG_TAIL_LINES})`),
-  max_chars: z.number().int().min(1).max(200_000).optional().describe(`Their most characters (default ${LOG_MAX_CHARS})`),
-  cursor: z.number().int().min(0).optional().describe("Page from here instead (0: the start)"),
+  max_chars: z.number().int().min(1).max(200_000).optional().describe(`Cap (default ${LOG_MAX_CHARS})`),
+  cursor: z.number().int().min(0).optional().describe("Page from here (0: start)"),
 });
 
 /** Tools about Corral itself, on the `/mcp` mount only. */
@@ -55,7 +55,7 @@ function registerAgentsTool(server: McpServer, services: Services): void {
     {
       title: "List agents",
       annotations: READS,
-      description: "The agents you can delegate to, and whether each can run now; with session, that hub session's agents.",
+      description: "Agents to delegate to and whether each can run now; with session, that hub session's.",
       input: CorralAgentsInput,
     },
     ({ session }) =>
@@ -102,7 +102,7 @@ function registerWaitTool(server: McpServer, services: Services): void {
     {
       title: "Wait for jobs",
       annotations: READS,
-      description: "Wait for jobs to end (or the timeout) instead of polling: a line per job, with its files.",
+      description: "Wait until jobs end (or the timeout), not polling: a line per job, with its files.",
       input: CorralWaitInput,
     },
     ({ job_ids, timeout_s }, extra) =>

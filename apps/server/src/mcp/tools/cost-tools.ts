@@ -57,7 +57,7 @@ export function registerCostTools(server: McpServer, services: Services): void {
     {
       title: "Costs",
       annotations: READS,
-      description: "What delegating cost: tokens and USD per provider, model, agent or day, and the budgets.",
+      description: "Tokens and USD spent per provider, model, agent or day, and the budgets.",
       input: CorralCostsInput,
     },
     ({ days, from, to, group_by, provider, agent }) =>

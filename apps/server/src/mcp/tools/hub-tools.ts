@@ -42,8 +42,7 @@ export function registerHubTools(server: McpServer, services: Services): void {
     {
       title: "Join a conversation",
       annotations: HUB_WRITES,
-      description:
-        "Join a conversation session under a name; pass the handle it answers to corral_send, corral_receive and corral_read (it lasts while you use it).",
+      description: "Join a hub session under a name; returns the handle for corral_send, corral_receive and corral_read.",
       input: HubRegisterInputSchema,
     },
     ({ name, session, label, handle: replaces }) =>
@@ -62,8 +61,7 @@ export function registerHubTools(server: McpServer, services: Services): void {
     {
       title: "Send a message",
       annotations: HUB_WRITES,
-      description:
-        "Send a message to an agent of your session: into a client's inbox, or to one of Corral's agents as a job whose answer comes back to you (corral_receive).",
+      description: "Message an agent of your hub session; Corral's agents answer with a job.",
       input: HubSendInputSchema,
     },
     ({ handle, to, text }) =>
@@ -80,7 +78,7 @@ export function registerHubTools(server: McpServer, services: Services): void {
     {
       title: "Receive messages",
       annotations: HUB_WRITES,
-      description: "Take the messages sent to you, oldest first, waiting up to timeout_s for one (with progress meanwhile).",
+      description: "Take your messages, oldest first, waiting up to timeout_s.",
       input: HubReceiveInputSchema,
     },
     ({ handle, timeout_s }, extra) =>
@@ -110,7 +108,7 @@ export function registerHubTools(server: McpServer, services: Services): void {
     {
       title: "Read a conversation",
       annotations: READS,
-      description: "Read an agent's message history in your session, oldest first, after a cursor; the answer ends with the next cursor.",
+      description: "An agent's message history in your hub session, after a cursor.",
       input: HubReadInputSchema,
     },
     ({ handle, agent, cursor }) =>

@@ -35,7 +35,7 @@ export function registerOllamaTools(server: McpServer, services: Services): void
     {
       title: "Ollama models",
       annotations: READS_OUTSIDE,
-      description: "The Ollama server's models: capabilities, context, size, loaded or not; probe tests real tool calls.",
+      description: "Ollama models: capabilities, context, size, loaded; probe tests real tool calls.",
       input: OllamaModelsInput,
     },
     ({ agent, probe }) =>
