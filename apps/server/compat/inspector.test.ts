@@ -23,13 +23,13 @@ for (const cli of inspectorClis()) {
     let proxy: HeaderProxy | undefined;
 
     /** Where the Inspector connects with the token: the server itself, or the proxy that adds the header. */
-    const url = () => `${proxy?.url ?? server.url}/mcp`;
+    const url = (mount = "/mcp") => `${proxy?.url ?? server.url}${mount}`;
     const inspector = (target: string, token: string | null, args: string[]) =>
       cli.run(target, token, args, { cwd: server.root, home: path.join(server.root, "home") });
 
-    async function call(tool: string, args: Record<string, string>): Promise<CallResult> {
+    async function call(tool: string, args: Record<string, string>, mount = "/mcp"): Promise<CallResult> {
       const toolArgs = Object.entries(args).map(([k, v]) => `${k}=${v}`);
-      const { run, result } = await inspector(url(), server.token, ["--method", "tools/call", "--tool-name", tool, "--tool-arg", ...toolArgs]);
+      const { run, result } = await inspector(url(mount), server.token, ["--method", "tools/call", "--tool-name", tool, "--tool-arg", ...toolArgs]);
       const answer = result as CallResult | undefined;
       expect(answer?.content, describeRun(run)).toBeInstanceOf(Array);
       expect(run.code, describeRun(run)).toBe(answer?.isError ? cli.toolErrorExit : 0);
@@ -62,14 +62,21 @@ for (const cli of inspectorClis()) {
       expect(names).toEqual(expect.arrayContaining(["corral_agents", "corral_jobs", "corral_wait", "corral_cancel", "corral_logs"]));
       const runAsync = tools.find((t) => t.name === "gemini_run_async");
       expect(runAsync?.inputSchema.required).toEqual(["prompt"]);
-      expect(Object.keys(runAsync?.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(["prompt", "workdir", "model", "timeout_s"]));
+      // The common options; ?options=all shows the others (timeouts, budgets, retries, a shared workdir).
+      expect(Object.keys(runAsync?.inputSchema.properties ?? {})).toEqual(["prompt", "workdir", "model", "session"]);
       if (proxy) expect(proxy.seen.some((line) => line.startsWith("POST /mcp"))).toBe(true);
+      const all = await inspector(url("/mcp?options=all"), server.token, ["--method", "tools/list"]);
+      const shown = (all.result as ToolsList).tools.find((t) => t.name === "gemini_run_async");
+      expect(Object.keys(shown?.inputSchema.properties ?? {})).toEqual(
+        expect.arrayContaining(["prompt", "workdir", "timeout_s", "max_cost_usd", "retry"]),
+      );
     });
 
     it("tools/call: gemini_run runs a job to the end, gemini_done then says listo, corral_jobs lists it", async () => {
       const workdir = path.join(server.root, "jobs", "from-inspector");
-      // timeout_s goes through the Inspector's schema-driven conversion from text to a number.
-      const ran = await call("gemini_run", { prompt: "write note.txt from the inspector", workdir, timeout_s: "60" });
+      // timeout_s goes through the Inspector's schema-driven conversion from text to a number: the
+      // mount that shows every option gives it the schema to convert by.
+      const ran = await call("gemini_run", { prompt: "write note.txt from the inspector", workdir, timeout_s: "60" }, "/mcp?options=all");
       expect(ran.isError ?? false, JSON.stringify(ran)).toBe(false);
       const text = ran.content[0]?.text ?? "";
       expect(text.split("\n")[0]).toBe("ok");
