@@ -5,6 +5,7 @@ import { burst } from "./burst.js";
 import { dispatch } from "./dispatch.js";
 import { drift } from "./drift.js";
 import { latency } from "./latency.js";
+import { mcpSize } from "./mcp-size.js";
 import { registry, registryPg } from "./registry.js";
 import { registryCopy } from "./registry-copy.js";
 import { runners } from "./runners.js";
@@ -12,7 +13,7 @@ import { renderTable, targetMet, type Benchmark, type BenchRow } from "./lib/sta
 import { startup } from "./startup.js";
 import { stream } from "./stream.js";
 
-const benchmarks: Benchmark[] = [dispatch, burst, drift, latency, registry, registryPg, registryCopy, runners, startup, stream];
+const benchmarks: Benchmark[] = [dispatch, burst, drift, latency, mcpSize, registry, registryPg, registryCopy, runners, startup, stream];
 
 const only = process.argv.slice(2);
 const unknown = only.filter((name) => !benchmarks.some((b) => b.name === name));

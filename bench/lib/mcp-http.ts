@@ -1,4 +1,5 @@
-// A minimal MCP client over Streamable HTTP (initialize, then tools/call), written against the
+// A minimal MCP client over Streamable HTTP (a 2025-11-25 session: initialize, then calls; or
+// 2026-07-28: each request on its own, with its `_meta`), written against the
 // protocol with node:http so the figures measure Corral rather than a client library. The
 // compatibility suite covers the real clients. `fetch` is not used: in Node 20 it adds about
 // 0.1 ms to a GET and 0.2 ms to a POST with a body, which would hide the server's own cost;
@@ -11,6 +12,8 @@ export interface CallResult {
 }
 
 const PROTOCOL_VERSION = "2025-06-18";
+const MODERN_VERSION = "2026-07-28";
+const CLIENT_INFO = { name: "corral-bench", version: "1.0.0" };
 
 /** One keep-alive pool for the MCP calls and the baselines they are compared with. */
 const agent = new http.Agent({ keepAlive: true });
@@ -69,13 +72,21 @@ export class McpHttpClient {
   private constructor(
     private readonly url: string,
     private readonly token: string,
+    private readonly modern = false,
   ) {}
+
+  /** A 2026-07-28 client: no session; every request says its version, client and capabilities. */
+  static async modern(url: string, token: string): Promise<McpHttpClient> {
+    const client = new McpHttpClient(url, token, true);
+    await client.rpc("server/discover");
+    return client;
+  }
 
   static async connect(url: string, token: string): Promise<McpHttpClient> {
     const client = new McpHttpClient(url, token);
     const init = await client.post({
       method: "initialize",
-      params: { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: "corral-bench", version: "1.0.0" } },
+      params: { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: CLIENT_INFO },
     });
     if (init.status !== 200) throw new Error(`initialize failed: ${init.status}`);
     await client.post({ method: "notifications/initialized" }, false);
@@ -84,18 +95,30 @@ export class McpHttpClient {
 
   private async post(message: Record<string, unknown>, withId = true) {
     const id = withId ? this.nextId++ : undefined;
-    const res = await request(
-      this.url,
-      "POST",
-      {
-        authorization: `Bearer ${this.token}`,
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        "mcp-protocol-version": PROTOCOL_VERSION,
-        ...(this.sessionId ? { "mcp-session-id": this.sessionId } : {}),
-      },
-      JSON.stringify({ jsonrpc: "2.0", ...(id === undefined ? {} : { id }), ...message }),
-    );
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.token}`,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": this.modern ? MODERN_VERSION : PROTOCOL_VERSION,
+      ...(this.sessionId ? { "mcp-session-id": this.sessionId } : {}),
+    };
+    if (this.modern) {
+      const params = (message.params ?? {}) as Record<string, unknown>;
+      headers["mcp-method"] = String(message.method);
+      if (message.method === "tools/call") headers["mcp-name"] = String(params.name);
+      message = {
+        ...message,
+        params: {
+          ...params,
+          _meta: {
+            "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
+            "io.modelcontextprotocol/clientInfo": CLIENT_INFO,
+            "io.modelcontextprotocol/clientCapabilities": {},
+          },
+        },
+      };
+    }
+    const res = await request(this.url, "POST", headers, JSON.stringify({ jsonrpc: "2.0", ...(id === undefined ? {} : { id }), ...message }));
     const session = res.headers["mcp-session-id"];
     if (typeof session === "string") this.sessionId = session;
     return { status: res.status, id, body: res.body, contentType: res.headers["content-type"] ?? "" };

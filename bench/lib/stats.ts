@@ -25,7 +25,7 @@ export interface BenchRow {
   metric: string;
   corral: number;
   baseline: number;
-  unit: "ms" | "MiB" | "jobs/s" | "s" | "MiB/s";
+  unit: "ms" | "MiB" | "jobs/s" | "s" | "MiB/s" | "chars";
   target?: Target;
 }
 

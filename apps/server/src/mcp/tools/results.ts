@@ -51,7 +51,7 @@ export function keepReporting(
  * and outlives it, as the 2025-11-25 spec asks ("disconnection SHOULD NOT be interpreted as the
  * client cancelling"). A 2026-07-28 request has no session and no cancel notice over HTTP:
  * closing its stream is its only way to stop, and a dropped stream looks the same, so the job
- * is kept (a re-issued call finds it; `<agent>_cancel` stops it). Returns the function that stops listening.
+ * is kept (a re-issued call finds it; `corral_cancel` stops it). Returns the function that stops listening.
  */
 export function onGivenUp(extra: ToolExtra, cancel: () => void): () => void {
   const { signal } = extra.mcpReq;
