@@ -11,7 +11,7 @@ import { connectMcp, textOf } from "./mcp-client.js";
 import { cancelTask, CreateTaskResultSchema, getTask, getTaskResult, listTasks, type Task } from "./tasks-2025.js";
 
 /**
- * MCP Tasks (spec 2025-11-25) for `<agent>_run`, through the official SDK client's task API:
+ * MCP Tasks (spec 2025-11-25, so always over a 2025-11-25 session) for `<agent>_run`:
  * a task-augmented call answers at once with a task backed by the job, polled to its result;
  * plain calls are as they were.
  */
@@ -26,7 +26,7 @@ const workdir = () => path.join(root, `w${++n}`);
 beforeAll(async () => {
   server = await startServer({}, { root });
   cleanups.push(() => server.close());
-  mcp = await connectMcp(server);
+  mcp = await connectMcp(server, "/mcp", server.auth, "legacy");
   cleanups.push(() => mcp.close());
   await server.services.agents.create({ name: "free", kind: "kiro", maxConcurrent: 10 });
   // The SDK client learns from tools/list which tools take a task.
@@ -200,7 +200,7 @@ describe("MCP tasks for <agent>_run", () => {
   });
 
   test("tasks/list lists this session's tasks newest first, a page at a time; another session sees none of them", async () => {
-    const other = await connectMcp(server);
+    const other = await connectMcp(server, "/mcp", server.auth, "legacy");
     cleanups.push(() => other.close());
     const mine = await startTask(mcp, "free", { prompt: "print 1" });
     const theirs = await startTask(other, "free", { prompt: "print 1" });
@@ -292,7 +292,7 @@ describe("a task in every state of its job", () => {
   test("a task whose worker died while the server was down is failed (lost) after a restart, reached by its id from a new session", async () => {
     const restartRoot = tempDir();
     const first = await startServer({}, { root: restartRoot });
-    const client = await connectMcp(first);
+    const client = await connectMcp(first, "/mcp", first.auth, "legacy");
     const created = await client.request(
       { method: "tools/call", params: { name: "kiro_run", arguments: { prompt: "print 2\nhang", workdir: path.join(restartRoot, "w") }, task: {} } },
       CreateTaskResultSchema,
@@ -307,7 +307,7 @@ describe("a task in every state of its job", () => {
     rmSync(jobDataPaths(path.join(restartRoot, "data"), jobId, 1).exit, { force: true });
 
     const second = await startServer({}, { root: restartRoot });
-    const again = await connectMcp(second);
+    const again = await connectMcp(second, "/mcp", second.auth, "legacy");
     try {
       expect((await listTasks(again)).tasks).toEqual([]);
       const lost = await getTask(again, created.task.taskId);

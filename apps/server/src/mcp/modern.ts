@@ -4,7 +4,8 @@ import { createMcpHandler, isJsonContentType, type McpHttpHandler } from "@model
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { AgentRow } from "../db/schema.js";
 import type { Services } from "../services.js";
-import { createMcpServer, type McpMount, type McpShared } from "./server-factory.js";
+import { createMcpServer, type McpMount } from "./server-factory.js";
+import type { McpShared } from "./tools/mcp-shared.js";
 
 /**
  * MCP 2026-07-28 on the same URLs as the 2025-11-25 sessions: each request carries its protocol

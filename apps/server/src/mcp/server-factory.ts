@@ -4,8 +4,7 @@ import type { Services } from "../services.js";
 import { instructionsFor } from "./instructions.js";
 import { serveTasks, TASKS_CAPABILITY } from "./tasks/index.js";
 import { registerAgentTools } from "./tools/agent-tools.js";
-import type { EndedAnswers } from "./tools/ended-answers.js";
-import type { ReissuedCalls } from "./tools/reissued-calls.js";
+import type { McpShared } from "./tools/mcp-shared.js";
 import { registerCorralTools } from "./tools/corral-tools.js";
 import { registerCostTools } from "./tools/cost-tools.js";
 import { registerHubTools } from "./tools/hub-tools.js";
@@ -17,12 +16,6 @@ export interface McpMount {
   agent: string | null;
   /** `?options=all`: the launch tools' schemas show every option, not only the common ones. */
   showAll: boolean;
-}
-
-/** What every server instance of the mounts shares: kept answers, and launches waiting for their call to come again. */
-export interface McpShared {
-  answers: EndedAnswers;
-  reissues: ReissuedCalls;
 }
 
 /**

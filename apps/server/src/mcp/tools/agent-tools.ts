@@ -6,7 +6,7 @@ import type { AgentRow } from "../../db/schema.js";
 import { mcpActor } from "../../audit/service.js";
 import type { Services } from "../../services.js";
 import { inMcpNames, launchRequestOf, RARE_LAUNCH_OPTIONS } from "../launch-input.js";
-import type { McpShared } from "../server-factory.js";
+import type { McpShared } from "./mcp-shared.js";
 import { ReissuedCalls } from "./reissued-calls.js";
 import { doneText, elapsed, OUTPUT_TAIL_CHARS, runText } from "./job-text.js";
 import { answerLost, errorResult, guarded, keepReporting, onGivenUp, textResult, type ToolExtra } from "./results.js";
