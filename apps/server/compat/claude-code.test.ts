@@ -11,13 +11,18 @@ import type { FakeServer, RecordedRequest, Turn } from "../test/fixtures/fake-ll
 import { api, startServer, type TestServer } from "../test/helpers.js";
 import { lastToolResults, offeredTools, toolResultsIn, usedToolSearch } from "./lib/anthropic-transcript.js";
 import { claudeEnv, clientBuilds, describeRun, runClient } from "./lib/clients.js";
+import { type HeaderProxy, startHeaderProxy } from "./lib/header-proxy.js";
 
 /** Whether a version shows the model MCP tools only through its tool search (checked, so the fake's search path is run). */
 const DEFERS_MCP_TOOLS: Record<string, boolean> = { "2.1.197": false, "2.1.332": true };
+/** The MCP revision each version speaks to Corral: 2.1.332 negotiates 2026-07-28 with `server/discover`. */
+const SPEAKS: Record<string, "2025-11-25" | "2026-07-28"> = { "2.1.197": "2025-11-25", "2.1.332": "2026-07-28" };
 
 for (const build of clientBuilds("claude")) {
   describe(`Claude Code ${build.label}`, () => {
     let server: TestServer;
+    /** Between Claude Code and `/mcp`: records which era each request spoke. */
+    let recorder: HeaderProxy;
     let home: string;
     let project: string;
 
@@ -26,13 +31,14 @@ for (const build of clientBuilds("claude")) {
 
     beforeAll(async () => {
       server = await startServer();
+      recorder = await startHeaderProxy(server.url);
       home = path.join(server.root, "home");
       project = path.join(server.root, "project");
       mkdirSync(home, { recursive: true });
       mkdirSync(project, { recursive: true });
       const header = `Authorization: Bearer ${server.token}`;
       for (const [name, url] of [
-        ["corral", `${server.url}/mcp`],
+        ["corral", `${recorder.url}/mcp`],
         ["gemini", `${server.url}/mcp/gemini`],
         // A negative control: proves `mcp list` tells a refused connection apart.
         ["wrongtoken", `${server.url}/mcp`],
@@ -44,6 +50,7 @@ for (const build of clientBuilds("claude")) {
     });
 
     afterAll(async () => {
+      await recorder?.close();
       await server?.close();
     });
 
@@ -52,12 +59,23 @@ for (const build of clientBuilds("claude")) {
       // `mcp list` exits 0 even when a server fails, so the status lines are what count.
       expect(run.code, describeRun(run)).toBe(0);
       const status = (name: string) => run.stdout.split("\n").find((line) => line.startsWith(`${name}: `)) ?? "";
-      expect(status("corral"), describeRun(run)).toContain(`${server.url}/mcp (HTTP)`);
+      expect(status("corral"), describeRun(run)).toContain(`${recorder.url}/mcp (HTTP)`);
       expect(status("corral"), describeRun(run)).toMatch(/Connected/);
       expect(status("gemini"), describeRun(run)).toContain(`${server.url}/mcp/gemini (HTTP)`);
       expect(status("gemini"), describeRun(run)).toMatch(/Connected/);
       expect(status("wrongtoken"), describeRun(run)).toMatch(/Failed to connect/);
       expect(status("wrongtoken")).not.toMatch(/Connected/);
+      // The era it spoke: 2026-07-28 from the first request on (no 400, no initialize), or 2025-11-25.
+      const posts = recorder.exchanges.filter((e) => e.request.startsWith("POST"));
+      const exchanges = JSON.stringify(posts, null, 1);
+      expect(posts.length, exchanges).toBeGreaterThan(0);
+      if (SPEAKS[build.version] === "2026-07-28") {
+        expect(posts[0], exchanges).toMatchObject({ mcpMethod: "server/discover", protocolVersion: "2026-07-28", status: 200 });
+        expect(posts.every((e) => e.protocolVersion === "2026-07-28" && e.status === 200), exchanges).toBe(true);
+      } else {
+        expect(SPEAKS[build.version], `say in SPEAKS which era Claude Code ${build.version} speaks`).toBe("2025-11-25");
+        expect(posts.some((e) => e.protocolVersion === "2026-07-28"), exchanges).toBe(false);
+      }
     });
 
     it("claude -p: the model calls gemini_run_async, corral_wait and gemini_done, and sees listo", async () => {
