@@ -71,10 +71,16 @@ for (const build of clientBuilds("claude")) {
       expect(posts.length, exchanges).toBeGreaterThan(0);
       if (SPEAKS[build.version] === "2026-07-28") {
         expect(posts[0], exchanges).toMatchObject({ mcpMethod: "server/discover", protocolVersion: "2026-07-28", status: 200 });
-        expect(posts.every((e) => e.protocolVersion === "2026-07-28" && e.status === 200), exchanges).toBe(true);
+        expect(
+          posts.every((e) => e.protocolVersion === "2026-07-28" && e.status === 200),
+          exchanges,
+        ).toBe(true);
       } else {
         expect(SPEAKS[build.version], `say in SPEAKS which era Claude Code ${build.version} speaks`).toBe("2025-11-25");
-        expect(posts.some((e) => e.protocolVersion === "2026-07-28"), exchanges).toBe(false);
+        expect(
+          posts.some((e) => e.protocolVersion === "2026-07-28"),
+          exchanges,
+        ).toBe(false);
       }
     });
 

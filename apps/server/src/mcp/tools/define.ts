@@ -65,8 +65,8 @@ const shownCache = new WeakMap<z.ZodObject, Map<string, StandardSchemaWithJSON>>
  * patched or reached into.
  */
 export function shownSchema(schema: z.ZodObject, hidden: readonly string[]): StandardSchemaWithJSON {
-  let byHidden = shownCache.get(schema);
-  if (!byHidden) shownCache.set(schema, (byHidden = new Map()));
+  const byHidden = shownCache.get(schema) ?? new Map<string, StandardSchemaWithJSON>();
+  shownCache.set(schema, byHidden);
   const key = hidden.join(",");
   const cached = byHidden.get(key);
   if (cached) return cached;
