@@ -29,7 +29,14 @@ export async function startTask(services: Services, start: TaskStart): Promise<[
   const input = parseInput(McpJobInputSchema, start.args ?? {});
   const job = await inMcpNames(() => services.launches.launch(start.agent, launchRequestOf(input), "mcp", start.actor.client));
   // A random UUID, told only to the call that made it: with one credential, the id is what reaches the task.
-  const row: McpTaskRow = { id: randomUUID(), jobId: job.id, sessionId: start.sessionId, createdAt: job.createdAt, ttlMs: start.ttlMs, cancelledAt: null };
+  const row: McpTaskRow = {
+    id: randomUUID(),
+    jobId: job.id,
+    sessionId: start.sessionId,
+    createdAt: job.createdAt,
+    ttlMs: start.ttlMs,
+    cancelledAt: null,
+  };
   try {
     await services.mcpTasks.removeExpired(Date.now());
     await services.mcpTasks.insert(row);
