@@ -2,7 +2,8 @@ import { McpServer, type RegisteredTool, type Transport } from "@modelcontextpro
 import type { AgentRow } from "../db/schema.js";
 import type { Services } from "../services.js";
 import { instructionsFor } from "./instructions.js";
-import { serveTasks, TASKS_CAPABILITY } from "./tasks/index.js";
+import { serveTasksExtension, TASKS_EXTENSION_CAPABILITY } from "./tasks/extension.js";
+import { serveTasks, TASKS_CAPABILITY, type TaskTools } from "./tasks/index.js";
 import { registerAgentTools } from "./tools/agent-tools.js";
 import type { McpShared } from "./tools/mcp-shared.js";
 import { registerCorralTools } from "./tools/corral-tools.js";
@@ -38,16 +39,14 @@ export interface SessionServer {
  * registry for all sessions; a request's are those of the registry when it came.
  */
 export function createMcpServer(services: Services, mount: McpMount, enabled: AgentRow[], shared: McpShared, era: McpEra): SessionServer {
-  const server = new McpServer(
-    { name: mount.agent ? `corral-${mount.agent}` : "corral", version: "0.1.0" },
-    {
-      // MCP tasks as 2025-11-25 has them live in a session; the 2026-07-28 revision moved them to an extension.
-      capabilities: { tools: { listChanged: true }, ...(era === "legacy" ? TASKS_CAPABILITY : {}) },
-      instructions: instructionsFor(mount.agent),
-      // Adding an agent registers three tools: the client hears of it once, not three times.
-      debouncedNotificationMethods: ["notifications/tools/list_changed"],
-    },
-  );
+  const serverInfo = { name: mount.agent ? `corral-${mount.agent}` : "corral", version: "0.1.0" };
+  const server = new TaskServer(serverInfo, {
+    // MCP tasks as 2025-11-25 has them live in a session; the 2026-07-28 revision moved them to an extension.
+    capabilities: { tools: { listChanged: true }, ...(era === "legacy" ? TASKS_CAPABILITY : TASKS_EXTENSION_CAPABILITY) },
+    instructions: instructionsFor(mount.agent),
+    // Adding an agent registers three tools: the client hears of it once, not three times.
+    debouncedNotificationMethods: ["notifications/tools/list_changed"],
+  });
   /** Registered tools by agent, with the description they were registered with. */
   const tools = new Map<string, { description: string; registered: RegisteredTool[] }>();
   const syncTools = (rows: AgentRow[]) => {
@@ -70,15 +69,25 @@ export function createMcpServer(services: Services, mount: McpMount, enabled: Ag
     registerCostTools(server, services);
     registerOllamaTools(server, services);
   }
-  const withTasks =
-    era === "legacy"
-      ? serveTasks(server, services, {
-          runAgent: (tool) => {
-            const agent = tool.endsWith("_run") ? tool.slice(0, -"_run".length) : undefined;
-            return agent !== undefined && tools.has(agent) ? agent : undefined;
-          },
-        })
-      : (transport: Transport) => transport;
-  const connect = (transport: Transport) => server.connect(withTasks(transport));
+  const taskTools: TaskTools = {
+    runAgent: (tool) => {
+      const agent = tool.endsWith("_run") ? tool.slice(0, -"_run".length) : undefined;
+      return agent !== undefined && tools.has(agent) ? agent : undefined;
+    },
+  };
+  server.wrapTransport = era === "legacy" ? serveTasks(server, services, taskTools) : serveTasksExtension(server, services, taskTools, serverInfo);
+  const connect = (transport: Transport) => server.connect(transport);
   return { server, syncTools, connect };
+}
+
+/**
+ * Connects through the tasks' transport, whoever connects it: a session does so itself, while
+ * the SDK's per-request handler connects a 2026-07-28 instance on its own transport.
+ */
+class TaskServer extends McpServer {
+  wrapTransport: (transport: Transport) => Transport = (transport) => transport;
+
+  override connect(transport: Transport): Promise<void> {
+    return super.connect(this.wrapTransport(transport));
+  }
 }

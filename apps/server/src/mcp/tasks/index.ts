@@ -1,11 +1,9 @@
-import { randomUUID } from "node:crypto";
-import { isFinalStatus, McpJobInputSchema, type Job } from "@corral/shared";
+import { isFinalStatus, type Job } from "@corral/shared";
 import {
   type CreateTaskResult,
   type JSONRPCMessage,
   type JSONRPCRequest,
   type McpServer,
-  type MessageExtraInfo,
   ProtocolError,
   ProtocolErrorCode,
   RELATED_TASK_META_KEY,
@@ -13,22 +11,22 @@ import {
   type ServerCapabilities,
   type Tool,
   type Transport,
-  type TransportSendOptions,
 } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { mcpActor } from "../../audit/service.js";
 import type { McpTaskRow } from "../../db/schema.js";
-import { parseInput, ServiceError } from "../../lib/errors.js";
+import { ServiceError } from "../../lib/errors.js";
 import type { Services } from "../../services.js";
-import { inMcpNames, launchRequestOf } from "../launch-input.js";
 import { runAnswer } from "../tools/agent-tools.js";
-import { decodeCursor, encodeCursor, isExpired, isTerminal, taskOf, taskTtl, TASKS_PER_PAGE } from "./task-view.js";
+import { type CallHooks, CallsTransport } from "./calls-transport.js";
+import { cancelTask, reachTask, startTask } from "./task-jobs.js";
+import { decodeCursor, encodeCursor, isTerminal, taskOf, taskTtl, TASKS_PER_PAGE } from "./task-view.js";
 
 /**
  * MCP Tasks (spec revision 2025-11-25, experimental) for `<agent>_run`: a `tools/call` with a
  * `task` starts the job and answers at once with a task; `tasks/get`, `tasks/result`,
  * `tasks/list` and `tasks/cancel` read and cancel it. Everything of tasks is in this folder: the
- * next revision turns tasks into an extension with another wire format.
+ * next revision turns tasks into an extension with another wire format (extension.ts).
  *
  * The SDK's own task support (`registerToolTask` with a TaskStore) is not used: for a tool whose
  * task support is "optional" its McpServer answers every plain call by creating a task and
@@ -63,7 +61,7 @@ export function serveTasks(server: McpServer, services: Services, tools: TaskToo
   low.setRequestHandler("tasks/list", { params: ListParams }, ({ cursor }, extra) => tasks.list(extra.sessionId, cursor));
   low.setRequestHandler("tasks/cancel", { params: TaskIdParams }, ({ taskId }, extra) => tasks.cancel(taskId, extra.sessionId));
   low.setRequestHandler("tasks/result", { params: TaskIdParams }, ({ taskId }, extra) => tasks.result(taskId, extra.sessionId, extra.mcpReq.signal));
-  return (transport) => new TaskCallsTransport(transport, tasks, tools);
+  return (transport) => new CallsTransport(transport, new TaskCalls(tasks, tools, () => transport.sessionId));
 }
 
 const TaskIdParams = z.looseObject({ taskId: z.string() });
@@ -87,17 +85,7 @@ class SessionTasks {
 
   /** A task-augmented `<agent>_run`: its job is launched as a plain call's would be. */
   async create(agent: string, toolName: string, args: unknown, ttl: number | undefined, sessionId: string): Promise<CreateTaskResult> {
-    const input = parseInput(McpJobInputSchema, args ?? {});
-    const job = await inMcpNames(() => this.services.launches.launch(agent, launchRequestOf(input), "mcp", this.actor().client));
-    const row: McpTaskRow = { id: randomUUID(), jobId: job.id, sessionId, createdAt: job.createdAt, ttlMs: taskTtl(ttl), cancelledAt: null };
-    try {
-      await this.repo.removeExpired(Date.now());
-      await this.repo.insert(row);
-    } catch (err) {
-      // No task to follow it by: the job goes too.
-      void this.services.cancels.cancel(job.id, this.actor()).catch(() => undefined);
-      throw err;
-    }
+    const [row, job] = await startTask(this.services, { agent, args, ttlMs: taskTtl(ttl), sessionId, actor: this.actor() });
     return {
       task: taskOf(row, job),
       _meta: {
@@ -108,10 +96,7 @@ class SessionTasks {
 
   /** The task and its job, for this session from now on; not found if it is unknown or expired. */
   async reach(taskId: string, sessionId: string | undefined): Promise<[McpTaskRow, Job]> {
-    const row = await this.repo.get(taskId);
-    const job = row && (await this.services.jobs.find(row.jobId));
-    if (!row || !job) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Failed to retrieve task: Task not found: ${taskId}`);
-    if (isExpired(row, job)) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Failed to retrieve task: Task has expired: ${taskId}`);
+    const [row, job] = await reachTask(this.services, taskId);
     if (sessionId !== undefined && row.sessionId !== sessionId) await this.repo.moveToSession(taskId, sessionId);
     return [row, job];
   }
@@ -138,9 +123,7 @@ class SessionTasks {
     const [row, job] = await this.reach(taskId, sessionId);
     const { status } = taskOf(row, job);
     if (isTerminal(status)) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Cannot cancel task: already in terminal status '${status}'`);
-    await this.repo.cancel(taskId, Date.now());
-    const ended = await this.services.cancels.cancel(job.id, this.actor());
-    return taskOf((await this.repo.get(taskId)) ?? row, ended);
+    return taskOf(...(await cancelTask(this.services, row, this.actor())));
   }
 
   /**
@@ -164,79 +147,43 @@ class SessionTasks {
 }
 
 /**
- * Stands between the session's transport and its McpServer: a `tools/call` with a `task` is
- * answered here (a task for `<agent>_run`, "method not found" for any other tool, as the spec
- * asks of tools that do not take tasks), and `tools/list` answers say which tools take one.
+ * A session's calls: a `tools/call` with a `task` is answered here (a task for `<agent>_run`,
+ * "method not found" for any other tool, as the spec asks of tools that do not take tasks), and
+ * `tools/list` answers say which tools take one.
  */
-class TaskCallsTransport implements Transport {
-  onclose?: () => void;
-  onerror?: (error: Error) => void;
-  onmessage?: (message: JSONRPCMessage, extra?: MessageExtraInfo) => void;
+class TaskCalls implements CallHooks {
   /** `tools/list` requests not answered yet. */
   private listing = new Set<RequestId>();
 
   constructor(
-    private readonly inner: Transport,
     private readonly tasks: SessionTasks,
     private readonly tools: TaskTools,
-  ) {
-    const closed = inner.onclose;
-    inner.onclose = () => {
-      closed?.();
-      this.onclose?.();
-    };
-    const failed = inner.onerror;
-    inner.onerror = (error) => {
-      failed?.(error);
-      this.onerror?.(error);
-    };
-    inner.onmessage = (message, extra) => this.receive(message, extra);
+    private readonly sessionId: () => string | undefined,
+  ) {}
+
+  answer(request: JSONRPCRequest): Promise<JSONRPCMessage> | undefined {
+    if (request.method === "tools/list") this.listing.add(request.id);
+    // Its presence makes a call a task (the SDK's isTaskAugmentedRequestParams also passes plain calls).
+    return request.method === "tools/call" && request.params?.task !== undefined ? this.createTask(request) : undefined;
   }
 
-  get sessionId(): string | undefined {
-    return this.inner.sessionId;
-  }
-
-  start(): Promise<void> {
-    return this.inner.start();
-  }
-
-  close(): Promise<void> {
-    return this.inner.close();
-  }
-
-  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+  outgoing(message: JSONRPCMessage): JSONRPCMessage {
     if ("error" in message && message.id !== undefined) this.listing.delete(message.id);
-    if ("result" in message && this.listing.delete(message.id)) {
-      const tools = message.result.tools as Tool[];
-      const marked = tools.map((tool) =>
-        this.tools.runAgent(tool.name) ? { ...tool, execution: { ...tool.execution, taskSupport: "optional" as const } } : tool,
-      );
-      return this.inner.send({ ...message, result: { ...message.result, tools: marked } }, options);
-    }
-    return this.inner.send(message, options);
-  }
-
-  private receive(message: JSONRPCMessage, extra?: MessageExtraInfo): void {
-    if ("method" in message && "id" in message) {
-      if (message.method === "tools/list") this.listing.add(message.id);
-      // Its presence makes a call a task (the SDK's isTaskAugmentedRequestParams also passes plain calls).
-      if (message.method === "tools/call" && message.params?.task !== undefined) {
-        this.createTask(message)
-          .then((reply) => this.inner.send(reply))
-          .catch((err: unknown) => this.onerror?.(err instanceof Error ? err : new Error(String(err))));
-        return;
-      }
-    }
-    this.onmessage?.(message, extra);
+    if (!("result" in message) || !this.listing.delete(message.id)) return message;
+    const tools = message.result.tools as Tool[];
+    const marked = tools.map((tool) =>
+      this.tools.runAgent(tool.name) ? { ...tool, execution: { ...tool.execution, taskSupport: "optional" as const } } : tool,
+    );
+    return { ...message, result: { ...message.result, tools: marked } };
   }
 
   private async createTask(request: JSONRPCRequest): Promise<JSONRPCMessage> {
     const params = request.params as { name?: unknown; arguments?: unknown; task?: unknown };
     const name = typeof params.name === "string" ? params.name : "";
     const agent = this.tools.runAgent(name);
+    const sessionId = this.sessionId();
     const fail = (code: number, message: string): JSONRPCMessage => ({ jsonrpc: "2.0", id: request.id, error: { code, message } });
-    if (!agent || this.sessionId === undefined) {
+    if (!agent || sessionId === undefined) {
       return fail(
         ProtocolErrorCode.MethodNotFound,
         `${name || "this tool"} does not run as a task: only the <agent>_run tools take a task (execution.taskSupport "optional"); call it without "task"`,
@@ -249,7 +196,7 @@ class TaskCallsTransport implements Transport {
         `error: task.ttl: ${task.error.issues[0]?.message ?? "invalid"}; give a time to live in milliseconds, or leave it out`,
       );
     try {
-      return { jsonrpc: "2.0", id: request.id, result: await this.tasks.create(agent, name, params.arguments, task.data.ttl, this.sessionId) };
+      return { jsonrpc: "2.0", id: request.id, result: await this.tasks.create(agent, name, params.arguments, task.data.ttl, sessionId) };
     } catch (err) {
       if (err instanceof ServiceError) return fail(ProtocolErrorCode.InvalidParams, `error: ${err.field ? `${err.field}: ` : ""}${err.message}`);
       return fail(

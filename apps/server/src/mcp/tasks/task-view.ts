@@ -2,6 +2,7 @@ import { isFinalStatus, type Job, type JobStatus } from "@corral/shared";
 import { ProtocolError, ProtocolErrorCode, type Task } from "@modelcontextprotocol/server";
 import type { TaskPageStart } from "../../db/registry.js";
 import type { McpTaskRow } from "../../db/schema.js";
+import type { McpEra } from "../server-factory.js";
 
 /** How often a client is asked to poll `tasks/get`. */
 export const TASK_POLL_INTERVAL_MS = 1000;
@@ -12,7 +13,10 @@ export const MAX_TASK_TTL_MS = 24 * 60 * 60_000;
 /** Tasks per `tasks/list` page. */
 export const TASKS_PER_PAGE = 50;
 
-const TASK_STATUS: Record<JobStatus, Task["status"]> = {
+type TaskStatus = Task["status"];
+
+/** How each job status reads as a 2025-11-25 task. */
+const TASK_STATUS: Record<JobStatus, TaskStatus> = {
   queued: "working",
   running: "working",
   succeeded: "completed",
@@ -29,22 +33,37 @@ export function taskTtl(requested: number | null | undefined): number {
   return Math.min(Math.max(0, Math.round(requested)), MAX_TASK_TTL_MS);
 }
 
-/** The task as the spec describes it, its status read from its job (a cancelled task stays cancelled). */
-export function taskOf(row: McpTaskRow, job: Job): Task {
-  const status = row.cancelledAt === null ? TASK_STATUS[job.status] : "cancelled";
+/**
+ * A task's status, read from its job (a cancelled task stays cancelled). The two revisions part on
+ * a job that ended in error: 2025-11-25 counts a tool call whose answer is an error as `failed`;
+ * the 2026-07-28 extension keeps `failed` for JSON-RPC errors, so there the call `completed`, its
+ * result the `error: …` answer a plain `_run` gives.
+ */
+export function taskStatus(row: McpTaskRow, job: Job, era: McpEra): TaskStatus {
+  if (row.cancelledAt !== null) return "cancelled";
+  const status = TASK_STATUS[job.status];
+  return era === "modern" && status === "failed" ? "completed" : status;
+}
+
+/** What both revisions tell of a task; each adds its time to live and poll interval under its own names. */
+export function taskFields(row: McpTaskRow, job: Job, era: McpEra) {
   const updated = Math.max(row.cancelledAt ?? 0, job.endedAt ?? job.startedAt ?? job.createdAt, row.createdAt);
   return {
     taskId: row.id,
-    status,
+    status: taskStatus(row, job, era),
     statusMessage: statusMessage(row, job),
     createdAt: new Date(row.createdAt).toISOString(),
     lastUpdatedAt: new Date(updated).toISOString(),
-    ttl: row.ttlMs,
-    ...(isTerminal(status) ? {} : { pollInterval: TASK_POLL_INTERVAL_MS }),
   };
 }
 
-export function isTerminal(status: Task["status"]): boolean {
+/** The task as the 2025-11-25 revision describes it. */
+export function taskOf(row: McpTaskRow, job: Job): Task {
+  const fields = taskFields(row, job, "legacy");
+  return { ...fields, ttl: row.ttlMs, ...(isTerminal(fields.status) ? {} : { pollInterval: TASK_POLL_INTERVAL_MS }) };
+}
+
+export function isTerminal(status: TaskStatus): boolean {
   return status === "completed" || status === "failed" || status === "cancelled";
 }
 
