@@ -1,6 +1,7 @@
 import { McpServer, type RegisteredTool, type Transport } from "@modelcontextprotocol/server";
 import type { AgentRow } from "../db/schema.js";
 import type { Services } from "../services.js";
+import type { McpEra } from "./era.js";
 import { instructionsFor } from "./instructions.js";
 import { serveTasksExtension, TASKS_EXTENSION_CAPABILITY } from "./tasks/extension.js";
 import { serveTasks, TASKS_CAPABILITY, type TaskTools } from "./tasks/index.js";
@@ -18,12 +19,6 @@ export interface McpMount {
   /** `?options=all`: the launch tools' schemas show every option, not only the common ones. */
   showAll: boolean;
 }
-
-/**
- * The protocol era a server instance answers in: `legacy` for one 2025-11-25 session, `modern`
- * for one 2026-07-28 request (no session: nothing of it outlives the request).
- */
-export type McpEra = "legacy" | "modern";
 
 export interface SessionServer {
   server: McpServer;

@@ -31,7 +31,8 @@ import { DEFAULT_TASK_TTL_MS, isTerminal, TASK_POLL_INTERVAL_MS, taskFields } fr
  * whose client capabilities declare the extension is answered at once with a task (`resultType:
  * "task"`) backed by the job; any other call, or a client without the extension, gets the plain
  * result. `tasks/get` polls it (its result inline once completed), `tasks/cancel` cancels its job,
- * `tasks/update` is refused (Corral's tasks never ask for input). There is no `tasks/list`.
+ * `tasks/update` is acknowledged and changes nothing: Corral's tasks never ask for input, and the
+ * spec has a server ignore responses to requests it has not made. There is no `tasks/list`.
  *
  * No session holds a task: its id, a random UUID told only to the call that made it, reaches it
  * from any request (the 2025-11-25 tasks, index.ts, are the same rows; a task made here belongs to
@@ -65,10 +66,7 @@ export function serveTasksExtension(
   // Its `inputResponses` the SDK lifts off the params (they are a retry field of 2026-07-28).
   low.setRequestHandler("tasks/update", { params: TaskIdParams }, async ({ taskId }, ctx) => {
     await reach(taskId, ctx);
-    throw new ProtocolError(
-      ProtocolErrorCode.InvalidParams,
-      `Cannot update task ${taskId}: Corral's tasks never ask for input (no inputRequests are outstanding); poll it with tasks/get, or stop it with tasks/cancel`,
-    );
+    return {};
   });
   return (transport) => new CallsTransport(transport, new ExtensionCalls(services, tools, serverInfo));
 }

@@ -2,7 +2,7 @@ import { isFinalStatus, type Job, type JobStatus } from "@corral/shared";
 import { ProtocolError, ProtocolErrorCode, type Task } from "@modelcontextprotocol/server";
 import type { TaskPageStart } from "../../db/registry.js";
 import type { McpTaskRow } from "../../db/schema.js";
-import type { McpEra } from "../server-factory.js";
+import type { McpEra } from "../era.js";
 
 /** How often a client is asked to poll `tasks/get`. */
 export const TASK_POLL_INTERVAL_MS = 1000;
