@@ -1,7 +1,7 @@
 // A hostile runner: a session under a runner's own login (made as docs/runners.md says)
 // that tries every write a runner must not make. Each is refused by PostgreSQL or ignored by the
 // server, the server answers /api/health throughout, and the runner's own work still runs.
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
@@ -10,6 +10,7 @@ import { api, sleep, startServer, tempDir, until, type TestServer } from "./help
 import { usePostgres } from "./postgres.js";
 import { failedRunnerStart, startRunnerProcess } from "./runner-process.js";
 import { query, runnerLoginFor } from "./runner-logins.js";
+import { lastCopiedSeq } from "../src/jobs/output-log.js";
 import { jobDataPaths } from "../src/jobs/worker-process.js";
 
 const postgres = usePostgres();
@@ -148,9 +149,9 @@ describe.skipIf(!postgres.available)("a hostile runner's login", () => {
       ]);
     }
     await hostile.query("select pg_notify('corral_job', $1)", [`${ids.ownEnded}:104`]);
-    const copied = path.join(jobDataPaths(dataDir, ids.ownEnded).dir, "runner-output.seq");
+    const log = jobDataPaths(dataDir, ids.ownEnded).log;
     // Pages stop at 16 MiB: all four are copied, over more than one page.
-    await until(async () => (readFileSync(copied, "utf8") === "104" ? true : undefined), 15_000, "the big chunks copied");
+    await until(async () => (lastCopiedSeq(log) === 104 ? true : undefined), 15_000, "the big chunks copied");
     await healthy();
   });
 

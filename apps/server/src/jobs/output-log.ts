@@ -10,7 +10,8 @@ import { readAt } from "../lib/regular-file.js";
  * escaped into JSON, so copying output costs a write, not an encoding. A cursor is a byte offset
  * in the log at a record boundary, so any reader can resume exactly where it stopped. `o` is how
  * far attempt `a`'s raw capture file of that stream had been read, so capture can resume after a
- * restart. Records of logs written before the data file existed carry their text in `d`.
+ * restart; `r` is the seq of the runner's chunk (job_output) a record copies, so the copy can. Records
+ * of logs written before the data file existed carry their text in `d`.
  */
 interface LogRecord {
   s: OutputStream;
@@ -19,12 +20,18 @@ interface LogRecord {
   d?: string;
   o?: number;
   a?: number;
+  r?: number;
 }
 
 /** Where a piece of captured output came from. */
 export interface RawPosition {
   offset: number;
   attempt: number;
+}
+
+/** A runner's chunk copied into the log (RunnerOutputCopy). */
+export interface CopiedChunk {
+  seq: number;
 }
 
 /** The data file beside a log: `output.log` keeps its text in `output.data`. */
@@ -85,10 +92,11 @@ export class OutputLog {
    * Appends text as UTF-8 (whole characters): the text first, then its record, both
    * synchronously, so a reader told about this chunk can already read it. Returns the new end.
    */
-  append(stream: OutputStream, data: Buffer, raw?: RawPosition): number {
+  append(stream: OutputStream, data: Buffer, from?: RawPosition | CopiedChunk): number {
     const fds = this.open();
     const at = this.dataBytes;
-    const record: LogRecord = raw ? { s: stream, p: at, n: data.length, o: raw.offset, a: raw.attempt } : { s: stream, p: at, n: data.length };
+    const origin = !from ? {} : "seq" in from ? { r: from.seq } : { o: from.offset, a: from.attempt };
+    const record: LogRecord = { s: stream, p: at, n: data.length, ...origin };
     const line = Buffer.from(`${JSON.stringify(record)}\n`);
     try {
       writeAll(fds.data, data);
@@ -317,34 +325,49 @@ export function readTail(file: string, bytes: number): CursorChunk[] {
   });
 }
 
-/** How far each raw capture file of an attempt had been read when the log was last written. */
-export function lastRawOffsets(file: string, attempt: number): { out: number; err: number } {
-  const offsets = { out: 0, err: 0 };
+/** Visits the log's records from the last back, until `visit` returns true. */
+function eachRecordBackwards(file: string, visit: (record: LogRecord) => boolean): void {
   withFiles(file, (log) => {
-    // Scan backwards in windows until both streams' last offsets are found.
-    let end = log.size;
-    let found = 0;
-    while (end > 0 && found < 2) {
+    for (let end = log.size; end > 0; ) {
       const start = Math.max(0, end - 256 * 1024);
       const buf = log.read(start, end - start);
       const from = start > 0 ? buf.indexOf(0x0a) + 1 : 0;
-      const lines = buf.subarray(from).toString("utf8").split("\n").reverse();
-      for (const line of lines) {
-        if (!line) continue;
-        const record = parseRecord(file, line, start);
-        if (record.o === undefined || record.s === "sys") continue;
-        // Older attempts wrote other files: nothing before this point is ours.
-        if ((record.a ?? 1) < attempt) return;
-        if (offsets[record.s] === 0 && record.o > 0) {
-          offsets[record.s] = record.o;
-          found++;
-        }
-      }
-      if (start === 0 || from === 0) break;
+      // Whole records only: a server killed while writing one leaves part of a line at the end.
+      const whole = buf.subarray(from, buf.lastIndexOf(0x0a) + 1);
+      const lines = whole.toString("utf8").split("\n").reverse();
+      for (const line of lines) if (line && visit(parseRecord(file, line, start))) return;
+      if (start === 0 || from === 0) return;
       end = start + from;
     }
   });
+}
+
+/** How far each raw capture file of an attempt had been read when the log was last written. */
+export function lastRawOffsets(file: string, attempt: number): { out: number; err: number } {
+  const offsets = { out: 0, err: 0 };
+  let found = 0;
+  eachRecordBackwards(file, (record) => {
+    if (record.o === undefined || record.s === "sys") return false;
+    // Older attempts wrote other files: nothing before this point is ours.
+    if ((record.a ?? 1) < attempt) return true;
+    if (offsets[record.s] === 0 && record.o > 0) {
+      offsets[record.s] = record.o;
+      found++;
+    }
+    return found === 2;
+  });
   return offsets;
+}
+
+/** The seq of the last runner's chunk copied into the log (0: none). */
+export function lastCopiedSeq(file: string): number {
+  let seq = 0;
+  eachRecordBackwards(file, (record) => {
+    if (record.r === undefined) return false;
+    seq = record.r;
+    return true;
+  });
+  return seq;
 }
 
 /** Plain text of the last records, for `_done` and error messages; only what lies past cursor `since` (an attempt's own). */

@@ -1,16 +1,16 @@
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { OUTPUT_PAGE_BYTES, type JobOutputRepo } from "../../db/registry.js";
-import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "../../lib/private-files.js";
-import { OutputLog } from "../output-log.js";
+import { PRIVATE_DIR_MODE } from "../../lib/private-files.js";
+import { lastCopiedSeq, OutputLog } from "../output-log.js";
 import type { OutputEvent } from "../job-events.js";
 import { jobDataPaths } from "../worker-process.js";
 
 /** Chunks read from the registry at a time. */
 const PAGE = 500;
 
-/** The last chunk copied, in the job's data dir: a restarted server goes on from there. */
-const COPIED_FILE = "runner-output.seq";
+/** Where servers before the log's own seq (`r`) kept the last chunk copied, in the job's data dir. */
+const LEGACY_COPIED_FILE = "runner-output.seq";
 
 /**
  * Copies the output a runner stored for a job (job_output) into this server's own output log of
@@ -44,8 +44,7 @@ export class RunnerOutputCopy {
 
   private async copyNow(jobId: string): Promise<void> {
     const paths = jobDataPaths(this.dataDir, jobId);
-    const seqFile = path.join(paths.dir, COPIED_FILE);
-    let seq = this.copied.get(jobId) ?? readSeq(seqFile);
+    let seq = this.copied.get(jobId) ?? lastCopied(paths.log, path.join(paths.dir, LEGACY_COPIED_FILE));
     for (;;) {
       const rows = await this.repo.after(jobId, seq, PAGE);
       if (!rows.length) return;
@@ -56,13 +55,15 @@ export class RunnerOutputCopy {
         for (const row of rows) {
           const data = Buffer.from(row.data, "utf8");
           bytes += data.length;
-          const cursor = log.append(row.stream, data);
+          // The chunk's seq goes in its record, written with it: a server killed at any point
+          // resumes after the last chunk its log holds. (A mark kept apart from the log, written
+          // after it, could lag it or be found empty, and the chunks past it were copied again.)
+          const cursor = log.append(row.stream, data, { seq: row.seq });
           seq = row.seq;
           this.told({ jobId, stream: row.stream, data, cursor });
         }
       } finally {
         log.close();
-        writeFileSync(seqFile, String(seq), { mode: PRIVATE_FILE_MODE });
         this.copied.set(jobId, seq);
       }
       // A page cut short by its size is not the last.
@@ -70,15 +71,18 @@ export class RunnerOutputCopy {
     }
   }
 
-  /** The job has ended and its output is copied: its place is kept in its data dir only. */
+  /** The job has ended and its output is copied: its place is kept in its log only. */
   forget(jobId: string): void {
     this.copied.delete(jobId);
   }
 }
 
-function readSeq(file: string): number {
+/** The last chunk in the log; a log copied by an earlier server without any has its mark in `legacyFile`. */
+function lastCopied(log: string, legacyFile: string): number {
+  const inLog = lastCopiedSeq(log);
+  if (inLog > 0) return inLog;
   try {
-    const seq = Number(readFileSync(file, "utf8"));
+    const seq = Number(readFileSync(legacyFile, "utf8"));
     return Number.isInteger(seq) && seq > 0 ? seq : 0;
   } catch {
     return 0;
