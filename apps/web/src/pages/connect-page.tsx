@@ -34,7 +34,8 @@ export function ConnectPage() {
         </h2>
         <p className="small muted" style={{ margin: 0 }}>
           One server named <code>corral</code> at <code>{d.mcpUrl}</code>: tools <code>&lt;agent&gt;_run</code>, <code>_run_async</code>,{" "}
-          <code>_done</code> for each agent, and <code>corral_*</code> tools to list, wait for and cancel jobs.
+          <code>_done</code> for each agent, and <code>corral_*</code> tools to list, wait for and cancel jobs. Their schemas show the common options;
+          add <code>?options=all</code> to a URL to show every one (timeouts, budgets, retries, a shared workdir).
         </p>
         <CopyBlock
           text={mcpAddCommand("corral", d.mcpUrl, shown)}
