@@ -1,31 +1,17 @@
-import { readdirSync, readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
-import path from "node:path";
 import { defineConfig } from "vitest/config";
-
-const integrationDir = "apps/server/test";
-
-/**
- * `pnpm test:pg` runs the integration tests again with every server's registry in PostgreSQL. A
- * file that starts its own PostgreSQL database (usePostgres) and never asks which registry the
- * run is for runs exactly the same in both runs, so it runs once, in `pnpm test`.
- */
-function alwaysOnPostgres(): string[] {
-  return readdirSync(integrationDir)
-    .filter((name) => name.endsWith(".test.ts"))
-    .filter((name) => {
-      const text = readFileSync(path.join(integrationDir, name), "utf8");
-      return text.includes("usePostgres(") && !text.includes("registryOnPostgres");
-    })
-    .map((name) => `${integrationDir}/${name}`);
-}
+import { leftOutOfPgRun } from "./apps/server/test/pg-run.js";
 
 export default defineConfig({
   resolve: { conditions: ["corral-source"] },
   ssr: { resolve: { conditions: ["corral-source"] } },
   test: {
     include: ["apps/*/src/**/*.test.{ts,tsx}", "apps/*/test/**/*.test.ts", "packages/*/src/**/*.test.ts"],
-    exclude: ["**/node_modules/**", ...(process.env.CORRAL_TEST_REGISTRY === "postgres" ? alwaysOnPostgres() : [])],
+    exclude: [
+      "**/node_modules/**",
+      // `pnpm test:pg` runs again only the files whose servers' registries it moves to PostgreSQL.
+      ...(process.env.CORRAL_TEST_REGISTRY === "postgres" ? leftOutOfPgRun("apps/server/test") : []),
+    ],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
