@@ -66,7 +66,10 @@ const shownCache = new WeakMap<z.ZodObject, Map<string, StandardSchemaWithJSON>>
  */
 export function shownSchema(schema: z.ZodObject, hidden: readonly string[]): StandardSchemaWithJSON {
   let byHidden = shownCache.get(schema);
-  if (!byHidden) shownCache.set(schema, (byHidden = new Map()));
+  if (!byHidden) {
+    byHidden = new Map();
+    shownCache.set(schema, byHidden);
+  }
   const key = hidden.join(",");
   const cached = byHidden.get(key);
   if (cached) return cached;
