@@ -154,7 +154,7 @@ export const EnvSchema = z.object({
     .min(1024 * 1024)
     .default(64 * 1024 * 1024)
     .describe(
-      "MCP answers written but not yet read by their clients, over all sessions; past it the connections that have held theirs longest are closed.",
+      "MCP answers written but not yet read by their clients, over all sessions and 2026-07-28 requests; past it the connections that have held theirs longest are closed.",
     ),
   CORRAL_WS_MAX_CONNECTIONS: positiveInt.default(64).describe("WebSocket connections at once; more are closed with `1013` and the reason."),
   CORRAL_MAX_CONNECTIONS: positiveInt

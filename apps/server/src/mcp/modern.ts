@@ -1,11 +1,12 @@
 import type { IncomingHttpHeaders } from "node:http";
-import { Readable } from "node:stream";
 import { createMcpHandler, isJsonContentType, type McpHttpHandler } from "@modelcontextprotocol/server";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { AgentRow } from "../db/schema.js";
 import type { Services } from "../services.js";
+import type { McpOutbox } from "./outbox.js";
 import { createMcpServer, type McpMount } from "./server-factory.js";
 import type { McpShared } from "./tools/mcp-shared.js";
+import { sendWebResponse } from "./web-response.js";
 
 /**
  * MCP 2026-07-28 on the same URLs as the 2025-11-25 sessions: each request carries its protocol
@@ -21,6 +22,7 @@ export class ModernMcp {
     services: Services,
     shared: McpShared,
     private readonly enabledAgents: () => Promise<{ rows: AgentRow[] }>,
+    private readonly outbox: McpOutbox,
   ) {
     this.handler = createMcpHandler(
       async ({ requestInfo }) => {
@@ -58,15 +60,7 @@ export class ModernMcp {
     mounts.set(webRequest, mount);
     const response = await this.handler.fetch(webRequest, { parsedBody: request.body });
     reply.hijack();
-    const res = reply.raw;
-    res.writeHead(response.status, Object.fromEntries(response.headers));
-    if (!response.body) return void res.end();
-    // Each event leaves as it is written (progress, then the answer); a client gone stops the copy.
-    const body = Readable.fromWeb(response.body as never);
-    body.on("error", () => res.destroy());
-    res.once("close", () => body.destroy());
-    body.pipe(res);
-    await new Promise<void>((resolve) => res.once("close", resolve));
+    await sendWebResponse(response, reply.raw, this.outbox);
   }
 
   close(): Promise<void> {

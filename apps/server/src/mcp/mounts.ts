@@ -51,7 +51,7 @@ export function mcpRoutes(services: Services) {
 
     let modern: ModernMcp | undefined;
     const modernMcp = (mcp: McpRuntime) => {
-      modern ??= new mcp.ModernMcp(services, shared, () => sessions.enabledAgents());
+      modern ??= new mcp.ModernMcp(services, shared, () => sessions.enabledAgents(), outbox);
       return modern;
     };
     const onAgentsChanged = () => modern?.toolsChanged();

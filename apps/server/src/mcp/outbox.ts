@@ -1,10 +1,11 @@
 import type { ServerResponse } from "node:http";
 
 /**
- * The MCP answers written but not yet taken by the kernel, over every session: what clients that
- * do not read make the server hold. Past `maxBytes` the responses that have held theirs longest
- * are dropped (their connections closed), so a client that never reads costs the server at most
- * its share of the cap and never the server's heap.
+ * The MCP answers written but not yet taken by the kernel, over every session and 2026-07-28
+ * request (mcp/web-response.ts): what clients that do not read make the server hold. Past
+ * `maxBytes` the responses that have held theirs longest are dropped (their connections closed),
+ * so a client that never reads costs the server at most its share of the cap and never the
+ * server's heap.
  */
 export class McpOutbox {
   /** Responses that held unsent bytes after a write, oldest first. */
