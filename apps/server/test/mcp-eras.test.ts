@@ -4,7 +4,7 @@
 import path from "node:path";
 import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { startServer, type TestServer } from "./helpers.js";
+import { startServer, type TestServer, until } from "./helpers.js";
 import { connectMcp, textOf } from "./mcp-client.js";
 
 let server: TestServer;
@@ -111,5 +111,45 @@ describe("the 2026-07-28 wire rules", () => {
     expect(res.status).toBeGreaterThanOrEqual(400);
     const jobs = await server.services.jobs.list({ limit: 200, offset: 0 });
     expect(jobs.jobs.some((j) => j.prompt === "never")).toBe(false);
+  });
+});
+
+describe("2026-07-28 requests at once", () => {
+  test("are bounded as sessions' calls are: past the bound a request is refused with 503, saying what to do", async () => {
+    const small = await startServer({ CORRAL_MCP_MAX_SESSIONS: "1", CORRAL_MCP_MAX_CALLS_PER_SESSION: "2" });
+    const clients: Client[] = [];
+    try {
+      const waiter = await connectMcp(small, "/mcp", small.auth, "modern");
+      clients.push(waiter);
+      const id = await call(waiter, "gemini_run_async", { prompt: "hang", workdir: path.join(small.root, "hang") });
+      // Two waits hold both places; they answer once the job ends.
+      const waits = [0, 1].map(() => waiter.callTool({ name: "corral_wait", arguments: { job_ids: [id], timeout_s: 60 } }));
+      const refused = await until(async () => {
+        const res = await fetch(`${small.url}/mcp`, {
+          method: "POST",
+          headers: {
+            ...small.auth,
+            "content-type": "application/json",
+            accept: "application/json, text/event-stream",
+            "mcp-protocol-version": "2026-07-28",
+            "mcp-method": "tools/list",
+          },
+          body: JSON.stringify({ jsonrpc: "2.0", id: 9, method: "tools/list", params: { _meta: envelope() } }),
+        });
+        const text = await res.text();
+        return res.status === 503 ? { res, text } : undefined;
+      });
+      expect(refused.res.headers.get("retry-after")).toBe("5");
+      expect(refused.text).toMatch(
+        /too many MCP requests at once: 2 are being answered, at most 2 \(CORRAL_MCP_MAX_SESSIONS × CORRAL_MCP_MAX_CALLS_PER_SESSION\)/,
+      );
+      await small.services.cancels.cancel(id, { door: "rest", client: null });
+      for (const wait of waits) expect(textOf(await wait)).toMatch(/^all 1 ended/);
+      // The places are free again.
+      expect((await waiter.listTools()).tools.length).toBeGreaterThan(3);
+    } finally {
+      for (const c of clients) await c.close();
+      await small.close();
+    }
   });
 });

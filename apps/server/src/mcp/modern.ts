@@ -17,12 +17,16 @@ import { sendWebResponse } from "./web-response.js";
  */
 export class ModernMcp {
   private readonly handler: McpHttpHandler;
+  /** Requests being answered: each holds a server instance with every tool of its mount. */
+  private inFlight = 0;
 
   constructor(
-    services: Services,
+    private readonly services: Services,
     shared: McpShared,
     private readonly enabledAgents: () => Promise<{ rows: AgentRow[] }>,
     private readonly outbox: McpOutbox,
+    /** Where a failure inside the SDK's handling is told (the client is answered an error). */
+    onError: (err: Error) => void,
   ) {
     this.handler = createMcpHandler(
       async ({ requestInfo }) => {
@@ -32,8 +36,17 @@ export class ModernMcp {
         const { rows } = await this.enabledAgents();
         return createMcpServer(services, mount, rows, shared, "modern").server;
       },
-      { legacy: "reject" },
+      { legacy: "reject", onerror: onError },
     );
+  }
+
+  /**
+   * As many requests at once as 2025-11-25 sessions may hold calls: a client that opens requests
+   * without end holds a bounded share of the server, as one that opens sessions does.
+   */
+  private get maxInFlight(): number {
+    const { mcpMaxSessions, mcpMaxCallsPerSession } = this.services.config;
+    return mcpMaxSessions * mcpMaxCallsPerSession;
   }
 
   /** Tells clients listening on `subscriptions/listen` that the tools changed (an agent was added, changed or removed). */
@@ -47,6 +60,28 @@ export class ModernMcp {
         .code(415)
         .send({ jsonrpc: "2.0", error: { code: -32000, message: "Unsupported Media Type: Content-Type must be application/json" }, id: null });
     }
+    if (this.inFlight >= this.maxInFlight) {
+      return void reply
+        .code(503)
+        .header("retry-after", "5")
+        .send({
+          jsonrpc: "2.0",
+          error: {
+            code: -32000,
+            message: `too many MCP requests at once: ${this.inFlight} are being answered, at most ${this.maxInFlight} (CORRAL_MCP_MAX_SESSIONS × CORRAL_MCP_MAX_CALLS_PER_SESSION); wait for an answer, or raise those settings`,
+          },
+          id: null,
+        });
+    }
+    this.inFlight++;
+    try {
+      await this.answer(request, reply, mount);
+    } finally {
+      this.inFlight--;
+    }
+  }
+
+  private async answer(request: FastifyRequest, reply: FastifyReply, mount: McpMount): Promise<void> {
     // A client that leaves (or closes the stream: 2026-07-28's cancel) ends the request's instance.
     const left = new AbortController();
     reply.raw.once("close", () => {

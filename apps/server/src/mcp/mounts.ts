@@ -51,7 +51,12 @@ export function mcpRoutes(services: Services) {
 
     let modern: ModernMcp | undefined;
     const modernMcp = (mcp: McpRuntime) => {
-      modern ??= new mcp.ModernMcp(services, shared, () => sessions.enabledAgents(), outbox);
+      // A request the SDK refused is the client's mistake (debug); anything else failed in Corral (warn).
+      const onError = (err: Error) =>
+        err instanceof mcp.ProtocolError || err.message.startsWith("Rejected inbound request")
+          ? app.log.debug({ err }, "MCP 2026-07-28 request refused")
+          : app.log.warn({ err }, "MCP 2026-07-28 request failed");
+      modern ??= new mcp.ModernMcp(services, shared, () => sessions.enabledAgents(), outbox, onError);
       return modern;
     };
     const onAgentsChanged = () => modern?.toolsChanged();

@@ -1,4 +1,4 @@
-import type { isInitializeRequest, isLegacyRequest } from "@modelcontextprotocol/server";
+import type { isInitializeRequest, isLegacyRequest, ProtocolError } from "@modelcontextprotocol/server";
 import type { NodeStreamableHttpTransport } from "./http-transport.js";
 import type { ModernMcp } from "./modern.js";
 import type { createMcpServer } from "./server-factory.js";
@@ -9,6 +9,7 @@ export interface McpRuntime {
   ModernMcp: typeof ModernMcp;
   isLegacyRequest: typeof isLegacyRequest;
   isInitializeRequest: typeof isInitializeRequest;
+  ProtocolError: typeof ProtocolError;
   createMcpServer: typeof createMcpServer;
 }
 
@@ -30,6 +31,7 @@ export function loadMcpRuntime(): Promise<McpRuntime> {
       ModernMcp: modern.ModernMcp,
       isLegacyRequest: sdk.isLegacyRequest,
       isInitializeRequest: sdk.isInitializeRequest,
+      ProtocolError: sdk.ProtocolError,
       createMcpServer: factory.createMcpServer,
     }),
     (err: unknown) => {
