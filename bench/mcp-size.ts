@@ -6,7 +6,9 @@ import { McpHttpClient } from "./lib/mcp-http.js";
 import { startCorral } from "./lib/server.js";
 import type { Benchmark, BenchRow } from "./lib/stats.js";
 
-const BUDGETS = { "/mcp/gemini": 1400, "/mcp": 15_000 } as const;
+// /mcp: the corral tools (about 5 KB) and each built-in agent's three (about 1.2 KB; eleven agents
+// since agy and copilot joined, which took it past the first budget of 15,000).
+const BUDGETS = { "/mcp/gemini": 1400, "/mcp": 19_000 } as const;
 
 async function toolsSize(url: string, token: string, modern: boolean): Promise<number> {
   const client = modern ? await McpHttpClient.modern(url, token) : await McpHttpClient.connect(url, token);

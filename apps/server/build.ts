@@ -49,6 +49,8 @@ export function serverBuildOptions(outdir: string): BuildOptions {
       server: path.join(here, "src/server.ts"),
       corral: path.join(here, "src/cli/main.ts"),
       runner: path.join(here, "src/runner/main.ts"),
+      // An acp agent's worker: Corral's ACP client, started by jobs (agents/acp/client-command.ts).
+      "acp-client": path.join(here, "src/agents/acp/client-main.ts"),
       // `pnpm registry:copy`, run once from the built checkout to move a registry to PostgreSQL.
       "registry-copy": path.join(here, "src/db/registry-copy-main.ts"),
     },

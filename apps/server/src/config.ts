@@ -1,5 +1,6 @@
 import os from "node:os";
 import path from "node:path";
+import { AgentNameSchema } from "@corral/shared";
 import { z } from "zod";
 import { openFilesLimit } from "./lib/fd-limit.js";
 import { isInside } from "./lib/paths.js";
@@ -174,6 +175,11 @@ export const EnvSchema = z.object({
     .default("info")
     .describe("`fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`."),
   CORRAL_GEMINI_MODEL: z.string().min(1).default("gemini-2.5-flash").describe("Default model of `gemini` (as in pyCorral)."),
+  CORRAL_GEMINI_AGENT: AgentNameSchema.optional()
+    .describe(
+      "The agent pyCorral's `gemini_run`, `gemini_run_async` and `gemini_done` (and `/mcp/gemini`) run: `agy` (Antigravity CLI) for individual Google accounts, which Gemini CLI no longer serves since 2026-06-18 ([Agents](agents.md#antigravity-cli-agy)). It must name an enabled agent; `gemini_*` calls fail saying so otherwise.",
+    )
+    .meta(shownDefault("`gemini`")),
   CORRAL_OPENCODE_MODEL: z.string().min(1).default("opencode/deepseek-v4-flash-free").describe("Default model of `opencode`."),
   CORRAL_OLLAMA_MODEL: z.string().min(1).default("qwen2.5:7b").describe("Default model of `ollama`."),
   CORRAL_QWEN_MODEL: z.string().min(1).default("qwen2.5:7b").describe("Default model of `qwen`."),
@@ -226,6 +232,9 @@ export const BinOverrideSetting = {
     .describe("Binary of a built-in agent, e.g. `CORRAL_GEMINI_BIN=/opt/gemini/bin/gemini`.")
     .meta(shownDefault("the CLI's name on `PATH`")),
 };
+
+/** The setting that points pyCorral's `<tools>_*` names at another agent (`CORRAL_GEMINI_AGENT`). */
+export const toolAgentSetting = (tools: string): string => `CORRAL_${tools.toUpperCase()}_AGENT`;
 
 export interface AppConfig {
   host: string;
@@ -281,6 +290,11 @@ export interface AppConfig {
   ollamaMaxIterations: number;
   /** `CORRAL_<AGENT>_BIN` overrides, keyed by lowercase agent name. */
   binOverrides: Record<string, string>;
+  /**
+   * pyCorral's tool names that run another agent than the one they are named after: the name
+   * (`gemini` for `gemini_run`…) → the agent (`CORRAL_GEMINI_AGENT`).
+   */
+  toolAgents: Readonly<Record<string, string>>;
   /** Serve the panel from its sources with hot reload (`pnpm dev`). */
   devWeb: boolean;
   /** Cancel running jobs when the server stops, instead of leaving them for the next start. */
@@ -373,6 +387,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     ollamaMaxCtx: e.CORRAL_OLLAMA_MAX_CTX,
     ollamaMaxIterations: e.CORRAL_OLLAMA_MAX_ITERATIONS,
     binOverrides,
+    // Pointing `gemini` at itself is the default: nothing to redirect.
+    toolAgents: e.CORRAL_GEMINI_AGENT && e.CORRAL_GEMINI_AGENT !== "gemini" ? { gemini: e.CORRAL_GEMINI_AGENT } : {},
     devWeb: e.CORRAL_DEV_WEB === "1",
     stopWorkersOnExit: e.CORRAL_STOP_WORKERS_ON_EXIT === "1",
     allowLoaderEnv: e.CORRAL_ALLOW_LOADER_ENV === "1",

@@ -10,6 +10,8 @@ import type { McpTasksRepo, Registry } from "./db/registry.js";
 import { FileWatcher } from "./jobs/file-watcher.js";
 import { createJobParts, type JobParts } from "./jobs/parts.js";
 import { fileHooks } from "./jobs/file-hooks.js";
+import { withWorktrees } from "./review/worktree-hooks.js";
+import { WorktreeService } from "./review/worktree-service.js";
 import { AuditService } from "./audit/service.js";
 import { Metrics } from "./observability/metrics.js";
 import { RunnerDirectory } from "./fleet/runner-directory.js";
@@ -18,7 +20,7 @@ import { RunnerWorkdirs } from "./workdirs/on-runners.js";
 import { WorkdirService } from "./workdirs/service.js";
 
 /** The one service layer every door (MCP, REST, WebSocket) calls; the job engine's parts are listed in JobParts. */
-export interface Services extends JobParts {
+export interface Services extends Omit<JobParts, "store"> {
   config: AppConfig;
   agents: AgentService;
   /** Prices, budgets and the cost report. */
@@ -42,6 +44,8 @@ export interface Services extends JobParts {
   configFile: ConfigFileService;
   /** The runners (`corral runner`) that announced themselves. */
   runners: RunnerDirectory;
+  /** Worktree jobs' changes, and merging or discarding them. */
+  worktrees: WorktreeService;
 }
 
 /** Wires the services over the registry; they are ready once the user's prices are read. */
@@ -57,7 +61,7 @@ export async function createServices(config: AppConfig, registry: Registry): Pro
     costs,
     audit,
     inProcessAdapters: inProcessAdapters(config, registry.jobMessages),
-    hooks: fileHooks(files, config.dataDir),
+    hooks: withWorktrees(fileHooks(files, config.dataDir), (message) => process.emitWarning(message)),
     runnerId: LOCAL_RUNNER,
   });
   const ollama = new OllamaService({ config, agents: registry.agents, models: registry.ollamaModels });
@@ -85,10 +89,12 @@ export async function createServices(config: AppConfig, registry: Registry): Pro
   });
   const configFile = new ConfigFileService({ config, agents, costs });
   const runners = new RunnerDirectory(registry, config.runnerLeaseMs);
+  const { store, ...engine } = jobParts;
   return {
     config,
     agents,
-    ...jobParts,
+    ...engine,
+    worktrees: new WorktreeService(registry.jobs, store),
     costs,
     files,
     workdirs,

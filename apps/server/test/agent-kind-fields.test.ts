@@ -2,7 +2,7 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { type AgentKindDescriptor, AgentKindListSchema, type AgentWithAvailability, type ApiError } from "@corral/shared";
 import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
-import { type AgentFormState, createBody, formFromAgent, newAgentForm, updateBody } from "../../web/src/lib/domain/agent-form.js";
+import { type AgentFormState, createBody, formFromAgent, newAgentForm, updateBody, withPreset } from "../../web/src/lib/domain/agent-form.js";
 import { agentKindNames } from "../src/agents/kind-lookup.js";
 import { api, startServer, type TestServer } from "./helpers.js";
 
@@ -78,7 +78,7 @@ describe("agent kinds describe their agents' fields", () => {
 
   test("the panel's forms, built from the descriptions, add an agent of each kind offered and save an edit without changing it", async () => {
     const offered = kinds.filter((k) => k.adding);
-    expect(offered.map((k) => k.kind).sort()).toEqual(["api", "command"]);
+    expect(offered.map((k) => k.kind).sort()).toEqual(["acp", "api", "command"]);
     for (const k of offered) {
       const name = `form_${k.kind}`;
       const form: AgentFormState = { ...newAgentForm(k), name, workdir: workdir(name), model: "m-1", description: "from the form", env: "A=1" };
@@ -91,6 +91,20 @@ describe("agent kinds describe their agents' fields", () => {
       expect(res.body).toMatchObject({ name, kind: k.kind, model: "m-1", description: "from the form", env: { A: "1" } });
     }
     expect(await getAgent("form_command")).toMatchObject({ command: "echo", args: ["{prompt}"] });
+    expect(await getAgent("form_acp")).toMatchObject({ command: "echo", args: null, permissions: "workdir" });
+    // Each ACP preset's values, put in the form, add an agent that starts that program in its ACP mode.
+    const acp = offered.find((k) => k.kind === "acp");
+    expect(acp?.adding?.presets.map((p) => p.values.command)).toEqual(["opencode", "gemini", "claude-agent-acp", "codex-acp", "copilot"]);
+    for (const preset of acp?.adding?.presets ?? []) {
+      const created = createBody(
+        withPreset({ ...newAgentForm(acp as AgentKindDescriptor), workdir: workdir("presets") }, acp as AgentKindDescriptor, preset.values),
+        acp as AgentKindDescriptor,
+      );
+      if ("field" in created) throw new Error(`${preset.label}: ${created.field}: ${created.message}`);
+      expect((await api(server, "POST", "/api/agents", created.body)).status, preset.label).toBe(201);
+    }
+    expect(await getAgent("opencode_acp")).toMatchObject({ command: "opencode", args: ["acp"] });
+    expect(await getAgent("copilot_acp")).toMatchObject({ command: "copilot", args: ["--acp", "--stdio"] });
     expect(await getAgent("form_api")).toMatchObject({ api: "openai", tools: ["read_file", "write_file", "list_files", "glob", "grep"] });
 
     expect((await api(server, "POST", "/api/agents", { name: "live", kind: "opencode_server", baseUrl: "http://127.0.0.1:1" })).status).toBe(201);

@@ -103,7 +103,7 @@ describe("an agent kind added with one module and one line in the list of kinds"
   test("the sandbox lets it write its own state dirs", async () => {
     const home = server.root;
     mkdirSync(path.join(home, ".parrot"), { recursive: true });
-    const args = bwrapArgs(workdir("boxed"), home, server.dataDir, stateDirsOf("parrot"));
+    const args = bwrapArgs(workdir("boxed"), home, server.dataDir, stateDirsOf({ kind: "parrot", command: null }));
     expect(args.join(" ")).toContain(`--bind ${path.join(home, ".parrot")} ${path.join(home, ".parrot")}`);
   });
 

@@ -1,4 +1,4 @@
-import { chmodSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { AgentWithAvailability } from "@corral/shared";
@@ -64,6 +64,31 @@ describe("agent versions", () => {
     // The timeout is remembered for a while, so later listings do not wait for it again.
     await listed();
     expect(hangs.runs()).toBe(1);
+  });
+
+  test("the built-in copilot agent is an ACP agent: its install hint until it is on PATH, then its version", async () => {
+    const empty = path.join(server.root, "no-copilot");
+    mkdirSync(empty, { recursive: true });
+    const patched = await api(server, "PATCH", "/api/agents/copilot", { env: { PATH: empty } });
+    expect(patched.body).toMatchObject({ kind: "acp", command: "copilot", builtin: true, provider: "github" });
+    const missing = (await listed()).get("copilot");
+    expect(missing).toMatchObject({ available: false, version: null });
+    expect(missing?.hint).toBe(
+      "copilot was not found on PATH; install it with npm install -g @github/copilot and sign in once (run copilot, then /login), or set GH_TOKEN or COPILOT_GITHUB_TOKEN in the server's environment, or set the agent's command to its absolute path",
+    );
+    mkdirSync(path.join(server.root, "copilot-bin"), { recursive: true });
+    const copilot = script("copilot-bin/copilot", "echo 'GitHub Copilot CLI 1.0.7.'");
+    await api(server, "PATCH", "/api/agents/copilot", { command: copilot.file });
+    expect((await listed()).get("copilot")).toMatchObject({ available: true, version: "GitHub Copilot CLI 1.0.7." });
+    // Found only through the agent's own PATH (a folder its workers may write): listed, never run.
+    await api(server, "PATCH", "/api/agents/copilot", { command: "copilot", env: { PATH: path.dirname(copilot.file) } });
+    expect((await listed()).get("copilot")).toMatchObject({ available: true, resolved: copilot.file, version: null });
+    expect(copilot.runs()).toBe(1);
+    // An ACP adapter Corral knows but that would start serving if asked is not run.
+    const adapter = script("copilot-bin/claude-agent-acp", "echo 'v0.1.0'");
+    await api(server, "POST", "/api/agents", { name: "claude_acp", kind: "acp", command: adapter.file });
+    expect((await listed()).get("claude_acp")).toMatchObject({ available: true, version: null });
+    expect(adapter.runs()).toBe(0);
   });
 
   test("command agents are never run just to ask their version", async () => {

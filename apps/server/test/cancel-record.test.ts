@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { Job } from "@corral/shared";
 import { groupAlive } from "../src/jobs/process-group.js";
-import { api, printed, startServer, tempDir, until, type TestServer } from "./helpers.js";
+import { api, killGroupOf, printed, startServer, tempDir, until, type TestServer } from "./helpers.js";
 import { withRegistryOf } from "./registry-of.js";
 import { connectMcp } from "./mcp-client.js";
 
@@ -176,7 +176,7 @@ test("a job stored as running that nothing follows (its end could not be stored)
     // The workdir is free again.
     expect((await launch(server, "print 1", path.join(server.root, "w"))).status).toBe("queued");
   } finally {
-    if (groupAlive(pid)) process.kill(-pid, "SIGKILL");
+    if (groupAlive(pid)) killGroupOf(pid);
     await server.close();
   }
 });

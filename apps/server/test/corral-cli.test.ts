@@ -8,7 +8,7 @@ import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { serverBuildOptions } from "../build.js";
 import { jobDataPaths } from "../src/jobs/worker-process.js";
-import { api, printed, sleep, startServer, tempDir, until, type TestServer } from "./helpers.js";
+import { api, killGroupOf, printed, sleep, startServer, tempDir, until, type TestServer } from "./helpers.js";
 
 // `corral` as users run it: the built command in a child process, against a real server on a real
 // port, with the token from the server's data dir (the server runs without CORRAL_TOKEN).
@@ -59,7 +59,7 @@ beforeAll(async () => {
   await until(async () => ((await printed()).includes("line 2\n") ? true : undefined));
   const pid = (await first.services.jobs.get(lost.id)).pid as number;
   await first.app.close();
-  process.kill(-pid, "SIGKILL");
+  killGroupOf(pid);
   await sleep(300);
   rmSync(jobDataPaths(path.join(root, "data"), lost.id, 1).exit, { force: true });
   lostJobId = lost.id;

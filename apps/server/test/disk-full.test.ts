@@ -5,7 +5,7 @@ import { afterEach, describe, expect, test } from "vitest";
 import type { ApiError, Job } from "@corral/shared";
 import { groupAlive } from "../src/jobs/process-group.js";
 import { jobDataPaths } from "../src/jobs/worker-process.js";
-import { api, printed, startServer, tempDir, type TestServer, until } from "./helpers.js";
+import { api, killGroupOf, printed, startServer, tempDir, type TestServer, until } from "./helpers.js";
 import { unavailable } from "./required-tool.js";
 
 /** Why a small file system of its own cannot be mounted for a data dir here (it needs root), or null. */
@@ -59,7 +59,7 @@ async function onSmallDisk() {
 async function killAtEnd(server: TestServer, id: string): Promise<void> {
   const pid = await until(async () => (await server.services.jobs.get(id)).pid ?? undefined);
   cleanups.push(() => {
-    if (groupAlive(pid)) process.kill(-pid, "SIGKILL");
+    if (groupAlive(pid)) killGroupOf(pid);
   });
 }
 

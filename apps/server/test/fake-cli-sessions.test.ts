@@ -52,7 +52,7 @@ function place(kind: string) {
   return { dir, home, workdir };
 }
 
-describe.each(["claude", "gemini", "opencode", "codex"])("fake %s", (kind) => {
+describe.each(["claude", "gemini", "opencode", "codex", "agy"])("fake %s", (kind) => {
   test("a follow-up continues the session: same id, earlier turns remembered", async () => {
     const { home, workdir } = place(kind);
     const first = await run(kind, home, workdir, "first turn\nsecond line");
@@ -81,7 +81,9 @@ describe.each(["claude", "gemini", "opencode", "codex"])("fake %s", (kind) => {
     const turn = await run(kind, home, workdir, "recall", { jobId: "gone", workerSession: unknown });
     expect(turn.code).toBe(kind === "gemini" ? 42 : 1);
     expect(turn.result.finalText).toBeUndefined();
-    expect(turn.stderr).toMatch(/No conversation found|Invalid session identifier|Session not found|no rollout found/);
+    // agy says it in its result (its message is no source's: the fake's own), the others on stderr.
+    if (kind === "agy") expect(turn.result.error).toMatch(/conversation .* not found/);
+    else expect(turn.stderr).toMatch(/No conversation found|Invalid session identifier|Session not found|no rollout found/);
   });
 
   test(kind === "codex" ? "codex finds a thread from any workdir" : "the session belongs to its workdir, as the real CLI keeps it", async () => {

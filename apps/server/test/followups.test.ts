@@ -5,7 +5,7 @@ import { isFinalStatus, type Job, type JobStatus, type JobThread } from "@corral
 import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
 import { jobDataPaths } from "../src/jobs/worker-process.js";
 import { startFakeOllama, type FakeOllama } from "./fixtures/fake-ollama.js";
-import { api, sleep, startServer, tempDir, until, type TestServer } from "./helpers.js";
+import { api, killGroupOf, sleep, startServer, tempDir, until, type TestServer } from "./helpers.js";
 import { connectMcp, textOf } from "./mcp-client.js";
 
 // The test kind parrot resumes its sessions (fixtures/parrot): the follow-up plumbing is tested
@@ -67,7 +67,7 @@ beforeAll(async () => {
   await until(async () => ((await first.services.jobs.get(lost.id)).pid ? true : undefined));
   const pid = (await first.services.jobs.get(lost.id)).pid as number;
   await first.app.close();
-  process.kill(-pid, "SIGKILL");
+  killGroupOf(pid);
   await sleep(300);
   rmSync(jobDataPaths(path.join(root, "data"), lost.id, 1).exit, { force: true });
   lostId = lost.id;

@@ -115,6 +115,20 @@ export async function until<T>(check: () => T | undefined | Promise<T | undefine
   }
 }
 
+/**
+ * Kills a worker's whole process group. A pid not (yet) recorded is refused loudly: negated, a
+ * null is -0, and kill(0) would take the test runner's own group (vitest, pnpm, CI) with it.
+ */
+export function killGroupOf(pid: number | null | undefined, signal: NodeJS.Signals = "SIGKILL"): void {
+  if (typeof pid !== "number" || !Number.isSafeInteger(pid) || pid <= 1) throw new Error(`no worker group to kill: pid ${pid}`);
+  process.kill(-pid, signal);
+}
+
+/** Waits until job `id` has a worker pid recorded, and returns it. */
+export async function workerPid(server: Pick<TestServer, "services">, id: string): Promise<number> {
+  return until(async () => (await server.services.jobs.get(id)).pid ?? undefined, 15_000, `job ${id}'s worker pid`);
+}
+
 /** Waits until job `id`'s output holds `text`. */
 export async function printed(server: TestServer, id: string, text: string): Promise<void> {
   await until(

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { isFinalStatus, type Job, type JobStatus, type OutputPage } from "@corral/shared";
 import { jobDataPaths } from "../src/jobs/worker-process.js";
 import { startFakeOllama, type FakeOllama } from "./fixtures/fake-ollama.js";
-import { api, sleep, startServer, tempDir, until, type TestServer } from "./helpers.js";
+import { api, killGroupOf, sleep, startServer, tempDir, until, type TestServer } from "./helpers.js";
 import { connectMcp, textOf } from "./mcp-client.js";
 import { WsClient } from "./ws-client.js";
 
@@ -86,7 +86,7 @@ beforeAll(async () => {
   await sleep(300);
   const pid = (await first.services.jobs.get(lost.id)).pid as number;
   await first.app.close();
-  process.kill(-pid, "SIGKILL");
+  killGroupOf(pid);
   await sleep(300);
   rmSync(jobDataPaths(path.join(root, "data"), lost.id, 1).exit, { force: true });
   ids.lost = lost.id;

@@ -36,13 +36,13 @@ const FLOORS: readonly (readonly string[])[] = [
   ["routes", "mcp", "ws", "runner", "dev-web.ts"],
   // The composition root: builds every service the doors call.
   ["services.ts"],
-  // Services over the job engine.
-  ["conversations", "workdirs", "observability"],
+  // Services over the job engine; the review of worktree jobs' changes.
+  ["conversations", "workdirs", "observability", "review"],
   // The job engine.
   ["jobs"],
   // Services over the registry: agents and their kinds, prices and budgets, who did what, sessions,
-  // the config file, the directory of runners.
-  ["agents", "costs", "audit", "security", "config-file", "fleet"],
+  // the config file, the directory of runners; git worktrees (git on repositories workers write).
+  ["agents", "costs", "audit", "security", "config-file", "fleet", "worktrees"],
   // The registry (SQLite and PostgreSQL).
   ["db"],
   // The settings: the only reader of process.env.

@@ -2,9 +2,9 @@
 // 2026-07-28 and one on 2025-11-25 each run jobs, register in the hub, message each other and
 // read the history; the wire rules of the new era (version, headers) refuse what they should.
 import path from "node:path";
-import type { Client } from "@modelcontextprotocol/client";
+import type { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { startServer, type TestServer, until } from "./helpers.js";
+import { sleep, startServer, type TestServer, until } from "./helpers.js";
 import { connectMcp, textOf } from "./mcp-client.js";
 
 let server: TestServer;
@@ -25,9 +25,10 @@ const call = async (client: Client, name: string, args: Record<string, unknown>)
 const handleOf = (text: string) => /^handle: (\S+)$/m.exec(text)?.[1] ?? "";
 
 /** A raw 2026-07-28 POST, as a client that builds its own requests sends it. */
-function modernPost(body: Record<string, unknown>, headers: Record<string, string> = {}) {
+function modernPost(body: Record<string, unknown>, headers: Record<string, string> = {}, signal?: AbortSignal) {
   return fetch(`${server.url}/mcp`, {
     method: "POST",
+    signal,
     headers: {
       ...server.auth,
       "content-type": "application/json",
@@ -82,6 +83,74 @@ describe("two eras on one server", () => {
     await server.services.agents.create({ name: "both", kind: "command", command: "echo" });
     await changed;
     expect((await modern.listTools()).tools.map((t) => t.name)).toContain("both_run");
+  });
+});
+
+describe("a call whose answer was lost", () => {
+  /** Sends the call `post` makes and closes its stream once its job (in `args.workdir`) runs; resolves to the job's id. */
+  async function dropped(args: { workdir: string }, post: (signal: AbortSignal) => Promise<Response>): Promise<string> {
+    const controller = new AbortController();
+    const answer = post(controller.signal)
+      .then((res) => res.text())
+      .catch(() => undefined);
+    const job = await until(async () =>
+      (await server.services.jobs.list({ limit: 50, offset: 0, status: ["running"] })).jobs.find((j) => j.workdir === args.workdir),
+    );
+    controller.abort();
+    await answer;
+    // The server hears of the close, and keeps the job for the call to come again.
+    await sleep(300);
+    return job.id;
+  }
+  const jobsIn = async (workdir: string) =>
+    (await server.services.jobs.list({ limit: 200, offset: 0 })).jobs.filter((j) => j.workdir === workdir).map((j) => j.id);
+
+  test("is taken over by its own client calling again, not by another client making the same call", async () => {
+    // The workdir shared: another client's job starts there while the first still runs.
+    const args = { prompt: "sleep 1\nlost once", workdir: path.join(server.root, "lost-modern"), shared_workdir: true };
+    const lost = await dropped(args, (signal) =>
+      modernPost({ method: "tools/call", params: { name: "kiro_run", arguments: args, _meta: envelope() } }, { "mcp-name": "kiro_run" }, signal),
+    );
+    // Another client (here a 2025-11-25 session) asks for the same: it gets a job of its own, not the one another left.
+    const other = await call(legacy, "kiro_run", args);
+    expect(other).toMatch(/^ok/);
+    expect(other).not.toContain(lost);
+    expect(await jobsIn(args.workdir)).toHaveLength(2);
+    // The client that lost the answer re-issues its request: it takes its job, and nothing more is launched.
+    const res = await modernPost(
+      { method: "tools/call", params: { name: "kiro_run", arguments: args, _meta: envelope() } },
+      { "mcp-name": "kiro_run" },
+    );
+    expect(await res.text()).toContain(lost);
+    expect(await jobsIn(args.workdir)).toHaveLength(2);
+  });
+
+  test("a 2025-11-25 client calling again in its session takes the job its dropped connection left", async () => {
+    const sessionId = (legacy.transport as StreamableHTTPClientTransport).sessionId ?? "";
+    const args = { prompt: "sleep 1\nlost twice", workdir: path.join(server.root, "lost-legacy"), shared_workdir: true };
+    const lost = await dropped(args, (signal) =>
+      fetch(`${server.url}/mcp`, {
+        method: "POST",
+        signal,
+        headers: {
+          ...server.auth,
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-session-id": sessionId,
+          "mcp-protocol-version": "2025-11-25",
+        },
+        body: JSON.stringify({ jsonrpc: "2.0", id: "dropped", method: "tools/call", params: { name: "kiro_run", arguments: args } }),
+      }),
+    );
+    // A 2026-07-28 client is another client: its own job.
+    const res = await modernPost(
+      { method: "tools/call", params: { name: "kiro_run", arguments: args, _meta: envelope() } },
+      { "mcp-name": "kiro_run" },
+    );
+    expect(await res.text()).not.toContain(lost);
+    expect(await jobsIn(args.workdir)).toHaveLength(2);
+    expect(await call(legacy, "kiro_run", args)).toContain(lost);
+    expect(await jobsIn(args.workdir)).toHaveLength(2);
   });
 });
 

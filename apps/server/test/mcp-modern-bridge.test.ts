@@ -53,9 +53,13 @@ describe("a 2026-07-28 client that never reads", () => {
 
   test("its _run's progress waits for it in the outbox, not the SDK's stream: past CORRAL_MCP_MAX_PENDING_BYTES it is dropped, its job kept", async () => {
     const workdir = path.join(server.root, "slow");
-    const { socket, closed } = await neverReads(server, toolCall(server, "kiro_run", { prompt: "sleep 120", workdir }, { progressToken: "p" }));
-    // Progress, a few hundred bytes a millisecond: the kernel's buffers fill, then the server's,
-    // then the cap drops the connection (seen by the server; the client sees it once it reads).
+    // Every progress notification echoes the token: 32 KiB of it makes each one big, so the
+    // kernel's buffers (megabytes on loopback) fill in a few hundred notifications, not tens of
+    // thousands a loaded machine takes minutes to make.
+    const progressToken = "p".repeat(32 * 1024);
+    const { socket, closed } = await neverReads(server, toolCall(server, "kiro_run", { prompt: "sleep 120", workdir }, { progressToken }));
+    // Progress as fast as it can be made: the kernel's buffers fill, then the server's, then the
+    // cap drops the connection (seen by the server; the client sees it once it reads).
     await until(async () => ((await connections(server)) === 0 ? true : undefined), 90_000, "the connection dropped");
     socket.resume();
     await closed;

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { Job } from "@corral/shared";
 import { groupAlive } from "../src/jobs/process-group.js";
 import { jobDataPaths } from "../src/jobs/worker-process.js";
-import { api, sleep, startServer, tempDir, until, type TestServer } from "./helpers.js";
+import { api, killGroupOf, sleep, startServer, tempDir, until, type TestServer } from "./helpers.js";
 import { connectMcp, textOf } from "./mcp-client.js";
 import { cancelTask, CreateTaskResultSchema, getTask, getTaskResult, listTasks, type Task } from "./tasks-2025.js";
 
@@ -302,7 +302,7 @@ describe("a task in every state of its job", () => {
     await sleep(300);
     await client.close();
     await first.app.close();
-    process.kill(-pid, "SIGKILL");
+    killGroupOf(pid);
     await sleep(300);
     rmSync(jobDataPaths(path.join(restartRoot, "data"), jobId, 1).exit, { force: true });
 

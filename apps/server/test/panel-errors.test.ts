@@ -117,10 +117,12 @@ describe("refused input reads as sentences that name the field", () => {
     server = await startServer({ PATH: emptyPath });
     const agents = await api<{ agents: AgentWithAvailability[] }>(server, "GET", "/api/agents");
     const missing = agents.body.agents.filter((a) => a.kind !== "ollama" && !a.availability.available);
-    expect(missing.map((a) => a.name).sort()).toEqual(expect.arrayContaining(["claude", "codex", "gemini", "kiro", "opencode"]));
+    expect(missing.map((a) => a.name).sort()).toEqual(expect.arrayContaining(["agy", "claude", "codex", "copilot", "gemini", "kiro", "opencode"]));
     for (const a of missing) {
       const hint = a.availability.hint ?? "";
-      expect(hint, a.name).toMatch(/^[\w-]+ was not found on PATH; install [^;]+, or set CORRAL_[A-Z_]+_BIN to its path$/);
+      // An ACP agent's program is its command: set there, not by CORRAL_<AGENT>_BIN.
+      const elsewhere = a.kind === "acp" ? "set the agent's command to its absolute path" : "set CORRAL_[A-Z_]+_BIN to its path";
+      expect(hint, a.name).toMatch(new RegExp(`^[\\w-]+ was not found on PATH; install [^;]+, or ${elsewhere}$`));
       expect(hint, a.name).not.toMatch(/\(install|install it \(/);
     }
   });

@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterEach, expect, test } from "vitest";
 import { jobDataPaths } from "../src/jobs/worker-process.js";
 import { groupAlive } from "../src/jobs/process-group.js";
-import { sleep, startServer, tempDir, type TestServer, until } from "./helpers.js";
+import { killGroupOf, sleep, startServer, tempDir, type TestServer, until, workerPid } from "./helpers.js";
 import { withRegistryOf } from "./registry-of.js";
 
 const roots: string[] = [];
@@ -92,10 +92,9 @@ test("a worker gone without an exit status is marked lost, with the reason", asy
   const { root, start } = await restartable();
   const first = await start();
   const job = await first.services.launches.launch("kiro", { prompt: "hang", workdir: path.join(root, "w") }, "rest");
-  await sleep(300);
-  const pid = (await first.services.jobs.get(job.id)).pid as number;
+  const pid = await workerPid(first, job.id);
   await first.app.close();
-  process.kill(-pid, "SIGKILL");
+  killGroupOf(pid);
   await sleep(300);
   rmSync(jobDataPaths(path.join(root, "data"), job.id, 1).exit, { force: true });
   const second = await start();

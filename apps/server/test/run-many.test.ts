@@ -180,6 +180,7 @@ describe("POST /api/jobs/many", () => {
       [{ agents: "gemini", prompt: "hi" }, 400, "agents", /./],
       [{ agents: Array.from({ length: 33 }, (_, i) => `a${i}`), prompt: "hi" }, 400, "agents", /./],
       [{ agents: ["gemini"], prompt: "" }, 400, "prompt", /the prompt is empty/],
+      [{ agents: ["gemini"], prompt: "a\u0000b" }, 400, "prompt", /NUL byte/],
       [{ agents: ["gemini"], prompt: "hi", session: busy.body.id }, 400, "session", /./],
       [{ agents: ["gemini"], prompt: "hi", agent: "gemini" }, 400, "agent", /./],
       [{ agents: ["gemini"], prompt: "hi", timeoutS: -1 }, 400, "timeoutS", /./],

@@ -201,6 +201,7 @@ describe.skipIf(!postgres.available)("a hostile runner's login", () => {
     await healthy();
   });
 
+  // Two answers wait out the server's 8 s and a 300 MB string is built: long on a busy machine.
   test("an answer of 100+ MB or 10^8 entries is refused by the registry, one too many or of the wrong shape by the server, which answers throughout", async () => {
     // Announced afresh under its own name: the server asks it about the workdir its job ran in.
     const now = Date.now();
@@ -212,6 +213,25 @@ describe.skipIf(!postgres.available)("a hostile runner's login", () => {
       () => void hostile.query("update runners set heartbeat_at = $1 where id = $2", [Date.now(), `${boxId}-again`]),
       1000,
     );
+    /**
+     * Runs an update of request `id` with the row locked first: building a 300 MB answer can take
+     * longer than the server waits, and the server's clean-up would otherwise delete the row before
+     * the update reaches it (0 rows, no check run). The clean-up waits for the lock instead.
+     */
+    const whileHeld = async (id: string, text: string, params: unknown[]) => {
+      // A connection of its own: the heartbeat above goes on meanwhile, outside the transaction.
+      const held = new pg.Client({ connectionString: box.url });
+      await held.connect();
+      try {
+        await held.query("begin");
+        await held.query("select 1 from runner_requests where id = $1 for update", [id]);
+        const done = await held.query(text, params);
+        await held.query("commit");
+        return done;
+      } finally {
+        await held.end();
+      }
+    };
     try {
       const answering = async (answer: string, column: "answer" | "error" = "answer") => {
         const listing = api(corral, "GET", `/api/workdirs/list?path=${encodeURIComponent(path.join(root, "g"))}`);
@@ -220,7 +240,7 @@ describe.skipIf(!postgres.available)("a hostile runner's login", () => {
           5000,
           "the server's request",
         );
-        const stored = hostile.query(`update runner_requests set answered_at = $2, ${column} = $3 where id = $1`, [id, Date.now(), answer]);
+        const stored = whileHeld(id, `update runner_requests set answered_at = $2, ${column} = $3 where id = $1`, [id, Date.now(), answer]);
         await healthy();
         return {
           stored: await stored.then(
@@ -232,7 +252,9 @@ describe.skipIf(!postgres.available)("a hostile runner's login", () => {
       };
       const huge = await answering("x".repeat(110 * 1024 * 1024));
       expect(huge.stored).toBe("23514");
-      expect(huge.listing).toMatchObject({ status: 504 });
+      // Unanswered: 504 once the server's wait ends; 503 naming the runner's login when the row
+      // lock it held (see whileHeld) outlasted the server's lock_timeout, on a busy machine.
+      expect([503, 504]).toContain(huge.listing.status);
       const entries = (n: number) => `{"path":"/x","truncated":false,"entries":[${"[],".repeat(n)}[]]}`;
       const hundredMillion = await (async () => {
         const listing = api(corral, "GET", `/api/workdirs/list?path=${encodeURIComponent(path.join(root, "g"))}`);
@@ -241,16 +263,18 @@ describe.skipIf(!postgres.available)("a hostile runner's login", () => {
           5000,
           "the server's request",
         );
-        const stored = await hostile
-          .query(`update runner_requests set answered_at = 1, answer = '{"entries":[' || repeat('[],', 100000000) || '[]]}' where id = $1`, [id])
-          .then(
-            (done) => `stored ${done.rowCount}`,
-            (err: { code?: string }) => err.code,
-          );
+        const stored = await whileHeld(
+          id,
+          `update runner_requests set answered_at = 1, answer = '{"entries":[' || repeat('[],', 100000000) || '[]]}' where id = $1`,
+          [id],
+        ).then(
+          (done) => `stored ${done.rowCount}`,
+          (err: { code?: string }) => err.code,
+        );
         return { stored, listing: await listing };
       })();
       expect(hundredMillion.stored).toBe("23514");
-      expect(hundredMillion.listing).toMatchObject({ status: 504 });
+      expect([503, 504]).toContain(hundredMillion.listing.status);
 
       const many = await answering(entries(1_000_000));
       expect(many.stored).toBe("stored");
@@ -271,7 +295,7 @@ describe.skipIf(!postgres.available)("a hostile runner's login", () => {
       clearInterval(heartbeat);
     }
     await healthy();
-  });
+  }, 120_000);
 
   test("a job it could not hand to the server stays its label's across a restart of the server", async () => {
     await refused("update jobs set runner = 'local' where id = $1", [ids.waiting]);

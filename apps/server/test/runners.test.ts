@@ -7,7 +7,7 @@ import pg from "pg";
 import { afterEach, describe, expect, test } from "vitest";
 import type { Agent, DirListing, Job, JobAttempt, JobFiles, OutputPage, RunnerList } from "@corral/shared";
 import { LISTEN_APPLICATION } from "../src/db/pg/job-changes.js";
-import { api, startServer, tempDir, until, type TestServer } from "./helpers.js";
+import { api, killGroupOf, startServer, tempDir, until, type TestServer } from "./helpers.js";
 import { usePostgres } from "./postgres.js";
 import { failedRunnerStart, startRunnerProcess, type RunnerProcess } from "./runner-process.js";
 import { pgRegistryAt } from "./test-registry.js";
@@ -405,7 +405,7 @@ describe.skipIf(!postgres.available)("corral runner", () => {
     // The worker has a process group of its own: it outlives its runner, as on a machine that lost its network.
     cleanups.push(async () => {
       try {
-        process.kill(-(running.pid as number), "SIGKILL");
+        killGroupOf(running.pid);
       } catch {}
     });
     const killedAt = Date.now();
@@ -448,7 +448,7 @@ describe.skipIf(!postgres.available)("corral runner", () => {
     const pid = running.pid as number;
     cleanups.push(async () => {
       try {
-        process.kill(-pid, "SIGKILL");
+        killGroupOf(pid);
       } catch {}
     });
     // Paused (a machine asleep, a network partition): no heartbeats, and it cannot act.
@@ -457,7 +457,7 @@ describe.skipIf(!postgres.available)("corral runner", () => {
     expect(lost?.status).toBe("lost");
     box.child.kill("SIGCONT");
     // Back, it sees its worker end and tries to store that end: the fence refuses it.
-    process.kill(-pid, "SIGTERM");
+    killGroupOf(pid, "SIGTERM");
     await until(() => {
       try {
         process.kill(pid, 0);

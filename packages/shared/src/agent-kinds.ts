@@ -75,6 +75,16 @@ export const AgentKindDescriptorSchema = z.object({
       intro: z.string(),
       /** The page's main way to add an agent. */
       primary: z.boolean(),
+      /**
+       * Programs the kind knows, offered as buttons above the form: each fills in the fields it
+       * names (an ACP agent's command and arguments) and a name for the agent; the user can change any.
+       */
+      presets: z.array(
+        z.object({
+          label: z.string().min(1),
+          values: z.partialRecord(AgentFieldNameSchema, z.union([z.string(), z.array(z.string())])),
+        }),
+      ),
     })
     .nullable(),
   /** The settings of its agents, in the forms' order. */

@@ -28,6 +28,14 @@ export type AgentTool = z.infer<typeof AgentToolSchema>;
 /** An API agent's tools when it names none: the workdir's files, nothing that runs commands or reaches the network. */
 export const DEFAULT_AGENT_TOOLS: readonly AgentTool[] = ["read_file", "write_file", "list_files", "glob", "grep"];
 
+/**
+ * How an `acp` agent's permission requests are answered: `workdir` allows reading and editing files
+ * inside the job's workdir and denies the rest (commands, fetches, anything outside); `deny` denies
+ * every request; `allow` allows every one (meant for agents run in the sandbox).
+ */
+export const AcpPermissionsSchema = z.enum(["workdir", "deny", "allow"]);
+export type AcpPermissions = z.infer<typeof AcpPermissionsSchema>;
+
 /** Where an agent is defined: the registry (panel, REST) or the config file (`CORRAL_CONFIG`), edited only there. */
 export const AgentSourceSchema = z.enum(["registry", "file"]);
 export type AgentSource = z.infer<typeof AgentSourceSchema>;
@@ -73,6 +81,8 @@ const AgentFieldsSchema = z.object({
   allowedHosts: z.array(z.string().min(1).max(253)).max(100).nullable(),
   /** Model steps (turns of the tool loop) before a job stops. */
   maxSteps: z.number().int().min(1).max(1000).nullable(),
+  /** `acp` agents: how its permission requests are answered; null: `workdir`. */
+  permissions: AcpPermissionsSchema.nullable(),
   /**
    * Its jobs are run by a `corral runner` announcing this label (CORRAL_RUNNER_LABELS), never by
    * the server itself; null: the server runs them. Needs the registry in PostgreSQL.

@@ -18,3 +18,4 @@ export * from "./format.js";
 export * from "./health.js";
 export * from "./config-file.js";
 export * from "./runners.js";
+export * from "./worktrees.js";

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { AgentNameSchema, ModelSchema } from "./agents.js";
 import { CancelSourceSchema, JobOriginSchema, JobStatusSchema, OutputStreamSchema } from "./enums.js";
 import { RetryPolicySchema } from "./retry.js";
+import { JobWorktreeSchema } from "./worktrees.js";
 
 export const JobIdSchema = z.string().regex(/^[a-z0-9]{6,32}$/, "not a job id");
 
@@ -11,7 +12,13 @@ export const JobIdSchema = z.string().regex(/^[a-z0-9]{6,32}$/, "not a job id");
  * (LaunchJobBodySchema); each door maps its own into the server's one launch request.
  */
 export const McpJobInputSchema = z.object({
-  prompt: z.string().min(1, "the prompt is empty").max(1_000_000).describe("The task"),
+  prompt: z
+    .string()
+    .min(1, "the prompt is empty")
+    .max(1_000_000)
+    // A program's arguments end at a NUL byte: no worker could be given it.
+    .refine((p) => !p.includes("\0"), "the prompt holds a NUL byte (\\u0000), which no program can be given; remove it")
+    .describe("The task"),
   workdir: z.string().min(1).max(4096).optional(),
   // workdir and model: an agent's own when left out, as every option here.
   model: ModelSchema.optional(),
@@ -26,6 +33,8 @@ export const McpJobInputSchema = z.object({
   max_tokens: z.number().int().positive().optional().describe("Stop it once its input + output tokens pass this"),
   retry: RetryPolicySchema.optional().describe("When to try it again if it fails (default: the agent's)"),
   shared_workdir: z.boolean().optional().describe("Run even if another job uses the workdir"),
+  worktree: z.boolean().optional().describe("Run in a new git worktree of the workdir's repository, on branch corral/<job id>"),
+  base: z.string().min(1).max(200).optional().describe("The branch, tag or commit a worktree starts from (default: HEAD)"),
   session: JobIdSchema.optional().describe("An ended job's id to continue"),
 });
 export type McpJobInput = z.infer<typeof McpJobInputSchema>;
@@ -42,6 +51,8 @@ export const LaunchJobBodySchema = z
     maxTokens: McpJobInputSchema.shape.max_tokens,
     retry: McpJobInputSchema.shape.retry,
     sharedWorkdir: McpJobInputSchema.shape.shared_workdir,
+    worktree: McpJobInputSchema.shape.worktree,
+    base: McpJobInputSchema.shape.base,
     session: McpJobInputSchema.shape.session,
   })
   .strict();
@@ -110,6 +121,8 @@ export const JobSchema = z.object({
   followUpOf: JobIdSchema.nullable(),
   /** The worker's own session id as its CLI reported it (what a follow-up resumes); null when none was reported. */
   workerSession: z.string().nullable(),
+  /** The git worktree the job runs in (`worktree: true`), its branch and base, and whether it is still there; null: it runs in its workdir. */
+  worktree: JobWorktreeSchema.nullable(),
   /** The first job of the launch to several agents this job was one of (`GET /api/jobs/:id/group` lists them); null when launched alone. */
   groupId: JobIdSchema.nullable(),
   /**

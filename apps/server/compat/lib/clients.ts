@@ -8,9 +8,9 @@ import { fileURLToPath } from "node:url";
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../..");
 export const clientsDir = path.join(repo, ".compat-clients");
 
-export type Client = "claude" | "gemini" | "opencode" | "codex" | "mcp-inspector";
-/** `pinned`: the versions the suite has always run; `newest`: today's releases, beside them. */
-export type ClientSet = "pinned" | "newest";
+export type Client = "claude" | "gemini" | "opencode" | "codex" | "mcp-inspector" | "claude-agent-acp" | "codex-acp";
+/** `pinned`: the versions the suite has always run; `newest`: today's releases, beside them; `acp`: Zed's ACP adapters. */
+export type ClientSet = "pinned" | "newest" | "acp";
 
 const PACKAGES: Record<Client, string> = {
   claude: "@anthropic-ai/claude-code",
@@ -18,6 +18,8 @@ const PACKAGES: Record<Client, string> = {
   opencode: "opencode-ai",
   codex: "@openai/codex",
   "mcp-inspector": "@modelcontextprotocol/inspector",
+  "claude-agent-acp": "@zed-industries/claude-agent-acp",
+  "codex-acp": "@zed-industries/codex-acp",
 };
 
 interface PinSet {

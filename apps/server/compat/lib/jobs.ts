@@ -66,9 +66,14 @@ export const FAKE_OPENCODE_MODEL = "fake/fake-model";
 /**
  * OpenCode pointed at a fake OpenAI-compatible server: a provider config kept outside any workdir
  * (so a job's files are only its own), priced, and no network of OpenCode's own. Returns the
- * environment that makes OpenCode (a CLI run or `opencode serve`) read it.
+ * environment that makes OpenCode (a CLI run, `opencode serve` or `opencode acp`) read it.
+ * `permission` is OpenCode's own: "ask" makes it put the question to its client (over ACP).
  */
-export function opencodeConfig(root: string, fakeUrl: string): Record<string, string> {
+export function opencodeConfig(
+  root: string,
+  fakeUrl: string,
+  permission: Record<string, string> = { edit: "allow", bash: "allow", webfetch: "deny" },
+): Record<string, string> {
   const config = path.join(root, "opencode.json");
   writeFileSync(
     config,
@@ -91,7 +96,7 @@ export function opencodeConfig(root: string, fakeUrl: string): Record<string, st
           },
         },
       },
-      permission: { edit: "allow", bash: "allow", webfetch: "deny" },
+      permission,
     }),
   );
   return {

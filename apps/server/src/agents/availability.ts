@@ -31,22 +31,30 @@ export function cliAvailability(agent: AgentRow, config: AppConfig): CliLocation
   const resolved = findExecutable(name, pathVar);
   if (resolved) return { available: true, resolved, hint: null };
   const setting = `CORRAL_${agent.name.toUpperCase()}_BIN`;
-  const hint = kindRequires(agent.kind, "command")
-    ? `${name} was not found on PATH; set the agent's command to an executable or an absolute path`
-    : `${name} was not found on PATH; ${adapter?.installHint ?? "install it (see its documentation)"}, or set ${setting} to its path`;
+  const known = adapter?.knownCommand?.(agent);
+  const hint = known
+    ? `${name} was not found on PATH; ${known.installHint}, or set the agent's command to its absolute path`
+    : kindRequires(agent.kind, "command")
+      ? `${name} was not found on PATH; set the agent's command to an executable or an absolute path`
+      : `${name} was not found on PATH; ${adapter?.installHint ?? "install it (see its documentation)"}, or set ${setting} to its path`;
   return { available: false, resolved: null, hint };
 }
 
 /**
- * Availability with the CLI's version, asked with its kind's `versionArgs`. Kinds without them
- * are not asked: a command agent can be any executable, and running it with an argument it does
- * not expect could do real work.
+ * Availability with the CLI's version, asked with its kind's `versionArgs` (or, for a program an
+ * acp agent names that Corral knows, that program's). Others are not asked: a command agent can
+ * be any executable, and running it with an argument it does not expect could do real work.
  * The probe gets a worker's environment of its kind (agents/worker-env.ts), not the agent's `env`: listing agents must not run
  * code that whoever edited an agent chose (its `env` reaches the CLI only when a job runs).
  */
 export async function cliAvailabilityWithVersion(agent: AgentRow, config: AppConfig): Promise<AgentAvailability> {
   const location = cliAvailability(agent, config);
-  const versionArgs = cliAdapterFor(agent.kind)?.versionArgs;
-  const version = versionArgs && location.resolved ? await cliVersion(location.resolved, versionArgs, probeEnv(agent.kind, config)) : null;
+  const adapter = cliAdapterFor(agent.kind);
+  const known = adapter?.knownCommand?.(agent);
+  const versionArgs = known ? known.versionArgs : adapter?.versionArgs;
+  // The probe runs outside any sandbox, so only a binary the server's own PATH finds (or the agent
+  // names by its path) is run: the agent's PATH may name a folder its workers write.
+  const probed = location.resolved !== null && findExecutable(binaryName(agent, config), config.serverEnv.PATH) === location.resolved;
+  const version = versionArgs && probed && location.resolved ? await cliVersion(location.resolved, versionArgs, probeEnv(agent.kind, config)) : null;
   return { ...location, version };
 }

@@ -12,7 +12,7 @@ test("secrets and Corral's data are hidden after every bind, so neither a workdi
     mkdirSync(path.join(home, ".ssh"));
     mkdirSync(dataDir, { recursive: true });
     mkdirSync(path.join(home, ".local", "share", "opencode"), { recursive: true });
-    const args = bwrapArgs(home, home, dataDir, stateDirsOf("opencode"));
+    const args = bwrapArgs(home, home, dataDir, stateDirsOf({ kind: "opencode", command: null }));
     // Mounts apply in order: a later bind of a parent would cover an earlier tmpfs over its child.
     const lastBind = args.lastIndexOf("--bind");
     expect(args[lastBind + 1]).toBe(path.join(home, ".local", "share", "opencode"));

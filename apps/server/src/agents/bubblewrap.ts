@@ -4,6 +4,7 @@ import { spawnSync } from "node:child_process";
 import { lstatSync } from "node:fs";
 import path from "node:path";
 import { findExecutable } from "../lib/find-executable.js";
+import { repoRoot } from "../lib/repo-root.js";
 import { seccompProgram, seccompUnsupported } from "./seccomp.js";
 import type { Invocation } from "./types.js";
 import type { AppConfig } from "../config.js";
@@ -67,10 +68,14 @@ export function bwrapArgs(workdir: string, homeDir: string, dataDir: string, sta
     "/proc",
     "--tmpfs",
     "/tmp",
-    // Home stays readable (CLIs and runtimes installed there), even when it lives under /tmp.
+    // Home stays readable (CLIs and runtimes installed there), even when it lives under /tmp; so
+    // does Corral's own install (the ACP client a worker runs, and the Node it may ship).
     "--ro-bind-try",
     homeDir,
     homeDir,
+    "--ro-bind-try",
+    repoRoot,
+    repoRoot,
     "--bind",
     workdir,
     workdir,

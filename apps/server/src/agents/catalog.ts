@@ -31,6 +31,7 @@ export function newAgentRow(fields: Pick<NewAgentRow, "name" | "kind" | "workdir
     tools: null,
     allowedHosts: null,
     maxSteps: null,
+    permissions: null,
     runnerLabel: null,
     source: "registry",
     builtin: false,

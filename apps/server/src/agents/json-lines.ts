@@ -1,5 +1,5 @@
 import type { OutputStream } from "@corral/shared";
-import { type Json, LineSplitter, plainTextParser, type OutputParser, type UsageReport, type WorkerResult } from "./types.js";
+import { type Json, LineSplitter, plainTextParser, type OutputParser, type SplitLine, type UsageReport, type WorkerResult } from "./types.js";
 
 export const obj = (v: unknown): Json | undefined => (v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Json) : undefined);
 export const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
@@ -70,8 +70,8 @@ export function jsonLinesParser(reader: EventReader): OutputParser {
   const lines = new LineSplitter();
   let sawEvent = false;
   let usage: UsageReport | undefined;
-  const line = (text: string) => {
-    const ev = parseJsonLine(text);
+  const line = ({ text, whole }: SplitLine) => {
+    const ev = whole ? parseJsonLine(text) : undefined;
     if (!ev) {
       if (!sawEvent) plain.push(text, "out");
       return;

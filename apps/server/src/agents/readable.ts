@@ -11,8 +11,9 @@ export function cut(text: string, max: number, oneLine = false): string {
 /** One line of text, short. */
 export const short = (text: string | undefined) => cut(text ?? "", READABLE_MAX_SHORT, true);
 
-const fileKeys = ["file_path", "filePath", "path", "notebook_path", "absolute_path", "dir_path", "directory"];
-const commandKeys = ["command", "cmd", "pattern", "query", "url", "prompt", "description"];
+// Antigravity CLI's tools name theirs AbsolutePath, TargetFile and CommandLine.
+const fileKeys = ["file_path", "filePath", "path", "notebook_path", "absolute_path", "dir_path", "directory", "AbsolutePath", "TargetFile"];
+const commandKeys = ["command", "cmd", "CommandLine", "pattern", "query", "url", "prompt", "description"];
 
 /** A tool call's most telling argument: a file, a command, a pattern; else its arguments in short. */
 function toolArgs(input: unknown): string {
@@ -70,6 +71,8 @@ export function blockText(content: unknown): string {
  */
 export function readableLine(module: AgentKindModule | undefined, line: string): ReadableEvent[] {
   const ev: Json | undefined = module?.readEvent ? parseJsonLine(line) : undefined;
-  if (!ev || typeof ev.type !== "string" || !module?.readEvent) return [{ type: "output", stream: "out", text: line.replace(/\r?\n$/, "") }];
+  if (!ev || typeof ev[module?.eventKey ?? "type"] !== "string" || !module?.readEvent) {
+    return [{ type: "output", stream: "out", text: line.replace(/\r?\n$/, "") }];
+  }
   return module.readEvent(ev);
 }

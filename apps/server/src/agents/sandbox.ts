@@ -4,8 +4,11 @@ import type { Invocation } from "./types.js";
 import type { AppConfig } from "../config.js";
 import type { AgentRow } from "../db/schema.js";
 
-/** Where a CLI of `kind` keeps its tokens and sessions under home: writable in its sandbox, where home is read-only. */
-export const stateDirsOf = (kind: string): readonly string[] => cliAdapterFor(kind)?.stateDirs ?? [];
+/** Where an agent's CLI keeps its tokens and sessions under home: writable in its sandbox, where home is read-only. */
+export function stateDirsOf(agent: Pick<AgentRow, "kind" | "command">): readonly string[] {
+  const adapter = cliAdapterFor(agent.kind);
+  return adapter?.knownCommand?.(agent)?.stateDirs ?? adapter?.stateDirs ?? [];
+}
 
 /**
  * A CLI worker's invocation, wrapped in bubblewrap (agents/bubblewrap.ts) when its agent asks
@@ -14,7 +17,7 @@ export const stateDirsOf = (kind: string): readonly string[] => cliAdapterFor(ki
  */
 export function sandboxed(invocation: Invocation, agent: AgentRow, config: AppConfig): Invocation {
   if (agent.sandbox === "none") return invocation;
-  return inBubblewrap(invocation, agent.name, config, { stateDirs: stateDirsOf(agent.kind) });
+  return inBubblewrap(invocation, agent.name, config, { stateDirs: stateDirsOf(agent) });
 }
 
 /** In-process workers (Ollama) run inside Corral itself; a sandbox setting on them cannot be honoured. */

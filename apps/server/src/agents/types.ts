@@ -37,6 +37,12 @@ export interface WorkerResult {
   /** Why it failed, when its output says so (an API error in a CLI's JSON events). */
   error?: string;
   /**
+   * The worker's own account of a failed run, which says more than its exit code (Antigravity
+   * CLI's result status, or no result at all; Gemini CLI refusing the account): the job fails with
+   * this as its error, whatever the exit code, 0 included. Without it an exit code 0 is a success.
+   */
+  failure?: string;
+  /**
    * The CLI's own session id for this run, when its output gives one of the right shape (Claude
    * Code's and Gemini CLI's `session_id`, OpenCode's `sessionID`, Codex's thread id): what a follow-up resumes.
    */
@@ -84,15 +90,27 @@ export interface CliAdapter {
    */
   resumesAnywhere?: boolean;
   /** Files and folders under $HOME where the CLI keeps its login and sessions; a sandbox lets it write them. */
-  stateDirs: string[];
+  stateDirs: readonly string[];
   /**
    * The server's variables this CLI's workers get on top of the machine's basics
    * (agents/worker-env.ts): its own keys and settings, as names or prefixes ending in `*`. Given
    * the job's model, for a CLI whose key depends on the provider it names (OpenCode).
    */
-  ownEnv(model: string | null): readonly string[];
+  ownEnv(model: string | null, agent?: Pick<AgentRow, "command">): readonly string[];
+  /**
+   * A worker that ends its work itself when asked: on a cancel or a timeout its own process alone (not the
+   * `sh` wrapper, not its children) gets `signal` first, and its group is ended once it exits or after `graceMs` (the ACP client sends
+   * `session/cancel`). Unset: the whole group gets SIGTERM at once.
+   */
+  stopFirst?: { signal: NodeJS.Signals; graceMs: number };
   /** Arguments that make the CLI print its version, or null when it must not be run to ask (any executable). */
   versionArgs: string[] | null;
+  /**
+   * For a kind that runs any executable (acp): what Corral knows of the program an agent names,
+   * when it knows it — how to install it (a clause like `installHint`'s), how to ask its version,
+   * and its state folders (the kind's own `stateDirs` are for programs it does not know: none).
+   */
+  knownCommand?(agent: Pick<AgentRow, "command">): { installHint: string; versionArgs: string[] | null; stateDirs: readonly string[] } | undefined;
 }
 
 /** Keeps the worker's stdout as its final text, bounded so a huge output stays out of memory. */
@@ -117,23 +135,36 @@ export function plainTextParser(maxChars = 256 * 1024): OutputParser {
   };
 }
 
-/** Cuts chunks into whole lines; a line longer than `maxLine` is passed on in pieces. */
+/** A line of output, or (`whole` false) a piece of one longer than its splitter's limit. */
+export interface SplitLine {
+  text: string;
+  whole: boolean;
+}
+
+/**
+ * Cuts chunks into whole lines; a line longer than `maxLine` is passed on in pieces, each marked
+ * as one up to the line's end: a piece is never an event, though a worker could align one to look
+ * like a whole event (a tool input holding JSON objects at the cut points).
+ */
 export class LineSplitter {
   private partial = "";
+  private cutting = false;
 
   constructor(private readonly maxLine = 1024 * 1024) {}
 
-  push(text: string): string[] {
-    const lines: string[] = [];
+  push(text: string): SplitLine[] {
+    const lines: SplitLine[] = [];
     let start = 0;
     let data = this.partial + text;
     for (let nl = data.indexOf("\n"); nl >= 0; nl = data.indexOf("\n", start)) {
-      lines.push(data.slice(start, nl + 1));
+      lines.push({ text: data.slice(start, nl + 1), whole: !this.cutting });
+      this.cutting = false;
       start = nl + 1;
     }
     data = data.slice(start);
     if (data.length > this.maxLine) {
-      lines.push(data);
+      lines.push({ text: data, whole: false });
+      this.cutting = true;
       data = "";
     }
     this.partial = data;
@@ -141,10 +172,12 @@ export class LineSplitter {
   }
 
   /** What is left after the last newline. */
-  end(): string[] {
+  end(): SplitLine[] {
     const rest = this.partial;
+    const whole = !this.cutting;
     this.partial = "";
-    return rest ? [rest] : [];
+    this.cutting = false;
+    return rest ? [{ text: rest, whole }] : [];
   }
 }
 
@@ -197,6 +230,8 @@ export interface BuiltinAgent {
   name: string;
   description: string;
   maxConcurrent?: number;
+  /** The program it starts, for a kind that runs any executable (a built-in ACP agent). */
+  command?: string;
 }
 
 /** One JSON event a worker printed, as its kind's reader gets it. */
@@ -217,7 +252,7 @@ interface AgentKindBase {
   /** Its agents' models are an Ollama server's (the Ollama routes list them for the panel). */
   ollamaModels?: boolean;
   /** A new agent's provider when it depends on the agent's fields (an API agent's `api`); else `provider`. */
-  providerFor?: (fields: Partial<Pick<AgentRow, "api">>) => string | undefined;
+  providerFor?: (fields: Partial<Pick<AgentRow, "api" | "command">>) => string | undefined;
   builtins: BuiltinAgent[];
   /** Whether new agents of this kind try transient failures again by default. */
   retries: boolean;
@@ -226,6 +261,11 @@ interface AgentKindBase {
    * nothing to say. Kinds that print plain text have none and show their output as printed.
    */
   readEvent?: (ev: Json) => ReadableEvent[];
+  /**
+   * The key of a JSON line that names its event, whose value is a string: `type` unless set
+   * (Antigravity CLI's is `event`). A line without it reads as printed.
+   */
+  eventKey?: string;
   /**
    * The kind continues a conversation (`JobSpec.followUp`): a CLI with its own resume mechanism, an
    * in-process kind by sending the history again. A follow-up of any other kind is refused at launch.

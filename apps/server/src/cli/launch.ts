@@ -11,6 +11,8 @@ export const LAUNCH_OPTIONS = {
   timeout: { type: "string" },
   "max-cost": { type: "string" },
   "max-tokens": { type: "string" },
+  worktree: { type: "boolean" },
+  base: { type: "string" },
   async: { type: "boolean" },
 } as const;
 
@@ -19,9 +21,19 @@ export const LAUNCH_HELP = `  --workdir DIR      where the job runs (default: th
   --timeout S        seconds before the job is stopped (timed_out)
   --max-cost USD     stop the job (budget_exceeded) once it costs more
   --max-tokens N     stop the job (budget_exceeded) past this many tokens
+  --worktree         run in a new git worktree of the workdir's repository, on branch corral/<job id>
+  --base REF         the branch, tag or commit that worktree starts from (default: HEAD)
   --async            print the job and exit at once, without waiting for its end`;
 
-type LaunchValues = { workdir?: string; model?: string; timeout?: string; "max-cost"?: string; "max-tokens"?: string };
+type LaunchValues = {
+  workdir?: string;
+  model?: string;
+  timeout?: string;
+  "max-cost"?: string;
+  "max-tokens"?: string;
+  worktree?: boolean;
+  base?: string;
+};
 
 /** The launch fields of a REST body from the options given (absent ones are left to the server's defaults). */
 export function launchFields(command: CommandName, values: LaunchValues) {
@@ -31,6 +43,8 @@ export function launchFields(command: CommandName, values: LaunchValues) {
     timeoutS: numberOption(command, "timeout", values.timeout),
     maxCostUsd: numberOption(command, "max-cost", values["max-cost"]),
     maxTokens: numberOption(command, "max-tokens", values["max-tokens"]),
+    worktree: values.worktree,
+    base: values.base,
   };
 }
 

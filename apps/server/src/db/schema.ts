@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import type {
+  AcpPermissions,
   AgentKind,
   AgentSource,
   AgentTool,
@@ -13,6 +14,7 @@ import type {
   ModelApi,
   OutputStream,
   RetryPolicy,
+  JobWorktree,
   SandboxMode,
 } from "@corral/shared";
 
@@ -41,6 +43,8 @@ export const agents = sqliteTable("agents", {
   tools: text("tools", { mode: "json" }).$type<AgentTool[]>(),
   allowedHosts: text("allowed_hosts", { mode: "json" }).$type<string[]>(),
   maxSteps: integer("max_steps"),
+  /** `acp` agents: how the agent's permission requests are answered (agents/acp/permissions.ts). */
+  permissions: text("permissions").$type<AcpPermissions>(),
   /** `file`: declared in the config file (CORRAL_CONFIG), which is where it is edited. */
   source: text("source").$type<AgentSource>().notNull().default("registry"),
   /** Its jobs are run by a `corral runner` announcing this label, never by the server; null: the server runs them. */
@@ -98,6 +102,8 @@ export const jobs = sqliteTable(
     followUpOf: text("follow_up_of"),
     /** The worker's own session id (Claude Code's session_id, Codex's thread id…), when it reported one. */
     workerSession: text("worker_session"),
+    /** The git worktree the job runs in (`worktree: true` at launch; a follow-up's is its earlier turn's), and its state. */
+    worktree: text("worktree", { mode: "json" }).$type<JobWorktree>(),
     /** The first job of a launch to several agents this job was one of; null for a job launched alone. */
     groupId: text("group_id"),
     /** The runner (runners.id) that claimed the job; null: the server itself runs it. */

@@ -181,6 +181,7 @@ export class JobDriver {
     } else if (await this.markRunning(started, execution, attempt)) {
       if (!this.closing) {
         this.follow(started, execution, log, row.timeoutS * 1000, attempt.outputStart);
+        execution.begin?.();
         return;
       }
       // The server began to stop while the start was stored: the worker runs on, and the next start follows it.
@@ -521,10 +522,15 @@ export class JobDriver {
         await this.whenReachable(async () => this.deps.hooks?.ended(row));
         if (this.active.get(row.id) !== active) return; // detached at shutdown while the workdir was compared
         // The job stays active until its end is stored: a cancel until then waits for that end.
-        const status: JobStatus = active.stopReason ?? (end.exitCode === 0 && !end.error ? "succeeded" : "failed");
+        // An exit code 0 is the worker's word, unless its own output says the run failed; that
+        // account says more than an exit code. A worker killed by a signal never got to give one.
+        const failure = end.exitCode === null ? undefined : result.failure;
+        const status: JobStatus = active.stopReason ?? (end.exitCode === 0 && !end.error && !failure ? "succeeded" : "failed");
         const error =
           active.stopError ??
-          (status === "failed" ? (end.error ?? describeExit(end.exitCode, result.error ?? tailText(log.file, 600, ["err"], outputStart))) : null);
+          (status === "failed"
+            ? (end.error ?? failure ?? describeExit(end.exitCode, result.error ?? tailText(log.file, 600, ["err"], outputStart)))
+            : null);
         const endedAt = workerEndedAt(end.endedAt, row.startedAt);
         const attemptEnd = { status, exitCode: end.exitCode, error, endedAt, outputEnd: log.size };
         const usage = result.usage ? usagePatch(result.usage) : {};

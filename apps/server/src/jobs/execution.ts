@@ -3,7 +3,8 @@ import { diskFull, diskFullMessage } from "../lib/disk-space.js";
 import type { CliAdapter, InProcessAdapter, Invocation, JobSpec, UsageReport, WorkerResult } from "../agents/types.js";
 import { Capture } from "./capture.js";
 import { atLastLineEnd, lastRawOffsets, type OutputLog } from "./output-log.js";
-import { groupAlive, killGroup } from "./process-group.js";
+import { setTimeout as sleep } from "node:timers/promises";
+import { commandProcesses, groupAlive, isWorkerGroup, killGroup, processAlive } from "./process-group.js";
 import type { Spawner } from "./spawner.js";
 import { reattachWorker, spawnWorker, type JobDataPaths, type WorkerProcess } from "./worker-process.js";
 
@@ -27,6 +28,11 @@ export interface Execution {
   stop(): Promise<void>;
   /** Stops following it and leaves it running (the server is shutting down). */
   detach(): void;
+  /**
+   * Lets an in-process worker begin, once its job is stored as running: it has no process to
+   * start first, and its output must not precede that state. A process has begun on its own.
+   */
+  begin?(): void;
 }
 
 export interface ExecutionListeners {
@@ -73,6 +79,8 @@ function followProcess(worker: WorkerProcess, invocation: InvocationRecord, ctx:
     invocation,
     ended,
     async stop() {
+      const first = ctx.adapter.stopFirst;
+      if (first) await signalWorkerFirst(worker.pid, first);
       await killGroup(worker.pid, ctx.killGraceMs, ctx.listeners.killed);
       await ended;
     },
@@ -81,6 +89,24 @@ function followProcess(worker: WorkerProcess, invocation: InvocationRecord, ctx:
       capture.detach();
     },
   };
+}
+
+/**
+ * The worker's own process alone (the command its `sh` wrapper runs, worker-process.ts, inside
+ * its sandbox if it has one) gets `signal`; resolves once it has exited or `graceMs` passed.
+ */
+async function signalWorkerFirst(pid: number, { signal, graceMs }: { signal: NodeJS.Signals; graceMs: number }): Promise<void> {
+  if (!isWorkerGroup(pid)) return;
+  const targets = commandProcesses(pid);
+  for (const target of targets) {
+    try {
+      process.kill(target, signal);
+    } catch {
+      // Gone already.
+    }
+  }
+  const deadline = Date.now() + graceMs;
+  while (targets.some(processAlive) && Date.now() < deadline) await sleep(20);
 }
 
 export async function startCli(invocation: Invocation, env: Record<string, string>, ctx: CliContext, spawner: Spawner): Promise<Execution> {
@@ -124,21 +150,30 @@ export function startInProcess(
     usage: listeners.usage,
     signal: controller.signal,
   };
-  const ended: Promise<ExecutionEnd> = adapter.run(spec, io).then(
-    (result) => (lost ? { exitCode: null, result, error: lost } : { exitCode: 0, result }),
-    (err: unknown) => ({ exitCode: null, result: {}, error: lost ?? (err instanceof Error ? err.message : String(err)) }),
+  let begin: (run: boolean) => void = () => {};
+  const begun = new Promise<boolean>((resolve) => (begin = resolve));
+  const ended: Promise<ExecutionEnd> = begun.then((run) =>
+    run
+      ? adapter.run(spec, io).then(
+          (result) => (lost ? { exitCode: null, result, error: lost } : { exitCode: 0, result }),
+          (err: unknown) => ({ exitCode: null, result: {}, error: lost ?? (err instanceof Error ? err.message : String(err)) }),
+        )
+      : { exitCode: null, result: {}, error: "stopped before it began" },
   );
   return {
     pid: null,
     pidStart: null,
     invocation: null,
     ended,
+    begin: () => begin(true),
     async stop() {
       controller.abort();
+      begin(false);
       await ended;
     },
     detach() {
       controller.abort();
+      begin(false);
     },
   };
 }

@@ -51,6 +51,7 @@ export function toJob(row: JobRow): Job {
     groupId: row.groupId,
     followUpOf: row.followUpOf,
     workerSession: row.workerSession,
+    worktree: row.worktree ?? null,
     runner: row.runner,
   };
 }

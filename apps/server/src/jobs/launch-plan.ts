@@ -1,23 +1,29 @@
-import { isFinalStatus } from "@corral/shared";
+import { randomBytes } from "node:crypto";
+import { isFinalStatus, type JobWorktree } from "@corral/shared";
 import { effectiveModel } from "../agents/model.js";
 import { agentKindModule } from "../agents/kind-lookup.js";
-import type { AppConfig } from "../config.js";
+import { type AppConfig, toolAgentSetting } from "../config.js";
 import type { JobCostPolicy } from "../costs/service.js";
 import type { Repos } from "../db/registry.js";
 import type { AgentRow, JobRow } from "../db/schema.js";
 import { badInput, notFound, ServiceError } from "../lib/errors.js";
 import { assertLaunchFits } from "./command-line.js";
 import type { LaunchRequest } from "./launch-request.js";
+import { createWorktree, repositoryOf, worktreePathOf } from "../worktrees/git-worktree.js";
 import { resolveWorkdir } from "./workdir.js";
 
 /** A launch that passed every check, ready to be stored. */
 export interface PlannedJob {
+  id: string;
   agent: AgentRow;
   request: LaunchRequest;
   earlier: JobRow | undefined;
   workdir: string;
   model: string | null;
+  worktree: JobWorktree | null;
 }
+
+const newJobId = () => randomBytes(8).toString("hex").slice(0, 12);
 
 /** What a launch's checks read besides the registry. */
 export interface PlanPolicy {
@@ -25,12 +31,27 @@ export interface PlanPolicy {
   costs?: JobCostPolicy;
 }
 
+/**
+ * For an agent that cannot run, the settings that point pyCorral's tools at it (`CORRAL_GEMINI_AGENT`)
+ * and the way back: a `gemini_run` that runs another agent says why, not only that the agent is missing.
+ */
+function pointedBy(agent: string, config: Pick<AppConfig, "toolAgents">): string {
+  return Object.entries(config.toolAgents)
+    .filter(([, runs]) => runs === agent)
+    .map(([tools]) => {
+      const setting = toolAgentSetting(tools);
+      return ` (${setting}=${agent} makes ${tools}_run and ${tools}_run_async run it: add or enable the agent ${agent}, or unset ${setting} to run ${tools} again)`;
+    })
+    .join("");
+}
+
 /** Everything a launch checks, read in the launch's transaction: what JobLaunches needs to insert the job. */
 export async function planLaunch(tx: Repos, agentName: string, request: LaunchRequest, policy: PlanPolicy): Promise<PlannedJob> {
   const agent = await tx.agents.get(agentName);
-  if (!agent) throw notFound(`agent ${agentName} does not exist; list agents with corral_agents or GET /api/agents`, "agent");
+  const pointed = pointedBy(agentName, policy.config);
+  if (!agent) throw notFound(`agent ${agentName} does not exist; list agents with corral_agents or GET /api/agents${pointed}`, "agent");
   if (!agent.enabled)
-    throw new ServiceError(`agent ${agentName} is disabled; enable it to run jobs`, 409, "agent", undefined, "agent_disabled", {
+    throw new ServiceError(`agent ${agentName} is disabled; enable it to run jobs${pointed}`, 409, "agent", undefined, "agent_disabled", {
       agent: agentName,
     });
   const earlier = request.session === undefined ? undefined : await earlierTurn(tx, agent, request.session);
@@ -40,6 +61,9 @@ export async function planLaunch(tx: Repos, agentName: string, request: LaunchRe
   const model = request.model ?? earlier?.model ?? effectiveModel(agent, policy.config);
   if (earlier) assertSessionReachable(agent, earlier, workdir);
   assertLaunchFits(agent, { prompt: request.prompt, workdir, model }, policy.config);
+  const id = newJobId();
+  const worktree = await worktreeOf(id, agent, request, earlier, workdir, policy.config);
+  if (worktree) return { id, agent, request, earlier, workdir: worktree.path, model, worktree };
   const busy = request.sharedWorkdir ? undefined : await tx.jobs.activeInWorkdir(workdir);
   if (busy) {
     throw new ServiceError(
@@ -51,7 +75,43 @@ export async function planLaunch(tx: Repos, agentName: string, request: LaunchRe
       { jobId: busy.id },
     );
   }
-  return { agent, request, earlier, workdir, model };
+  return { id, agent, request, earlier, workdir, model, worktree: null };
+}
+
+/**
+ * The job's worktree: a new one for `worktree: true` (a follow-up continues in its earlier turn's),
+ * made now so the launch's answer names it. It is the job's own, so no other job can be busy in it.
+ */
+async function worktreeOf(
+  id: string,
+  agent: AgentRow,
+  request: LaunchRequest,
+  earlier: JobRow | undefined,
+  workdir: string,
+  config: AppConfig,
+): Promise<JobWorktree | null> {
+  if (earlier?.worktree) {
+    if (earlier.worktree.state !== "active") {
+      throw new ServiceError(
+        `job ${earlier.id}'s worktree was ${earlier.worktree.state}; its conversation cannot go on there, so launch a new job`,
+        409,
+        "session",
+      );
+    }
+    return earlier.worktree;
+  }
+  if (request.base !== undefined && !request.worktree) throw badInput("base names where a worktree starts: pass worktree: true with it", "base");
+  if (!request.worktree) return null;
+  if (request.sharedWorkdir) throw badInput("a worktree is the job's own: leave out shared_workdir, or worktree", "worktree");
+  if (agent.runnerLabel !== null) {
+    throw badInput(
+      `${agent.name} runs on runners (${agent.runnerLabel}); worktree jobs run on the server's machine only for now, so launch it without worktree`,
+      "worktree",
+    );
+  }
+  // Beside the repository, it must still be where workers may work: checked before anything is made.
+  resolveWorkdir(worktreePathOf((await repositoryOf(workdir)).top, id), config);
+  return createWorktree(workdir, id, request.base);
 }
 
 /**

@@ -21,6 +21,10 @@ export interface LaunchRequest {
   retry?: RetryPolicy;
   /** Run while another job is queued or running in the same workdir. */
   sharedWorkdir?: boolean;
+  /** Run in a new git worktree of the workdir's repository (worktrees/git-worktree.ts). */
+  worktree?: boolean;
+  /** What the worktree starts from: a branch, tag or commit. Default: HEAD. */
+  base?: string;
   /** An earlier job of the same agent whose conversation this one continues. */
   session?: string;
 }

@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import path from "node:path";
 import type { Job, JobOrigin } from "@corral/shared";
 import type { Registry, Repos } from "../db/registry.js";
@@ -11,8 +10,12 @@ import { toJob } from "./job-view.js";
 import type { LaunchRequest } from "./launch-request.js";
 import { earlierTurn, type PlannedJob, planLaunch } from "./launch-plan.js";
 import type { Scheduler } from "./scheduler.js";
+import { removeWorktree } from "../worktrees/git-worktree.js";
 
-const newJobId = () => randomBytes(8).toString("hex").slice(0, 12);
+/** Worktrees made for launches that were then not stored: nothing of theirs stays behind. */
+async function removeNewWorktrees(planned: PlannedJob[]): Promise<void> {
+  for (const { worktree, earlier } of planned) if (worktree && !earlier) await removeWorktree(worktree).catch(() => undefined);
+}
 
 /**
  * Launches for every door: each launch is checked (launch-plan.ts) and stored in one transaction,
@@ -36,8 +39,16 @@ export class JobLaunches {
    */
   async launch(agentName: string, request: LaunchRequest, origin: JobOrigin, client: string | null = null, within?: Unit): Promise<Job> {
     this.store.space.assertRoom();
-    const launch = async (unit: Unit) => this.storePlanned(unit, [await planLaunch(unit.tx, agentName, request, this.deps)], origin, client);
-    const [job] = within ? await launch(within) : await this.store.atomically(launch);
+    const made: PlannedJob[] = [];
+    const launch = async (unit: Unit) => {
+      const planned = await planLaunch(unit.tx, agentName, request, this.deps);
+      made.push(planned);
+      return this.storePlanned(unit, [planned], origin, client);
+    };
+    const [job] = await (within ? launch(within) : this.store.atomically(launch)).catch(async (err: unknown) => {
+      await removeNewWorktrees(made);
+      throw err;
+    });
     return job as Job;
   }
 
@@ -56,35 +67,41 @@ export class JobLaunches {
     }
     const base = request.workdir;
     this.store.space.assertRoom();
-    return this.store.atomically(async (unit) => {
-      const planned: PlannedJob[] = [];
-      for (const [i, name] of agentNames.entries()) {
-        const workdir = base === undefined || request.sharedWorkdir ? base : path.join(base, name);
-        try {
-          planned.push(await planLaunch(unit.tx, name, { ...request, workdir }, this.deps));
-        } catch (err) {
-          throw err instanceof ServiceError ? forAgent(err, name, i) : err;
-        }
-      }
-      if (!request.sharedWorkdir) {
-        const seen = new Map<string, string>();
-        for (const { agent, workdir } of planned) {
-          const other = seen.get(workdir);
-          if (other !== undefined) {
-            throw new ServiceError(
-              `${other} and ${agent.name} both work in ${workdir}; give a workdir (each agent gets its own folder in it) or share it`,
-              409,
-              "workdir",
-              undefined,
-              "conflict",
-              { agent: agent.name },
-            );
+    const planned: PlannedJob[] = [];
+    return this.store
+      .atomically(async (unit) => {
+        for (const [i, name] of agentNames.entries()) {
+          // With worktrees, each agent gets its own of the one repository, on its own branch.
+          const workdir = base === undefined || request.sharedWorkdir || request.worktree ? base : path.join(base, name);
+          try {
+            planned.push(await planLaunch(unit.tx, name, { ...request, workdir }, this.deps));
+          } catch (err) {
+            throw err instanceof ServiceError ? forAgent(err, name, i) : err;
           }
-          seen.set(workdir, agent.name);
         }
-      }
-      return this.storePlanned(unit, planned, origin, client);
-    });
+        if (!request.sharedWorkdir) {
+          const seen = new Map<string, string>();
+          for (const { agent, workdir } of planned) {
+            const other = seen.get(workdir);
+            if (other !== undefined) {
+              throw new ServiceError(
+                `${other} and ${agent.name} both work in ${workdir}; give a workdir (each agent gets its own folder in it) or share it`,
+                409,
+                "workdir",
+                undefined,
+                "conflict",
+                { agent: agent.name },
+              );
+            }
+            seen.set(workdir, agent.name);
+          }
+        }
+        return this.storePlanned(unit, planned, origin, client);
+      })
+      .catch(async (err: unknown) => {
+        await removeNewWorktrees(planned);
+        throw err;
+      });
   }
 
   /**
@@ -118,10 +135,10 @@ export class JobLaunches {
     const local = planned.filter(({ agent }) => agent.runnerLabel === null).length;
     this.scheduler.reserve(local);
     unit.afterRollback(() => this.scheduler.unreserve(local));
-    const ids = planned.map(() => newJobId());
+    const ids = planned.map((p) => p.id);
     const groupId = ids.length > 1 ? (ids[0] ?? null) : null;
     const rows: JobRow[] = [];
-    for (const [i, { agent, request, earlier, workdir, model }] of planned.entries()) {
+    for (const [i, { agent, request, earlier, workdir, model, worktree }] of planned.entries()) {
       const id = ids[i] as string;
       const inserted = await unit.tx.jobs.insert({
         id,
@@ -139,6 +156,7 @@ export class JobLaunches {
         provider: agent.provider,
         maxCostUsd: request.maxCostUsd ?? null,
         maxTokens: request.maxTokens ?? null,
+        worktree,
         origin,
         createdAt: Date.now(),
       });

@@ -325,6 +325,25 @@ export function readTail(file: string, bytes: number): CursorChunk[] {
   });
 }
 
+/**
+ * Whether `stream`'s text before `cursor` ends a line (or there is none): a reader starting there
+ * starts at a line's beginning. Looked for in the records just before the cursor; where they hold
+ * none of the stream, not known, and so false.
+ */
+export function startsLine(file: string, cursor: number, stream: OutputStream): boolean {
+  if (cursor <= 0) return true;
+  return withFiles(file, (log) => {
+    const start = Math.max(0, cursor - INDEX_WINDOW);
+    const buf = log.read(start, cursor - start);
+    const first = start > 0 ? buf.indexOf(0x0a) + 1 : 0;
+    const found = recordsIn(file, buf.subarray(first), start + first);
+    const last = found.findLast(({ record }) => record.s === stream && textBytes(record) > 0);
+    if (!last) return start === 0;
+    const [chunk] = log.chunks([last], false);
+    return chunk !== undefined && chunk.data.at(-1) === 0x0a;
+  });
+}
+
 /** Visits the log's records from the last back, until `visit` returns true. */
 function eachRecordBackwards(file: string, visit: (record: LogRecord) => boolean): void {
   withFiles(file, (log) => {

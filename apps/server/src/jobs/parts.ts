@@ -27,6 +27,8 @@ export interface JobParts {
   jobEngine: JobEngine;
   /** Jobs remote runners hold: what they NOTIFY, their output, their leases. */
   remoteJobs: RemoteJobs;
+  /** Where job changes are stored and announced: for services over the engine (the worktree review). */
+  store: JobStore;
 }
 
 /** Builds the job engine over `deps`: the server and a `corral runner` each build one. */
@@ -48,5 +50,6 @@ export function createJobParts(deps: JobDeps): JobParts {
     jobEvents,
     jobEngine,
     remoteJobs,
+    store,
   };
 }

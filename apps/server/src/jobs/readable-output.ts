@@ -1,7 +1,7 @@
 import { type OutputStream, type ReadableEvent, readableText, stripAnsi } from "@corral/shared";
 import { cut, readableLine } from "../agents/readable.js";
 import type { AgentKindModule } from "../agents/types.js";
-import { readOutput, readTail } from "./output-log.js";
+import { readOutput, readTail, startsLine } from "./output-log.js";
 
 /** A line longer than this is read in pieces, so an endless line cannot fill memory. */
 export const MAX_READABLE_LINE = 1024 * 1024;
@@ -23,8 +23,16 @@ function append<T>(target: T[], items: readonly T[]): void {
 /** Lines of each stream not yet ended by a newline. */
 class OpenLines {
   private open: Record<OutputStream, string> = { out: "", err: "", sys: "" };
+  /** The stream's open line was cut (too long): its pieces read as printed, never as events. */
+  private cutting: Record<OutputStream, boolean> = { out: false, err: false, sys: false };
 
-  constructor(private readonly module: AgentKindModule | undefined) {}
+  /** `inLine`: stdout's text before this reader's start does not end a line (this one begins in a cut line's pieces). */
+  constructor(
+    private readonly module: AgentKindModule | undefined,
+    inLine = false,
+  ) {
+    this.cutting.out = inLine;
+  }
 
   get empty(): boolean {
     return !this.open.out && !this.open.err && !this.open.sys;
@@ -34,9 +42,11 @@ class OpenLines {
   push(stream: OutputStream, text: string): ReadableEvent[] {
     const parts = (this.open[stream] + text).split("\n");
     let rest = parts.pop() ?? "";
-    const events = parts.flatMap((line) => this.line(stream, line));
+    const events = parts.flatMap((line, i) => (i === 0 && this.cutting[stream] ? this.piece(stream, line) : this.line(stream, line)));
+    if (parts.length > 0) this.cutting[stream] = false;
     if (rest.length > MAX_READABLE_LINE) {
-      append(events, this.line(stream, rest));
+      append(events, this.piece(stream, rest));
+      this.cutting[stream] = true;
       rest = "";
     }
     this.open[stream] = rest;
@@ -48,9 +58,19 @@ class OpenLines {
     const streams: OutputStream[] = ["out", "err", "sys"];
     return streams.flatMap((stream) => {
       const rest = this.open[stream];
+      const cut = this.cutting[stream];
       this.open[stream] = "";
-      return rest ? this.line(stream, rest) : [];
+      this.cutting[stream] = false;
+      return rest ? (cut ? this.piece(stream, rest) : this.line(stream, rest)) : [];
     });
+  }
+
+  /**
+   * A piece of a line too long to hold, as printed: a worker could align one to look like a whole
+   * event (a tool input holding JSON objects at the cut points).
+   */
+  private piece(stream: OutputStream, text: string): ReadableEvent[] {
+    return [{ type: "output", stream, text }];
   }
 
   private line(stream: OutputStream, line: string): ReadableEvent[] {
@@ -68,9 +88,11 @@ class OpenLines {
  * ends at the first such boundary past MAX_READABLE_EVENTS events, so its answer stays small.
  */
 export function readReadable(file: string, module: AgentKindModule | undefined, cursor: number, limit: number, ended: boolean) {
+  // A page begins where the last ended, at a line's end or inside a line too long to hold.
+  const inLine = !startsLine(file, cursor, "out");
   for (let want = limit; ; want *= 2) {
     const page = readOutput(file, cursor, want, false);
-    const lines = new OpenLines(module);
+    const lines = new OpenLines(module, inLine);
     const events: ReadableEvent[] = [];
     let held: ReadableEvent[] = [];
     let safe = cursor;

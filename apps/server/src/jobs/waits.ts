@@ -28,7 +28,8 @@ export class JobWaits {
     try {
       const jobs = await current();
       for (const job of jobs) if (isFinalStatus(job.status)) ended.add(job.id);
-      if (allEnded()) return jobs;
+      // A job whose end was heard while it was read was read before that end: read again.
+      if (allEnded()) return jobs.every((job) => isFinalStatus(job.status)) ? jobs : await current();
       await new Promise<void>((resolve) => {
         wake = resolve;
         timer = setTimeout(resolve, Math.min(timeoutMs, MAX_TIMER_MS));

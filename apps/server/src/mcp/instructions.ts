@@ -10,5 +10,6 @@ export function instructionsFor(agent: string | null): string {
     "Corral runs coding agents (CLI workers such as claude, codex, gemini, opencode, kiro) as background jobs on this machine, so you can delegate tasks to them.",
     `For anything longer than a minute: start it with ${run}, which returns a job id; wait for several ids at once with ${wait}; then read each answer with ${done} (ok/error, files, output tail). <agent>_run does the same in one call but blocks.`,
     "Give each job its own workdir or files: one agent per file. Never let two agents write the same file at the same time; Corral refuses a second job in a busy workdir unless shared_workdir is set.",
+    "Several agents on one git repository: pass worktree: true (and base) so each works in its own worktree on branch corral/<job id>; the answers give its commits and diff stat, corral_diff the diff.",
   ].join("\n");
 }

@@ -20,6 +20,8 @@ export const RARE_LAUNCH_OPTIONS = [
   "max_tokens",
   "retry",
   "shared_workdir",
+  "worktree",
+  "base",
 ] as const satisfies readonly (keyof McpJobInput)[];
 
 /** An MCP tool's job fields as the launch request every door gives the job engine. */

@@ -7,6 +7,7 @@ import type { McpMount } from "./server-factory.js";
 import { McpSessions, SessionsFullError, type McpSession } from "./sessions.js";
 import { EndedAnswers } from "./tools/ended-answers.js";
 import { ReissuedCalls } from "./tools/reissued-calls.js";
+import { noToolsReason, toolSets } from "./tool-agents.js";
 
 function jsonRpcError(reply: FastifyReply, status: number, message: string) {
   return reply.code(status).send({ jsonrpc: "2.0", error: { code: -32000, message }, id: null });
@@ -66,8 +67,8 @@ export function mcpRoutes(services: Services) {
       const mount = mountOf(request, agent);
       if (typeof mount === "string") return jsonRpcError(reply, 400, mount);
       // From the registry read the sessions keep per change of it, not a read per request.
-      if (mount.agent && !(await sessions.enabledAgents()).rows.some((a) => a.name === mount.agent)) {
-        return jsonRpcError(reply, 404, `no enabled agent named ${mount.agent}; see GET /api/agents`);
+      if (mount.agent && !toolSets((await sessions.enabledAgents()).rows, services.config).has(mount.agent)) {
+        return jsonRpcError(reply, 404, noToolsReason(mount.agent, services.config));
       }
       const mcp = await loadMcpRuntime();
       if (!(await isLegacy(request, mcp))) return modernMcp(mcp).serve(request, reply, mount);

@@ -12,6 +12,7 @@ import { registerCostTools } from "./tools/cost-tools.js";
 import { registerHubTools } from "./tools/hub-tools.js";
 import { registerOllamaTools } from "./tools/ollama-tools.js";
 import { registerRunManyTool } from "./tools/run-many-tool.js";
+import { type ToolSet, toolSets } from "./tool-agents.js";
 
 export interface McpMount {
   /** Null: every agent plus the corral tools (`/mcp`); else that agent's tools only. */
@@ -42,18 +43,21 @@ export function createMcpServer(services: Services, mount: McpMount, enabled: Ag
     // Adding an agent registers three tools: the client hears of it once, not three times.
     debouncedNotificationMethods: ["notifications/tools/list_changed"],
   });
-  /** Registered tools by agent, with the description they were registered with. */
-  const tools = new Map<string, { description: string; registered: RegisteredTool[] }>();
+  /** Registered tools by name prefix, with the agent they run and what they were registered with. */
+  const tools = new Map<string, { runs: string; shape: string; registered: RegisteredTool[] }>();
+  // What a set's schemas and descriptions are made of: a change of it registers the set again.
+  const shapeOf = (set: ToolSet) => JSON.stringify([set.runs, set.row.name, set.row.description]);
   const syncTools = (rows: AgentRow[]) => {
-    const wanted = new Map(rows.filter((a) => mount.agent === null || a.name === mount.agent).map((a) => [a.name, a]));
+    const wanted = new Map([...toolSets(rows, services.config)].filter(([name]) => mount.agent === null || name === mount.agent));
     for (const [name, entry] of tools) {
-      if (wanted.get(name)?.description === entry.description) continue;
+      const set = wanted.get(name);
+      if (set && shapeOf(set) === entry.shape) continue;
       for (const tool of entry.registered) tool.remove();
       tools.delete(name);
     }
-    for (const [name, agent] of wanted) {
+    for (const [name, set] of wanted) {
       if (!tools.has(name))
-        tools.set(name, { description: agent.description, registered: registerAgentTools(server, services, agent, shared, mount.showAll) });
+        tools.set(name, { runs: set.runs, shape: shapeOf(set), registered: registerAgentTools(server, services, set, shared, mount.showAll) });
     }
   };
   syncTools(enabled);
@@ -66,8 +70,8 @@ export function createMcpServer(services: Services, mount: McpMount, enabled: Ag
   }
   const taskTools: TaskTools = {
     runAgent: (tool) => {
-      const agent = tool.endsWith("_run") ? tool.slice(0, -"_run".length) : undefined;
-      return agent !== undefined && tools.has(agent) ? agent : undefined;
+      const prefix = tool.endsWith("_run") ? tool.slice(0, -"_run".length) : undefined;
+      return prefix !== undefined ? tools.get(prefix)?.runs : undefined;
     },
   };
   server.wrapTransport = era === "legacy" ? serveTasks(server, services, taskTools) : serveTasksExtension(server, services, taskTools, serverInfo);

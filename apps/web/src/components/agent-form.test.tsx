@@ -22,7 +22,7 @@ const field = (spec: Pick<AgentField, "name" | "label" | "input" | "whenEmpty"> 
 /** A kind made up for the test: the form draws whatever fields a kind declares. */
 const parrot: AgentKindDescriptor = {
   kind: "parrot",
-  adding: { title: "Add a parrot", intro: "", primary: true },
+  adding: { title: "Add a parrot", intro: "", primary: true, presets: [] },
   ollamaModels: false,
   fields: [
     field({ name: "name", label: "Name", hint: "becomes the tools' prefix", input: { type: "text" }, whenEmpty: "blank", createOnly: true }),
@@ -121,6 +121,46 @@ describe("the agent form, drawn from the kind's fields", () => {
       tools: ["read_file", "http_get"],
       allowedHosts: ["docs.example.com"],
     });
+  });
+
+  it("a preset fills the fields it names and keeps the rest as typed; the edit form offers none", async () => {
+    const kind: AgentKindDescriptor = {
+      ...parrot,
+      adding: { title: "Add a parrot", intro: "", primary: true, presets: [{ label: "Norwegian Blue", values: { name: "blue", command: "fjord" } }] },
+    };
+    const save = vi.fn(async (_body: CreateAgentBody) => {});
+    const form = render(
+      <AgentForm
+        initial={newAgentForm(kind)}
+        kind={kind}
+        isNew
+        toBody={(f) => createBody(f, kind)}
+        save={save}
+        onDone={() => {}}
+        submitLabel="Add agent"
+      />,
+    );
+    fireEvent.change(input("Key variable"), { target: { value: "PARROT_KEY" } });
+    fireEvent.click(screen.getByRole("button", { name: "Norwegian Blue" }));
+    expect(input("Name").value).toBe("blue");
+    expect(input("Perch").value).toBe("fjord");
+    expect(input("Key variable").value).toBe("PARROT_KEY");
+    fireEvent.click(screen.getByRole("button", { name: "Add agent" }));
+    await waitFor(() => expect(save).toHaveBeenCalled());
+    expect(save.mock.calls[0]?.[0]).toMatchObject({ name: "blue", command: "fjord", apiKeyEnv: "PARROT_KEY" });
+    form.unmount();
+    render(
+      <AgentForm
+        initial={newAgentForm(kind)}
+        kind={kind}
+        isNew={false}
+        toBody={(f) => updateBody(f, kind)}
+        save={async () => {}}
+        onDone={() => {}}
+        submitLabel="Save"
+      />,
+    );
+    expect(screen.queryByRole("button", { name: "Norwegian Blue" })).toBeNull();
   });
 
   it("puts the server's refusals at the fields they name, and one naming no field of the form above the buttons", async () => {

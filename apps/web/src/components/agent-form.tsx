@@ -1,7 +1,7 @@
 import { type FormEvent, type ReactNode, useState } from "react";
 import type { AgentField, AgentKindDescriptor } from "@corral/shared";
 import { ApiRequestError } from "../api/client.js";
-import { type AgentFormState, type FormResult, formFields, isShown } from "../lib/domain/agent-form.js";
+import { type AgentFormState, type FormResult, formFields, isShown, withPreset } from "../lib/domain/agent-form.js";
 import { panelErrors, type PanelError } from "../lib/domain/api-errors.js";
 import { AgentFieldInput } from "./agent-field.js";
 
@@ -54,6 +54,7 @@ export function AgentForm<T>({ initial, kind, isNew, toBody, save, onDone, submi
   const shown = fields.filter((f) => isShown(f, form));
   const errorFor = (field: string) => errors.find((e) => e.field === field)?.text;
   const unplaced = errors.filter((e) => e.field === null || !shown.some((f) => f.name === e.field));
+  const presets = isNew ? (kind.adding?.presets ?? []) : [];
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
@@ -73,6 +74,24 @@ export function AgentForm<T>({ initial, kind, isNew, toBody, save, onDone, submi
 
   return (
     <form onSubmit={submit} className="stack" noValidate>
+      {presets.length > 0 && (
+        <div className="row" role="group" aria-label="Start from a known agent">
+          <span className="small muted">Start from:</span>
+          {presets.map((preset) => (
+            <button
+              key={preset.label}
+              type="button"
+              className="small"
+              onClick={() => {
+                setForm((f) => withPreset(f, kind, preset.values));
+                setErrors([]);
+              }}
+            >
+              {preset.label}
+            </button>
+          ))}
+        </div>
+      )}
       {layout(shown, (field) => (
         <AgentFieldInput
           key={field.name}

@@ -227,3 +227,25 @@ export function useLaunchJob() {
     },
   });
 }
+
+/** A worktree job's change and diff; read again as the job moves on (its end commits what was left). */
+export function useJobChanges(job: Job) {
+  return useQuery({
+    queryKey: [...queryKeys.jobs.changes(job.id), job.status, job.worktree?.state],
+    queryFn: ({ signal }) => jobsApi.changes(job.id, signal),
+    enabled: job.worktree?.state === "active",
+  });
+}
+
+/** Merges or discards a worktree job's branch; the job comes back with its worktree's new state. */
+export function useWorktreeAction() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: async ({ id, action }: { id: string; action: "merge" | "discard" }) =>
+      action === "merge" ? (await jobsApi.merge(id)).job : jobsApi.discard(id),
+    onSuccess: (job) => {
+      client.setQueryData(queryKeys.jobs.detail(job.id), job);
+      void client.invalidateQueries({ queryKey: queryKeys.jobs.all });
+    },
+  });
+}

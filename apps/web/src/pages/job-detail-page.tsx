@@ -1,5 +1,5 @@
 import { isFinalStatus, type Job, type JobAttempt, type JobFile } from "@corral/shared";
-import type { ReactNode } from "react";
+import { lazy, type ReactNode, Suspense } from "react";
 import { ApiRequestError } from "../api/client.js";
 import { CopyBlock } from "../components/copy-button.js";
 import { CancelButton, RelaunchButton } from "../components/job-actions.js";
@@ -29,6 +29,9 @@ import { useJobFiles } from "../hooks/use-files.js";
 import { emptyOutput } from "../lib/domain/output-buffer.js";
 import { emptyReadable } from "../lib/domain/readable-buffer.js";
 import { Link } from "../router.js";
+
+// The diff renderer is large and only worktree jobs need it: loaded when one is shown.
+const JobChanges = lazy(async () => ({ default: (await import("../components/job-changes.js")).JobChanges }));
 
 function When({ at, now }: { at: number; now: number }) {
   return (
@@ -353,6 +356,13 @@ export function JobDetailPage({ id }: { id: string }) {
         <Card id="usage-heading" title="Usage and cost">
           <UsageSection job={j} attempts={attempts} />
         </Card>
+        {j.worktree && (
+          <Card id="changes-heading" title="Changes" wide>
+            <Suspense fallback={<Loading what="the changes" />}>
+              <JobChanges job={j} />
+            </Suspense>
+          </Card>
+        )}
         <Card id="files-heading" title="Files">
           <p className="small muted mono" style={{ marginTop: 0 }}>
             {j.workdir}

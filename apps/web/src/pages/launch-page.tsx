@@ -93,7 +93,7 @@ function useModelSuggestions(agent: AgentWithAvailability | undefined, agentName
 }
 
 type ErrorFor = (field: string) => string | undefined;
-type Setter = (value: string) => void;
+type Setter = (value: string | boolean) => void;
 function AgentOptions({ agents }: { agents: AgentWithAvailability[] | undefined }) {
   const available = agents?.filter((a) => a.enabled && a.availability.available) ?? [];
   const missing = agents?.filter((a) => a.enabled && !a.availability.available) ?? [];
@@ -263,6 +263,21 @@ function WorkdirAndModelFields(props: {
             <span>One shared workdir: every agent writes in it, at once</span>
           </label>
         )}
+        <label className="row check">
+          <input type="checkbox" checked={form.worktree} onChange={(e) => set("worktree")(e.target.checked)} />
+          <span>In a git worktree of its repository, on a branch of its own{many ? " (one per agent)" : ""}: review, merge or discard it after</span>
+        </label>
+        {form.worktree && (
+          <Field id="launch-base" label="Base" error={errorFor("base")} hint="the branch, tag or commit it starts from (default: HEAD)">
+            <input
+              id="launch-base"
+              value={form.base}
+              placeholder="HEAD"
+              onChange={(e) => set("base")(e.target.value)}
+              {...describedBy("launch-base", errorFor("base"), true)}
+            />
+          </Field>
+        )}
         {!many && shareWith && (
           <label className="row check">
             <input type="checkbox" checked={form.sharedWorkdir} onChange={(e) => setShared(e.target.checked)} />
@@ -344,7 +359,7 @@ export function LaunchPage() {
   const { form, setForm, continues } = useLaunchForm(from, agents.data);
   const errors = useLaunchErrors();
   const agent = agents.data?.find((a) => a.name === form.agent);
-  const set = (key: keyof FormState) => (value: string) => {
+  const set = (key: keyof FormState) => (value: string | boolean) => {
     setForm((f) => ({ ...f, [key]: value }));
     errors.clear(key);
   };

@@ -90,6 +90,7 @@ const promptPlacement: Record<string, string> = {
   kiro: "after --",
   gemini: "--prompt=",
   opencode: "--message=",
+  agy: "--print=",
 };
 
 describe.each(Object.entries(promptPlacement))("%s: values that look like options stay values", (kind, placement) => {
@@ -186,11 +187,11 @@ describe("follow-ups resume the CLI's own session with its real flags (the compa
   });
 
   test("the kinds with a resume mechanism say so; kiro and command agents do not, so their follow-ups are refused", () => {
-    const resuming = ["claude", "codex", "gemini", "opencode", "kiro", "command"].filter((kind) => agentKindModule(kind)?.resumes === true);
-    expect(resuming).toEqual(["claude", "codex", "gemini", "opencode"]);
+    const resuming = ["claude", "codex", "gemini", "opencode", "agy", "kiro", "command"].filter((kind) => agentKindModule(kind)?.resumes === true);
+    expect(resuming).toEqual(["claude", "codex", "gemini", "opencode", "agy"]);
   });
 
-  const shapes: Record<string, string> = { claude: uuid, gemini: uuid, codex: uuid, opencode: "ses_dd867c090ffeQAzhdrkaTcP0pw" };
+  const shapes: Record<string, string> = { claude: uuid, gemini: uuid, codex: uuid, opencode: "ses_dd867c090ffeQAzhdrkaTcP0pw", agy: uuid };
 
   describe.each(Object.keys(shapes))("%s: a worker's session id is untrusted", (kind) => {
     const adapter = cli(kind);

@@ -38,6 +38,7 @@ export const api: InProcessAgentKind = {
     intro:
       "A model behind an API (OpenAI or any compatible server, Anthropic, Google) works in the job's workdir with the tools you give it. Its key stays in an environment variable: only the variable's name is stored.",
     primary: false,
+    presets: [],
   },
   retries: false,
   // The loop keeps each job's messages in the registry; a follow-up sends them again.

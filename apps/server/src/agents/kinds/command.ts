@@ -16,6 +16,7 @@ export const command: CliAgentKind = {
     title: "Add a command agent",
     intro: "Any executable becomes a worker: it runs in the job's workdir with the prompt in its arguments.",
     primary: true,
+    presets: [],
   },
   retries: false,
   cli: {

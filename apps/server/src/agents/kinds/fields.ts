@@ -17,7 +17,7 @@ import {
 
 type FieldSpec = Pick<AgentField, "name" | "label" | "input" | "whenEmpty"> & Partial<AgentField>;
 
-function field(spec: FieldSpec): AgentField {
+export function field(spec: FieldSpec): AgentField {
   const wide = !["text", "number", "select"].includes(spec.input.type);
   return { hint: null, required: null, secret: false, default: null, createOnly: false, shownWhen: null, wide, ...spec };
 }
@@ -78,6 +78,22 @@ export const apiKeyVariable = field({
 
 export const stepLimit = (defaultSteps: number) =>
   field({ name: "maxSteps", label: "Step limit", hint: `model turns per job; empty: ${defaultSteps}`, input: number, whenEmpty: "default" });
+
+/** An ACP agent's answer to its permission requests (agents/acp/permissions.ts). */
+export const permissions = field({
+  name: "permissions",
+  label: "Permission requests",
+  input: {
+    type: "select",
+    options: [
+      { value: "workdir", label: "allow files inside the workdir, deny the rest" },
+      { value: "deny", label: "deny all" },
+      { value: "allow", label: "allow all (with the sandbox)" },
+    ],
+  },
+  whenEmpty: "default",
+  default: "workdir",
+});
 
 export const role = field({
   name: "role",

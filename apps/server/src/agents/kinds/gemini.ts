@@ -1,16 +1,70 @@
 import { plural, type ReadableEvent } from "@corral/shared";
 import { BoundedText, jsonLinesParser, num, obj, str } from "../json-lines.js";
 import { errorMessage, readable } from "../readable.js";
-import type { CliAgentKind, Json, JobSpec, UsageReport } from "../types.js";
+import { type CliAgentKind, type Json, type JobSpec, LineSplitter, type OutputParser, type SplitLine, type UsageReport } from "../types.js";
 import { resumedSession, sessionIdOf, UUID } from "../worker-session.js";
 import { cliFields } from "./fields.js";
+
+/**
+ * Gemini CLI's sign-in refusal of an individual Google account (free, Google AI Pro and Ultra)
+ * since 2026-06-18, as 0.49–0.59 print it on stderr (google-gemini/gemini-cli#28229, #29279):
+ * "Error authenticating: IneligibleTierError: This client is no longer supported for Gemini Code
+ * Assist for individuals. To continue using Gemini, please migrate to the Antigravity suite of
+ * products: https://antigravity.google" (its reasonCode UNSUPPORTED_CLIENT on the next line).
+ */
+const INELIGIBLE = /no longer supported for Gemini Code Assist for individuals/i;
+
+/** What a job of an ineligible account fails with: what happened, and the two ways on. */
+export const INELIGIBLE_ACCOUNT =
+  "Gemini CLI no longer serves individual Google accounts (free, Google AI Pro and Ultra) since 2026-06-18: " +
+  "give it a Gemini API key (GEMINI_API_KEY in the server's environment or the agent's env) or a Standard/Enterprise licence " +
+  "(GOOGLE_CLOUD_PROJECT), or run the agy agent (Antigravity CLI) instead; CORRAL_GEMINI_AGENT=agy makes gemini_run use it";
+
+/**
+ * Whether Gemini CLI's stderr says the account is ineligible: a plain phrase, matched line by line
+ * in linear time; a line longer than 4 KiB is read in pieces, so one endless line is never held.
+ */
+function ineligibleWatch() {
+  const lines = new LineSplitter(4096);
+  let seen = false;
+  const check = (parts: SplitLine[]) => {
+    for (const line of parts) if (!seen && INELIGIBLE.test(line.text)) seen = true;
+  };
+  return {
+    push: (text: string) => check(lines.push(text)),
+    seen: () => {
+      check(lines.end());
+      return seen;
+    },
+  };
+}
+
+/**
+ * `gemini -o stream-json`'s parser (geminiEvents), which also reads stderr for an ineligible
+ * account: Gemini CLI fails at sign-in, before printing any event, and says why there only.
+ */
+export function geminiParser(spec: JobSpec): OutputParser {
+  const events = geminiEvents(spec);
+  const stderr = ineligibleWatch();
+  return {
+    push(text, stream) {
+      if (stream === "err") stderr.push(text);
+      return events.push(text, stream);
+    },
+    finish() {
+      const result = events.finish();
+      const ineligible = stderr.seen() || (result.error !== undefined && INELIGIBLE.test(result.error.slice(0, 4096)));
+      return ineligible ? { ...result, error: INELIGIBLE_ACCOUNT, failure: INELIGIBLE_ACCOUNT } : result;
+    },
+  };
+}
 
 /**
  * `gemini -o stream-json`: the answer arrives as assistant `message` deltas, and the text after
  * the last tool call is the final one. Usage comes once, in the closing `result` line; its
  * summary leaves thought tokens out, but `total_tokens` keeps them, and they bill as output.
  */
-export function geminiParser(spec: JobSpec) {
+function geminiEvents(spec: JobSpec) {
   const answer = new BoundedText();
   let afterTool = false;
   let model = spec.model ?? undefined;
@@ -126,7 +180,11 @@ export const gemini: CliAgentKind = {
   readEvent,
   cli: {
     defaultBinary: "gemini",
-    installHint: "install it with npm install -g @google/gemini-cli",
+    // Read before the first job runs: since 2026-06-18 an individual Google account is refused at
+    // sign-in, so a key (or the agy agent) is part of setting it up.
+    installHint:
+      "install it with npm install -g @google/gemini-cli and give it GEMINI_API_KEY (since 2026-06-18 it no longer serves individual " +
+      "Google accounts: those use the agy agent, Antigravity CLI)",
     invocation(spec, binary) {
       const model = spec.model ? [`--model=${spec.model}`] : [];
       const session = resumedSession(spec, UUID);

@@ -1,4 +1,6 @@
 import type { AgentKindModule } from "../types.js";
+import { acpKind } from "./acp.js";
+import { agy } from "./agy.js";
 import { api } from "./api.js";
 import { claude } from "./claude.js";
 import { codex } from "./codex.js";
@@ -10,4 +12,16 @@ import { opencode } from "./opencode.js";
 import { opencodeServer } from "./opencode-server.js";
 
 /** Every agent kind this server runs, in the order their built-in agents are listed. */
-export const agentKindModules: readonly AgentKindModule[] = [gemini, opencode, claude, codex, kiro, command, ollama, opencodeServer, api];
+export const agentKindModules: readonly AgentKindModule[] = [
+  gemini,
+  agy,
+  opencode,
+  claude,
+  codex,
+  kiro,
+  command,
+  ollama,
+  opencodeServer,
+  api,
+  acpKind,
+];

@@ -8,7 +8,7 @@ import type { JobSpec, OutputParser, UsageReport } from "../types.js";
 import { claudeParser } from "./claude.js";
 import { codexParser } from "./codex.js";
 import { codexSessionModel, rolloutModel } from "./codex-session.js";
-import { geminiParser } from "./gemini.js";
+import { geminiParser, INELIGIBLE_ACCOUNT } from "./gemini.js";
 import { opencodeParser } from "./opencode.js";
 
 const samples = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../test/fixtures/samples");
@@ -50,6 +50,38 @@ describe("gemini 0.61.0 -o stream-json", () => {
   test("an API error (exit 144, JSON on stderr, stdout empty) leaves no answer and no usage", () => {
     const parser = geminiParser(spec("gemini-2.5-flash"));
     feed(parser, sample("gemini-0.61.0-json-error400.json"), sample("gemini-0.61.0-json-error400.stderr.txt"));
+    expect(parser.finish()).toEqual({});
+  });
+});
+
+describe("gemini on an individual Google account since 2026-06-18", () => {
+  // As Gemini CLI prints it at sign-in, before any event (google-gemini/gemini-cli#28229, #29279).
+  const refusal =
+    "Error authenticating: IneligibleTierError: This client is no longer supported for Gemini Code Assist for individuals. " +
+    "To continue using Gemini, please migrate to the Antigravity suite of products: https://antigravity.google\n" +
+    "  ineligibleTiers: [ { reasonCode: 'UNSUPPORTED_CLIENT', tierId: 'free-tier', tierName: 'Gemini Code Assist for individuals' } ]\n";
+
+  test("the sign-in refusal on stderr becomes an error that says what happened and the ways on", () => {
+    const parser = geminiParser(spec(null));
+    feed(parser, "", refusal);
+    // `failure`: the job's error is this, not "exit code 1" and the raw refusal.
+    expect(parser.finish()).toEqual({ error: INELIGIBLE_ACCOUNT, failure: INELIGIBLE_ACCOUNT });
+    expect(INELIGIBLE_ACCOUNT).toMatch(/^Gemini CLI no longer serves individual Google accounts .*since 2026-06-18/);
+    expect(INELIGIBLE_ACCOUNT).toMatch(/GEMINI_API_KEY.*agy agent.*CORRAL_GEMINI_AGENT=agy/);
+  });
+
+  test("read in pieces of any size, and from an error event on stdout too", () => {
+    const parser = geminiParser(spec(null));
+    for (const piece of refusal.match(/[\s\S]{1,7}/g) ?? []) parser.push(piece, "err");
+    expect(parser.finish().error).toBe(INELIGIBLE_ACCOUNT);
+    const onStdout = geminiParser(spec(null));
+    feed(onStdout, `${JSON.stringify({ type: "error", severity: "error", message: refusal.split("\n")[0] })}\n`);
+    expect(onStdout.finish().error).toBe(INELIGIBLE_ACCOUNT);
+  });
+
+  test("other failures keep their own text", () => {
+    const parser = geminiParser(spec(null));
+    feed(parser, "", "Error authenticating: invalid_grant\nsome stack\n");
     expect(parser.finish()).toEqual({});
   });
 });

@@ -60,8 +60,11 @@ export async function openPgDb(url: string, options: PgOptions = {}): Promise<Pg
     application_name: "corral",
     options: `-c lock_timeout=${Math.floor(lockTimeoutMs)}`,
   });
-  // An idle connection's error is emitted on the pool; unheard, it would end the process.
+  // An idle connection's error is emitted on the pool; unheard, it would end the process. One
+  // checked out (a transaction between statements when the server goes away) emits it on itself,
+  // where the pool does not listen: each connection gets a listener of its own. Its statement fails anyway.
   pool.on("error", (err) => options.onError?.(err));
+  pool.on("connect", (client) => client.on("error", () => undefined));
   try {
     if (options.schema === "check") await checkMigrated(pool, url);
     else await migrateLocked(pool);

@@ -5,6 +5,7 @@
 import { sql } from "drizzle-orm";
 import { bigint, boolean, doublePrecision, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
 import type {
+  AcpPermissions,
   AgentKind,
   AgentSource,
   AgentTool,
@@ -17,6 +18,7 @@ import type {
   ModelApi,
   OutputStream,
   RetryPolicy,
+  JobWorktree,
   SandboxMode,
 } from "@corral/shared";
 
@@ -45,6 +47,8 @@ export const agents = pgTable("agents", {
   tools: jsonb("tools").$type<AgentTool[]>(),
   allowedHosts: jsonb("allowed_hosts").$type<string[]>(),
   maxSteps: integer("max_steps"),
+  /** `acp` agents: how the agent's permission requests are answered (agents/acp/permissions.ts). */
+  permissions: text("permissions").$type<AcpPermissions>(),
   source: text("source").$type<AgentSource>().notNull().default("registry"),
   runnerLabel: text("runner_label"),
   builtin: boolean("builtin").notNull(),
@@ -94,6 +98,8 @@ export const jobs = pgTable(
     conversationId: text("conversation_id"),
     followUpOf: text("follow_up_of"),
     workerSession: text("worker_session"),
+    /** The git worktree the job runs in (`worktree: true` at launch; a follow-up's is its earlier turn's), and its state. */
+    worktree: jsonb("worktree").$type<JobWorktree>(),
     groupId: text("group_id"),
     runner: text("runner"),
     /** The job's place in the registry, 1, 2, 3… in the order jobs were added: the jobs list's order. */

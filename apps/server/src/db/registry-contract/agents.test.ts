@@ -50,6 +50,7 @@ describe.each(DIALECTS)("the agents repository on $dialect", ({ open }) => {
       tools: null,
       allowedHosts: null,
       maxSteps: null,
+      permissions: null,
     });
     expect(bare).toMatchObject({ description: "", sandbox: "none", source: "registry" });
   });

@@ -2,11 +2,12 @@ import { isFinalStatus, type Job, type McpJobInput, McpJobInputSchema } from "@c
 import { CLIENT_INFO_META_KEY, type CallToolResult, type Implementation, type McpServer, type RegisteredTool } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { agentKindModule } from "../../agents/kind-lookup.js";
-import type { AgentRow } from "../../db/schema.js";
+import { toolAgentSetting } from "../../config.js";
 import { mcpActor } from "../../audit/service.js";
 import type { Services } from "../../services.js";
 import { inMcpNames, launchRequestOf, RARE_LAUNCH_OPTIONS } from "../launch-input.js";
 import type { McpShared } from "./mcp-shared.js";
+import type { ToolSet } from "../tool-agents.js";
 import { ReissuedCalls } from "./reissued-calls.js";
 import { doneText, elapsed, OUTPUT_TAIL_CHARS, runText } from "./job-text.js";
 import { answerLost, errorResult, guarded, keepReporting, onGivenUp, textResult, type ToolExtra } from "./results.js";
@@ -15,30 +16,37 @@ import { defineTool } from "./define.js";
 
 const DoneInputSchema = z.object({ job_id: z.string().min(1).max(200) });
 
-/** One agent's three tools, `<agent>_run`, `<agent>_run_async` and `<agent>_done`, named and answering as pyCorral's callers expect. */
+/**
+ * One agent's three tools, `<agent>_run`, `<agent>_run_async` and `<agent>_done`, named and
+ * answering as pyCorral's callers expect. `set.tools` names them and `set.runs` is the agent they
+ * launch: the same, unless a setting points pyCorral's names at another agent (`CORRAL_GEMINI_AGENT`).
+ */
 export function registerAgentTools(
   server: McpServer,
   services: Services,
-  agent: AgentRow,
+  set: ToolSet,
   { answers, reissues }: McpShared,
   showAll: boolean,
 ): RegisteredTool[] {
   const { jobs, launches, waits, cancels, config } = services;
-  const name = agent.name;
-  const about = agent.description ? ` (${agent.description})` : "";
+  const { tools: name, runs, row: agent } = set;
+  // The description is that of the agent the tools run: while that one is not enabled, they are
+  // described after the agent they are named after, whose description is not the one they run.
+  const described = agent.name === runs && agent.description ? ` (${agent.description})` : "";
+  const about = runs === name ? described : `${described} (${toolAgentSetting(name)}=${runs})`;
   const tail = (job: Job, onFailure?: () => void) => outputTail(services, job, onFailure);
   // An agent whose kind cannot continue a conversation refuses `session`: its schema does not show it.
   const resumes = agentKindModule(agent.kind)?.resumes === true;
   const rare = resumes ? RARE_LAUNCH_OPTIONS : [...RARE_LAUNCH_OPTIONS, "session" as const];
   const launch = (input: McpJobInput, extra: ToolExtra) =>
-    inMcpNames(() => launches.launch(name, launchRequestOf(input), "mcp", actor(extra).client));
+    inMcpNames(() => launches.launch(runs, launchRequestOf(input), "mcp", actor(extra).client));
   const actor = (extra: ToolExtra) => mcpActor(clientOf(server, extra));
   /**
-   * The call's job: the one an identical call started and lost the answer of (a re-issued call
-   * after a dropped stream), else a new one. `lost` records that this call's answer was lost.
+   * The call's job: the one an identical call of the same client started and lost the answer of
+   * (a re-issued call after a dropped stream), else a new one. `lost` records that this call's answer was lost.
    */
   const jobFor = async (tool: string, input: McpJobInput, extra: ToolExtra) => {
-    const key = ReissuedCalls.keyOf(tool, input);
+    const key = ReissuedCalls.keyOf(tool, input, callerOf(server, extra));
     const taken = reissues.take(key);
     const job = (taken && (await jobs.find(taken))) || (await launch(input, extra));
     return { job, lost: () => answerLost(extra) && reissues.lost(key, job.id) };
@@ -48,9 +56,9 @@ export function registerAgentTools(
     server,
     `${name}_run`,
     {
-      title: `Run with ${name}`,
+      title: `Run with ${runs}`,
       annotations: LAUNCHES,
-      description: `Delegate a task to ${name}${about} and wait for its answer.`,
+      description: `Delegate a task to ${runs}${about} and wait for its answer.`,
       input: McpJobInputSchema,
       rare,
       showAll,
@@ -79,9 +87,9 @@ export function registerAgentTools(
     server,
     `${name}_run_async`,
     {
-      title: `Start with ${name}`,
+      title: `Start with ${runs}`,
       annotations: LAUNCHES,
-      description: `Start a ${name} task; returns a job id for ${name}_done.`,
+      description: `Start a task on ${runs}; returns a job id for ${name}_done.`,
       input: McpJobInputSchema,
       rare,
       showAll,
@@ -98,7 +106,7 @@ export function registerAgentTools(
     server,
     `${name}_done`,
     {
-      title: `Check a ${name} job`,
+      title: `Check a ${runs} job`,
       annotations: READS,
       description: `pendiente (still running), listo and its answer, or error:.`,
       input: DoneInputSchema,
@@ -116,6 +124,7 @@ export function registerAgentTools(
           tail(row, () => (readable = false)),
           await services.files.listed(job_id),
           await attemptsOf(services, row),
+          await services.worktrees.change(row),
         );
         if (isFinalStatus(row.status) && readable) answers.set(job_id, text);
         return textResult(text);
@@ -134,6 +143,17 @@ export function clientOf(server: McpServer, extra: ToolExtra): { name: string; v
   return (envelope?.[CLIENT_INFO_META_KEY] as Implementation | undefined) ?? server.server.getClientVersion();
 }
 
+/**
+ * Who calls again when a call's answer was lost: another client making the same call wants a job
+ * of its own, not one started before it asked (nor one its cancel would stop under the first
+ * client). A 2025-11-25 client calls again in its session, which outlives a dropped connection; a
+ * 2026-07-28 request has no session, only the client its envelope names, so clients that name
+ * themselves alike are not told apart.
+ */
+function callerOf(server: McpServer, extra: ToolExtra): string {
+  return extra.sessionId !== undefined ? `session ${extra.sessionId}` : `client ${JSON.stringify(clientOf(server, extra) ?? null)}`;
+}
+
 /** What `<agent>_run` answers for an ended job; an MCP task of one answers the same (mcp/tasks). */
 export async function runAnswer(services: Services, job: Job): Promise<CallToolResult> {
   return textResult(await runAnswerText(services, job));
@@ -141,7 +161,13 @@ export async function runAnswer(services: Services, job: Job): Promise<CallToolR
 
 /** The text of `<agent>_run`'s answer; `corral_run_many` answers one per job. */
 export async function runAnswerText(services: Services, job: Job): Promise<string> {
-  return runText(job, outputTail(services, job), await services.files.listed(job.id), await attemptsOf(services, job));
+  return runText(
+    job,
+    outputTail(services, job),
+    await services.files.listed(job.id),
+    await attemptsOf(services, job),
+    await services.worktrees.change(job),
+  );
 }
 
 /** A retried job's attempts, each told on its own line; a job tried once has none to tell. */

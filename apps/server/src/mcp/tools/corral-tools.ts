@@ -9,6 +9,7 @@ import { jobLine, lastLines, statusWord, waitLines } from "./job-text.js";
 import { clientOf } from "./agent-tools.js";
 import { guarded, keepReporting, textResult } from "./results.js";
 import { CANCELS, READS } from "./annotations.js";
+import { registerWorktreeTools } from "./worktree-tools.js";
 
 const JobIdArg = z.string().min(1).max(200);
 /** `corral_logs` defaults: lines as `docker logs --tail` counts them, and a cap on their characters. */
@@ -43,6 +44,7 @@ export function registerCorralTools(server: McpServer, services: Services): void
   registerJobsTool(server, services);
   registerWaitTool(server, services);
   registerCancelTool(server, services);
+  registerWorktreeTools(server, services);
   registerLogsTool(server, services);
 }
 
@@ -122,7 +124,8 @@ function registerWaitTool(server: McpServer, services: Services): void {
           const pending = result.filter((j) => !isFinalStatus(j.status)).length;
           const head = pending ? `${pending} of ${result.length} still running after ${timeout_s} s` : `all ${result.length} ended`;
           const files = await Promise.all(result.map((j) => services.files.listed(j.id)));
-          return textResult([head, ...result.flatMap((j, i) => waitLines(j, files[i] ?? { files: [], cutAt: null }))].join("\n"));
+          const changes = await Promise.all(result.map((j) => services.worktrees.change(j)));
+          return textResult([head, ...result.flatMap((j, i) => waitLines(j, files[i] ?? { files: [], cutAt: null }, changes[i]))].join("\n"));
         } finally {
           stopReporting();
         }

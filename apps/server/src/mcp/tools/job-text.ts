@@ -1,4 +1,14 @@
-import { formatBytes, formatUsd, type FileChange, type Job, type JobAttempt, type JobFileCounts, type JobFiles } from "@corral/shared";
+import {
+  formatBytes,
+  formatUsd,
+  plural,
+  type FileChange,
+  type Job,
+  type JobAttempt,
+  type JobFileCounts,
+  type JobFiles,
+  type WorktreeChange,
+} from "@corral/shared";
 
 const TAIL_CHARS = 4000;
 /** Paths listed per kind of change; the rest are counted (REST GET /api/jobs/:id/files has all). */
@@ -107,20 +117,56 @@ function outputSection(job: Job, tail: () => string): string[] {
 }
 
 /**
+ * A worktree job's branch, then (when `full`) its commits and `git diff --stat`, else the stat's
+ * last line: what to review (corral_diff), merge or discard.
+ */
+export function changeLines(job: Job, change: WorktreeChange | null | undefined, full = true): string[] {
+  const wt = job.worktree;
+  if (!wt) return [];
+  if (wt.state !== "active") return [`branch ${wt.branch}: ${wt.state}`];
+  const head = `branch ${wt.branch} (from ${wt.base}) in ${wt.path}`;
+  if (!change) return [head];
+  const counts = `${plural(change.commits.length, "commit")}, ${plural(change.files, "file")} changed`;
+  const stat = change.stat
+    .split("\n")
+    .map((line) => line.trim())
+    .filter(Boolean);
+  if (!full) return [`${head}: ${counts}${stat.length ? ` (${stat.filter((l) => / changed/.test(l)).at(-1) ?? ""})` : ""}`];
+  return [`${head}: ${counts}`, ...change.commits.slice(0, 20).map((c) => `  ${c}`), ...stat.slice(-60).map((l) => `  ${l}`)];
+}
+
+/**
  * `<agent>_done`: `pendiente`, `listo` or `error: …`, then the files the job created, modified
  * and deleted, details (a line per attempt of a retried job) and the output's tail.
  */
-export function doneText(job: Job, tail: () => string, files: JobFiles = NO_FILES, attempts: JobAttempt[] = []): string {
+export function doneText(
+  job: Job,
+  tail: () => string,
+  files: JobFiles = NO_FILES,
+  attempts: JobAttempt[] = [],
+  change?: WorktreeChange | null,
+): string {
   if (job.status === "queued" || job.status === "running") {
-    return ["pendiente", `${job.status} for ${elapsed(job)} · job ${job.id} · agent ${job.agent}`, ...filesLines(files)].join("\n");
+    return [
+      "pendiente",
+      `${job.status} for ${elapsed(job)} · job ${job.id} · agent ${job.agent}`,
+      ...filesLines(files),
+      ...changeLines(job, change),
+    ].join("\n");
   }
-  return [statusWord(job), ...filesLines(files), ...details(job, attempts), ...outputSection(job, tail)].join("\n");
+  return [statusWord(job), ...filesLines(files), ...changeLines(job, change), ...details(job, attempts), ...outputSection(job, tail)].join("\n");
 }
 
 /** `<agent>_run`: `ok` or `error: …`, then the same files and details. */
-export function runText(job: Job, tail: () => string, files: JobFiles = NO_FILES, attempts: JobAttempt[] = []): string {
+export function runText(
+  job: Job,
+  tail: () => string,
+  files: JobFiles = NO_FILES,
+  attempts: JobAttempt[] = [],
+  change?: WorktreeChange | null,
+): string {
   const head = job.status === "succeeded" ? "ok" : statusWord(job);
-  return [head, ...filesLines(files), ...details(job, attempts), ...outputSection(job, tail)].join("\n");
+  return [head, ...filesLines(files), ...changeLines(job, change), ...details(job, attempts), ...outputSection(job, tail)].join("\n");
 }
 
 /** One line per job, for lists and waits. */
@@ -133,10 +179,10 @@ export function jobLine(job: Job, files?: JobFileCounts): string {
  * A job's line in `corral_wait`, then the paths it changed (indented, fewer per kind than `_done`
  * lists, since one wait covers up to 100 jobs): what to read next, without another call.
  */
-export function waitLines(job: Job, files: JobFiles): string[] {
+export function waitLines(job: Job, files: JobFiles, change?: WorktreeChange | null): string[] {
   const counts: JobFileCounts = { created: 0, modified: 0, deleted: 0 };
   for (const f of files.files) counts[f.change]++;
-  return [jobLine(job, counts), ...filesLines(files, WAIT_FILES_LISTED).map((line) => `  ${line}`)];
+  return [jobLine(job, counts), ...[...filesLines(files, WAIT_FILES_LISTED), ...changeLines(job, change, false)].map((line) => `  ${line}`)];
 }
 
 /**

@@ -8,18 +8,18 @@ const MAX_KEPT = 1000;
 /**
  * Launches whose answer never reached the client: the stream of the `_run` (or `_run_async`)
  * that started the job closed first. A 2026-07-28 client whose stream drops re-issues the
- * request, and a 2025-11-25 client may call again; the same call (same tool and
- * arguments) within `REISSUE_WINDOW_MS` then takes that job instead of launching a second one.
+ * request, and a 2025-11-25 client may call again; the same call (same tool and arguments,
+ * from the same caller) within `REISSUE_WINDOW_MS` then takes that job instead of launching a second one.
  * Only a call whose answer was lost is taken over: two identical calls that both get their
  * answers are two jobs, as asked. Kept in memory: after a restart a re-issued call launches.
  */
 export class ReissuedCalls {
   private kept = new Map<string, { jobId: string; at: number }>();
 
-  /** The key of a call: what makes two calls the same one. */
-  static keyOf(tool: string, args: unknown): string {
+  /** The key of a call: what makes two calls the same one. `caller`: who made it (agent-tools' callerOf). */
+  static keyOf(tool: string, args: unknown, caller: string): string {
     return createHash("sha256")
-      .update(JSON.stringify([tool, canonical(args)]))
+      .update(JSON.stringify([tool, canonical(args), caller]))
       .digest("base64url");
   }
 

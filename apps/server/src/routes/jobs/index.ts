@@ -1,6 +1,8 @@
 import type { FastifyInstance } from "fastify";
 import {
+  DiffQuerySchema,
   JobAttemptListSchema,
+  JobChangesSchema,
   JobGroupSchema,
   JobIdSchema,
   JobListQuerySchema,
@@ -9,6 +11,7 @@ import {
   JobThreadSchema,
   LaunchJobBodySchema,
   LaunchManyBodySchema,
+  MergeResultSchema,
   OutputPageSchema,
   OutputQuerySchema,
   OutputTailQuerySchema,
@@ -20,6 +23,7 @@ import { z } from "zod";
 import type { Services } from "../../services.js";
 import { restActor } from "../../audit/service.js";
 import { BODY_ERRORS, errors } from "../contracts.js";
+import { toJob } from "../../jobs/job-view.js";
 
 const IdParamsSchema = z.object({ id: JobIdSchema });
 const tags = ["jobs"];
@@ -27,7 +31,7 @@ const tags = ["jobs"];
 export function jobRoutes(services: Services) {
   return async (fastify: FastifyInstance) => {
     const app = fastify.withTypeProvider<ZodTypeProvider>();
-    const { jobs, launches, cancels, output } = services;
+    const { jobs, launches, cancels, output, worktrees } = services;
 
     app.get(
       "/api/jobs",
@@ -133,6 +137,51 @@ export function jobRoutes(services: Services) {
       "/api/jobs/:id/cancel",
       { schema: { summary: "Cancel a queued or running job", tags, params: IdParamsSchema, response: { 200: JobSchema, ...errors(404, 507) } } },
       async (request) => cancels.cancel(request.params.id, restActor(request.headers)),
+    );
+
+    app.get(
+      "/api/jobs/:id/changes",
+      {
+        schema: {
+          summary:
+            "A worktree job's change against its base, uncommitted work included: its worktree and branch, commits, `git diff --stat`, and the unified diff (of one `path`, or all; cut at 2 MiB, binary files named)",
+          tags,
+          params: IdParamsSchema,
+          querystring: DiffQuerySchema,
+          response: { 200: JobChangesSchema, ...errors(400, 404, 409) },
+        },
+      },
+      async (request) => worktrees.changes(request.params.id, request.query.path),
+    );
+
+    app.post(
+      "/api/jobs/:id/merge",
+      {
+        schema: {
+          summary:
+            "Merge an ended worktree job's branch into its base: a fast-forward, or a merge commit. A conflict is refused (409) naming the files, with nothing merged. Its worktree and branch go",
+          tags,
+          params: IdParamsSchema,
+          response: { 200: MergeResultSchema.extend({ job: JobSchema }), ...errors(400, 404, 409) },
+        },
+      },
+      async (request) => {
+        const { job, ...merged } = await worktrees.merge(request.params.id);
+        return { ...merged, job: toJob(job) };
+      },
+    );
+
+    app.post(
+      "/api/jobs/:id/discard",
+      {
+        schema: {
+          summary: "Remove an ended worktree job's worktree and branch, its unmerged commits with them",
+          tags,
+          params: IdParamsSchema,
+          response: { 200: JobSchema, ...errors(400, 404, 409) },
+        },
+      },
+      async (request) => toJob(await worktrees.discard(request.params.id)),
     );
 
     app.get(

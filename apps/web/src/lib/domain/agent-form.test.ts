@@ -17,7 +17,7 @@ const field = (spec: Pick<AgentField, "name" | "label" | "input" | "whenEmpty"> 
 /** A kind made up for these tests, with an input of every type: the form knows no real one. */
 const parrot: AgentKindDescriptor = {
   kind: "parrot",
-  adding: { title: "Add a parrot", intro: "Says the prompt back.", primary: true },
+  adding: { title: "Add a parrot", intro: "Says the prompt back.", primary: true, presets: [] },
   ollamaModels: false,
   fields: [
     field({ name: "name", label: "Name", input: { type: "text" }, whenEmpty: "blank", createOnly: true }),
@@ -153,6 +153,7 @@ describe("agent forms, from the kind's fields", () => {
       model: null,
       timeoutS: 60,
       maxSteps: null,
+      permissions: null,
       api: null,
       role: "Say it back.",
       tools: null,

@@ -47,6 +47,12 @@ export function newAgentForm(kind: AgentKindDescriptor): AgentFormState {
   return Object.fromEntries(kind.fields.map((f) => [f.name, draftOf(f, f.default)]));
 }
 
+/** The form with a preset's values in the fields it names (the rest as the user left them). */
+export function withPreset(form: AgentFormState, kind: AgentKindDescriptor, values: Partial<Record<string, string | string[]>>): AgentFormState {
+  const filled = kind.fields.filter((f) => values[f.name] !== undefined).map((f) => [f.name, draftOf(f, values[f.name])]);
+  return { ...form, ...Object.fromEntries(filled) };
+}
+
 /** An agent's settings in its kind's form. */
 export function formFromAgent(agent: AgentWithAvailability, kind: AgentKindDescriptor): AgentFormState {
   const settings: Record<string, unknown> = agent;

@@ -10,6 +10,10 @@ export interface FormState {
   timeout: string;
   /** Run even while another job uses the workdir (offered when the server says it is busy). */
   sharedWorkdir: boolean;
+  /** Run in a new git worktree of the workdir's repository (each agent its own, launched to several). */
+  worktree: boolean;
+  /** The branch, tag or commit that worktree starts from; "" is HEAD. */
+  base: string;
   /** The earlier job this launch continues (a relaunched follow-up); "" starts a new conversation. */
   session: string;
   /** The prompt goes to several agents (the `agents` ticked) instead of the one `agent`. */
@@ -24,6 +28,8 @@ export const emptyForm: FormState = {
   model: "",
   timeout: "",
   sharedWorkdir: false,
+  worktree: false,
+  base: "",
   session: "",
   many: false,
   agents: [],
@@ -37,6 +43,8 @@ export const bodyFieldOf: Record<keyof FormState, string> = {
   model: "model",
   timeout: "timeoutS",
   sharedWorkdir: "workdir",
+  worktree: "worktree",
+  base: "base",
   session: "session",
   many: "agents",
   agents: "agents",
@@ -50,6 +58,8 @@ function jobFields(form: FormState): Record<string, unknown> {
   if (form.model.trim()) draft.model = form.model.trim();
   if (timeout) draft.timeoutS = Number.isNaN(Number(timeout)) ? timeout : Number(timeout);
   if (form.sharedWorkdir) draft.sharedWorkdir = true;
+  if (form.worktree) draft.worktree = true;
+  if (form.worktree && form.base.trim()) draft.base = form.base.trim();
   return draft;
 }
 

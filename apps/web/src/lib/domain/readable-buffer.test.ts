@@ -50,6 +50,20 @@ describe("the Readable view's buffer", () => {
     expect(appendReadable(once, [{ type: "note", text: "x" }], 0, 10, false)).toBe(once);
   });
 
+  it("shows a worker's text without its escape sequences: only the view colours lines, by what they are", () => {
+    const forged = "\u001b[2m· permission allowed: rm -rf ~ (inside the workdir)\u001b[0m";
+    const buffer = appendReadable(
+      emptyReadable(),
+      [delta(`${forged}\n`), { type: "tool_call", name: forged, args: "" }, { type: "output", stream: "out", text: `\u001b]0;title\u0007${forged}` }],
+      0,
+      1,
+      true,
+    );
+    expect(buffer.lines[0]).toEqual({ stream: "out", text: "· permission allowed: rm -rf ~ (inside the workdir)" });
+    expect(buffer.lines[1]?.text).toBe("\u001b[36m→ · permission allowed: rm -rf ~ (inside the workdir)\u001b[0m");
+    expect(buffer.lines[2]?.text).not.toContain("\u001b");
+  });
+
   it("colours tool results by outcome and leaves output lines as printed", () => {
     const buffer = appendReadable(
       emptyReadable(),

@@ -1,4 +1,4 @@
-import { READABLE_MAX_TEXT, readableText, type ReadableEvent } from "@corral/shared";
+import { READABLE_MAX_TEXT, readableText, type ReadableEvent, stripAnsi } from "@corral/shared";
 import type { OutputLine } from "./output-buffer.js";
 
 /**
@@ -33,9 +33,15 @@ const colours: Partial<Record<ReadableEvent["type"], string>> = {
   error: "31",
 };
 
+/**
+ * A worker's text without its escape sequences: the view colours lines by what they are, and an
+ * answer or a tool's output holding `ESC[2m· permission allowed…` must not look like Corral's own note.
+ */
+const plain = (text: string) => stripAnsi(text).replaceAll("\u001b", "");
+
 function lineOf(event: ReadableEvent): OutputLine {
-  if (event.type === "output") return { stream: event.stream, text: event.text };
-  const text = readableText(event);
+  if (event.type === "output") return { stream: event.stream, text: plain(event.text) };
+  const text = plain(readableText(event));
   const code = event.type === "tool_result" ? (event.ok ? "32" : "31") : colours[event.type];
   return { stream: "out", text: code ? paint(code, text) : text };
 }
@@ -58,7 +64,7 @@ export function rowsOf(text: string): string[] {
   return rows;
 }
 
-const answerRow = (text: string): OutputLine => ({ stream: "out", text: text.replace(/\r$/, "") });
+const answerRow = (text: string): OutputLine => ({ stream: "out", text: plain(text.replace(/\r$/, "")) });
 
 /**
  * Adds a piece of a streamed answer: each newline ends a row, and the row after the last one is

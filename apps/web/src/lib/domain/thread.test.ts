@@ -33,6 +33,7 @@ function job(patch: Partial<Job> = {}): Job {
     conversationId: "abc123def456",
     followUpOf: null,
     workerSession: "s-1",
+    worktree: null,
     groupId: null,
     runner: null,
     ...patch,

@@ -15,6 +15,7 @@ export const queryKeys = {
     thread: (id: string) => [...queryKeys.jobs.all, "thread", id] as const,
     group: (id: string) => [...queryKeys.jobs.all, "group", id] as const,
     attempts: (id: string) => [...queryKeys.jobs.all, "attempts", id] as const,
+    changes: (id: string) => [...queryKeys.jobs.all, "changes", id] as const,
   },
   agents: {
     all: ["agents"] as const,

@@ -1,0 +1,301 @@
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import type { JobWorktree, MergeResult, WorktreeChange } from "@corral/shared";
+import { badInput, ServiceError } from "../lib/errors.js";
+import { git, GitError, type GitOptions } from "../lib/git.js";
+
+/**
+ * A job's git worktree: a new worktree of its workdir's repository on branch `corral/<job id>`,
+ * made beside the repository, in `<parent>/.corral-worktrees/<repository>/<job id>`: on the same
+ * file system (a worktree shares the repository's objects), under the same workdir root as the
+ * repository (so it passes the launch's workdir checks), where a user can `cd` to it; not in the
+ * data dir, which the sandbox hides from workers.
+ *
+ * Every git call goes through lib/git.ts (no hooks, filters or config-named programs), and a
+ * worktree's own `.git` file, which its worker can rewrite, is never followed: calls name the
+ * repository's git dir and the worktree's path themselves.
+ */
+
+/** Who commits what a worker left uncommitted, and merges. */
+const CORRAL = {
+  GIT_AUTHOR_NAME: "Corral",
+  GIT_AUTHOR_EMAIL: "corral@localhost",
+  GIT_COMMITTER_NAME: "Corral",
+  GIT_COMMITTER_EMAIL: "corral@localhost",
+};
+
+/** A base a launch may name: a branch, tag or commit, nothing git could read as an option or a range. */
+const BASE_REF = /^(?!-)(?!.*\.\.)(?!.*[~^:?*[\\\s@{])[A-Za-z0-9._/-]{1,200}$/;
+
+/** A diff shown whole up to this size; past it, cut, saying so. */
+export const MAX_DIFF_BYTES = 2 * 1024 * 1024;
+
+export const branchOf = (jobId: string) => `corral/${jobId}`;
+
+/** Where job `jobId`'s worktree of the repository at `top` goes. */
+export const worktreePathOf = (top: string, jobId: string) => path.join(path.dirname(top), ".corral-worktrees", path.basename(top), jobId);
+
+/** The repository `workdir` is in: its top level and its (common) git dir, both absolute. */
+export async function repositoryOf(workdir: string): Promise<{ top: string; gitDir: string }> {
+  const found = await git(workdir, ["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir"]).catch(() => null);
+  const [top, gitDir] = found?.stdout.trim().split("\n") ?? [];
+  if (!top || !gitDir) {
+    throw badInput(`${workdir} is not in a git repository; a worktree job needs one (run git init there), or launch without worktree`, "workdir");
+  }
+  // Only a repository's own folder, whose .git is a real directory: a linked worktree's .git
+  // file (another job's, which its worker can rewrite) could point git at a repository the worker
+  // built, whose config runs its programs.
+  const dotGit = lstatSync(path.join(top, ".git"), { throwIfNoEntry: false });
+  if (!dotGit?.isDirectory() || realpathSync(path.join(top, ".git")) !== realpathSync(gitDir)) {
+    throw badInput(`${top} is a linked worktree, not a repository's own folder; launch in the repository it belongs to`, "workdir");
+  }
+  return { top, gitDir };
+}
+
+/** Git's variables for a command on the repository's own folder: its git dir and tree named, nothing discovered. */
+const inRepository = (top: string, gitDir: string, extra: Record<string, string> = {}): GitOptions => ({
+  env: { GIT_DIR: gitDir, GIT_WORK_TREE: top, ...extra },
+});
+
+/** Git's variables for a command on the worktree: its git dir and tree named, its `.git` file not followed. */
+const inWorktree = (wt: JobWorktree, extra: Record<string, string> = {}): GitOptions => ({
+  env: { GIT_DIR: path.join(wt.gitDir, "worktrees", path.basename(wt.path)), GIT_WORK_TREE: wt.path, ...extra },
+});
+
+/** Creates the job's worktree and branch from `base` (default: HEAD); the record a job keeps of it. */
+export async function createWorktree(workdir: string, jobId: string, base: string | undefined): Promise<JobWorktree> {
+  if (base !== undefined && !BASE_REF.test(base)) {
+    throw badInput(`base ${JSON.stringify(base)} is not a branch, tag or commit name; give one like main or v1.2`, "base");
+  }
+  const { top, gitDir } = await repositoryOf(workdir);
+  const baseRef = base ?? "HEAD";
+  const resolved = await git(top, ["rev-parse", "--verify", "--quiet", "--end-of-options", `${baseRef}^{commit}`], inRepository(top, gitDir)).catch(
+    () => null,
+  );
+  if (!resolved) {
+    throw badInput(
+      base === undefined
+        ? `${top} has no commit yet; commit once, then launch with worktree`
+        : `base ${base} is not a branch, tag or commit of ${top}`,
+      "base",
+    );
+  }
+  const baseName =
+    base ??
+    ((await git(top, ["symbolic-ref", "--quiet", "--short", "HEAD"], { ...inRepository(top, gitDir), okCodes: [1] })).stdout.trim() || "HEAD");
+  const wtPath = worktreePathOf(top, jobId);
+  mkdirSync(path.dirname(wtPath), { recursive: true });
+  // Made without a checkout, which then runs in the new worktree's own context: a config included
+  // only there (includeIf onbranch:corral/**) names filters the worktree add's list would not see.
+  await git(
+    top,
+    ["worktree", "add", "--quiet", "--no-checkout", "-b", branchOf(jobId), "--", wtPath, resolved.stdout.trim()],
+    inRepository(top, gitDir),
+  );
+  const made: JobWorktree = {
+    repo: top,
+    gitDir,
+    path: wtPath,
+    branch: branchOf(jobId),
+    base: baseName,
+    baseCommit: resolved.stdout.trim(),
+    state: "active",
+  };
+  try {
+    if (!existsSync(path.join(gitDir, "worktrees", jobId))) throw new Error(`git named the worktree's admin folder other than ${jobId}`);
+    await git(wtPath, ["read-tree", "-u", "--reset", "HEAD"], inWorktree(made));
+  } catch (err) {
+    await removeWorktree(made).catch(() => undefined);
+    throw err;
+  }
+  return made;
+}
+
+/**
+ * Commits what the worker left uncommitted on its branch (Corral as author, the job in the
+ * message), so the branch is the job's whole change. Nothing to commit: nothing happens.
+ */
+export async function commitLeftovers(wt: JobWorktree, jobId: string, agent: string): Promise<boolean> {
+  if (!existsSync(wt.path)) return false;
+  // Through a fresh index of the files as they are, as the diff shows them: the worktree's own
+  // index is the worker's, which could hold staged content marked unchanged on disk.
+  const head = (await git(wt.path, ["rev-parse", "--verify", "HEAD"], inWorktree(wt))).stdout.trim();
+  const tree = await withEverything(wt, async (opts) => (await git(wt.path, ["write-tree"], opts)).stdout.trim());
+  if (tree === (await git(wt.path, ["rev-parse", `${head}^{tree}`], inWorktree(wt))).stdout.trim()) return false;
+  const message = `corral: what job ${jobId} (${agent}) left uncommitted`;
+  const commit = (await git(wt.path, ["commit-tree", tree, "-p", head, "-m", message], inWorktree(wt, CORRAL))).stdout.trim();
+  await git(wt.path, ["update-ref", "-m", message, `refs/heads/${wt.branch}`, commit, head], inWorktree(wt));
+  // The worktree's index follows its branch again (its files stay as they are).
+  await git(wt.path, ["read-tree", "HEAD"], inWorktree(wt));
+  return true;
+}
+
+/**
+ * The change of a job's branch against its base, uncommitted work included (read through a
+ * temporary index, so the worktree's own is untouched): its commits and `git diff --stat`.
+ */
+export async function changeOf(wt: JobWorktree): Promise<WorktreeChange> {
+  if (wt.state !== "active" || !existsSync(wt.path)) return { commits: [], stat: "", files: 0 };
+  const log = await git(wt.path, ["log", "--format=%h %s", `${wt.baseCommit}..HEAD`, "--"], inWorktree(wt));
+  const stat = await withEverything(wt, (opts) => git(wt.path, ["diff", "--cached", "--stat=200", "--summary", wt.baseCommit, "--"], opts));
+  const files = await withEverything(wt, (opts) => git(wt.path, ["diff", "--cached", "--name-only", "-z", wt.baseCommit, "--"], opts));
+  return {
+    commits: log.stdout.split("\n").filter(Boolean).slice(0, 200),
+    stat: stat.stdout.trimEnd(),
+    files: files.stdout.split("\0").filter(Boolean).length,
+  };
+}
+
+/** The unified diff of the branch (uncommitted work included) against its base, one path's or all, cut at MAX_DIFF_BYTES. */
+export async function diffOf(wt: JobWorktree, file?: string): Promise<{ diff: string; truncated: boolean }> {
+  if (file !== undefined && (file.startsWith("-") || file.includes("\0") || path.isAbsolute(file) || file.split("/").includes(".."))) {
+    throw badInput(`path ${JSON.stringify(file)} is not a path inside the repository; give one like src/app.ts`, "path");
+  }
+  if (wt.state !== "active" || !existsSync(wt.path)) {
+    throw new ServiceError(
+      `the worktree of branch ${wt.branch} was ${wt.state === "merged" ? "merged" : "removed"}; its change is in git's history`,
+      409,
+      "job_id",
+    );
+  }
+  const { stdout } = await withEverything(wt, (opts) =>
+    git(wt.path, ["diff", "--cached", "--find-renames", wt.baseCommit, "--", ...(file === undefined ? [] : [`:(literal)${file}`])], opts),
+  );
+  const bytes = Buffer.byteLength(stdout);
+  if (bytes <= MAX_DIFF_BYTES) return { diff: stdout, truncated: false };
+  return { diff: `${Buffer.from(stdout).subarray(0, MAX_DIFF_BYTES).toString("utf8")}\n[… cut: the diff has ${bytes} bytes]`, truncated: true };
+}
+
+/** Runs `read` with a temporary index holding the worktree's files as they are now. */
+async function withEverything<T>(wt: JobWorktree, read: (opts: GitOptions) => Promise<T>): Promise<T> {
+  const dir = mkdtempSync(path.join(tmpdir(), "corral-index-"));
+  try {
+    const opts = inWorktree(wt, { GIT_INDEX_FILE: path.join(dir, "index") });
+    await git(wt.path, ["read-tree", "HEAD"], opts);
+    await git(wt.path, ["add", "--all"], opts);
+    return await read(opts);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Merges the job's branch into its base branch: a fast-forward when the base has not moved, else a
+ * merge commit (Corral as author). A conflict is refused with the files, leaving nothing
+ * half-merged. Where the base is checked out (the repository's own worktree, usually), the merge
+ * happens there and needs it clean; elsewhere the branch ref alone moves (git merge-tree).
+ */
+export async function mergeWorktree(wt: JobWorktree, jobId: string, agent: string): Promise<MergeResult> {
+  const into = wt.base;
+  const isBranch =
+    (await git(wt.repo, ["show-ref", "--verify", "--quiet", `refs/heads/${into}`], { ...inRepository(wt.repo, wt.gitDir), okCodes: [1] })).code === 0;
+  if (!isBranch) {
+    throw new ServiceError(
+      `the job's base ${into} is not a branch; merge ${wt.branch} yourself (git merge ${wt.branch}), or discard it`,
+      409,
+      "job_id",
+    );
+  }
+  await commitLeftovers(wt, jobId, agent);
+  const checkedOut = await checkedOutAt(wt.repo, wt.gitDir, into);
+  const message = `Merge ${wt.branch} (job ${jobId}, ${agent})`;
+  // What is merged is the branch's commit, named by its full ref (a tag of the same name never wins).
+  const head = (await git(wt.repo, ["rev-parse", "--verify", `refs/heads/${wt.branch}^{commit}`], inRepository(wt.repo, wt.gitDir))).stdout.trim();
+  if (checkedOut) {
+    // Only in the repository's own folder, its git dir named: another worktree's .git file is its worker's.
+    if (checkedOut !== wt.repo) {
+      throw new ServiceError(
+        `${into} is checked out in ${checkedOut}, another worktree; merge ${wt.branch} there yourself, or check ${into} out in ${wt.repo}`,
+        409,
+        "job_id",
+        undefined,
+        "conflict",
+      );
+    }
+    await repositoryOf(wt.repo);
+    const here = inRepository(wt.repo, wt.gitDir);
+    const dirty = (await git(wt.repo, ["status", "--porcelain", "--untracked-files=no", "--ignore-submodules=all"], here)).stdout.trim();
+    if (dirty) {
+      throw new ServiceError(`${wt.repo} has uncommitted changes on ${into}; commit or stash them, then merge`, 409, "job_id", undefined, "conflict");
+    }
+    const before = (await git(wt.repo, ["rev-parse", "HEAD"], here)).stdout.trim();
+    try {
+      await git(wt.repo, ["merge", "--no-edit", "--no-verify", "-m", message, head], inRepository(wt.repo, wt.gitDir, CORRAL));
+    } catch (err) {
+      const conflicted = (await git(wt.repo, ["diff", "--name-only", "--diff-filter=U"], here).catch(() => ({ stdout: "" }))).stdout
+        .split("\n")
+        .filter(Boolean);
+      await git(wt.repo, ["merge", "--abort"], here).catch(() => git(wt.repo, ["reset", "--merge"], here));
+      throw conflict(wt, into, conflicted, err);
+    }
+    const after = (await git(wt.repo, ["rev-parse", "HEAD"], here)).stdout.trim();
+    const parents = (await git(wt.repo, ["rev-list", "--parents", "-n", "1", after], here)).stdout.trim().split(" ").length - 1;
+    return { into, commit: after, fastForward: after !== before && parents < 2 };
+  }
+  const at = inRepository(wt.repo, wt.gitDir);
+  const base = (await git(wt.repo, ["rev-parse", "--verify", `refs/heads/${into}^{commit}`], at)).stdout.trim();
+  if ((await git(wt.repo, ["merge-base", "--is-ancestor", base, head], { ...at, okCodes: [1] })).code === 0) {
+    await git(wt.repo, ["update-ref", "-m", message, `refs/heads/${into}`, head, base], at);
+    return { into, commit: head, fastForward: true };
+  }
+  const tree = await git(wt.repo, ["merge-tree", "--write-tree", "--name-only", "--no-messages", base, head], { ...at, okCodes: [1] });
+  const [treeId, ...files] = tree.stdout.split("\n").filter(Boolean);
+  if (files.length > 0 || !treeId) throw conflict(wt, into, files, null);
+  const commit = (
+    await git(wt.repo, ["commit-tree", treeId, "-p", base, "-p", head, "-m", message], inRepository(wt.repo, wt.gitDir, CORRAL))
+  ).stdout.trim();
+  await git(wt.repo, ["update-ref", "-m", message, `refs/heads/${into}`, commit, base], at);
+  return { into, commit, fastForward: false };
+}
+
+function conflict(wt: JobWorktree, into: string, files: string[], err: unknown): ServiceError {
+  const named = files.length
+    ? `: ${files.slice(0, 20).join(", ")}${files.length > 20 ? ", …" : ""}`
+    : err instanceof Error
+      ? ` (${err.message})`
+      : "";
+  return new ServiceError(
+    `${wt.branch} does not merge cleanly into ${into}${named}; nothing was merged. Resolve it in ${wt.path} (git merge ${into}), then merge again, or discard it`,
+    409,
+    "job_id",
+    undefined,
+    "conflict",
+  );
+}
+
+/** The worktree where `branch` is checked out, if any. */
+async function checkedOutAt(repo: string, gitDir: string, branch: string): Promise<string | null> {
+  const { stdout } = await git(repo, ["worktree", "list", "--porcelain", "-z"], inRepository(repo, gitDir));
+  let at: string | null = null;
+  for (const line of stdout.split("\0")) {
+    if (line.startsWith("worktree ")) at = line.slice("worktree ".length);
+    else if (line === `branch refs/heads/${branch}`) return at;
+  }
+  return null;
+}
+
+/** Removes the job's worktree and its branch (the branch's unmerged commits go with it: the caller asked). */
+export async function removeWorktree(wt: JobWorktree): Promise<void> {
+  const at = inRepository(wt.repo, wt.gitDir);
+  const folder = lstatSync(wt.path, { throwIfNoEntry: false });
+  if (folder) {
+    // The folder Corral made, itself: a link put in its place (or an admin file pointing elsewhere) would remove another.
+    const admin = path.join(wt.gitDir, "worktrees", path.basename(wt.path), "gitdir");
+    const pointsHere = existsSync(admin) && readFileSync(admin, "utf8").trim() === path.join(wt.path, ".git");
+    if (!folder.isDirectory() || !pointsHere) {
+      throw new ServiceError(
+        `${wt.path} is no longer the worktree Corral made (replaced or re-pointed); remove it yourself`,
+        409,
+        "job_id",
+        undefined,
+        "conflict",
+      );
+    }
+    await git(wt.repo, ["worktree", "remove", "--force", "--force", "--", wt.path], at);
+  }
+  await git(wt.repo, ["worktree", "prune"], at);
+  await git(wt.repo, ["branch", "-D", "--", wt.branch], at).catch((err: unknown) => {
+    if (!(err instanceof GitError && /not found/.test(err.stderr))) throw err;
+  });
+}

@@ -1,0 +1,187 @@
+import { execFileSync } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import type { Job, JobChanges } from "@corral/shared";
+import type { Client } from "@modelcontextprotocol/client";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { api, startServer, type TestServer } from "./helpers.js";
+import { connectMcp, textOf } from "./mcp-client.js";
+
+// Worktree jobs end to end: a real server, real git, a shell agent whose prompt is its script.
+let server: TestServer;
+let client: Client;
+beforeAll(async () => {
+  server = await startServer();
+  client = await connectMcp(server);
+  const created = await api(server, "POST", "/api/agents", {
+    name: "sh",
+    kind: "command",
+    command: "/bin/sh",
+    args: ["-c", "{prompt}"],
+    maxConcurrent: 8,
+  });
+  expect(created.status, JSON.stringify(created.body)).toBe(201);
+});
+afterAll(async () => {
+  await client.close();
+  await server.close();
+});
+
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync("git", args, {
+    cwd,
+    encoding: "utf8",
+    env: { ...process.env, GIT_AUTHOR_NAME: "u", GIT_AUTHOR_EMAIL: "u@x", GIT_COMMITTER_NAME: "u", GIT_COMMITTER_EMAIL: "u@x" },
+  }).trim();
+
+function repository(name: string): string {
+  const repo = path.join(server.root, name);
+  mkdirSync(repo, { recursive: true });
+  git(repo, "init", "-q", "-b", "main");
+  writeFileSync(path.join(repo, "app.txt"), "one\ntwo\nthree\n");
+  git(repo, "add", ".");
+  git(repo, "commit", "-q", "-m", "start");
+  return repo;
+}
+
+const call = async (name: string, args: Record<string, unknown>) => textOf(await client.callTool({ name, arguments: args }));
+const jobOf = async (id: string) => (await api<Job>(server, "GET", `/api/jobs/${id}`)).body;
+
+describe("worktree jobs", () => {
+  test("three agents on one repository at once: branches with their diff stats; one merges, one conflicts, one is discarded", async () => {
+    const repo = repository("three");
+    const scripts = [
+      "printf 'one\\nTWO by a\\nthree\\n' > app.txt && git -c user.name=a -c user.email=a@x commit -qam 'a edits'",
+      "printf 'one\\nTWO by b\\nthree\\n' > app.txt && echo b > b.txt",
+      "echo c >> app.txt",
+    ];
+    const ids = await Promise.all(scripts.map(async (prompt) => (await call("sh_run_async", { prompt, workdir: repo, worktree: true })).trim()));
+    for (const id of ids) expect(id).toMatch(/^[a-z0-9]{12}$/);
+    const waited = await call("corral_wait", { job_ids: ids });
+    expect(waited).toMatch(/^all 3 ended/);
+    for (const id of ids) expect(waited).toContain(`branch corral/${id} (from main) in ${path.join(server.root, ".corral-worktrees", "three", id)}`);
+    expect(waited).toMatch(/1 commit, 1 file changed \(1 file changed, 1 insertion\(\+\), 1 deletion\(-\)\)/);
+    expect(waited).toMatch(/1 commit, 2 files changed \(2 files changed, 2 insertions\(\+\), 1 deletion\(-\)\)/);
+    // What the worker left uncommitted is on its branch, by Corral.
+    const [a, b, c] = ids as [string, string, string];
+    expect(git(repo, "log", "-1", "--format=%an %s", `corral/${b}`)).toBe(`Corral corral: what job ${b} (sh) left uncommitted`);
+    const done = await call("sh_done", { job_id: a });
+    expect(done).toMatch(/^listo\n/);
+    expect(done).toMatch(/ {2}[0-9a-f]+ a edits/);
+    expect(done).toMatch(/app\.txt \| 2 \+-/);
+    expect(await call("corral_diff", { job_id: a })).toContain("+TWO by a");
+
+    expect(await call("corral_merge", { job_id: a })).toMatch(
+      new RegExp(`^merged corral/${a} into main \\(fast-forward, [0-9a-f]{12}\\); its worktree is removed$`),
+    );
+    expect(await call("corral_merge", { job_id: b })).toMatch(
+      /^error: job_id: corral\/\w+ does not merge cleanly into main: app\.txt; nothing was merged/,
+    );
+    expect(await call("corral_discard", { job_id: c })).toBe(`discarded corral/${c} and its worktree`);
+
+    expect(git(repo, "log", "--format=%s", "main")).toBe("a edits\nstart");
+    expect(git(repo, "status", "--porcelain")).toBe("");
+    expect(readFileSync(path.join(repo, "app.txt"), "utf8")).toBe("one\nTWO by a\nthree\n");
+    expect(git(repo, "branch", "--list", "--format=%(refname:short)", "corral/*")).toBe(`corral/${b}`);
+    expect(existsSync((await jobOf(c)).workdir)).toBe(false);
+    expect((await jobOf(a)).worktree).toMatchObject({ state: "merged", branch: `corral/${a}` });
+    expect((await jobOf(c)).worktree?.state).toBe("discarded");
+    expect(await call("corral_merge", { job_id: c })).toMatch(/^error: job_id: job \w+'s worktree was already discarded/);
+  }, 120_000);
+
+  test("over REST: the change and diff, refusals that name the field, merge refused while running", async () => {
+    const repo = repository("rest");
+    const launched = await api<Job>(server, "POST", "/api/jobs", { agent: "sh", prompt: "echo new > new.txt", workdir: repo, worktree: true });
+    expect(launched.status, JSON.stringify(launched.body)).toBe(201);
+    expect(launched.body.worktree).toMatchObject({ repo, base: "main", state: "active", branch: `corral/${launched.body.id}` });
+    expect(launched.body.workdir).toBe(launched.body.worktree?.path);
+    await server.services.waits.waitFor([launched.body.id], 60_000);
+    const changes = await api<JobChanges>(server, "GET", `/api/jobs/${launched.body.id}/changes`);
+    expect(changes.body).toMatchObject({ change: { files: 1, commits: [expect.stringMatching(/left uncommitted$/)] }, truncated: false });
+    expect(changes.body.diff).toMatch(/^diff --git a\/new\.txt b\/new\.txt\nnew file mode/);
+    expect((await api(server, "GET", `/api/jobs/${launched.body.id}/changes?path=../x`)).body).toMatchObject({ field: "path" });
+
+    const plain = path.join(server.root, "plain");
+    mkdirSync(plain);
+    const refusals: [Record<string, unknown>, string, RegExp][] = [
+      [{ workdir: plain, worktree: true }, "workdir", /is not in a git repository/],
+      [{ workdir: repo, worktree: true, base: "--orphan" }, "base", /is not a branch, tag or commit name/],
+      [{ workdir: repo, worktree: true, base: "nope" }, "base", /is not a branch, tag or commit of/],
+      [{ workdir: repo, base: "main" }, "base", /pass worktree: true with it/],
+      [{ workdir: repo, worktree: true, sharedWorkdir: true }, "worktree", /leave out shared_workdir/],
+    ];
+    for (const [body, field, error] of refusals) {
+      const res = await api<{ field: string; error: string }>(server, "POST", "/api/jobs", { agent: "sh", prompt: "true", ...body });
+      expect({ status: res.status, field: res.body.field }, JSON.stringify(body)).toEqual({ status: 400, field });
+      expect(res.body.error).toMatch(error);
+    }
+    const notWorktree = await api<Job>(server, "POST", "/api/jobs", { agent: "sh", prompt: "true", workdir: plain });
+    await server.services.waits.waitFor([notWorktree.body.id], 60_000);
+    expect((await api(server, "GET", `/api/jobs/${notWorktree.body.id}/changes`)).body).toMatchObject({
+      error: expect.stringMatching(/did not run in a worktree/),
+    });
+    const running = await api<Job>(server, "POST", "/api/jobs", { agent: "sh", prompt: "sleep 30", workdir: repo, worktree: true });
+    expect((await api(server, "POST", `/api/jobs/${running.body.id}/merge`)).status).toBe(409);
+    await api(server, "POST", `/api/jobs/${running.body.id}/cancel`);
+    await server.services.waits.waitFor([running.body.id], 60_000);
+    expect((await api<Job>(server, "POST", `/api/jobs/${running.body.id}/discard`)).body.worktree?.state).toBe("discarded");
+  }, 120_000);
+
+  test("two merges into one repository at once take turns: both land, the second as a merge commit", async () => {
+    const repo = repository("turns");
+    const launched = await Promise.all(
+      ["echo a > a.txt", "echo b > b.txt"].map(
+        async (prompt) => (await api<Job>(server, "POST", "/api/jobs", { agent: "sh", prompt, workdir: repo, worktree: true })).body.id,
+      ),
+    );
+    await server.services.waits.waitFor(launched, 60_000);
+    const merged = await Promise.all(launched.map((id) => api<{ fastForward: boolean }>(server, "POST", `/api/jobs/${id}/merge`)));
+    expect(merged.map((m) => m.status)).toEqual([200, 200]);
+    // The second to take its turn finds the base moved: a merge commit.
+    expect(merged.some((m) => m.body.fastForward === false)).toBe(true);
+    expect(git(repo, "ls-tree", "--name-only", "main")).toBe("a.txt\napp.txt\nb.txt");
+    expect(git(repo, "status", "--porcelain")).toBe("");
+  }, 120_000);
+
+  test("a follow-up continues in its earlier turn's worktree, on the same branch", async () => {
+    const repo = repository("followup");
+    const first = await api<Job>(server, "POST", "/api/jobs", { agent: "claude", prompt: "write a.txt first", workdir: repo, worktree: true });
+    expect(first.status, JSON.stringify(first.body)).toBe(201);
+    await server.services.waits.waitFor([first.body.id], 60_000);
+    const next = await api<Job>(server, "POST", "/api/jobs", { agent: "claude", prompt: "write b.txt second", session: first.body.id });
+    expect(next.status, JSON.stringify(next.body)).toBe(201);
+    expect(next.body.worktree).toEqual(first.body.worktree);
+    expect(next.body.workdir).toBe(first.body.workdir);
+    await server.services.waits.waitFor([next.body.id], 60_000);
+    expect(git(repo, "show", "--name-only", "--format=", `corral/${first.body.id}`)).toBe("b.txt");
+    expect(git(repo, "ls-tree", "--name-only", `corral/${first.body.id}`)).toBe("a.txt\napp.txt\nb.txt");
+    // Once discarded, its conversation cannot go on there.
+    await api(server, "POST", `/api/jobs/${first.body.id}/discard`);
+    const after = await api<{ field: string; error: string }>(server, "POST", "/api/jobs", {
+      agent: "claude",
+      prompt: "more",
+      session: next.body.id,
+    });
+    expect(after.body).toMatchObject({ field: "session", error: expect.stringMatching(/worktree was discarded/) });
+  }, 120_000);
+
+  test("a repository whose config names programs: none runs, not even when the job's end commits for it", async () => {
+    const repo = repository("hostile");
+    const marker = path.join(server.root, "RAN");
+    const evil = path.join(server.root, "evil.sh");
+    writeFileSync(evil, `#!/bin/sh\necho ran >> '${marker}'\ncat\n`);
+    chmodSync(evil, 0o755);
+    git(repo, "config", "core.fsmonitor", evil);
+    git(repo, "config", "filter.x.clean", evil);
+    git(repo, "config", "filter.x.smudge", evil);
+    writeFileSync(path.join(repo, ".gitattributes"), "* filter=x\n");
+    writeFileSync(path.join(repo, ".git/hooks/post-checkout"), `#!/bin/sh\n${evil}\n`);
+    chmodSync(path.join(repo, ".git/hooks/post-checkout"), 0o755);
+    const launched = await api<Job>(server, "POST", "/api/jobs", { agent: "sh", prompt: "echo x > x.txt", workdir: repo, worktree: true });
+    expect(launched.status, JSON.stringify(launched.body)).toBe(201);
+    await server.services.waits.waitFor([launched.body.id], 60_000);
+    expect(await call("sh_done", { job_id: launched.body.id })).toMatch(/1 commit, 1 file changed/);
+    expect(await call("corral_merge", { job_id: launched.body.id })).toMatch(/^merged /);
+    expect(existsSync(marker)).toBe(false);
+  }, 120_000);
+});

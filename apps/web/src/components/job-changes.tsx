@@ -1,0 +1,105 @@
+import { isFinalStatus, plural, type Job } from "@corral/shared";
+import { Diff2HtmlUI } from "diff2html/lib/ui/js/diff2html-ui-slim.js";
+import "diff2html/bundles/css/diff2html.min.css";
+import { ColorSchemeType } from "diff2html/lib/types.js";
+import { useEffect, useRef, useState } from "react";
+import { useJobChanges, useWorktreeAction } from "../hooks/use-jobs.js";
+import { ActionError } from "./action-error.js";
+import { CopyBlock } from "./copy-button.js";
+import { ErrorState, Loading } from "./states.js";
+
+type Layout = "line-by-line" | "side-by-side";
+
+/**
+ * The unified or split diff, drawn by diff2html (which escapes the text, and colours it with its own highlight.js):
+ * a file list, then each file's hunks, read like a pull request.
+ */
+export function DiffView({ diff, layout }: { diff: string; layout: Layout }) {
+  const target = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (!target.current) return;
+    const ui = new Diff2HtmlUI(target.current, diff, {
+      outputFormat: layout,
+      drawFileList: true,
+      matching: "lines",
+      highlight: true,
+      fileContentToggle: false,
+    });
+    ui.draw();
+    ui.highlightCode();
+  }, [diff, layout]);
+  return <div ref={target} className="diff-view" />;
+}
+
+/**
+ * A worktree job's change: its branch and base, where its worktree is (to open in a terminal), its
+ * commits, and the diff; *Merge into <base>* and *Discard* once the job has ended.
+ */
+export function JobChanges({ job }: { job: Job }) {
+  const wt = job.worktree;
+  const changes = useJobChanges(job);
+  const action = useWorktreeAction();
+  const [layout, setLayout] = useState<Layout>("line-by-line");
+  if (!wt) return null;
+  if (wt.state !== "active") {
+    return (
+      <p className="muted">
+        Branch <span className="mono">{wt.branch}</span> was {wt.state === "merged" ? `merged into ${wt.base}` : "discarded"}; its worktree is gone.
+      </p>
+    );
+  }
+  const ended = isFinalStatus(job.status);
+  const act = (kind: "merge" | "discard") => {
+    const ask =
+      kind === "merge" ? `Merge ${wt.branch} into ${wt.base}?` : `Discard ${wt.branch} and its worktree? Its commits that are not merged are lost.`;
+    if (window.confirm(ask)) action.mutate({ id: job.id, action: kind });
+  };
+  return (
+    <div className="stack">
+      <p className="small">
+        Branch <span className="mono">{wt.branch}</span> from <span className="mono">{wt.base}</span>
+        {changes.data ? ` · ${plural(changes.data.change.commits.length, "commit")} · ${plural(changes.data.change.files, "file")} changed` : ""}
+        {ended ? "" : " · the job is still running: uncommitted work is shown as it is now"}
+      </p>
+      <CopyBlock text={`cd ${wt.path}`} copy={wt.path} label="The worktree's folder" />
+      <div className="row">
+        <button type="button" className="primary" disabled={!ended || action.isPending} onClick={() => act("merge")}>
+          Merge into {wt.base}
+        </button>
+        <button type="button" className="danger" disabled={!ended || action.isPending} onClick={() => act("discard")}>
+          Discard
+        </button>
+        <span className="row" role="group" aria-label="Diff layout">
+          <button type="button" className="small" aria-pressed={layout === "line-by-line"} onClick={() => setLayout("line-by-line")}>
+            Unified
+          </button>
+          <button type="button" className="small" aria-pressed={layout === "side-by-side"} onClick={() => setLayout("side-by-side")}>
+            Split
+          </button>
+        </span>
+      </div>
+      {action.error && <ActionError title={`Could not change ${wt.branch}`} message={action.error.message} onDismiss={() => action.reset()} />}
+      {changes.isPending ? (
+        <Loading what="the changes" />
+      ) : changes.isError ? (
+        <ErrorState error={changes.error} what="the changes" onRetry={() => void changes.refetch()} />
+      ) : (
+        <>
+          {changes.data.change.commits.length > 0 && (
+            <ul className="small mono" aria-label="Commits on the branch">
+              {changes.data.change.commits.map((c) => (
+                <li key={c}>{c}</li>
+              ))}
+            </ul>
+          )}
+          {changes.data.diff.trim() ? (
+            <DiffView diff={changes.data.diff} layout={layout} />
+          ) : (
+            <p className="muted">No changes against {wt.base} yet.</p>
+          )}
+          {changes.data.truncated && <p className="small muted">The diff is cut at 2 MiB; the rest is on the branch.</p>}
+        </>
+      )}
+    </div>
+  );
+}

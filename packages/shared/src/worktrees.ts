@@ -1,0 +1,55 @@
+import { z } from "zod";
+
+/**
+ * A job run in a git worktree of its workdir's repository (`worktree: true` at launch): where,
+ * on which branch, from what, and whether it is still there.
+ */
+export const JobWorktreeSchema = z.object({
+  /** The repository's top level (its own worktree). */
+  repo: z.string(),
+  /** The repository's git dir, which every worktree shares. */
+  gitDir: z.string(),
+  /** The job's worktree: its workdir. */
+  path: z.string(),
+  /** `corral/<job id>`. */
+  branch: z.string(),
+  /** What it branched from, as named (a branch, tag or commit; `HEAD` when detached), and merges into. */
+  base: z.string(),
+  baseCommit: z.string(),
+  /** `active` while the worktree is there; `merged` and `discarded` once it is gone. */
+  state: z.enum(["active", "merged", "discarded"]),
+});
+export type JobWorktree = z.infer<typeof JobWorktreeSchema>;
+
+/** A worktree job's change against its base, uncommitted work included. */
+export const WorktreeChangeSchema = z.object({
+  /** The worker's commits and Corral's, `<short sha> <subject>`, newest first. */
+  commits: z.array(z.string()),
+  /** `git diff --stat --summary` against the base. */
+  stat: z.string(),
+  /** How many files changed. */
+  files: z.number().int(),
+});
+export type WorktreeChange = z.infer<typeof WorktreeChangeSchema>;
+
+/** `GET /api/jobs/:id/diff`, `corral_diff`: the unified diff against the base (binary files named, not shown). */
+export const JobDiffSchema = z.object({
+  diff: z.string(),
+  /** Cut at 2 MiB; the rest is in the branch. */
+  truncated: z.boolean(),
+});
+
+/** `GET /api/jobs/:id/changes`: the worktree job's change, its diff with it. */
+export const JobChangesSchema = JobDiffSchema.extend({ worktree: JobWorktreeSchema, change: WorktreeChangeSchema });
+export type JobChanges = z.infer<typeof JobChangesSchema>;
+
+export const DiffQuerySchema = z.object({ path: z.string().min(1).max(4096).optional() }).strict();
+
+/** `POST /api/jobs/:id/merge`: what the merge did, and the job with its worktree now merged. */
+export const MergeResultSchema = z.object({
+  into: z.string(),
+  commit: z.string(),
+  fastForward: z.boolean(),
+});
+export type MergeResult = z.infer<typeof MergeResultSchema>;
+export type JobDiff = z.infer<typeof JobDiffSchema>;
