@@ -1,3 +1,6 @@
+import { execFileSync } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
 import { expect, type Page, test } from "@playwright/test";
 import type { Job } from "@corral/shared";
 import { expectAccessible, isPhone, signIn, snapshot, token, workdir } from "./helpers.js";
@@ -24,6 +27,21 @@ async function openLaunchForMany(page: Page, agents: string[]): Promise<void> {
     else await box.uncheck();
   }
   for (const agent of agents) await expect(picks.getByRole("checkbox", { name: agent, exact: true })).toBeChecked();
+}
+
+/** A git repository with one commit on `main`, for jobs that run in worktrees of it. */
+function repository(dir: string): string {
+  const git = (...args: string[]) =>
+    execFileSync("git", args, {
+      cwd: dir,
+      env: { ...process.env, GIT_AUTHOR_NAME: "u", GIT_AUTHOR_EMAIL: "u@x", GIT_COMMITTER_NAME: "u", GIT_COMMITTER_EMAIL: "u@x" },
+    });
+  mkdirSync(dir, { recursive: true });
+  git("init", "-q", "-b", "main");
+  writeFileSync(path.join(dir, "README.md"), "start\n");
+  git("add", ".");
+  git("commit", "-q", "-m", "start");
+  return dir;
 }
 
 test.beforeEach(async ({ page }) => {
@@ -115,4 +133,39 @@ test("a refusal launches none and says which agent; the form stays as it was", a
   } finally {
     await page.request.post(`/api/jobs/${busyJob.id}/cancel`, { headers: auth });
   }
+});
+
+test("launched in worktrees, each column shows its branch's diff, then that it was merged or discarded", async ({ page }, testInfo) => {
+  const repo = repository(workdir("compare-worktrees"));
+  const agents = ["codex", "gemini"];
+  await openLaunchForMany(page, agents);
+  // One line far wider than a phone: it scrolls inside the diff's box.
+  await page.getByRole("textbox", { name: "Prompt" }).fill(`write answer.txt ${"forty-two".repeat(60)}\nhello`);
+  await page.locator("#launch-workdir").fill(repo);
+  await page.getByRole("checkbox", { name: /^In a git worktree of its repository/ }).check();
+  await page.getByRole("button", { name: "Launch on 2 agents" }).click();
+  await page.waitForURL(/\/compare\?jobs=[a-z0-9]+,[a-z0-9]+$/);
+  const ids = new URL(page.url()).searchParams.get("jobs")?.split(",") ?? [];
+
+  const columns = agents.map((agent) => page.getByRole("region", { name: new RegExp(`^${agent}, job [a-z0-9]+$`) }));
+  for (const [i, column] of columns.entries()) {
+    await expect(column.locator('[data-status="succeeded"]')).toBeVisible({ timeout: 20_000 });
+    await expect(column.getByRole("heading", { name: "Changes" })).toBeVisible();
+    await expect(column.getByText(`Branch corral/${ids[i]} from main`)).toBeVisible();
+    // What the worker left is committed at its end: the branch holds the whole change.
+    await expect(column.getByText("1 commit · 1 file changed, 1 insertion(+)")).toBeVisible();
+    await expect(column.locator(".compare-diff .d2h-file-wrapper")).toContainText("answer.txt");
+  }
+  // The diffs stand side by side (one under another on a phone); a long line scrolls in its box, never the page.
+  const widths = await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
+  expect(widths[0]).toBeLessThanOrEqual(widths[1] ?? 0);
+  await snapshot(page, testInfo, "compare-worktrees");
+  await expectAccessible(page, "the Compare view with diffs");
+
+  const [merged, discarded] = ids;
+  expect((await page.request.post(`/api/jobs/${merged}/merge`, { headers: auth })).ok()).toBe(true);
+  expect((await page.request.post(`/api/jobs/${discarded}/discard`, { headers: auth })).ok()).toBe(true);
+  await expect(columns[0]?.getByText(/^Merged into main\./) ?? page).toBeVisible();
+  await expect(columns[1]?.getByText(/^Discarded\./) ?? page).toBeVisible();
+  await expect(page.locator(".compare-diff")).toHaveCount(0);
 });

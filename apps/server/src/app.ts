@@ -8,6 +8,7 @@ import type { AppConfig } from "./config.js";
 import { openRegistry } from "./db/open-registry.js";
 import { runnerRoutes } from "./routes/runners.js";
 import { watchRunnerLeases } from "./jobs/remote/leases.js";
+import { keepArchivingWorktrees } from "./review/worktree-archiving.js";
 import { REGISTRY_UNREACHABLE, registryUnreachable } from "./db/registry-error.js";
 import { diskFull, diskFullError } from "./lib/disk-space.js";
 import { lockTimedOut } from "./db/pg/lock-wait.js";
@@ -176,8 +177,10 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
       ? watchRunnerLeases(services.remoteJobs, config.runnerLeaseMs, (err) => app.log.warn({ err }, "could not check runners' heartbeats"))
       : null;
 
+  let stopArchiving: (() => void) | null = null;
   app.addHook("onClose", async () => {
     stopLeases?.();
+    stopArchiving?.();
     await hearingRunners?.close();
     services.configFile.close();
     services.jobEngine.shutdown();
@@ -195,5 +198,12 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   // Before the jobs: a job that ends as it is recovered owes its answer to a conversation.
   await services.conversations.recover();
   await services.jobEngine.recover();
+  // Worktrees left unreviewed past CORRAL_WORKTREE_DAYS lose their folders, never their branches.
+  if (config.worktreeKeepMs !== null) {
+    stopArchiving = keepArchivingWorktrees(services.worktrees, config.worktreeKeepMs, {
+      info: (message) => app.log.info(message),
+      warn: (message) => app.log.warn(message),
+    });
+  }
   return { app, services, token, routes: guard.routes };
 }

@@ -90,6 +90,15 @@ export const EnvSchema = z.object({
     .max(3650)
     .default(30)
     .describe("A browser session ends after this many days without use ([Security](security.md))."),
+  CORRAL_WORKTREE_DAYS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(3650)
+    .default(14)
+    .describe(
+      "A worktree job left unmerged and undiscarded this many days after its conversation's last turn ended has its worktree folder removed; its branch keeps every change (what was left uncommitted is committed first). 0: never ([Jobs](jobs.md#a-worktree-per-job)).",
+    ),
   CORRAL_BODY_LIMIT_BYTES: positiveInt.default(2 * 1024 * 1024).describe("Largest REST or MCP request body; bigger ones get 413."),
   CORRAL_WORKDIR_ROOTS: listOf(path.delimiter)
     .optional()
@@ -315,6 +324,8 @@ export interface AppConfig {
   bodyLimitBytes: number;
   /** How long a browser session lasts without being used. */
   sessionTtlMs: number;
+  /** How long an ended worktree job's folder stays unreviewed before it is archived (its branch kept); null: for good. */
+  worktreeKeepMs: number | null;
 }
 
 export class ConfigError extends Error {}
@@ -398,6 +409,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     authFailureWindowMs: e.CORRAL_AUTH_FAILURE_WINDOW_S * 1000,
     bodyLimitBytes: e.CORRAL_BODY_LIMIT_BYTES,
     sessionTtlMs: e.CORRAL_SESSION_TTL_DAYS * 24 * 3600 * 1000,
+    worktreeKeepMs: e.CORRAL_WORKTREE_DAYS === 0 ? null : e.CORRAL_WORKTREE_DAYS * 24 * 3600 * 1000,
   };
 }
 

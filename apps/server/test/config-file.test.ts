@@ -162,6 +162,7 @@ describe("agents in a file (CORRAL_CONFIG)", () => {
       ["agents:\n  ok:\n    provider: gemini\n  mine:\n    provider: gemini\n", { field: "agents.mine", line: 4, column: 3 }],
       ["agents:\n  gemini:\n    provider: gemini\n", { field: "agents.gemini", line: 2, column: 3 }],
       ["budgets:\n  - provider: google\n    period: week\n    maxTokens: 5\n", { field: "budgets.0.period", line: 3, column: 13 }],
+      ["agents:\n  reviewer:\n    provider: gemini\n    worktree: please\n", { field: "agents.reviewer.worktree", line: 4, column: 15 }],
       // Runners need a registry in PostgreSQL.
       ...(registryOnPostgres
         ? []

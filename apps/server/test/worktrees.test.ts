@@ -1,10 +1,12 @@
 import { execFileSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { Job, JobChanges } from "@corral/shared";
 import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { holdWorktree } from "../src/worktrees/worktree-locks.js";
 import { api, startServer, type TestServer } from "./helpers.js";
+import { hasBwrap } from "./required-tool.js";
 import { connectMcp, textOf } from "./mcp-client.js";
 
 // Worktree jobs end to end: a real server, real git, a shell agent whose prompt is its script.
@@ -77,7 +79,15 @@ describe("worktree jobs", () => {
     expect(await call("corral_merge", { job_id: b })).toMatch(
       /^error: job_id: corral\/\w+ does not merge cleanly into main: app\.txt; nothing was merged/,
     );
-    expect(await call("corral_discard", { job_id: c })).toBe(`discarded corral/${c} and its worktree`);
+    // What goes with the branch is said, and how to bring it back.
+    const discarded = await call("corral_discard", { job_id: c });
+    expect(discarded).toMatch(
+      new RegExp(
+        `^discarded corral/${c} and its worktree, with 1 commit its base lacks:\n {2}[0-9a-f]+ corral: what job ${c} \\(sh\\) left uncommitted\n`,
+      ),
+    );
+    const head = /git branch corral\/\w+ ([0-9a-f]{40})$/.exec(discarded)?.[1];
+    expect(git(repo, "cat-file", "-t", head ?? "missing")).toBe("commit");
 
     expect(git(repo, "log", "--format=%s", "main")).toBe("a edits\nstart");
     expect(git(repo, "status", "--porcelain")).toBe("");
@@ -96,10 +106,10 @@ describe("worktree jobs", () => {
     expect(launched.body.worktree).toMatchObject({ repo, base: "main", state: "active", branch: `corral/${launched.body.id}` });
     expect(launched.body.workdir).toBe(launched.body.worktree?.path);
     await server.services.waits.waitFor([launched.body.id], 60_000);
-    const changes = await api<JobChanges>(server, "GET", `/api/jobs/${launched.body.id}/changes`);
+    const changes = await api<JobChanges>(server, "GET", `/api/jobs/${launched.body.id}/diff`);
     expect(changes.body).toMatchObject({ change: { files: 1, commits: [expect.stringMatching(/left uncommitted$/)] }, truncated: false });
     expect(changes.body.diff).toMatch(/^diff --git a\/new\.txt b\/new\.txt\nnew file mode/);
-    expect((await api(server, "GET", `/api/jobs/${launched.body.id}/changes?path=../x`)).body).toMatchObject({ field: "path" });
+    expect((await api(server, "GET", `/api/jobs/${launched.body.id}/diff?path=../x`)).body).toMatchObject({ field: "path" });
 
     const plain = path.join(server.root, "plain");
     mkdirSync(plain);
@@ -117,14 +127,19 @@ describe("worktree jobs", () => {
     }
     const notWorktree = await api<Job>(server, "POST", "/api/jobs", { agent: "sh", prompt: "true", workdir: plain });
     await server.services.waits.waitFor([notWorktree.body.id], 60_000);
-    expect((await api(server, "GET", `/api/jobs/${notWorktree.body.id}/changes`)).body).toMatchObject({
+    expect((await api(server, "GET", `/api/jobs/${notWorktree.body.id}/diff`)).body).toMatchObject({
       error: expect.stringMatching(/did not run in a worktree/),
     });
     const running = await api<Job>(server, "POST", "/api/jobs", { agent: "sh", prompt: "sleep 30", workdir: repo, worktree: true });
     expect((await api(server, "POST", `/api/jobs/${running.body.id}/merge`)).status).toBe(409);
     await api(server, "POST", `/api/jobs/${running.body.id}/cancel`);
     await server.services.waits.waitFor([running.body.id], 60_000);
-    expect((await api<Job>(server, "POST", `/api/jobs/${running.body.id}/discard`)).body.worktree?.state).toBe("discarded");
+    const discarded = await api<{ branch: string; commits: string[]; head: string; job: Job }>(
+      server,
+      "POST",
+      `/api/jobs/${running.body.id}/discard`,
+    );
+    expect(discarded.body).toMatchObject({ branch: `corral/${running.body.id}`, commits: [], job: { worktree: { state: "discarded" } } });
   }, 120_000);
 
   test("two merges into one repository at once take turns: both land, the second as a merge commit", async () => {
@@ -184,4 +199,155 @@ describe("worktree jobs", () => {
     expect(await call("corral_merge", { job_id: launched.body.id })).toMatch(/^merged /);
     expect(existsSync(marker)).toBe(false);
   }, 120_000);
+
+  test("an agent that runs every job in a worktree, unless the launch says worktree: false; a base named HEAD merges into its branch", async () => {
+    const repo = repository("default");
+    expect(
+      (await api(server, "POST", "/api/agents", { name: "sh_wt", kind: "command", command: "/bin/sh", args: ["-c", "{prompt}"], worktree: true }))
+        .status,
+    ).toBe(201);
+    const inWorktree = await api<Job>(server, "POST", "/api/jobs", { agent: "sh_wt", prompt: "echo d > d.txt", workdir: repo, base: "HEAD" });
+    expect(inWorktree.status, JSON.stringify(inWorktree.body)).toBe(201);
+    expect(inWorktree.body.worktree).toMatchObject({ base: "main", branch: `corral/${inWorktree.body.id}` });
+    const plain = await api<Job>(server, "POST", "/api/jobs", { agent: "sh_wt", prompt: "true", workdir: repo, worktree: false });
+    expect(plain.body).toMatchObject({ worktree: null, workdir: repo });
+    await server.services.waits.waitFor([inWorktree.body.id, plain.body.id], 60_000);
+    expect((await api(server, "POST", `/api/jobs/${inWorktree.body.id}/merge`)).status).toBe(200);
+    expect(git(repo, "ls-tree", "--name-only", "main")).toBe("app.txt\nd.txt");
+    // A follow-up goes on where its conversation ran; it cannot move into or out of a worktree.
+    const talk = await api<Job>(server, "POST", "/api/jobs", { agent: "claude", prompt: "hello", workdir: repo });
+    await server.services.waits.waitFor([talk.body.id], 60_000);
+    const moved = await api<{ field: string; error: string }>(server, "POST", "/api/jobs", {
+      agent: "claude",
+      prompt: "x",
+      session: talk.body.id,
+      worktree: true,
+    });
+    expect(moved.body).toMatchObject({ field: "worktree", error: expect.stringMatching(/ran in its workdir/) });
+    expect((await api(server, "PATCH", "/api/agents/sh_wt", { worktree: false })).status).toBe(200);
+  }, 120_000);
+
+  test("left unreviewed, a worktree is archived: its folder goes, its branch keeps every change, and it still diffs, merges and discards", async () => {
+    const repo = repository("archive");
+    const ids = await Promise.all(
+      ["echo kept > kept.txt", "echo gone > gone.txt"].map(
+        async (prompt) => (await api<Job>(server, "POST", "/api/jobs", { agent: "sh", prompt, workdir: repo, worktree: true })).body.id,
+      ),
+    );
+    const [kept, gone] = ids as [string, string];
+    await server.services.waits.waitFor(ids, 60_000);
+    const warnings: string[] = [];
+    // Not yet past the policy's days: nothing happens.
+    expect(await server.services.worktrees.archiveAbandoned(14 * 86_400_000, Date.now(), (m) => warnings.push(m))).toEqual([]);
+    const archived = await server.services.worktrees.archiveAbandoned(1000, Date.now() + 2000, (m) => warnings.push(m));
+    expect(archived).toEqual(expect.arrayContaining(ids));
+    expect(warnings).toEqual([]);
+    const job = await jobOf(kept);
+    expect(job.worktree?.state).toBe("archived");
+    expect(existsSync(job.workdir)).toBe(false);
+    expect(git(repo, "show", "--name-only", "--format=%s", `corral/${kept}`)).toBe(`corral: what job ${kept} (sh) left uncommitted\n\nkept.txt`);
+    const changes = await api<JobChanges>(server, "GET", `/api/jobs/${kept}/diff`);
+    expect(changes.body.change.files).toBe(1);
+    expect(changes.body.diff).toContain("+kept");
+    expect(await call("sh_done", { job_id: kept })).toMatch(/1 commit, 1 file changed/);
+    const talk = await api<Job>(server, "POST", "/api/jobs", { agent: "claude", prompt: "write t.txt", workdir: repo, worktree: true });
+    await server.services.waits.waitFor([talk.body.id], 60_000);
+    await server.services.worktrees.archiveAbandoned(1000, Date.now() + 2000, (m) => warnings.push(m));
+    const followUp = await api<{ error: string }>(server, "POST", "/api/jobs", { agent: "claude", prompt: "more", session: talk.body.id });
+    expect(followUp.body.error).toMatch(new RegExp(`worktree was archived.*base corral/${talk.body.id}`));
+    expect((await api(server, "POST", `/api/jobs/${kept}/merge`)).status).toBe(200);
+    expect(git(repo, "ls-tree", "--name-only", "main")).toBe("app.txt\nkept.txt");
+    const dropped = await api<{ commits: string[] }>(server, "POST", `/api/jobs/${gone}/discard`);
+    expect(dropped.body.commits).toHaveLength(1);
+    expect(git(repo, "branch", "--list", "--format=%(refname:short)", "corral/*")).toBe(`corral/${talk.body.id}`);
+  }, 120_000);
+
+  test("a worktree folder deleted by hand still reads, and merges, from its branch", async () => {
+    const repo = repository("deleted");
+    const launched = await api<Job>(server, "POST", "/api/jobs", { agent: "sh", prompt: "echo x > x.txt", workdir: repo, worktree: true });
+    await server.services.waits.waitFor([launched.body.id], 60_000);
+    rmSync(launched.body.workdir, { recursive: true, force: true });
+    expect(await call("sh_done", { job_id: launched.body.id })).toMatch(/1 commit, 1 file changed/);
+    expect(await call("corral_diff", { job_id: launched.body.id })).toContain("+x");
+    expect(await call("corral_merge", { job_id: launched.body.id })).toMatch(/^merged /);
+    expect(git(repo, "ls-tree", "--name-only", "main")).toBe("app.txt\nx.txt");
+  }, 120_000);
+
+  test("a follow-up is refused while its worktree is being merged, and a merge while a follow-up is being launched", async () => {
+    const repo = repository("held");
+    const first = await api<Job>(server, "POST", "/api/jobs", { agent: "claude", prompt: "write a.txt", workdir: repo, worktree: true });
+    await server.services.waits.waitFor([first.body.id], 60_000);
+    const worktreePath = first.body.workdir;
+    const merging = holdWorktree(worktreePath, "being merged (job test)", "job_id");
+    const refused = await api<{ field: string; error: string }>(server, "POST", "/api/jobs", {
+      agent: "claude",
+      prompt: "more",
+      session: first.body.id,
+    });
+    expect({ status: refused.status, ...refused.body }).toMatchObject({
+      status: 409,
+      field: "session",
+      error: expect.stringMatching(/is being merged/),
+    });
+    merging();
+    const launching = holdWorktree(worktreePath, "taken by a follow-up being launched", "session");
+    const mergeRefused = await api<{ error: string }>(server, "POST", `/api/jobs/${first.body.id}/merge`);
+    expect({ status: mergeRefused.status, error: mergeRefused.body.error }).toMatchObject({ status: 409, error: expect.stringMatching(/follow-up/) });
+    launching();
+    const next = await api<Job>(server, "POST", "/api/jobs", { agent: "claude", prompt: "more", session: first.body.id });
+    expect(next.status, JSON.stringify(next.body)).toBe(201);
+    await server.services.waits.waitFor([next.body.id], 60_000);
+    // Released once stored: the merge goes through.
+    expect((await api(server, "POST", `/api/jobs/${first.body.id}/merge`)).status).toBe(200);
+  }, 120_000);
+
+  test("a diff past 2 MiB is cut at a line's end, saying so; the change is whole in the branch", async () => {
+    const repo = repository("big");
+    const launched = await api<Job>(server, "POST", "/api/jobs", {
+      agent: "sh",
+      prompt: "yes 0123456789012345678901234567890123456789 | head -n 80000 > big.txt",
+      workdir: repo,
+      worktree: true,
+    });
+    await server.services.waits.waitFor([launched.body.id], 60_000);
+    const diff = await api<JobChanges>(server, "GET", `/api/jobs/${launched.body.id}/diff`);
+    expect(diff.body.truncated).toBe(true);
+    expect(diff.body.diff.length).toBeLessThan(2 * 1024 * 1024 + 200);
+    expect(diff.body.diff).toMatch(
+      new RegExp(`\\+0123456789012345678901234567890123456789\n\\[… cut at 2097152 bytes: the rest is in branch corral/${launched.body.id}\\]\n$`),
+    );
+  }, 120_000);
+
+  test.skipIf(!hasBwrap())(
+    "in the sandbox a worker reads git and writes its worktree, never the repository: Corral commits what it leaves",
+    async () => {
+      const repo = repository("sandboxed");
+      const created = await api(server, "POST", "/api/agents", {
+        name: "sh_box",
+        kind: "command",
+        command: "/bin/sh",
+        args: ["-c", "{prompt}"],
+        sandbox: "bwrap",
+      });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      const script = [
+        "echo boxed > boxed.txt",
+        "git status --porcelain > status.out 2>&1",
+        "git log --format=%s > log.out 2>&1",
+        "(git add boxed.txt && git -c user.name=w -c user.email=w@x commit -qm mine) > commit.out 2>&1 || echo refused >> commit.out",
+        "echo planted > ../../../planted.txt 2>/dev/null || true",
+      ].join("; ");
+      const launched = await api<Job>(server, "POST", "/api/jobs", { agent: "sh_box", prompt: script, workdir: repo, worktree: true });
+      expect(launched.status, JSON.stringify(launched.body)).toBe(201);
+      await server.services.waits.waitFor([launched.body.id], 60_000);
+      const wt = launched.body.workdir;
+      expect(readFileSync(path.join(wt, "status.out"), "utf8")).toContain("?? boxed.txt");
+      expect(readFileSync(path.join(wt, "log.out"), "utf8")).toBe("start\n");
+      expect(readFileSync(path.join(wt, "commit.out"), "utf8")).toMatch(/refused/);
+      expect(existsSync(path.join(server.root, "planted.txt"))).toBe(false);
+      expect(git(repo, "log", "-1", "--format=%an", `corral/${launched.body.id}`)).toBe("Corral");
+      expect(git(repo, "show", "--name-only", "--format=", `corral/${launched.body.id}`)).toContain("boxed.txt");
+    },
+    120_000,
+  );
 });

@@ -66,6 +66,8 @@ const AgentFieldsSchema = z.object({
   retry: RetryPolicySchema.nullable(),
   /** `bwrap`: run CLI workers in a bubblewrap sandbox (see docs/security.md, "Sandbox"). */
   sandbox: SandboxModeSchema,
+  /** Its jobs run in a git worktree of their own unless a launch says `worktree: false` (docs/jobs.md, "A worktree per job"). */
+  worktree: z.boolean(),
   /** `api` agents: the model API's wire format (with `baseUrl`, `model`). */
   api: ModelApiSchema.nullable(),
   /** `api` agents: the environment variable that holds the API key; the key itself is never stored or shown. */

@@ -16,8 +16,12 @@ export const JobWorktreeSchema = z.object({
   /** What it branched from, as named (a branch, tag or commit; `HEAD` when detached), and merges into. */
   base: z.string(),
   baseCommit: z.string(),
-  /** `active` while the worktree is there; `merged` and `discarded` once it is gone. */
-  state: z.enum(["active", "merged", "discarded"]),
+  /**
+   * `active` while the worktree is there; `archived` once it was removed unreviewed after
+   * CORRAL_WORKTREE_DAYS (its branch keeps every commit: diff, merge and discard still work);
+   * `merged` and `discarded` once worktree and branch are gone.
+   */
+  state: z.enum(["active", "archived", "merged", "discarded"]),
 });
 export type JobWorktree = z.infer<typeof JobWorktreeSchema>;
 
@@ -32,14 +36,14 @@ export const WorktreeChangeSchema = z.object({
 });
 export type WorktreeChange = z.infer<typeof WorktreeChangeSchema>;
 
-/** `GET /api/jobs/:id/diff`, `corral_diff`: the unified diff against the base (binary files named, not shown). */
+/** `corral_diff`: the unified diff against the base (binary files named, not shown). */
 export const JobDiffSchema = z.object({
   diff: z.string(),
   /** Cut at 2 MiB; the rest is in the branch. */
   truncated: z.boolean(),
 });
 
-/** `GET /api/jobs/:id/changes`: the worktree job's change, its diff with it. */
+/** `GET /api/jobs/:id/diff`: the worktree job's diff, with the worktree and its change (commits, stat). */
 export const JobChangesSchema = JobDiffSchema.extend({ worktree: JobWorktreeSchema, change: WorktreeChangeSchema });
 export type JobChanges = z.infer<typeof JobChangesSchema>;
 
@@ -52,4 +56,14 @@ export const MergeResultSchema = z.object({
   fastForward: z.boolean(),
 });
 export type MergeResult = z.infer<typeof MergeResultSchema>;
+
+/** `POST /api/jobs/:id/discard`, `corral_discard`: what went with the branch, said so that nothing is lost unknowingly. */
+export const DiscardResultSchema = z.object({
+  branch: z.string(),
+  /** The branch's commits not in its base, `<short sha> <subject>`, newest first: gone with it. */
+  commits: z.array(z.string()),
+  /** The commit the branch pointed at (git keeps it unreachable for a while: `git branch <name> <head>` brings it back). */
+  head: z.string().nullable(),
+});
+export type DiscardResult = z.infer<typeof DiscardResultSchema>;
 export type JobDiff = z.infer<typeof JobDiffSchema>;

@@ -25,6 +25,7 @@ export function newAgentRow(fields: Pick<NewAgentRow, "name" | "kind" | "workdir
     description: "",
     retry: module?.retries ? DEFAULT_RETRY_POLICY : null,
     sandbox: "none",
+    worktree: false,
     api: null,
     apiKeyEnv: null,
     role: null,

@@ -77,6 +77,8 @@ export interface Dialect {
 
   /** Text compared byte by byte, as SQLite's BINARY collation compares UTF-8. */
   bytewise(text: SQLWrapper): SQL;
+  /** A JSON column's top-level `key`, as text (null where the column or the key is). */
+  jsonText(column: SQLWrapper, key: string): SQL<string | null>;
   /** A value from outside (a worker's output, a model's tool call) as the database can store it. */
   storable<T>(value: T): T;
   /** A count or a sum of integers, as a number. */

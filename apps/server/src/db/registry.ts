@@ -3,7 +3,7 @@
 // the repositories once, over a Dialect (dialect.ts); sqlite-registry.ts and pg/registry.ts open
 // them on each database. The rows are the schema's (both schema files infer the same ones:
 // schema-rows.test.ts).
-import type { AuditListQuery, CostGroupKey, JobFileCounts, JobListQuery, JobStatus } from "@corral/shared";
+import type { AuditListQuery, CostGroupKey, JobFileCounts, JobListQuery, JobStatus, JobWorktree } from "@corral/shared";
 import type {
   AgentRow,
   AuditRow,
@@ -82,6 +82,8 @@ export interface JobsRepo {
   hasJobs(agent: string): Promise<boolean>;
   /** Jobs in these statuses, the oldest first. */
   withStatus(statuses: JobStatus[]): Promise<JobRow[]>;
+  /** Jobs whose worktree is in this state, the oldest first. */
+  withWorktree(state: JobWorktree["state"]): Promise<JobRow[]>;
 }
 
 export type NewJobFileRow = typeof jobFileChanges.$inferInsert;

@@ -35,6 +35,8 @@ export const agents = sqliteTable("agents", {
   retry: text("retry", { mode: "json" }).$type<RetryPolicy>(),
   /** How CLI workers are confined (agents/sandbox.ts). */
   sandbox: text("sandbox").$type<SandboxMode>().notNull().default("none"),
+  /** Its jobs run in a git worktree of their own unless a launch says otherwise. */
+  worktree: integer("worktree", { mode: "boolean" }).notNull().default(false),
   /** `api` agents (agents/kinds/api.ts): the API's wire format and the variable that holds its key. */
   api: text("api").$type<ModelApi>(),
   apiKeyEnv: text("api_key_env"),

@@ -10,6 +10,7 @@ import { badInput, notFound, ServiceError } from "../lib/errors.js";
 import { assertLaunchFits } from "./command-line.js";
 import type { LaunchRequest } from "./launch-request.js";
 import { createWorktree, repositoryOf, worktreePathOf } from "../worktrees/git-worktree.js";
+import { holdWorktree } from "../worktrees/worktree-locks.js";
 import { resolveWorkdir } from "./workdir.js";
 
 /** A launch that passed every check, ready to be stored. */
@@ -21,6 +22,18 @@ export interface PlannedJob {
   workdir: string;
   model: string | null;
   worktree: JobWorktree | null;
+  /** Releases the conversation's worktree a follow-up holds until it is stored (or refused). */
+  release: () => void;
+}
+
+/**
+ * A worktree made for a launch before its transaction, under the job id it was made for: git can
+ * take seconds on a big repository, and the registry's writer must not wait for it. The
+ * transaction checks the launch again and takes it; a launch refused there removes it (launches.ts).
+ */
+export interface PreparedWorktree {
+  id: string;
+  worktree: JobWorktree;
 }
 
 const newJobId = () => randomBytes(8).toString("hex").slice(0, 12);
@@ -45,8 +58,39 @@ function pointedBy(agent: string, config: Pick<AppConfig, "toolAgents">): string
     .join("");
 }
 
+/**
+ * The new worktree a launch runs in, made outside its transaction: when the launch asks for one
+ * (`worktree`), or its agent runs every job in one (the agent's `worktree`) and the launch does not
+ * say `worktree: false`. A follow-up never gets a new one: it continues where its conversation ran.
+ * Refusals that need git (not a repository, no such base) are said here; the rest in planLaunch.
+ */
+export async function prepareWorktree(
+  repos: Repos,
+  agentName: string,
+  request: LaunchRequest,
+  config: AppConfig,
+): Promise<PreparedWorktree | undefined> {
+  if (request.session !== undefined) return undefined;
+  const agent = await repos.agents.get(agentName);
+  if (!agent?.enabled || !wantsWorktree(agent, request)) return undefined;
+  assertWorktreeFits(agent, request);
+  const workdir = resolveWorkdir(request.workdir ?? agent.workdir, config);
+  const id = newJobId();
+  // Beside the repository, it must still be where workers may work: checked before anything is made.
+  resolveWorkdir(worktreePathOf((await repositoryOf(workdir)).top, id), config);
+  return { id, worktree: await createWorktree(workdir, id, request.base) };
+}
+
+const wantsWorktree = (agent: AgentRow, request: LaunchRequest) => request.worktree ?? agent.worktree;
+
 /** Everything a launch checks, read in the launch's transaction: what JobLaunches needs to insert the job. */
-export async function planLaunch(tx: Repos, agentName: string, request: LaunchRequest, policy: PlanPolicy): Promise<PlannedJob> {
+export async function planLaunch(
+  tx: Repos,
+  agentName: string,
+  request: LaunchRequest,
+  policy: PlanPolicy,
+  prepared?: PreparedWorktree,
+): Promise<PlannedJob> {
   const agent = await tx.agents.get(agentName);
   const pointed = pointedBy(agentName, policy.config);
   if (!agent) throw notFound(`agent ${agentName} does not exist; list agents with corral_agents or GET /api/agents${pointed}`, "agent");
@@ -61,9 +105,13 @@ export async function planLaunch(tx: Repos, agentName: string, request: LaunchRe
   const model = request.model ?? earlier?.model ?? effectiveModel(agent, policy.config);
   if (earlier) assertSessionReachable(agent, earlier, workdir);
   assertLaunchFits(agent, { prompt: request.prompt, workdir, model }, policy.config);
-  const id = newJobId();
-  const worktree = await worktreeOf(id, agent, request, earlier, workdir, policy.config);
-  if (worktree) return { id, agent, request, earlier, workdir: worktree.path, model, worktree };
+  const id = prepared?.id ?? newJobId();
+  const worktree = worktreeOf(agent, request, earlier, prepared);
+  // A follow-up holds its conversation's worktree until it is stored: no merge begins meanwhile.
+  if (worktree) {
+    const release = earlier ? holdWorktree(worktree.path, `taken by a follow-up of job ${earlier.id} being launched`, "session") : () => undefined;
+    return { id, agent, request, earlier, workdir: worktree.path, model, worktree, release };
+  }
   const busy = request.sharedWorkdir ? undefined : await tx.jobs.activeInWorkdir(workdir);
   if (busy) {
     throw new ServiceError(
@@ -75,43 +123,68 @@ export async function planLaunch(tx: Repos, agentName: string, request: LaunchRe
       { jobId: busy.id },
     );
   }
-  return { id, agent, request, earlier, workdir, model, worktree: null };
+  return { id, agent, request, earlier, workdir, model, worktree: null, release: () => undefined };
 }
 
 /**
- * The job's worktree: a new one for `worktree: true` (a follow-up continues in its earlier turn's),
- * made now so the launch's answer names it. It is the job's own, so no other job can be busy in it.
+ * The job's worktree: the one prepared for it (`worktree: true`, or the agent's default), or for a
+ * follow-up its conversation's, which must still be there. It is the job's own: no other job can
+ * be busy in it.
  */
-async function worktreeOf(
-  id: string,
+function worktreeOf(
   agent: AgentRow,
   request: LaunchRequest,
   earlier: JobRow | undefined,
-  workdir: string,
-  config: AppConfig,
-): Promise<JobWorktree | null> {
-  if (earlier?.worktree) {
+  prepared: PreparedWorktree | undefined,
+): JobWorktree | null {
+  if (earlier) {
+    if (request.base !== undefined) throw badInput("a follow-up continues where its conversation ran: leave out base", "base");
+    if (request.worktree !== undefined && request.worktree !== (earlier.worktree !== null)) {
+      throw badInput(
+        earlier.worktree
+          ? `job ${earlier.id} ran in a worktree, and its follow-up continues there: leave out worktree`
+          : `job ${earlier.id} ran in its workdir, and its follow-up continues there: leave out worktree, or launch a new job with it`,
+        "worktree",
+      );
+    }
+    if (!earlier.worktree) return null;
     if (earlier.worktree.state !== "active") {
       throw new ServiceError(
-        `job ${earlier.id}'s worktree was ${earlier.worktree.state}; its conversation cannot go on there, so launch a new job`,
+        `job ${earlier.id}'s worktree was ${earlier.worktree.state}; its conversation cannot go on there, so launch a new job${
+          earlier.worktree.state === "archived" ? ` (base ${earlier.worktree.branch} starts from its branch)` : ""
+        }`,
         409,
         "session",
       );
     }
     return earlier.worktree;
   }
-  if (request.base !== undefined && !request.worktree) throw badInput("base names where a worktree starts: pass worktree: true with it", "base");
-  if (!request.worktree) return null;
-  if (request.sharedWorkdir) throw badInput("a worktree is the job's own: leave out shared_workdir, or worktree", "worktree");
+  if (!wantsWorktree(agent, request)) {
+    if (request.base !== undefined) throw badInput("base names where a worktree starts: pass worktree: true with it", "base");
+    return null;
+  }
+  assertWorktreeFits(agent, request);
+  if (!prepared) {
+    throw new ServiceError(
+      `agent ${agent.name}'s worktree setting changed while this launch was checked; launch again`,
+      409,
+      "worktree",
+      undefined,
+      "conflict",
+    );
+  }
+  return prepared.worktree;
+}
+
+/** A worktree job runs on this machine, alone in its worktree. */
+function assertWorktreeFits(agent: AgentRow, request: LaunchRequest): void {
+  if (request.sharedWorkdir) throw badInput("a worktree is the job's own: leave out shared_workdir, or pass worktree: false", "worktree");
   if (agent.runnerLabel !== null) {
     throw badInput(
-      `${agent.name} runs on runners (${agent.runnerLabel}); worktree jobs run on the server's machine only for now, so launch it without worktree`,
+      `${agent.name} runs on runners (${agent.runnerLabel}); worktree jobs run on the server's machine only for now, so launch it with worktree: false`,
       "worktree",
     );
   }
-  // Beside the repository, it must still be where workers may work: checked before anything is made.
-  resolveWorkdir(worktreePathOf((await repositoryOf(workdir)).top, id), config);
-  return createWorktree(workdir, id, request.base);
 }
 
 /**

@@ -8,13 +8,20 @@ import type { JobDeps } from "./deps.js";
 import type { JobStore } from "./job-store.js";
 import { toJob } from "./job-view.js";
 import type { LaunchRequest } from "./launch-request.js";
-import { earlierTurn, type PlannedJob, planLaunch } from "./launch-plan.js";
+import { earlierTurn, type PlannedJob, type PreparedWorktree, planLaunch, prepareWorktree } from "./launch-plan.js";
 import type { Scheduler } from "./scheduler.js";
 import { removeWorktree } from "../worktrees/git-worktree.js";
 
-/** Worktrees made for launches that were then not stored: nothing of theirs stays behind. */
-async function removeNewWorktrees(planned: PlannedJob[]): Promise<void> {
-  for (const { worktree, earlier } of planned) if (worktree && !earlier) await removeWorktree(worktree).catch(() => undefined);
+/** Worktrees made for launches and then not stored (refused, or not taken): nothing of theirs stays behind. */
+async function removeUnused(prepared: (PreparedWorktree | undefined)[], stored: Job[] = []): Promise<void> {
+  const kept = new Set(stored.map((job) => job.id));
+  for (const made of prepared) if (made && !kept.has(made.id)) await removeWorktree(made.worktree).catch(() => undefined);
+}
+
+/** Releases what the plans hold once their transaction has ended, committed or not. */
+function releaseAtEnd(unit: Unit, planned: PlannedJob): void {
+  unit.afterCommit(planned.release);
+  unit.afterRollback(planned.release);
 }
 
 /**
@@ -39,17 +46,18 @@ export class JobLaunches {
    */
   async launch(agentName: string, request: LaunchRequest, origin: JobOrigin, client: string | null = null, within?: Unit): Promise<Job> {
     this.store.space.assertRoom();
-    const made: PlannedJob[] = [];
+    const prepared = await prepareWorktree(this.registry, agentName, request, this.deps.config);
     const launch = async (unit: Unit) => {
-      const planned = await planLaunch(unit.tx, agentName, request, this.deps);
-      made.push(planned);
+      const planned = await planLaunch(unit.tx, agentName, request, this.deps, prepared);
+      releaseAtEnd(unit, planned);
       return this.storePlanned(unit, [planned], origin, client);
     };
-    const [job] = await (within ? launch(within) : this.store.atomically(launch)).catch(async (err: unknown) => {
-      await removeNewWorktrees(made);
+    const stored = await (within ? launch(within) : this.store.atomically(launch)).catch(async (err: unknown) => {
+      await removeUnused([prepared]);
       throw err;
     });
-    return job as Job;
+    await removeUnused([prepared], stored);
+    return stored[0] as Job;
   }
 
   /**
@@ -67,41 +75,42 @@ export class JobLaunches {
     }
     const base = request.workdir;
     this.store.space.assertRoom();
-    const planned: PlannedJob[] = [];
-    return this.store
-      .atomically(async (unit) => {
-        for (const [i, name] of agentNames.entries()) {
-          // With worktrees, each agent gets its own of the one repository, on its own branch.
-          const workdir = base === undefined || request.sharedWorkdir || request.worktree ? base : path.join(base, name);
-          try {
-            planned.push(await planLaunch(unit.tx, name, { ...request, workdir }, this.deps));
-          } catch (err) {
-            throw err instanceof ServiceError ? forAgent(err, name, i) : err;
-          }
+    const prepared: (PreparedWorktree | undefined)[] = [];
+    // With worktrees, each agent gets its own of the one repository, on its own branch.
+    const requests = agentNames.map((name) => ({
+      ...request,
+      workdir: base === undefined || request.sharedWorkdir || request.worktree ? base : path.join(base, name),
+    }));
+    // Each agent's step, its refusal naming the agent.
+    const forEach = async <T>(step: (name: string, i: number) => Promise<T>): Promise<T[]> => {
+      const done: T[] = [];
+      for (const [i, name] of agentNames.entries()) {
+        try {
+          done.push(await step(name, i));
+        } catch (err) {
+          throw err instanceof ServiceError ? forAgent(err, name, i) : err;
         }
-        if (!request.sharedWorkdir) {
-          const seen = new Map<string, string>();
-          for (const { agent, workdir } of planned) {
-            const other = seen.get(workdir);
-            if (other !== undefined) {
-              throw new ServiceError(
-                `${other} and ${agent.name} both work in ${workdir}; give a workdir (each agent gets its own folder in it) or share it`,
-                409,
-                "workdir",
-                undefined,
-                "conflict",
-                { agent: agent.name },
-              );
-            }
-            seen.set(workdir, agent.name);
-          }
-        }
+      }
+      return done;
+    };
+    const launchAll = async (): Promise<Job[]> => {
+      await forEach(async (name, i) => prepared.push(await prepareWorktree(this.registry, name, requests[i] as LaunchRequest, this.deps.config)));
+      return this.store.atomically(async (unit) => {
+        const planned = await forEach(async (name, i) => {
+          const plan = await planLaunch(unit.tx, name, requests[i] as LaunchRequest, this.deps, prepared[i]);
+          releaseAtEnd(unit, plan);
+          return plan;
+        });
+        if (!request.sharedWorkdir) assertApart(planned);
         return this.storePlanned(unit, planned, origin, client);
-      })
-      .catch(async (err: unknown) => {
-        await removeNewWorktrees(planned);
-        throw err;
       });
+    };
+    const stored = await launchAll().catch(async (err: unknown) => {
+      await removeUnused(prepared);
+      throw err;
+    });
+    await removeUnused(prepared, stored);
+    return stored;
   }
 
   /**
@@ -168,6 +177,25 @@ export class JobLaunches {
     const labels = planned.flatMap(({ agent }) => (agent.runnerLabel === null ? [] : [agent.runnerLabel]));
     if (labels.length) await unit.tx.runners.announceQueued(labels);
     return rows.map(toJob);
+  }
+}
+
+/** Jobs launched together each work in a workdir of their own, unless they share it. */
+function assertApart(planned: PlannedJob[]): void {
+  const seen = new Map<string, string>();
+  for (const { agent, workdir } of planned) {
+    const other = seen.get(workdir);
+    if (other !== undefined) {
+      throw new ServiceError(
+        `${other} and ${agent.name} both work in ${workdir}; give a workdir (each agent gets its own folder in it) or share it`,
+        409,
+        "workdir",
+        undefined,
+        "conflict",
+        { agent: agent.name },
+      );
+    }
+    seen.set(workdir, agent.name);
   }
 }
 

@@ -70,8 +70,10 @@ export class GitError extends Error {
 export interface GitResult {
   stdout: string;
   stderr: string;
-  /** 0, or one of the `okCodes` asked for. */
-  code: number;
+  /** 0, or one of the `okCodes` asked for (null when git was stopped at `cutAt`). */
+  code: number | null;
+  /** Output went past `cutAt`: stdout holds its first `cutAt` bytes, and git was stopped. */
+  cut: boolean;
 }
 
 export interface GitOptions {
@@ -80,6 +82,8 @@ export interface GitOptions {
   timeoutMs?: number;
   /** Exit codes that are answers, not failures (`git diff --quiet`'s 1). */
   okCodes?: number[];
+  /** Keep this many bytes of stdout and stop git there, answering what came (a diff shown in part), where past 64 MB fails. */
+  cutAt?: number;
 }
 
 function baseEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -108,6 +112,7 @@ function run(cwd: string, args: string[], options: GitOptions): Promise<GitResul
     let size = 0;
     let timedOut = false;
     let overflow = false;
+    let cut = false;
     const stop = () => {
       try {
         if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
@@ -123,7 +128,20 @@ function run(cwd: string, args: string[], options: GitOptions): Promise<GitResul
       }
       into.push(chunk);
     };
-    child.stdout.on("data", keep(out));
+    const cutAt = options.cutAt;
+    if (cutAt === undefined) child.stdout.on("data", keep(out));
+    else {
+      let kept = 0;
+      child.stdout.on("data", (chunk: Buffer) => {
+        if (cut) return;
+        out.push(chunk.subarray(0, cutAt - kept));
+        kept += chunk.length;
+        if (kept > cutAt) {
+          cut = true;
+          stop();
+        }
+      });
+    }
     child.stderr.on("data", keep(err));
     const timer = setTimeout(() => {
       timedOut = true;
@@ -137,7 +155,8 @@ function run(cwd: string, args: string[], options: GitOptions): Promise<GitResul
       clearTimeout(timer);
       const stdout = Buffer.concat(out).toString("utf8");
       const stderr = Buffer.concat(err).toString("utf8");
-      if (!timedOut && !overflow && code !== null && (code === 0 || options.okCodes?.includes(code))) return resolve({ stdout, stderr, code });
+      if (cut && !timedOut && !overflow) return resolve({ stdout, stderr, code, cut });
+      if (!timedOut && !overflow && code !== null && (code === 0 || options.okCodes?.includes(code))) return resolve({ stdout, stderr, code, cut });
       // What git said: on stderr, or (a merge's conflicts) on stdout.
       const said = (stderr.trim() || stdout.trim()).split("\n").slice(-3).join("; ");
       const why = timedOut
@@ -181,6 +200,7 @@ async function overrides(cwd: string, options: GitOptions): Promise<Record<strin
   // Listing config runs nothing; it follows includes, as every other command will.
   const listed = await run(cwd, ["config", "--list", "--name-only", "-z"], {
     ...options,
+    cutAt: undefined,
     env: { ...options.env, ...asEnv(FIXED) },
     okCodes: [0, 1, 128],
   });

@@ -1,25 +1,56 @@
-import { isFinalStatus, type Job, type JobChanges, type JobDiff, type MergeResult, type WorktreeChange } from "@corral/shared";
+import { type DiscardResult, isFinalStatus, type Job, type JobChanges, type JobDiff, type MergeResult, type WorktreeChange } from "@corral/shared";
+import type { JobsRepo } from "../db/registry.js";
 import type { JobRow } from "../db/schema.js";
 import type { JobStore } from "../jobs/job-store.js";
 import { badInput, notFound, ServiceError } from "../lib/errors.js";
-import { changeOf, diffOf, mergeWorktree, removeWorktree } from "../worktrees/git-worktree.js";
+import { archiveWorktree, changeOf, diffOf, discardWorktree, mergeWorktree, removeWorktree } from "../worktrees/git-worktree.js";
+import { holdWorktree } from "../worktrees/worktree-locks.js";
 
 /**
  * Worktree jobs' changes and the actions on them, the same for every door (REST, MCP, the panel):
  * the change told, the diff, merge into the base, discard. One action at a time per repository.
  */
 export class WorktreeService {
-  /** Each repository's last action, which the next waits for. */
+  /** Each repository's last action (by its git dir), which the next waits for. */
   private readonly queues = new Map<string, Promise<void>>();
 
   constructor(
-    private readonly jobs: { get(id: string): Promise<JobRow | undefined>; thread(conversationId: string, limit: number): Promise<JobRow[]> },
+    private readonly jobs: Pick<JobsRepo, "get" | "thread" | "withWorktree">,
     private readonly store: Pick<JobStore, "update">,
   ) {}
 
+  /**
+   * Archives the worktrees nobody reviewed: a job whose conversation's last turn ended more than
+   * `keepMs` ago, neither merged nor discarded, loses its worktree folder and keeps its branch
+   * (what was left uncommitted is committed first), so no change is ever lost to the policy. The
+   * jobs archived; a worktree that cannot be archived now is told and tried again next time.
+   */
+  async archiveAbandoned(keepMs: number, now: number, warn: (message: string) => void): Promise<string[]> {
+    const archived: string[] = [];
+    const seen = new Set<string>();
+    for (const row of await this.jobs.withWorktree("active")) {
+      const wt = row.worktree;
+      if (!wt || seen.has(wt.path)) continue;
+      seen.add(wt.path);
+      const turns = await this.sharing(row);
+      const lastEnd = Math.max(...turns.map((t) => (isFinalStatus(t.status) ? (t.endedAt ?? t.createdAt) : Number.POSITIVE_INFINITY)));
+      if (now - lastEnd < keepMs) continue;
+      try {
+        await this.once(row.id, "being archived", async (held, heldWt) => {
+          await archiveWorktree(heldWt, held.id, held.agent);
+          await this.mark(held, "archived");
+        });
+        archived.push(row.id);
+      } catch (err) {
+        warn(`job ${row.id}: could not archive its worktree ${wt.path}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+    return archived;
+  }
+
   /** A worktree job's change, uncommitted work included; null for a job without a worktree, or one merged or discarded. */
   async change(job: Pick<Job, "worktree">): Promise<WorktreeChange | null> {
-    if (job.worktree?.state !== "active") return null;
+    if (job.worktree?.state !== "active" && job.worktree?.state !== "archived") return null;
     return changeOf(job.worktree).catch(() => null);
   }
 
@@ -39,26 +70,26 @@ export class WorktreeService {
 
   /** Merges the ended job's branch into its base; its worktree and branch go. */
   async merge(jobId: string): Promise<MergeResult & { job: JobRow }> {
-    return this.once(jobId, async (row, wt) => {
+    return this.once(jobId, "being merged", async (row, wt) => {
       const merged = await mergeWorktree(wt, row.id, row.agent);
       await removeWorktree(wt);
       return { ...merged, job: await this.mark(row, "merged") };
     });
   }
 
-  /** Removes the ended job's worktree and branch, its unmerged commits with them. */
-  async discard(jobId: string): Promise<JobRow> {
-    return this.once(jobId, async (row, wt) => {
-      await removeWorktree(wt);
-      return this.mark(row, "discarded");
+  /** Removes the ended job's worktree and branch, its unmerged commits with them: the answer names them. */
+  async discard(jobId: string): Promise<DiscardResult & { job: JobRow }> {
+    return this.once(jobId, "being discarded", async (row, wt) => {
+      const dropped = await discardWorktree(wt);
+      return { ...dropped, job: await this.mark(row, "discarded") };
     });
   }
 
-  private async once<T>(jobId: string, act: (row: JobRow, wt: NonNullable<JobRow["worktree"]>) => Promise<T>): Promise<T> {
+  private async once<T>(jobId: string, doing: string, act: (row: JobRow, wt: NonNullable<JobRow["worktree"]>) => Promise<T>): Promise<T> {
     const asked = await this.worktreeJob(jobId);
     if (!asked.worktree) throw notWorktree(jobId);
     // Read again once the repository's turn comes: an action queued before may have ended it.
-    return this.inRepository(asked.worktree.repo, async () => {
+    return this.inRepository(asked.worktree.gitDir, async () => {
       const row = await this.worktreeJob(jobId);
       const wt = row.worktree;
       if (!wt) throw notWorktree(jobId);
@@ -72,21 +103,28 @@ export class WorktreeService {
           { jobId },
         );
       }
-      if (wt.state !== "active")
+      if (wt.state === "merged" || wt.state === "discarded")
         throw new ServiceError(`job ${jobId}'s worktree was already ${wt.state}`, 409, "job_id", undefined, "conflict", { jobId });
-      // A follow-up works in the same worktree: none of the conversation may be running there.
-      const working = (await this.sharing(row)).find((other) => !isFinalStatus(other.status));
-      if (working) {
-        throw new ServiceError(
-          `job ${working.id} is still ${working.status} in this worktree; wait for it to end, then merge or discard`,
-          409,
-          "job_id",
-          undefined,
-          "conflict",
-          { jobId: working.id },
-        );
+      // Held from here: a follow-up launched into the worktree meanwhile is refused, and so is this
+      // action while such a launch is being stored (its job, not yet visible, will run there).
+      const release = holdWorktree(wt.path, `${doing} (job ${jobId})`, "job_id");
+      try {
+        // A follow-up works in the same worktree: none of the conversation may be running there.
+        const working = (await this.sharing(row)).find((other) => !isFinalStatus(other.status));
+        if (working) {
+          throw new ServiceError(
+            `job ${working.id} is still ${working.status} in this worktree; wait for it to end, then merge or discard`,
+            409,
+            "job_id",
+            undefined,
+            "conflict",
+            { jobId: working.id },
+          );
+        }
+        return await act(row, wt);
+      } finally {
+        release();
       }
-      return act(row, wt);
     });
   }
 
@@ -94,15 +132,15 @@ export class WorktreeService {
    * Runs actions on one repository one after the other: two merges into its checked-out branch at
    * once would meet at its index lock, and the second's view of the base would be stale.
    */
-  private inRepository<T>(repo: string, action: () => Promise<T>): Promise<T> {
-    const run = (this.queues.get(repo) ?? Promise.resolve()).then(action);
+  private inRepository<T>(gitDir: string, action: () => Promise<T>): Promise<T> {
+    const run = (this.queues.get(gitDir) ?? Promise.resolve()).then(action);
     const settled = run.then(
       () => undefined,
       () => undefined,
     );
-    this.queues.set(repo, settled);
+    this.queues.set(gitDir, settled);
     void settled.then(() => {
-      if (this.queues.get(repo) === settled) this.queues.delete(repo);
+      if (this.queues.get(gitDir) === settled) this.queues.delete(gitDir);
     });
     return run;
   }
@@ -114,7 +152,7 @@ export class WorktreeService {
   }
 
   /** Records the worktree's end on every job that worked in it; the row asked about, as stored. */
-  private async mark(row: JobRow, state: "merged" | "discarded"): Promise<JobRow> {
+  private async mark(row: JobRow, state: "merged" | "discarded" | "archived"): Promise<JobRow> {
     let marked = row;
     for (const job of await this.sharing(row)) {
       if (!job.worktree) continue;

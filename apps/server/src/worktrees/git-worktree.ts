@@ -1,9 +1,9 @@
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import type { JobWorktree, MergeResult, WorktreeChange } from "@corral/shared";
+import type { DiscardResult, JobWorktree, MergeResult, WorktreeChange } from "@corral/shared";
 import { badInput, ServiceError } from "../lib/errors.js";
-import { git, GitError, type GitOptions } from "../lib/git.js";
+import { git, GitError, type GitOptions, type GitResult } from "../lib/git.js";
 
 /**
  * A job's git worktree: a new worktree of its workdir's repository on branch `corral/<job id>`,
@@ -58,10 +58,28 @@ const inRepository = (top: string, gitDir: string, extra: Record<string, string>
   env: { GIT_DIR: gitDir, GIT_WORK_TREE: top, ...extra },
 });
 
-/** Git's variables for a command on the worktree: its git dir and tree named, its `.git` file not followed. */
+/**
+ * Git's variables for a command on the worktree: its git dir, common dir and tree named, so
+ * neither its `.git` file nor its admin folder's `commondir` (both within a worker's reach) is followed.
+ */
 const inWorktree = (wt: JobWorktree, extra: Record<string, string> = {}): GitOptions => ({
-  env: { GIT_DIR: path.join(wt.gitDir, "worktrees", path.basename(wt.path)), GIT_WORK_TREE: wt.path, ...extra },
+  env: { GIT_DIR: path.join(wt.gitDir, "worktrees", path.basename(wt.path)), GIT_COMMON_DIR: wt.gitDir, GIT_WORK_TREE: wt.path, ...extra },
 });
+
+/** The worktree's folder is there to read (not archived, merged, discarded or deleted by hand). */
+const hasFolder = (wt: JobWorktree) => wt.state === "active" && existsSync(wt.path);
+
+/** The job's branch as a full ref: a tag of the same name never wins. */
+const branchRef = (wt: JobWorktree) => `refs/heads/${wt.branch}`;
+
+/** The commit the job's branch points at, or null once it is gone. */
+async function branchHead(wt: JobWorktree): Promise<string | null> {
+  const found = await git(wt.repo, ["rev-parse", "--verify", "--quiet", `${branchRef(wt)}^{commit}`], {
+    ...inRepository(wt.repo, wt.gitDir),
+    okCodes: [1],
+  });
+  return found.code === 0 ? found.stdout.trim() : null;
+}
 
 /** Creates the job's worktree and branch from `base` (default: HEAD); the record a job keeps of it. */
 export async function createWorktree(workdir: string, jobId: string, base: string | undefined): Promise<JobWorktree> {
@@ -81,9 +99,11 @@ export async function createWorktree(workdir: string, jobId: string, base: strin
       "base",
     );
   }
+  // Named as a merge will need it: HEAD as the branch it is on, refs/heads/x as x.
   const baseName =
-    base ??
-    ((await git(top, ["symbolic-ref", "--quiet", "--short", "HEAD"], { ...inRepository(top, gitDir), okCodes: [1] })).stdout.trim() || "HEAD");
+    base === undefined || base === "HEAD"
+      ? (await git(top, ["symbolic-ref", "--quiet", "--short", "HEAD"], { ...inRepository(top, gitDir), okCodes: [1] })).stdout.trim() || "HEAD"
+      : base.replace(/^refs\/heads\//, "");
   const wtPath = worktreePathOf(top, jobId);
   mkdirSync(path.dirname(wtPath), { recursive: true });
   // Made without a checkout, which then runs in the new worktree's own context: a config included
@@ -117,7 +137,7 @@ export async function createWorktree(workdir: string, jobId: string, base: strin
  * message), so the branch is the job's whole change. Nothing to commit: nothing happens.
  */
 export async function commitLeftovers(wt: JobWorktree, jobId: string, agent: string): Promise<boolean> {
-  if (!existsSync(wt.path)) return false;
+  if (!hasFolder(wt)) return false;
   // Through a fresh index of the files as they are, as the diff shows them: the worktree's own
   // index is the worker's, which could hold staged content marked unchanged on disk.
   const head = (await git(wt.path, ["rev-parse", "--verify", "HEAD"], inWorktree(wt))).stdout.trim();
@@ -132,14 +152,18 @@ export async function commitLeftovers(wt: JobWorktree, jobId: string, agent: str
 }
 
 /**
- * The change of a job's branch against its base, uncommitted work included (read through a
- * temporary index, so the worktree's own is untouched): its commits and `git diff --stat`.
+ * The change of a job's branch against its base, its commits and `git diff --stat`: uncommitted
+ * work included while the worktree is there (read through a temporary index, so the worktree's
+ * own is untouched); the branch alone once its folder is gone (archived, or deleted by hand).
  */
 export async function changeOf(wt: JobWorktree): Promise<WorktreeChange> {
-  if (wt.state !== "active" || !existsSync(wt.path)) return { commits: [], stat: "", files: 0 };
-  const log = await git(wt.path, ["log", "--format=%h %s", `${wt.baseCommit}..HEAD`, "--"], inWorktree(wt));
-  const stat = await withEverything(wt, (opts) => git(wt.path, ["diff", "--cached", "--stat=200", "--summary", wt.baseCommit, "--"], opts));
-  const files = await withEverything(wt, (opts) => git(wt.path, ["diff", "--cached", "--name-only", "-z", wt.baseCommit, "--"], opts));
+  const none = { commits: [], stat: "", files: 0 };
+  if (wt.state === "merged" || wt.state === "discarded") return none;
+  const read = await reader(wt);
+  if (!read) return none;
+  const log = await git(wt.repo, ["log", "--format=%h %s", `${wt.baseCommit}..${read.head}`, "--"], inRepository(wt.repo, wt.gitDir));
+  const stat = await read.diff(["--stat=200", "--summary"]);
+  const files = await read.diff(["--name-only", "-z"]);
   return {
     commits: log.stdout.split("\n").filter(Boolean).slice(0, 200),
     stat: stat.stdout.trimEnd(),
@@ -152,19 +176,44 @@ export async function diffOf(wt: JobWorktree, file?: string): Promise<{ diff: st
   if (file !== undefined && (file.startsWith("-") || file.includes("\0") || path.isAbsolute(file) || file.split("/").includes(".."))) {
     throw badInput(`path ${JSON.stringify(file)} is not a path inside the repository; give one like src/app.ts`, "path");
   }
-  if (wt.state !== "active" || !existsSync(wt.path)) {
+  const read = wt.state === "merged" || wt.state === "discarded" ? null : await reader(wt);
+  if (!read) {
     throw new ServiceError(
-      `the worktree of branch ${wt.branch} was ${wt.state === "merged" ? "merged" : "removed"}; its change is in git's history`,
+      wt.state === "merged"
+        ? `branch ${wt.branch} was merged into ${wt.base}; its change is in git's history`
+        : `branch ${wt.branch} was ${wt.state === "discarded" ? "discarded" : "deleted"}; its change is gone`,
       409,
       "job_id",
     );
   }
-  const { stdout } = await withEverything(wt, (opts) =>
-    git(wt.path, ["diff", "--cached", "--find-renames", wt.baseCommit, "--", ...(file === undefined ? [] : [`:(literal)${file}`])], opts),
-  );
-  const bytes = Buffer.byteLength(stdout);
-  if (bytes <= MAX_DIFF_BYTES) return { diff: stdout, truncated: false };
-  return { diff: `${Buffer.from(stdout).subarray(0, MAX_DIFF_BYTES).toString("utf8")}\n[… cut: the diff has ${bytes} bytes]`, truncated: true };
+  const out = await read.diff(["--find-renames"], file === undefined ? [] : [`:(literal)${file}`], MAX_DIFF_BYTES);
+  if (!out.cut) return { diff: out.stdout, truncated: false };
+  // Cut where a line ends: a half line (or half a character) is not shown.
+  const whole = out.stdout.slice(0, Math.max(0, out.stdout.lastIndexOf("\n") + 1));
+  return { diff: `${whole}[… cut at ${MAX_DIFF_BYTES} bytes: the rest is in branch ${wt.branch}]\n`, truncated: true };
+}
+
+/**
+ * How to read the job's change: from the worktree's files while its folder is there, else from its
+ * branch; null once the branch is gone too. `diff` runs `git diff <options>` against the base, of `paths` or all.
+ */
+async function reader(
+  wt: JobWorktree,
+): Promise<{ head: string; diff: (options: string[], paths?: string[], cutAt?: number) => Promise<GitResult> } | null> {
+  if (hasFolder(wt)) {
+    return {
+      head: (await git(wt.path, ["rev-parse", "--verify", "HEAD"], inWorktree(wt))).stdout.trim(),
+      diff: (options, paths = [], cutAt) =>
+        withEverything(wt, (opts) => git(wt.path, ["diff", "--cached", ...options, wt.baseCommit, "--", ...paths], { ...opts, cutAt })),
+    };
+  }
+  const head = await branchHead(wt);
+  if (!head) return null;
+  return {
+    head,
+    diff: (options, paths = [], cutAt) =>
+      git(wt.repo, ["diff", ...options, wt.baseCommit, head, "--", ...paths], { ...inRepository(wt.repo, wt.gitDir), cutAt }),
+  };
 }
 
 /** Runs `read` with a temporary index holding the worktree's files as they are now. */
@@ -198,10 +247,13 @@ export async function mergeWorktree(wt: JobWorktree, jobId: string, agent: strin
     );
   }
   await commitLeftovers(wt, jobId, agent);
+  // A worktree folder deleted by hand still holds its branch in git's list until pruned.
+  if (!hasFolder(wt)) await git(wt.repo, ["worktree", "prune"], inRepository(wt.repo, wt.gitDir));
+  if (!(await branchHead(wt))) throw new ServiceError(`branch ${wt.branch} is gone; there is nothing to merge`, 409, "job_id");
   const checkedOut = await checkedOutAt(wt.repo, wt.gitDir, into);
   const message = `Merge ${wt.branch} (job ${jobId}, ${agent})`;
   // What is merged is the branch's commit, named by its full ref (a tag of the same name never wins).
-  const head = (await git(wt.repo, ["rev-parse", "--verify", `refs/heads/${wt.branch}^{commit}`], inRepository(wt.repo, wt.gitDir))).stdout.trim();
+  const head = (await git(wt.repo, ["rev-parse", "--verify", `${branchRef(wt)}^{commit}`], inRepository(wt.repo, wt.gitDir))).stdout.trim();
   if (checkedOut) {
     // Only in the repository's own folder, its git dir named: another worktree's .git file is its worker's.
     if (checkedOut !== wt.repo) {
@@ -275,8 +327,39 @@ async function checkedOutAt(repo: string, gitDir: string, branch: string): Promi
   return null;
 }
 
+/**
+ * Removes the job's worktree and branch, answering what went with them: the branch's commits its
+ * base does not have, and where it pointed (git keeps that commit a while: it can be brought back).
+ */
+export async function discardWorktree(wt: JobWorktree): Promise<DiscardResult> {
+  const head = await branchHead(wt);
+  const at = inRepository(wt.repo, wt.gitDir);
+  const baseBranch = (await git(wt.repo, ["show-ref", "--verify", "--quiet", `refs/heads/${wt.base}`], { ...at, okCodes: [1] })).code === 0;
+  const since = baseBranch ? `refs/heads/${wt.base}` : wt.baseCommit;
+  const commits = head ? (await git(wt.repo, ["log", "--format=%h %s", `${since}..${head}`, "--"], at)).stdout.split("\n").filter(Boolean) : [];
+  await removeWorktree(wt);
+  return { branch: wt.branch, commits: commits.slice(0, 200), head };
+}
+
+/**
+ * Removes the worktree's folder of a job left unreviewed, keeping its branch: what the worker left
+ * uncommitted is committed first, so every change stays in the branch (merge or discard it later).
+ */
+export async function archiveWorktree(wt: JobWorktree, jobId: string, agent: string): Promise<void> {
+  await commitLeftovers(wt, jobId, agent);
+  await removeFolder(wt);
+}
+
 /** Removes the job's worktree and its branch (the branch's unmerged commits go with it: the caller asked). */
 export async function removeWorktree(wt: JobWorktree): Promise<void> {
+  await removeFolder(wt);
+  await git(wt.repo, ["branch", "-D", "--", wt.branch], inRepository(wt.repo, wt.gitDir)).catch((err: unknown) => {
+    if (!(err instanceof GitError && /not found/.test(err.stderr))) throw err;
+  });
+}
+
+/** Removes the job's worktree folder, and git's record of it; the branch stays. */
+async function removeFolder(wt: JobWorktree): Promise<void> {
   const at = inRepository(wt.repo, wt.gitDir);
   const folder = lstatSync(wt.path, { throwIfNoEntry: false });
   if (folder) {
@@ -295,7 +378,4 @@ export async function removeWorktree(wt: JobWorktree): Promise<void> {
     await git(wt.repo, ["worktree", "remove", "--force", "--force", "--", wt.path], at);
   }
   await git(wt.repo, ["worktree", "prune"], at);
-  await git(wt.repo, ["branch", "-D", "--", wt.branch], at).catch((err: unknown) => {
-    if (!(err instanceof GitError && /not found/.test(err.stderr))) throw err;
-  });
 }

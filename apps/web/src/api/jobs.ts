@@ -1,4 +1,5 @@
 import type {
+  DiscardResult,
   Job,
   JobAttemptList,
   JobChanges,
@@ -40,9 +41,9 @@ export const jobsApi = {
   launch: (body: LaunchJobBody) => apiFetch<Job>("/api/jobs", { method: "POST", body }),
   launchMany: (body: LaunchManyBody) => apiFetch<JobGroup>("/api/jobs/many", { method: "POST", body }),
   cancel: (id: string) => apiFetch<Job>(`/api/jobs/${encodeURIComponent(id)}/cancel`, { method: "POST" }),
-  changes: (id: string, signal?: AbortSignal) => apiFetch<JobChanges>(`/api/jobs/${encodeURIComponent(id)}/changes`, { signal }),
+  changes: (id: string, signal?: AbortSignal) => apiFetch<JobChanges>(`/api/jobs/${encodeURIComponent(id)}/diff`, { signal }),
   merge: (id: string) => apiFetch<MergeResult & { job: Job }>(`/api/jobs/${encodeURIComponent(id)}/merge`, { method: "POST" }),
-  discard: (id: string) => apiFetch<Job>(`/api/jobs/${encodeURIComponent(id)}/discard`, { method: "POST" }),
+  discard: (id: string) => apiFetch<DiscardResult & { job: Job }>(`/api/jobs/${encodeURIComponent(id)}/discard`, { method: "POST" }),
   output: (id: string, cursor: number, signal?: AbortSignal) =>
     apiFetch<OutputPage>(`/api/jobs/${encodeURIComponent(id)}/output${queryString({ cursor, limit: 1024 * 1024 })}`, { signal }),
   readable: (id: string, cursor: number, signal?: AbortSignal) =>

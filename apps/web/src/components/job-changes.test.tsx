@@ -1,9 +1,16 @@
 // @vitest-environment happy-dom
-import { cleanup, render } from "@testing-library/react";
-import { afterEach, describe, expect, it } from "vitest";
-import { DiffView } from "./job-changes.js";
+import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
+import { cleanup, fireEvent, render, screen } from "@testing-library/react";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { DiscardResult, Job, JobChanges as Changes, JobWorktree } from "@corral/shared";
+import { useJob } from "../hooks/use-jobs.js";
+import { queryKeys } from "../lib/transport/query-keys.js";
+import { DiffView, JobChanges } from "./job-changes.js";
 
-afterEach(cleanup);
+afterEach(() => {
+  cleanup();
+  vi.unstubAllGlobals();
+});
 
 // A worker writes the files and names them: every part of a diff is hostile text.
 const hostile = [
@@ -27,4 +34,100 @@ describe("the Changes view's diff", () => {
       expect(container.textContent).toContain('<img src=x onerror="alert(1)">.html');
     });
   }
+});
+
+const worktree = (state: JobWorktree["state"]): JobWorktree => ({
+  repo: "/w/repo",
+  gitDir: "/w/repo/.git",
+  path: "/w/repo.corral/abc123def456",
+  branch: "corral/abc123def456",
+  base: "main",
+  baseCommit: "0123456789abcdef",
+  state,
+});
+
+const job = (state: JobWorktree["state"]) =>
+  ({
+    id: "abc123def456",
+    agent: "codex",
+    status: "succeeded",
+    prompt: "p",
+    workdir: "/w/repo",
+    model: null,
+    timeoutS: 60,
+    worktree: worktree(state),
+  }) as Job;
+
+const changes = (state: JobWorktree["state"]): Changes => ({
+  worktree: worktree(state),
+  change: { commits: ["1a2b3c4 add the answer"], stat: " answer.txt | 1 +\n 1 file changed, 1 insertion(+)", files: 1 },
+  diff: "diff --git a/answer.txt b/answer.txt\nnew file mode 100644\n--- /dev/null\n+++ b/answer.txt\n@@ -0,0 +1 @@\n+forty-two\n",
+  truncated: false,
+});
+
+const json = (body: unknown, status = 200) => new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
+
+/** The card as the job page shows it: for the job in the cache, which an action's answer replaces. */
+function JobCard({ id }: { id: string }) {
+  const j = useJob(id);
+  return j.data ? <JobChanges job={j.data} /> : null;
+}
+
+/** A server holding one worktree job: its diff, and a discard that answers `discarded`. */
+function serve(start: Job, discarded: Omit<DiscardResult, "branch">) {
+  let current = start;
+  const asked: string[] = [];
+  vi.stubGlobal("fetch", async (url: string, init?: RequestInit) => {
+    asked.push(`${init?.method ?? "GET"} ${url}`);
+    if (url.endsWith("/diff")) return json(changes(current.worktree?.state ?? "active"));
+    if (url.endsWith("/discard")) {
+      current = { ...current, worktree: worktree("discarded") };
+      return json({ branch: "corral/abc123def456", ...discarded, job: current });
+    }
+    return json(current);
+  });
+  vi.stubGlobal("confirm", () => true);
+  const client = new QueryClient({ defaultOptions: { queries: { retry: false }, mutations: { retry: false } } });
+  client.setQueryData(queryKeys.jobs.detail(start.id), start);
+  render(
+    <QueryClientProvider client={client}>
+      <JobCard id={start.id} />
+    </QueryClientProvider>,
+  );
+  return asked;
+}
+
+describe("the Changes card", () => {
+  it("reads an archived worktree's branch, says its folder went unreviewed, and still offers Merge and Discard", async () => {
+    const asked = serve(job("archived"), { commits: [], head: null });
+    expect(screen.getByText("The worktree's folder was removed: it sat unreviewed for days.")).toBeTruthy();
+    expect(screen.getByText(/keeps every commit/).textContent).toContain("corral/abc123def456 keeps every commit");
+    // No folder to open in a terminal.
+    expect(screen.queryByRole("group", { name: "The worktree's folder" })).toBeNull();
+    expect((screen.getByRole("button", { name: "Merge into main" }) as HTMLButtonElement).disabled).toBe(false);
+    expect((screen.getByRole("button", { name: "Discard" }) as HTMLButtonElement).disabled).toBe(false);
+    await screen.findByText("1a2b3c4 add the answer");
+    expect(asked).toContain("GET /api/jobs/abc123def456/diff");
+  });
+
+  it("after a discard, says how many unmerged commits went and how to bring the branch back", async () => {
+    serve(job("active"), { commits: ["1a2b3c4 add the answer", "9f8e7d6 start"], head: "1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b" });
+    expect(screen.getByRole("group", { name: "The worktree's folder" }).textContent).toBe("cd /w/repo.corral/abc123def456");
+    fireEvent.click(screen.getByRole("button", { name: "Discard" }));
+    await screen.findByText("2 unmerged commits went with corral/abc123def456.");
+    expect(screen.getByText(/was discarded; its worktree is gone/)).toBeTruthy();
+    expect(screen.getByRole("list", { name: "Commits discarded" }).textContent).toContain("9f8e7d6 start");
+    expect(screen.getByText(/Git keeps it for a while/).textContent).toContain("/w/repo");
+    expect(screen.getByRole("group", { name: "The command that brings the branch back" }).textContent).toBe(
+      "git branch corral/abc123def456 1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b",
+    );
+  });
+
+  it("after a discard that took no unmerged commit, says only that the branch was discarded", async () => {
+    serve(job("active"), { commits: [], head: "1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b" });
+    fireEvent.click(screen.getByRole("button", { name: "Discard" }));
+    await screen.findByText(/was discarded; its worktree is gone/);
+    expect(screen.queryByText(/unmerged commit/)).toBeNull();
+    expect(screen.queryByText(/git branch/)).toBeNull();
+  });
 });

@@ -1,7 +1,6 @@
-import { isFinalStatus, plural, type Job } from "@corral/shared";
+import { type DiscardResult, isFinalStatus, plural, type Job } from "@corral/shared";
 import { Diff2HtmlUI } from "diff2html/lib/ui/js/diff2html-ui-slim.js";
 import "diff2html/bundles/css/diff2html.min.css";
-import { ColorSchemeType } from "diff2html/lib/types.js";
 import { useEffect, useRef, useState } from "react";
 import { useJobChanges, useWorktreeAction } from "../hooks/use-jobs.js";
 import { ActionError } from "./action-error.js";
@@ -33,7 +32,8 @@ export function DiffView({ diff, layout }: { diff: string; layout: Layout }) {
 
 /**
  * A worktree job's change: its branch and base, where its worktree is (to open in a terminal), its
- * commits, and the diff; *Merge into <base>* and *Discard* once the job has ended.
+ * commits, and the diff; *Merge into <base>* and *Discard* once the job has ended. An archived
+ * worktree's folder is gone but its branch is not: its diff, Merge and Discard stay.
  */
 export function JobChanges({ job }: { job: Job }) {
   const wt = job.worktree;
@@ -41,17 +41,24 @@ export function JobChanges({ job }: { job: Job }) {
   const action = useWorktreeAction();
   const [layout, setLayout] = useState<Layout>("line-by-line");
   if (!wt) return null;
-  if (wt.state !== "active") {
+  if (wt.state === "merged" || wt.state === "discarded") {
+    const discarded = action.data?.action === "discard" ? action.data.discarded : null;
     return (
-      <p className="muted">
-        Branch <span className="mono">{wt.branch}</span> was {wt.state === "merged" ? `merged into ${wt.base}` : "discarded"}; its worktree is gone.
-      </p>
+      <div className="stack">
+        <p className="muted">
+          Branch <span className="mono">{wt.branch}</span> was {wt.state === "merged" ? `merged into ${wt.base}` : "discarded"}; its worktree is gone.
+        </p>
+        {discarded && discarded.commits.length > 0 && <DiscardedCommits discarded={discarded} repo={wt.repo} />}
+      </div>
     );
   }
+  const archived = wt.state === "archived";
   const ended = isFinalStatus(job.status);
   const act = (kind: "merge" | "discard") => {
     const ask =
-      kind === "merge" ? `Merge ${wt.branch} into ${wt.base}?` : `Discard ${wt.branch} and its worktree? Its commits that are not merged are lost.`;
+      kind === "merge"
+        ? `Merge ${wt.branch} into ${wt.base}?`
+        : `Discard ${wt.branch}${archived ? "" : " and its worktree"}? Its commits that are not merged are lost.`;
     if (window.confirm(ask)) action.mutate({ id: job.id, action: kind });
   };
   return (
@@ -61,7 +68,16 @@ export function JobChanges({ job }: { job: Job }) {
         {changes.data ? ` · ${plural(changes.data.change.commits.length, "commit")} · ${plural(changes.data.change.files, "file")} changed` : ""}
         {ended ? "" : " · the job is still running: uncommitted work is shown as it is now"}
       </p>
-      <CopyBlock text={`cd ${wt.path}`} copy={wt.path} label="The worktree's folder" />
+      {archived ? (
+        <div className="alert warn">
+          <strong>The worktree's folder was removed: it sat unreviewed for days.</strong>
+          <p>
+            Branch <span className="mono">{wt.branch}</span> keeps every commit. Read its diff here, then merge it into {wt.base} or discard it.
+          </p>
+        </div>
+      ) : (
+        <CopyBlock text={`cd ${wt.path}`} copy={wt.path} label="The worktree's folder" />
+      )}
       <div className="row">
         <button type="button" className="primary" disabled={!ended || action.isPending} onClick={() => act("merge")}>
           Merge into {wt.base}
@@ -99,6 +115,34 @@ export function JobChanges({ job }: { job: Job }) {
           )}
           {changes.data.truncated && <p className="small muted">The diff is cut at 2 MiB; the rest is on the branch.</p>}
         </>
+      )}
+    </div>
+  );
+}
+
+/** What a discard just took with the branch, and the command that brings it back while git still keeps its last commit. */
+export function DiscardedCommits({ discarded, repo }: { discarded: DiscardResult; repo: string }) {
+  const { branch, commits, head } = discarded;
+  return (
+    <div className="alert warn" role="status">
+      <strong>
+        {plural(commits.length, "unmerged commit")} went with {branch}.
+      </strong>
+      <ul className="small mono" aria-label="Commits discarded">
+        {commits.map((c) => (
+          <li key={c}>{c}</li>
+        ))}
+      </ul>
+      {head ? (
+        <>
+          <p>
+            Its last commit was <span className="mono">{head}</span>. Git keeps it for a while; to bring the branch back, run this in{" "}
+            <span className="mono">{repo}</span>:
+          </p>
+          <CopyBlock text={`git branch ${branch} ${head}`} label="The command that brings the branch back" />
+        </>
+      ) : (
+        <p>Git did not say which commit the branch pointed at, so there is no command to bring it back.</p>
       )}
     </div>
   );

@@ -1,9 +1,10 @@
-import { isFinalStatus, type Job, type LaunchJobBody, type LaunchManyBody } from "@corral/shared";
+import { type DiscardResult, isFinalStatus, type Job, type LaunchJobBody, type LaunchManyBody } from "@corral/shared";
 import { useEffect, useRef } from "react";
 import { keepPreviousData, useMutation, useQuery, useQueryClient, type QueryClient } from "@tanstack/react-query";
 import { jobsApi, type JobFilters } from "../api/jobs.js";
 import { appendOutput, emptyOutput, type OutputBuffer } from "../lib/domain/output-buffer.js";
 import { appendReadable, emptyReadable, type ReadableBuffer } from "../lib/domain/readable-buffer.js";
+import { readsChanges } from "../lib/domain/worktree-change.js";
 import { queryKeys } from "../lib/transport/query-keys.js";
 import { useLiveStatus } from "./use-live-status.js";
 
@@ -228,22 +229,32 @@ export function useLaunchJob() {
   });
 }
 
-/** A worktree job's change and diff; read again as the job moves on (its end commits what was left). */
+/**
+ * A worktree job's change and diff; read again as the job moves on (its end commits what was left),
+ * and every few seconds while it runs, so the diff so far grows with its work.
+ */
 export function useJobChanges(job: Job) {
   return useQuery({
     queryKey: [...queryKeys.jobs.changes(job.id), job.status, job.worktree?.state],
     queryFn: ({ signal }) => jobsApi.changes(job.id, signal),
-    enabled: job.worktree?.state === "active",
+    enabled: readsChanges(job),
+    refetchInterval: isFinalStatus(job.status) ? false : POLL_SLOW,
   });
 }
+
+/** What Merge or Discard answered: the job with its worktree's new state, and what went with a discarded branch. */
+export type WorktreeActionResult = { action: "merge"; job: Job } | { action: "discard"; job: Job; discarded: DiscardResult };
 
 /** Merges or discards a worktree job's branch; the job comes back with its worktree's new state. */
 export function useWorktreeAction() {
   const client = useQueryClient();
   return useMutation({
-    mutationFn: async ({ id, action }: { id: string; action: "merge" | "discard" }) =>
-      action === "merge" ? (await jobsApi.merge(id)).job : jobsApi.discard(id),
-    onSuccess: (job) => {
+    mutationFn: async ({ id, action }: { id: string; action: "merge" | "discard" }): Promise<WorktreeActionResult> => {
+      if (action === "merge") return { action, job: (await jobsApi.merge(id)).job };
+      const { job, ...discarded } = await jobsApi.discard(id);
+      return { action, job, discarded };
+    },
+    onSuccess: ({ job }) => {
       client.setQueryData(queryKeys.jobs.detail(job.id), job);
       void client.invalidateQueries({ queryKey: queryKeys.jobs.all });
     },

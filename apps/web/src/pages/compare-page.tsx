@@ -1,4 +1,5 @@
 import { isFinalStatus, type Job, JobIdSchema } from "@corral/shared";
+import { CompareChanges } from "../components/compare-changes.js";
 import { ErrorState, Loading } from "../components/states.js";
 import { StatusBadge } from "../components/status-badge.js";
 import { useDocumentTitle } from "../hooks/use-document-title.js";
@@ -25,7 +26,10 @@ function useComparedIds(): { ids: string[]; group: ReturnType<typeof useJobGroup
   return { ids: [...new Set(ids)].slice(0, MAX_COMPARED), group };
 }
 
-/** Jobs side by side (stacked on a phone): each one's answer, files changed, duration and cost, live while they run. */
+/**
+ * Jobs side by side (stacked on a phone): each one's answer, files changed, duration and cost, and
+ * for a worktree job its branch's diff, live while they run.
+ */
 export function ComparePage() {
   const { ids, group } = useComparedIds();
   useDocumentTitle(`Compare ${plural(ids.length, "job")}`);
@@ -126,6 +130,7 @@ function CompareCard({ job }: { job: Job }) {
         {job.error && <p className="error">{job.error}</p>}
         {answer ? <pre className="block compare-answer">{answer}</pre> : <p className="muted small">{ended ? "No output" : "Waiting for output…"}</p>}
       </div>
+      <CompareChanges job={job} />
     </section>
   );
 }

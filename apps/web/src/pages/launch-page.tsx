@@ -9,7 +9,17 @@ import { ErrorState } from "../components/states.js";
 import { useAgentMutations, useAgents, useListsOllamaModels } from "../hooks/use-agents.js";
 import { useJobList, useJobSnapshot, useLaunchJob, useLaunchMany } from "../hooks/use-jobs.js";
 import { useOllamaModels } from "../hooks/use-ollama.js";
-import { bodyFieldOf, emptyForm, type FormState, launchBody, launchManyBody, recallLaunch, rememberLaunch } from "../lib/domain/launch-form.js";
+import {
+  bodyFieldOf,
+  emptyForm,
+  type FormState,
+  launchBody,
+  launchManyBody,
+  recallLaunch,
+  rememberLaunch,
+  worktreeByDefault,
+  worktreeChecked,
+} from "../lib/domain/launch-form.js";
 import { Link, navigate, useSearchParams } from "../router.js";
 
 /**
@@ -220,6 +230,7 @@ function AgentSelect(props: {
 }
 
 function WorkdirAndModelFields(props: {
+  agents: AgentWithAvailability[];
   agent: AgentWithAvailability | undefined;
   form: FormState;
   set: (key: keyof FormState) => Setter;
@@ -228,7 +239,7 @@ function WorkdirAndModelFields(props: {
   shareWith: string | null;
   setShared: (shared: boolean) => void;
 }) {
-  const { agent, form, set, errorFor, shareWith, setShared } = props;
+  const { agents, agent, form, set, errorFor, shareWith, setShared } = props;
   const workdirs = useWorkdirSuggestions(agent, form.agent);
   const many = form.many && form.agents.length > 1;
   const workdirHint = many
@@ -263,11 +274,8 @@ function WorkdirAndModelFields(props: {
             <span>One shared workdir: every agent writes in it, at once</span>
           </label>
         )}
-        <label className="row check">
-          <input type="checkbox" checked={form.worktree} onChange={(e) => set("worktree")(e.target.checked)} />
-          <span>In a git worktree of its repository, on a branch of its own{many ? " (one per agent)" : ""}: review, merge or discard it after</span>
-        </label>
-        {form.worktree && (
+        <WorktreeCheck agents={agents} form={form} many={many} set={set} error={errorFor("worktree")} />
+        {worktreeChecked(form, agents) && (
           <Field id="launch-base" label="Base" error={errorFor("base")} hint="the branch, tag or commit it starts from (default: HEAD)">
             <input
               id="launch-base"
@@ -304,6 +312,39 @@ function WorkdirAndModelFields(props: {
           ))}
         </datalist>
       </Field>
+    </div>
+  );
+}
+
+/** The worktree box: the agents' default until ticked or unticked, which it names. */
+function WorktreeCheck(props: {
+  agents: AgentWithAvailability[];
+  form: FormState;
+  many: boolean;
+  set: (key: keyof FormState) => Setter;
+  error?: string;
+}) {
+  const { agents, form, many, set, error } = props;
+  const byDefault = worktreeByDefault(form, agents);
+  return (
+    <div className="field">
+      <label className="row check">
+        <input
+          type="checkbox"
+          checked={worktreeChecked(form, agents)}
+          onChange={(e) => set("worktree")(e.target.checked)}
+          aria-describedby={error ? "launch-worktree-error" : undefined}
+        />
+        <span>
+          In a git worktree of its repository, on a branch of its own{many ? " (one per agent)" : ""}: review, merge or discard it after
+          {byDefault.length > 0 && <span className="muted small"> · {byDefault.join(", ")}: on by default</span>}
+        </span>
+      </label>
+      {error && (
+        <span className="error" id="launch-worktree-error" role="alert">
+          {error}
+        </span>
+      )}
     </div>
   );
 }
@@ -382,7 +423,7 @@ export function LaunchPage() {
     event.preventDefault();
     if (form.many && form.agents.length === 0) return errors.fromForm({ agents: "tick at least one agent" });
     if (toMany) {
-      const group = launchManyBody(form);
+      const group = launchManyBody(form, agents.data);
       if ("errors" in group) return errors.fromForm(group.errors);
       errors.fromForm({});
       launchMany.mutate(group.body, {
@@ -395,7 +436,7 @@ export function LaunchPage() {
       return;
     }
     // One agent ticked is an ordinary launch of that agent.
-    const built = launchBody(form.many ? { ...form, agent: form.agents[0] ?? form.agent } : form);
+    const built = launchBody(form.many ? { ...form, agent: form.agents[0] ?? form.agent } : form, agents.data);
     if ("errors" in built) return errors.fromForm(built.errors);
     errors.fromForm({});
     launch.mutate(built.body, {
@@ -448,7 +489,15 @@ export function LaunchPage() {
             {...describedBy("launch-prompt", errors.errorFor("prompt"), true)}
           />
         </Field>
-        <WorkdirAndModelFields agent={agent} form={form} set={set} errorFor={errors.errorFor} shareWith={errors.shareWith} setShared={setShared} />
+        <WorkdirAndModelFields
+          agents={agents.data ?? []}
+          agent={agent}
+          form={form}
+          set={set}
+          errorFor={errors.errorFor}
+          shareWith={errors.shareWith}
+          setShared={setShared}
+        />
         {continues && (
           // The job relaunched was a follow-up: it continues the same earlier turn unless unticked.
           <div className="field">

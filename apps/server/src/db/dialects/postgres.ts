@@ -50,6 +50,7 @@ export function postgresDialect(db: PgExecutor): Dialect {
      * SQLite has "B" < "a" < "é"), so every ordering or range of text says this.
      */
     bytewise: (text) => sql`${text} collate "C"`,
+    jsonText: (column, key) => sql<string | null>`(${column} ->> ${key})`,
     /**
      * PostgreSQL refuses U+0000 in text and in jsonb strings (SQLite keeps it), so a value that comes
      * from outside would fail its whole statement; it is stored with U+FFFD in its place (nul.ts).

@@ -61,6 +61,7 @@ export function sqliteDialect(db: SqliteDb, { inTransaction = false }: { inTrans
     notify: async () => {},
     // BINARY, its default collation, is this already.
     bytewise: (text) => sql`${text}`,
+    jsonText: (column, key) => sql<string | null>`json_extract(${column}, ${`$.${key}`})`,
     storable: (value) => value,
     wholeNumber: (value) => sql<number>`${value}`.mapWith(Number),
     // SQLite adds floating-point values with a compensated sum already.

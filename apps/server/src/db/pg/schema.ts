@@ -41,6 +41,8 @@ export const agents = pgTable("agents", {
   description: text("description").notNull().default(""),
   retry: jsonb("retry").$type<RetryPolicy>(),
   sandbox: text("sandbox").$type<SandboxMode>().notNull().default("none"),
+  /** Its jobs run in a git worktree of their own unless a launch says otherwise. */
+  worktree: boolean("worktree").notNull().default(false),
   api: text("api").$type<ModelApi>(),
   apiKeyEnv: text("api_key_env"),
   role: text("role"),

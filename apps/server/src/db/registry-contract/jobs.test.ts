@@ -235,6 +235,26 @@ describe.each(DIALECTS)("jobs in $dialect", ({ dialect, open }) => {
       expect(await reg.jobs.attempts("missing")).toEqual([]);
     });
 
+    test("jobs by their worktree's state, oldest first", async () => {
+      await registry();
+      const wt = (state: "active" | "archived" | "merged" | "discarded") => ({
+        repo: "/r",
+        gitDir: "/r/.git",
+        path: `/w/${state}`,
+        branch: "corral/x",
+        base: "main",
+        baseCommit: "0".repeat(40),
+        state,
+      });
+      await reg.jobs.insert(base("none"));
+      await reg.jobs.insert(base("a1", { worktree: wt("active") }));
+      await reg.jobs.insert(base("m1", { worktree: wt("merged") }));
+      await reg.jobs.insert(base("a2", { worktree: wt("active") }));
+      expect((await reg.jobs.withWorktree("active")).map((j) => j.id)).toEqual(["a1", "a2"]);
+      expect((await reg.jobs.withWorktree("merged")).map((j) => j.worktree?.state)).toEqual(["merged"]);
+      expect(await reg.jobs.withWorktree("archived")).toEqual([]);
+    });
+
     test("a busy workdir answers its oldest queued job, else its oldest running one", async () => {
       await registry();
       for (let i = 0; i < 5; i++) await reg.jobs.insert(base(`q${i}`));

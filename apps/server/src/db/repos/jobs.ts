@@ -171,5 +171,12 @@ export function createJobsRepo(d: Dialect): JobsRepo {
         .where(inArray(jobs.status, statuses))
         .orderBy(asc(jobs.createdAt), asc(d.bytewise(jobs.status)), asc(jobs.seq));
     },
+    async withWorktree(state) {
+      return d.db
+        .select()
+        .from(jobs)
+        .where(eq(d.jsonText(jobs.worktree, "state"), state))
+        .orderBy(asc(jobs.seq));
+    },
   };
 }

@@ -123,8 +123,11 @@ function outputSection(job: Job, tail: () => string): string[] {
 export function changeLines(job: Job, change: WorktreeChange | null | undefined, full = true): string[] {
   const wt = job.worktree;
   if (!wt) return [];
-  if (wt.state !== "active") return [`branch ${wt.branch}: ${wt.state}`];
-  const head = `branch ${wt.branch} (from ${wt.base}) in ${wt.path}`;
+  if (wt.state === "merged" || wt.state === "discarded") return [`branch ${wt.branch}: ${wt.state}`];
+  const head =
+    wt.state === "archived"
+      ? `branch ${wt.branch} (from ${wt.base}), its worktree archived unreviewed`
+      : `branch ${wt.branch} (from ${wt.base}) in ${wt.path}`;
   if (!change) return [head];
   const counts = `${plural(change.commits.length, "commit")}, ${plural(change.files, "file")} changed`;
   const stat = change.stat

@@ -54,8 +54,17 @@ export function registerWorktreeTools(server: McpServer, services: Services): vo
     },
     ({ job_id }) =>
       guarded(async () => {
-        const job = await worktrees.discard(job_id);
-        return textResult(`discarded ${job.worktree?.branch} and its worktree`);
+        const { branch, commits, head } = await worktrees.discard(job_id);
+        if (commits.length === 0 || !head) return textResult(`discarded ${branch} and its worktree; it had no commits its base lacks`);
+        const listed = commits
+          .slice(0, 10)
+          .map((c) => `\n  ${c}`)
+          .join("");
+        return textResult(
+          `discarded ${branch} and its worktree, with ${commits.length} commit${commits.length === 1 ? "" : "s"} its base lacks:${listed}${
+            commits.length > 10 ? "\n  …" : ""
+          }\nto bring them back while git keeps them: git branch ${branch} ${head}`,
+        );
       }),
   );
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import {
   DiffQuerySchema,
+  DiscardResultSchema,
   JobAttemptListSchema,
   JobChangesSchema,
   JobGroupSchema,
@@ -140,7 +141,7 @@ export function jobRoutes(services: Services) {
     );
 
     app.get(
-      "/api/jobs/:id/changes",
+      "/api/jobs/:id/diff",
       {
         schema: {
           summary:
@@ -175,13 +176,17 @@ export function jobRoutes(services: Services) {
       "/api/jobs/:id/discard",
       {
         schema: {
-          summary: "Remove an ended worktree job's worktree and branch, its unmerged commits with them",
+          summary:
+            "Remove an ended worktree job's worktree and branch, its unmerged commits with them: the answer names those commits, and the commit the branch pointed at (`git branch <branch> <head>` brings it back while git keeps it)",
           tags,
           params: IdParamsSchema,
-          response: { 200: JobSchema, ...errors(400, 404, 409) },
+          response: { 200: DiscardResultSchema.extend({ job: JobSchema }), ...errors(400, 404, 409) },
         },
       },
-      async (request) => toJob(await worktrees.discard(request.params.id)),
+      async (request) => {
+        const { job, ...dropped } = await worktrees.discard(request.params.id);
+        return { ...dropped, job: toJob(job) };
+      },
     );
 
     app.get(

@@ -65,6 +65,7 @@ function agent(availability: Partial<AgentWithAvailability["availability"]>, pat
     description: "",
     retry: null,
     sandbox: "none",
+    worktree: false,
     api: null,
     apiKeyEnv: null,
     role: null,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ApiRequestError } from "../../api/client.js";
 import { panelErrors } from "./api-errors.js";
-import { emptyForm, launchBody, launchManyBody, recallLaunch, rememberLaunch } from "./launch-form.js";
+import { emptyForm, launchBody, launchManyBody, recallLaunch, rememberLaunch, worktreeByDefault, worktreeChecked } from "./launch-form.js";
 
 const form = { ...emptyForm, agent: "gemini", prompt: "hi" };
 
@@ -46,6 +46,48 @@ describe("the Launch form", () => {
         { agent: "a", workdir: "" },
       ),
     ).not.toThrow();
+  });
+});
+
+describe("the worktree box and the agents' default", () => {
+  // codex's jobs run in a worktree unless a launch says not; gemini's in their workdir.
+  const agents = [
+    { name: "gemini", worktree: false },
+    { name: "codex", worktree: true },
+  ];
+
+  it("starts ticked for an agent whose default is a worktree, and follows the agent chosen until touched", () => {
+    expect(worktreeChecked({ ...form, agent: "codex" }, agents)).toBe(true);
+    expect(worktreeChecked({ ...form, agent: "gemini" }, agents)).toBe(false);
+    // Touched, it stays as the user left it whatever agent is chosen next.
+    expect(worktreeChecked({ ...form, agent: "gemini", worktree: true }, agents)).toBe(true);
+    expect(worktreeChecked({ ...form, agent: "codex", worktree: false }, agents)).toBe(false);
+    // Before the agents are read, or for an agent not known: unticked.
+    expect(worktreeChecked({ ...form, agent: "codex" }, [])).toBe(false);
+    expect(worktreeByDefault({ ...form, agent: "codex" }, agents)).toEqual(["codex"]);
+    expect(worktreeByDefault(form, agents)).toEqual([]);
+  });
+
+  it("leaves worktree out when it is the agent's default, and says false when unticked for an agent whose default is a worktree", () => {
+    const codex = { ...form, agent: "codex" };
+    expect(launchBody(codex, agents)).toEqual({ body: { agent: "codex", prompt: "hi" } });
+    expect(launchBody({ ...codex, worktree: true, base: " dev " }, agents)).toEqual({ body: { agent: "codex", prompt: "hi", base: "dev" } });
+    expect(launchBody({ ...codex, worktree: false, base: "dev" }, agents)).toEqual({ body: { agent: "codex", prompt: "hi", worktree: false } });
+    expect(launchBody({ ...form, worktree: false }, agents)).toEqual({ body: { agent: "gemini", prompt: "hi" } });
+    expect(launchBody({ ...form, worktree: true }, agents)).toEqual({ body: { agent: "gemini", prompt: "hi", worktree: true } });
+    // Without the agents read, a ticked box is sent as before.
+    expect(launchBody({ ...codex, worktree: true })).toEqual({ body: { agent: "codex", prompt: "hi", worktree: true } });
+  });
+
+  it("launched to several, is ticked when one of them defaults to a worktree, and says so to the others", () => {
+    const many = { ...form, many: true, agents: ["gemini", "codex"] };
+    expect(worktreeChecked(many, agents)).toBe(true);
+    expect(worktreeByDefault(many, agents)).toEqual(["codex"]);
+    expect(launchManyBody(many, agents)).toEqual({ body: { agents: ["gemini", "codex"], prompt: "hi", worktree: true } });
+    expect(launchManyBody({ ...many, worktree: false }, agents)).toEqual({ body: { agents: ["gemini", "codex"], prompt: "hi", worktree: false } });
+    expect(launchManyBody({ ...many, agents: ["codex"] }, agents)).toEqual({ body: { agents: ["codex"], prompt: "hi" } });
+    expect(worktreeChecked({ ...many, agents: ["gemini"] }, agents)).toBe(false);
+    expect(launchManyBody({ ...many, agents: ["gemini"] }, agents)).toEqual({ body: { agents: ["gemini"], prompt: "hi" } });
   });
 });
 

@@ -10,8 +10,11 @@ export interface FormState {
   timeout: string;
   /** Run even while another job uses the workdir (offered when the server says it is busy). */
   sharedWorkdir: boolean;
-  /** Run in a new git worktree of the workdir's repository (each agent its own, launched to several). */
-  worktree: boolean;
+  /**
+   * Run in a new git worktree of the workdir's repository (each agent its own, launched to several);
+   * null until the user ticks or unticks it: then the agents' own default holds (worktreeChecked).
+   */
+  worktree: boolean | null;
   /** The branch, tag or commit that worktree starts from; "" is HEAD. */
   base: string;
   /** The earlier job this launch continues (a relaunched follow-up); "" starts a new conversation. */
@@ -28,7 +31,7 @@ export const emptyForm: FormState = {
   model: "",
   timeout: "",
   sharedWorkdir: false,
-  worktree: false,
+  worktree: null,
   base: "",
   session: "",
   many: false,
@@ -50,16 +53,50 @@ export const bodyFieldOf: Record<keyof FormState, string> = {
   agents: "agents",
 };
 
-/** The job fields as the body takes them: text that is no number goes as text, for the schema to say what it wants. */
-function jobFields(form: FormState): Record<string, unknown> {
+/** What the form knows of each agent to fill its worktree box: whether its jobs run in a worktree unless a launch says not. */
+export type WorktreeDefaults = ReadonlyArray<{ name: string; worktree: boolean }>;
+
+/** The agents the launch goes to: the ones ticked, or the one chosen. */
+function targets(form: FormState): string[] {
+  const names = form.many ? form.agents : [form.agent];
+  return names.filter(Boolean);
+}
+
+/** Each target agent's worktree default, in the targets' order (an agent not known runs in its workdir). */
+function defaultsOf(form: FormState, agents: WorktreeDefaults): boolean[] {
+  return targets(form).map((name) => agents.find((a) => a.name === name)?.worktree ?? false);
+}
+
+/** The target agents whose jobs run in a worktree by default. */
+export function worktreeByDefault(form: FormState, agents: WorktreeDefaults): string[] {
+  const defaults = defaultsOf(form, agents);
+  return targets(form).filter((_, i) => defaults[i]);
+}
+
+/**
+ * The worktree box as shown: the user's choice once they touched it; until then ticked when the
+ * agent's default is a worktree (launched to several, when one of theirs is: each then gets its own),
+ * so it follows the agent chosen.
+ */
+export function worktreeChecked(form: FormState, agents: WorktreeDefaults): boolean {
+  return form.worktree ?? defaultsOf(form, agents).some(Boolean);
+}
+
+/**
+ * The job fields as the body takes them: text that is no number goes as text, for the schema to say
+ * what it wants. `worktree` is sent only where it differs from an agent's default (so `false` when
+ * unticked for an agent whose default is a worktree, and nothing when every agent does as it would anyway).
+ */
+function jobFields(form: FormState, agents: WorktreeDefaults): Record<string, unknown> {
   const timeout = form.timeout.trim();
   const draft: Record<string, unknown> = { prompt: form.prompt };
   if (form.workdir.trim()) draft.workdir = form.workdir.trim();
   if (form.model.trim()) draft.model = form.model.trim();
   if (timeout) draft.timeoutS = Number.isNaN(Number(timeout)) ? timeout : Number(timeout);
   if (form.sharedWorkdir) draft.sharedWorkdir = true;
-  if (form.worktree) draft.worktree = true;
-  if (form.worktree && form.base.trim()) draft.base = form.base.trim();
+  const worktree = worktreeChecked(form, agents);
+  if (defaultsOf(form, agents).some((d) => d !== worktree)) draft.worktree = worktree;
+  if (worktree && form.base.trim()) draft.base = form.base.trim();
   return draft;
 }
 
@@ -67,15 +104,15 @@ function jobFields(form: FormState): Record<string, unknown> {
  * Builds the body and checks it with the server's own schema, so every bad field is named at
  * once, in the server's words, before anything is sent.
  */
-export function launchBody(form: FormState): { body: LaunchJobBody } | { errors: FieldErrors } {
-  const draft = { agent: form.agent, ...jobFields(form), ...(form.session ? { session: form.session } : {}) };
+export function launchBody(form: FormState, agents: WorktreeDefaults = []): { body: LaunchJobBody } | { errors: FieldErrors } {
+  const draft = { agent: form.agent, ...jobFields(form, agents), ...(form.session ? { session: form.session } : {}) };
   const parsed = LaunchJobBodySchema.safeParse(draft);
   return parsed.success ? { body: parsed.data } : { errors: fieldErrorsOf(fieldIssues(parsed.error)) };
 }
 
 /** The body for one prompt to the ticked agents, checked as launchBody's is (an agent's error is under `agents`). */
-export function launchManyBody(form: FormState): { body: LaunchManyBody } | { errors: FieldErrors } {
-  const parsed = LaunchManyBodySchema.safeParse({ agents: form.agents, ...jobFields(form) });
+export function launchManyBody(form: FormState, agents: WorktreeDefaults = []): { body: LaunchManyBody } | { errors: FieldErrors } {
+  const parsed = LaunchManyBodySchema.safeParse({ agents: form.agents, ...jobFields(form, agents) });
   return parsed.success ? { body: parsed.data } : { errors: fieldErrorsOf(fieldIssues(parsed.error)) };
 }
 

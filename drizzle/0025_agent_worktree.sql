@@ -1,0 +1,1 @@
+ALTER TABLE `agents` ADD `worktree` integer DEFAULT false NOT NULL;
