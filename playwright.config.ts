@@ -29,10 +29,18 @@ export default defineConfig({
       args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
     },
   },
-  // Every spec runs at the widths of the user trial that shaped the panel: a laptop and a phone.
+  // At the widths of the user trial that shaped the panel: a laptop, and a phone. Every spec runs
+  // on the laptop; on the phone, those of what changes with the width — the layout of every page,
+  // the forms, the job page and its launch, Compare's columns — and not flows whose screens the
+  // layout specs already cover there (output paging, costs, records, threads, the dev server),
+  // which would cost CI minutes twice for the same assertions.
   projects: [
     { name: "desktop", use: { browserName: "chromium", viewport: { width: 1400, height: 900 } } },
-    { name: "phone", use: { browserName: "chromium", viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true } },
+    {
+      name: "phone",
+      testMatch: /\/(layout|pages|forms|jobs|job-page|compare|conversations)\.spec\.ts$/,
+      use: { browserName: "chromium", viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true },
+    },
   ],
   webServer: {
     command: "npx tsx e2e/serve.ts",

@@ -260,10 +260,11 @@ describe("the workdir snapshot at a job's start", () => {
       if (!existsSync(snapshot)) answeredDuring++;
     }
     expect(answeredDuring).toBeGreaterThan(0);
-    const [job] = await server.services.waits.waitFor([launched.body.id], 30_000);
+    const [job] = await server.services.waits.waitFor([launched.body.id], 90_000);
     expect(job?.status).toBe("succeeded");
     expect((await server.services.files.list(launched.body.id)).map((f) => [f.path, f.change])).toEqual([["new.txt", "created"]]);
-  });
+    // 20 000 files written and walked twice: minutes on a machine busy with other suites.
+  }, 180_000);
 
   test("a job cancelled while its snapshot is taken never starts its worker, and frees its slot", async () => {
     const dir = bigWorkdir("big-cancelled");
@@ -279,12 +280,12 @@ describe("the workdir snapshot at a job's start", () => {
         prompt: "write after.txt 1",
         workdir: path.join(server.root, "after-cancel"),
       });
-      const [after] = await server.services.waits.waitFor([next.body.id], 30_000);
+      const [after] = await server.services.waits.waitFor([next.body.id], 90_000);
       expect(after?.status).toBe("succeeded");
       expect(existsSync(path.join(dir, "never.txt"))).toBe(false);
       expect((await server.services.jobs.get(launched.body.id)).pid).toBeNull();
     } finally {
       await server.services.agents.update("kiro", { maxConcurrent: 4 });
     }
-  });
+  }, 180_000);
 });
