@@ -97,7 +97,7 @@ export const EnvSchema = z.object({
     .max(3650)
     .default(14)
     .describe(
-      "A worktree job left unmerged and undiscarded this many days after its conversation's last turn ended has its worktree folder removed; its branch keeps every change (what was left uncommitted is committed first). 0: never ([Jobs](jobs.md#a-worktree-per-job)).",
+      "A worktree job left unmerged and undiscarded this many days after its conversation's last turn ended has its worktree folder removed; its branch keeps every change (what was left uncommitted is committed first; files git ignores go with the folder). 0: never ([Jobs](jobs.md#a-worktree-per-job)).",
     ),
   CORRAL_BODY_LIMIT_BYTES: positiveInt.default(2 * 1024 * 1024).describe("Largest REST or MCP request body; bigger ones get 413."),
   CORRAL_WORKDIR_ROOTS: listOf(path.delimiter)

@@ -140,6 +140,10 @@ describe("worktree jobs", () => {
       `/api/jobs/${running.body.id}/discard`,
     );
     expect(discarded.body).toMatchObject({ branch: `corral/${running.body.id}`, commits: [], job: { worktree: { state: "discarded" } } });
+    // The record keeps where the branch pointed and when; the audit trail who asked, through which door.
+    expect(discarded.body.job.worktree).toMatchObject({ head: discarded.body.head, changedAt: expect.any(Number) });
+    const audit = await api<{ entries: { action: string; door: string }[] }>(server, "GET", `/api/audit?jobId=${running.body.id}`);
+    expect(audit.body.entries.map((e) => [e.action, e.door])).toContainEqual(["discard", "rest"]);
   }, 120_000);
 
   test("two merges into one repository at once take turns: both land, the second as a merge commit", async () => {

@@ -13,7 +13,8 @@ export type AgentFieldChoice = z.infer<typeof ChoiceSchema>;
  * How the panel asks for a field's value, and so what it sends: `text` is trimmed, `number` is a
  * whole number, `multiline` is text over several lines, `select` one of its options, `checklist`
  * any of its options (a list, in the options' order), `list` a list of strings (one per line, or
- * for `words` split at spaces and commas too), `env` a map of variables written KEY=VALUE per line.
+ * for `words` split at spaces and commas too), `env` a map of variables written KEY=VALUE per line,
+ * `toggle` a checkbox that sends true or false (never empty; unticked by default).
  */
 export const AgentFieldInputSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("text") }),
@@ -23,6 +24,7 @@ export const AgentFieldInputSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("checklist"), options: z.array(ChoiceSchema).min(1) }),
   z.object({ type: z.literal("list"), rows: z.number().int().min(1), split: z.enum(["lines", "words"]), mono: z.boolean() }),
   z.object({ type: z.literal("env"), rows: z.number().int().min(1) }),
+  z.object({ type: z.literal("toggle") }),
 ]);
 export type AgentFieldInput = z.infer<typeof AgentFieldInputSchema>;
 

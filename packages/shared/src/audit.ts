@@ -2,10 +2,10 @@ import { z } from "zod";
 import { JobOriginSchema } from "./enums.js";
 import { JobIdSchema } from "./jobs.js";
 
-export const AuditActionSchema = z.enum(["launch", "cancel"]);
+export const AuditActionSchema = z.enum(["launch", "cancel", "merge", "discard"]);
 export type AuditAction = z.infer<typeof AuditActionSchema>;
 
-/** One line of the audit trail: who launched or cancelled which job, and through what. */
+/** One line of the audit trail: who launched, cancelled, merged or discarded which job, and through what. */
 export const AuditEntrySchema = z.object({
   id: z.number().int(),
   at: z.number(),

@@ -22,6 +22,10 @@ export const JobWorktreeSchema = z.object({
    * `merged` and `discarded` once worktree and branch are gone.
    */
   state: z.enum(["active", "archived", "merged", "discarded"]),
+  /** When it was archived, merged or discarded. */
+  changedAt: z.number().optional(),
+  /** The commit its branch pointed at then (after a discard, `git branch <branch> <head>` brings it back while git keeps it). */
+  head: z.string().nullable().optional(),
 });
 export type JobWorktree = z.infer<typeof JobWorktreeSchema>;
 

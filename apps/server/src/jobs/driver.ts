@@ -29,6 +29,7 @@ import { Spawner } from "./spawner.js";
 import type { JobDeps } from "./deps.js";
 import type { JobStore } from "./job-store.js";
 import { resolveWorkdir } from "./workdir.js";
+import { worktreeMissing } from "../worktrees/git-worktree.js";
 import { jobDataPaths, type JobDataPaths } from "./worker-process.js";
 
 export type StopReason = "cancelled" | "timed_out" | "budget_exceeded";
@@ -121,8 +122,9 @@ export class JobDriver {
         return { refused: row?.agent ?? "" };
       }
       // The server's job of an agent given a runner label while it waited: the runners' now (a
-      // retry finishes its attempts where it ran, as a runner's does).
-      if (this.deps.runnerId === LOCAL_RUNNER && agent.runnerLabel !== null && row.startedAt === null) {
+      // retry finishes its attempts where it ran, as a runner's does). Not a worktree job: its
+      // worktree is on this machine.
+      if (this.deps.runnerId === LOCAL_RUNNER && agent.runnerLabel !== null && row.startedAt === null && row.worktree === null) {
         await this.store.update(id, { runner: null }, unit);
         await unit.tx.runners.announceQueued([agent.runnerLabel]);
         return { refused: agent.name };
@@ -256,6 +258,8 @@ export class JobDriver {
    * all use the real path found now.
    */
   private workdirAtStart(row: JobRow): string {
+    const gone = row.worktree ? worktreeMissing(row.worktree) : null;
+    if (gone) throw new Error(`the job was not run: ${gone}`);
     try {
       return resolveWorkdir(row.workdir, this.config);
     } catch (err) {

@@ -9,7 +9,7 @@ import type { AgentRow, JobRow } from "../db/schema.js";
 import { badInput, notFound, ServiceError } from "../lib/errors.js";
 import { assertLaunchFits } from "./command-line.js";
 import type { LaunchRequest } from "./launch-request.js";
-import { createWorktree, repositoryOf, worktreePathOf } from "../worktrees/git-worktree.js";
+import { createWorktree, repositoryOf, worktreeMissing, worktreePathOf } from "../worktrees/git-worktree.js";
 import { holdWorktree } from "../worktrees/worktree-locks.js";
 import { resolveWorkdir } from "./workdir.js";
 
@@ -100,13 +100,16 @@ export async function planLaunch(
     });
   const earlier = request.session === undefined ? undefined : await earlierTurn(tx, agent, request.session);
   await policy.costs?.admit(agent, request.maxCostUsd ?? null, tx);
+  const gone = earlier?.worktree?.state === "active" ? worktreeMissing(earlier.worktree) : null;
+  if (gone) throw new ServiceError(`job ${earlier?.id}: ${gone}`, 409, "session", undefined, "conflict");
   // A follow-up runs where its conversation did (CLIs keep their sessions per project directory), with its model.
   const workdir = resolveWorkdir(request.workdir ?? earlier?.workdir ?? agent.workdir, policy.config);
   const model = request.model ?? earlier?.model ?? effectiveModel(agent, policy.config);
   if (earlier) assertSessionReachable(agent, earlier, workdir);
   assertLaunchFits(agent, { prompt: request.prompt, workdir, model }, policy.config);
-  const id = prepared?.id ?? newJobId();
   const worktree = worktreeOf(agent, request, earlier, prepared);
+  // The job takes the id its worktree was made for (its branch and folder are named by it).
+  const id = prepared && worktree === prepared.worktree ? prepared.id : newJobId();
   // A follow-up holds its conversation's worktree until it is stored: no merge begins meanwhile.
   if (worktree) {
     const release = earlier ? holdWorktree(worktree.path, `taken by a follow-up of job ${earlier.id} being launched`, "session") : () => undefined;

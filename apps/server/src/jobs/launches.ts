@@ -14,8 +14,8 @@ import { removeWorktree } from "../worktrees/git-worktree.js";
 
 /** Worktrees made for launches and then not stored (refused, or not taken): nothing of theirs stays behind. */
 async function removeUnused(prepared: (PreparedWorktree | undefined)[], stored: Job[] = []): Promise<void> {
-  const kept = new Set(stored.map((job) => job.id));
-  for (const made of prepared) if (made && !kept.has(made.id)) await removeWorktree(made.worktree).catch(() => undefined);
+  const kept = new Set(stored.map((job) => job.worktree?.path));
+  for (const made of prepared) if (made && !kept.has(made.worktree.path)) await removeWorktree(made.worktree).catch(() => undefined);
 }
 
 /** Releases what the plans hold once their transaction has ended, committed or not. */
@@ -46,10 +46,14 @@ export class JobLaunches {
    */
   async launch(agentName: string, request: LaunchRequest, origin: JobOrigin, client: string | null = null, within?: Unit): Promise<Job> {
     this.store.space.assertRoom();
-    const prepared = await prepareWorktree(this.registry, agentName, request, this.deps.config);
+    // Within the caller's transaction, read through it: with SQLite a read through the registry
+    // itself would wait for that transaction to end, which waits for this launch.
+    const prepared = await prepareWorktree(within?.tx ?? this.registry, agentName, request, this.deps.config);
     const launch = async (unit: Unit) => {
       const planned = await planLaunch(unit.tx, agentName, request, this.deps, prepared);
       releaseAtEnd(unit, planned);
+      // The caller's transaction may still roll back after this launch is stored: its worktree goes then.
+      if (within) unit.afterRollback(() => void removeUnused([prepared]));
       return this.storePlanned(unit, [planned], origin, client);
     };
     const stored = await (within ? launch(within) : this.store.atomically(launch)).catch(async (err: unknown) => {
@@ -76,11 +80,13 @@ export class JobLaunches {
     const base = request.workdir;
     this.store.space.assertRoom();
     const prepared: (PreparedWorktree | undefined)[] = [];
-    // With worktrees, each agent gets its own of the one repository, on its own branch.
-    const requests = agentNames.map((name) => ({
-      ...request,
-      workdir: base === undefined || request.sharedWorkdir || request.worktree ? base : path.join(base, name),
-    }));
+    // With worktrees (asked for, or the agent's default), each agent gets its own of the one
+    // repository, on its own branch: no `<workdir>/<agent>` folder is made in it.
+    const requests: LaunchRequest[] = [];
+    for (const name of agentNames) {
+      const inWorktree = request.worktree ?? (await this.registry.agents.get(name))?.worktree ?? false;
+      requests.push({ ...request, workdir: base === undefined || request.sharedWorkdir || inWorktree ? base : path.join(base, name) });
+    }
     // Each agent's step, its refusal naming the agent.
     const forEach = async <T>(step: (name: string, i: number) => Promise<T>): Promise<T[]> => {
       const done: T[] = [];

@@ -1,8 +1,10 @@
 import { type DiscardResult, isFinalStatus, type Job, type JobChanges, type JobDiff, type MergeResult, type WorktreeChange } from "@corral/shared";
+import type { Actor } from "../audit/service.js";
 import type { JobsRepo } from "../db/registry.js";
 import type { JobRow } from "../db/schema.js";
 import type { JobStore } from "../jobs/job-store.js";
 import { badInput, notFound, ServiceError } from "../lib/errors.js";
+import { GitError } from "../lib/git.js";
 import { archiveWorktree, changeOf, diffOf, discardWorktree, mergeWorktree, removeWorktree } from "../worktrees/git-worktree.js";
 import { holdWorktree } from "../worktrees/worktree-locks.js";
 
@@ -16,7 +18,7 @@ export class WorktreeService {
 
   constructor(
     private readonly jobs: Pick<JobsRepo, "get" | "thread" | "withWorktree">,
-    private readonly store: Pick<JobStore, "update">,
+    private readonly store: Pick<JobStore, "update" | "atomically" | "audit">,
   ) {}
 
   /**
@@ -38,7 +40,7 @@ export class WorktreeService {
       try {
         await this.once(row.id, "being archived", async (held, heldWt) => {
           await archiveWorktree(heldWt, held.id, held.agent);
-          await this.mark(held, "archived");
+          await this.mark(held, "archived", null);
         });
         archived.push(row.id);
       } catch (err) {
@@ -57,31 +59,45 @@ export class WorktreeService {
   async diff(jobId: string, path?: string): Promise<JobDiff> {
     const row = await this.worktreeJob(jobId);
     if (!row.worktree) throw notWorktree(jobId);
-    return diffOf(row.worktree, path);
+    return gitAnswers(jobId, diffOf(row.worktree, path));
   }
 
   /** The worktree, its change and its diff, for the panel's Changes view and REST. */
   async changes(jobId: string, path?: string): Promise<JobChanges> {
     const row = await this.worktreeJob(jobId);
     if (!row.worktree) throw notWorktree(jobId);
-    const diff = await diffOf(row.worktree, path);
-    return { worktree: row.worktree, change: await changeOf(row.worktree), ...diff };
+    const wt = row.worktree;
+    const diff = await gitAnswers(jobId, diffOf(wt, path));
+    return { worktree: wt, change: await gitAnswers(jobId, changeOf(wt)), ...diff };
   }
 
-  /** Merges the ended job's branch into its base; its worktree and branch go. */
-  async merge(jobId: string): Promise<MergeResult & { job: JobRow }> {
+  /** Merges the ended job's branch into its base; its worktree and branch go. `actor`: who asked, for the audit trail. */
+  async merge(jobId: string, actor: Actor): Promise<MergeResult & { job: JobRow }> {
     return this.once(jobId, "being merged", async (row, wt) => {
-      const merged = await mergeWorktree(wt, row.id, row.agent);
-      await removeWorktree(wt);
-      return { ...merged, job: await this.mark(row, "merged") };
+      const merged = await gitAnswers(jobId, mergeWorktree(wt, row.id, row.agent));
+      // Recorded before the worktree goes: the base has moved, whatever the removal meets.
+      const job = await this.mark(row, "merged", merged.commit, actor);
+      await removeWorktree(wt).catch((err: unknown) => {
+        throw new ServiceError(
+          `merged ${wt.branch} into ${merged.into} (${merged.commit.slice(0, 12)}), but its worktree could not be removed: ${
+            err instanceof Error ? err.message : String(err)
+          }; remove ${wt.path} and branch ${wt.branch} yourself`,
+          409,
+          "job_id",
+          undefined,
+          "conflict",
+          { jobId },
+        );
+      });
+      return { ...merged, job };
     });
   }
 
   /** Removes the ended job's worktree and branch, its unmerged commits with them: the answer names them. */
-  async discard(jobId: string): Promise<DiscardResult & { job: JobRow }> {
+  async discard(jobId: string, actor: Actor): Promise<DiscardResult & { job: JobRow }> {
     return this.once(jobId, "being discarded", async (row, wt) => {
-      const dropped = await discardWorktree(wt);
-      return { ...dropped, job: await this.mark(row, "discarded") };
+      const dropped = await gitAnswers(jobId, discardWorktree(wt));
+      return { ...dropped, job: await this.mark(row, "discarded", dropped.head, actor) };
     });
   }
 
@@ -151,21 +167,42 @@ export class WorktreeService {
     return [row, ...thread.filter((other) => other.id !== row.id && other.worktree?.branch === row.worktree?.branch)];
   }
 
-  /** Records the worktree's end on every job that worked in it; the row asked about, as stored. */
-  private async mark(row: JobRow, state: "merged" | "discarded" | "archived"): Promise<JobRow> {
-    let marked = row;
-    for (const job of await this.sharing(row)) {
-      if (!job.worktree) continue;
-      const updated = await this.store.update(job.id, { worktree: { ...job.worktree, state } });
-      if (job.id === row.id) marked = updated;
-    }
-    return marked;
+  /**
+   * Records the worktree's new state on every job that worked in it (when, and where its branch
+   * pointed), with the audit entry of who asked, in one transaction; the row asked about, as stored.
+   */
+  private async mark(row: JobRow, state: "merged" | "discarded" | "archived", head: string | null, actor?: Actor): Promise<JobRow> {
+    const sharing = await this.sharing(row);
+    const changedAt = Date.now();
+    return this.store.atomically(async (unit) => {
+      let marked = row;
+      for (const job of sharing) {
+        if (!job.worktree) continue;
+        const updated = await this.store.update(job.id, { worktree: { ...job.worktree, state, changedAt, head } }, unit);
+        if (job.id === row.id) marked = updated;
+      }
+      if (actor && state !== "archived") await this.store.audit(unit, state === "merged" ? "merge" : "discard", marked, actor);
+      return marked;
+    });
   }
 
   private async worktreeJob(jobId: string): Promise<JobRow> {
     const row = await this.jobs.get(jobId);
     if (!row) throw notFound(`job ${jobId} not found`, "job_id");
     return row;
+  }
+}
+
+/**
+ * Git refusing or failing on the job's repository (a state it cannot work with, files a worker
+ * left, its time limit): an answer that names the job and says git's reason, not an internal error.
+ */
+async function gitAnswers<T>(jobId: string, work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (err) {
+    if (!(err instanceof GitError)) throw err;
+    throw new ServiceError(`git failed on job ${jobId}'s worktree: ${err.message}`, 409, "job_id", undefined, "conflict", { jobId });
   }
 }
 

@@ -1,4 +1,5 @@
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { rm, rmdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { DiscardResult, JobWorktree, MergeResult, WorktreeChange } from "@corral/shared";
@@ -66,6 +67,16 @@ const inWorktree = (wt: JobWorktree, extra: Record<string, string> = {}): GitOpt
   env: { GIT_DIR: path.join(wt.gitDir, "worktrees", path.basename(wt.path)), GIT_COMMON_DIR: wt.gitDir, GIT_WORK_TREE: wt.path, ...extra },
 });
 
+/**
+ * Why no job can run in the worktree now: its folder is gone (deleted by hand, or archived). A job
+ * started there would find an empty folder (made again as its workdir), and its end would commit
+ * the removal of every file on its branch. Null while the folder is there.
+ */
+export function worktreeMissing(wt: JobWorktree): string | null {
+  if (lstatSync(wt.path, { throwIfNoEntry: false })?.isDirectory()) return null;
+  return `its worktree ${wt.path} is gone (deleted by hand?); its branch ${wt.branch} keeps what was committed there: launch a new job with base ${wt.branch}`;
+}
+
 /** The worktree's folder is there to read (not archived, merged, discarded or deleted by hand). */
 const hasFolder = (wt: JobWorktree) => wt.state === "active" && existsSync(wt.path);
 
@@ -112,7 +123,13 @@ export async function createWorktree(workdir: string, jobId: string, base: strin
     top,
     ["worktree", "add", "--quiet", "--no-checkout", "-b", branchOf(jobId), "--", wtPath, resolved.stdout.trim()],
     inRepository(top, gitDir),
-  );
+  ).catch(async (err: unknown) => {
+    if (!(err instanceof GitError)) throw err;
+    // The empty folder git made before it refused goes (never one that was there: git refuses those).
+    await rmdir(wtPath).catch(() => undefined);
+    await git(top, ["worktree", "prune"], inRepository(top, gitDir)).catch(() => undefined);
+    throw new ServiceError(`git could not make the worktree of ${top}: ${err.message}`, 409, "workdir", undefined, "conflict");
+  });
   const made: JobWorktree = {
     repo: top,
     gitDir,
@@ -145,7 +162,7 @@ export async function commitLeftovers(wt: JobWorktree, jobId: string, agent: str
   if (tree === (await git(wt.path, ["rev-parse", `${head}^{tree}`], inWorktree(wt))).stdout.trim()) return false;
   const message = `corral: what job ${jobId} (${agent}) left uncommitted`;
   const commit = (await git(wt.path, ["commit-tree", tree, "-p", head, "-m", message], inWorktree(wt, CORRAL))).stdout.trim();
-  await git(wt.path, ["update-ref", "-m", message, `refs/heads/${wt.branch}`, commit, head], inWorktree(wt));
+  await git(wt.path, ["update-ref", "--no-deref", "-m", message, `refs/heads/${wt.branch}`, commit, head], inWorktree(wt));
   // The worktree's index follows its branch again (its files stay as they are).
   await git(wt.path, ["read-tree", "HEAD"], inWorktree(wt));
   return true;
@@ -222,7 +239,15 @@ async function withEverything<T>(wt: JobWorktree, read: (opts: GitOptions) => Pr
   try {
     const opts = inWorktree(wt, { GIT_INDEX_FILE: path.join(dir, "index") });
     await git(wt.path, ["read-tree", "HEAD"], opts);
-    await git(wt.path, ["add", "--all"], opts);
+    // A gitlink (a repository in the worktree, a worker's own, committed as one) stays as it is:
+    // `add` would run `git status` inside it, where that repository's own config counts and names
+    // filters the overrides never saw (git keeps our settings, not our list, for it). A new one is
+    // added by its HEAD alone, which runs nothing.
+    const staged = await git(wt.path, ["ls-files", "--stage", "-z"], opts);
+    const gitlinks = staged.stdout.split("\0").filter((entry) => entry.startsWith("160000 "));
+    const pathspecs = path.join(dir, "pathspecs");
+    writeFileSync(pathspecs, [".", ...gitlinks.map((entry) => `:(exclude,literal)${entry.slice(entry.indexOf("\t") + 1)}`)].join("\0"));
+    await git(wt.path, ["add", "--all", `--pathspec-from-file=${pathspecs}`, "--pathspec-file-nul"], opts);
     return await read(opts);
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -360,22 +385,30 @@ export async function removeWorktree(wt: JobWorktree): Promise<void> {
 
 /** Removes the job's worktree folder, and git's record of it; the branch stays. */
 async function removeFolder(wt: JobWorktree): Promise<void> {
-  const at = inRepository(wt.repo, wt.gitDir);
   const folder = lstatSync(wt.path, { throwIfNoEntry: false });
   if (folder) {
-    // The folder Corral made, itself: a link put in its place (or an admin file pointing elsewhere) would remove another.
-    const admin = path.join(wt.gitDir, "worktrees", path.basename(wt.path), "gitdir");
-    const pointsHere = existsSync(admin) && readFileSync(admin, "utf8").trim() === path.join(wt.path, ".git");
-    if (!folder.isDirectory() || !pointsHere) {
+    // The folder Corral made, itself: a link put in its place would remove another.
+    if (!folder.isDirectory()) {
       throw new ServiceError(
-        `${wt.path} is no longer the worktree Corral made (replaced or re-pointed); remove it yourself`,
+        `${wt.path} is no longer the worktree Corral made (replaced by a link); remove it yourself`,
         409,
         "job_id",
         undefined,
         "conflict",
       );
     }
-    await git(wt.repo, ["worktree", "remove", "--force", "--force", "--", wt.path], at);
+    // Removed here, not by `git worktree remove`: git picks the folder by its admin folder's `gitdir`
+    // file and checks it by the worktree's `.git` file, both within a worker's reach (re-pointed
+    // elsewhere, a FIFO that never ends, a directory git refuses). rm removes a link, not what it
+    // points at (as git would, a directory swapped for one mid-walk by a process still writing there is followed).
+    const removed = (at: string) =>
+      rm(at, { recursive: true, force: true }).catch((err: unknown) => {
+        const why = err instanceof Error ? err.message : String(err);
+        throw new ServiceError(`${wt.path} could not be removed (${why}); remove it yourself`, 409, "job_id", undefined, "conflict");
+      });
+    await removed(wt.path);
+    // Git's record of it, by the name Corral gave it, whatever its files say.
+    await removed(path.join(wt.gitDir, "worktrees", path.basename(wt.path)));
   }
-  await git(wt.repo, ["worktree", "prune"], at);
+  await git(wt.repo, ["worktree", "prune"], inRepository(wt.repo, wt.gitDir));
 }

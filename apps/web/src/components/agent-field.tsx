@@ -1,12 +1,13 @@
 import type { AgentField } from "@corral/shared";
+import type { AgentFormValue } from "../lib/domain/agent-form.js";
 import { describedBy, Field } from "./field.js";
 
 interface Props {
   field: AgentField;
-  value: string | string[];
+  value: AgentFormValue;
   /** The refusal this field is named in, shown under it and announced. */
   error: string | undefined;
-  onChange: (value: string | string[]) => void;
+  onChange: (value: AgentFormValue) => void;
 }
 
 /** One setting of an agent's form, drawn as its kind declares it: its label, hint, input and error. */
@@ -17,6 +18,25 @@ export function AgentFieldInput({ field, value, error, onChange }: Props) {
   const text = typeof value === "string" ? value : "";
   const input = field.input;
   switch (input.type) {
+    case "toggle":
+      return (
+        <div className="field">
+          <label className="toggle" htmlFor={id}>
+            <input id={id} type="checkbox" checked={value === true} onChange={(e) => onChange(e.target.checked)} {...aria} />
+            <span>{field.label}</span>
+          </label>
+          {hint && !error && (
+            <span className="hint" id={`${id}-hint`}>
+              {hint}
+            </span>
+          )}
+          {error && (
+            <span className="error" id={`${id}-error`} role="alert">
+              {error}
+            </span>
+          )}
+        </div>
+      );
     case "checklist": {
       const chosen = Array.isArray(value) ? value : [];
       const toggle = (option: string, on: boolean) =>

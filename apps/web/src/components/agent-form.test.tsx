@@ -179,6 +179,47 @@ describe("the agent form, drawn from the kind's fields", () => {
     expect(screen.getAllByRole("alert").map((a) => a.textContent)).toContain("runners need the registry in PostgreSQL");
   });
 
+  it("draws a toggle as a checkbox with its hint, and sends whether it is ticked", async () => {
+    const kind: AgentKindDescriptor = {
+      ...parrot,
+      fields: [
+        ...parrot.fields,
+        field({
+          name: "worktree",
+          label: "Each job in a git worktree of its own",
+          hint: "needs a workdir in a git repository",
+          input: { type: "toggle" },
+          whenEmpty: "unchanged",
+        }),
+      ],
+    };
+    const save = vi.fn(async (_body: UpdateAgentBody) => {});
+    render(
+      <AgentForm
+        initial={{ ...newAgentForm(kind), command: "branch" }}
+        kind={kind}
+        isNew={false}
+        toBody={(f) => updateBody(f, kind)}
+        save={save}
+        onDone={() => {}}
+        submitLabel="Save"
+      />,
+    );
+    const box = screen.getByRole("checkbox", { name: "Each job in a git worktree of its own" }) as HTMLInputElement;
+    expect(box.checked).toBe(false);
+    expect(box.getAttribute("aria-describedby")).toBe("agent-worktree-hint");
+    expect(document.getElementById("agent-worktree-hint")?.textContent).toBe("needs a workdir in a git repository");
+    fireEvent.click(box);
+    expect(box.checked).toBe(true);
+    fireEvent.click(screen.getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(save).toHaveBeenCalled());
+    expect(save.mock.calls[0]?.[0]).toMatchObject({ command: "branch", worktree: true });
+    fireEvent.click(box);
+    fireEvent.click(screen.getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(save).toHaveBeenCalledTimes(2));
+    expect(save.mock.calls[1]?.[0]).toMatchObject({ worktree: false });
+  });
+
   it("an edit leaves out what is set only when the agent is added", () => {
     render(
       <AgentForm

@@ -1,7 +1,7 @@
 import { type FormEvent, type ReactNode, useState } from "react";
 import type { AgentField, AgentKindDescriptor } from "@corral/shared";
 import { ApiRequestError } from "../api/client.js";
-import { type AgentFormState, type FormResult, formFields, isShown, withPreset } from "../lib/domain/agent-form.js";
+import { type AgentFormState, type AgentFormValue, type FormResult, formFields, isShown, withPreset } from "../lib/domain/agent-form.js";
 import { panelErrors, type PanelError } from "../lib/domain/api-errors.js";
 import { AgentFieldInput } from "./agent-field.js";
 
@@ -46,7 +46,7 @@ export function AgentForm<T>({ initial, kind, isNew, toBody, save, onDone, submi
   const [form, setForm] = useState(initial);
   const [errors, setErrors] = useState<PanelError[]>([]);
   const [pending, setPending] = useState(false);
-  const change = (name: string, value: string | string[]) => {
+  const change = (name: string, value: AgentFormValue) => {
     setForm((f) => ({ ...f, [name]: value }));
     setErrors((all) => all.filter((err) => err.field !== name));
   };

@@ -81,8 +81,12 @@ function serve(start: Job, discarded: Omit<DiscardResult, "branch">) {
     asked.push(`${init?.method ?? "GET"} ${url}`);
     if (url.endsWith("/diff")) return json(changes(current.worktree?.state ?? "active"));
     if (url.endsWith("/discard")) {
-      current = { ...current, worktree: worktree("discarded") };
+      // As the server keeps it: when, and where the branch pointed.
+      current = { ...current, worktree: { ...worktree("discarded"), changedAt: 1_800_000_000_000, head: discarded.head } };
       return json({ branch: "corral/abc123def456", ...discarded, job: current });
+    }
+    if (url.endsWith("/merge")) {
+      return json({ error: "main has changes that conflict with corral/abc123def456 in answer.txt", code: "conflict", field: "job_id" }, 409);
     }
     return json(current);
   });
@@ -129,5 +133,34 @@ describe("the Changes card", () => {
     await screen.findByText(/was discarded; its worktree is gone/);
     expect(screen.queryByText(/unmerged commit/)).toBeNull();
     expect(screen.queryByText(/git branch/)).toBeNull();
+  });
+
+  it("after a reload, a discarded job's record still says where its branch pointed, and how to bring it back", () => {
+    const head = "1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b";
+    serve({ ...job("discarded"), worktree: { ...worktree("discarded"), changedAt: 1_800_000_000_000, head } }, { commits: [], head });
+    expect(screen.getByText(/was discarded; its worktree is gone/)).toBeTruthy();
+    expect(screen.getByText(/Git keeps it for a while/).textContent).toContain(`Its last commit was ${head}`);
+    expect(screen.getByRole("group", { name: "The command that brings the branch back" }).textContent).toBe(`git branch corral/abc123def456 ${head}`);
+    // Git named no commit (or the record predates it): no command to offer.
+    cleanup();
+    serve(job("discarded"), { commits: [], head: null });
+    expect(screen.getByText(/was discarded; its worktree is gone/)).toBeTruthy();
+    expect(screen.queryByText(/git branch/)).toBeNull();
+  });
+
+  it("a merged job's card offers no command to bring anything back", () => {
+    serve(
+      { ...job("merged"), worktree: { ...worktree("merged"), changedAt: 1_800_000_000_000, head: "feedfacefeedface" } },
+      { commits: [], head: null },
+    );
+    expect(screen.getByText(/was merged into main; its worktree is gone/)).toBeTruthy();
+    expect(screen.queryByText(/git branch/)).toBeNull();
+  });
+
+  it("a failed merge is told as a merge that failed, with git's reason", async () => {
+    serve(job("active"), { commits: [], head: null });
+    fireEvent.click(screen.getByRole("button", { name: "Merge into main" }));
+    await screen.findByText("Could not merge corral/abc123def456");
+    expect(screen.getByText(/conflict with corral\/abc123def456 in answer.txt/)).toBeTruthy();
   });
 });

@@ -20,20 +20,41 @@ export function DiffView({ diff, layout }: { diff: string; layout: Layout }) {
     const ui = new Diff2HtmlUI(target.current, diff, {
       outputFormat: layout,
       drawFileList: true,
-      matching: "lines",
+      // Lines in git's order: pairing "similar" lines would show a change reordered.
+      matching: "none",
       highlight: true,
       fileContentToggle: false,
     });
     ui.draw();
     ui.highlightCode();
+    scrollableByKeyboard(target.current);
   }, [diff, layout]);
   return <div ref={target} className="diff-view" />;
 }
 
 /**
+ * diff2html's file boxes scroll sideways (a split side always, a unified file when a line is
+ * longer than the page): each takes focus, so the keyboard scrolls it too, and is named by its
+ * file. Boxes the page's CSS keeps from scrolling (Compare's column scrolls instead) are left be.
+ */
+function scrollableByKeyboard(root: HTMLElement): void {
+  for (const file of root.querySelectorAll<HTMLElement>(".d2h-file-wrapper")) {
+    const name = file.querySelector(".d2h-file-name")?.textContent?.trim() ?? "a file";
+    const boxes = [...file.querySelectorAll<HTMLElement>(".d2h-file-diff, .d2h-file-side-diff")];
+    boxes.forEach((box, i) => {
+      if (getComputedStyle(box).overflowX === "visible") return;
+      box.tabIndex = 0;
+      box.setAttribute("role", "group");
+      box.setAttribute("aria-label", boxes.length === 2 ? `${name}, ${i === 0 ? "before" : "after"}` : name);
+    });
+  }
+}
+
+/**
  * A worktree job's change: its branch and base, where its worktree is (to open in a terminal), its
  * commits, and the diff; *Merge into <base>* and *Discard* once the job has ended. An archived
- * worktree's folder is gone but its branch is not: its diff, Merge and Discard stay.
+ * worktree's folder is gone but its branch is not: its diff, Merge and Discard stay. A discarded
+ * branch's last commit (`head`, kept with the job) comes with the command that brings it back.
  */
 export function JobChanges({ job }: { job: Job }) {
   const wt = job.worktree;
@@ -42,13 +63,24 @@ export function JobChanges({ job }: { job: Job }) {
   const [layout, setLayout] = useState<Layout>("line-by-line");
   if (!wt) return null;
   if (wt.state === "merged" || wt.state === "discarded") {
-    const discarded = action.data?.action === "discard" ? action.data.discarded : null;
+    // Right after the discard its answer says more (the commits that went, and none when nothing was lost); later the job's record does.
+    const discarded = action.data?.action === "discard" && action.data.job.id === job.id ? action.data.discarded : null;
     return (
       <div className="stack">
         <p className="muted">
           Branch <span className="mono">{wt.branch}</span> was {wt.state === "merged" ? `merged into ${wt.base}` : "discarded"}; its worktree is gone.
         </p>
-        {discarded && discarded.commits.length > 0 && <DiscardedCommits discarded={discarded} repo={wt.repo} />}
+        {discarded ? (
+          discarded.commits.length > 0 && <DiscardedCommits discarded={discarded} repo={wt.repo} />
+        ) : wt.state === "discarded" && wt.head ? (
+          <div className="stack">
+            <p className="small">
+              Its last commit was <span className="mono">{wt.head}</span>. Git keeps it for a while; to bring the branch back, run this in{" "}
+              <span className="mono">{wt.repo}</span>:
+            </p>
+            <BringBack branch={wt.branch} head={wt.head} />
+          </div>
+        ) : null}
       </div>
     );
   }
@@ -94,7 +126,13 @@ export function JobChanges({ job }: { job: Job }) {
           </button>
         </span>
       </div>
-      {action.error && <ActionError title={`Could not change ${wt.branch}`} message={action.error.message} onDismiss={() => action.reset()} />}
+      {action.error && (
+        <ActionError
+          title={`Could not ${action.variables?.action ?? "change"} ${wt.branch}`}
+          message={action.error.message}
+          onDismiss={() => action.reset()}
+        />
+      )}
       {changes.isPending ? (
         <Loading what="the changes" />
       ) : changes.isError ? (
@@ -139,7 +177,7 @@ export function DiscardedCommits({ discarded, repo }: { discarded: DiscardResult
             Its last commit was <span className="mono">{head}</span>. Git keeps it for a while; to bring the branch back, run this in{" "}
             <span className="mono">{repo}</span>:
           </p>
-          <CopyBlock text={`git branch ${branch} ${head}`} label="The command that brings the branch back" />
+          <BringBack branch={branch} head={head} />
         </>
       ) : (
         <p>Git did not say which commit the branch pointed at, so there is no command to bring it back.</p>
@@ -147,3 +185,7 @@ export function DiscardedCommits({ discarded, repo }: { discarded: DiscardResult
     </div>
   );
 }
+
+const BringBack = ({ branch, head }: { branch: string; head: string }) => (
+  <CopyBlock text={`git branch ${branch} ${head}`} label="The command that brings the branch back" />
+);

@@ -8,6 +8,7 @@ import { useAgentKinds, useAgentMutations, useAgents } from "../hooks/use-agents
 import { configFileApi } from "../api/config-file.js";
 import { useConfigFile } from "../hooks/use-config-file.js";
 import { createBody, formFromAgent, newAgentForm, updateBody } from "../lib/domain/agent-form.js";
+import { agentLimits } from "../lib/domain/agent-summary.js";
 import { Link } from "../router.js";
 
 function Availability({ agent }: { agent: AgentWithAvailability }) {
@@ -85,9 +86,7 @@ function AgentRow({ agent: a, actions }: { agent: AgentWithAvailability; actions
           <div>
             workdir <span className="mono">{a.workdir}</span>
           </div>
-          <div>
-            timeout {a.timeoutS}s · {a.maxConcurrent} at once · {a.provider}
-          </div>
+          <div title={a.worktree ? "Each job runs in a git worktree of its own unless its launch says otherwise" : undefined}>{agentLimits(a)}</div>
         </div>
       </td>
       <td data-label="Enabled">

@@ -1,8 +1,9 @@
-import { isFinalStatus, type Job, type JobAttempt, type JobFile } from "@corral/shared";
+import { isFinalStatus, type Job, type JobAttempt } from "@corral/shared";
 import { lazy, type ReactNode, Suspense } from "react";
 import { ApiRequestError } from "../api/client.js";
 import { CopyBlock } from "../components/copy-button.js";
 import { CancelButton, RelaunchButton } from "../components/job-actions.js";
+import { JobFilesSection } from "../components/job-files.js";
 import { JobThread } from "../components/job-thread.js";
 import { AnsiText, OutputView } from "../components/output-view.js";
 import { ErrorState, Loading } from "../components/states.js";
@@ -14,18 +15,8 @@ import { useDocumentTitle } from "../hooks/use-document-title.js";
 import { useNow } from "../hooks/use-now.js";
 import { commandCard } from "../lib/domain/job-command.js";
 import { cancelledBy, timelineSteps } from "../lib/domain/job-timeline.js";
-import {
-  formatBytes,
-  formatCost,
-  formatDuration,
-  formatFullTime,
-  formatTokens,
-  formatWhen,
-  jobTabTitle,
-  statusLabels,
-} from "../lib/format/format.js";
+import { formatCost, formatDuration, formatFullTime, formatTokens, formatWhen, jobTabTitle, statusLabels } from "../lib/format/format.js";
 import { useFollowJob } from "../lib/transport/live-context.js";
-import { useJobFiles } from "../hooks/use-files.js";
 import { emptyOutput } from "../lib/domain/output-buffer.js";
 import { emptyReadable } from "../lib/domain/readable-buffer.js";
 import { Link } from "../router.js";
@@ -133,51 +124,6 @@ function CommandSection({ job }: { job: Job }) {
         </p>
       );
   }
-}
-
-function fileLink(job: Job, file: JobFile): string {
-  const full = `${job.workdir.replace(/\/$/, "")}/${file.path}`;
-  return `/files?workdir=${encodeURIComponent(job.workdir)}&path=${encodeURIComponent(full)}`;
-}
-
-function JobFilesSection({ job }: { job: Job }) {
-  const files = useJobFiles(job);
-  // Files already listed stay while the server is away (the page says so above).
-  if (files.isError && !files.data) return <ErrorState error={files.error} what="this job's files" />;
-  if (files.isPending) return <Loading what="files" />;
-  if (files.data.files.length === 0) {
-    return (
-      <p className="muted small">
-        {isFinalStatus(job.status) ? "This job created, changed or deleted no files." : "No file changes yet."}{" "}
-        <Link to={`/files?workdir=${encodeURIComponent(job.workdir)}`}>Browse the workdir</Link>
-      </p>
-    );
-  }
-  const { cutAt } = files.data;
-  return (
-    <>
-      {cutAt ? (
-        <p className="muted small" role="note">
-          More than {cutAt.toLocaleString("en")} files changed; the list stops here, and the job was no longer watched.
-        </p>
-      ) : null}
-      <ul className="tree" aria-label="Files changed by this job">
-        {files.data.files.map((f) => (
-          <li key={f.path} className="row">
-            <span className={`badge ${f.change === "created" ? "ok" : f.change === "modified" ? "warn" : "bad"}`}>{f.change}</span>
-            {f.change === "deleted" ? (
-              <span className={`mono change-${f.change}`}>{f.path}</span>
-            ) : (
-              <Link to={fileLink(job, f)} className="mono">
-                {f.path}
-              </Link>
-            )}
-            {f.size !== null && <span className="size">{formatBytes(f.size)}</span>}
-          </li>
-        ))}
-      </ul>
-    </>
-  );
 }
 
 /** Each attempt's own tokens and cost, under the job's (their sum). */

@@ -17,6 +17,9 @@ import {
   launchManyBody,
   recallLaunch,
   rememberLaunch,
+  sharingBlocked,
+  workdirHint,
+  worktreeBlocked,
   worktreeByDefault,
   worktreeChecked,
 } from "../lib/domain/launch-form.js";
@@ -242,18 +245,12 @@ function WorkdirAndModelFields(props: {
   const { agents, agent, form, set, errorFor, shareWith, setShared } = props;
   const workdirs = useWorkdirSuggestions(agent, form.agent);
   const many = form.many && form.agents.length > 1;
-  const workdirHint = many
-    ? form.sharedWorkdir
-      ? "all the agents work here together"
-      : "each agent works in its own folder here (empty: each in its own workdir)"
-    : agent
-      ? `default ${agent.workdir}`
-      : "Recent and allowed directories are offered";
+  const sharing = sharingBlocked(form, agents);
   const { models, hint } = useModelSuggestions(agent, form.agent);
   return (
     <div className="form-grid">
       <div className="stack field-with-check">
-        <Field id="launch-workdir" label="Workdir" error={errorFor("workdir")} hint={workdirHint}>
+        <Field id="launch-workdir" label="Workdir" error={errorFor("workdir")} hint={workdirHint(form, agents, many, agent?.workdir ?? null)}>
           <input
             id="launch-workdir"
             list="launch-workdirs"
@@ -270,8 +267,11 @@ function WorkdirAndModelFields(props: {
         </Field>
         {many && (
           <label className="row check">
-            <input type="checkbox" checked={form.sharedWorkdir} onChange={(e) => setShared(e.target.checked)} />
-            <span>One shared workdir: every agent writes in it, at once</span>
+            <input type="checkbox" checked={form.sharedWorkdir} disabled={sharing !== null} onChange={(e) => setShared(e.target.checked)} />
+            <span>
+              One shared workdir: every agent writes in it, at once
+              {sharing && <span className="muted small"> · {sharing}</span>}
+            </span>
           </label>
         )}
         <WorktreeCheck agents={agents} form={form} many={many} set={set} error={errorFor("worktree")} />
@@ -288,9 +288,10 @@ function WorkdirAndModelFields(props: {
         )}
         {!many && shareWith && (
           <label className="row check">
-            <input type="checkbox" checked={form.sharedWorkdir} onChange={(e) => setShared(e.target.checked)} />
+            <input type="checkbox" checked={form.sharedWorkdir} disabled={sharing !== null} onChange={(e) => setShared(e.target.checked)} />
             <span>
               Share the workdir with the running job (<Link to={`/jobs/${shareWith}`}>{shareWith}</Link>): both write there at once
+              {sharing && <span className="muted small"> · {sharing}</span>}
             </span>
           </label>
         )}
@@ -326,18 +327,21 @@ function WorktreeCheck(props: {
 }) {
   const { agents, form, many, set, error } = props;
   const byDefault = worktreeByDefault(form, agents);
+  const blocked = worktreeBlocked(form);
   return (
     <div className="field">
       <label className="row check">
         <input
           type="checkbox"
           checked={worktreeChecked(form, agents)}
+          disabled={blocked !== null}
           onChange={(e) => set("worktree")(e.target.checked)}
           aria-describedby={error ? "launch-worktree-error" : undefined}
         />
         <span>
           In a git worktree of its repository, on a branch of its own{many ? " (one per agent)" : ""}: review, merge or discard it after
           {byDefault.length > 0 && <span className="muted small"> · {byDefault.join(", ")}: on by default</span>}
+          {blocked && <span className="muted small"> · {blocked}</span>}
         </span>
       </label>
       {error && (
@@ -405,12 +409,20 @@ export function LaunchPage() {
     errors.clear(key);
   };
   const setMany = (many: boolean) => {
-    setForm((f) => ({ ...f, many, agents: many ? (f.agent ? [f.agent] : []) : f.agents, agent: many ? f.agent : (f.agents[0] ?? f.agent) }));
+    // The shared workdir of several agents is not the one job's: it goes with the switch.
+    setForm((f) => ({
+      ...f,
+      many,
+      agents: many ? (f.agent ? [f.agent] : []) : f.agents,
+      agent: many ? f.agent : (f.agents[0] ?? f.agent),
+      sharedWorkdir: false,
+    }));
     errors.clear("agents");
     errors.clear("agent");
   };
   const setPicked = (picked: string[]) => {
-    setForm((f) => ({ ...f, agents: picked, agent: picked[0] ?? f.agent }));
+    // Down to one agent, the shared workdir box goes, and with it what it said.
+    setForm((f) => ({ ...f, agents: picked, agent: picked[0] ?? f.agent, sharedWorkdir: picked.length > 1 && f.sharedWorkdir }));
     errors.clear("agents");
   };
   const setShared = (shared: boolean) => {

@@ -18,7 +18,7 @@ import {
 type FieldSpec = Pick<AgentField, "name" | "label" | "input" | "whenEmpty"> & Partial<AgentField>;
 
 export function field(spec: FieldSpec): AgentField {
-  const wide = !["text", "number", "select"].includes(spec.input.type);
+  const wide = !["text", "number", "select", "toggle"].includes(spec.input.type);
   return { hint: null, required: null, secret: false, default: null, createOnly: false, shownWhen: null, wide, ...spec };
 }
 
@@ -151,13 +151,20 @@ const runnerLabel = field({
   input: text,
   whenEmpty: "default",
 });
+const worktree = field({
+  name: "worktree",
+  label: "Each job in a git worktree of its own",
+  hint: "needs a workdir in a git repository; a launch can say otherwise",
+  input: { type: "toggle" },
+  whenEmpty: "unchanged",
+});
 const env = field({ name: "env", label: "Environment, KEY=VALUE per line", input: { type: "env", rows: 2 }, whenEmpty: "blank" });
 const description = field({ name: "description", label: "Description", input: text, whenEmpty: "blank", wide: true });
 
 /**
  * A kind's fields around those every agent has: `connection` (what it runs or talks to) first,
- * then the workdir, model, limits and runner label, its own `limits`, its `wide` fields (role,
- * tools, arguments), and last the environment and description.
+ * then the workdir, model, limits, runner label and worktree default, its own `limits`, its `wide`
+ * fields (role, tools, arguments), and last the environment and description.
  */
 export function agentFields(own: { connection?: AgentField[]; limits?: AgentField[]; wide?: AgentField[] } = {}): AgentField[] {
   const all = [
@@ -168,6 +175,7 @@ export function agentFields(own: { connection?: AgentField[]; limits?: AgentFiel
     timeout,
     parallel,
     runnerLabel,
+    worktree,
     ...(own.limits ?? []),
     ...(own.wide ?? []),
     env,

@@ -83,7 +83,8 @@ export function createRunnersRepo(d: Dialect): RunnersRepo {
             eq(jobs.runner, runner),
             eq(jobs.status, "queued"),
             // An agent's only while it has a label: a label removed again meanwhile keeps them here (its takeQueued may have run first).
-            agent === undefined ? undefined : and(inArray(jobs.agent, labelledAgents(agent)), isNull(jobs.startedAt)),
+            // Never a worktree job: its worktree is on this machine (worktrees do not run on runners).
+            agent === undefined ? undefined : and(inArray(jobs.agent, labelledAgents(agent)), isNull(jobs.startedAt), isNull(jobs.worktree)),
           ),
         )
         .returning();

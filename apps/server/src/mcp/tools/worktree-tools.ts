@@ -1,6 +1,8 @@
 import type { McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
+import { mcpActor } from "../../audit/service.js";
 import type { Services } from "../../services.js";
+import { clientOf } from "./agent-tools.js";
 import { defineTool } from "./define.js";
 import { guarded, textResult } from "./results.js";
 import { CANCELS, READS } from "./annotations.js";
@@ -34,9 +36,9 @@ export function registerWorktreeTools(server: McpServer, services: Services): vo
       description: "Merge an ended worktree job's branch into its base; a conflict merges nothing.",
       input: z.object({ job_id: JobIdArg }),
     },
-    ({ job_id }) =>
+    ({ job_id }, extra) =>
       guarded(async () => {
-        const merged = await worktrees.merge(job_id);
+        const merged = await worktrees.merge(job_id, mcpActor(clientOf(server, extra)));
         const how = merged.fastForward ? "fast-forward" : "merge commit";
         return textResult(
           `merged ${merged.job.worktree?.branch} into ${merged.into} (${how}, ${merged.commit.slice(0, 12)}); its worktree is removed`,
@@ -52,9 +54,9 @@ export function registerWorktreeTools(server: McpServer, services: Services): vo
       description: "Remove an ended worktree job's worktree and branch, unmerged commits too.",
       input: z.object({ job_id: JobIdArg }),
     },
-    ({ job_id }) =>
+    ({ job_id }, extra) =>
       guarded(async () => {
-        const { branch, commits, head } = await worktrees.discard(job_id);
+        const { branch, commits, head } = await worktrees.discard(job_id, mcpActor(clientOf(server, extra)));
         if (commits.length === 0 || !head) return textResult(`discarded ${branch} and its worktree; it had no commits its base lacks`);
         const listed = commits
           .slice(0, 10)

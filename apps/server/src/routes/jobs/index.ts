@@ -167,7 +167,7 @@ export function jobRoutes(services: Services) {
         },
       },
       async (request) => {
-        const { job, ...merged } = await worktrees.merge(request.params.id);
+        const { job, ...merged } = await worktrees.merge(request.params.id, restActor(request.headers));
         return { ...merged, job: toJob(job) };
       },
     );
@@ -184,7 +184,7 @@ export function jobRoutes(services: Services) {
         },
       },
       async (request) => {
-        const { job, ...dropped } = await worktrees.discard(request.params.id);
+        const { job, ...dropped } = await worktrees.discard(request.params.id, restActor(request.headers));
         return { ...dropped, job: toJob(job) };
       },
     );

@@ -1,7 +1,7 @@
 import type { AgentField, AgentKindDescriptor, AgentWithAvailability } from "@corral/shared";
 import { describe, expect, it } from "vitest";
 import { ApiRequestError } from "../../api/client.js";
-import { createBody, formFields, formFromAgent, isShown, newAgentForm, updateBody } from "./agent-form.js";
+import { type AgentFormState, createBody, formFields, formFromAgent, isShown, newAgentForm, updateBody } from "./agent-form.js";
 
 const field = (spec: Pick<AgentField, "name" | "label" | "input" | "whenEmpty"> & Partial<AgentField>): AgentField => ({
   hint: null,
@@ -177,6 +177,21 @@ describe("agent forms, from the kind's fields", () => {
       env: "A=1\nB=2",
       description: "a bird",
     });
+  });
+
+  it("a toggle holds whether it is ticked, and sends true or false, never nothing (unticked is a setting too)", () => {
+    const kind: AgentKindDescriptor = {
+      ...parrot,
+      fields: [...parrot.fields, field({ name: "worktree", label: "Each job in a worktree", input: { type: "toggle" }, whenEmpty: "unchanged" })],
+    };
+    const form: AgentFormState = { ...newAgentForm(kind), name: "polly", command: "perch" };
+    expect(form.worktree).toBe(false);
+    expect(createBody(form, kind)).toMatchObject({ body: { worktree: false } });
+    expect(createBody({ ...form, worktree: true }, kind)).toMatchObject({ body: { worktree: true } });
+    expect(updateBody(form, kind)).toMatchObject({ body: { worktree: false } });
+    const agent = { name: "polly", kind: "parrot", command: "perch", worktree: true } as unknown as AgentWithAvailability;
+    expect(formFromAgent(agent, kind).worktree).toBe(true);
+    expect(formFromAgent({ ...agent, worktree: false }, kind).worktree).toBe(false);
   });
 
   it("finds the server's message for a field", () => {

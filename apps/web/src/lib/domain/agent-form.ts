@@ -2,10 +2,11 @@ import type { AgentField, AgentKindDescriptor, AgentWithAvailability, CreateAgen
 
 /**
  * The agent form as its inputs hold it, by field name: text for every input but a checklist,
- * which holds the chosen values. Which fields there are, and how each becomes a value of the
+ * which holds the chosen values, and a toggle, which holds whether it is ticked. Which fields there are, and how each becomes a value of the
  * request body, the agent's kind says (`GET /api/agent-kinds`); nothing here knows a kind.
  */
-export type AgentFormState = Record<string, string | string[]>;
+export type AgentFormValue = string | string[] | boolean;
+export type AgentFormState = Record<string, AgentFormValue>;
 
 export type FormResult<T> = { body: T } | { field: string; message: string };
 
@@ -19,12 +20,14 @@ export function isShown(field: AgentField, form: AgentFormState): boolean {
   return Array.isArray(other) && other.includes(field.shownWhen.includes);
 }
 
-const textOf = (value: string | string[] | undefined): string => (typeof value === "string" ? value : "");
-const listOf = (value: string | string[] | undefined): string[] => (Array.isArray(value) ? value : []);
+const textOf = (value: AgentFormValue | undefined): string => (typeof value === "string" ? value : "");
+const listOf = (value: AgentFormValue | undefined): string[] => (Array.isArray(value) ? value : []);
 
 /** A setting as its input shows it. */
-function draftOf(field: AgentField, value: unknown): string | string[] {
+function draftOf(field: AgentField, value: unknown): AgentFormValue {
   switch (field.input.type) {
+    case "toggle":
+      return value === true;
     case "checklist":
       return Array.isArray(value) ? value.map(String) : listOf(field.default ?? undefined);
     case "select":
@@ -74,9 +77,12 @@ function parseEnv(text: string): Parsed {
 }
 
 /** The value a field's input holds, as the request body takes it. */
-function parse(field: AgentField, draft: string | string[] | undefined): Parsed {
+function parse(field: AgentField, draft: AgentFormValue | undefined): Parsed {
   const input = field.input;
   switch (input.type) {
+    // Unticked is a value too (false), never "empty": the agent's setting is what the box shows.
+    case "toggle":
+      return { value: draft === true, empty: false };
     case "checklist": {
       const chosen = listOf(draft);
       return { value: input.options.map((o) => o.value).filter((v) => chosen.includes(v)), empty: chosen.length === 0 };
@@ -116,6 +122,7 @@ const EMPTY_VALUES: Record<AgentField["input"]["type"], unknown> = {
   checklist: [],
   list: [],
   env: {},
+  toggle: false,
 };
 
 /**

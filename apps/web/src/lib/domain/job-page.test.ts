@@ -184,6 +184,44 @@ describe("the timeline", () => {
     expect(steps.map((s) => s.key)).toEqual(["queued", "ended"]);
     expect(steps[1]?.note).toBe("its worker never started");
   });
+
+  it("ends a worktree job's story with what became of its branch: merged, discarded or archived, when it was", () => {
+    const wt = (patch: Partial<NonNullable<Job["worktree"]>>): Job["worktree"] => ({
+      repo: "/w",
+      gitDir: "/w/.git",
+      path: "/w.corral/abc123def456",
+      branch: "corral/abc123def456",
+      base: "main",
+      baseCommit: "0123456789ab",
+      state: "active",
+      ...patch,
+    });
+    const ended = (worktree: Job["worktree"]) => timelineSteps(job({ status: "succeeded", endedAt: t0 + 9000, exitCode: 0, worktree }));
+    const last = (worktree: Job["worktree"]) => ended(worktree).at(-1);
+
+    expect(ended(wt({})).map((s) => s.key)).toEqual(["queued", "started", "ended"]);
+    expect(last(wt({ state: "merged", changedAt: t0 + 60_000, head: "feedface1234567890" }))).toEqual({
+      key: "worktree",
+      label: "merged into main",
+      at: t0 + 60_000,
+      note: "branch corral/abc123def456 and its worktree removed",
+      tone: "ok",
+    });
+    expect(last(wt({ state: "discarded", changedAt: t0 + 70_000, head: "1a2b3c4d5e6f7a8b9c0d" }))).toMatchObject({
+      label: "discarded",
+      at: t0 + 70_000,
+      note: "branch corral/abc123def456 and its worktree removed without merging; it pointed at 1a2b3c4d5e6f",
+      tone: "warn",
+    });
+    expect(last(wt({ state: "discarded", changedAt: t0 + 70_000, head: null }))?.note).toBe(
+      "branch corral/abc123def456 and its worktree removed without merging",
+    );
+    const archived = last(wt({ state: "archived", changedAt: t0 + 80_000, head: null }));
+    expect(archived).toMatchObject({ label: "worktree archived, branch kept", at: t0 + 80_000 });
+    expect(archived?.tone).toBeUndefined();
+    // A record from before the date was kept has no step: there is no moment to put it at.
+    expect(ended(wt({ state: "merged" })).map((s) => s.key)).toEqual(["queued", "started", "ended"]);
+  });
 });
 
 describe("the Command card", () => {

@@ -63,6 +63,29 @@ function attemptSteps(job: Job, attempts: JobAttempt[], where: string | undefine
 }
 
 /**
+ * What became of a worktree job's branch, when it did (`changedAt`; a record from before it was
+ * kept has no date, so no step). A follow-up shares its conversation's worktree, and so its step.
+ */
+function worktreeStep(wt: NonNullable<Job["worktree"]>): TimelineStep | null {
+  if (wt.state === "active" || wt.changedAt === undefined) return null;
+  const at = wt.changedAt;
+  switch (wt.state) {
+    case "merged":
+      return { key: "worktree", label: `merged into ${wt.base}`, at, note: `branch ${wt.branch} and its worktree removed`, tone: "ok" };
+    case "discarded":
+      return {
+        key: "worktree",
+        label: "discarded",
+        at,
+        note: `branch ${wt.branch} and its worktree removed without merging${wt.head ? `; it pointed at ${wt.head.slice(0, 12)}` : ""}`,
+        tone: "warn",
+      };
+    case "archived":
+      return { key: "worktree", label: "worktree archived, branch kept", at, note: `left unreviewed: ${wt.branch} can still be merged or discarded` };
+  }
+}
+
+/**
  * What happened to a job, in order, as its page lists it: like a CI run's log of steps. `runnerName`: its runner's, when known.
  * `attempts` (GET /api/jobs/:id/attempts): a retried job has a step for each.
  */
@@ -100,5 +123,7 @@ export function timelineSteps(job: Job, runnerName: string | null = job.runner, 
       tone: toneOf(job.status),
     });
   }
+  const branch = job.worktree ? worktreeStep(job.worktree) : null;
+  if (branch) steps.push(branch);
   return steps;
 }

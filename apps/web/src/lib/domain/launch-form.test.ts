@@ -1,7 +1,18 @@
 import { describe, expect, it } from "vitest";
 import { ApiRequestError } from "../../api/client.js";
 import { panelErrors } from "./api-errors.js";
-import { emptyForm, launchBody, launchManyBody, recallLaunch, rememberLaunch, worktreeByDefault, worktreeChecked } from "./launch-form.js";
+import {
+  emptyForm,
+  launchBody,
+  launchManyBody,
+  recallLaunch,
+  rememberLaunch,
+  sharingBlocked,
+  workdirHint,
+  worktreeBlocked,
+  worktreeByDefault,
+  worktreeChecked,
+} from "./launch-form.js";
 
 const form = { ...emptyForm, agent: "gemini", prompt: "hi" };
 
@@ -88,6 +99,40 @@ describe("the worktree box and the agents' default", () => {
     expect(launchManyBody({ ...many, agents: ["codex"] }, agents)).toEqual({ body: { agents: ["codex"], prompt: "hi" } });
     expect(worktreeChecked({ ...many, agents: ["gemini"] }, agents)).toBe(false);
     expect(launchManyBody({ ...many, agents: ["gemini"] }, agents)).toEqual({ body: { agents: ["gemini"], prompt: "hi" } });
+  });
+
+  it("a shared workdir and a worktree exclude each other: each box is off while the other is ticked, saying why", () => {
+    const many = { ...form, many: true, agents: ["gemini", "codex"] };
+    // codex defaults to a worktree: sharing is off until the worktree box is unticked.
+    expect(sharingBlocked(many, agents)).toMatch(/^off while the worktree box is ticked/);
+    expect(worktreeBlocked(many)).toBeNull();
+    const unticked = { ...many, worktree: false };
+    expect(sharingBlocked(unticked, agents)).toBeNull();
+    const shared = { ...unticked, sharedWorkdir: true };
+    expect(worktreeBlocked(shared)).toMatch(/^off while the workdir is shared/);
+    // A shared workdir ticked first unticks the agents' default: the body asks for no worktree, which the server takes.
+    const sharedFirst = { ...many, sharedWorkdir: true, workdir: "/w" };
+    expect(worktreeChecked(sharedFirst, agents)).toBe(false);
+    expect(launchManyBody(sharedFirst, agents)).toEqual({
+      body: { agents: ["gemini", "codex"], prompt: "hi", workdir: "/w", sharedWorkdir: true, worktree: false },
+    });
+  });
+
+  it("the Workdir hint says a worktree needs a git repository, and that each job gets its own worktree and branch of it", () => {
+    const many = { ...form, many: true, agents: ["gemini", "codex"] };
+    expect(workdirHint({ ...many, worktree: false }, agents, true, null)).toBe(
+      "each agent works in its own folder here (empty: each in its own workdir)",
+    );
+    expect(workdirHint({ ...many, worktree: false, sharedWorkdir: true }, agents, true, null)).toBe("all the agents work here together");
+    const worktrees = workdirHint(many, agents, true, null);
+    expect(worktrees).toMatch(/git repository/);
+    expect(worktrees).toMatch(/each agent's job gets its own worktree and branch/);
+    expect(worktrees).not.toMatch(/own folder here/);
+    expect(workdirHint({ ...form, agent: "codex" }, agents, false, "/home/me/repo")).toBe(
+      "must be in a git repository: the job gets its own worktree and branch of it (default /home/me/repo)",
+    );
+    expect(workdirHint(form, agents, false, "/home/me/notes")).toBe("default /home/me/notes");
+    expect(workdirHint(form, agents, false, null)).toBe("Recent and allowed directories are offered");
   });
 });
 

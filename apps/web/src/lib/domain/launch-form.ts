@@ -76,10 +76,34 @@ export function worktreeByDefault(form: FormState, agents: WorktreeDefaults): st
 /**
  * The worktree box as shown: the user's choice once they touched it; until then ticked when the
  * agent's default is a worktree (launched to several, when one of theirs is: each then gets its own),
- * so it follows the agent chosen.
+ * so it follows the agent chosen. A shared workdir, once ticked, is no worktree's: it unticks it.
  */
 export function worktreeChecked(form: FormState, agents: WorktreeDefaults): boolean {
-  return form.worktree ?? defaultsOf(form, agents).some(Boolean);
+  return form.worktree ?? (!form.sharedWorkdir && defaultsOf(form, agents).some(Boolean));
+}
+
+/**
+ * Why one of the two boxes cannot be ticked while the other is: a worktree is its job's own, so
+ * the server refuses a shared workdir with it. Null: it can.
+ */
+export const worktreeBlocked = (form: FormState): string | null =>
+  form.sharedWorkdir ? "off while the workdir is shared: a worktree is its one job's own" : null;
+export const sharingBlocked = (form: FormState, agents: WorktreeDefaults): string | null =>
+  worktreeChecked(form, agents) ? "off while the worktree box is ticked: each job gets a worktree of its own" : null;
+
+/**
+ * The Workdir field's hint: where the job runs, as the boxes under it say. `many`: launched to
+ * several agents; `agentWorkdir`: the one agent's default workdir.
+ */
+export function workdirHint(form: FormState, agents: WorktreeDefaults, many: boolean, agentWorkdir: string | null): string {
+  if (worktreeChecked(form, agents)) {
+    return many
+      ? "must be in a git repository: each agent's job gets its own worktree and branch of it (empty: each agent's own workdir)"
+      : `must be in a git repository: the job gets its own worktree and branch of it${agentWorkdir ? ` (default ${agentWorkdir})` : ""}`;
+  }
+  if (many)
+    return form.sharedWorkdir ? "all the agents work here together" : "each agent works in its own folder here (empty: each in its own workdir)";
+  return agentWorkdir ? `default ${agentWorkdir}` : "Recent and allowed directories are offered";
 }
 
 /**

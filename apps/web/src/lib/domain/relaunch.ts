@@ -1,11 +1,18 @@
 import type { Job, LaunchJobBody } from "@corral/shared";
 
-/** The same inputs a job ran with, as a launch body; a follow-up continues the same earlier turn again. */
+/**
+ * The same inputs a job ran with, as a launch body; a follow-up continues the same earlier turn
+ * again. A worktree job runs again in a new worktree of its repository, from the same base (its
+ * own folder is its worktree, gone once merged or discarded); a worktree follow-up continues in
+ * its conversation's, so it names no workdir.
+ */
 export function relaunchBody(job: Job): LaunchJobBody {
+  const wt = job.worktree;
+  const where = wt ? (job.followUpOf ? {} : { workdir: wt.repo, worktree: true, base: wt.base }) : { workdir: job.workdir };
   return {
     agent: job.agent,
     prompt: job.prompt,
-    workdir: job.workdir,
+    ...where,
     ...(job.model ? { model: job.model } : {}),
     timeoutS: job.timeoutS,
     ...(job.followUpOf ? { session: job.followUpOf } : {}),

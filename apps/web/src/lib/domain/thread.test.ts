@@ -63,6 +63,25 @@ describe("a thread's Reply", () => {
   });
 });
 
+describe("relaunching a worktree job", () => {
+  const worktree = {
+    repo: "/repo",
+    gitDir: "/repo/.git",
+    path: "/.corral-worktrees/repo/abc123def456",
+    branch: "corral/abc123def456",
+    base: "main",
+    baseCommit: "0".repeat(40),
+    state: "merged" as const,
+  };
+  it("runs again in a new worktree of its repository from the same base, and a follow-up in its conversation's", () => {
+    const again = relaunchBody(job({ worktree, workdir: worktree.path }));
+    expect(again).toMatchObject({ workdir: "/repo", worktree: true, base: "main" });
+    const followUp = relaunchBody(job({ worktree, workdir: worktree.path, followUpOf: "000000aaaaaa" }));
+    expect(followUp).toMatchObject({ session: "000000aaaaaa" });
+    expect(followUp.workdir).toBeUndefined();
+  });
+});
+
 describe("relaunching a follow-up", () => {
   it("continues the same earlier turn, from the button and from the form", () => {
     expect(relaunchBody(job({ followUpOf: "000000aaaaaa" })).session).toBe("000000aaaaaa");

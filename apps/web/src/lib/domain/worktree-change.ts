@@ -14,3 +14,21 @@ export function changeSummary(change: WorktreeChange): string {
     .find((line) => /^\d+ files? changed\b/.test(line));
   return `${plural(change.commits.length, "commit")} · ${gitSays ?? `${plural(change.files, "file")} changed`}`;
 }
+
+/**
+ * Why a worktree job's files cannot be opened any more, once its worktree's folder is gone (merged,
+ * discarded or archived), and where its change is instead; null while they can (or it ran in its workdir).
+ */
+export function worktreeFolderGone(job: Pick<Job, "worktree">): string | null {
+  const wt = job.worktree;
+  switch (wt?.state) {
+    case "merged":
+      return `The worktree's folder is gone: its change was merged into ${wt.base}.`;
+    case "discarded":
+      return `The worktree's folder is gone, and its branch ${wt.branch} was discarded with it.`;
+    case "archived":
+      return `The worktree's folder is gone: its change is on branch ${wt.branch} (see Changes).`;
+    default:
+      return null;
+  }
+}
