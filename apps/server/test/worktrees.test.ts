@@ -305,6 +305,27 @@ describe("worktree jobs", () => {
     expect((await api(server, "POST", `/api/jobs/${first.body.id}/merge`)).status).toBe(200);
   }, 120_000);
 
+  test("a merge given the head of the diff it read refuses a branch that moved since", async () => {
+    const repo = repository("reviewed");
+    const launched = await api<Job>(server, "POST", "/api/jobs", { agent: "sh", prompt: "echo reviewed > r.txt", workdir: repo, worktree: true });
+    await server.services.waits.waitFor([launched.body.id], 60_000);
+    const read = await api<JobChanges>(server, "GET", `/api/jobs/${launched.body.id}/diff`);
+    const head = read.body.change.head;
+    expect(head).toMatch(/^[0-9a-f]{40}$/);
+    expect(git(repo, "rev-parse", `corral/${launched.body.id}`)).toBe(head);
+    // Something still writing there after the review: its file would merge unseen.
+    writeFileSync(path.join(launched.body.workdir, "unseen.txt"), "x\n");
+    const stale = await api<{ field: string; error: string }>(server, "POST", `/api/jobs/${launched.body.id}/merge?head=${head}`);
+    expect({ status: stale.status, field: stale.body.field }).toEqual({ status: 409, field: "head" });
+    expect(stale.body.error).toMatch(/moved since its diff was read.*read the diff again/);
+    expect(git(repo, "ls-tree", "--name-only", "main")).toBe("app.txt");
+    expect((await api(server, "POST", `/api/jobs/${launched.body.id}/merge?head=nope`)).status).toBe(400);
+    const again = await api<JobChanges>(server, "GET", `/api/jobs/${launched.body.id}/diff`);
+    expect(again.body.diff).toContain("unseen.txt");
+    expect((await api(server, "POST", `/api/jobs/${launched.body.id}/merge?head=${again.body.change.head}`)).status).toBe(200);
+    expect(git(repo, "ls-tree", "--name-only", "main")).toBe("app.txt\nr.txt\nunseen.txt");
+  }, 120_000);
+
   test("a diff past 2 MiB is cut at a line's end, saying so; the change is whole in the branch", async () => {
     const repo = repository("big");
     const launched = await api<Job>(server, "POST", "/api/jobs", {

@@ -37,6 +37,8 @@ export const WorktreeChangeSchema = z.object({
   stat: z.string(),
   /** How many files changed. */
   files: z.number().int(),
+  /** The commit the change was read at (the branch's head): a merge given it refuses a branch that moved since. */
+  head: z.string(),
 });
 export type WorktreeChange = z.infer<typeof WorktreeChangeSchema>;
 
@@ -52,6 +54,16 @@ export const JobChangesSchema = JobDiffSchema.extend({ worktree: JobWorktreeSche
 export type JobChanges = z.infer<typeof JobChangesSchema>;
 
 export const DiffQuerySchema = z.object({ path: z.string().min(1).max(4096).optional() }).strict();
+
+/** `POST /api/jobs/:id/merge?head=`: merge only if the branch is still at the commit whose diff was read. */
+export const MergeQuerySchema = z
+  .object({
+    head: z
+      .string()
+      .regex(/^[0-9a-f]{40}$/, "give the 40-hex commit the diff was read at (change.head)")
+      .optional(),
+  })
+  .strict();
 
 /** `POST /api/jobs/:id/merge`: what the merge did, and the job with its worktree now merged. */
 export const MergeResultSchema = z.object({

@@ -5,7 +5,7 @@ import type { JobRow } from "../db/schema.js";
 import type { JobStore } from "../jobs/job-store.js";
 import { badInput, notFound, ServiceError } from "../lib/errors.js";
 import { GitError } from "../lib/git.js";
-import { archiveWorktree, changeOf, diffOf, discardWorktree, mergeWorktree, removeWorktree } from "../worktrees/git-worktree.js";
+import { archiveWorktree, changeOf, changesOf, diffOf, discardWorktree, mergeWorktree, removeWorktree } from "../worktrees/git-worktree.js";
 import { holdWorktree } from "../worktrees/worktree-locks.js";
 
 /**
@@ -67,14 +67,16 @@ export class WorktreeService {
     const row = await this.worktreeJob(jobId);
     if (!row.worktree) throw notWorktree(jobId);
     const wt = row.worktree;
-    const diff = await gitAnswers(jobId, diffOf(wt, path));
-    return { worktree: wt, change: await gitAnswers(jobId, changeOf(wt)), ...diff };
+    return { worktree: wt, ...(await gitAnswers(jobId, changesOf(wt, path))) };
   }
 
-  /** Merges the ended job's branch into its base; its worktree and branch go. `actor`: who asked, for the audit trail. */
-  async merge(jobId: string, actor: Actor): Promise<MergeResult & { job: JobRow }> {
+  /**
+   * Merges the ended job's branch into its base; its worktree and branch go. `actor`: who asked,
+   * for the audit trail; `expectedHead`: the commit whose diff was reviewed (refused if it moved).
+   */
+  async merge(jobId: string, actor: Actor, expectedHead?: string): Promise<MergeResult & { job: JobRow }> {
     return this.once(jobId, "being merged", async (row, wt) => {
-      const merged = await gitAnswers(jobId, mergeWorktree(wt, row.id, row.agent));
+      const merged = await gitAnswers(jobId, mergeWorktree(wt, row.id, row.agent, expectedHead));
       // Recorded before the worktree goes: the base has moved, whatever the removal meets.
       const job = await this.mark(row, "merged", merged.commit, actor);
       await removeWorktree(wt).catch((err: unknown) => {

@@ -71,6 +71,17 @@ describe("a job's worktree", () => {
     expect(sh(repo, "log", "--format=%s", "main")).toBe("a's change\nstart");
   });
 
+  test("many launches at once on one repository each get their worktree (git alone fails reading one another's half-written entry)", async () => {
+    const repo = repository("crowd");
+    for (let round = 0; round < 4; round++) {
+      const ids = Array.from({ length: 12 }, (_, i) => `r${round}j${i}`);
+      const made = await Promise.all(ids.map((id) => createWorktree(repo, id, undefined)));
+      expect(made.map((wt) => wt.branch)).toEqual(ids.map((id) => `corral/${id}`));
+      await Promise.all(made.map((wt) => removeWorktree(wt)));
+    }
+    expect(sh(repo, "worktree", "list", "--porcelain").match(/^worktree /gm)).toHaveLength(1);
+  });
+
   test("a base that is not checked out merges by its ref alone, with a merge commit when it moved", async () => {
     const repo = repository("elsewhere");
     sh(repo, "branch", "dev");

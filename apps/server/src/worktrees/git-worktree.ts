@@ -2,7 +2,7 @@ import { existsSync, lstatSync, mkdirSync, mkdtempSync, realpathSync, rmSync, wr
 import { rm, rmdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import type { DiscardResult, JobWorktree, MergeResult, WorktreeChange } from "@corral/shared";
+import type { DiscardResult, JobDiff, JobWorktree, MergeResult, WorktreeChange } from "@corral/shared";
 import { badInput, ServiceError } from "../lib/errors.js";
 import { git, GitError, type GitOptions, type GitResult } from "../lib/git.js";
 
@@ -33,6 +33,27 @@ const BASE_REF = /^(?!-)(?!.*\.\.)(?!.*[~^:?*[\\\s@{])[A-Za-z0-9._/-]{1,200}$/;
 export const MAX_DIFF_BYTES = 2 * 1024 * 1024;
 
 export const branchOf = (jobId: string) => `corral/${jobId}`;
+
+/** Each repository's last change to its list of worktrees (by git dir), which the next waits for. */
+const listChanges = new Map<string, Promise<unknown>>();
+
+/**
+ * Runs `change` to the repository's list of worktrees (`.git/worktrees`) after the one before it
+ * has ended: git reads every entry of that list as it adds or prunes one, and fails reading one
+ * that another `worktree add` is still writing ("failed to read …/commondir"), so three launches
+ * at once on one repository would fail at random.
+ */
+function inWorktreeList<T>(gitDir: string, change: () => Promise<T>): Promise<T> {
+  const run = (listChanges.get(gitDir) ?? Promise.resolve()).then(change);
+  const settled = run.catch(() => undefined);
+  listChanges.set(gitDir, settled);
+  void settled.then(() => {
+    if (listChanges.get(gitDir) === settled) listChanges.delete(gitDir);
+  });
+  return run;
+}
+
+const pruneWorktrees = (top: string, gitDir: string) => inWorktreeList(gitDir, () => git(top, ["worktree", "prune"], inRepository(top, gitDir)));
 
 /** Where job `jobId`'s worktree of the repository at `top` goes. */
 export const worktreePathOf = (top: string, jobId: string) => path.join(path.dirname(top), ".corral-worktrees", path.basename(top), jobId);
@@ -119,15 +140,13 @@ export async function createWorktree(workdir: string, jobId: string, base: strin
   mkdirSync(path.dirname(wtPath), { recursive: true });
   // Made without a checkout, which then runs in the new worktree's own context: a config included
   // only there (includeIf onbranch:corral/**) names filters the worktree add's list would not see.
-  await git(
-    top,
-    ["worktree", "add", "--quiet", "--no-checkout", "-b", branchOf(jobId), "--", wtPath, resolved.stdout.trim()],
-    inRepository(top, gitDir),
+  await inWorktreeList(gitDir, () =>
+    git(top, ["worktree", "add", "--quiet", "--no-checkout", "-b", branchOf(jobId), "--", wtPath, resolved.stdout.trim()], inRepository(top, gitDir)),
   ).catch(async (err: unknown) => {
     if (!(err instanceof GitError)) throw err;
     // The empty folder git made before it refused goes (never one that was there: git refuses those).
     await rmdir(wtPath).catch(() => undefined);
-    await git(top, ["worktree", "prune"], inRepository(top, gitDir)).catch(() => undefined);
+    await pruneWorktrees(top, gitDir).catch(() => undefined);
     throw new ServiceError(`git could not make the worktree of ${top}: ${err.message}`, 409, "workdir", undefined, "conflict");
   });
   const made: JobWorktree = {
@@ -174,10 +193,39 @@ export async function commitLeftovers(wt: JobWorktree, jobId: string, agent: str
  * own is untouched); the branch alone once its folder is gone (archived, or deleted by hand).
  */
 export async function changeOf(wt: JobWorktree): Promise<WorktreeChange> {
-  const none = { commits: [], stat: "", files: 0 };
-  if (wt.state === "merged" || wt.state === "discarded") return none;
-  const read = await reader(wt);
-  if (!read) return none;
+  return (await withReader(wt, (read) => changeFrom(wt, read))) ?? { commits: [], stat: "", files: 0, head: "" };
+}
+
+/** The unified diff of the branch (uncommitted work included) against its base, one path's or all, cut at MAX_DIFF_BYTES. */
+export async function diffOf(wt: JobWorktree, file?: string): Promise<JobDiff> {
+  assertDiffPath(file);
+  return (await withReader(wt, (read) => diffFrom(wt, read, file))) ?? unreadable(wt);
+}
+
+/** The change and the diff together, read through one temporary index (the panel's Changes card, `GET /diff`). */
+export async function changesOf(wt: JobWorktree, file?: string): Promise<JobDiff & { change: WorktreeChange }> {
+  assertDiffPath(file);
+  const both = await withReader(wt, async (read) => ({ change: await changeFrom(wt, read), ...(await diffFrom(wt, read, file)) }));
+  return both ?? unreadable(wt);
+}
+
+function assertDiffPath(file: string | undefined): void {
+  if (file !== undefined && (file.startsWith("-") || file.includes("\0") || path.isAbsolute(file) || file.split("/").includes(".."))) {
+    throw badInput(`path ${JSON.stringify(file)} is not a path inside the repository; give one like src/app.ts`, "path");
+  }
+}
+
+function unreadable(wt: JobWorktree): never {
+  throw new ServiceError(
+    wt.state === "merged"
+      ? `branch ${wt.branch} was merged into ${wt.base}; its change is in git's history`
+      : `branch ${wt.branch} was ${wt.state === "discarded" ? "discarded" : "deleted"}; its change is gone`,
+    409,
+    "job_id",
+  );
+}
+
+async function changeFrom(wt: JobWorktree, read: Reader): Promise<WorktreeChange> {
   const log = await git(wt.repo, ["log", "--format=%h %s", `${wt.baseCommit}..${read.head}`, "--"], inRepository(wt.repo, wt.gitDir));
   const stat = await read.diff(["--stat=200", "--summary"]);
   const files = await read.diff(["--name-only", "-z"]);
@@ -185,24 +233,11 @@ export async function changeOf(wt: JobWorktree): Promise<WorktreeChange> {
     commits: log.stdout.split("\n").filter(Boolean).slice(0, 200),
     stat: stat.stdout.trimEnd(),
     files: files.stdout.split("\0").filter(Boolean).length,
+    head: read.head,
   };
 }
 
-/** The unified diff of the branch (uncommitted work included) against its base, one path's or all, cut at MAX_DIFF_BYTES. */
-export async function diffOf(wt: JobWorktree, file?: string): Promise<{ diff: string; truncated: boolean }> {
-  if (file !== undefined && (file.startsWith("-") || file.includes("\0") || path.isAbsolute(file) || file.split("/").includes(".."))) {
-    throw badInput(`path ${JSON.stringify(file)} is not a path inside the repository; give one like src/app.ts`, "path");
-  }
-  const read = wt.state === "merged" || wt.state === "discarded" ? null : await reader(wt);
-  if (!read) {
-    throw new ServiceError(
-      wt.state === "merged"
-        ? `branch ${wt.branch} was merged into ${wt.base}; its change is in git's history`
-        : `branch ${wt.branch} was ${wt.state === "discarded" ? "discarded" : "deleted"}; its change is gone`,
-      409,
-      "job_id",
-    );
-  }
+async function diffFrom(wt: JobWorktree, read: Reader, file: string | undefined): Promise<JobDiff> {
   const out = await read.diff(["--find-renames"], file === undefined ? [] : [`:(literal)${file}`], MAX_DIFF_BYTES);
   if (!out.cut) return { diff: out.stdout, truncated: false };
   // Cut where a line ends: a half line (or half a character) is not shown.
@@ -210,27 +245,35 @@ export async function diffOf(wt: JobWorktree, file?: string): Promise<{ diff: st
   return { diff: `${whole}[… cut at ${MAX_DIFF_BYTES} bytes: the rest is in branch ${wt.branch}]\n`, truncated: true };
 }
 
+/** The commit the change is read at, and `git diff <options>` against the base, of `paths` or all. */
+interface Reader {
+  head: string;
+  diff(options: string[], paths?: string[], cutAt?: number): Promise<GitResult>;
+}
+
 /**
- * How to read the job's change: from the worktree's files while its folder is there, else from its
- * branch; null once the branch is gone too. `diff` runs `git diff <options>` against the base, of `paths` or all.
+ * Runs `use` with a reader of the job's change: the worktree's files while its folder is there (one
+ * temporary index for all its reads), else its branch; null once the branch is gone too, or the
+ * worktree was merged or discarded.
  */
-async function reader(
-  wt: JobWorktree,
-): Promise<{ head: string; diff: (options: string[], paths?: string[], cutAt?: number) => Promise<GitResult> } | null> {
+async function withReader<T>(wt: JobWorktree, use: (read: Reader) => Promise<T>): Promise<T | null> {
+  if (wt.state === "merged" || wt.state === "discarded") return null;
   if (hasFolder(wt)) {
-    return {
-      head: (await git(wt.path, ["rev-parse", "--verify", "HEAD"], inWorktree(wt))).stdout.trim(),
-      diff: (options, paths = [], cutAt) =>
-        withEverything(wt, (opts) => git(wt.path, ["diff", "--cached", ...options, wt.baseCommit, "--", ...paths], { ...opts, cutAt })),
-    };
+    const head = (await git(wt.path, ["rev-parse", "--verify", "HEAD"], inWorktree(wt))).stdout.trim();
+    return withEverything(wt, (opts) =>
+      use({
+        head,
+        diff: (options, paths = [], cutAt) => git(wt.path, ["diff", "--cached", ...options, wt.baseCommit, "--", ...paths], { ...opts, cutAt }),
+      }),
+    );
   }
   const head = await branchHead(wt);
   if (!head) return null;
-  return {
+  return use({
     head,
     diff: (options, paths = [], cutAt) =>
       git(wt.repo, ["diff", ...options, wt.baseCommit, head, "--", ...paths], { ...inRepository(wt.repo, wt.gitDir), cutAt }),
-  };
+  });
 }
 
 /** Runs `read` with a temporary index holding the worktree's files as they are now. */
@@ -259,8 +302,9 @@ async function withEverything<T>(wt: JobWorktree, read: (opts: GitOptions) => Pr
  * merge commit (Corral as author). A conflict is refused with the files, leaving nothing
  * half-merged. Where the base is checked out (the repository's own worktree, usually), the merge
  * happens there and needs it clean; elsewhere the branch ref alone moves (git merge-tree).
+ * `expectedHead`: the commit whose diff was reviewed; the merge refuses a branch that moved since.
  */
-export async function mergeWorktree(wt: JobWorktree, jobId: string, agent: string): Promise<MergeResult> {
+export async function mergeWorktree(wt: JobWorktree, jobId: string, agent: string, expectedHead?: string): Promise<MergeResult> {
   const into = wt.base;
   const isBranch =
     (await git(wt.repo, ["show-ref", "--verify", "--quiet", `refs/heads/${into}`], { ...inRepository(wt.repo, wt.gitDir), okCodes: [1] })).code === 0;
@@ -273,12 +317,22 @@ export async function mergeWorktree(wt: JobWorktree, jobId: string, agent: strin
   }
   await commitLeftovers(wt, jobId, agent);
   // A worktree folder deleted by hand still holds its branch in git's list until pruned.
-  if (!hasFolder(wt)) await git(wt.repo, ["worktree", "prune"], inRepository(wt.repo, wt.gitDir));
+  if (!hasFolder(wt)) await pruneWorktrees(wt.repo, wt.gitDir);
   if (!(await branchHead(wt))) throw new ServiceError(`branch ${wt.branch} is gone; there is nothing to merge`, 409, "job_id");
   const checkedOut = await checkedOutAt(wt.repo, wt.gitDir, into);
   const message = `Merge ${wt.branch} (job ${jobId}, ${agent})`;
   // What is merged is the branch's commit, named by its full ref (a tag of the same name never wins).
   const head = (await git(wt.repo, ["rev-parse", "--verify", `${branchRef(wt)}^{commit}`], inRepository(wt.repo, wt.gitDir))).stdout.trim();
+  // What was reviewed is what merges: a branch that moved since (a process still writing there) is refused.
+  if (expectedHead !== undefined && head !== expectedHead) {
+    throw new ServiceError(
+      `${wt.branch} moved since its diff was read (it is at ${head.slice(0, 12)}, the diff was of ${expectedHead.slice(0, 12)}); read the diff again, then merge`,
+      409,
+      "head",
+      undefined,
+      "conflict",
+    );
+  }
   if (checkedOut) {
     // Only in the repository's own folder, its git dir named: another worktree's .git file is its worker's.
     if (checkedOut !== wt.repo) {
@@ -408,7 +462,7 @@ async function removeFolder(wt: JobWorktree): Promise<void> {
       });
     await removed(wt.path);
     // Git's record of it, by the name Corral gave it, whatever its files say.
-    await removed(path.join(wt.gitDir, "worktrees", path.basename(wt.path)));
+    await inWorktreeList(wt.gitDir, () => removed(path.join(wt.gitDir, "worktrees", path.basename(wt.path))));
   }
-  await git(wt.repo, ["worktree", "prune"], inRepository(wt.repo, wt.gitDir));
+  await pruneWorktrees(wt.repo, wt.gitDir);
 }

@@ -42,7 +42,9 @@ export const jobsApi = {
   launchMany: (body: LaunchManyBody) => apiFetch<JobGroup>("/api/jobs/many", { method: "POST", body }),
   cancel: (id: string) => apiFetch<Job>(`/api/jobs/${encodeURIComponent(id)}/cancel`, { method: "POST" }),
   changes: (id: string, signal?: AbortSignal) => apiFetch<JobChanges>(`/api/jobs/${encodeURIComponent(id)}/diff`, { signal }),
-  merge: (id: string) => apiFetch<MergeResult & { job: Job }>(`/api/jobs/${encodeURIComponent(id)}/merge`, { method: "POST" }),
+  /** `head`: the commit whose diff was read; the server refuses a branch that moved since. */
+  merge: (id: string, head?: string) =>
+    apiFetch<MergeResult & { job: Job }>(`/api/jobs/${encodeURIComponent(id)}/merge${queryString({ head })}`, { method: "POST" }),
   discard: (id: string) => apiFetch<DiscardResult & { job: Job }>(`/api/jobs/${encodeURIComponent(id)}/discard`, { method: "POST" }),
   output: (id: string, cursor: number, signal?: AbortSignal) =>
     apiFetch<OutputPage>(`/api/jobs/${encodeURIComponent(id)}/output${queryString({ cursor, limit: 1024 * 1024 })}`, { signal }),

@@ -39,6 +39,7 @@ const changes = (state: JobWorktree["state"], patch: Partial<JobChanges> = {}): 
     commits: ["1a2b3c4 corral: what job abc123def456 (codex) left"],
     stat: " answer.txt | 1 +\n 1 file changed, 1 insertion(+)\n create mode 100644 answer.txt",
     files: 1,
+    head: "1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b",
   },
   diff,
   truncated: false,
@@ -107,7 +108,7 @@ describe("a compared job's diff", () => {
   });
 
   it("shows an ended job's diff without the running note, and says when there is no change", async () => {
-    serve(() => json(changes("active", { diff: "", change: { commits: [], stat: "", files: 0 } })));
+    serve(() => json(changes("active", { diff: "", change: { commits: [], stat: "", files: 0, head: "" } })));
     show(job("succeeded", worktree("active")));
     await screen.findByText("No changes against main.");
     expect(screen.getByText("0 commits · 0 files changed")).toBeTruthy();

@@ -60,7 +60,12 @@ const job = (state: JobWorktree["state"]) =>
 
 const changes = (state: JobWorktree["state"]): Changes => ({
   worktree: worktree(state),
-  change: { commits: ["1a2b3c4 add the answer"], stat: " answer.txt | 1 +\n 1 file changed, 1 insertion(+)", files: 1 },
+  change: {
+    commits: ["1a2b3c4 add the answer"],
+    stat: " answer.txt | 1 +\n 1 file changed, 1 insertion(+)",
+    files: 1,
+    head: "1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b",
+  },
   diff: "diff --git a/answer.txt b/answer.txt\nnew file mode 100644\n--- /dev/null\n+++ b/answer.txt\n@@ -0,0 +1 @@\n+forty-two\n",
   truncated: false,
 });
@@ -85,7 +90,7 @@ function serve(start: Job, discarded: Omit<DiscardResult, "branch">) {
       current = { ...current, worktree: { ...worktree("discarded"), changedAt: 1_800_000_000_000, head: discarded.head } };
       return json({ branch: "corral/abc123def456", ...discarded, job: current });
     }
-    if (url.endsWith("/merge")) {
+    if (url.includes("/merge")) {
       return json({ error: "main has changes that conflict with corral/abc123def456 in answer.txt", code: "conflict", field: "job_id" }, 409);
     }
     return json(current);
@@ -157,10 +162,12 @@ describe("the Changes card", () => {
     expect(screen.queryByText(/git branch/)).toBeNull();
   });
 
-  it("a failed merge is told as a merge that failed, with git's reason", async () => {
-    serve(job("active"), { commits: [], head: null });
+  it("a failed merge is told as a merge that failed, with git's reason; the merge names the commit whose diff is shown", async () => {
+    const asked = serve(job("active"), { commits: [], head: null });
+    await screen.findByText("1a2b3c4 add the answer");
     fireEvent.click(screen.getByRole("button", { name: "Merge into main" }));
     await screen.findByText("Could not merge corral/abc123def456");
     expect(screen.getByText(/conflict with corral\/abc123def456 in answer.txt/)).toBeTruthy();
+    expect(asked).toContain("POST /api/jobs/abc123def456/merge?head=1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b");
   });
 });

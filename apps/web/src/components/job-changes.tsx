@@ -91,7 +91,8 @@ export function JobChanges({ job }: { job: Job }) {
       kind === "merge"
         ? `Merge ${wt.branch} into ${wt.base}?`
         : `Discard ${wt.branch}${archived ? "" : " and its worktree"}? Its commits that are not merged are lost.`;
-    if (window.confirm(ask)) action.mutate({ id: job.id, action: kind });
+    // A merge names the commit whose diff is on screen: a branch that moved since is refused, not merged unseen.
+    if (window.confirm(ask)) action.mutate({ id: job.id, action: kind, head: changes.data?.change.head || undefined });
   };
   return (
     <div className="stack">

@@ -245,12 +245,12 @@ export function useJobChanges(job: Job) {
 /** What Merge or Discard answered: the job with its worktree's new state, and what went with a discarded branch. */
 export type WorktreeActionResult = { action: "merge"; job: Job } | { action: "discard"; job: Job; discarded: DiscardResult };
 
-/** Merges or discards a worktree job's branch; the job comes back with its worktree's new state. */
+/** Merges (what was reviewed: `head`) or discards a worktree job's branch; the job comes back with its worktree's new state. */
 export function useWorktreeAction() {
   const client = useQueryClient();
   return useMutation({
-    mutationFn: async ({ id, action }: { id: string; action: "merge" | "discard" }): Promise<WorktreeActionResult> => {
-      if (action === "merge") return { action, job: (await jobsApi.merge(id)).job };
+    mutationFn: async ({ id, action, head }: { id: string; action: "merge" | "discard"; head?: string }): Promise<WorktreeActionResult> => {
+      if (action === "merge") return { action, job: (await jobsApi.merge(id, head)).job };
       const { job, ...discarded } = await jobsApi.discard(id);
       return { action, job, discarded };
     },

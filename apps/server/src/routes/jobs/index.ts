@@ -2,6 +2,7 @@ import type { FastifyInstance } from "fastify";
 import {
   DiffQuerySchema,
   DiscardResultSchema,
+  MergeQuerySchema,
   JobAttemptListSchema,
   JobChangesSchema,
   JobGroupSchema,
@@ -160,14 +161,15 @@ export function jobRoutes(services: Services) {
       {
         schema: {
           summary:
-            "Merge an ended worktree job's branch into its base: a fast-forward, or a merge commit. A conflict is refused (409) naming the files, with nothing merged. Its worktree and branch go",
+            "Merge an ended worktree job's branch into its base: a fast-forward, or a merge commit. A conflict is refused (409) naming the files, with nothing merged. Its worktree and branch go. With `head` (the diff's `change.head`), a branch that moved since that diff was read is refused (409)",
           tags,
           params: IdParamsSchema,
+          querystring: MergeQuerySchema,
           response: { 200: MergeResultSchema.extend({ job: JobSchema }), ...errors(400, 404, 409) },
         },
       },
       async (request) => {
-        const { job, ...merged } = await worktrees.merge(request.params.id, restActor(request.headers));
+        const { job, ...merged } = await worktrees.merge(request.params.id, restActor(request.headers), request.query.head);
         return { ...merged, job: toJob(job) };
       },
     );
