@@ -3,6 +3,7 @@ import { buildApp } from "./app.js";
 import { ConfigError, loadConfig, type AppConfig } from "./config.js";
 import { describePgUrl } from "./db/pg/url.js";
 import { RegistryError } from "./db/registry-error.js";
+import { nodeSupportNote } from "./lib/node-support.js";
 import { releaseYoungGeneration } from "./lib/young-generation.js";
 
 async function main(): Promise<void> {
@@ -43,7 +44,9 @@ function banner(base: string, token: string, config: AppConfig): string {
     ? `${base}/?token=${token}`
     : `${base}/?token=<token>  (the token is in ${where}; it is printed only to a terminal)`;
   const registry = config.databaseUrl ? `\n  Registry: ${describePgUrl(config.databaseUrl)}` : "";
-  return `\nCorral is running.\n  Open:  ${open}\n  MCP:   ${base}/mcp  (header Authorization: Bearer <token>)\n  Data:  ${config.dataDir}${registry}\n\n`;
+  const note = nodeSupportNote();
+  const node = note ? `\n  Node:  ${note}` : "";
+  return `\nCorral is running.\n  Open:  ${open}\n  MCP:   ${base}/mcp  (header Authorization: Bearer <token>)\n  Data:  ${config.dataDir}${registry}${node}\n\n`;
 }
 
 /** What went wrong at start, and what to do about it. */

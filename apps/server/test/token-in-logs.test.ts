@@ -65,7 +65,7 @@ test("the token is in no line the server writes at trace level: token exchange, 
   // stdout is a pipe here, as under a service manager or `> corral.log`: the banner says where the token is.
   expect(server.stdout()).toContain(`Open:  ${url}/?token=<token>  (the token is in the file ${path.join(dataDir, "token")}`);
   // Apart from the banner, every line is a JSON log line.
-  const banner = /^(Corral is running\.| {2}(Open|MCP|Data|Registry):|$)/;
+  const banner = /^(Corral is running\.| {2}(Open|MCP|Data|Registry|Node):|$)/;
   for (const line of server
     .stdout()
     .split("\n")
