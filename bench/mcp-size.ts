@@ -6,9 +6,9 @@ import { McpHttpClient } from "./lib/mcp-http.js";
 import { startCorral } from "./lib/server.js";
 import type { Benchmark, BenchRow } from "./lib/stats.js";
 
-// /mcp: the corral tools (about 5 KB) and each built-in agent's three (about 1.2 KB; eleven agents
-// since agy and copilot joined, which took it past the first budget of 15,000).
-const BUDGETS = { "/mcp/gemini": 1400, "/mcp": 19_000 } as const;
+// /mcp: the delegating corral tools (about 3 KB) and each built-in agent's three (about 1.1 KB, ten
+// agents); the toolsets (worktrees, hub, costs, ollama) only when a URL asks for them.
+const BUDGETS = { "/mcp/gemini": 1400, "/mcp": 15_000 } as const;
 
 async function toolsSize(url: string, token: string, modern: boolean): Promise<number> {
   const client = modern ? await McpHttpClient.modern(url, token) : await McpHttpClient.connect(url, token);
@@ -36,6 +36,15 @@ export const mcpSize: Benchmark = {
             target: { bound: "max", value: budget, rule: "the issue's budget" },
           });
         }
+      }
+      // What every toolset adds, without a budget: a user who picks them chose to pay for them.
+      for (const modern of [false, true]) {
+        rows.push({
+          metric: `\`/mcp?toolsets=all\` tools, ${modern ? "2026-07-28" : "2025-11-25"}`,
+          corral: await toolsSize(`${server.url}/mcp?toolsets=all`, server.token, modern),
+          baseline: await toolsSize(`${server.url}/mcp?toolsets=all&options=all`, server.token, modern),
+          unit: "chars",
+        });
       }
       return {
         title: "`tools/list` size (characters of the tools array's JSON)",

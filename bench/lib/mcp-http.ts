@@ -88,7 +88,7 @@ export class McpHttpClient {
       method: "initialize",
       params: { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: CLIENT_INFO },
     });
-    if (init.status !== 200) throw new Error(`initialize failed: ${init.status}`);
+    if (init.status !== 200) throw new Error(`initialize failed: ${init.status} ${init.body}`);
     await client.post({ method: "notifications/initialized" }, false);
     return client;
   }

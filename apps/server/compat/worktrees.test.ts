@@ -37,7 +37,7 @@ for (const build of clientBuilds("claude")) {
       git(repo, "commit", "-q", "-m", "start");
       const added = await runClient(
         build.bin,
-        ["mcp", "add", "--transport", "http", "corral", `${server.url}/mcp`, "--header", `Authorization: Bearer ${server.token}`],
+        ["mcp", "add", "--transport", "http", "corral", `${server.url}/mcp?toolsets=worktrees`, "--header", `Authorization: Bearer ${server.token}`],
         { cwd: repo, env: claudeEnv(home, null), timeoutMs: 60_000 },
       );
       expect(added.code, describeRun(added)).toBe(0);

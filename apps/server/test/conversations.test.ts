@@ -11,6 +11,9 @@ import { withRegistryOf } from "./registry-of.js";
 import { startServerProcess } from "./server-process.js";
 import { WsClient } from "./ws-client.js";
 
+/** The URL whose tools include the hub's (`corral_register`, `_send`, `_receive`, `_read`). */
+const HUB = "/mcp?toolsets=hub";
+
 const call = async (client: Client, name: string, args: Record<string, unknown> = {}) => textOf(await client.callTool({ name, arguments: args }));
 const isError = async (client: Client, name: string, args: Record<string, unknown>) =>
   (await client.callTool({ name, arguments: args })).isError === true;
@@ -27,7 +30,7 @@ async function register(client: Client, args: Record<string, unknown>): Promise<
 async function endSession(server: TestServer, client: Client): Promise<void> {
   if (TEST_MCP_ERA === "modern") return client.close();
   const sessionId = (client.transport as StreamableHTTPClientTransport).sessionId ?? "";
-  const res = await fetch(`${server.url}/mcp`, { method: "DELETE", headers: { ...server.auth, "mcp-session-id": sessionId } });
+  const res = await fetch(`${server.url}${HUB}`, { method: "DELETE", headers: { ...server.auth, "mcp-session-id": sessionId } });
   expect(res.status).toBe(200);
   await client.close();
 }
@@ -45,7 +48,7 @@ describe("two agents in a session", () => {
   let server: TestServer;
   const clients: Client[] = [];
   const open = async () => {
-    const client = await connectMcp(server);
+    const client = await connectMcp(server, HUB);
     clients.push(client);
     return client;
   };
@@ -287,7 +290,7 @@ describe("leases", () => {
   afterAll(() => server.close());
 
   test("a registration unused for its lease ends and frees its name; a receive in progress keeps it", async () => {
-    const client = await connectMcp(server);
+    const client = await connectMcp(server, HUB);
     try {
       const kept = await register(client, { name: "waiter", session: "lease" });
       const lapsed = await register(client, { name: "idle", session: "lease" });
@@ -312,7 +315,7 @@ describe("the cap on registrations", () => {
   afterAll(() => server.close());
 
   test("registrations past CORRAL_HUB_MAX_REGISTRATIONS are refused on both doors, naming the setting; one leaving makes room", async () => {
-    const client = await connectMcp(server);
+    const client = await connectMcp(server, HUB);
     try {
       const first = await api<HubRegistration>(server, "POST", "/api/conversations/cap/agents", { name: "r1" });
       const handles = [await register(client, { name: "m1", session: "cap" }), await register(client, { name: "m2", session: "cap" })];
@@ -339,7 +342,7 @@ describe("messages to Corral's worker agents", () => {
   afterAll(() => server.close());
 
   test("a message to a worker runs as a job; its answer comes back with the job id; the next one continues that job", async () => {
-    const client = await connectMcp(server);
+    const client = await connectMcp(server, HUB);
     try {
       const handle = await register(client, { name: "lead", session: "work" });
       const launch = vi.spyOn(server.services.launches, "launch");
@@ -373,7 +376,7 @@ describe("messages to Corral's worker agents", () => {
   });
 
   test("a worker's error is its answer", async () => {
-    const client = await connectMcp(server);
+    const client = await connectMcp(server, HUB);
     try {
       const handle = await register(client, { name: "lead2", session: "work-errors" });
       await call(client, "corral_send", { handle, to: "kiro", text: "stderr no credentials\nexit 3" });
@@ -386,7 +389,7 @@ describe("messages to Corral's worker agents", () => {
   });
 
   test("the second message's job continues the first's conversation (follow-ups)", async () => {
-    const client = await connectMcp(server);
+    const client = await connectMcp(server, HUB);
     try {
       const handle = await register(client, { name: "lead3", session: "work-thread" });
       const first = /job (\w+)/.exec(await call(client, "corral_send", { handle, to: "gemini", text: "one" }))?.[1] ?? "";
@@ -402,7 +405,7 @@ describe("messages to Corral's worker agents", () => {
   });
 
   test("a worker whose kind keeps no conversation (kiro) answers each message afresh, never refused", async () => {
-    const client = await connectMcp(server);
+    const client = await connectMcp(server, HUB);
     try {
       const handle = await register(client, { name: "lead4", session: "work-fresh" });
       const ask = async (to: string, text: string) => {
@@ -427,9 +430,9 @@ describe("what survives a restart", () => {
 
   test("the same handles work after a restart (same names, same inboxes, still online); a worker's owed answer is delivered", async () => {
     const first = await startServer({}, { root });
-    const lead = await connectMcp(first);
+    const lead = await connectMcp(first, HUB);
     const hl = await register(lead, { name: "lead", session: "durable" });
-    const peer = await connectMcp(first);
+    const peer = await connectMcp(first, HUB);
     const hp = await register(peer, { name: "peer", session: "durable" });
     const script = (await api<HubRegistration>(first, "POST", "/api/conversations/durable/agents", { name: "script" })).body.key;
     await call(peer, "corral_send", { handle: hp, to: "lead", text: "kept across the restart" });
@@ -445,7 +448,7 @@ describe("what survives a restart", () => {
         ["peer", true],
         ["script", true],
       ]);
-      const back = await connectMcp(second);
+      const back = await connectMcp(second, HUB);
       // Nobody else can take the names meanwhile.
       expect(await call(back, "corral_register", { name: "lead", session: "durable" })).toMatch(/^error: name: the name lead is taken/);
       let received = "";
@@ -468,7 +471,7 @@ describe("what survives a restart", () => {
     const lapsedRoot = tempDir();
     try {
       const first = await startServer({ CORRAL_HUB_LEASE_S: "1" }, { root: lapsedRoot });
-      const client = await connectMcp(first);
+      const client = await connectMcp(first, HUB);
       const handle = await register(client, { name: "gone", session: "down" });
       await client.close();
       await first.close();
@@ -478,7 +481,7 @@ describe("what survives a restart", () => {
         const row = await withRegistryOf(second.dataDir, (registry) => registry.conversations.agent("down", "gone"));
         expect(row).toMatchObject({ handleHash: null });
         expect(row?.endedAt).not.toBeNull();
-        const back = await connectMcp(second);
+        const back = await connectMcp(second, HUB);
         expect(await call(back, "corral_receive", { handle, timeout_s: 0 })).toMatch(GONE);
         await register(back, { name: "gone", session: "down" });
         await back.close();
@@ -500,8 +503,8 @@ describe("what survives a killed server", () => {
     const auth = { authorization: `Bearer ${env.CORRAL_TOKEN}` };
     const first = await startServerProcess(root, env);
     const at = (port: number) => ({ url: `http://127.0.0.1:${port}`, auth });
-    const lead = await connectMcp(at(first.port));
-    const peer = await connectMcp(at(first.port));
+    const lead = await connectMcp(at(first.port), HUB);
+    const peer = await connectMcp(at(first.port), HUB);
     const hl = await register(lead, { name: "lead", session: "killed" });
     const hp = await register(peer, { name: "peer", session: "killed" });
     await call(peer, "corral_send", { handle: hp, to: "lead", text: "stored before the kill" });
@@ -512,7 +515,7 @@ describe("what survives a killed server", () => {
 
     const second = await startServerProcess(root, env);
     try {
-      const back = await connectMcp(at(second.port));
+      const back = await connectMcp(at(second.port), HUB);
       let received = "";
       for (let i = 0; i < 3 && !received.includes("answer after the kill"); i++)
         received += await call(back, "corral_receive", { handle: hl, timeout_s: 30 });
@@ -540,7 +543,7 @@ describe("REST and WebSocket doors", () => {
     expect(reg.status).toBe(201);
     expect(reg.body.agent).toMatchObject({ name: "script", kind: "client", online: true });
     const key = reg.body.key;
-    const mcp = await connectMcp(server);
+    const mcp = await connectMcp(server, HUB);
     try {
       const helper = await register(mcp, { name: "helper", session: "rest" });
       const sent = await post<HubMessage>("/api/conversations/rest/messages", { key, to: "helper", text: "ping" });
@@ -630,9 +633,9 @@ describe("REST and WebSocket doors", () => {
   });
 
   test("the WebSocket replays a session's messages from a cursor, then sends them live, with its agents as they change", async () => {
-    const a = await connectMcp(server);
-    const b = await connectMcp(server);
-    const other = await connectMcp(server);
+    const a = await connectMcp(server, HUB);
+    const b = await connectMcp(server, HUB);
+    const other = await connectMcp(server, HUB);
     const ws = await WsClient.open(server);
     try {
       const ha = await register(a, { name: "a", session: "live" });

@@ -203,7 +203,7 @@ describe("budgets", () => {
     expect(budgets[0]?.usedCostUsd).toBeCloseTo(0.012915, 9);
 
     // The MCP door refuses the same way; other providers still run.
-    const client = await connectMcp(server);
+    const client = await connectMcp(server, "/mcp?toolsets=costs");
     const viaMcp = await client.callTool({ name: "claude_run_async", arguments: { prompt: "hi", workdir: path.join(server.root, "work") } });
     expect(viaMcp.isError).toBe(true);
     expect(textOf(viaMcp)).toMatch(/^error: agent: budget exceeded: anthropic's daily budget/);

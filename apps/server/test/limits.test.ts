@@ -7,7 +7,7 @@ import { api, sleep, startServer, until, type TestServer } from "./helpers.js";
 import { connectMcp, textOf } from "./mcp-client.js";
 
 /** These limits are those of 2025-11-25 sessions (a 2026-07-28 request holds none): an SDK client on a session, whatever era the run tests. */
-const connectSession = (server: TestServer) => connectMcp(server, "/mcp", server.auth, "legacy");
+const connectSession = (server: TestServer) => connectMcp(server, "/mcp?toolsets=hub", server.auth, "legacy");
 import { WsClient } from "./ws-client.js";
 
 /**
@@ -124,7 +124,7 @@ describe("WebSocket", () => {
 
 describe("MCP sessions", () => {
   const post = (server: TestServer, body: unknown, sessionId?: string) =>
-    fetch(`${server.url}/mcp`, {
+    fetch(`${server.url}/mcp?toolsets=hub`, {
       method: "POST",
       headers: {
         ...server.auth,

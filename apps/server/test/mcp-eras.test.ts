@@ -60,6 +60,8 @@ describe("two eras on one server", () => {
   });
 
   test("they register in one hub session, message each other and read the history", async () => {
+    const legacy = await connectMcp(server, "/mcp?toolsets=hub", server.auth, "legacy");
+    const modern = await connectMcp(server, "/mcp?toolsets=hub", server.auth, "modern");
     const old = handleOf(await call(legacy, "corral_register", { name: "old", session: "eras" }));
     const now = handleOf(await call(modern, "corral_register", { name: "new", session: "eras" }));
     expect(await call(legacy, "corral_send", { handle: old, to: "new", text: "from 2025-11-25" })).toMatch(/^sent/);
@@ -69,6 +71,7 @@ describe("two eras on one server", () => {
     const history = await call(modern, "corral_read", { handle: now, agent: "old" });
     expect(history).toContain("from 2025-11-25");
     expect(history).toContain("from 2026-07-28");
+    await Promise.all([legacy.close(), modern.close()]);
   });
 
   test("the 2025-11-25 session still gets progress and tools/list_changed", async () => {

@@ -7,15 +7,16 @@ import { connectMcp } from "./mcp-client.js";
 
 let server: TestServer;
 let all: Client;
+let every: Client;
 let gemini: Client;
 beforeAll(async () => {
   server = await startServer();
   all = await connectMcp(server);
+  every = await connectMcp(server, "/mcp?toolsets=all");
   gemini = await connectMcp(server, "/mcp/gemini");
 });
 afterAll(async () => {
-  await all.close();
-  await gemini.close();
+  await Promise.all([all.close(), every.close(), gemini.close()]);
   await server.close();
 });
 
@@ -25,7 +26,7 @@ const hints = (tool: { annotations?: Record<string, unknown> } | undefined) => (
 
 describe("tool annotations", () => {
   test("every tool has a title and hints; the readers read only and the cancel destroys", async () => {
-    const tools = (await all.listTools()).tools;
+    const tools = (await every.listTools()).tools;
     const byName = new Map(tools.map((t) => [t.name, t]));
     for (const tool of tools) {
       expect(tool.title, tool.name).toMatch(/\S/);
@@ -86,8 +87,8 @@ describe("lean schemas", () => {
 
   test("an agent's three tools and all of /mcp fit their budgets; no bound, no $schema, no hidden option is shown", async () => {
     expect(await size(gemini)).toBeLessThanOrEqual(1400);
-    // The corral tools (about 6 KB with the worktree review's three) and the built-in agents' (about 1.2 KB each, eleven with agy and copilot).
-    expect(await size(all)).toBeLessThanOrEqual(19_000);
+    // The delegating corral tools (about 3 KB) and the built-in agents' three (about 1.1 KB each, ten agents).
+    expect(await size(all)).toBeLessThanOrEqual(15_000);
     const text = JSON.stringify((await all.listTools()).tools);
     for (const keyword of ["maxLength", "maximum", "minLength", "minimum", "pattern", "$schema", "additionalProperties"]) {
       expect(text, keyword).not.toContain(`"${keyword}"`);
@@ -129,5 +130,101 @@ describe("lean schemas", () => {
     });
     expect(bad.status).toBe(400);
     expect(await bad.text()).toMatch(/options: the only value is all/);
+  });
+});
+
+describe("toolsets", () => {
+  const names = async (client: Client) =>
+    (await client.listTools()).tools.map((t) => t.name).filter((n) => n.startsWith("corral_") || n === "ollama_models");
+  const DELEGATING = ["corral_agents", "corral_jobs", "corral_wait", "corral_cancel", "corral_logs", "corral_run_many"];
+
+  test("/mcp shows the delegating tools; each toolset adds its own, and all adds every one", async () => {
+    expect(await names(all)).toEqual(DELEGATING);
+    const cases = [
+      ["hub", ["corral_register", "corral_send", "corral_receive", "corral_read"]],
+      ["costs", ["corral_costs"]],
+      ["ollama", ["ollama_models"]],
+      ["worktrees", ["corral_diff", "corral_merge", "corral_discard"]],
+      ["hub,costs", ["corral_register", "corral_send", "corral_receive", "corral_read", "corral_costs"]],
+    ] as const;
+    for (const [toolsets, added] of cases) {
+      const client = await connectMcp(server, `/mcp?toolsets=${toolsets}`);
+      try {
+        expect((await names(client)).sort(), toolsets).toEqual([...DELEGATING, ...added].sort());
+      } finally {
+        await client.close();
+      }
+    }
+    expect((await names(every)).length).toBe(DELEGATING.length + 4 + 1 + 1 + 3);
+  });
+
+  test("the worktrees toolset shows the worktree and base options, and its instructions say how to review", async () => {
+    const client = await connectMcp(server, "/mcp?toolsets=worktrees", server.auth, "modern");
+    try {
+      const tools = (await client.listTools()).tools;
+      for (const name of ["gemini_run", "gemini_run_async", "corral_run_many"]) {
+        const props = Object.keys(tools.find((t) => t.name === name)?.inputSchema.properties ?? {});
+        expect(props, name).toEqual(expect.arrayContaining(["worktree", "base"]));
+        expect(props, name).not.toContain("timeout_s");
+      }
+      expect(client.getInstructions()).toMatch(/worktree: true.*corral_diff/);
+    } finally {
+      await client.close();
+    }
+    expect(all.getInstructions()).not.toMatch(/worktree|corral_register/);
+    expect(every.getInstructions()).toMatch(/corral_register/);
+  });
+
+  test("a tool of a toolset the URL does not show is refused naming the URL that shows it, in both eras", async () => {
+    for (const era of ["legacy", "modern"] as const) {
+      const client = await connectMcp(server, "/mcp", server.auth, era);
+      try {
+        await expect(client.callTool({ name: "corral_costs", arguments: {} }), era).rejects.toThrow(
+          /corral_costs is in the costs toolset, which this URL does not show: add \?toolsets=costs/,
+        );
+        await expect(client.callTool({ name: "corral_nothing", arguments: {} }), era).rejects.toThrow(/corral_nothing not found/);
+      } finally {
+        await client.close();
+      }
+    }
+    await expect(gemini.callTool({ name: "corral_register", arguments: { name: "a", session: "b" } })).rejects.toThrow(
+      /corral_register is on \/mcp\?toolsets=hub, not on \/mcp\/gemini/,
+    );
+    // Shown, it answers as itself.
+    expect(JSON.stringify((await every.callTool({ name: "corral_costs", arguments: { days: 1 } })).content)).toMatch(/provider|no usage|\$/i);
+  });
+
+  test("a bad toolsets value is refused naming the choices; a session stays on the URL it opened", async () => {
+    const post = (query: string, headers: Record<string, string> = {}) =>
+      fetch(`${server.url}/mcp${query}`, {
+        method: "POST",
+        headers: { ...server.auth, "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }),
+      });
+    for (const [query, error] of [
+      ["?toolsets=hubb", /toolsets: "hubb" is not a toolset; choose from worktrees, hub, costs, ollama or all/],
+      ["?toolsets=", /toolsets: "" is not a toolset/],
+      ["?toolsets=all,hubb", /toolsets: "hubb" is not a toolset/],
+      ["?toolsets=constructor", /toolsets: "constructor" is not a toolset/],
+      [`?toolsets=${"x".repeat(5000)}%0A`, /toolsets: "x{40}" is not a toolset/],
+      ["?toolsets=hub&toolsets=costs", /toolsets: give it once, names separated by commas/],
+      ["/gemini?toolsets=hub", /toolsets: only \/mcp has toolsets; \/mcp\/gemini serves gemini's three tools/],
+      ["?tools=hub", /unknown query parameter tools: .*toolsets=worktrees,hub,costs,ollama \(or all\)/],
+    ] as const) {
+      const res = await post(query);
+      expect(res.status, query).toBe(400);
+      expect(((await res.json()) as { error: { message: string } }).error.message, query).toMatch(error);
+    }
+    const hub = await connectMcp(server, "/mcp?toolsets=hub", server.auth, "legacy");
+    try {
+      const sessionId = (hub as unknown as { transport: { sessionId?: string } }).transport.sessionId ?? "";
+      expect(sessionId).not.toBe("");
+      const elsewhere = await post("?toolsets=costs", { "mcp-session-id": sessionId, "mcp-protocol-version": "2025-11-25" });
+      expect(elsewhere.status).toBe(404);
+      const same = await post("?toolsets=hub", { "mcp-session-id": sessionId, "mcp-protocol-version": "2025-11-25" });
+      expect(same.status).toBe(200);
+    } finally {
+      await hub.close();
+    }
   });
 });

@@ -18,7 +18,7 @@ async function setup(models?: FakeModel[], env: Record<string, string> = {}): Pr
   cleanups.push(() => fake.close());
   const server = await startServer({ CORRAL_OLLAMA_URL: fake.url, ...env });
   cleanups.push(() => server.close());
-  const mcp = await connectMcp(server);
+  const mcp = await connectMcp(server, "/mcp?toolsets=ollama");
   cleanups.push(() => mcp.close());
   return { fake, server, mcp };
 }
@@ -167,7 +167,7 @@ describe("the Ollama worker loop", () => {
     const url = `http://127.0.0.1:${await closedPort()}`;
     const server = await startServer({ CORRAL_OLLAMA_URL: url });
     cleanups.push(() => server.close());
-    const mcp = await connectMcp(server);
+    const mcp = await connectMcp(server, "/mcp?toolsets=ollama");
     cleanups.push(() => mcp.close());
     const id = await call(mcp, "ollama_run_async", { prompt: "hi" });
     const done = await waitDone(mcp, "ollama", id);

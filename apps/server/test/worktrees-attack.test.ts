@@ -19,7 +19,7 @@ let server: TestServer;
 let client: Client;
 beforeAll(async () => {
   server = await startServer();
-  client = await connectMcp(server);
+  client = await connectMcp(server, "/mcp?toolsets=worktrees,hub");
   const created = await api(server, "POST", "/api/agents", {
     name: "sh",
     kind: "command",

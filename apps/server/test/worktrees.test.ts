@@ -14,7 +14,7 @@ let server: TestServer;
 let client: Client;
 beforeAll(async () => {
   server = await startServer();
-  client = await connectMcp(server);
+  client = await connectMcp(server, "/mcp?toolsets=worktrees");
   const created = await api(server, "POST", "/api/agents", {
     name: "sh",
     kind: "command",

@@ -8,6 +8,8 @@ export const ConnectInfoSchema = z.object({
   baseUrl: z.string(),
   /** The mount with every agent plus the corral tools. */
   mcpUrl: z.string(),
+  /** What `/mcp?toolsets=` adds to the delegating tools, in the order to offer them. */
+  toolsets: z.array(z.object({ name: z.string(), about: z.string(), tools: z.array(z.string()) })),
   /** One mount per agent, so its tools keep the `mcp__<agent>__*` names. */
   mounts: z.array(z.object({ agent: z.string(), url: z.string(), enabled: z.boolean() })),
   /** Directories under which workers may run and write. */

@@ -33,11 +33,9 @@ export const McpJobInputSchema = z.object({
   max_tokens: z.number().int().positive().optional().describe("Stop it once its input + output tokens pass this"),
   retry: RetryPolicySchema.optional().describe("When to try it again if it fails (default: the agent's)"),
   shared_workdir: z.boolean().optional().describe("Run even if another job uses the workdir"),
-  worktree: z
-    .boolean()
-    .optional()
-    .describe("Run in a new git worktree of the workdir's repository, on branch corral/<job id> (default: the agent's worktree setting)"),
-  base: z.string().min(1).max(200).optional().describe("The branch, tag or commit a worktree starts from (default: HEAD)"),
+  // Short: with the worktrees toolset every launch tool shows both, on every turn.
+  worktree: z.boolean().optional().describe("Work in a new git worktree, on branch corral/<job id>"),
+  base: z.string().min(1).max(200).optional().describe("The commit the worktree starts from (default HEAD)"),
   session: JobIdSchema.optional().describe("An ended job's id to continue"),
 });
 export type McpJobInput = z.infer<typeof McpJobInputSchema>;

@@ -4,7 +4,8 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { AgentRow } from "../db/schema.js";
 import type { Services } from "../services.js";
 import type { McpOutbox } from "./outbox.js";
-import { createMcpServer, type McpMount } from "./server-factory.js";
+import { createMcpServer } from "./server-factory.js";
+import type { McpMount } from "./toolsets.js";
 import type { McpShared } from "./tools/mcp-shared.js";
 import { sendWebResponse } from "./web-response.js";
 

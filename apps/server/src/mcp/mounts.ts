@@ -3,25 +3,27 @@ import type { Services } from "../services.js";
 import { McpOutbox } from "./outbox.js";
 import type { ModernMcp } from "./modern.js";
 import { loadMcpRuntime, type McpRuntime } from "./runtime.js";
-import type { McpMount } from "./server-factory.js";
 import { McpSessions, SessionsFullError, type McpSession } from "./sessions.js";
 import { EndedAnswers } from "./tools/ended-answers.js";
 import { ReissuedCalls } from "./tools/reissued-calls.js";
 import { noToolsReason, toolSets } from "./tool-agents.js";
+import { type McpMount, parseToolsets, sameMount, TOOLSET_NAMES } from "./toolsets.js";
 
 function jsonRpcError(reply: FastifyReply, status: number, message: string) {
   return reply.code(status).send({ jsonrpc: "2.0", error: { code: -32000, message }, id: null });
 }
 
-/** `?options=all` on a mount's URL: the launch tools show every option. */
+/** What a mount's URL asks to be shown: `?options=all` (every launch option) and `?toolsets=` (on `/mcp`). */
 function mountOf(request: FastifyRequest, agent: string | null): McpMount | string {
-  const { options, ...other } = (request.query ?? {}) as Record<string, unknown>;
+  const { options, toolsets: named, ...other } = (request.query ?? {}) as Record<string, unknown>;
   const unknown = Object.keys(other)[0];
   if (unknown !== undefined)
-    return `unknown query parameter ${unknown}: an MCP URL takes only options=all (every launch option in the tools' schemas)`;
+    return `unknown query parameter ${unknown}: an MCP URL takes only options=all (every launch option in the tools' schemas) and, on /mcp, toolsets=${TOOLSET_NAMES.join(",")} (or all)`;
   if (options !== undefined && options !== "all")
     return "options: the only value is all (every launch option in the tools' schemas); leave it out for the common ones";
-  return { agent, showAll: options === "all" };
+  const toolsets = parseToolsets(named, agent);
+  if (typeof toolsets === "string") return toolsets;
+  return { agent, showAll: options === "all", toolsets };
 }
 
 /**
@@ -74,7 +76,7 @@ export function mcpRoutes(services: Services) {
       if (!(await isLegacy(request, mcp))) return modernMcp(mcp).serve(request, reply, mount);
       const sessionId = request.headers["mcp-session-id"];
       let session = typeof sessionId === "string" ? sessions.get(sessionId) : undefined;
-      if (typeof sessionId === "string" && (!session || session.mount.agent !== mount.agent || session.mount.showAll !== mount.showAll)) {
+      if (typeof sessionId === "string" && (!session || !sameMount(session.mount, mount))) {
         return jsonRpcError(
           reply,
           404,

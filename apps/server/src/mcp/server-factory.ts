@@ -1,4 +1,11 @@
-import { McpServer, type RegisteredTool, type Transport } from "@modelcontextprotocol/server";
+import {
+  type JSONRPCMessage,
+  type JSONRPCRequest,
+  McpServer,
+  ProtocolErrorCode,
+  type RegisteredTool,
+  type Transport,
+} from "@modelcontextprotocol/server";
 import type { AgentRow } from "../db/schema.js";
 import type { Services } from "../services.js";
 import type { McpEra } from "./era.js";
@@ -13,13 +20,9 @@ import { registerHubTools } from "./tools/hub-tools.js";
 import { registerOllamaTools } from "./tools/ollama-tools.js";
 import { registerRunManyTool } from "./tools/run-many-tool.js";
 import { type ToolSet, toolSets } from "./tool-agents.js";
-
-export interface McpMount {
-  /** Null: every agent plus the corral tools (`/mcp`); else that agent's tools only. */
-  agent: string | null;
-  /** `?options=all`: the launch tools' schemas show every option, not only the common ones. */
-  showAll: boolean;
-}
+import { hiddenToolReason, type McpMount } from "./toolsets.js";
+import { registerWorktreeTools } from "./tools/worktree-tools.js";
+import { CallsTransport } from "./tasks/calls-transport.js";
 
 export interface SessionServer {
   server: McpServer;
@@ -39,7 +42,7 @@ export function createMcpServer(services: Services, mount: McpMount, enabled: Ag
   const server = new TaskServer(serverInfo, {
     // MCP tasks as 2025-11-25 has them live in a session; the 2026-07-28 revision moved them to an extension.
     capabilities: { tools: { listChanged: true }, ...(era === "legacy" ? TASKS_CAPABILITY : TASKS_EXTENSION_CAPABILITY) },
-    instructions: instructionsFor(mount.agent),
+    instructions: instructionsFor(mount),
     // Adding an agent registers three tools: the client hears of it once, not three times.
     debouncedNotificationMethods: ["notifications/tools/list_changed"],
   });
@@ -57,16 +60,17 @@ export function createMcpServer(services: Services, mount: McpMount, enabled: Ag
     }
     for (const [name, set] of wanted) {
       if (!tools.has(name))
-        tools.set(name, { runs: set.runs, shape: shapeOf(set), registered: registerAgentTools(server, services, set, shared, mount.showAll) });
+        tools.set(name, { runs: set.runs, shape: shapeOf(set), registered: registerAgentTools(server, services, set, shared, mount) });
     }
   };
   syncTools(enabled);
   if (!mount.agent) {
     registerCorralTools(server, services);
-    registerRunManyTool(server, services, mount.showAll);
-    registerHubTools(server, services);
-    registerCostTools(server, services);
-    registerOllamaTools(server, services);
+    registerRunManyTool(server, services, mount);
+    if (mount.toolsets.has("worktrees")) registerWorktreeTools(server, services);
+    if (mount.toolsets.has("hub")) registerHubTools(server, services);
+    if (mount.toolsets.has("costs")) registerCostTools(server, services);
+    if (mount.toolsets.has("ollama")) registerOllamaTools(server, services);
   }
   const taskTools: TaskTools = {
     runAgent: (tool) => {
@@ -74,9 +78,22 @@ export function createMcpServer(services: Services, mount: McpMount, enabled: Ag
       return prefix !== undefined ? tools.get(prefix)?.runs : undefined;
     },
   };
-  server.wrapTransport = era === "legacy" ? serveTasks(server, services, taskTools) : serveTasksExtension(server, services, taskTools, serverInfo);
+  const withTasks = era === "legacy" ? serveTasks(server, services, taskTools) : serveTasksExtension(server, services, taskTools, serverInfo);
+  server.wrapTransport = (transport) => withTasks(new CallsTransport(transport, { answer: (request) => refuseHiddenTool(request, mount) }));
   const connect = (transport: Transport) => server.connect(transport);
   return { server, syncTools, connect };
+}
+
+/**
+ * A call of a tool this mount does not show because it is another toolset's: refused with the
+ * URL that shows it (the SDK would only say "not found"), as a JSON-RPC error, alike in both eras.
+ */
+function refuseHiddenTool(request: JSONRPCRequest, mount: McpMount): Promise<JSONRPCMessage> | undefined {
+  if (request.method !== "tools/call") return undefined;
+  const name = (request.params as { name?: unknown } | undefined)?.name;
+  const reason = typeof name === "string" ? hiddenToolReason(name, mount) : undefined;
+  if (reason === undefined) return undefined;
+  return Promise.resolve({ jsonrpc: "2.0", id: request.id, error: { code: ProtocolErrorCode.InvalidParams, message: reason } });
 }
 
 /**

@@ -1,7 +1,8 @@
 import type { AgentRow } from "../db/schema.js";
 import type { Services } from "../services.js";
 import type { NodeStreamableHttpTransport } from "./http-transport.js";
-import type { McpMount, SessionServer } from "./server-factory.js";
+import type { SessionServer } from "./server-factory.js";
+import type { McpMount } from "./toolsets.js";
 
 export interface McpSession {
   mount: McpMount;

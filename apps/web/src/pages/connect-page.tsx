@@ -3,17 +3,21 @@ import { useConnectInfo } from "../hooks/use-connect.js";
 import { BrowserSessions } from "../components/browser-sessions.js";
 import { CopyBlock } from "../components/copy-button.js";
 import { ErrorState, Loading } from "../components/states.js";
-import { maskedToken, mcpAddCommand, permissionsSnippet } from "../lib/domain/connect-snippets.js";
+import { maskedToken, mcpAddCommand, mcpUrlWith, permissionsSnippet } from "../lib/domain/connect-snippets.js";
 import { Link } from "../router.js";
 
 export function ConnectPage() {
   const info = useConnectInfo();
   const [revealed, setRevealed] = useState(false);
+  const [toolsets, setToolsets] = useState<string[]>([]);
+  const [allOptions, setAllOptions] = useState(false);
   if (info.isError) return <ErrorState error={info.error} what="connection details" onRetry={() => void info.refetch()} />;
   if (info.isPending) return <Loading what="connection details" />;
   const d = info.data;
   const enabled = d.mounts.filter((m) => m.enabled);
   const shown = revealed ? d.token : maskedToken;
+  const url = mcpUrlWith(d.mcpUrl, toolsets, allOptions);
+  const pick = (name: string, on: boolean) => setToolsets(d.toolsets.map((t) => t.name).filter((n) => (n === name ? on : toolsets.includes(n))));
   return (
     <>
       <div className="page-head">
@@ -34,12 +38,31 @@ export function ConnectPage() {
         </h2>
         <p className="small muted" style={{ margin: 0 }}>
           One server named <code>corral</code> at <code>{d.mcpUrl}</code>: tools <code>&lt;agent&gt;_run</code>, <code>_run_async</code>,{" "}
-          <code>_done</code> for each agent, and <code>corral_*</code> tools to list, wait for and cancel jobs. Their schemas show the common options;
-          add <code>?options=all</code> to a URL to show every one (timeouts, budgets, retries, a shared workdir).
+          <code>_done</code> for each agent, and <code>corral_*</code> tools to list, wait for and cancel jobs. Orchestrators read every tool on every
+          turn, so the rest come in toolsets, added to the URL only if you want them:
         </p>
+        <fieldset className="field">
+          <legend>Show also</legend>
+          <div className="tool-choices">
+            {d.toolsets.map((t) => (
+              <label key={t.name} className="small">
+                <input type="checkbox" checked={toolsets.includes(t.name)} onChange={(e) => pick(t.name, e.target.checked)} />
+                <span>
+                  <span className="mono">{t.name}</span> {t.about} ({t.tools.join(", ")})
+                </span>
+              </label>
+            ))}
+            <label className="small">
+              <input type="checkbox" checked={allOptions} onChange={(e) => setAllOptions(e.target.checked)} />
+              <span>
+                <span className="mono">options=all</span> every launch option in the schemas (timeouts, budgets, retries, a shared workdir)
+              </span>
+            </label>
+          </div>
+        </fieldset>
         <CopyBlock
-          text={mcpAddCommand("corral", d.mcpUrl, shown)}
-          copy={mcpAddCommand("corral", d.mcpUrl, d.token)}
+          text={mcpAddCommand("corral", url, shown)}
+          copy={mcpAddCommand("corral", url, d.token)}
           label="claude mcp add command for all agents"
         />
       </section>

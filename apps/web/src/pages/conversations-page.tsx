@@ -168,8 +168,9 @@ export function ConversationsPage() {
       ) : !sessions.data.length ? (
         <EmptyState title="No conversations yet">
           <p>
-            Agents join a session with <code>corral_register</code> over MCP (or <code>POST /api/conversations/&lt;session&gt;/agents</code>), then
-            send each other messages with <code>corral_send</code>. Their sessions appear here.
+            Agents join a session with <code>corral_register</code> over MCP (on <code>/mcp?toolsets=hub</code>: the Connect page writes the command)
+            or <code>POST /api/conversations/&lt;session&gt;/agents</code>, then send each other messages with <code>corral_send</code>. Their
+            sessions appear here.
           </p>
         </EmptyState>
       ) : (

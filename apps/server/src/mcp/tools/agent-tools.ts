@@ -8,6 +8,7 @@ import type { Services } from "../../services.js";
 import { inMcpNames, launchRequestOf, RARE_LAUNCH_OPTIONS } from "../launch-input.js";
 import type { McpShared } from "./mcp-shared.js";
 import type { ToolSet } from "../tool-agents.js";
+import { type McpMount, shownOptions } from "../toolsets.js";
 import { ReissuedCalls } from "./reissued-calls.js";
 import { doneText, elapsed, OUTPUT_TAIL_CHARS, runText } from "./job-text.js";
 import { answerLost, errorResult, guarded, keepReporting, onGivenUp, textResult, type ToolExtra } from "./results.js";
@@ -26,7 +27,7 @@ export function registerAgentTools(
   services: Services,
   set: ToolSet,
   { answers, reissues }: McpShared,
-  showAll: boolean,
+  mount: McpMount,
 ): RegisteredTool[] {
   const { jobs, launches, waits, cancels, config } = services;
   const { tools: name, runs, row: agent } = set;
@@ -61,7 +62,7 @@ export function registerAgentTools(
       description: `Delegate a task to ${runs}${about} and wait for its answer.`,
       input: McpJobInputSchema,
       rare,
-      showAll,
+      shown: shownOptions(mount),
     },
     (input, extra) =>
       guarded(async () => {
@@ -92,7 +93,7 @@ export function registerAgentTools(
       description: `Start a task on ${runs}; returns a job id for ${name}_done.`,
       input: McpJobInputSchema,
       rare,
-      showAll,
+      shown: shownOptions(mount),
     },
     (input, extra) =>
       guarded(async () => {

@@ -9,7 +9,6 @@ import { jobLine, lastLines, statusWord, waitLines } from "./job-text.js";
 import { clientOf } from "./agent-tools.js";
 import { guarded, keepReporting, textResult } from "./results.js";
 import { CANCELS, READS } from "./annotations.js";
-import { registerWorktreeTools } from "./worktree-tools.js";
 
 const JobIdArg = z.string().min(1).max(200);
 /** `corral_logs` defaults: lines as `docker logs --tail` counts them, and a cap on their characters. */
@@ -44,7 +43,6 @@ export function registerCorralTools(server: McpServer, services: Services): void
   registerJobsTool(server, services);
   registerWaitTool(server, services);
   registerCancelTool(server, services);
-  registerWorktreeTools(server, services);
   registerLogsTool(server, services);
 }
 

@@ -8,12 +8,12 @@ export interface ToolSpec<S extends z.ZodObject> {
   annotations: ToolAnnotations;
   input: S;
   /**
-   * Fields left out of the schema a client is shown unless the mount shows every option
-   * (`?options=all`): the server still takes and checks them.
+   * Fields left out of the schema a client is shown unless the mount shows them (`?options=all`,
+   * or a toolset's options): the server still takes and checks them.
    */
   rare?: readonly (keyof z.output<S> & string)[];
-  /** The mount shows every option (`?options=all`): `rare` fields too. */
-  showAll?: boolean;
+  /** The rare fields this mount shows anyway (`shownOptions` of the mount). */
+  shown?: readonly string[];
 }
 
 /**
@@ -34,7 +34,10 @@ export function defineTool<S extends z.ZodObject>(
       title: spec.title,
       description: spec.description,
       annotations: spec.annotations,
-      inputSchema: shownSchema(spec.input, spec.showAll ? [] : (spec.rare ?? [])),
+      inputSchema: shownSchema(
+        spec.input,
+        (spec.rare ?? []).filter((field) => !spec.shown?.includes(field)),
+      ),
     },
     handler as never,
   );

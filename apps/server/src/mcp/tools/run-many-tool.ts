@@ -5,6 +5,7 @@ import { z } from "zod";
 import { mcpActor } from "../../audit/service.js";
 import type { Services } from "../../services.js";
 import { inMcpNames, launchRequestOf, RARE_LAUNCH_OPTIONS } from "../launch-input.js";
+import { type McpMount, shownOptions } from "../toolsets.js";
 import { clientOf, runAnswerText } from "./agent-tools.js";
 import { guarded, keepReporting, onGivenUp, textResult } from "./results.js";
 import { LAUNCHES } from "./annotations.js";
@@ -30,7 +31,7 @@ const RunManyInputSchema = z
  * One prompt to several agents (`/mcp` only). It waits for all, as `<agent>_run` does for one, and
  * answers each agent's `_run` text in turn; the caller giving up cancels every job it started.
  */
-export function registerRunManyTool(server: McpServer, services: Services, showAll: boolean): void {
+export function registerRunManyTool(server: McpServer, services: Services, mount: McpMount): void {
   const { jobs, launches, waits, cancels, config } = services;
   defineTool(
     server,
@@ -42,7 +43,7 @@ export function registerRunManyTool(server: McpServer, services: Services, showA
       input: RunManyInputSchema,
       // shared_workdir chooses between the two ways this tool works: it stays shown.
       rare: RARE_LAUNCH_OPTIONS.filter((option) => option !== "shared_workdir"),
-      showAll,
+      shown: shownOptions(mount),
     },
     ({ agents, async, ...input }, extra) =>
       guarded(async () => {

@@ -3,6 +3,7 @@ import { ConnectInfoSchema } from "@corral/shared";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import type { Services } from "../../services.js";
 import { errors } from "../contracts.js";
+import { TOOLSET_NAMES, TOOLSETS } from "../../mcp/toolsets.js";
 
 /**
  * The token and MCP URLs for the panel's Connect page. The guard already required the token
@@ -27,6 +28,7 @@ export function connectRoutes(services: Services, token: string) {
           token,
           baseUrl,
           mcpUrl: `${baseUrl}/mcp`,
+          toolsets: TOOLSET_NAMES.map((name) => ({ name, about: TOOLSETS[name].about, tools: [...TOOLSETS[name].tools] })),
           mounts: (await services.agents.list()).map((a) => ({ agent: a.name, url: `${baseUrl}/mcp/${a.name}`, enabled: a.enabled })),
           workdirRoots: services.config.workdirRoots,
         };

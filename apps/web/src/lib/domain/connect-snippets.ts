@@ -3,7 +3,15 @@ export const maskedToken = "••••••••••••••••";
 
 /** The `claude mcp add` command for one mount, with the token given (the real one to copy, the mask to show). */
 export function mcpAddCommand(name: string, url: string, token: string): string {
-  return `claude mcp add --transport http ${name} ${url} --header "Authorization: Bearer ${token}"`;
+  // Quoted when it has a query: an unquoted `&` would end the shell command.
+  const shown = url.includes("?") ? `"${url}"` : url;
+  return `claude mcp add --transport http ${name} ${shown} --header "Authorization: Bearer ${token}"`;
+}
+
+/** `/mcp` with the toolsets and launch options picked: `?toolsets=hub,costs&options=all`. */
+export function mcpUrlWith(mcpUrl: string, toolsets: string[], allOptions: boolean): string {
+  const query = [...(toolsets.length ? [`toolsets=${toolsets.join(",")}`] : []), ...(allOptions ? ["options=all"] : [])].join("&");
+  return query ? `${mcpUrl}?${query}` : mcpUrl;
 }
 
 /**

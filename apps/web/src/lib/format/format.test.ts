@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { formatCost, formatDuration, shellQuote } from "./format.js";
-import { permissionsSnippet, mcpAddCommand } from "../domain/connect-snippets.js";
+import { permissionsSnippet, mcpAddCommand, mcpUrlWith } from "../domain/connect-snippets.js";
 import { mergeJobFiles } from "../domain/job-files.js";
 
 describe("format", () => {
@@ -32,6 +32,16 @@ describe("connect snippets", () => {
       'claude mcp add --transport http corral http://127.0.0.1:7433/mcp --header "Authorization: Bearer tok"',
     );
     expect(JSON.parse(permissionsSnippet(["gemini"]))).toEqual({ permissions: { allow: ["mcp__corral__*", "mcp__gemini__*"] } });
+  });
+
+  it("adds the picked toolsets and options to /mcp, quoted for the shell", () => {
+    const base = "http://127.0.0.1:7433/mcp";
+    expect(mcpUrlWith(base, [], false)).toBe(base);
+    expect(mcpUrlWith(base, ["hub", "costs"], false)).toBe(`${base}?toolsets=hub,costs`);
+    expect(mcpUrlWith(base, ["hub"], true)).toBe(`${base}?toolsets=hub&options=all`);
+    expect(mcpAddCommand("corral", mcpUrlWith(base, [], true), "tok")).toBe(
+      `claude mcp add --transport http corral "${base}?options=all" --header "Authorization: Bearer tok"`,
+    );
   });
 });
 
