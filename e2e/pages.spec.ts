@@ -36,13 +36,13 @@ test("connect: MCP commands with the real token and the permissions snippet", as
   await page.getByRole("button", { name: "Reveal the token" }).click();
   const all = page.getByLabel("claude mcp add command for all agents");
   await expect(all).toContainText(
-    `claude mcp add --transport http corral http://127.0.0.1:${process.env.CORRAL_E2E_PORT}/mcp --header "Authorization: Bearer ${process.env.CORRAL_E2E_TOKEN}"`,
+    `claude mcp add --transport http corral http://127.0.0.1:${process.env.CORRAL_E2E_PORT}/mcp --header 'Authorization: Bearer ${process.env.CORRAL_E2E_TOKEN}'`,
   );
   await expect(page.getByLabel("claude mcp add command for gemini")).toContainText("/mcp/gemini");
   // Toolsets picked go into the URL, quoted for the shell.
   await page.getByRole("checkbox", { name: /^hub / }).check();
   await page.getByRole("checkbox", { name: /^options=all / }).check();
-  await expect(all).toContainText(`corral "http://127.0.0.1:${process.env.CORRAL_E2E_PORT}/mcp?toolsets=hub&options=all" --header`);
+  await expect(all).toContainText(`corral 'http://127.0.0.1:${process.env.CORRAL_E2E_PORT}/mcp?toolsets=hub&options=all' --header`);
   await page.getByRole("checkbox", { name: /^worktrees / }).check();
   await expect(all).toContainText("/mcp?toolsets=worktrees,hub&options=all");
   await expect(page.getByLabel("permissions snippet")).toContainText("mcp__corral__*");

@@ -208,8 +208,9 @@ describe("toolsets", () => {
       ["?toolsets=constructor", /toolsets: "constructor" is not a toolset/],
       [`?toolsets=${"x".repeat(5000)}%0A`, /toolsets: "x{40}" is not a toolset/],
       ["?toolsets=hub&toolsets=costs", /toolsets: give it once, names separated by commas/],
-      ["/gemini?toolsets=hub", /toolsets: only \/mcp has toolsets; \/mcp\/gemini serves gemini's three tools/],
-      ["?tools=hub", /unknown query parameter tools: .*toolsets=worktrees,hub,costs,ollama \(or all\)/],
+      ["/gemini?toolsets=hub", /toolsets: only \/mcp has toolsets; an agent's own mount/],
+      ["?tools=hub", /unknown query parameter "tools": .*toolsets=worktrees,hub,costs,ollama \(or all\)/],
+      [`?${"k".repeat(5000)}=1`, /unknown query parameter "k{40}": /],
     ] as const) {
       const res = await post(query);
       expect(res.status, query).toBe(400);
@@ -221,6 +222,7 @@ describe("toolsets", () => {
       expect(sessionId).not.toBe("");
       const elsewhere = await post("?toolsets=costs", { "mcp-session-id": sessionId, "mcp-protocol-version": "2025-11-25" });
       expect(elsewhere.status).toBe(404);
+      expect(await elsewhere.text()).toMatch(/session not found on this URL: it was opened on another/);
       const same = await post("?toolsets=hub", { "mcp-session-id": sessionId, "mcp-protocol-version": "2025-11-25" });
       expect(same.status).toBe(200);
     } finally {

@@ -18,7 +18,7 @@ function mountOf(request: FastifyRequest, agent: string | null): McpMount | stri
   const { options, toolsets: named, ...other } = (request.query ?? {}) as Record<string, unknown>;
   const unknown = Object.keys(other)[0];
   if (unknown !== undefined)
-    return `unknown query parameter ${unknown}: an MCP URL takes only options=all (every launch option in the tools' schemas) and, on /mcp, toolsets=${TOOLSET_NAMES.join(",")} (or all)`;
+    return `unknown query parameter ${JSON.stringify(unknown.slice(0, 40))}: an MCP URL takes only options=all (every launch option in the tools' schemas) and, on /mcp, toolsets=${TOOLSET_NAMES.join(",")} (or all)`;
   if (options !== undefined && options !== "all")
     return "options: the only value is all (every launch option in the tools' schemas); leave it out for the common ones";
   const toolsets = parseToolsets(named, agent);
@@ -76,7 +76,14 @@ export function mcpRoutes(services: Services) {
       if (!(await isLegacy(request, mcp))) return modernMcp(mcp).serve(request, reply, mount);
       const sessionId = request.headers["mcp-session-id"];
       let session = typeof sessionId === "string" ? sessions.get(sessionId) : undefined;
-      if (typeof sessionId === "string" && (!session || !sameMount(session.mount, mount))) {
+      if (session && !sameMount(session.mount, mount)) {
+        return jsonRpcError(
+          reply,
+          404,
+          "session not found on this URL: it was opened on another (a session keeps the tools of the URL it was opened with); initialize a new session here, or go on at that URL",
+        );
+      }
+      if (typeof sessionId === "string" && !session) {
         return jsonRpcError(
           reply,
           404,

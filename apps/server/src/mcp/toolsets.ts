@@ -40,7 +40,8 @@ export function parseToolsets(value: unknown, agent: string | null): ReadonlySet
   if (value === undefined) return new Set();
   const choices = `${TOOLSET_NAMES.join(", ")} or all`;
   if (typeof value !== "string") return `toolsets: give it once, names separated by commas (${choices})`;
-  if (agent !== null) return `toolsets: only /mcp has toolsets; /mcp/${agent} serves ${agent}'s three tools (options=all shows every launch option)`;
+  if (agent !== null)
+    return "toolsets: only /mcp has toolsets; an agent's own mount (/mcp/<agent>) serves its three tools (options=all shows every launch option)";
   const names = value.split(",").map((name) => name.trim());
   const unknown = names.find((name) => name !== "all" && !Object.hasOwn(TOOLSETS, name));
   // Quoted and cut: the name is the caller's, and goes back into an error it may log.

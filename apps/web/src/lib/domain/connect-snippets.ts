@@ -1,11 +1,12 @@
+import { shellQuote } from "../format/format.js";
+
 /** What stands for the token on screen until it is revealed (screen sharing, recordings). */
 export const maskedToken = "••••••••••••••••";
 
 /** The `claude mcp add` command for one mount, with the token given (the real one to copy, the mask to show). */
 export function mcpAddCommand(name: string, url: string, token: string): string {
-  // Quoted when it has a query: an unquoted `&` would end the shell command.
-  const shown = url.includes("?") ? `"${url}"` : url;
-  return `claude mcp add --transport http ${name} ${shown} --header "Authorization: Bearer ${token}"`;
+  // Quoted for the shell as needed: a query's `&`, an IPv6 host's brackets, whatever Host the server was reached by.
+  return `claude mcp add --transport http ${name} ${shellQuote(url)} --header ${shellQuote(`Authorization: Bearer ${token}`)}`;
 }
 
 /** `/mcp` with the toolsets and launch options picked: `?toolsets=hub,costs&options=all`. */

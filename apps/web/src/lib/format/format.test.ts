@@ -29,7 +29,7 @@ describe("format", () => {
 describe("connect snippets", () => {
   it("builds the claude mcp add command and the permission rules", () => {
     expect(mcpAddCommand("corral", "http://127.0.0.1:7433/mcp", "tok")).toBe(
-      'claude mcp add --transport http corral http://127.0.0.1:7433/mcp --header "Authorization: Bearer tok"',
+      "claude mcp add --transport http corral http://127.0.0.1:7433/mcp --header 'Authorization: Bearer tok'",
     );
     expect(JSON.parse(permissionsSnippet(["gemini"]))).toEqual({ permissions: { allow: ["mcp__corral__*", "mcp__gemini__*"] } });
   });
@@ -40,8 +40,11 @@ describe("connect snippets", () => {
     expect(mcpUrlWith(base, ["hub", "costs"], false)).toBe(`${base}?toolsets=hub,costs`);
     expect(mcpUrlWith(base, ["hub"], true)).toBe(`${base}?toolsets=hub&options=all`);
     expect(mcpAddCommand("corral", mcpUrlWith(base, [], true), "tok")).toBe(
-      `claude mcp add --transport http corral "${base}?options=all" --header "Authorization: Bearer tok"`,
+      `claude mcp add --transport http corral '${base}?options=all' --header 'Authorization: Bearer tok'`,
     );
+    // Whatever Host the panel was reached by, nothing in it runs.
+    expect(mcpAddCommand("corral", "http://h/$(id)/mcp", "t")).toContain("'http://h/$(id)/mcp'");
+    expect(mcpAddCommand("corral", "http://[::1]:7433/mcp", "t")).toContain("'http://[::1]:7433/mcp'");
   });
 });
 
