@@ -11,6 +11,7 @@ import { FileWatcher } from "./jobs/file-watcher.js";
 import { createJobParts, type JobParts } from "./jobs/parts.js";
 import { fileHooks } from "./jobs/file-hooks.js";
 import { withWorktrees } from "./review/worktree-hooks.js";
+import { runnerWorktreeGit } from "./review/worktree-git.js";
 import { WorktreeService } from "./review/worktree-service.js";
 import { AuditService } from "./audit/service.js";
 import { Metrics } from "./observability/metrics.js";
@@ -68,16 +69,12 @@ export async function createServices(config: AppConfig, registry: Registry): Pro
   agents.on("changed", ({ name, removed }) => {
     if (!removed) jobParts.jobEngine.agentChanged(name);
   });
-  const workdirs = new WorkdirService({
-    config,
-    agents,
-    files,
-    // Runners need PostgreSQL: with SQLite every workdir is on this machine.
-    runners:
-      registry.dialect === "postgres"
-        ? new RunnerWorkdirs(registry, { homeDir: config.homeDir, leaseMs: config.runnerLeaseMs, answerTimeoutMs: config.runnerAnswerTimeoutMs })
-        : undefined,
-  });
+  // Runners need PostgreSQL: with SQLite every workdir and worktree is on this machine.
+  const onRunners =
+    registry.dialect === "postgres"
+      ? new RunnerWorkdirs(registry, { homeDir: config.homeDir, leaseMs: config.runnerLeaseMs, answerTimeoutMs: config.runnerAnswerTimeoutMs })
+      : undefined;
+  const workdirs = new WorkdirService({ config, agents, files, runners: onRunners });
   const metrics = new Metrics(jobParts.jobEvents, jobParts.jobEngine, registry.jobStats);
   const sessions = new SessionService(registry, config.dataDir, config.sessionTtlMs);
   const conversations = new ConversationHub({
@@ -94,7 +91,7 @@ export async function createServices(config: AppConfig, registry: Registry): Pro
     config,
     agents,
     ...engine,
-    worktrees: new WorktreeService(registry.jobs, store),
+    worktrees: new WorktreeService(registry.jobs, store, onRunners && runnerWorktreeGit((maker, ask) => onRunners.askWorktree(maker, ask))),
     costs,
     files,
     workdirs,

@@ -2,10 +2,11 @@ import { z } from "zod";
 
 /**
  * A job run in a git worktree of its workdir's repository (`worktree: true` at launch): where,
- * on which branch, from what, and whether it is still there.
+ * on which branch, from what, and whether it is still there. A runner's job has its worktree made
+ * on the runner's machine when the runner takes the job (`pending` until then: no path yet).
  */
 export const JobWorktreeSchema = z.object({
-  /** The repository's top level (its own worktree). */
+  /** The repository's top level (its own worktree); empty while `pending`. */
   repo: z.string(),
   /** The repository's git dir, which every worktree shares. */
   gitDir: z.string(),
@@ -17,11 +18,17 @@ export const JobWorktreeSchema = z.object({
   base: z.string(),
   baseCommit: z.string(),
   /**
-   * `active` while the worktree is there; `archived` once it was removed unreviewed after
+   * `pending` until the runner that takes the job makes it (the job's workdir names the
+   * repository); `active` while the worktree is there; `archived` once it was removed unreviewed after
    * CORRAL_WORKTREE_DAYS (its branch keeps every commit: diff, merge and discard still work);
    * `merged` and `discarded` once worktree and branch are gone.
    */
-  state: z.enum(["active", "archived", "merged", "discarded"]),
+  state: z.enum(["pending", "active", "archived", "merged", "discarded"]),
+  /**
+   * The runner (GET /api/runners) on whose machine the worktree is, which its diff, merge and
+   * discard go through; absent when it is on the server's machine.
+   */
+  runner: z.string().optional(),
   /** When it was archived, merged or discarded. */
   changedAt: z.number().optional(),
   /** The commit its branch pointed at then (after a discard, `git branch <branch> <head>` brings it back while git keeps it). */

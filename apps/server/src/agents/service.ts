@@ -99,7 +99,6 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
       if (!agentKindModule(body.kind)) throw invalidField("kind", `unknown agent kind ${body.kind}; this server runs ${agentKindNames().join(", ")}`);
       assertRequiredFields(body.kind, (field) => body[field]);
       this.assertRunnerLabel(body.runnerLabel);
-      assertWorktreeHere(body);
       assertAgentEnv(body.env, this.deps.config.allowLoaderEnv);
       return tx.agents.insert(newAgentRow({ ...body, workdir: body.workdir ?? defaultWorkdir(this.deps.config, body.name) }));
     });
@@ -115,10 +114,6 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
       const changed: Partial<Record<AgentFieldName, unknown>> = patch;
       assertRequiredFields(current.kind, (field) => (changed[field] === undefined ? current[field] : changed[field]));
       this.assertRunnerLabel(patch.runnerLabel);
-      assertWorktreeHere({
-        worktree: patch.worktree ?? current.worktree,
-        runnerLabel: patch.runnerLabel === undefined ? current.runnerLabel : patch.runnerLabel,
-      });
       assertAgentEnv(patch.env, this.deps.config.allowLoaderEnv);
       const updated = await tx.agents.update(name, { ...patch, updatedAt: Date.now() });
       if (!updated) throw notFound(`agent ${name} does not exist`, "name");
@@ -227,15 +222,4 @@ function invalidField(field: string, message: string): ServiceError {
 function assertRequiredFields(kind: string, settingOf: (field: AgentFieldName) => unknown): void {
   const missing = missingRequiredField(kind, settingOf);
   if (missing) throw invalidField(missing.field, missing.message);
-}
-
-/** Why an agent cannot run every job in a worktree; null when it can. */
-export function worktreeRefusal(agent: { worktree?: boolean | null; runnerLabel?: string | null }): string | null {
-  if (!agent.worktree || !agent.runnerLabel) return null;
-  return `worktree jobs run on the server's machine only for now, and runners (${agent.runnerLabel}) run this agent's: leave worktree off, or runnerLabel empty`;
-}
-
-function assertWorktreeHere(agent: { worktree?: boolean | null; runnerLabel?: string | null }): void {
-  const refusal = worktreeRefusal(agent);
-  if (refusal) throw invalidField("worktree", refusal);
 }

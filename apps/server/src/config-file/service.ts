@@ -7,7 +7,7 @@ import { refusedLoaderVariable, loaderRefusal } from "../agents/agent-env.js";
 import { newAgentRow } from "../agents/catalog.js";
 import { missingRequiredField } from "../agents/kind-descriptors.js";
 import { agentKindModule, agentKindNames } from "../agents/kind-lookup.js";
-import { type AgentService, worktreeRefusal } from "../agents/service.js";
+import type { AgentService } from "../agents/service.js";
 import type { CostService } from "../costs/service.js";
 import type { NewAgentRow } from "../db/registry.js";
 import type { ConfigDeclarations } from "./parse.js";
@@ -150,8 +150,6 @@ export class ConfigFileService {
       if (missing) throw declared.refuse(at(missing.field), missing.message);
       const runnerLabel = agents.runnerLabelRefusal(agent.runnerLabel);
       if (runnerLabel) throw declared.refuse(at("runnerLabel"), runnerLabel);
-      const worktree = worktreeRefusal(agent);
-      if (worktree) throw declared.refuse(at("worktree"), worktree);
       const loader = refusedLoaderVariable(agent.env ?? {}, config.allowLoaderEnv);
       if (loader) throw declared.refuse(at("env", loader), loaderRefusal(loader));
       const { provider: _provider, ...fields } = agent;

@@ -387,7 +387,7 @@ export const jobOutput = sqliteTable(
 );
 
 /** What a browsing request asks a runner for: a directory's entries, a window of a file, or its bytes. */
-export type RunnerRequestKind = "list" | "read" | "raw";
+export type RunnerRequestKind = "list" | "read" | "raw" | "worktree";
 
 /**
  * Browsing requests for workdirs that are on a runner's machine: the server stores one and
@@ -410,6 +410,8 @@ export const runnerRequests = sqliteTable(
     readLimit: integer("read_limit").notNull(),
     /** raw: the `Range` header, if one was sent (the runner knows the file's size). */
     range: text("range"),
+    /** worktree: the action on a job's worktree, as JSON (runner/worktree-requests.ts). */
+    args: text("args"),
     askedAt: integer("asked_at").notNull(),
     answeredAt: integer("answered_at"),
     /** JSON: the DirListing or FileRead, or for raw the file's facts and its bytes in base64 (capped). */

@@ -23,6 +23,12 @@ export interface JobDeps {
    * where a `corral runner` claims its own from the registry.
    */
   runnerId: string;
+  /**
+   * Whether a worktree a runner made (its `runner` set) is on this machine: a `corral runner`
+   * says yes for its own name's. A job whose worktree is elsewhere is never run here. Default:
+   * only worktrees without a runner are.
+   */
+  worktreeHere?: (runner: string) => Promise<boolean>;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
-import { isFinalStatus, LOCAL_RUNNER, type JobStatus } from "@corral/shared";
+import { isFinalStatus, type JobWorktree, LOCAL_RUNNER, type JobStatus } from "@corral/shared";
 import { cliAvailability } from "../agents/availability.js";
 import { cliAdapterFor } from "../agents/kind-lookup.js";
 import type { CliAdapter, JobSpec, UsageReport, WorkerResult } from "../agents/types.js";
@@ -29,7 +29,7 @@ import { Spawner } from "./spawner.js";
 import type { JobDeps } from "./deps.js";
 import type { JobStore } from "./job-store.js";
 import { resolveWorkdir } from "./workdir.js";
-import { worktreeMissing } from "../worktrees/git-worktree.js";
+import { createWorktree, removeWorktree, worktreeMissing } from "../worktrees/git-worktree.js";
 import { jobDataPaths, type JobDataPaths } from "./worker-process.js";
 
 export type StopReason = "cancelled" | "timed_out" | "budget_exceeded";
@@ -155,7 +155,8 @@ export class JobDriver {
     let execution: Execution;
     let started: JobRow;
     try {
-      started = { ...row, workdir: this.workdirAtStart(row) };
+      const placed = await this.worktreeAtStart(row);
+      started = { ...placed, workdir: this.workdirAtStart(placed) };
       await this.deps.hooks?.starting(started);
       if (await this.leftWhileStarting(row, log, attempt)) return;
       execution = await this.execute(started, agent, files, log);
@@ -250,6 +251,36 @@ export class JobDriver {
     log.close();
     this.scheduler.released(row.agent);
     return true;
+  }
+
+  /**
+   * A worktree job's worktree as it starts: a pending one (a runner's job) is made now, on the
+   * machine that runs the job, and becomes its workdir; one made on another machine is refused.
+   */
+  private async worktreeAtStart(row: JobRow): Promise<JobRow> {
+    const wt = row.worktree;
+    if (!wt) return row;
+    if (wt.state !== "pending") {
+      const here = wt.runner === undefined ? this.deps.runnerId === LOCAL_RUNNER : ((await this.deps.worktreeHere?.(wt.runner)) ?? false);
+      if (!here)
+        throw new Error(
+          `the job was not run: its worktree ${wt.path} is on the machine of ${wt.runner ? `runner ${wt.runner}` : "the server"}, not this one`,
+        );
+      return row;
+    }
+    let made: JobWorktree;
+    try {
+      made = await createWorktree(resolveWorkdir(row.workdir, this.config), row.id, wt.base === "HEAD" ? undefined : wt.base);
+    } catch (err) {
+      throw new Error(`the job was not run: its worktree could not be made: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    const worktree = this.deps.runnerId === LOCAL_RUNNER ? made : { ...made, runner: this.deps.runnerId };
+    try {
+      return await this.store.update(row.id, { worktree, workdir: made.path });
+    } catch (err) {
+      await removeWorktree(made).catch(() => undefined);
+      throw err;
+    }
   }
 
   /**

@@ -9,7 +9,7 @@ import type { AgentRow, JobRow } from "../db/schema.js";
 import { badInput, notFound, ServiceError } from "../lib/errors.js";
 import { assertLaunchFits } from "./command-line.js";
 import type { LaunchRequest } from "./launch-request.js";
-import { createWorktree, repositoryOf, worktreeMissing, worktreePathOf } from "../worktrees/git-worktree.js";
+import { createWorktree, pendingWorktree, repositoryOf, worktreeMissing, worktreePathOf } from "../worktrees/git-worktree.js";
 import { holdWorktree } from "../worktrees/worktree-locks.js";
 import { resolveWorkdir } from "./workdir.js";
 
@@ -74,8 +74,10 @@ export async function prepareWorktree(
   const agent = await repos.agents.get(agentName);
   if (!agent?.enabled || !wantsWorktree(agent, request)) return undefined;
   assertWorktreeFits(agent, request);
-  const workdir = resolveWorkdir(request.workdir ?? agent.workdir, config);
   const id = newJobId();
+  // A runner's job: its repository is on the runner's machine, which makes the worktree when it takes the job.
+  if (agent.runnerLabel !== null) return { id, worktree: pendingWorktree(id, request.base) };
+  const workdir = resolveWorkdir(request.workdir ?? agent.workdir, config);
   // Beside the repository, it must still be where workers may work: checked before anything is made.
   resolveWorkdir(worktreePathOf((await repositoryOf(workdir)).top, id), config);
   return { id, worktree: await createWorktree(workdir, id, request.base) };
@@ -100,7 +102,16 @@ export async function planLaunch(
     });
   const earlier = request.session === undefined ? undefined : await earlierTurn(tx, agent, request.session);
   await policy.costs?.admit(agent, request.maxCostUsd ?? null, tx);
-  const gone = earlier?.worktree?.state === "active" ? worktreeMissing(earlier.worktree) : null;
+  const onRunner = earlier?.worktree?.runner;
+  if (onRunner !== undefined && agent.runnerLabel === null) {
+    throw new ServiceError(
+      `job ${earlier?.id}'s worktree is on the machine of runner ${onRunner}, and ${agent.name} now runs on the server: its conversation cannot go on there; launch a new job`,
+      409,
+      "session",
+    );
+  }
+  // A runner's worktree is on its machine: the runner checks it when it takes the follow-up.
+  const gone = earlier?.worktree?.state === "active" && onRunner === undefined ? worktreeMissing(earlier.worktree) : null;
   if (gone) throw new ServiceError(`job ${earlier?.id}: ${gone}`, 409, "session", undefined, "conflict");
   // A follow-up runs where its conversation did (CLIs keep their sessions per project directory), with its model.
   const workdir = resolveWorkdir(request.workdir ?? earlier?.workdir ?? agent.workdir, policy.config);
@@ -113,7 +124,8 @@ export async function planLaunch(
   // A follow-up holds its conversation's worktree until it is stored: no merge begins meanwhile.
   if (worktree) {
     const release = earlier ? holdWorktree(worktree.path, `taken by a follow-up of job ${earlier.id} being launched`, "session") : () => undefined;
-    return { id, agent, request, earlier, workdir: worktree.path, model, worktree, release };
+    // A pending worktree has no folder yet: the job names its repository until its runner makes it.
+    return { id, agent, request, earlier, workdir: worktree.state === "pending" ? workdir : worktree.path, model, worktree, release };
   }
   const busy = request.sharedWorkdir ? undefined : await tx.jobs.activeInWorkdir(workdir);
   if (busy) {
@@ -179,15 +191,9 @@ function worktreeOf(
   return prepared.worktree;
 }
 
-/** A worktree job runs on this machine, alone in its worktree. */
+/** A worktree job runs alone in its worktree. */
 function assertWorktreeFits(agent: AgentRow, request: LaunchRequest): void {
   if (request.sharedWorkdir) throw badInput("a worktree is the job's own: leave out shared_workdir, or pass worktree: false", "worktree");
-  if (agent.runnerLabel !== null) {
-    throw badInput(
-      `${agent.name} runs on runners (${agent.runnerLabel}); worktree jobs run on the server's machine only for now, so launch it with worktree: false`,
-      "worktree",
-    );
-  }
 }
 
 /**

@@ -15,7 +15,10 @@ import { removeWorktree } from "../worktrees/git-worktree.js";
 /** Worktrees made for launches and then not stored (refused, or not taken): nothing of theirs stays behind. */
 async function removeUnused(prepared: (PreparedWorktree | undefined)[], stored: Job[] = []): Promise<void> {
   const kept = new Set(stored.map((job) => job.worktree?.path));
-  for (const made of prepared) if (made && !kept.has(made.worktree.path)) await removeWorktree(made.worktree).catch(() => undefined);
+  for (const made of prepared) {
+    // A pending one (a runner's job) has nothing on disk here to remove.
+    if (made?.worktree.state === "active" && !kept.has(made.worktree.path)) await removeWorktree(made.worktree).catch(() => undefined);
+  }
 }
 
 /** Releases what the plans hold once their transaction has ended, committed or not. */

@@ -1,11 +1,20 @@
-import { type DiscardResult, isFinalStatus, type Job, type JobChanges, type JobDiff, type MergeResult, type WorktreeChange } from "@corral/shared";
+import {
+  type DiscardResult,
+  isFinalStatus,
+  type Job,
+  type JobChanges,
+  type JobDiff,
+  type JobWorktree,
+  type MergeResult,
+  type WorktreeChange,
+} from "@corral/shared";
 import type { Actor } from "../audit/service.js";
 import type { JobsRepo } from "../db/registry.js";
 import type { JobRow } from "../db/schema.js";
 import type { JobStore } from "../jobs/job-store.js";
 import { badInput, notFound, ServiceError } from "../lib/errors.js";
 import { GitError } from "../lib/git.js";
-import { archiveWorktree, changeOf, changesOf, diffOf, discardWorktree, mergeWorktree, removeWorktree } from "../worktrees/git-worktree.js";
+import { localWorktreeGit, type WorktreeGit } from "./worktree-git.js";
 import { holdWorktree } from "../worktrees/worktree-locks.js";
 
 /**
@@ -19,7 +28,16 @@ export class WorktreeService {
   constructor(
     private readonly jobs: Pick<JobsRepo, "get" | "thread" | "withWorktree">,
     private readonly store: Pick<JobStore, "update" | "atomically" | "audit">,
+    /** The work on worktrees runners made, on their machines (none with SQLite: no runners). */
+    private readonly onRunners?: WorktreeGit,
   ) {}
+
+  /** Where the worktree's git work is done: a runner's worktree on its machine, never here. */
+  private gitFor(wt: JobWorktree): WorktreeGit {
+    if (wt.runner === undefined) return localWorktreeGit;
+    if (!this.onRunners) throw new ServiceError(`this worktree was made by runner ${wt.runner}, and this server has no runners`, 409, "job_id");
+    return this.onRunners;
+  }
 
   /**
    * Archives the worktrees nobody reviewed: a job whose conversation's last turn ended more than
@@ -39,7 +57,7 @@ export class WorktreeService {
       if (now - lastEnd < keepMs) continue;
       try {
         await this.once(row.id, "being archived", async (held, heldWt) => {
-          await archiveWorktree(heldWt, held.id, held.agent);
+          await this.gitFor(heldWt).archive(held.id, held.agent, heldWt);
           await this.mark(held, "archived", null);
         });
         archived.push(row.id);
@@ -51,23 +69,44 @@ export class WorktreeService {
   }
 
   /** A worktree job's change, uncommitted work included; null for a job without a worktree, or one merged or discarded. */
-  async change(job: Pick<Job, "worktree">): Promise<WorktreeChange | null> {
-    if (job.worktree?.state !== "active" && job.worktree?.state !== "archived") return null;
-    return changeOf(job.worktree).catch(() => null);
+  async change(job: Pick<Job, "id" | "worktree">): Promise<WorktreeChange | null> {
+    const wt = job.worktree;
+    if (wt?.state !== "active" && wt?.state !== "archived") return null;
+    try {
+      return await this.gitFor(wt).change(job.id, wt);
+    } catch {
+      return null;
+    }
   }
 
   async diff(jobId: string, path?: string): Promise<JobDiff> {
-    const row = await this.worktreeJob(jobId);
-    if (!row.worktree) throw notWorktree(jobId);
-    return gitAnswers(jobId, diffOf(row.worktree, path));
+    const wt = await this.readable(jobId);
+    return gitAnswers(jobId, this.gitFor(wt).diff(jobId, wt, path));
   }
 
   /** The worktree, its change and its diff, for the panel's Changes view and REST. */
   async changes(jobId: string, path?: string): Promise<JobChanges> {
-    const row = await this.worktreeJob(jobId);
-    if (!row.worktree) throw notWorktree(jobId);
-    const wt = row.worktree;
-    return { worktree: wt, ...(await gitAnswers(jobId, changesOf(wt, path))) };
+    const wt = await this.readable(jobId);
+    return { worktree: wt, ...(await gitAnswers(jobId, this.gitFor(wt).changes(jobId, wt, path))) };
+  }
+
+  /** The job's worktree, to read its change: a pending one has none yet (its runner has not made it). */
+  private async readable(jobId: string): Promise<JobWorktree> {
+    const wt = (await this.worktreeJob(jobId)).worktree;
+    if (!wt) throw notWorktree(jobId);
+    if (wt.state === "pending") {
+      throw new ServiceError(
+        `job ${jobId}'s worktree is made when a runner takes the job; it has no change yet`,
+        409,
+        "job_id",
+        undefined,
+        "conflict",
+        {
+          jobId,
+        },
+      );
+    }
+    return wt;
   }
 
   /**
@@ -76,21 +115,21 @@ export class WorktreeService {
    */
   async merge(jobId: string, actor: Actor, expectedHead?: string): Promise<MergeResult & { job: JobRow }> {
     return this.once(jobId, "being merged", async (row, wt) => {
-      const merged = await gitAnswers(jobId, mergeWorktree(wt, row.id, row.agent, expectedHead));
-      // Recorded before the worktree goes: the base has moved, whatever the removal meets.
+      const { notRemoved, ...merged } = await gitAnswers(jobId, this.gitFor(wt).merge(row.id, row.agent, wt, expectedHead));
+      // Recorded whatever the removal met: the base has moved.
       const job = await this.mark(row, "merged", merged.commit, actor);
-      await removeWorktree(wt).catch((err: unknown) => {
+      if (notRemoved !== null) {
         throw new ServiceError(
-          `merged ${wt.branch} into ${merged.into} (${merged.commit.slice(0, 12)}), but its worktree could not be removed: ${
-            err instanceof Error ? err.message : String(err)
-          }; remove ${wt.path} and branch ${wt.branch} yourself`,
+          `merged ${wt.branch} into ${merged.into} (${merged.commit.slice(0, 12)}), but its worktree could not be removed: ${notRemoved}; remove ${wt.path} and branch ${wt.branch} yourself${
+            wt.runner ? ` (on the machine of runner ${wt.runner})` : ""
+          }`,
           409,
           "job_id",
           undefined,
           "conflict",
           { jobId },
         );
-      });
+      }
       return { ...merged, job };
     });
   }
@@ -98,7 +137,7 @@ export class WorktreeService {
   /** Removes the ended job's worktree and branch, its unmerged commits with them: the answer names them. */
   async discard(jobId: string, actor: Actor): Promise<DiscardResult & { job: JobRow }> {
     return this.once(jobId, "being discarded", async (row, wt) => {
-      const dropped = await gitAnswers(jobId, discardWorktree(wt));
+      const dropped = await gitAnswers(jobId, this.gitFor(wt).discard(row.id, wt));
       return { ...dropped, job: await this.mark(row, "discarded", dropped.head, actor) };
     });
   }
@@ -123,6 +162,8 @@ export class WorktreeService {
       }
       if (wt.state === "merged" || wt.state === "discarded")
         throw new ServiceError(`job ${jobId}'s worktree was already ${wt.state}`, 409, "job_id", undefined, "conflict", { jobId });
+      if (wt.state === "pending")
+        throw new ServiceError(`job ${jobId}'s worktree was never made (no runner took the job)`, 409, "job_id", undefined, "conflict", { jobId });
       // Held from here: a follow-up launched into the worktree meanwhile is refused, and so is this
       // action while such a launch is being stored (its job, not yet visible, will run there).
       const release = holdWorktree(wt.path, `${doing} (job ${jobId})`, "job_id");

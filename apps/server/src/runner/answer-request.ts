@@ -9,6 +9,7 @@ import { ServiceError } from "../lib/errors.js";
 import { readAt, sniffBinary } from "../lib/regular-file.js";
 import { type AnswerError, RAW_ANSWER_CAP, type RawAnswer } from "../workdirs/runner-answers.js";
 import type { WorkdirService } from "../workdirs/service.js";
+import type { WorktreeAnswers } from "./worktree-answers.js";
 
 const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(bytes % (1024 * 1024) ? 1 : 0)} MiB`;
 
@@ -37,15 +38,24 @@ async function rawAnswer(workdirs: WorkdirService, requested: string, rangeHeade
   }
 }
 
-/** What the runner stores for request `row`, answered by its own WorkdirService (its roots, the registry's known workdirs). */
-export async function answerRequest(workdirs: WorkdirService, row: RunnerRequestRow): Promise<Pick<RunnerAnswer, "answer" | "error">> {
+/**
+ * What the runner stores for request `row`, answered by its own WorkdirService (its roots, the
+ * registry's known workdirs), or for an action on a worktree by its WorktreeAnswers.
+ */
+export async function answerRequest(
+  workdirs: WorkdirService,
+  worktrees: WorktreeAnswers,
+  row: RunnerRequestRow,
+): Promise<Pick<RunnerAnswer, "answer" | "error">> {
   try {
     const answer =
       row.kind === "list"
         ? await workdirs.list(row.path)
         : row.kind === "read"
           ? await workdirs.read(row.path, row.readOffset, row.readLimit)
-          : await rawAnswer(workdirs, row.path, row.range);
+          : row.kind === "worktree"
+            ? await worktrees.answer(row.args)
+            : await rawAnswer(workdirs, row.path, row.range);
     return { answer: JSON.stringify(answer), error: null };
   } catch (err) {
     const refusal: AnswerError =

@@ -7,6 +7,7 @@ import { sqliteRepos, type TestRegistry } from "../db/registry-contract/dialects
 import { addJobs, jobRow } from "../db/registry-contract/rows.js";
 import { WorkdirService } from "../workdirs/service.js";
 import { BrowsingRequests } from "./browsing-requests.js";
+import { WorktreeAnswers } from "./worktree-answers.js";
 
 const T = Date.now();
 
@@ -29,7 +30,7 @@ describe("a runner's browsing requests", () => {
     await addJobs(registry, [jobRow("j1", { workdir, runner: "me" })]);
     const config = loadConfig({ HOME: root, CORRAL_DATA_DIR: path.join(root, "data"), CORRAL_WORKDIR_ROOTS: root });
     const workdirs = new WorkdirService({ config, agents: { list: async () => [] }, files: registry.jobFiles });
-    browsing = new BrowsingRequests("me", registry, workdirs, (_what, err) => errors.push(err));
+    browsing = new BrowsingRequests("me", registry, workdirs, new WorktreeAnswers(registry, "me"), (_what, err) => errors.push(err));
   });
   afterEach(async () => {
     await registry.close();
@@ -37,7 +38,7 @@ describe("a runner's browsing requests", () => {
   });
 
   const ask = (id: string, runner: string, kind: "list" | "read" | "raw", p: string) =>
-    registry.runnerRequests.ask({ id, runner, kind, path: p, readOffset: 0, readLimit: 100, range: null, askedAt: T });
+    registry.runnerRequests.ask({ id, runner, kind, path: p, readOffset: 0, readLimit: 100, range: null, args: null, askedAt: T });
 
   it("answers the requests addressed to it that it has not heard of, as the server's WorkdirService would", async () => {
     await ask("r1", "me", "read", path.join(root, "w", "a.txt"));

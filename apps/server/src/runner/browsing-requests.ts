@@ -1,6 +1,7 @@
 import type { Registry } from "../db/registry.js";
 import { answerRequest } from "./answer-request.js";
 import type { WorkdirService } from "../workdirs/service.js";
+import type { WorktreeAnswers } from "./worktree-answers.js";
 
 /** Requests waiting to be answered at once; more are left for the next heartbeat's look (the server waits ~10 s at most anyway). */
 const MAX_QUEUED = 64;
@@ -19,6 +20,7 @@ export class BrowsingRequests {
     private readonly runnerId: string,
     private readonly registry: Pick<Registry, "runnerRequests">,
     private readonly workdirs: WorkdirService,
+    private readonly worktrees: WorktreeAnswers,
     private readonly onError: (what: string, err: unknown) => void,
   ) {}
 
@@ -51,7 +53,7 @@ export class BrowsingRequests {
     const row = await this.registry.runnerRequests.get(id);
     // Gone: the server gave up waiting. Another runner's, or answered already: not this one's to answer.
     if (!row || row.runner !== this.runnerId || row.answeredAt !== null) return;
-    const result = await answerRequest(this.workdirs, row);
+    const result = await answerRequest(this.workdirs, this.worktrees, row);
     await this.registry.runnerRequests.answer(id, { answeredAt: Date.now(), ...result });
   }
 }

@@ -8,7 +8,9 @@ type JobFileRows = Parameters<Repos["jobFiles"]["upsert"]>[0];
  * (jobs.updateClaimed; the job read in the same transaction as the file write), so a runner that
  * fell silent and was given up on cannot overwrite that decision when it comes back. A job keeps
  * the workdir it was launched with (the path resolved on this machine is this machine's business:
- * a runner's login may not change what a job was launched with). Everything else is the registry.
+ * a runner's login may not change what a job was launched with), except that the worktree it makes
+ * for a worktree job becomes the job's workdir, as on the server (the registry's trigger holds it
+ * to the worktree's own place beside the repository). Everything else is the registry.
  */
 export function fencedRegistry(registry: Registry, runner: string): Registry {
   const holds = async (tx: Repos, jobId: string) => {
@@ -31,7 +33,8 @@ export function fencedRegistry(registry: Registry, runner: string): Registry {
           const jobs = target.jobs;
           return {
             ...jobs,
-            update: (id: string, { workdir: _, ...patch }: Parameters<Repos["jobs"]["update"]>[1]) => jobs.updateClaimed(id, runner, patch),
+            update: (id: string, { workdir, ...patch }: Parameters<Repos["jobs"]["update"]>[1]) =>
+              jobs.updateClaimed(id, runner, patch.worktree?.state === "active" && workdir === patch.worktree.path ? { ...patch, workdir } : patch),
           };
         }
         if (key === "jobFiles") {

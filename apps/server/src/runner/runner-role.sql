@@ -38,9 +38,11 @@ GRANT USAGE ON SCHEMA public, drizzle TO corral_runners;
 -- A runner checks that the registry's tables are its checkout's (it never migrates them).
 GRANT SELECT ON drizzle.__drizzle_migrations TO corral_runners;
 GRANT SELECT ON agents, price_overrides, budgets, jobs TO corral_runners;
--- A job's state as it runs; what it was launched with is not among these columns. Claims lock the
--- job's row (FOR UPDATE), which takes UPDATE on one column.
-GRANT UPDATE (runner, status, attempt, pid, pid_start, invocation, started_at, ended_at, exit_code, error, final_text, output_bytes,
+-- A job's state as it runs; what it was launched with is not among these columns (workdir and
+-- worktree only as the worktree it makes for a worktree job: the trigger of
+-- drizzle-pg/0013_runner_worktrees.sql holds them to that). Claims lock the job's row (FOR UPDATE),
+-- which takes UPDATE on one column.
+GRANT UPDATE (runner, status, attempt, pid, pid_start, invocation, started_at, ended_at, exit_code, error, final_text, output_bytes, workdir, worktree,
   usage_model, input_tokens, output_tokens, cached_input_tokens, cost_usd, cost_source, worker_session, killed_at,
   cancel_requested_at, cancelled_by, cancel_client) ON jobs TO corral_runners;
 GRANT SELECT, INSERT ON runners TO corral_runners;

@@ -10,10 +10,12 @@ import type { Registry } from "../db/registry.js";
 import type { JobOutputRow, RunnerRow } from "../db/schema.js";
 import { corralVersion } from "../lib/version.js";
 import { fileHooks } from "../jobs/file-hooks.js";
+import { withWorktrees } from "../review/worktree-hooks.js";
 import { FileWatcher } from "../jobs/file-watcher.js";
 import { createJobParts, type JobParts } from "../jobs/parts.js";
 import { WorkdirService } from "../workdirs/service.js";
 import { BrowsingRequests } from "./browsing-requests.js";
+import { WorktreeAnswers } from "./worktree-answers.js";
 import { fencedRegistry } from "./fenced-registry.js";
 import { checkRunnerIdentity } from "./identity.js";
 import type { RunnerSettings } from "./settings.js";
@@ -117,8 +119,11 @@ export class Runner {
       costs,
       audit: new AuditService(fenced.audit),
       inProcessAdapters: inProcessAdapters(config, fenced.jobMessages),
-      hooks: fileHooks(files, config.dataDir),
+      // A worktree job's end commits what its worker left, on this machine where its worktree is.
+      hooks: withWorktrees(fileHooks(files, config.dataDir), (message) => onError("a worktree job's end", new Error(message))),
       runnerId: id,
+      // Worktrees made by this machine's runner under this name, at this start or an earlier one.
+      worktreeHere: async (maker) => (await registry.runners.list()).some((r) => r.id === maker && r.name === settings.name),
     });
     // The server's own policy on this machine: its roots, the registry's known workdirs, the same refusals.
     const workdirs = new WorkdirService({
@@ -126,7 +131,7 @@ export class Runner {
       agents: { list: () => registry.agents.list() },
       files: { jobWorkdirs: () => registry.jobFiles.jobWorkdirs() },
     });
-    const browsing = new BrowsingRequests(id, registry, workdirs, onError);
+    const browsing = new BrowsingRequests(id, registry, workdirs, new WorktreeAnswers(registry, settings.name), onError);
     const runner = new Runner(id, settings, handle, registry, jobs, files, browsing, onError);
     // Listening before the first claim: a job queued in between is either claimed or heard of.
     // What it misses while this connection is down is found at its heartbeat (cancels, browsing

@@ -7,6 +7,8 @@ import type { RunnerRequestKind, RunnerRequestRow, RunnerRow } from "../db/schem
 import { ServiceError } from "../lib/errors.js";
 import { isInside, selfAndAncestors } from "../lib/paths.js";
 import { type AnswerOf, readAnswer } from "./runner-answers.js";
+import { GIT_TIMEOUT_MS } from "../lib/git.js";
+import type { WorktreeAsk } from "../review/worktree-git.js";
 
 /** A workdir whose newest job ran on a runner: its files are on that runner's machine. */
 export interface RunnerWorkdir {
@@ -93,8 +95,8 @@ export class RunnerWorkdirs {
    * The runner to ask for a workdir: a runner that restarted is a new runner under the same name
    * on the same machine, so the newest runner of that name. Its name is what the panel shows.
    */
-  private async runnerFor(workdir: RunnerWorkdir): Promise<RunnerRow | undefined> {
-    return (await this.registry.runners.list()).filter((r) => r.name === workdir.runnerName).at(-1);
+  private async newestNamed(name: string): Promise<RunnerRow | undefined> {
+    return (await this.registry.runners.list()).filter((r) => r.name === name).at(-1);
   }
 
   /**
@@ -102,28 +104,58 @@ export class RunnerWorkdirs {
    * the server's own. A runner stopped or silent past its lease is not asked (503 at once); one
    * that does not answer in time is a 504 naming it.
    */
-  async ask<K extends RunnerRequestKind>(
+  async ask<K extends Exclude<RunnerRequestKind, "worktree">>(
     workdir: RunnerWorkdir,
     kind: K,
     requested: string,
     more: Partial<Pick<RunnerRequestRow, "readOffset" | "readLimit" | "range">> = {},
   ): Promise<AnswerOf[K]> {
-    const runner = await this.runnerFor(workdir);
+    const asked = { what: requested, purpose: "browse this workdir", field: "path", timeoutMs: this.settings.answerTimeoutMs };
+    return this.askRunner<K>(await this.newestNamed(workdir.runnerName), asked, { kind, path: requested, ...more });
+  }
+
+  /**
+   * Asks the machine of the runner that made a job's worktree (`maker`, a runner id: the newest
+   * runner of its name is asked) to do an action there; the answer, parsed but not yet checked
+   * against the action's schema (review/worktree-git.ts does).
+   */
+  async askWorktree(maker: string, ask: WorktreeAsk): Promise<unknown> {
+    const runners = await this.registry.runners.list();
+    const name = runners.find((r) => r.id === maker)?.name;
+    // A merge runs several git commands of up to GIT_TIMEOUT_MS each on the runner's machine.
+    const asked = {
+      what: `job ${ask.jobId}'s worktree`,
+      purpose: "review it",
+      field: "job_id",
+      timeoutMs: Math.max(this.settings.answerTimeoutMs, 4 * GIT_TIMEOUT_MS),
+    };
+    return this.askRunner(name === undefined ? undefined : await this.newestNamed(name), asked, {
+      kind: "worktree",
+      path: ask.jobId,
+      args: JSON.stringify(ask),
+    });
+  }
+
+  private async askRunner<K extends RunnerRequestKind>(
+    runner: RunnerRow | undefined,
+    { what, purpose, field, timeoutMs }: { what: string; purpose: string; field: string; timeoutMs: number },
+    request: Partial<Pick<RunnerRequestRow, "readOffset" | "readLimit" | "range" | "args">> & { kind: K; path: string },
+  ): Promise<AnswerOf[K]> {
     const now = Date.now();
     const seeRunners = "see the Runners page";
-    if (!runner) throw new ServiceError(`${requested} is on a runner that is no longer registered; ${seeRunners}`, 503, "path");
+    if (!runner) throw new ServiceError(`${what} is on a runner that is no longer registered; ${seeRunners}`, 503, field);
     if (runner.stoppedAt !== null) {
       throw new ServiceError(
-        `${requested} is on runner ${runner.name}, which is stopped; start it again on its machine (pnpm runner) to browse this workdir (${seeRunners})`,
+        `${what} is on runner ${runner.name}, which is stopped; start it again on its machine (pnpm runner) to ${purpose} (${seeRunners})`,
         503,
-        "path",
+        field,
       );
     }
     if (now - runner.heartbeatAt > this.settings.leaseMs) {
       throw new ServiceError(
-        `${requested} is on runner ${runner.name}, which has been silent for ${Math.round((now - runner.heartbeatAt) / 1000)} s (no heartbeat); is it running? ${seeRunners}`,
+        `${what} is on runner ${runner.name}, which has been silent for ${Math.round((now - runner.heartbeatAt) / 1000)} s (no heartbeat); is it running? ${seeRunners}`,
         503,
-        "path",
+        field,
       );
     }
     await this.sweep(now);
@@ -132,18 +164,17 @@ export class RunnerWorkdirs {
       await this.registry.runnerRequests.ask({
         id,
         runner: runner.id,
-        kind,
-        path: requested,
         readOffset: 0,
         readLimit: 0,
         range: null,
+        args: null,
         askedAt: now,
-        ...more,
+        ...request,
       });
-      const deadline = now + this.settings.answerTimeoutMs;
+      const deadline = now + timeoutMs;
       for (;;) {
         const row = await this.registry.runnerRequests.get(id);
-        if (row?.answeredAt != null) return readAnswer(row, kind, runner.name);
+        if (row?.answeredAt != null) return readAnswer(row, request.kind, runner.name);
         const left = deadline - Date.now();
         if (left <= 0) break;
         // Woken by the answer's NOTIFY, or after a while in case it was missed.
@@ -156,9 +187,9 @@ export class RunnerWorkdirs {
         });
       }
       throw new ServiceError(
-        `runner ${runner.name} did not answer in ${Math.round(this.settings.answerTimeoutMs / 100) / 10} s; is it running? ${seeRunners}`,
+        `runner ${runner.name} did not answer in ${Math.round(timeoutMs / 100) / 10} s; is it running? ${seeRunners}`,
         504,
-        "path",
+        field,
       );
     } finally {
       this.waiting.delete(id);

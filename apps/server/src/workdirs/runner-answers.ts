@@ -9,6 +9,7 @@ import type { RunnerAnswer } from "../db/registry.js";
 import type { RunnerRequestKind, RunnerRequestRow } from "../db/schema.js";
 import { ServiceError, type Status } from "../lib/errors.js";
 import { MAX_ENTRIES } from "./dir-listing.js";
+import { MAX_DIFF_BYTES } from "../worktrees/git-worktree.js";
 
 /**
  * The most of a file one raw answer carries (8 MiB): it travels as base64 in one row, so every
@@ -41,6 +42,8 @@ export interface AnswerOf {
   list: DirListing;
   read: FileRead;
   raw: RawAnswer;
+  /** Checked by its action's schema (review/worktree-git.ts, WORKTREE_ANSWERS) once parsed here. */
+  worktree: unknown;
 }
 
 const RawAnswerSchema = z.object({
@@ -56,6 +59,7 @@ const SCHEMAS: { [K in RunnerRequestKind]: z.ZodType<AnswerOf[K]> } = {
   list: DirListingSchema.extend({ entries: DirListingSchema.shape.entries.max(MAX_ENTRIES) }),
   read: FileReadSchema,
   raw: RawAnswerSchema,
+  worktree: z.unknown(),
 };
 
 const STATUSES = [400, 403, 404, 409, 413, 416, 429, 503, 504] as const satisfies readonly Status[];
@@ -79,6 +83,8 @@ const ERROR_CAP = 16 * 1024;
 function answerCap(kind: RunnerRequestKind, readLimit: number): number {
   if (kind === "list") return MAX_ENTRIES * (255 * 6 + 128) + SLACK;
   if (kind === "read") return readLimit * 6 + SLACK;
+  // A diff cut at MAX_DIFF_BYTES, escaped, with its change (60 stat lines, 20 commits).
+  if (kind === "worktree") return MAX_DIFF_BYTES * 6 + SLACK;
   return Math.ceil(RAW_ANSWER_CAP / 3) * 4 + SLACK;
 }
 
@@ -132,7 +138,8 @@ export function readAnswer<K extends RunnerRequestKind>(
     const refusal = parsed(row.error, ERROR_CAP, 1, AnswerErrorSchema, "a refusal", runner);
     throw new ServiceError(refusal.error, refusal.status, refusal.field, undefined, refusal.code);
   }
-  // One per entry, the listing and its entries: no answer has more.
-  const containers = kind === "list" ? MAX_ENTRIES + 2 : 2;
+  // One per entry, the listing and its entries: no answer has more. A worktree answer: the change
+  // in the diff, and its commits.
+  const containers = kind === "list" ? MAX_ENTRIES + 2 : kind === "worktree" ? 4 : 2;
   return parsed(row.answer ?? "null", answerCap(kind, row.readLimit), containers, SCHEMAS[kind], "an answer", runner);
 }

@@ -139,7 +139,8 @@ export class WorkdirService {
     const workdir = await runners?.holding(requested);
     if (!runners || !workdir) return null;
     return {
-      ask: <K extends RunnerRequestKind>(kind: K, more?: Parameters<RunnerWorkdirs["ask"]>[3]) => runners.ask(workdir, kind, requested, more),
+      ask: <K extends Exclude<RunnerRequestKind, "worktree">>(kind: K, more?: Parameters<RunnerWorkdirs["ask"]>[3]) =>
+        runners.ask(workdir, kind, requested, more),
     };
   }
 

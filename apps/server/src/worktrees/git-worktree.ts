@@ -113,11 +113,24 @@ async function branchHead(wt: JobWorktree): Promise<string | null> {
   return found.code === 0 ? found.stdout.trim() : null;
 }
 
-/** Creates the job's worktree and branch from `base` (default: HEAD); the record a job keeps of it. */
-export async function createWorktree(workdir: string, jobId: string, base: string | undefined): Promise<JobWorktree> {
+function assertBaseName(base: string | undefined): void {
   if (base !== undefined && !BASE_REF.test(base)) {
     throw badInput(`base ${JSON.stringify(base)} is not a branch, tag or commit name; give one like main or v1.2`, "base");
   }
+}
+
+/**
+ * The record of a worktree a runner will make when it takes the job (createWorktree on its
+ * machine): its branch and base are the launch's, checked as createWorktree checks them.
+ */
+export function pendingWorktree(jobId: string, base: string | undefined): JobWorktree {
+  assertBaseName(base);
+  return { repo: "", gitDir: "", path: "", branch: branchOf(jobId), base: base ?? "HEAD", baseCommit: "", state: "pending" };
+}
+
+/** Creates the job's worktree and branch from `base` (default: HEAD); the record a job keeps of it. */
+export async function createWorktree(workdir: string, jobId: string, base: string | undefined): Promise<JobWorktree> {
+  assertBaseName(base);
   const { top, gitDir } = await repositoryOf(workdir);
   const baseRef = base ?? "HEAD";
   const resolved = await git(top, ["rev-parse", "--verify", "--quiet", "--end-of-options", `${baseRef}^{commit}`], inRepository(top, gitDir)).catch(

@@ -62,6 +62,14 @@ export function JobChanges({ job }: { job: Job }) {
   const action = useWorktreeAction();
   const [layout, setLayout] = useState<Layout>("line-by-line");
   if (!wt) return null;
+  if (wt.state === "pending") {
+    return (
+      <p className="muted">
+        Its worktree, on branch <span className="mono">{wt.branch}</span> from <span className="mono">{wt.base}</span>, is made on the machine of the
+        runner that takes the job.
+      </p>
+    );
+  }
   if (wt.state === "merged" || wt.state === "discarded") {
     // Right after the discard its answer says more (the commits that went, and none when nothing was lost); later the job's record does.
     const discarded = action.data?.action === "discard" && action.data.job.id === job.id ? action.data.discarded : null;
@@ -109,7 +117,14 @@ export function JobChanges({ job }: { job: Job }) {
           </p>
         </div>
       ) : (
-        <CopyBlock text={`cd ${wt.path}`} copy={wt.path} label="The worktree's folder" />
+        <>
+          {wt.runner && (
+            <p className="small muted">
+              On the machine of runner <span className="mono">{wt.runner}</span>: its diff, merge and discard go through that runner.
+            </p>
+          )}
+          <CopyBlock text={`cd ${wt.path}`} copy={wt.path} label="The worktree's folder" />
+        </>
       )}
       <div className="row">
         <button type="button" className="primary" disabled={!ended || action.isPending} onClick={() => act("merge")}>

@@ -318,11 +318,13 @@ export const runnerRequests = pgTable(
       .notNull()
       .references(() => runners.id, { onDelete: "cascade" }),
     // RunnerRequestKind (../schema.ts): schema-rows.test.ts keeps the two alike.
-    kind: text("kind").$type<"list" | "read" | "raw">().notNull(),
+    kind: text("kind").$type<"list" | "read" | "raw" | "worktree">().notNull(),
     path: text("path").notNull(),
     readOffset: ms("read_offset").notNull(),
     readLimit: integer("read_limit").notNull(),
     range: text("range"),
+    /** worktree: the action on a job's worktree, as JSON (runner/worktree-requests.ts). */
+    args: text("args"),
     askedAt: ms("asked_at").notNull(),
     answeredAt: ms("answered_at"),
     answer: text("answer"),

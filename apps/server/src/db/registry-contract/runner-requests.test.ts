@@ -13,6 +13,7 @@ const request = (id: string, runner: string, askedAt: number): Omit<RunnerReques
   readOffset: 2 ** 33,
   readLimit: 4096,
   range: null,
+  args: null,
   askedAt,
 });
 

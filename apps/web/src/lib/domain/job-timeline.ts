@@ -67,7 +67,7 @@ function attemptSteps(job: Job, attempts: JobAttempt[], where: string | undefine
  * kept has no date, so no step). A follow-up shares its conversation's worktree, and so its step.
  */
 function worktreeStep(wt: NonNullable<Job["worktree"]>): TimelineStep | null {
-  if (wt.state === "active" || wt.changedAt === undefined) return null;
+  if (wt.state === "pending" || wt.state === "active" || wt.changedAt === undefined) return null;
   const at = wt.changedAt;
   switch (wt.state) {
     case "merged":

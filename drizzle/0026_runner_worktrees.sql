@@ -1,0 +1,1 @@
+ALTER TABLE `runner_requests` ADD `args` text;
