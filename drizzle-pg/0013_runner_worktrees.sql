@@ -8,20 +8,30 @@ CREATE OR REPLACE FUNCTION corral_runner_made_worktree(old_job jobs, new_job job
   SET search_path = public, pg_temp AS $$
 DECLARE
   made jsonb := new_job.worktree;
-  repo text := made->>'repo';
+  repo text;
 BEGIN
-  IF old_job.worktree->>'state' IS DISTINCT FROM 'pending' OR jsonb_typeof(made) <> 'object' THEN RETURN false; END IF;
+  -- Every answer below is true or false, never NULL: a NULL would let the guard's test pass.
+  IF old_job.worktree IS NULL OR old_job.worktree->>'state' IS DISTINCT FROM 'pending' THEN RETURN false; END IF;
+  IF made IS NULL OR jsonb_typeof(made) IS DISTINCT FROM 'object' OR new_job.runner IS NULL OR new_job.workdir IS NULL THEN RETURN false; END IF;
+  -- Exactly the record createWorktree makes, every field a string.
+  IF NOT (made ?& array['repo', 'gitDir', 'path', 'branch', 'base', 'baseCommit', 'state', 'runner']) THEN RETURN false; END IF;
   IF EXISTS (SELECT 1 FROM jsonb_each(made) f WHERE f.key NOT IN ('repo', 'gitDir', 'path', 'branch', 'base', 'baseCommit', 'state', 'runner')
-      OR jsonb_typeof(f.value) <> 'string') THEN RETURN false; END IF;
-  RETURN made->>'state' = 'active'
+      OR jsonb_typeof(f.value) IS DISTINCT FROM 'string') THEN RETURN false; END IF;
+  repo := made->>'repo';
+  RETURN coalesce(
+    made->>'state' = 'active'
     AND made->>'branch' = old_job.worktree->>'branch'
     -- HEAD is recorded as the branch it named when the worktree was made.
     AND (made->>'base' = old_job.worktree->>'base' OR (old_job.worktree->>'base' = 'HEAD' AND made->>'base' <> ''))
+    AND made->>'baseCommit' ~ '^[0-9a-f]{40}([0-9a-f]{24})?$'
     AND made->>'runner' = new_job.runner AND new_job.runner IN (SELECT corral_runner_ids())
-    AND repo ~ '^/.*[^/]$' AND repo !~ '/\.\.?(/|$)'
+    -- An absolute, plain path: no empty, `.` or `..` part, no trailing slash.
+    AND repo ~ '^(/[^/]+)+$' AND repo !~ '/\.\.?(/|$)'
+    AND made->>'gitDir' = repo || '/.git'
     AND (old_job.workdir = repo OR starts_with(old_job.workdir, repo || '/'))
     AND made->>'path' = regexp_replace(repo, '/[^/]+$', '') || '/.corral-worktrees/' || substring(repo from '[^/]+$') || '/' || old_job.id
-    AND new_job.workdir = made->>'path';
+    AND new_job.workdir = made->>'path',
+    false);
 END $$;--> statement-breakpoint
 CREATE OR REPLACE FUNCTION corral_jobs_runner_guard() RETURNS trigger LANGUAGE plpgsql SET search_path = public, pg_temp AS $$
 BEGIN
@@ -35,7 +45,7 @@ BEGIN
       OLD.created_at, OLD.conversation_id, OLD.follow_up_of, OLD.group_id, OLD.provider, OLD.seq) THEN
     RAISE EXCEPTION 'job %: a runner may not change what the job was launched with (agent, prompt, workdir, model, limits)', OLD.id USING ERRCODE = '42501';
   END IF;
-  IF (NEW.workdir, NEW.worktree) IS DISTINCT FROM (OLD.workdir, OLD.worktree) AND NOT corral_runner_made_worktree(OLD, NEW) THEN
+  IF (NEW.workdir, NEW.worktree) IS DISTINCT FROM (OLD.workdir, OLD.worktree) AND corral_runner_made_worktree(OLD, NEW) IS NOT TRUE THEN
     RAISE EXCEPTION 'job %: a runner may not change what the job was launched with (agent, prompt, workdir, model, limits), only record the worktree it made for it', OLD.id USING ERRCODE = '42501';
   END IF;
   IF NEW.runner IS DISTINCT FROM OLD.runner AND NOT (OLD.status = 'queued' AND NEW.status = 'queued') THEN

@@ -62,7 +62,12 @@ export async function createServices(config: AppConfig, registry: Registry): Pro
     costs,
     audit,
     inProcessAdapters: inProcessAdapters(config, registry.jobMessages),
-    hooks: withWorktrees(fileHooks(files, config.dataDir), (message) => process.emitWarning(message)),
+    // The server's own worktrees only: one a runner made is on that runner's machine.
+    hooks: withWorktrees(
+      fileHooks(files, config.dataDir),
+      (message) => process.emitWarning(message),
+      async (wt) => wt.runner === undefined,
+    ),
     runnerId: LOCAL_RUNNER,
   });
   const ollama = new OllamaService({ config, agents: registry.agents, models: registry.ollamaModels });

@@ -192,8 +192,26 @@ describe.skipIf(!postgres.available)("worktree jobs on a runner", () => {
       ["another runner", "worktree = $2::jsonb, workdir = $3", [made({ runner: "local" }), place]],
       ["a field of another type", "worktree = $2::jsonb, workdir = $3", [JSON.stringify({ ...JSON.parse(made({})), path: [place] }), place]],
       ["the workdir alone", "workdir = $2", ["/tmp/elsewhere"]],
+      // Each key the record must have, left out: none may leave a check undecided (NULL).
+      ...(["repo", "gitDir", "path", "baseCommit", "runner"] as const).map(
+        (key) =>
+          [`without ${key}`, "worktree = $2::jsonb, workdir = $3", [JSON.stringify({ ...JSON.parse(made({})), [key]: undefined }), place]] as const,
+      ),
+      ["another git dir", "worktree = $2::jsonb, workdir = $3", [made({ gitDir: "/etc" }), place]],
+      ["a base commit that is none", "worktree = $2::jsonb, workdir = $3", [made({ baseCommit: "HEAD" }), place]],
+      ["a repository path with ..", "worktree = $2::jsonb, workdir = $3", [made({ repo: `${repo}/sub/..` }), place]],
+      ["no worktree at all", "worktree = NULL, workdir = $2", [place]],
     ] as const) {
       await expect(asRunner(set, [...params]), what).rejects.toThrow(/may not change what the job was launched with/);
+    }
+    // A job no runner holds yet (runner NULL) takes no record either, however complete: it stays as launched.
+    const unclaimed = await launch("echo", repo, { base: "main" });
+    for (const record of [made({}), made({ runner: "local" })]) {
+      await query(runnerUrl, "update jobs set worktree = $2::jsonb, workdir = $3 where id = $1", [unclaimed.body.id, record, place]).catch(
+        () => undefined,
+      );
+      const [row] = (await query(ownerUrl, "select worktree->>'state' as state, workdir from jobs where id = $1", [unclaimed.body.id])).rows;
+      expect(row).toEqual({ state: "pending", workdir: repo });
     }
     // What the runner does make is taken.
     expect((await asRunner("worktree = $2::jsonb, workdir = $3", [made({}), place])).rowCount).toBe(1);

@@ -29,7 +29,7 @@ import { Spawner } from "./spawner.js";
 import type { JobDeps } from "./deps.js";
 import type { JobStore } from "./job-store.js";
 import { resolveWorkdir } from "./workdir.js";
-import { createWorktree, removeWorktree, worktreeMissing } from "../worktrees/git-worktree.js";
+import { assertMadeByCorral, createWorktree, removeWorktree, worktreeMissing } from "../worktrees/git-worktree.js";
 import { jobDataPaths, type JobDataPaths } from "./worker-process.js";
 
 export type StopReason = "cancelled" | "timed_out" | "budget_exceeded";
@@ -266,6 +266,9 @@ export class JobDriver {
         throw new Error(
           `the job was not run: its worktree ${wt.path} is on the machine of ${wt.runner ? `runner ${wt.runner}` : "the server"}, not this one`,
         );
+      // Only a record Corral made, whose folder is the job's workdir: never one written by other hands.
+      assertMadeByCorral(wt);
+      if (row.workdir !== wt.path) throw new Error(`the job was not run: its workdir ${row.workdir} is not its worktree ${wt.path}`);
       return row;
     }
     let made: JobWorktree;

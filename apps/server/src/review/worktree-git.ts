@@ -58,13 +58,16 @@ export const WorktreeAskSchema = z.discriminatedUnion("op", [
 ]);
 export type WorktreeAsk = z.infer<typeof WorktreeAskSchema>;
 
+/** A commit's full name (SHA-1 or SHA-256). */
+const COMMIT = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
+
 /** What the server accepts as a runner's answer to each action: checked before it is believed. */
 export const WORKTREE_ANSWERS = {
   change: WorktreeChangeSchema,
   diff: JobDiffSchema,
   changes: JobDiffSchema.extend({ change: WorktreeChangeSchema }),
-  merge: MergeResultSchema.extend({ notRemoved: z.string().max(8000).nullable() }),
-  discard: DiscardResultSchema,
+  merge: MergeResultSchema.extend({ commit: z.string().regex(COMMIT), notRemoved: z.string().max(8000).nullable() }),
+  discard: DiscardResultSchema.extend({ head: z.string().regex(COMMIT).nullable() }),
   archive: z.object({}),
 } as const satisfies { [K in WorktreeAsk["op"]]: z.ZodType };
 
@@ -94,7 +97,13 @@ export function runnerWorktreeGit(askRunner: AskRunner): WorktreeGit {
     change: (jobId, wt) => ask(wt, { op: "change", jobId }),
     diff: (jobId, wt, path) => ask(wt, { op: "diff", jobId, ...(path === undefined ? {} : { path }) }),
     changes: (jobId, wt, path) => ask(wt, { op: "changes", jobId, ...(path === undefined ? {} : { path }) }),
-    merge: (jobId, _agent, wt, head) => ask(wt, { op: "merge", jobId, ...(head === undefined ? {} : { head }) }),
+    async merge(jobId, _agent, wt, head) {
+      const merged = await ask(wt, { op: "merge", jobId, ...(head === undefined ? {} : { head }) });
+      // A merge goes into the job's base: an answer naming another branch is not believed.
+      if (merged.into !== wt.base)
+        throw new ServiceError(`runner ${wt.runner} says it merged into ${merged.into}, not ${wt.base}; see its log`, 503, "job_id");
+      return merged;
+    },
     discard: (jobId, wt) => ask(wt, { op: "discard", jobId }),
     archive: async (jobId, _agent, wt) => {
       await ask(wt, { op: "archive", jobId });

@@ -1,3 +1,4 @@
+import type { JobWorktree } from "@corral/shared";
 import type { JobHooks } from "../jobs/deps.js";
 import { commitLeftovers } from "../worktrees/git-worktree.js";
 
@@ -5,14 +6,15 @@ import { commitLeftovers } from "../worktrees/git-worktree.js";
  * A worktree job's end commits what its worker left uncommitted on its branch, after the files'
  * end is recorded: the branch is then the job's whole change, ready to review, merge or discard.
  * A commit that fails (a full disk, a repository git refuses) is told and loses nothing: the
- * changes stay in the worktree, and the change is still read with them.
+ * changes stay in the worktree, and the change is still read with them. Only a worktree on this
+ * machine (`here`): a job refused because its worktree is another machine's commits nothing.
  */
-export function withWorktrees(inner: JobHooks, warn: (message: string) => void): JobHooks {
+export function withWorktrees(inner: JobHooks, warn: (message: string) => void, here: (wt: JobWorktree) => Promise<boolean>): JobHooks {
   return {
     ...inner,
     async ended(row, ran) {
       await inner.ended(row, ran);
-      if (row.worktree?.state !== "active") return;
+      if (row.worktree?.state !== "active" || !(await here(row.worktree))) return;
       await commitLeftovers(row.worktree, row.id, row.agent).catch((err: unknown) =>
         warn(`job ${row.id}: could not commit what it left in ${row.worktree?.path}: ${err instanceof Error ? err.message : String(err)}`),
       );

@@ -113,6 +113,8 @@ export class Runner {
     // Stored estimates are the server's to reprice (a runner may change only its own jobs).
     await costs.start({ reprice: false });
     const files = new FileWatcher(fenced.jobFiles, [config.dataDir]);
+    // Worktrees made by this machine's runner under this name, at this start or an earlier one.
+    const madeHere = async (maker: string) => (await registry.runners.list()).some((r) => r.id === maker && r.name === settings.name);
     const jobs = createJobParts({
       config,
       registry: fenced,
@@ -120,10 +122,13 @@ export class Runner {
       audit: new AuditService(fenced.audit),
       inProcessAdapters: inProcessAdapters(config, fenced.jobMessages),
       // A worktree job's end commits what its worker left, on this machine where its worktree is.
-      hooks: withWorktrees(fileHooks(files, config.dataDir), (message) => onError("a worktree job's end", new Error(message))),
+      hooks: withWorktrees(
+        fileHooks(files, config.dataDir),
+        (message) => onError("a worktree job's end", new Error(message)),
+        async (wt) => wt.runner !== undefined && (await madeHere(wt.runner)),
+      ),
       runnerId: id,
-      // Worktrees made by this machine's runner under this name, at this start or an earlier one.
-      worktreeHere: async (maker) => (await registry.runners.list()).some((r) => r.id === maker && r.name === settings.name),
+      worktreeHere: madeHere,
     });
     // The server's own policy on this machine: its roots, the registry's known workdirs, the same refusals.
     const workdirs = new WorkdirService({

@@ -3,7 +3,17 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
-import { changeOf, commitLeftovers, createWorktree, diffOf, mergeWorktree, removeWorktree, worktreePathOf } from "./git-worktree.js";
+import {
+  archiveWorktree,
+  changeOf,
+  commitLeftovers,
+  createWorktree,
+  diffOf,
+  discardWorktree,
+  mergeWorktree,
+  removeWorktree,
+  worktreePathOf,
+} from "./git-worktree.js";
 
 const root = mkdtempSync(path.join(tmpdir(), "corral-wt-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -177,5 +187,35 @@ describe("a job's worktree", () => {
     await commitLeftovers(wt, "job8", "claude");
     expect(sh(other, "log", "--format=%s")).toBe("start");
     expect(sh(repo, "log", "--format=%s", "corral/job8")).toMatch(/^corral: what job job8/);
+  });
+
+  test("a record Corral did not make (written into the registry by other hands) moves nothing: no folder removed, no git run", async () => {
+    const repo = repository("forged");
+    const victim = path.join(root, "forged-victim");
+    mkdirSync(victim);
+    writeFileSync(path.join(victim, "keep.txt"), "keep");
+    const made = await createWorktree(repo, "job9", undefined);
+    for (const forged of [
+      { ...made, path: victim },
+      { ...made, path: `${repo}/sub/..` },
+      { ...made, gitDir: path.join(victim, ".git") },
+      { ...made, repo: `${repo}/`, path: worktreePathOf(`${repo}/`, "job9") },
+      { ...made, branch: "main" },
+    ]) {
+      for (const act of [
+        () => removeWorktree(forged),
+        () => discardWorktree(forged),
+        () => archiveWorktree(forged, "job9", "claude"),
+        () => commitLeftovers(forged, "job9", "claude"),
+        () => mergeWorktree(forged, "job9", "claude"),
+        () => diffOf(forged),
+      ]) {
+        await expect(act(), JSON.stringify(forged)).rejects.toThrow(/is not one Corral made; nothing was done to it/);
+      }
+    }
+    expect(readFileSync(path.join(victim, "keep.txt"), "utf8")).toBe("keep");
+    expect(existsSync(path.join(repo, ".git"))).toBe(true);
+    expect(sh(repo, "branch", "--list", "main")).toContain("main");
+    await removeWorktree(made);
   });
 });

@@ -128,6 +128,32 @@ export function pendingWorktree(jobId: string, base: string | undefined): JobWor
   return { repo: "", gitDir: "", path: "", branch: branchOf(jobId), base: base ?? "HEAD", baseCommit: "", state: "pending" };
 }
 
+/**
+ * A worktree record as createWorktree makes it: its folder at its fixed place beside its
+ * repository and named by its job, on the job's branch, its git dir the repository's own. One
+ * that is not (written into the registry by other hands than Corral's) is refused before git or
+ * the file system is touched: no record makes Corral remove, commit in or run git on another place.
+ */
+export function assertMadeByCorral(wt: JobWorktree): void {
+  const id = path.basename(wt.path);
+  const plain = (p: string) => path.isAbsolute(p) && path.normalize(p) === p && p !== path.sep && !p.endsWith(path.sep);
+  const ours =
+    /^[a-z0-9]{1,32}$/.test(id) &&
+    plain(wt.repo) &&
+    wt.gitDir === path.join(wt.repo, ".git") &&
+    wt.branch === branchOf(id) &&
+    wt.path === worktreePathOf(wt.repo, id);
+  if (!ours) {
+    throw new ServiceError(
+      `the worktree record ${JSON.stringify(wt.path)} is not one Corral made; nothing was done to it`,
+      409,
+      "job_id",
+      undefined,
+      "conflict",
+    );
+  }
+}
+
 /** Creates the job's worktree and branch from `base` (default: HEAD); the record a job keeps of it. */
 export async function createWorktree(workdir: string, jobId: string, base: string | undefined): Promise<JobWorktree> {
   assertBaseName(base);
@@ -186,6 +212,7 @@ export async function createWorktree(workdir: string, jobId: string, base: strin
  * message), so the branch is the job's whole change. Nothing to commit: nothing happens.
  */
 export async function commitLeftovers(wt: JobWorktree, jobId: string, agent: string): Promise<boolean> {
+  assertMadeByCorral(wt);
   if (!hasFolder(wt)) return false;
   // Through a fresh index of the files as they are, as the diff shows them: the worktree's own
   // index is the worker's, which could hold staged content marked unchanged on disk.
@@ -206,17 +233,20 @@ export async function commitLeftovers(wt: JobWorktree, jobId: string, agent: str
  * own is untouched); the branch alone once its folder is gone (archived, or deleted by hand).
  */
 export async function changeOf(wt: JobWorktree): Promise<WorktreeChange> {
+  assertMadeByCorral(wt);
   return (await withReader(wt, (read) => changeFrom(wt, read))) ?? { commits: [], stat: "", files: 0, head: "" };
 }
 
 /** The unified diff of the branch (uncommitted work included) against its base, one path's or all, cut at MAX_DIFF_BYTES. */
 export async function diffOf(wt: JobWorktree, file?: string): Promise<JobDiff> {
+  assertMadeByCorral(wt);
   assertDiffPath(file);
   return (await withReader(wt, (read) => diffFrom(wt, read, file))) ?? unreadable(wt);
 }
 
 /** The change and the diff together, read through one temporary index (the panel's Changes card, `GET /diff`). */
 export async function changesOf(wt: JobWorktree, file?: string): Promise<JobDiff & { change: WorktreeChange }> {
+  assertMadeByCorral(wt);
   assertDiffPath(file);
   const both = await withReader(wt, async (read) => ({ change: await changeFrom(wt, read), ...(await diffFrom(wt, read, file)) }));
   return both ?? unreadable(wt);
@@ -318,6 +348,7 @@ async function withEverything<T>(wt: JobWorktree, read: (opts: GitOptions) => Pr
  * `expectedHead`: the commit whose diff was reviewed; the merge refuses a branch that moved since.
  */
 export async function mergeWorktree(wt: JobWorktree, jobId: string, agent: string, expectedHead?: string): Promise<MergeResult> {
+  assertMadeByCorral(wt);
   const into = wt.base;
   const isBranch =
     (await git(wt.repo, ["show-ref", "--verify", "--quiet", `refs/heads/${into}`], { ...inRepository(wt.repo, wt.gitDir), okCodes: [1] })).code === 0;
@@ -424,6 +455,7 @@ async function checkedOutAt(repo: string, gitDir: string, branch: string): Promi
  * base does not have, and where it pointed (git keeps that commit a while: it can be brought back).
  */
 export async function discardWorktree(wt: JobWorktree): Promise<DiscardResult> {
+  assertMadeByCorral(wt);
   const head = await branchHead(wt);
   const at = inRepository(wt.repo, wt.gitDir);
   const baseBranch = (await git(wt.repo, ["show-ref", "--verify", "--quiet", `refs/heads/${wt.base}`], { ...at, okCodes: [1] })).code === 0;
@@ -438,12 +470,14 @@ export async function discardWorktree(wt: JobWorktree): Promise<DiscardResult> {
  * uncommitted is committed first, so every change stays in the branch (merge or discard it later).
  */
 export async function archiveWorktree(wt: JobWorktree, jobId: string, agent: string): Promise<void> {
+  assertMadeByCorral(wt);
   await commitLeftovers(wt, jobId, agent);
   await removeFolder(wt);
 }
 
 /** Removes the job's worktree and its branch (the branch's unmerged commits go with it: the caller asked). */
 export async function removeWorktree(wt: JobWorktree): Promise<void> {
+  assertMadeByCorral(wt);
   await removeFolder(wt);
   await git(wt.repo, ["branch", "-D", "--", wt.branch], inRepository(wt.repo, wt.gitDir)).catch((err: unknown) => {
     if (!(err instanceof GitError && /not found/.test(err.stderr))) throw err;
