@@ -44,11 +44,10 @@ const noSwaggerYaml: Plugin = {
 
 export function serverBuildOptions(outdir: string): BuildOptions {
   return {
-    // `corral` and `corral-runner`, the commands (package.json `bin`), share the bundle's chunks (zod, @corral/shared).
+    // `corral`, the command (package.json `bin`; `corral serve` and `corral runner` too), shares the bundle's chunks (zod, @corral/shared).
     entryPoints: {
       server: path.join(here, "src/server.ts"),
       corral: path.join(here, "src/cli/main.ts"),
-      runner: path.join(here, "src/runner/main.ts"),
       // An acp agent's worker: Corral's ACP client, started by jobs (agents/acp/client-command.ts).
       "acp-client": path.join(here, "src/agents/acp/client-main.ts"),
       // `pnpm registry:copy`, run once from the built checkout to move a registry to PostgreSQL.

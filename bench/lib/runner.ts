@@ -1,4 +1,4 @@
-// Runs the built runner (`node apps/server/dist/runner.js`, what `pnpm runner` runs) as a child
+// Runs the built runner (`node apps/server/dist/corral.js runner`, what `pnpm runner` runs) as a child
 // process beside a benchmark's server, on the registry in PostgreSQL.
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -6,7 +6,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-const builtRunner = path.join(repo, "apps/server/dist/runner.js");
+const builtCorral = path.join(repo, "apps/server/dist/corral.js");
 
 export interface RunningRunner {
   id: string;
@@ -19,8 +19,8 @@ export interface RunningRunner {
  * `dataDir`, allowed to run in `workdirRoot`; resolved once it says it is running.
  */
 export async function startRunner(databaseUrl: string, label: string, dataDir: string, workdirRoot: string): Promise<RunningRunner> {
-  if (!existsSync(builtRunner)) throw new Error(`${builtRunner} is missing: run \`pnpm build\` first`);
-  const child = spawn(process.execPath, [builtRunner], {
+  if (!existsSync(builtCorral)) throw new Error(`${builtCorral} is missing: run \`pnpm build\` first`);
+  const child = spawn(process.execPath, [builtCorral, "runner"], {
     stdio: ["ignore", "pipe", "pipe"],
     env: {
       PATH: process.env.PATH ?? "/usr/bin:/bin",

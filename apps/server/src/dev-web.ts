@@ -1,15 +1,15 @@
 import type { IncomingMessage, Server } from "node:http";
 import path from "node:path";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { repoRoot } from "./lib/repo-root.js";
+import { installRoot } from "./lib/install-root.js";
 
-const webRoot = path.join(repoRoot, "apps/web");
+const webRoot = path.join(installRoot, "apps/web");
 /**
  * What Vite may serve to anyone who can reach the port (panel pages need no sign-in): the panel's
  * sources, the shared schemas and the installed packages — not the server's code or the repo's
  * other files.
  */
-const servedRoots = [webRoot, path.join(repoRoot, "packages/shared"), path.join(repoRoot, "node_modules")];
+const servedRoots = [webRoot, path.join(installRoot, "packages/shared"), path.join(installRoot, "node_modules")];
 /**
  * Vite's own deny list (setting one replaces it), plus the server's package: pnpm links the
  * workspace's packages under node_modules, and Vite checks the path it was asked for, not the link's target.

@@ -1,20 +1,18 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import net from "node:net";
-import os from "node:os";
 import path from "node:path";
 import { AgentListSchema, JobGroupSchema, JobListSchema, JobSchema, type Job } from "@corral/shared";
-import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { serverBuildOptions } from "../build.js";
+import { buildCorral } from "./built-corral.js";
 import { jobDataPaths } from "../src/jobs/worker-process.js";
 import { api, killGroupOf, printed, sleep, startServer, tempDir, until, type TestServer } from "./helpers.js";
 
 // `corral` as users run it: the built command in a child process, against a real server on a real
 // port, with the token from the server's data dir (the server runs without CORRAL_TOKEN).
 
-const outdir = mkdtempSync(path.join(os.tmpdir(), "corral-cli-build-"));
-const cli = path.join(outdir, "corral.js");
+let outdir: string;
+let cli: string;
 const root = tempDir();
 let server: TestServer;
 let lostJobId: string;
@@ -50,7 +48,8 @@ async function launch(agent: string, prompt: string, extra: Record<string, unkno
 }
 
 beforeAll(async () => {
-  await build({ ...serverBuildOptions(outdir), logLevel: "silent" });
+  outdir = await buildCorral();
+  cli = path.join(outdir, "corral.js");
   // A job lost while the server was down: its worker died and left no exit status.
   const first = await startServer({ CORRAL_TOKEN: "" }, { root });
   const lost = await first.services.launches.launch("kiro", { prompt: "print 2\nhang", workdir: workdir("lost") }, "rest");
@@ -108,12 +107,12 @@ describe("talking to the server", () => {
     const res = await corral(["jobs"], userEnv({ CORRAL_URL: `http://127.0.0.1:${port}` }));
     expect(res.code).toBe(7);
     expect(res.stderr).toBe(
-      `corral: no Corral server answers at http://127.0.0.1:${port} (ECONNREFUSED): start it with \`pnpm start\` in the Corral checkout, or set CORRAL_URL to where it runs\n`,
+      `corral: no Corral server answers at http://127.0.0.1:${port} (ECONNREFUSED): start it with \`corral serve\` (\`pnpm start\` in a checkout), or set CORRAL_URL to where it runs\n`,
     );
     // Following a job with no server: said at once, not after a minute of retries.
     const follow = await corral(["logs", "-f", lostJobId], userEnv({ CORRAL_URL: `http://127.0.0.1:${port}` }));
     expect(follow.code).toBe(7);
-    expect(follow.stderr).toMatch(/^corral: no Corral server answers at .*pnpm start/);
+    expect(follow.stderr).toMatch(/^corral: no Corral server answers at .*corral serve/);
   });
 
   test("a wrong token: exit 8, saying where the token came from and what to set", async () => {

@@ -24,7 +24,8 @@ const SRC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../src")
  * A new top-level folder or root file is placed here before the test passes.
  */
 const FLOORS: readonly (readonly string[])[] = [
-  // The programs' mains: the server's, and `corral`'s (a client of the REST API and WebSocket only);
+  // The programs' mains: the server's, and `corral`'s (a client of the REST API and WebSocket, which
+  // also starts the server, a runner, and installs the server as a service);
   // and docs/settings.md's table, read from every program's settings.
   ["server.ts", "cli", "settings-doc.ts"],
   // Opens the registry, builds the app and listens.

@@ -3,7 +3,7 @@ import path from "node:path";
 import ts from "typescript";
 import { describe, expect, test } from "vitest";
 import { agentKindNames } from "../src/agents/kind-lookup.js";
-import { repoRoot } from "../src/lib/repo-root.js";
+import { installRoot } from "../src/lib/install-root.js";
 
 /**
  * The panel knows no agent kind by name: what a kind's form asks and what its agents can do, it
@@ -13,7 +13,7 @@ import { repoRoot } from "../src/lib/repo-root.js";
  * text) or as an object's key (`{ command: … }`).
  */
 
-const webSrc = path.join(repoRoot, "apps/web/src");
+const webSrc = path.join(installRoot, "apps/web/src");
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {

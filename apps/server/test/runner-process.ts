@@ -3,7 +3,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { fakeBinDir } from "./helpers.js";
 
-const runnerEntry = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../src/runner/main.ts");
+const corralEntry = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../src/cli/main.ts");
 
 export interface RunnerProcess {
   child: ChildProcess;
@@ -18,7 +18,7 @@ export interface RunnerProcess {
 }
 
 function spawnRunner(root: string, env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ["--import", "tsx", "--conditions=corral-source", runnerEntry], {
+  return spawn(process.execPath, ["--import", "tsx", "--conditions=corral-source", corralEntry, "runner"], {
     env: {
       ...process.env,
       HOME: root,

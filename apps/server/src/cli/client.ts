@@ -3,7 +3,7 @@ import { oneLine } from "./format.js";
 import type { Target } from "./settings.js";
 
 /** How a person starts the server, for the message when there is none. */
-export const START_HINT = "start it with `pnpm start` in the Corral checkout, or set CORRAL_URL to where it runs";
+export const START_HINT = "start it with `corral serve` (`pnpm start` in a checkout), or set CORRAL_URL to where it runs";
 
 /** A REST call to the server as the token's holder; any refusal becomes a CliError with its exit code. */
 export async function request<T>(target: Target, method: "GET" | "POST", route: string, body?: unknown): Promise<T> {

@@ -35,12 +35,14 @@ export interface Context<O extends Options> {
   json: boolean;
   /** The server, resolved on first use: `--help` and usage errors need none. */
   target(): Target;
+  /** The environment corral was started with (main.ts reads it; commands never read process.env). */
+  env: NodeJS.ProcessEnv;
 }
 
 /** A command as `corral` runs it: its own options parsed and checked before its spec runs. */
 export interface Command extends CommandName {
   summary: string;
-  execute(args: string[], target: () => Target): Promise<number>;
+  execute(args: string[], target: () => Target, env: NodeJS.ProcessEnv): Promise<number>;
 }
 
 /**
@@ -52,7 +54,7 @@ export function defineCommand<O extends Options>(spec: CommandSpec<O>): Command 
     name: spec.name,
     usage: spec.usage,
     summary: spec.summary,
-    async execute(args, target) {
+    async execute(args, target, env) {
       let parsed: { values: Context<O>["values"]; positionals: string[] };
       try {
         parsed = parseArgs({ args, options: { ...spec.options, ...COMMON }, allowPositionals: true, strict: true }) as typeof parsed;
@@ -68,7 +70,7 @@ export function defineCommand<O extends Options>(spec: CommandSpec<O>): Command 
       const { min, max } = spec.positionals;
       if (positionals.length < min) throw usageError(spec, "missing arguments");
       if (positionals.length > max) throw usageError(spec, `unexpected argument ${JSON.stringify(oneLine(positionals[max] ?? ""))}`);
-      return spec.run({ values, positionals, json: common.json === true, target });
+      return spec.run({ values, positionals, json: common.json === true, target, env });
     },
   };
 }

@@ -7,22 +7,26 @@ import { cancel } from "./commands/cancel.js";
 import { jobs } from "./commands/jobs.js";
 import { logs } from "./commands/logs.js";
 import { run } from "./commands/run.js";
+import { runner } from "./commands/runner.js";
+import { serve } from "./commands/serve.js";
+import { service } from "./commands/service.js";
 import { status } from "./commands/status.js";
 import type { Command } from "./command.js";
 import { CliError, EXIT } from "./exit-codes.js";
 import { oneLine } from "./format.js";
+import { corralVersion } from "../lib/version.js";
 import { resolveTarget, type Target } from "./settings.js";
 
-const COMMANDS: Command[] = [status, agents, run, logs, cancel, all, jobs];
+const COMMANDS: Command[] = [serve, runner, service, status, agents, run, logs, cancel, all, jobs];
 
-const OVERVIEW = `corral: run and watch Corral jobs from a terminal
+const OVERVIEW = `corral: the Corral server, its runners, and its jobs from a terminal
 
 Usage: corral <command> [options] [arguments]
 
 Commands:
 ${COMMANDS.map((c) => `  ${c.name.padEnd(8)} ${c.summary}`).join("\n")}
 
-Every command takes --json (output for scripts) and --help.
+Every command takes --json (output for scripts) and --help; corral --version prints the version.
 
 The server: CORRAL_URL (default: http://CORRAL_HOST:CORRAL_PORT, as the server reads them) and
 CORRAL_TOKEN (default: the token file in the server's data dir, CORRAL_DATA_DIR).
@@ -47,6 +51,10 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(OVERVIEW);
     return name === undefined ? EXIT.usage : 0;
   }
+  if (name === "--version" || name === "-V") {
+    process.stdout.write(`corral ${corralVersion()}\n`);
+    return EXIT.succeeded;
+  }
   const command = COMMANDS.find((c) => c.name === name);
   if (!command)
     throw new CliError(
@@ -54,7 +62,7 @@ async function main(argv: string[]): Promise<number> {
       EXIT.usage,
     );
   let target: Target | undefined;
-  return command.execute(rest, () => (target ??= resolveTarget(process.env)));
+  return command.execute(rest, () => (target ??= resolveTarget(process.env)), process.env);
 }
 
 // `corral logs -f <job> | head`: once the reader has gone, stop as any filter does, without a stack trace.

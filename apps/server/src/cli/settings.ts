@@ -51,7 +51,7 @@ export function resolveTarget(env: NodeJS.ProcessEnv): Target {
   }
   if (!token) {
     throw new CliError(
-      `no token: ${file} does not exist. The server writes it when it first starts (pnpm start); ` +
+      `no token: ${file} does not exist. The server writes it when it first starts (corral serve); ` +
         "if it runs with another data dir, set CORRAL_DATA_DIR to it, or set CORRAL_TOKEN to the server's token",
       EXIT.unauthorized,
     );

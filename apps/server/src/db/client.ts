@@ -3,14 +3,14 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { drizzle, type BetterSQLite3Database } from "drizzle-orm/better-sqlite3";
 import { migrate } from "drizzle-orm/better-sqlite3/migrator";
-import { repoRoot } from "../lib/repo-root.js";
+import { installRoot } from "../lib/install-root.js";
 import { ensurePrivateDir, makePrivate, PRIVATE_FILE_MODE } from "../lib/private-files.js";
 import { damagedRegistry, RegistryError, registryFailure } from "./registry-error.js";
 import * as schema from "./schema.js";
 
 export type Db = BetterSQLite3Database<typeof schema> & { $client: Database.Database };
 
-const migrationsFolder = path.join(repoRoot, "drizzle");
+const migrationsFolder = path.join(installRoot, "drizzle");
 
 /** Problems the integrity check lists at most; one is enough to refuse the file. */
 const MAX_PROBLEMS = 20;

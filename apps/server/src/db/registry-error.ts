@@ -55,6 +55,14 @@ export function registryFailure(file: string, err: unknown): unknown {
   const code = String((err as { code?: unknown }).code ?? "");
   const detail = err instanceof Error ? err.message : String(err);
   const dir = path.dirname(file);
+  // npm 11 runs a dependency's build only when allowed, and an addon built for another Node will not load.
+  if (/Could not locate the bindings file|NODE_MODULE_VERSION/.test(detail)) {
+    return new RegistryError(
+      `Corral could not start: better-sqlite3, which keeps its registry, has no native addon built for this Node.js (${process.version}). ` +
+        "Installed with npm, install it again letting better-sqlite3 build: npm install -g --allow-scripts=better-sqlite3 corral (npm 11 skips a dependency's build unless allowed); " +
+        "in a checkout, run node scripts/setup.mjs again.",
+    );
+  }
   if (code === "SQLITE_NOTADB") {
     return new RegistryError(
       `Corral could not start: ${file} is not an SQLite database (its header is damaged, or another program wrote over it).\n${remedies(file, false)}`,

@@ -1,9 +1,9 @@
 import { type ChildProcess, fork } from "node:child_process";
 import path from "node:path";
-import { repoRoot } from "../lib/repo-root.js";
+import { installRoot } from "../lib/install-root.js";
 
 /** A plain script found in the checkout, so the sources and the built server run the same file. */
-const SCRIPT = path.join(repoRoot, "apps/server/src/jobs/spawner.mjs");
+const SCRIPT = path.join(installRoot, "apps/server/src/jobs/spawner.mjs");
 
 export interface SpawnRequest {
   file: string;

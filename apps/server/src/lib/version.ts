@@ -1,11 +1,11 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { repoRoot } from "./repo-root.js";
+import { installRoot } from "./install-root.js";
 
 /** The version this checkout says it is (apps/server/package.json), as runners announce it. */
 export function corralVersion(): string {
   try {
-    return (JSON.parse(readFileSync(path.join(repoRoot, "apps/server/package.json"), "utf8")) as { version?: string }).version ?? "unknown";
+    return (JSON.parse(readFileSync(path.join(installRoot, "apps/server/package.json"), "utf8")) as { version?: string }).version ?? "unknown";
   } catch {
     return "unknown";
   }

@@ -6,12 +6,12 @@ import fastifyStatic from "@fastify/static";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { AppConfig } from "../config.js";
 import { registerDevWeb } from "../dev-web.js";
-import { repoRoot } from "../lib/repo-root.js";
+import { installRoot } from "../lib/install-root.js";
 import { declarePages } from "../security/access.js";
 import { allowedHostNames } from "../security/guard.js";
 
 /** The built panel. */
-const webDist = path.join(repoRoot, "apps/web/dist");
+const webDist = path.join(installRoot, "apps/web/dist");
 
 /** Hashed by the build (`apps/web/dist/assets/`): a changed file gets a new name, so a copy never goes stale. */
 const ASSETS_DIR = path.join(webDist, "assets") + path.sep;

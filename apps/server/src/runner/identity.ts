@@ -22,7 +22,7 @@ export async function checkRunnerIdentity(handle: PgHandle, settings: Pick<Runne
   );
   const me = rows[0];
   if (!me?.restricted) return;
-  const allow = `pnpm runner login ${me.name ?? settings.name} ${settings.labels.join(",")}`;
+  const allow = `corral runner login ${me.name ?? settings.name} ${settings.labels.join(",")}`;
   if (me.name === null) {
     throw new ConfigError(
       `The PostgreSQL login ${me.login} is not a runner's login of this registry: the registry's owner makes one with \`${allow}\` (its statements run as PostgreSQL's superuser; docs/runners.md, "Runners"), then CORRAL_DATABASE_URL names that login.`,

@@ -11,17 +11,17 @@ export interface RunnerLogin {
 }
 
 /**
- * `corral-runner login <name> <labels>` (`pnpm runner login box-1 gpu,codex`): a login of its own
+ * `corral runner login <name> <labels>` (`corral runner login box-1 gpu,codex`): a login of its own
  * for the runner `name`, allowed the comma list `labels`, with a new password. Its role is named
  * after it (corral_runner_<name>, folded to what an unquoted PostgreSQL name may hold).
  */
 export function runnerLogin(name: string | undefined, labelList: string | undefined, password = randomBytes(18).toString("base64url")): RunnerLogin {
-  const usage = "give the runner's name and its labels: pnpm runner login box-1 gpu,codex";
-  if (!name?.trim() || !labelList?.trim()) throw new ConfigError(`corral-runner login: ${usage}`);
+  const usage = "give the runner's name and its labels: corral runner login box-1 gpu,codex";
+  if (!name?.trim() || !labelList?.trim()) throw new ConfigError(`corral runner login: ${usage}`);
   const trimmed = name.trim();
-  if (trimmed.length > 100) throw new ConfigError("corral-runner login: a runner's name has at most 100 characters.");
+  if (trimmed.length > 100) throw new ConfigError("corral runner login: a runner's name has at most 100 characters.");
   if (trimmed.toLowerCase() === LOCAL_RUNNER)
-    throw new ConfigError(`corral-runner login: "${trimmed}" is the server's own runner; give another name.`);
+    throw new ConfigError(`corral runner login: "${trimmed}" is the server's own runner; give another name.`);
   const labels = [
     ...new Set(
       labelList
@@ -32,9 +32,9 @@ export function runnerLogin(name: string | undefined, labelList: string | undefi
   ];
   for (const label of labels) {
     const checked = RunnerLabelSchema.safeParse(label);
-    if (!checked.success) throw new ConfigError(`corral-runner login: "${label}" is not a label: ${checked.error.issues[0]?.message ?? "invalid"}.`);
+    if (!checked.success) throw new ConfigError(`corral runner login: "${label}" is not a label: ${checked.error.issues[0]?.message ?? "invalid"}.`);
   }
-  if (!labels.length) throw new ConfigError(`corral-runner login: ${usage}`);
+  if (!labels.length) throw new ConfigError(`corral runner login: ${usage}`);
   // PostgreSQL names stop at 63 bytes.
   const role = `corral_runner_${trimmed.toLowerCase().replace(/[^a-z0-9_]/g, "_")}`.slice(0, 63);
   return { role, name: trimmed, labels, password };
@@ -54,7 +54,7 @@ export function runnerLoginStatements({ role, name, labels, password }: RunnerLo
     `INSERT INTO runner_logins (login, name, labels) VALUES (${literal(role)}, ${literal(name)}, ${labelArray})`,
     "  ON CONFLICT (login) DO UPDATE SET name = excluded.name, labels = excluded.labels;",
     "-- Then, on the runner's machine (the registry's host and database in the URL):",
-    `--   CORRAL_DATABASE_URL=postgres://${role}:${encodeURIComponent(password)}@<host>:5432/corral CORRAL_RUNNER_NAME=${name} CORRAL_RUNNER_LABELS=${labels.join(",")} pnpm runner`,
+    `--   CORRAL_DATABASE_URL=postgres://${role}:${encodeURIComponent(password)}@<host>:5432/corral CORRAL_RUNNER_NAME=${name} CORRAL_RUNNER_LABELS=${labels.join(",")} corral runner`,
     "",
   ].join("\n");
 }

@@ -1,5 +1,4 @@
-#!/usr/bin/env node
-// `corral runner` (dist/runner.js, `pnpm runner`): runs the jobs of agents whose runner label it
+// `corral runner` (`pnpm runner` in a checkout): runs the jobs of agents whose runner label it
 // announces, on this machine, reporting through the registry in PostgreSQL.
 import { ConfigError } from "../config.js";
 import { describePgUrl } from "../db/pg/url.js";
@@ -8,9 +7,9 @@ import { runnerLogin, runnerLoginStatements } from "./login.js";
 import { Runner } from "./runner.js";
 import { loadRunnerSettings } from "./settings.js";
 
-async function main(): Promise<void> {
-  if (process.argv[2] === "login") {
-    process.stdout.write(runnerLoginStatements(runnerLogin(process.argv[3], process.argv[4])));
+async function main(args: string[]): Promise<void> {
+  if (args[0] === "login") {
+    process.stdout.write(runnerLoginStatements(runnerLogin(args[1], args[2])));
     return;
   }
   const settings = loadRunnerSettings();
@@ -49,10 +48,13 @@ async function main(): Promise<void> {
   );
 }
 
-main().catch((err: unknown) => {
-  const known = err instanceof ConfigError || err instanceof RegistryError;
-  process.stderr.write(
-    `${known ? (err as Error).message : `corral runner could not start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`}\n`,
-  );
-  process.exit(1);
-});
+/** Runs the runner with `args` (`login <name> <labels>` prints a login's statements); a start that fails exits 1 saying why. */
+export function runRunner(args: string[]): Promise<void> {
+  return main(args).catch((err: unknown) => {
+    const known = err instanceof ConfigError || err instanceof RegistryError;
+    process.stderr.write(
+      `${known ? (err as Error).message : `corral runner could not start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`}\n`,
+    );
+    process.exit(1);
+  });
+}

@@ -146,7 +146,7 @@ export class RunnerWorkdirs {
     if (!runner) throw new ServiceError(`${what} is on a runner that is no longer registered; ${seeRunners}`, 503, field);
     if (runner.stoppedAt !== null) {
       throw new ServiceError(
-        `${what} is on runner ${runner.name}, which is stopped; start it again on its machine (pnpm runner) to ${purpose} (${seeRunners})`,
+        `${what} is on runner ${runner.name}, which is stopped; start it again on its machine (corral runner) to ${purpose} (${seeRunners})`,
         503,
         field,
       );

@@ -1,7 +1,7 @@
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { repoRoot } from "../../lib/repo-root.js";
+import { installRoot } from "../../lib/install-root.js";
 
 /**
  * How to start Corral's ACP client (client-main.ts) with this Node: the built server runs its
@@ -13,11 +13,11 @@ import { repoRoot } from "../../lib/repo-root.js";
 export function acpClientCommand(): { command: string; args: string[]; env: Record<string, string> } {
   const here = fileURLToPath(import.meta.url);
   if (here.split(path.sep).includes("dist"))
-    return { command: process.execPath, args: [path.join(repoRoot, "apps/server/dist/acp-client.js")], env: {} };
+    return { command: process.execPath, args: [path.join(installRoot, "apps/server/dist/acp-client.js")], env: {} };
   const tsx = pathToFileURL(createRequire(here).resolve("tsx/esm")).href;
   return {
     command: process.execPath,
-    args: ["--conditions=corral-source", "--import", tsx, path.join(repoRoot, "apps/server/src/agents/acp/client-main.ts")],
-    env: { TSX_TSCONFIG_PATH: path.join(repoRoot, "apps/server/tsconfig.json") },
+    args: ["--conditions=corral-source", "--import", tsx, path.join(installRoot, "apps/server/src/agents/acp/client-main.ts")],
+    env: { TSX_TSCONFIG_PATH: path.join(installRoot, "apps/server/tsconfig.json") },
   };
 }

@@ -4,7 +4,7 @@ import { readMigrationFiles } from "drizzle-orm/migrator";
 import { migrate } from "drizzle-orm/node-postgres/migrator";
 import pg from "pg";
 import { DEFAULT_LOCK_TIMEOUT_MS } from "../../config.js";
-import { repoRoot } from "../../lib/repo-root.js";
+import { installRoot } from "../../lib/install-root.js";
 import { RegistryError } from "../registry-error.js";
 import { describePgUrl } from "./url.js";
 import * as schema from "./schema.js";
@@ -20,7 +20,7 @@ export interface PgHandle {
   close(): Promise<void>;
 }
 
-const migrationsFolder = path.join(repoRoot, "drizzle-pg");
+const migrationsFolder = path.join(installRoot, "drizzle-pg");
 
 /** Every Corral process migrating one database takes this advisory lock first: one migrates, the others then find nothing to do. */
 const MIGRATION_LOCK = 7_433_017;
