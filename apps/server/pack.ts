@@ -14,16 +14,18 @@ import { serverBuildOptions } from "./build.js";
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, "../..");
 
-/** The files a server reads at run time besides its bundle, at their places in the checkout. */
-const RUNTIME_FILES = [
-  "apps/server/src/jobs/spawner.mjs",
-  "apps/server/src/runner/runner-role.sql",
-  "apps/web/dist",
-  "drizzle",
-  "drizzle-pg",
-  "docs",
-  "README.md",
-];
+/** What the server reads at run time besides its bundle, from git at their places in the checkout. */
+const TRACKED = ["apps/server/src/jobs/spawner.mjs", "apps/server/src/runner/runner-role.sql", "drizzle", "drizzle-pg", "docs", "README.md"];
+
+/** The built panel: vite's output, not tracked; a dot-file there is no build's. */
+const PANEL = "apps/web/dist";
+
+/** Files git tracks under `paths`: an untracked file beside them (a .env, notes) is never packed. */
+function trackedFiles(paths: string[]): string[] {
+  return execFileSync("git", ["ls-files", "-z", "--", ...paths], { cwd: repo, encoding: "utf8" })
+    .split("\0")
+    .filter(Boolean);
+}
 
 /** The bundle's one dependency left outside it: better-sqlite3 loads its native addon from its own folder. */
 function catalogVersion(name: string): string {
@@ -37,8 +39,11 @@ function catalogVersion(name: string): string {
 export async function stagePackage(stage: string): Promise<{ name: string; version: string }> {
   if (!existsSync(path.join(repo, "apps/web/dist/index.html"))) throw new Error("the panel is not built: run pnpm build first");
   rmSync(stage, { recursive: true, force: true });
-  await build({ ...serverBuildOptions(path.join(stage, "apps/server/dist")), logLevel: "warning" });
-  for (const rel of RUNTIME_FILES) cpSync(path.join(repo, rel), path.join(stage, rel), { recursive: true });
+  // No source maps: they would carry every source and the packer's own paths, for stack traces
+  // that name bundle positions instead.
+  await build({ ...serverBuildOptions(path.join(stage, "apps/server/dist")), sourcemap: false, logLevel: "warning" });
+  for (const rel of trackedFiles(TRACKED)) cpSync(path.join(repo, rel), path.join(stage, rel));
+  cpSync(path.join(repo, PANEL), path.join(stage, PANEL), { recursive: true, filter: (from) => !path.basename(from).startsWith(".") });
   const server = JSON.parse(readFileSync(path.join(here, "package.json"), "utf8")) as { version: string };
   // The install root's marker, and what makes Node read the bundle's .js files as ES modules.
   writeFileSync(

@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:f
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { packPackage } from "../pack.js";
 import { startFakeAnthropic } from "../test/fixtures/fake-llm/anthropic.js";
@@ -16,6 +17,7 @@ import { fakeBinDir, until } from "../test/helpers.js";
 import { lastToolResults, toolResultsIn } from "./lib/anthropic-transcript.js";
 import { claudeEnv, clientBuild, describeRun, prepareWorkerHome, runClient, suiteNodes } from "./lib/clients.js";
 
+const checkout = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 const globalNpmrc = execFileSync("npm", ["config", "get", "globalconfig"], { encoding: "utf8" }).trim();
 const tmp = mkdtempSync(path.join(os.tmpdir(), "corral-package-test-"));
 let tarball: string;
@@ -58,6 +60,18 @@ it("holds the built server, the panel, the spawner and the migrations, and no so
     expect(files).toContain(file);
   }
   expect(files.filter((f) => /\.tsx?$/.test(f))).toEqual([]);
+  // Only what git tracks, and the two builds (no source maps: they would carry the packer's paths).
+  const tracked = new Set(execFileSync("git", ["ls-files"], { cwd: checkout, encoding: "utf8" }).split("\n"));
+  const stray = files
+    .map((f) => f.replace(/^package\//, ""))
+    .filter(
+      (f) =>
+        !tracked.has(f) &&
+        !/^apps\/(server|web)\/dist\/[^.][^/]*(\/[^./][^/]*)*$/.test(f) &&
+        !["package.json", "apps/server/package.json"].includes(f),
+    );
+  expect(stray).toEqual([]);
+  expect(files.filter((f) => f.endsWith(".map"))).toEqual([]);
   const manifest = await runClient("tar", ["xzfO", tarball, "package/package.json"], { cwd: tmp, env: { PATH: process.env.PATH ?? "" } });
   // Ready to publish: a name, a version, one bin, the addon its one dependency.
   expect(JSON.parse(manifest.stdout)).toMatchObject({
@@ -222,7 +236,7 @@ for (const node of suiteNodes()) {
         timeoutMs: 60_000,
       });
       expect(run.code, describeRun(run)).toBe(1);
-      expect(run.stderr).toContain("npm install -g --allow-scripts=better-sqlite3 corral");
+      expect(run.stderr).toContain("npm install -g --allow-scripts=better-sqlite3 with the same package or tarball");
       expect(run.stderr).not.toContain("Could not locate the bindings file");
     });
   });

@@ -122,15 +122,16 @@ describe("corral service install", () => {
   const config = path.join(home, "config");
   const unitFile = path.join(config, "systemd/user/corral.service");
   const env = (extra: Record<string, string> = {}) =>
-    shellEnv({ XDG_CONFIG_HOME: config, CORRAL_PORT: "4411", CORRAL_TOKEN: "a-secret-token-value", CORRAL_URL: "http://elsewhere:1", ...extra });
+    shellEnv({ XDG_CONFIG_HOME: config, CORRAL_PORT: "4411", CORRAL_URL: "http://elsewhere:1", ...extra });
 
-  test("--print shows the unit and writes nothing: this Node and this corral, the shell's settings, never the token", async () => {
+  test("--print shows the unit and writes nothing: this Node and this corral, in this directory, with the shell's settings", async () => {
     const run = await corral(["service", "install", "--print"], env());
     expect(run.code).toBe(0);
     expect(run.stdout).toContain(`ExecStart="${process.execPath}" "${cli}" serve`);
     expect(run.stdout).toContain('Environment="CORRAL_PORT=4411"');
     expect(run.stdout).toContain(`Environment="PATH=${process.env.PATH}"`);
-    expect(run.stdout).not.toContain("a-secret-token-value");
+    expect(run.stdout).toContain(`WorkingDirectory=${process.cwd()}\n`);
+    // Where `corral` finds a server is not the server's setting.
     expect(run.stdout).not.toContain("elsewhere");
     expect(run.stdout).toContain("KillMode=process");
     expect(existsSync(unitFile)).toBe(false);
@@ -141,10 +142,9 @@ describe("corral service install", () => {
     expect(first.code).toBe(0);
     expect(first.stdout).toContain(`Wrote ${unitFile}`);
     expect(first.stdout).toContain("systemctl --user daemon-reload && systemctl --user enable --now corral");
-    expect(first.stdout).toContain("CORRAL_TOKEN is set here and was not written into the unit");
+    expect(first.stdout).toContain(`The token: the file ${path.join(home, ".local/share/corral/token")}, as under corral serve.`);
     const written = readFileSync(unitFile, "utf8");
     expect(statSync(unitFile).mode & 0o777).toBe(0o600);
-    expect(written).not.toContain("a-secret-token-value");
 
     // The same unit again: nothing to refuse.
     expect((await corral(["service", "install"], env())).code).toBe(0);
@@ -186,6 +186,13 @@ describe("corral service install", () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("CORRAL_PORT");
     expect(bad.stderr).toContain("the service would start with these settings");
+    // Listening beyond loopback needs CORRAL_TOKEN, as for corral serve: without it the unit could never start.
+    const open = await corral(["service", "install", "--print"], env({ CORRAL_HOST: "0.0.0.0" }));
+    expect(open.code).toBe(2);
+    expect(open.stderr).toContain("without CORRAL_TOKEN");
+    const withToken = await corral(["service", "install", "--print"], env({ CORRAL_HOST: "0.0.0.0", CORRAL_TOKEN: "a-secret-token-value" }));
+    expect(withToken.code).toBe(0);
+    expect(withToken.stdout).toContain('Environment="CORRAL_TOKEN=a-secret-token-value"');
     const broken = await corral(["service", "install"], env({ PATH: `${process.env.PATH}\nExecStartPre=/bin/sh -c evil` }));
     expect(broken.code).toBe(2);
     expect(broken.stderr).toContain("line break");

@@ -59,7 +59,7 @@ export function registryFailure(file: string, err: unknown): unknown {
   if (/Could not locate the bindings file|NODE_MODULE_VERSION/.test(detail)) {
     return new RegistryError(
       `Corral could not start: better-sqlite3, which keeps its registry, has no native addon built for this Node.js (${process.version}). ` +
-        "Installed with npm, install it again letting better-sqlite3 build: npm install -g --allow-scripts=better-sqlite3 corral (npm 11 skips a dependency's build unless allowed); " +
+        "Installed with npm, install it again letting better-sqlite3 build: npm install -g --allow-scripts=better-sqlite3 with the same package or tarball (npm 11 skips a dependency's build unless allowed); " +
         "in a checkout, run node scripts/setup.mjs again.",
     );
   }

@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from "node:fs";
+import { randomUUID } from "node:crypto";
 import path from "node:path";
 import { type AppConfig, ConfigError, loadConfig } from "../../config.js";
 import { PRIVATE_FILE_MODE } from "../../lib/private-files.js";
@@ -10,11 +11,11 @@ export const service = defineCommand({
   name: "service",
   summary: "install the server as a systemd user service (corral service install)",
   usage: "install [--print] [--force]",
-  help: `Writes a systemd user unit, ~/.config/systemd/user/corral.service, that runs \`corral serve\`
-with this Node and this corral, and the settings of this shell: its PATH (where the agents' CLIs
-are) and every CORRAL_* setting but CORRAL_TOKEN (the server keeps its token in the data dir, as
-under \`corral serve\`). The unit is owner-only. Then it prints the commands that start it. Run it
-again after moving corral or changing a setting.
+  help: `Writes a systemd user unit, ~/.config/systemd/user/corral.service (owner-only), that runs
+\`corral serve\` with this Node and this corral, in this directory, with the settings of this
+shell: its PATH (where the agents' CLIs are) and every CORRAL_* setting, the token included, so it
+starts as \`corral serve\` would here. Then it prints the commands that start it. Run it again after
+moving corral or changing a setting.
 
   --print   print the unit and write nothing
   --force   replace a corral.service that differs (it says so otherwise)`,
@@ -36,14 +37,16 @@ again after moving corral or changing a setting.
     // npx runs a package from npm's cache, which npm clears as it likes: a unit must name an install.
     if (entry.split(path.sep).includes("_npx")) {
       throw new CliError(
-        `corral runs from npx's cache here (${entry}), which npm may clear; install it first (npm install -g --allow-scripts=better-sqlite3 corral), then run corral service install`,
+        `corral runs from npx's cache here (${entry}), which npm may clear; install it first (npm install -g --allow-scripts=better-sqlite3 with the package or tarball you ran), then run corral service install`,
         EXIT.usage,
       );
     }
-    // The settings checked as the server will check them: a unit that could not start is not written.
+    // The settings checked as the server will check them, in the environment the unit gives it (a
+    // user manager adds HOME and USER): a unit that could not start is not written.
+    const environment = serviceEnvironment(env);
     let config: AppConfig;
     try {
-      config = loadConfig(env);
+      config = loadConfig({ HOME: env.HOME, USER: env.USER, ...environment });
     } catch (err) {
       if (err instanceof ConfigError)
         throw new CliError(`${err.message}\n(the service would start with these settings; fix them, then install)`, EXIT.usage);
@@ -51,7 +54,7 @@ again after moving corral or changing a setting.
     }
     let text: string;
     try {
-      text = renderUnit({ node: process.execPath, entry, environment: serviceEnvironment(env) });
+      text = renderUnit({ node: process.execPath, entry, environment, cwd: process.cwd() });
     } catch (err) {
       throw new CliError(`${(err as Error).message}; change it in this shell, then install`, EXIT.usage);
     }
@@ -69,7 +72,7 @@ again after moving corral or changing a setting.
     mkdirSync(path.dirname(file), { recursive: true });
     // Owner-only (CORRAL_DATABASE_URL may hold a password), and put in place by a rename, which
     // replaces whatever is at that name (a link included) rather than writing through it.
-    const fresh = `${file}.${process.pid}.tmp`;
+    const fresh = `${file}.${randomUUID()}.tmp`;
     writeFileSync(fresh, text, { mode: PRIVATE_FILE_MODE, flag: "wx" });
     renameSync(fresh, file);
     process.stdout.write(
@@ -78,10 +81,8 @@ again after moving corral or changing a setting.
         "  systemctl --user daemon-reload && systemctl --user enable --now corral\n" +
         `Keep it running after you log out:  loginctl enable-linger ${env.USER ?? "$USER"}\n` +
         "Its log (and the URL to open):     journalctl --user -u corral -f\n" +
-        `The token stays in ${path.join(config.dataDir, "token")}, as under corral serve; the unit (owner-only) does not hold it.\n` +
-        (env.CORRAL_TOKEN
-          ? "CORRAL_TOKEN is set here and was not written into the unit: the service uses that file; to keep this token, write it there (chmod 600).\n"
-          : ""),
+        `The token: ${env.CORRAL_TOKEN ? "CORRAL_TOKEN, as in this shell (the unit is owner-only)" : `the file ${path.join(config.dataDir, "token")}, as under corral serve`}.\n` +
+        "API keys and CORRAL_PASS_ENV's variables are not carried: give them in an owner-only EnvironmentFile= (systemctl --user edit corral; docs/install.md).\n",
     );
     return EXIT.succeeded;
   },
