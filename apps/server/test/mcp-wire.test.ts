@@ -316,8 +316,9 @@ describe("MCP on the wire", () => {
     await until(() => (server.services.jobEvents.listenerCount("job") === listening ? true : undefined));
     const id = nextId++;
     expect(await messagesOf(await post({ jsonrpc: "2.0", id, method: "ping" }))).toEqual([{ jsonrpc: "2.0", id, result: {} }]);
-    // A lost connection is not a cancel: the job the waits were for goes on.
-    expect((await server.services.jobs.get(job)).status).toBe("running");
+    // A lost connection is not a cancel: the job the waits were for goes on (still waiting for its
+    // worker's start on a busy machine, or running).
+    expect(["queued", "running"]).toContain((await server.services.jobs.get(job)).status);
     await server.services.cancels.cancel(job);
   });
 
