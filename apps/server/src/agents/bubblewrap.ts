@@ -1,13 +1,23 @@
 // Bubblewrap, whatever runs in it: a CLI worker of any kind (agents/sandbox.ts gives it its
 // kind's state dirs) or an API agent's bash command. Nothing here looks a kind up.
 import { spawnSync } from "node:child_process";
-import { lstatSync } from "node:fs";
+import { lstatSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { findExecutable } from "../lib/find-executable.js";
 import { installRoot } from "../lib/install-root.js";
 import { seccompProgram, seccompUnsupported } from "./seccomp.js";
 import type { Invocation } from "./types.js";
 import type { AppConfig } from "../config.js";
+
+/**
+ * The Node that runs Corral also runs the ACP client a worker starts; the sandbox replaces /tmp, so
+ * a Node installed there (one unpacked from the npm registry, say) is bound back, read-only, alone.
+ * Anywhere else it is already in sight: the system is read-only, home too.
+ */
+function nodeUnderTmp(): string[] {
+  const nodeHome = path.dirname(path.dirname(realpathSync(process.execPath)));
+  return nodeHome.startsWith("/tmp/") ? ["--ro-bind-try", nodeHome, nodeHome] : [];
+}
 
 /** Secrets a worker has no need to read: hidden (an empty tmpfs, or /dev/null for a file). */
 const HIDDEN_IN_HOME = [".ssh", ".gnupg", ".password-store", ".netrc", ".docker/config.json", ".kube", ".git-credentials"];
@@ -76,6 +86,7 @@ export function bwrapArgs(workdir: string, homeDir: string, dataDir: string, sta
     "--ro-bind-try",
     installRoot,
     installRoot,
+    ...nodeUnderTmp(),
     "--bind",
     workdir,
     workdir,
