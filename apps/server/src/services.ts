@@ -65,6 +65,7 @@ export async function createServices(config: AppConfig, registry: Registry): Pro
     // The server's own worktrees only: one a runner made is on that runner's machine.
     hooks: withWorktrees(
       fileHooks(files, config.dataDir),
+      config.dataDir,
       (message) => process.emitWarning(message),
       async (wt) => wt.runner === undefined,
     ),

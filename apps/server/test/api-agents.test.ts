@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import path from "node:path";
@@ -213,6 +214,27 @@ describe("API agents", () => {
     expect(outsideResult).toMatch(/\[exit status [1-9]\d*\]$/);
     // The agent's key is not in the command's environment.
     expect(insideResult).toBe("key=\n[exit status 0]");
+  });
+
+  test.skipIf(!hasBwrap())("in a worktree job, the model's git commit in bash lands on the job's branch", async () => {
+    const server = await setup();
+    const repo = workdirWith(server, { "app.txt": "one\n" });
+    const git = (...args: string[]) => execFileSync("git", args, { cwd: repo, encoding: "utf8" }).trim();
+    git("init", "-q", "-b", "main");
+    git("add", ".");
+    git("-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "start");
+    const commit = "echo two >> app.txt && git -c user.name=model -c user.email=m@x commit -qam 'the model commits' && git log --format=%s";
+    const fake = await fakeOpenAI([
+      { kind: "tool", name: "bash", args: { command: commit }, usage: { input: 10, output: 5 } },
+      { kind: "text", text: "done", usage: { input: 10, output: 1 } },
+    ]);
+    await createAgent(server, { api: "openai", baseUrl: `${fake.url}/v1`, model: "m", tools: ["bash"] });
+    const id = await launch(server, { prompt: "commit", workdir: repo, worktree: true });
+    const row = await ended(server, id);
+    expect(row.status, row.error ?? "").toBe("succeeded");
+    expect(toolResults(fake)[0]).toBe("the model commits\nstart\n[exit status 0]");
+    expect(git("log", "--format=%an %s", `corral/${id}`)).toBe("model the model commits\nu start");
+    expect(git("log", "-1", "--format=%s", "main")).toBe("start");
   });
 
   test("bash is refused when bubblewrap is missing, and never runs unconfined", async () => {

@@ -344,7 +344,7 @@ describe("worktree jobs", () => {
   }, 120_000);
 
   test.skipIf(!hasBwrap())(
-    "in the sandbox a worker reads git and writes its worktree, never the repository: Corral commits what it leaves",
+    "in the sandbox a worker reads git, writes its worktree and commits, never the repository: Corral takes its commits and commits what it leaves",
     async () => {
       const repo = repository("sandboxed");
       const created = await api(server, "POST", "/api/agents", {
@@ -360,7 +360,12 @@ describe("worktree jobs", () => {
         "git status --porcelain > status.out 2>&1",
         "git log --format=%s > log.out 2>&1",
         "(git add boxed.txt && git -c user.name=w -c user.email=w@x commit -qm mine) > commit.out 2>&1 || echo refused >> commit.out",
+        "echo second > second.txt && git add second.txt && git -c user.name=w -c user.email=w@x commit -qm 'mine too'",
+        "git log --format=%s > log2.out 2>&1",
+        "git checkout -q -b elsewhere > branch.out 2>&1 || echo refused >> branch.out",
+        "echo 'exit 1' > $(git rev-parse --git-common-dir)/hooks/pre-commit 2>/dev/null || echo refused > hook.out",
         "echo planted > ../../../planted.txt 2>/dev/null || true",
+        "echo left > left.txt",
       ].join("; ");
       const launched = await api<Job>(server, "POST", "/api/jobs", { agent: "sh_box", prompt: script, workdir: repo, worktree: true });
       expect(launched.status, JSON.stringify(launched.body)).toBe(201);
@@ -368,10 +373,31 @@ describe("worktree jobs", () => {
       const wt = launched.body.workdir;
       expect(readFileSync(path.join(wt, "status.out"), "utf8")).toContain("?? boxed.txt");
       expect(readFileSync(path.join(wt, "log.out"), "utf8")).toBe("start\n");
-      expect(readFileSync(path.join(wt, "commit.out"), "utf8")).toMatch(/refused/);
+      expect(readFileSync(path.join(wt, "commit.out"), "utf8")).toBe("");
+      expect(readFileSync(path.join(wt, "log2.out"), "utf8")).toBe("mine too\nmine\nstart\n");
+      // A branch, a hook: the repository's .git stays read-only.
+      expect(readFileSync(path.join(wt, "branch.out"), "utf8")).toMatch(/Read-only file system[\s\S]*refused/);
+      expect(readFileSync(path.join(wt, "hook.out"), "utf8")).toBe("refused\n");
+      expect(git(repo, "branch", "--list", "elsewhere")).toBe("");
       expect(existsSync(path.join(server.root, "planted.txt"))).toBe(false);
-      expect(git(repo, "log", "-1", "--format=%an", `corral/${launched.body.id}`)).toBe("Corral");
-      expect(git(repo, "show", "--name-only", "--format=", `corral/${launched.body.id}`)).toContain("boxed.txt");
+      // The worker's commits are its branch's, by their author; what it left is Corral's on top.
+      const id = launched.body.id;
+      expect(git(repo, "log", "--format=%an %s", `corral/${id}`).split("\n")).toEqual([
+        `Corral corral: what job ${id} (sh_box) left uncommitted`,
+        "w mine too",
+        "w mine",
+        "u start",
+      ]);
+      const leftovers = git(repo, "show", "--name-only", "--format=", `corral/${id}`).split("\n");
+      expect(leftovers).toContain("left.txt");
+      expect(leftovers).not.toContain("second.txt");
+      expect(git(repo, "fsck", "--strict")).toBe("");
+      // The worktree reads as its branch again, and its private git folder is gone.
+      expect(git(wt, "status", "--porcelain")).toBe("");
+      expect(git(wt, "rev-parse", "--abbrev-ref", "HEAD")).toBe(`corral/${id}`);
+      expect(existsSync(path.join(server.dataDir, "worktree-git", id))).toBe(false);
+      const done = await call("sh_box_done", { job_id: id });
+      expect(done).toMatch(/3 commits, 9 files changed/);
     },
     120_000,
   );

@@ -8,6 +8,7 @@ import { installRoot } from "../lib/install-root.js";
 import { seccompProgram, seccompUnsupported } from "./seccomp.js";
 import type { Invocation } from "./types.js";
 import type { AppConfig } from "../config.js";
+import type { SandboxGit } from "../worktrees/sandbox-commits.js";
 
 /**
  * The Node that runs Corral also runs the ACP client a worker starts; the sandbox replaces /tmp, so
@@ -61,7 +62,13 @@ function kindOf(p: string): "dir" | "file" | null {
  * The bubblewrap arguments that confine a worker to its workdir (see docs/security.md, "Sandbox"), with
  * `stateDirs` (under home) writable: where a CLI keeps its tokens and sessions.
  */
-export function bwrapArgs(workdir: string, homeDir: string, dataDir: string, stateDirs: readonly string[]): string[] {
+export function bwrapArgs(
+  workdir: string,
+  homeDir: string,
+  dataDir: string,
+  stateDirs: readonly string[],
+  binds: readonly (readonly [from: string, to: string])[] = [],
+): string[] {
   const args = [
     "--die-with-parent",
     "--unshare-pid",
@@ -96,6 +103,8 @@ export function bwrapArgs(workdir: string, homeDir: string, dataDir: string, sta
     const p = path.join(homeDir, rel);
     if (kindOf(p)) args.push("--bind", p, p);
   }
+  // A worktree job's private git folder over its admin folder (worktrees/sandbox-commits.ts).
+  for (const [from, to] of binds) args.push("--bind", from, to);
   // Hidden last: mounts apply in order, and a later bind of a parent (the workdir may be ~ itself;
   // opencode's state is ~/.local/share, where Corral's data dir lives by default) would uncover them.
   const hide = (p: string) => {
@@ -115,12 +124,13 @@ export function bwrapArgs(workdir: string, homeDir: string, dataDir: string, sta
  * missing or cannot build a sandbox here. `invocation.cwd` is the workdir's real path. No Unix
  * socket of the host can be reached from inside (agents/seccomp.ts: its program on fd 3);
  * `offline` also takes the network away (an API agent's bash, whose web access is http_get's allowlist).
+ * `git`: a worktree job's own git folder and variables (worktrees/sandbox-commits.ts).
  */
 export function inBubblewrap(
   invocation: Invocation,
   agentName: string,
   config: AppConfig,
-  { stateDirs = [], offline = false }: { stateDirs?: readonly string[]; offline?: boolean } = {},
+  { stateDirs = [], offline = false, git }: { stateDirs?: readonly string[]; offline?: boolean; git?: SandboxGit } = {},
 ): Invocation {
   // The server's PATH only: a directory on the agent's PATH may be one a sandboxed worker can
   // write, and a fake bwrap left there would run the next job unconfined.
@@ -135,8 +145,9 @@ export function inBubblewrap(
   return {
     ...invocation,
     command: bwrap,
+    env: { ...invocation.env, ...git?.env },
     args: [
-      ...bwrapArgs(invocation.cwd, config.homeDir, config.dataDir, stateDirs),
+      ...bwrapArgs(invocation.cwd, config.homeDir, config.dataDir, stateDirs, git?.binds),
       ...(offline ? ["--unshare-net"] : []),
       "--seccomp",
       String(SECCOMP_FD),

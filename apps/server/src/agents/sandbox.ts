@@ -3,6 +3,7 @@ import { cliAdapterFor } from "./kind-lookup.js";
 import type { Invocation } from "./types.js";
 import type { AppConfig } from "../config.js";
 import type { AgentRow } from "../db/schema.js";
+import type { SandboxGit } from "../worktrees/sandbox-commits.js";
 
 /** Where an agent's CLI keeps its tokens and sessions under home: writable in its sandbox, where home is read-only. */
 export function stateDirsOf(agent: Pick<AgentRow, "kind" | "command">): readonly string[] {
@@ -12,12 +13,12 @@ export function stateDirsOf(agent: Pick<AgentRow, "kind" | "command">): readonly
 
 /**
  * A CLI worker's invocation, wrapped in bubblewrap (agents/bubblewrap.ts) when its agent asks
- * for it, with its kind's state dirs writable. `invocation.cwd` is the workdir's real path,
- * resolved when the job started.
+ * for it, with its kind's state dirs writable, and a worktree job's own git folder (`git`).
+ * `invocation.cwd` is the workdir's real path, resolved when the job started.
  */
-export function sandboxed(invocation: Invocation, agent: AgentRow, config: AppConfig): Invocation {
+export function sandboxed(invocation: Invocation, agent: AgentRow, config: AppConfig, git?: SandboxGit): Invocation {
   if (agent.sandbox === "none") return invocation;
-  return inBubblewrap(invocation, agent.name, config, { stateDirs: stateDirsOf(agent) });
+  return inBubblewrap(invocation, agent.name, config, { stateDirs: stateDirsOf(agent), git });
 }
 
 /** In-process workers (Ollama) run inside Corral itself; a sandbox setting on them cannot be honoured. */

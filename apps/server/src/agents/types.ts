@@ -1,6 +1,7 @@
 import type { AgentAvailability, AgentField, AgentKindDescriptor, OutputStream, ReadableEvent } from "@corral/shared";
 import type { AppConfig } from "../config.js";
 import type { AgentRow } from "../db/schema.js";
+import type { SandboxGit } from "../worktrees/sandbox-commits.js";
 
 /** What a job asks of its agent, with every default already applied. */
 export interface JobSpec {
@@ -11,6 +12,8 @@ export interface JobSpec {
   agent: AgentRow;
   /** Set when the job continues an earlier job's conversation (`session` at launch). */
   followUp?: FollowUp;
+  /** A worktree job whose worker (or its commands) runs in the sandbox: the git folder it commits to there. */
+  sandboxGit?: SandboxGit;
 }
 
 /** The earlier turn a follow-up job continues. */
@@ -221,6 +224,8 @@ export interface ConversationStore {
 
 /** A worker that runs inside Corral, talking to a server over HTTP instead of spawning a CLI. */
 export interface InProcessAdapter {
+  /** Runs the model's commands in the sandbox (an API agent's bash), where a worktree job's git needs its own folder. */
+  sandboxesCommands?: boolean;
   /** Resolves with the result; throws an Error whose message is the job's error. */
   run(spec: JobSpec, io: WorkerIO): Promise<WorkerResult>;
 }

@@ -30,6 +30,7 @@ import type { JobDeps } from "./deps.js";
 import type { JobStore } from "./job-store.js";
 import { resolveWorkdir } from "./workdir.js";
 import { assertMadeByCorral, createWorktree, removeWorktree, worktreeMissing } from "../worktrees/git-worktree.js";
+import { prepareSandboxGit } from "../worktrees/sandbox-commits.js";
 import { jobDataPaths, type JobDataPaths } from "./worker-process.js";
 
 export type StopReason = "cancelled" | "timed_out" | "budget_exceeded";
@@ -439,6 +440,9 @@ export class JobDriver {
     const jobSpec = await this.specOf(row, agent);
     const listeners = this.listeners(row.id);
     const inProcess = this.deps.inProcessAdapters?.[agent.kind];
+    // A worktree job whose worker, or the model's commands, runs in the sandbox commits to a git folder of its own there.
+    const boxed = inProcess ? inProcess.sandboxesCommands === true : agent.sandbox !== "none";
+    if (boxed && row.worktree?.state === "active") jobSpec.sandboxGit = await prepareSandboxGit(row.worktree, row.id, this.config.dataDir);
     if (inProcess) {
       refuseInProcessSandbox(agent);
       return startInProcess(inProcess, jobSpec, log, listeners, files);
@@ -448,7 +452,7 @@ export class JobDriver {
     const availability = cliAvailability(agent, this.config);
     if (!availability.resolved) throw new Error(availability.hint ?? `${agent.name} is not available`);
     const baseEnv = workerEnv(agent, this.config, jobSpec.model);
-    const invocation = sandboxed(boundedInvocation(adapter, jobSpec, availability.resolved, baseEnv), agent, this.config);
+    const invocation = sandboxed(boundedInvocation(adapter, jobSpec, availability.resolved, baseEnv), agent, this.config, jobSpec.sandboxGit);
     const env = { ...baseEnv, ...invocation.env };
     assertCommandLineFits(invocation, env, jobSpec);
     return startCli(invocation, env, { adapter, spec: jobSpec, files, log, listeners, killGraceMs: this.config.killGraceMs }, this.spawner);

@@ -1,4 +1,6 @@
-import { spawn } from "node:child_process";
+import { type ChildProcessByStdio, spawn } from "node:child_process";
+import { closeSync, openSync } from "node:fs";
+import type { Readable } from "node:stream";
 
 /**
  * Git as Corral runs it on a repository a worker may have written to. A repository's config can
@@ -84,6 +86,8 @@ export interface GitOptions {
   okCodes?: number[];
   /** Keep this many bytes of stdout and stop git there, answering what came (a diff shown in part), where past 64 MB fails. */
   cutAt?: number;
+  /** A file of Corral's git reads as its stdin (a list of objects, a pack); none: stdin is closed. */
+  stdinFile?: string;
 }
 
 function baseEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -106,7 +110,15 @@ function run(cwd: string, args: string[], options: GitOptions): Promise<GitResul
   return new Promise((resolve, reject) => {
     // Its own process group: a timeout ends the children git started too (a `reset` that
     // `worktree add` runs, blocked on a FIFO, would otherwise outlive it).
-    const child = spawn("git", args, { cwd, env: baseEnv(options.env), detached: true, stdio: ["ignore", "pipe", "pipe"], windowsHide: true });
+    const stdin = options.stdinFile === undefined ? "ignore" : openSync(options.stdinFile, "r");
+    let child: ChildProcessByStdio<null, Readable, Readable>;
+    try {
+      // An fd is typed as "ignore" only to pick spawn's overload whose stdout and stderr are streams.
+      child = spawn("git", args, { cwd, env: baseEnv(options.env), detached: true, stdio: [stdin as "ignore", "pipe", "pipe"], windowsHide: true });
+    } finally {
+      // The child holds its own copy.
+      if (typeof stdin === "number") closeSync(stdin);
+    }
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let size = 0;

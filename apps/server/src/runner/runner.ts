@@ -124,6 +124,7 @@ export class Runner {
       // A worktree job's end commits what its worker left, on this machine where its worktree is.
       hooks: withWorktrees(
         fileHooks(files, config.dataDir),
+        config.dataDir,
         (message) => onError("a worktree job's end", new Error(message)),
         async (wt) => wt.runner !== undefined && (await madeHere(wt.runner)),
       ),

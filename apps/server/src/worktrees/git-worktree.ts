@@ -76,16 +76,19 @@ export async function repositoryOf(workdir: string): Promise<{ top: string; gitD
 }
 
 /** Git's variables for a command on the repository's own folder: its git dir and tree named, nothing discovered. */
-const inRepository = (top: string, gitDir: string, extra: Record<string, string> = {}): GitOptions => ({
+export const inRepository = (top: string, gitDir: string, extra: Record<string, string> = {}): GitOptions => ({
   env: { GIT_DIR: gitDir, GIT_WORK_TREE: top, ...extra },
 });
+
+/** The worktree's admin folder in the repository's git dir: its HEAD, index and logs. */
+export const adminDirOf = (wt: JobWorktree) => path.join(wt.gitDir, "worktrees", path.basename(wt.path));
 
 /**
  * Git's variables for a command on the worktree: its git dir, common dir and tree named, so
  * neither its `.git` file nor its admin folder's `commondir` (both within a worker's reach) is followed.
  */
-const inWorktree = (wt: JobWorktree, extra: Record<string, string> = {}): GitOptions => ({
-  env: { GIT_DIR: path.join(wt.gitDir, "worktrees", path.basename(wt.path)), GIT_COMMON_DIR: wt.gitDir, GIT_WORK_TREE: wt.path, ...extra },
+export const inWorktree = (wt: JobWorktree, extra: Record<string, string> = {}): GitOptions => ({
+  env: { GIT_DIR: adminDirOf(wt), GIT_COMMON_DIR: wt.gitDir, GIT_WORK_TREE: wt.path, ...extra },
 });
 
 /**
@@ -99,13 +102,13 @@ export function worktreeMissing(wt: JobWorktree): string | null {
 }
 
 /** The worktree's folder is there to read (not archived, merged, discarded or deleted by hand). */
-const hasFolder = (wt: JobWorktree) => wt.state === "active" && existsSync(wt.path);
+export const hasFolder = (wt: JobWorktree) => wt.state === "active" && existsSync(wt.path);
 
 /** The job's branch as a full ref: a tag of the same name never wins. */
 const branchRef = (wt: JobWorktree) => `refs/heads/${wt.branch}`;
 
 /** The commit the job's branch points at, or null once it is gone. */
-async function branchHead(wt: JobWorktree): Promise<string | null> {
+export async function branchHead(wt: JobWorktree): Promise<string | null> {
   const found = await git(wt.repo, ["rev-parse", "--verify", "--quiet", `${branchRef(wt)}^{commit}`], {
     ...inRepository(wt.repo, wt.gitDir),
     okCodes: [1],
@@ -209,9 +212,10 @@ export async function createWorktree(workdir: string, jobId: string, base: strin
 
 /**
  * Commits what the worker left uncommitted on its branch (Corral as author, the job in the
- * message), so the branch is the job's whole change. Nothing to commit: nothing happens.
+ * message), so the branch is the job's whole change. Nothing to commit: nothing happens. `why`: a
+ * paragraph the message adds (why the worker's own commits were not taken, say).
  */
-export async function commitLeftovers(wt: JobWorktree, jobId: string, agent: string): Promise<boolean> {
+export async function commitLeftovers(wt: JobWorktree, jobId: string, agent: string, why?: string): Promise<boolean> {
   assertMadeByCorral(wt);
   if (!hasFolder(wt)) return false;
   // Through a fresh index of the files as they are, as the diff shows them: the worktree's own
@@ -220,7 +224,8 @@ export async function commitLeftovers(wt: JobWorktree, jobId: string, agent: str
   const tree = await withEverything(wt, async (opts) => (await git(wt.path, ["write-tree"], opts)).stdout.trim());
   if (tree === (await git(wt.path, ["rev-parse", `${head}^{tree}`], inWorktree(wt))).stdout.trim()) return false;
   const message = `corral: what job ${jobId} (${agent}) left uncommitted`;
-  const commit = (await git(wt.path, ["commit-tree", tree, "-p", head, "-m", message], inWorktree(wt, CORRAL))).stdout.trim();
+  const paragraphs = why === undefined ? ["-m", message] : ["-m", message, "-m", why];
+  const commit = (await git(wt.path, ["commit-tree", tree, "-p", head, ...paragraphs], inWorktree(wt, CORRAL))).stdout.trim();
   await git(wt.path, ["update-ref", "--no-deref", "-m", message, `refs/heads/${wt.branch}`, commit, head], inWorktree(wt));
   // The worktree's index follows its branch again (its files stay as they are).
   await git(wt.path, ["read-tree", "HEAD"], inWorktree(wt));
@@ -509,7 +514,7 @@ async function removeFolder(wt: JobWorktree): Promise<void> {
       });
     await removed(wt.path);
     // Git's record of it, by the name Corral gave it, whatever its files say.
-    await inWorktreeList(wt.gitDir, () => removed(path.join(wt.gitDir, "worktrees", path.basename(wt.path))));
+    await inWorktreeList(wt.gitDir, () => removed(adminDirOf(wt)));
   }
   await pruneWorktrees(wt.repo, wt.gitDir);
 }

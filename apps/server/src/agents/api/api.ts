@@ -53,7 +53,14 @@ export function createApiAdapter(config: AppConfig, conversations: ConversationS
       const baseUrl = apiBaseUrl(agent);
       const files: string[] = [];
       const maxSteps = agent.maxSteps ?? DEFAULT_MAX_STEPS;
-      const tools = apiToolSet({ agent, config, workdir: spec.workdir, signal: io.signal, wrote: (file) => files.push(file) });
+      const tools = apiToolSet({
+        agent,
+        config,
+        workdir: spec.workdir,
+        sandboxGit: spec.sandboxGit,
+        signal: io.signal,
+        wrote: (file) => files.push(file),
+      });
       io.write(
         "sys",
         `[api] ${modelName} at ${baseUrl} (${agent.api}) · tools: ${Object.keys(tools).join(", ") || "none"} · at most ${maxSteps} steps\n`,

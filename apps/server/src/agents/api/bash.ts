@@ -1,11 +1,10 @@
 import { spawn } from "node:child_process";
 import type { Writable } from "node:stream";
-import type { AppConfig } from "../../config.js";
-import type { AgentRow } from "../../db/schema.js";
 import { inBubblewrap } from "../bubblewrap.js";
 import { Refusal } from "../../lib/confined-files.js";
 import { findExecutable } from "../../lib/find-executable.js";
 import { bashEnv } from "../inherited-env.js";
+import type { ToolContext } from "./tools.js";
 
 /** One command may run this long before it is killed. */
 const BASH_TIMEOUT_MS = 120_000;
@@ -18,7 +17,7 @@ const MAX_OUTPUT_CHARS = 32 * 1024;
  * and the agent's env only (agents/inherited-env.ts), without its API key. A machine
  * without a working bubblewrap refuses the call rather than running it unconfined.
  */
-export async function runBash(command: string, workdir: string, agent: AgentRow, config: AppConfig, signal: AbortSignal): Promise<string> {
+export async function runBash(command: string, { workdir, agent, config, signal, sandboxGit }: ToolContext): Promise<string> {
   // The same PATH the sandbox looks bubblewrap up on.
   if (!findExecutable("bwrap", config.serverEnv.PATH)) {
     throw new Refusal("bash runs only inside the bubblewrap sandbox, and bubblewrap is not installed on the server (apt-get install bubblewrap)");
@@ -26,14 +25,17 @@ export async function runBash(command: string, workdir: string, agent: AgentRow,
   let invocation: ReturnType<typeof inBubblewrap>;
   try {
     // Whatever the agent's sandbox setting: an API agent runs inside the server, and only its commands can be confined.
-    invocation = inBubblewrap({ command: "bash", args: ["-c", command], env: {}, cwd: workdir }, agent.name, config, { offline: true });
+    invocation = inBubblewrap({ command: "bash", args: ["-c", command], env: {}, cwd: workdir }, agent.name, config, {
+      offline: true,
+      git: sandboxGit,
+    });
   } catch (err) {
     throw new Refusal(`bash runs only inside the bubblewrap sandbox: ${(err as Error).message}`);
   }
   return new Promise((resolve) => {
     const child = spawn(invocation.command, invocation.args, {
       cwd: workdir,
-      env: bashEnv(agent, config),
+      env: { ...bashEnv(agent, config), ...invocation.env },
       detached: true,
       stdio: ["ignore", "pipe", "pipe", "pipe"],
     });

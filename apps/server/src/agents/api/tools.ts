@@ -3,6 +3,7 @@ import { jsonSchema, type ToolSet, tool } from "ai";
 import type { AppConfig } from "../../config.js";
 import type { AgentRow } from "../../db/schema.js";
 import { Refusal } from "../../lib/confined-files.js";
+import type { SandboxGit } from "../../worktrees/sandbox-commits.js";
 import { fileTools, type FileToolName, runFileTool } from "../tools/file-tools.js";
 import { runBash } from "./bash.js";
 import { httpGet } from "./http-get.js";
@@ -15,6 +16,8 @@ export interface ToolContext {
   agent: AgentRow;
   config: AppConfig;
   workdir: string;
+  /** A worktree job's git folder in the sandbox, for bash (worktrees/sandbox-commits.ts). */
+  sandboxGit?: SandboxGit;
   signal: AbortSignal;
   /** A file write_file wrote, relative to the workdir. */
   wrote(file: string): void;
@@ -91,7 +94,7 @@ const DEFS: Record<AgentTool, ToolDef> = {
       properties: { command: { type: "string", description: "The command line, run with bash -c in the working directory" } },
       required: ["command"],
     },
-    run: (args, ctx) => runBash(required(args, "command"), ctx.workdir, ctx.agent, ctx.config, ctx.signal),
+    run: (args, ctx) => runBash(required(args, "command"), ctx),
   },
   http_get: {
     description:

@@ -10,6 +10,8 @@ import { agentFields, allowedHosts, apiKeyVariable, modelApi, role, serverUrl, s
 const lazyApiAdapter: InProcessAgentKind["inProcess"]["adapter"] = (config, conversations) => {
   let adapter: Promise<InProcessAdapter> | undefined;
   return {
+    // bash runs in the sandbox.
+    sandboxesCommands: true,
     async run(spec, io) {
       adapter ??= import("../api/api.js").then(({ createApiAdapter }) => createApiAdapter(config, conversations));
       return (await adapter).run(spec, io);
