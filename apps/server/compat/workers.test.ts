@@ -1,14 +1,18 @@
 // The real Gemini CLI 0.61.0 and OpenCode 1.18.33 as Corral workers, each talking to a fake of
 // its LLM API: the scripted model asks the CLI to write a file with the CLI's own write tool, the
 // job succeeds, the file is there, and the usage Corral parsed from the CLI's real output matches
-// what the fake API reported.
-import { readFileSync } from "node:fs";
+// what the fake API reported. In the sandbox, OpenCode's bash tool commits in its worktree, and the
+// commit is taken onto the job's branch.
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { startFakeGemini } from "../test/fixtures/fake-llm/gemini.js";
 import { startFakeOpenAI } from "../test/fixtures/fake-llm/openai.js";
 import type { Script } from "../test/fixtures/fake-llm/script.js";
-import { configureAgent, pointOpencodeAt, runJob, workerSuite } from "./lib/jobs.js";
+import { api } from "../test/helpers.js";
+import { hasBwrap } from "../test/required-tool.js";
+import { configureAgent, FAKE_OPENCODE_MODEL, opencodeConfig, pointOpencodeAt, runJob, workerSuite } from "./lib/jobs.js";
 
 const suite = workerSuite(["gemini", "opencode"]);
 
@@ -65,4 +69,41 @@ describe("real CLIs as Corral workers", () => {
     expect(job.usage.costSource).toBe("reported");
     expect(job.usage.costUsd).toBeCloseTo((1100 * 3 + 100 * 0.3 + 40 * 15 + 1300 * 3 + 12 * 15) / 1e6, 10);
   });
+
+  it.skipIf(!hasBwrap())(
+    "OpenCode 1.18.33 in the sandbox commits in its worktree with its bash tool; the commit lands on the job's branch",
+    async () => {
+      const repo = path.join(suite.server.root, "jobs", "boxed-repo");
+      mkdirSync(repo, { recursive: true });
+      const git = (...args: string[]) => execFileSync("git", args, { cwd: repo, encoding: "utf8" }).trim();
+      git("init", "-q", "-b", "main");
+      writeFileSync(path.join(repo, "app.txt"), "start\n");
+      git("add", ".");
+      git("-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "start");
+      const command =
+        "echo hello > hello.txt && git add hello.txt && git -c user.name=oc -c user.email=oc@x commit -qm 'opencode commits' && git log --format=%s";
+      const fake = suite.track(
+        await startFakeOpenAI([
+          { kind: "tool", name: "bash", args: { command, description: "Commit hello.txt" }, usage: { input: 1200, output: 40 } },
+          { kind: "text", text: "Committed.", usage: { input: 1300, output: 12 } },
+        ]),
+      );
+      // The sandbox's /tmp is its own; the suite's TMPDIR (under home) is read-only there.
+      await configureAgent(suite.server, "opencode", { ...opencodeConfig(suite.server.root, fake.url), TMPDIR: "/tmp" });
+      const model = FAKE_OPENCODE_MODEL;
+      const boxed = await api(suite.server, "PATCH", "/api/agents/opencode", { sandbox: "bwrap" });
+      expect(boxed.status, JSON.stringify(boxed.body)).toBe(200);
+      try {
+        const { job, output } = await runJob(suite.server, "opencode", { prompt: "Commit a greeting.", workdir: repo, worktree: true, model });
+        expect(job.status, `${job.error ?? ""}\n${output}`).toBe("succeeded");
+        // Its bash tool's output, in OpenCode's JSON events: the commit, on the worktree's history.
+        expect(output).toContain(String.raw`"output":"opencode commits\nstart\n"`);
+        expect(git("log", "--format=%an %s", `corral/${job.id}`).split("\n").slice(-2)).toEqual(["oc opencode commits", "u start"]);
+        expect(git("show", `corral/${job.id}~0:hello.txt`)).toBe("hello");
+        expect(git("log", "-1", "--format=%s", "main")).toBe("start");
+      } finally {
+        await api(suite.server, "PATCH", "/api/agents/opencode", { sandbox: "none" });
+      }
+    },
+  );
 });
