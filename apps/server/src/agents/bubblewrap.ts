@@ -71,6 +71,10 @@ export function bwrapArgs(
 ): string[] {
   const args = [
     "--die-with-parent",
+    // Run by root, bubblewrap keeps every capability for the worker: CAP_SYS_ADMIN would remount the
+    // read-only binds (the repository's .git, home) writable. Unprivileged, this changes nothing.
+    "--cap-drop",
+    "ALL",
     "--unshare-pid",
     "--unshare-ipc",
     "--unshare-uts",

@@ -23,7 +23,10 @@ export function withWorktrees(
     async ended(row, ran) {
       await inner.ended(row, ran);
       if (row.worktree?.state !== "active" || !(await here(row.worktree))) return;
-      const notTaken = await takeSandboxCommits(row.worktree, row.id, dataDir);
+      // Never a rejection: several callers do not await this hook, and a rejection there ends the server.
+      const notTaken = await takeSandboxCommits(row.worktree, row.id, dataDir).catch(
+        (err: unknown) => `its commits were not taken: ${err instanceof Error ? err.message : String(err)}`,
+      );
       if (notTaken) warn(`job ${row.id}: ${notTaken}`);
       await commitLeftovers(row.worktree, row.id, row.agent, notTaken ?? undefined).catch((err: unknown) =>
         warn(`job ${row.id}: could not commit what it left in ${row.worktree?.path}: ${err instanceof Error ? err.message : String(err)}`),

@@ -1,4 +1,7 @@
-import { closeSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { closeSync, lstatSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { opendir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { JobWorktree } from "@corral/shared";
@@ -43,9 +46,9 @@ export async function prepareSandboxGit(wt: JobWorktree, jobId: string, dataDir:
   const head = await branchHead(wt);
   if (!head) throw new Error(`its branch ${wt.branch} is gone; launch a new job`);
   // Made whole, then put in place: an earlier attempt's, whose commits its end took, is replaced.
-  rmSync(own, { recursive: true, force: true });
+  await discard(own);
   const making = `${own}.new`;
-  rmSync(making, { recursive: true, force: true });
+  await discard(making);
   mkdirSync(path.join(making, "objects", "pack"), { recursive: true, mode: PRIVATE_DIR_MODE });
   mkdirSync(path.join(making, "objects", "info"), { mode: PRIVATE_DIR_MODE });
   writeFileSync(path.join(making, "HEAD"), `${head}\n`);
@@ -77,7 +80,7 @@ export async function takeSandboxCommits(wt: JobWorktree, jobId: string, dataDir
     const theirs = workerHead(own);
     if (!hasFolder(wt) || !branch || theirs === null || theirs === branch) return null;
     const objects = path.join(own, "objects");
-    const planted = strangeEntry(objects);
+    const planted = await strangeEntry(objects);
     if (planted) return `its commits were not taken: ${planted}`;
     // Alternates would have git read other folders as objects; a commit-graph could lie about parents.
     rmSync(path.join(objects, "info"), { recursive: true, force: true });
@@ -93,7 +96,11 @@ export async function takeSandboxCommits(wt: JobWorktree, jobId: string, dataDir
     scratch = mkdtempSync(path.join(tmpdir(), "corral-take-"));
     const list = path.join(scratch, "objects");
     writeFileSync(list, (await git(wt.repo, ["rev-list", "--objects", `${branch}..${theirs}`, "--"], worker)).stdout);
-    const pack = (await git(wt.repo, ["pack-objects", "-q", path.join(scratch, "pack")], { ...worker, stdinFile: list })).stdout.trim();
+    const pack =
+      // One pack, whatever the repository's pack.packSizeLimit (which would split it and print several names).
+      (
+        await git(wt.repo, ["-c", "pack.packSizeLimit=0", "pack-objects", "-q", path.join(scratch, "pack")], { ...worker, stdinFile: list })
+      ).stdout.trim();
     // Into the repository, every object hashed again from its content and checked (git fsck's checks).
     await git(wt.repo, ["index-pack", "--strict", "--stdin"], { ...repository, stdinFile: path.join(scratch, `pack-${pack}.pack`) });
     // Again with the repository's objects alone: the branch descends, and every object is there.
@@ -108,8 +115,28 @@ export async function takeSandboxCommits(wt: JobWorktree, jobId: string, dataDir
     return `its commits were not taken: ${err instanceof Error ? err.message : String(err)}`;
   } finally {
     if (scratch) rmSync(scratch, { recursive: true, force: true });
-    rmSync(own, { recursive: true, force: true });
+    await discard(own);
   }
+}
+
+/**
+ * Removes a folder the worker wrote, never throwing and never holding the event loop: moved aside
+ * at once (the next attempt's folder can be made), then removed by GNU chmod and rm in their own
+ * process. They walk by file descriptor, so a tree deeper than PATH_MAX goes too, and folders the
+ * worker made unwritable are made writable first (fs.rmSync fails on both, and blocks on a
+ * million files). Links are removed, never followed.
+ */
+async function discard(dir: string): Promise<void> {
+  const gone = `${dir}.gone-${randomBytes(6).toString("hex")}`;
+  try {
+    renameSync(dir, gone);
+  } catch {
+    return; // Not there (or not movable: then nothing of it is read again either).
+  }
+  const run = (command: string, args: string[]) =>
+    new Promise<void>((resolve) => execFile(command, args, { timeout: 10 * 60_000, killSignal: "SIGKILL" }, () => resolve()));
+  await run("chmod", ["-R", "u+rwX", "--", gone]);
+  await run("rm", ["-rf", "--", gone]);
 }
 
 /** The commit the worker's HEAD names; null when it names a branch (none of which it could move) or nothing readable. */
@@ -127,19 +154,22 @@ function workerHead(own: string): string | null {
 }
 
 /** What, in the worker's object folder, is neither a folder nor a regular file (a link, a FIFO), or too many files; null if nothing. */
-function strangeEntry(objects: string): string | null {
+async function strangeEntry(objects: string): Promise<string | null> {
   let entries = 0;
-  const walk = (dir: string): string | null => {
+  const walk = async (dir: string, depth: number): Promise<string | null> => {
     if (!lstatSync(dir, { throwIfNoEntry: false })?.isDirectory()) return `${path.relative(path.dirname(objects), dir)} is not a folder`;
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    // Git's object folder is two levels deep (pack/, info/, xx/): anything deeper is not git's.
+    if (depth > 3) return `${path.relative(path.dirname(objects), dir)} is deeper than an object folder's`;
+    // Read an entry at a time, stopping at the limit: never a whole folder of millions into memory at once.
+    for await (const entry of await opendir(dir)) {
       const at = path.join(dir, entry.name);
       if (++entries > MAX_OBJECT_FILES) return `more than ${MAX_OBJECT_FILES} entries in its object folder`;
       if (entry.isDirectory()) {
-        const found = walk(at);
+        const found = await walk(at, depth + 1);
         if (found) return found;
       } else if (!entry.isFile()) return `${path.relative(path.dirname(objects), at)} is not a regular file`;
     }
     return null;
   };
-  return walk(objects);
+  return walk(objects, 0);
 }
