@@ -8,7 +8,7 @@ const configFile = path.join(root, "data", "corral.yaml");
 const auth = { authorization: `Bearer ${token}` };
 
 const GOOD = "agents:\n  from_file:\n    provider: gemini\n    description: Declared in corral.yaml\n";
-const BAD = "agents:\n  from_file:\n    provider: gemini\n    colour: red\n";
+const BAD = "agents:\n  from_file:\n    provider: gemini\n    colour: red\nservers:\n  - host: build.example.com\n";
 
 test.afterEach(async ({ request }) => {
   rmSync(configFile, { force: true });
@@ -16,7 +16,7 @@ test.afterEach(async ({ request }) => {
   await expect.poll(async () => (await (await request.get("/api/config", { headers: auth })).json()).state).toBe("absent");
 });
 
-test("the Agents page marks the file's agents and shows a refused file's line and field", async ({ page }, testInfo) => {
+test("the Agents page marks the file's agents and shows every error of a refused file with its line and field", async ({ page }, testInfo) => {
   writeFileSync(configFile, GOOD);
   await signIn(page);
   await page.goto("/agents");
@@ -29,7 +29,12 @@ test("the Agents page marks the file's agents and shows a refused file's line an
   writeFileSync(configFile, BAD);
   const banner = page.getByRole("alert", { name: "Config file refused" });
   await expect(banner).toBeVisible();
-  await expect(banner).toContainText("line 4, column 5, at agents.from_file.colour: unknown field colour");
+  // Every error at once, each where it is.
+  await expect(banner).toContainText("was not loaded: 2 errors");
+  await expect(banner.getByRole("listitem")).toHaveText([
+    "line 4, column 5, at agents.from_file.colour: unknown field colour",
+    /^line 5, column 1, at servers: Corral does not reach servers over ssh; remove servers: to run an agent on another machine, start `corral runner` there/,
+  ]);
   await expect(banner).toContainText("(from_file) keep running");
   await expect(row).toBeVisible();
   await snapshot(page, testInfo, "config-file-refused");

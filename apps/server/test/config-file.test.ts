@@ -5,7 +5,9 @@ import { Writable } from "node:stream";
 import type { AgentList, ApiError, ConfigFileError, ConfigFileStatus, Job } from "@corral/shared";
 import { afterEach, describe, expect, it } from "vitest";
 import { parse } from "yaml";
+import type { AppConfig } from "../src/config.js";
 import { mapProvider } from "../src/config-file/providers.js";
+import { meantFile } from "../src/config-file/service.js";
 import { api, startServer, tempDir, type TestServer, until } from "./helpers.js";
 import { registryOnPostgres, usePostgres } from "./postgres.js";
 
@@ -83,7 +85,7 @@ describe("agents in a file (CORRAL_CONFIG)", () => {
   it("loads the file's agents, budgets and prices at start, marked as from the file", async () => {
     const { server, file } = await serverWithFile(TWO_AGENTS);
     const status = await statusOf(server);
-    expect(status).toMatchObject({ path: file, state: "loaded", agents: ["reviewer", "scout"], error: null });
+    expect(status).toMatchObject({ path: file, state: "loaded", agents: ["reviewer", "scout"], errors: [], hint: null });
     const agents = await agentsOf(server);
     const reviewer = agents.find((a) => a.name === "reviewer");
     expect(reviewer).toMatchObject({
@@ -143,12 +145,11 @@ describe("agents in a file (CORRAL_CONFIG)", () => {
     const { server } = await serverWithFile("agents:\n  reviewer:\n    provider: gemini\n    colour: red\n", {}, logs);
     const status = await statusOf(server);
     expect(status.state).toBe("error");
-    expect(status.error).toEqual({ message: "unknown field colour", field: "agents.reviewer.colour", line: 4, column: 5 });
+    expect(status.errors).toEqual([{ message: "unknown field colour", field: "agents.reviewer.colour", line: 4, column: 5 }]);
     expect((await agentsOf(server)).find((a) => a.name === "reviewer")).toBeUndefined();
-    const logged = logs
-      .map((l) => JSON.parse(l) as { msg: string; line?: number; field?: string })
-      .find((l) => l.msg.includes("config file refused"));
-    expect(logged).toMatchObject({ line: 4, field: "agents.reviewer.colour" });
+    const logged = logs.map((l) => JSON.parse(l) as { msg: string; errors?: ConfigFileError[] }).find((l) => l.msg.includes("config file refused"));
+    expect(logged?.errors).toMatchObject([{ line: 4, field: "agents.reviewer.colour" }]);
+    expect(logged?.msg).toContain("line 4, column 5: agents.reviewer.colour: unknown field colour");
   });
 
   it("refuses a bad change with its line and field and keeps the previous agents", async () => {
@@ -177,10 +178,10 @@ describe("agents in a file (CORRAL_CONFIG)", () => {
       saveAtomically(file, text);
       const status = await waitForStatus(
         server,
-        (s) => s.state === "error" && s.error?.line === where.line && s.error?.field === where.field,
+        (s) => s.state === "error" && s.errors[0]?.line === where.line && s.errors[0]?.field === where.field,
         `refusal of ${text}`,
       );
-      expect(status.error, text).toMatchObject(where);
+      expect(status.errors, text).toMatchObject([where]);
       expect(status.agents).toEqual(["reviewer", "scout"]);
       const agents = await agentsOf(server);
       expect(agents.find((a) => a.name === "reviewer")).toMatchObject({ model: "gemini-2.5-pro", enabled: true, source: "file" });
@@ -188,8 +189,103 @@ describe("agents in a file (CORRAL_CONFIG)", () => {
       saveAtomically(file, TWO_AGENTS);
       await waitForStatus(server, (s) => s.state === "loaded", "the good file again");
     }
-    const clash = (await statusOf(server)).error;
-    expect(clash).toBeNull();
+    expect((await statusOf(server)).errors).toEqual([]);
+  });
+
+  it("reports every error of the orchestrator's file at once, each with its line, column, field and fix", async () => {
+    const text = [
+      "agents:",
+      "  coder:",
+      "    role: You write code.",
+      "    provider: litellm",
+      "    model: gemini-1.5-pro",
+      "    tools: [read, write, ssh]",
+      "  researcher:",
+      "    provider: lisp-machine",
+      "    colour: red",
+      "  writer:",
+      "    provider: claude-code",
+      "budgets:",
+      "  - { provider: openai, period: week, maxCostUsd: 5 }",
+      "servers:",
+      "  - name: build",
+      "    host: build.example.com",
+      "",
+    ].join("\n");
+    const { server } = await serverWithFile(text);
+    const status = await statusOf(server);
+    expect(status.state).toBe("error");
+    const where = status.errors.map((e) => `${e.line}:${e.column} ${e.field}`);
+    expect(where.sort()).toEqual(["14:1 servers", "13:33 budgets.0.period", "6:26 agents.coder.tools.2", "9:5 agents.researcher.colour"].sort());
+    const about = (field: string) => status.errors.find((e) => e.field === field)?.message ?? "";
+    expect(about("servers")).toMatch(/^Corral does not reach servers over ssh; remove servers: .*corral runner.*runnerLabel \(docs\/runners\.md\)$/);
+    expect(about("agents.coder.tools.2")).toMatch(/no model an ssh tool.*runnerLabel/);
+    // Well-formed agents are checked too, in the same report, once the fields above are fixed.
+    const fixed = text
+      .replace("ssh]", "grep]")
+      .replace("    colour: red\n", "")
+      .replace(/servers:[\s\S]*$/, "")
+      .replace("week", "day");
+    const { server: again } = await serverWithFile(fixed);
+    const second = await statusOf(again);
+    expect(second.errors.map((e) => `${e.line}:${e.column} ${e.field}`).sort()).toEqual(
+      ["5:12 agents.coder.model", "8:15 agents.researcher.provider"].sort(),
+    );
+    expect(second.errors.find((e) => e.field === "agents.coder.model")?.message).toMatch(
+      /^LiteLLM sends a bare gemini-1\.5-pro to Vertex AI, which Corral does not reach; write gemini\/gemini-1\.5-pro for Google AI Studio/,
+    );
+  });
+
+  it("reads provider litellm with the model as LiteLLM names it, or through a LiteLLM proxy", async () => {
+    const text = [
+      "agents:",
+      "  coder: { provider: litellm, model: gpt-4o, role: You write code., tools: [read, write, list_dir] }",
+      "  critic: { provider: litellm, model: claude-sonnet-4-5 }",
+      "  scout: { provider: litellm, model: gemini/gemini-2.5-flash }",
+      "  router: { provider: litellm, model: openrouter/meta-llama/llama-3-70b }",
+      "  proxied: { provider: litellm, model: team-gpt, baseUrl: 'http://127.0.0.1:4000/v1' }",
+      "",
+    ].join("\n");
+    const { server } = await serverWithFile(text);
+    const status = await statusOf(server);
+    expect(status.errors).toEqual([]);
+    const agents = await agentsOf(server);
+    const of = (name: string) => agents.find((a) => a.name === name);
+    expect(of("coder")).toMatchObject({ kind: "api", api: "openai", provider: "openai", model: "gpt-4o", apiKeyEnv: "OPENAI_API_KEY" });
+    expect(of("coder")?.tools).toEqual(["read_file", "write_file", "list_files"]);
+    expect(of("critic")).toMatchObject({
+      kind: "api",
+      api: "anthropic",
+      provider: "anthropic",
+      model: "claude-sonnet-4-5",
+      apiKeyEnv: "ANTHROPIC_API_KEY",
+    });
+    expect(of("scout")).toMatchObject({ kind: "api", api: "google", provider: "google", model: "gemini-2.5-flash", apiKeyEnv: "GEMINI_API_KEY" });
+    expect(of("router")).toMatchObject({
+      api: "openai",
+      provider: "openrouter",
+      model: "meta-llama/llama-3-70b",
+      baseUrl: "https://openrouter.ai/api/v1",
+    });
+    expect(of("proxied")).toMatchObject({
+      api: "openai",
+      provider: "litellm",
+      model: "team-gpt",
+      baseUrl: "http://127.0.0.1:4000/v1",
+      apiKeyEnv: "LITELLM_API_KEY",
+    });
+  });
+
+  it("says where it looks when a config.yaml sits in the folder Corral started from", () => {
+    const root = tempDir();
+    dirs.push(root);
+    const config: Pick<AppConfig, "configFile" | "configFileNamed"> = { configFile: path.join(root, "data", "corral.yaml"), configFileNamed: false };
+    expect(meantFile(config, root)).toBeNull();
+    writeFileSync(path.join(root, "config.yaml"), "agents: {}\n");
+    expect(meantFile(config, root)).toBe(
+      `Corral reads its config file from ${config.configFile} (none there), not ${path.join(root, "config.yaml")}: start it with CORRAL_CONFIG=${path.join(root, "config.yaml")}, or copy the file there`,
+    );
+    expect(meantFile({ ...config, configFileNamed: true }, root)).toBeNull();
   });
 
   it("a bad file at a restart keeps the agents the last run loaded", async () => {
@@ -201,7 +297,7 @@ describe("agents in a file (CORRAL_CONFIG)", () => {
     const again = await startServer({}, { root, dataDir });
     servers.push(again);
     const status = await statusOf(again);
-    expect(status).toMatchObject({ state: "error", agents: ["reviewer", "scout"], error: expect.objectContaining({ line: 3 }) });
+    expect(status).toMatchObject({ state: "error", agents: ["reviewer", "scout"], errors: [expect.objectContaining({ line: 3 })] });
     expect((await agentsOf(again)).filter((a) => a.source === "file").map((a) => [a.name, a.enabled])).toEqual([
       ["reviewer", true],
       ["scout", true],
@@ -322,7 +418,7 @@ describe("agents in a file (CORRAL_CONFIG)", () => {
       const { server } = await serverWithFile(null, { CORRAL_CONFIG: file });
       const status = await statusOf(server);
       expect(status.state, name).toBe("error");
-      expect(status.error?.message, name).toMatch(message);
+      expect(status.errors[0]?.message, name).toMatch(message);
       expect((await api(server, "GET", "/api/health")).status).toBe(200);
     }
   });
@@ -332,7 +428,7 @@ describe("agents in a file (CORRAL_CONFIG)", () => {
     dirs.push(root);
     const file = path.join(root, "agents.yaml");
     const { server } = await serverWithFile(null, { CORRAL_CONFIG: file });
-    expect((await statusOf(server)).error?.message).toContain("does not exist");
+    expect((await statusOf(server)).errors[0]?.message).toContain("does not exist");
     saveAtomically(file, TWO_AGENTS);
     await waitForStatus(server, (s) => s.state === "loaded", "the file once written");
   });

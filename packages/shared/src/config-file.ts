@@ -21,6 +21,9 @@ export const ConfigFileStatusSchema = z.object({
   agents: z.array(AgentNameSchema),
   /** When the file was last read without error. */
   loadedAt: z.number().nullable(),
-  error: ConfigFileErrorSchema.nullable(),
+  /** Everything wrong with the file, in one report (state `error`); empty otherwise. */
+  errors: z.array(ConfigFileErrorSchema),
+  /** Where Corral looks, when it found no file there but one a user may have meant (`./config.yaml`); else null. */
+  hint: z.string().nullable(),
 });
 export type ConfigFileStatus = z.infer<typeof ConfigFileStatusSchema>;

@@ -1,7 +1,15 @@
-import { AgentNameSchema, type AgentTool, AgentToolSchema, CreateBudgetBodySchema, SetPriceBodySchema, UpdateAgentBodySchema } from "@corral/shared";
+import {
+  AgentNameSchema,
+  type AgentTool,
+  type ConfigFileError,
+  AgentToolSchema,
+  CreateBudgetBodySchema,
+  SetPriceBodySchema,
+  UpdateAgentBodySchema,
+} from "@corral/shared";
 import { CST, type Document, isMap, isSeq, Lexer, LineCounter, type Node, parseDocument } from "yaml";
 import { z } from "zod";
-import { type ConfigFileRefusal, refusal } from "./read.js";
+import { ConfigFileRefusal, configError, refusal } from "./read.js";
 
 /** Aliases are for sharing a few fields; thousands are a billion-laughs expansion. */
 const MAX_ALIASES = 100;
@@ -13,13 +21,28 @@ const MAX_AGENTS = 500;
 /** The orchestrator's tool names, read as Corral's; `ssh` has no counterpart (a worker with a host's keys is out of bounds). */
 const TOOL_ALIASES: Record<string, string> = { read: "read_file", write: "write_file", list_dir: "list_files", http_request: "http_get" };
 
+/** How Corral does what the orchestrator does on another machine: a runner there (docs/runners.md). */
+const ON_ANOTHER_MACHINE =
+  "to run an agent on another machine, start `corral runner` there with a label and give the agent that runnerLabel (docs/runners.md)";
+
 const toolList = `${AgentToolSchema.options.join(", ")} (read, write, list_dir and http_request also work)`;
 const FileToolSchema = z.string().transform((name, ctx): AgentTool => {
   const tool = AgentToolSchema.safeParse(TOOL_ALIASES[name] ?? name);
   if (tool.success) return tool.data;
-  ctx.addIssue({ code: "custom", message: `unknown tool ${name}; the tools are ${toolList}` });
+  ctx.addIssue({
+    code: "custom",
+    message:
+      name === "ssh"
+        ? `Corral gives no model an ssh tool (a worker holding a host's keys is out of its bounds); remove it: ${ON_ANOTHER_MACHINE}`
+        : `unknown tool ${name}; the tools are ${toolList}`,
+  });
   return z.NEVER;
 });
+
+/** Top-level sections of the orchestrator's file that Corral does another way, and what to do instead. */
+const ELSEWHERE: Record<string, string> = {
+  servers: `Corral does not reach servers over ssh; remove servers: ${ON_ANOTHER_MACHINE}`,
+};
 
 /** One agent as the file declares it: the orchestrator's `provider` (mapped in providers.ts), and Corral's own fields. */
 const FileAgentSchema = UpdateAgentBodySchema.omit({ provider: true, api: true, tools: true })
@@ -30,10 +53,11 @@ const FileAgentSchema = UpdateAgentBodySchema.omit({ provider: true, api: true, 
   .strict();
 export type FileAgent = z.infer<typeof FileAgentSchema>;
 
+/** The file's sections; each agent is checked apart (FileAgentSchema), so one report names every agent's errors. */
 const ConfigFileSchema = z
   .object({
     agents: z
-      .record(AgentNameSchema, FileAgentSchema)
+      .record(AgentNameSchema, z.unknown())
       .refine((agents) => Object.keys(agents).length <= MAX_AGENTS, `a config file may declare at most ${MAX_AGENTS} agents`)
       .nullable()
       .optional(),
@@ -43,14 +67,21 @@ const ConfigFileSchema = z
   .strict();
 
 export interface ConfigDeclarations {
+  /** The agents declared without an error in their fields. */
   agents: Record<string, FileAgent>;
   budgets: z.infer<typeof CreateBudgetBodySchema>[];
   prices: z.infer<typeof SetPriceBodySchema>[];
-  /** The refusal of a declared value, pointing at its place in the file. */
-  refuse(path: (string | number)[], message: string): ConfigFileRefusal;
+  /** What is wrong in the file's shape and fields (empty: nothing); the service adds what its checks find. */
+  errors: ConfigFileError[];
+  /** An error in a declared value, pointing at its place in the file. */
+  errorAt(path: (string | number)[], message: string): ConfigFileError;
 }
 
-/** Parses and checks the file's text; the refusal names the line, column and field at fault. */
+/**
+ * Parses and checks the file's text. A file that cannot be read as YAML is refused here, with
+ * every syntax error; what is wrong in its fields is collected in `errors`, every agent's, each
+ * with its line, column and field.
+ */
 export function parseConfigText(text: string): ConfigDeclarations {
   const deep = tooDeep(text);
   if (deep !== null) {
@@ -59,10 +90,13 @@ export function parseConfigText(text: string): ConfigDeclarations {
   }
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false, merge: true });
-  const [syntax] = doc.errors;
-  if (syntax) {
-    const pos = lines.linePos(syntax.pos[0]);
-    throw refusal(syntax.message.split("\n")[0] ?? syntax.message, null, pos.line, pos.col);
+  if (doc.errors.length > 0) {
+    throw new ConfigFileRefusal(
+      doc.errors.map((syntax) => {
+        const pos = lines.linePos(syntax.pos[0]);
+        return configError(syntax.message.split("\n")[0] ?? syntax.message, null, pos.line, pos.col);
+      }),
+    );
   }
   let data: unknown;
   try {
@@ -71,29 +105,51 @@ export function parseConfigText(text: string): ConfigDeclarations {
     const message = (err as Error).message;
     throw refusal(/alias/i.test(message) ? `too many aliases (at most ${MAX_ALIASES} expansions): ${message}` : message);
   }
-  const at = (path: (string | number)[], key: boolean) => {
+  const placed = (path: (string | number)[], message: string, key: boolean) => {
     const offset = offsetOf(doc, path, key);
-    return offset === null ? { line: null, col: null } : lines.linePos(offset);
+    const pos = offset === null ? { line: null, col: null } : lines.linePos(offset);
+    return configError(message, path.join(".") || null, pos.line, pos.col);
   };
+  /** A schema's issues as errors, under `prefix` in the file. */
+  const errorsOf = (issues: z.core.$ZodIssue[], prefix: (string | number)[]) =>
+    issues.flatMap((issue) => {
+      const where = [...prefix, ...issue.path.map((p) => (typeof p === "symbol" ? String(p) : p))];
+      if (issue.code !== "unrecognized_keys") return [placed(where, issue.message, issue.code === "invalid_key")];
+      // Each unknown field apart, where it is; the orchestrator's own sections with what Corral does instead.
+      return issue.keys.map((key) => placed([...where, key], (where.length === 0 && ELSEWHERE[key]) || `unknown field ${key}`, true));
+    });
   const parsed = ConfigFileSchema.safeParse(data ?? {});
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    if (!issue) throw refusal("the file was refused");
-    const unknownKey = issue.code === "unrecognized_keys" ? issue.keys[0] : undefined;
-    const path = (unknownKey === undefined ? issue.path : [...issue.path, unknownKey]).map((p) => (typeof p === "symbol" ? String(p) : p));
-    const pos = at(path, unknownKey !== undefined || issue.code === "invalid_key");
-    const message = unknownKey === undefined ? issue.message : `unknown field ${unknownKey}`;
-    throw refusal(message, path.join(".") || null, pos.line, pos.col);
+    // The sections that are well formed are still checked, so the report says everything at once.
+    const errors = errorsOf(parsed.error.issues, []);
+    const sections = data !== null && typeof data === "object" && !Array.isArray(data) ? (data as Record<string, unknown>) : {};
+    const { shape } = ConfigFileSchema;
+    const agents = shape.agents.safeParse(sections.agents);
+    const budgets = shape.budgets.safeParse(sections.budgets);
+    const prices = shape.prices.safeParse(sections.prices);
+    return declarations(
+      (agents.success && agents.data) || {},
+      (budgets.success && budgets.data) || [],
+      (prices.success && prices.data) || [],
+      errors,
+    );
   }
-  return {
-    agents: parsed.data.agents ?? {},
-    budgets: parsed.data.budgets ?? [],
-    prices: parsed.data.prices ?? [],
-    refuse: (path, message) => {
-      const pos = at(path, false);
-      return refusal(message, path.join("."), pos.line, pos.col);
-    },
-  };
+  return declarations(parsed.data.agents ?? {}, parsed.data.budgets ?? [], parsed.data.prices ?? [], []);
+
+  function declarations(
+    declared: Record<string, unknown>,
+    budgets: ConfigDeclarations["budgets"],
+    prices: ConfigDeclarations["prices"],
+    errors: ConfigFileError[],
+  ): ConfigDeclarations {
+    const agents: Record<string, FileAgent> = {};
+    for (const [name, value] of Object.entries(declared)) {
+      const agent = FileAgentSchema.safeParse(value);
+      if (agent.success) agents[name] = agent.data;
+      else errors.push(...errorsOf(agent.error.issues, ["agents", name]));
+    }
+    return { agents, budgets, prices, errors, errorAt: (path, message) => placed(path, message, false) };
+  }
 }
 
 /**

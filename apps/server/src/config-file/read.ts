@@ -6,15 +6,38 @@ import { openRegularFile, readAt } from "../lib/regular-file.js";
 /** Far more than any set of agents needs; a bigger file is refused before it is parsed. */
 export const MAX_CONFIG_BYTES = 1024 * 1024;
 
-/** A config file that cannot be used, with where it is wrong. */
+/** At most this many of a file's errors are reported; a file with more is likely not a config file. */
+export const MAX_REPORTED_ERRORS = 50;
+
+/** A config file that cannot be used, with everything wrong in it and where. */
 export class ConfigFileRefusal extends Error {
-  constructor(readonly detail: ConfigFileError) {
-    super(detail.line === null ? detail.message : `line ${detail.line}, column ${detail.column}: ${detail.message}`);
+  readonly errors: ConfigFileError[];
+  constructor(errors: ConfigFileError[]) {
+    // In the file's order, as an editor shows it.
+    const ordered = [...errors].sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0));
+    super(ordered.map(describeConfigError).join("; "));
+    this.errors = ordered.slice(0, MAX_REPORTED_ERRORS);
   }
 }
 
+/** One error as a line of text: where, then what. */
+export const describeConfigError = (e: ConfigFileError) =>
+  `${e.line === null ? "" : `line ${e.line}, column ${e.column}: `}${e.field ? `${e.field}: ` : ""}${e.message}`;
+
+export const configError = (
+  message: string,
+  field: string | null = null,
+  line: number | null = null,
+  column: number | null = null,
+): ConfigFileError => ({
+  message,
+  field,
+  line,
+  column,
+});
+
 export const refusal = (message: string, field: string | null = null, line: number | null = null, column: number | null = null) =>
-  new ConfigFileRefusal({ message, field, line, column });
+  new ConfigFileRefusal([configError(message, field, line, column)]);
 
 /**
  * The file's text, or null when there is none. Opened as the file API opens files: a link or a

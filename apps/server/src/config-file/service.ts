@@ -1,6 +1,6 @@
-import { type FSWatcher, watch } from "node:fs";
+import { existsSync, type FSWatcher, watch } from "node:fs";
 import path from "node:path";
-import type { AgentFieldName, ConfigFileStatus } from "@corral/shared";
+import type { AgentFieldName, ConfigFileError, ConfigFileStatus } from "@corral/shared";
 import type { FastifyBaseLogger } from "fastify";
 import { defaultWorkdir, type AppConfig } from "../config.js";
 import { refusedLoaderVariable, loaderRefusal } from "../agents/agent-env.js";
@@ -11,8 +11,8 @@ import type { AgentService } from "../agents/service.js";
 import type { CostService } from "../costs/service.js";
 import type { NewAgentRow } from "../db/registry.js";
 import type { ConfigDeclarations } from "./parse.js";
-import { ConfigFileRefusal, readConfigText } from "./read.js";
-import { mapProvider, ProviderError } from "./providers.js";
+import { ConfigFileRefusal, configError, describeConfigError, readConfigText, refusal } from "./read.js";
+import { mapProvider, ProviderError, type ProviderMapping } from "./providers.js";
 
 /** Editors write a file in several steps (truncate and write, or write a copy and rename it over): read once they are done. */
 const SETTLE_MS = 150;
@@ -24,9 +24,24 @@ export interface ConfigFileDeps {
 }
 
 /**
+ * A file in the folder Corral was started from that a user may have meant as its config file (the
+ * orchestrator's `config.yaml`, or a `corral.yaml`), when Corral's own is not there: where it looks, and how.
+ */
+export function meantFile(config: Pick<AppConfig, "configFile" | "configFileNamed">, dir = process.cwd()): string | null {
+  if (config.configFileNamed) return null;
+  for (const name of ["config.yaml", "corral.yaml"]) {
+    const candidate = path.resolve(dir, name);
+    if (candidate !== config.configFile && existsSync(candidate)) {
+      return `Corral reads its config file from ${config.configFile} (none there), not ${candidate}: start it with CORRAL_CONFIG=${candidate}, or copy the file there`;
+    }
+  }
+  return null;
+}
+
+/**
  * The config file (`CORRAL_CONFIG`): read at start and whenever it changes. A file that cannot be
- * used is refused as a whole, with the line and field at fault, and what the last good one
- * declared stays in force.
+ * used is refused as a whole, with every error in it (line, column and field), and what the last
+ * good one declared stays in force.
  */
 export class ConfigFileService {
   private current: ConfigFileStatus;
@@ -37,7 +52,7 @@ export class ConfigFileService {
   private loading: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly deps: ConfigFileDeps) {
-    this.current = { path: deps.config.configFile, state: "absent", agents: [], loadedAt: null, error: null };
+    this.current = { path: deps.config.configFile, state: "absent", agents: [], loadedAt: null, errors: [], hint: null };
   }
 
   status(): ConfigFileStatus {
@@ -87,12 +102,14 @@ export class ConfigFileService {
     try {
       const text = readConfigText(file);
       if (text === null && this.deps.config.configFileNamed) {
-        throw new ConfigFileRefusal({ message: `${file} does not exist (CORRAL_CONFIG names it)`, field: null, line: null, column: null });
+        throw refusal(`${file} does not exist (CORRAL_CONFIG names it)`);
       }
       // The YAML library loads with the first file, not with every start.
       const declared = text === null ? null : (await import("./parse.js")).parseConfigText(text);
-      const rows = declared ? await this.agentRows(declared) : [];
-      if (declared) this.checkCosts(declared);
+      const problems: ConfigFileError[] = [...(declared?.errors ?? [])];
+      const rows = declared ? await this.agentRows(declared, problems) : [];
+      if (declared) this.checkCosts(declared, problems);
+      if (problems.length > 0) throw new ConfigFileRefusal(problems);
       await this.deps.agents.syncFileAgents(rows);
       if (declared) await this.applyCosts(declared);
       this.current = {
@@ -100,85 +117,92 @@ export class ConfigFileService {
         state: declared ? "loaded" : "absent",
         agents: rows.map((r) => r.name),
         loadedAt: declared ? Date.now() : null,
-        error: null,
+        errors: [],
+        hint: declared ? null : meantFile(this.deps.config),
       };
+      if (this.current.hint) this.log?.warn({ file }, this.current.hint);
       if (declared) this.log?.info({ file, agents: this.current.agents }, "config file loaded");
     } catch (err) {
-      const detail =
-        err instanceof ConfigFileRefusal
-          ? err.detail
-          : { message: `cannot apply ${file}: ${(err as Error).message}`, field: null, line: null, column: null };
-      this.current = { ...this.current, state: "error", error: detail };
+      const errors = err instanceof ConfigFileRefusal ? err.errors : [configError(`cannot apply ${file}: ${(err as Error).message}`)];
+      this.current = { ...this.current, state: "error", errors, hint: null };
       this.log?.error(
-        { file, line: detail.line, column: detail.column, field: detail.field },
-        `config file refused, the previous agents are kept: ${detail.message}`,
+        { file, errors },
+        `config file refused, the previous agents are kept: ${errors.length} error${errors.length === 1 ? "" : "s"}\n${errors.map(describeConfigError).join("\n")}`,
       );
     }
     return this.current;
   }
 
-  /** The file's agents as registry rows, every value checked as the registry checks it. */
-  private async agentRows(declared: ConfigDeclarations): Promise<NewAgentRow[]> {
+  /**
+   * The file's agents as registry rows, every value checked as the registry checks it; what is
+   * wrong goes to `problems`, every agent's, so one report says all of it.
+   */
+  private async agentRows(declared: ConfigDeclarations, problems: ConfigFileError[]): Promise<NewAgentRow[]> {
     const { config, agents } = this.deps;
     const kinds = agentKindNames();
     const kindProvider = (kind: string) => agentKindModule(kind)?.provider ?? "local";
     const registry = new Map((await agents.list()).map((a) => [a.name, a]));
-    return Object.entries(declared.agents).map(([name, agent]) => {
+    const rows: NewAgentRow[] = [];
+    for (const [name, agent] of Object.entries(declared.agents)) {
       const at = (...field: (string | number)[]) => ["agents", name, ...field];
+      const before = problems.length;
+      const problem = (field: (string | number)[], message: string) => problems.push(declared.errorAt(at(...field), message));
       const existing = registry.get(name);
       if (existing && existing.source !== "file") {
-        throw declared.refuse(
-          at(),
-          `${name} is already an agent in the registry${existing.builtin ? " (built in)" : ""}; give the file's agent another name`,
-        );
+        problem([], `${name} is already an agent in the registry${existing.builtin ? " (built in)" : ""}; give the file's agent another name`);
       }
-      let mapped: ReturnType<typeof mapProvider>;
+      let mapped: ProviderMapping | null = null;
       try {
-        mapped = mapProvider(agent.provider, kinds, kindProvider);
+        mapped = mapProvider(agent.provider, kinds, kindProvider, { model: agent.model ?? null, baseUrl: agent.baseUrl ?? null });
       } catch (err) {
-        if (err instanceof ProviderError) throw declared.refuse(at("provider"), err.message);
-        throw err;
+        if (!(err instanceof ProviderError)) throw err;
+        problem([err.field ?? "provider"], err.message);
       }
-      if (mapped.model !== null && agent.model != null)
-        throw declared.refuse(at("model"), `the model is already in provider (${agent.provider}); give it once`);
+      const runnerLabel = agents.runnerLabelRefusal(agent.runnerLabel);
+      if (runnerLabel) problem(["runnerLabel"], runnerLabel);
+      const loader = refusedLoaderVariable(agent.env ?? {}, config.allowLoaderEnv);
+      if (loader) problem(["env", loader], loaderRefusal(loader));
+      if (!mapped) continue;
+      if (mapped.model !== null && !mapped.modelFromField && agent.model != null) {
+        problem(["model"], `the model is already in provider (${agent.provider}); give it once`);
+      }
       const model = mapped.model ?? agent.model ?? null;
-      if (mapped.api && model === null)
-        throw declared.refuse(at("provider"), `an API agent needs a model: write ${agent.provider}/<model>, or give model`);
+      if (mapped.api && model === null) problem(["provider"], `an API agent needs a model: write ${agent.provider}/<model>, or give model`);
       // The fields the kind declares required, as AgentService checks them on create (a command agent's command, an API agent's api).
       const declaredFields: Partial<Record<AgentFieldName, unknown>> = { ...agent, api: mapped.api };
       const missing = missingRequiredField(mapped.kind, (field) => declaredFields[field]);
-      if (missing) throw declared.refuse(at(missing.field), missing.message);
-      const runnerLabel = agents.runnerLabelRefusal(agent.runnerLabel);
-      if (runnerLabel) throw declared.refuse(at("runnerLabel"), runnerLabel);
-      const loader = refusedLoaderVariable(agent.env ?? {}, config.allowLoaderEnv);
-      if (loader) throw declared.refuse(at("env", loader), loaderRefusal(loader));
+      if (missing) problem([missing.field], missing.message);
+      if (problems.length > before) continue;
       const { provider: _provider, ...fields } = agent;
-      return newAgentRow({
-        ...fields,
-        name,
-        kind: mapped.kind,
-        provider: mapped.provider,
-        model,
-        api: mapped.api,
-        baseUrl: agent.baseUrl ?? mapped.baseUrl,
-        apiKeyEnv: agent.apiKeyEnv ?? mapped.apiKeyEnv,
-        workdir: agent.workdir ?? defaultWorkdir(config, name),
-        source: "file",
-      });
-    });
+      rows.push(
+        newAgentRow({
+          ...fields,
+          name,
+          kind: mapped.kind,
+          provider: mapped.provider,
+          model,
+          api: mapped.api,
+          baseUrl: agent.baseUrl ?? mapped.baseUrl,
+          apiKeyEnv: agent.apiKeyEnv ?? mapped.apiKeyEnv,
+          workdir: agent.workdir ?? defaultWorkdir(config, name),
+          source: "file",
+        }),
+      );
+    }
+    return rows;
   }
 
-  private checkCosts(declared: ConfigDeclarations): void {
+  private checkCosts(declared: ConfigDeclarations, problems: ConfigFileError[]): void {
     const seen = new Set<string>();
     for (const [i, b] of declared.budgets.entries()) {
       const key = `${b.provider}/${b.period}`;
-      if (seen.has(key)) throw declared.refuse(["budgets", i, "period"], `${b.provider} has a ${b.period} budget already in this file`);
+      if (seen.has(key)) problems.push(declared.errorAt(["budgets", i, "period"], `${b.provider} has a ${b.period} budget already in this file`));
       seen.add(key);
     }
     seen.clear();
     for (const [i, p] of declared.prices.entries()) {
       const key = `${p.provider}/${p.model}`;
-      if (seen.has(key)) throw declared.refuse(["prices", i, "model"], `${key} has a price already in this file`);
+      if (seen.has(key)) problems.push(declared.errorAt(["prices", i, "model"], `${key} has a price already in this file`));
       seen.add(key);
     }
   }

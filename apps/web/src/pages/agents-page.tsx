@@ -1,4 +1,4 @@
-import type { AgentKindDescriptor, AgentWithAvailability, ConfigFileStatus, UpdateAgentBody } from "@corral/shared";
+import type { AgentKindDescriptor, AgentWithAvailability, ConfigFileError, ConfigFileStatus, UpdateAgentBody } from "@corral/shared";
 import { useEffect, useRef, useState } from "react";
 import { ApiRequestError } from "../api/client.js";
 import { AgentForm } from "../components/agent-form.js";
@@ -146,22 +146,42 @@ function AgentTable({ agents, actions }: { agents: AgentWithAvailability[]; acti
   );
 }
 
-/** The config file's refusal: where it is wrong, and that its last good agents still run. */
-function ConfigFileBanner({ status }: { status: ConfigFileStatus }) {
-  const error = status.error;
-  if (status.state !== "error" || !error) return null;
-  const where = [error.line !== null && `line ${error.line}`, error.column !== null && `column ${error.column}`, error.field && `at ${error.field}`]
+/** Where in the file an error is: line, column, field. */
+const whereOf = (error: ConfigFileError) =>
+  [error.line !== null && `line ${error.line}`, error.column !== null && `column ${error.column}`, error.field && `at ${error.field}`]
     .filter(Boolean)
     .join(", ");
+
+/**
+ * The config file's refusal: every error in it and where, and that its last good agents still run;
+ * or, with no file, the one in the folder Corral started from that a user may have meant.
+ */
+function ConfigFileBanner({ status }: { status: ConfigFileStatus }) {
+  if (status.hint) {
+    return (
+      <div className="alert warn" role="status" aria-label="Config file not found">
+        <p className="break-anywhere">{status.hint}</p>
+      </div>
+    );
+  }
+  if (status.state !== "error" || status.errors.length === 0) return null;
+  const count = status.errors.length;
   return (
     <div className="alert" role="alert" aria-label="Config file refused">
       <strong>
         The config file <span className="mono break-anywhere">{status.path}</span> was not loaded
+        {count > 1 ? `: ${count} errors` : ""}
       </strong>
-      <p>
-        {where && <span className="mono">{where}: </span>}
-        {error.message}
-      </p>
+      <ul>
+        {status.errors.map((error, i) => (
+          // Errors have no id; their order is the file's.
+          // biome-ignore lint/suspicious/noArrayIndexKey: a report, never reordered
+          <li key={i}>
+            {whereOf(error) && <span className="mono">{whereOf(error)}: </span>}
+            {error.message}
+          </li>
+        ))}
+      </ul>
       <p className="small">
         {status.agents.length
           ? `Its last good version's agents (${status.agents.join(", ")}) keep running. Fix the file and save it: Corral reads it again.`
