@@ -174,8 +174,7 @@ function ConfigFileBanner({ status }: { status: ConfigFileStatus }) {
       </strong>
       <ul>
         {status.errors.map((error, i) => (
-          // Errors have no id; their order is the file's.
-          // biome-ignore lint/suspicious/noArrayIndexKey: a report, never reordered
+          // Errors have no id; a report is never reordered.
           <li key={i}>
             {whereOf(error) && <span className="mono">{whereOf(error)}: </span>}
             {error.message}
