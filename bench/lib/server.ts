@@ -183,10 +183,41 @@ export async function addTrivialAgent(server: RunningServer, name: string, maxCo
 }
 
 /** Spawns `command` and resolves when it exits: the physical cost of running a worker. */
-export function spawnAndWait(command: string, cwd: string): Promise<void> {
+export function spawnAndWait(command: string, cwd: string, args: string[] = [], env?: Record<string, string>): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, [], { cwd, stdio: "ignore" });
+    const child = spawn(command, args, { cwd, stdio: "ignore", ...(env && { env }) });
     child.once("error", reject);
-    child.once("exit", () => resolve());
+    child.once("exit", (code) => (code === 0 ? resolve() : reject(new Error(`${command} exited with ${code}`))));
   });
+}
+
+/** bench/fixtures/gemini: Gemini CLI's flags and `-o stream-json` events in /bin/sh builtins. */
+export const FAKE_GEMINI = path.join(repo, "bench/fixtures/gemini");
+
+/** What a bench job of the fake gemini is asked: one file written (a tool call), then its answer. */
+export const GEMINI_PROMPT = "write answer.txt hello from the bench";
+
+/**
+ * Adds an agent of the built-in kind `gemini` whose binary is bench/fixtures/gemini, as a user
+ * points an agent at a CLI that is not on PATH (its "Binary override"): Corral runs it as it runs
+ * Gemini CLI (its flags, the `-o stream-json` parser, the session it reports, the files it writes).
+ * Returns how to spawn the same worker directly: the command, the arguments Corral passes
+ * (agents/kinds/gemini.ts) and the environment the worker gets (the server's HOME and PATH).
+ */
+export async function addGeminiAgent(
+  server: RunningServer,
+  name: string,
+  maxConcurrent = 4,
+): Promise<{ command: string; args: string[]; env: Record<string, string> }> {
+  const res = await fetch(`${server.url}/api/agents`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${server.token}`, "content-type": "application/json" },
+    body: JSON.stringify({ name, kind: "gemini", command: FAKE_GEMINI, workdir: path.join(server.root, "work"), maxConcurrent }),
+  });
+  if (res.status !== 201) throw new Error(`adding agent ${name}: ${res.status} ${await res.text()}`);
+  return {
+    command: FAKE_GEMINI,
+    args: ["-y", "-o", "stream-json", `--prompt=${GEMINI_PROMPT}`],
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: server.root },
+  };
 }

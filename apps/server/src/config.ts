@@ -242,6 +242,12 @@ export const BinOverrideSetting = {
     .meta(shownDefault("the CLI's name on `PATH`")),
 };
 
+/**
+ * How long a `_done` on a just-launched job waits for its end before answering `pendiente`: a
+ * poller of a short job hears of its end as it is stored, not a poll interval and a round trip later.
+ */
+const DONE_LINGER_MS = 50;
+
 /** The setting that points pyCorral's `<tools>_*` names at another agent (`CORRAL_GEMINI_AGENT`). */
 export const toolAgentSetting = (tools: string): string => `CORRAL_${tools.toUpperCase()}_AGENT`;
 
@@ -264,6 +270,11 @@ export interface AppConfig {
   /** `CORRAL_CONFIG` named it, so its absence is an error to show rather than "no file". */
   configFileNamed: boolean;
   killGraceMs: number;
+  /**
+   * A `_done` on a job launched less than this long ago, not ended yet, waits for its end until
+   * then (mcp/tools/agent-tools.ts); not a setting: 50 ms, which tests raise.
+   */
+  doneLingerMs: number;
   /** A runner silent this long (no heartbeat) is given up on: its running jobs end `lost`. */
   runnerLeaseMs: number;
   /** How long a browsing request waits for the runner holding the workdir to answer. */
@@ -372,6 +383,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     configFile: path.resolve(expandHome(e.CORRAL_CONFIG ?? path.join(dataDir, "corral.yaml"), homeDir)),
     configFileNamed: e.CORRAL_CONFIG !== undefined,
     killGraceMs: e.CORRAL_KILL_GRACE_MS,
+    doneLingerMs: DONE_LINGER_MS,
     runnerLeaseMs: e.CORRAL_RUNNER_LEASE_S * 1000,
     runnerAnswerTimeoutMs: e.CORRAL_RUNNER_ANSWER_TIMEOUT_MS,
     registryLockTimeoutMs: e.CORRAL_REGISTRY_LOCK_TIMEOUT_MS,

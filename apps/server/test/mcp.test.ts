@@ -302,3 +302,41 @@ describe("sessions", () => {
     expect(await reading).toBe("ended");
   });
 });
+
+describe("_done on a job launched a moment ago", () => {
+  let lingering: TestServer;
+  let lingeringClient: Client;
+  beforeAll(async () => {
+    // The linger (50 ms) made long, so what it does shows without a race against the clock.
+    lingering = await startServer({}, { config: (config) => ({ ...config, doneLingerMs: 30_000 }) });
+    lingeringClient = await connectMcp(lingering);
+  });
+  afterAll(async () => {
+    await lingeringClient.close();
+    await lingering.close();
+  });
+
+  test("waits for its end, so one call answers listo", async () => {
+    const ask = async (name: string, args: Record<string, unknown>) => textOf(await lingeringClient.callTool({ name, arguments: args }));
+    const dir = path.join(lingering.root, "linger");
+    const id = await ask("gemini_run_async", { prompt: "sleep 0.5\nwrite result.txt 42", workdir: dir });
+    expect(await ask("gemini_done", { job_id: id })).toMatch(/^listo\n/);
+    expect(readFileSync(path.join(dir, "result.txt"), "utf8")).toBe("42");
+  });
+});
+
+describe("_done past the linger", () => {
+  test("a job still running when the linger is over is pendiente", async () => {
+    const short = await startServer({}, { config: (config) => ({ ...config, doneLingerMs: 200 }) });
+    const shortClient = await connectMcp(short);
+    try {
+      const ask = async (name: string, args: Record<string, unknown>) => textOf(await shortClient.callTool({ name, arguments: args }));
+      const id = await ask("gemini_run_async", { prompt: "sleep 30", workdir: path.join(short.root, "long") });
+      expect(await ask("gemini_done", { job_id: id })).toMatch(/^pendiente\n/);
+      await ask("corral_cancel", { job_id: id });
+    } finally {
+      await shortClient.close();
+      await short.close();
+    }
+  });
+});

@@ -112,12 +112,14 @@ export function registerAgentTools(
       description: `pendiente (still running), listo and its answer, or error:.`,
       input: DoneInputSchema,
     },
-    ({ job_id }) =>
+    ({ job_id }, extra) =>
       guarded(async () => {
         const kept = answers.get(job_id);
         if (kept !== undefined) return textResult(kept);
-        const row = await services.jobs.find(job_id);
+        let row = await services.jobs.find(job_id);
         if (!row) return errorResult(`error: job ${job_id} no encontrado`);
+        const lingerMs = isFinalStatus(row.status) ? 0 : row.createdAt + config.doneLingerMs - Date.now();
+        if (lingerMs > 0) row = (await waits.waitFor([job_id], lingerMs, extra.mcpReq.signal))[0] ?? row;
         // An output that could not be read this time may be readable the next: not kept.
         let readable = true;
         const text = doneText(
