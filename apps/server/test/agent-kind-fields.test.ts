@@ -76,6 +76,29 @@ describe("agent kinds describe their agents' fields", () => {
     expect((await api(server, "PATCH", "/api/agents/has_exe", { description: "still echoes" })).status).toBe(200);
   });
 
+  test("role and tools are refused, naming the field, on a kind that would store them and never apply them; claude applies them", async () => {
+    const refused = await api<ApiError>(server, "POST", "/api/agents", {
+      name: "confined_gemini",
+      kind: "gemini",
+      tools: ["read_file"],
+      workdir: workdir("confined"),
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ field: "tools", issues: [{ field: "tools" }] });
+    expect(refused.body.error).toMatch(/gemini agents take no tools: its CLI has no option Corral can choose its tools with/);
+    const role = await api<ApiError>(server, "PATCH", "/api/agents/codex", { role: "You review." });
+    expect(role.status).toBe(400);
+    expect(role.body.field).toBe("role");
+    expect((await api<ApiError>(server, "PATCH", "/api/agents/opencode", { maxSteps: 5 })).body.field).toBe("maxSteps");
+    // Claude Code has options for both; the kind lists them, so the panel's form shows them.
+    expect(kind("claude").fields.map((f) => f.name)).toEqual(expect.arrayContaining(["role", "tools"]));
+    expect(kind("gemini").fields.map((f) => f.name)).not.toContain("tools");
+    const claude = await api(server, "PATCH", "/api/agents/claude", { role: "You review.", tools: ["read_file", "grep"] });
+    expect(claude.status, JSON.stringify(claude.body)).toBe(200);
+    expect(await getAgent("claude")).toMatchObject({ role: "You review.", tools: ["read_file", "grep"] });
+    expect((await api(server, "PATCH", "/api/agents/claude", { role: null, tools: null })).status).toBe(200);
+  });
+
   test("the panel's forms, built from the descriptions, add an agent of each kind offered and save an edit without changing it", async () => {
     const offered = kinds.filter((k) => k.adding);
     expect(offered.map((k) => k.kind).sort()).toEqual(["acp", "api", "command"]);

@@ -64,11 +64,11 @@ agents:
   reviewer:
     provider: gemini
     model: gemini-2.5-pro
-    role: You review code and say what is wrong.
     description: Reviews
     timeoutS: 600
   scout:
     provider: claude-code
+    role: You scout the code and say what is wrong.
     maxConcurrent: 2
 budgets:
   - provider: google
@@ -92,12 +92,17 @@ describe("agents in a file (CORRAL_CONFIG)", () => {
       kind: "gemini",
       provider: "google",
       model: "gemini-2.5-pro",
-      role: "You review code and say what is wrong.",
       timeoutS: 600,
       source: "file",
       enabled: true,
     });
-    expect(agents.find((a) => a.name === "scout")).toMatchObject({ kind: "claude", provider: "anthropic", maxConcurrent: 2, source: "file" });
+    expect(agents.find((a) => a.name === "scout")).toMatchObject({
+      kind: "claude",
+      provider: "anthropic",
+      role: "You scout the code and say what is wrong.",
+      maxConcurrent: 2,
+      source: "file",
+    });
     expect(agents.find((a) => a.name === "gemini")?.source).toBe("registry");
     const budgets = (await api<{ budgets: { provider: string; period: string; maxCostUsd: number }[] }>(server, "GET", "/api/costs/budgets")).body;
     expect(budgets.budgets).toEqual([expect.objectContaining({ provider: "google", period: "day", maxCostUsd: 5 })]);
@@ -276,6 +281,27 @@ describe("agents in a file (CORRAL_CONFIG)", () => {
     });
   });
 
+  it("gives a claude agent its role and tools, and refuses them, naming the field, on a CLI agent that has no option for them", async () => {
+    const text = [
+      "agents:",
+      "  writer: { provider: claude-code, role: You write docs., tools: [read, write] }",
+      "  tester: { provider: gemini, role: You test., tools: [read] }",
+      "",
+    ].join("\n");
+    const { server } = await serverWithFile(text);
+    const status = await statusOf(server);
+    expect(status.errors.map((e) => `${e.line}:${e.column} ${e.field}`)).toEqual(["3:37 agents.tester.role"]);
+    expect(status.errors[0]?.message).toMatch(/^gemini agents take no role: .*GEMINI\.md/);
+    const fixed = text.replace("role: You test., tools: [read] ", "");
+    const { server: again } = await serverWithFile(fixed);
+    expect((await statusOf(again)).errors).toEqual([]);
+    expect((await agentsOf(again)).find((a) => a.name === "writer")).toMatchObject({
+      kind: "claude",
+      role: "You write docs.",
+      tools: ["read_file", "write_file"],
+    });
+  });
+
   it("says where it looks when a config.yaml sits in the folder Corral started from", () => {
     const root = tempDir();
     dirs.push(root);
@@ -342,8 +368,8 @@ describe("agents in a file (CORRAL_CONFIG)", () => {
     expect(created.status).toBe(201);
     await api(server, "POST", "/api/agents", {
       name: "coder",
-      kind: "opencode",
-      model: "opencode/some-model",
+      kind: "claude",
+      model: "claude-sonnet-4-5",
       sandbox: "bwrap",
       retry: null,
       tools: ["grep"],

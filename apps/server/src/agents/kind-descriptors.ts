@@ -18,6 +18,27 @@ export function missingRequiredField(kind: string, settingOf: (field: AgentField
   return null;
 }
 
+/**
+ * Fields only some kinds apply: the model's role and tools, and the tool loop's limits. On an
+ * agent of a kind that does not declare them they would be stored and never applied (an agent
+ * believed confined to `tools: [read]` running with all its CLI's tools), so they are refused.
+ */
+const APPLIED_BY_SOME: Partial<Record<AgentFieldName, string>> = {
+  role: "its CLI has no option Corral can pass a system prompt with (claude, api and ollama agents do); put the role in the prompt, or in the instructions file its CLI reads in the workdir (GEMINI.md, AGENTS.md…)",
+  tools: "its CLI has no option Corral can choose its tools with (claude and api agents do); leave tools out, or use a claude or api agent",
+  allowedHosts: "it is the http_get tool's setting of api agents",
+  maxSteps: "it is the tool loop's setting of api agents",
+};
+
+/** The first field set (`settingOf`) that the agent's kind does not apply, and why; null when none is. */
+export function unappliedField(kind: string, settingOf: (field: AgentFieldName) => unknown): { field: AgentFieldName; message: string } | null {
+  const declared = new Set(agentKindModule(kind)?.fields.map((f) => f.name));
+  for (const [field, why] of Object.entries(APPLIED_BY_SOME) as [AgentFieldName, string][]) {
+    if (!declared.has(field) && !isEmpty(settingOf(field))) return { field, message: `${kind} agents take no ${field}: ${why}` };
+  }
+  return null;
+}
+
 /** Whether agents of the kind cannot do without the field (a command agent's `command`, its executable). */
 export const kindRequires = (kind: string, field: AgentFieldName): boolean =>
   agentKindModule(kind)?.fields.some((f) => f.name === field && f.required !== null) === true;

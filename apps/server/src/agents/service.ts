@@ -17,7 +17,7 @@ import { notFound, ServiceError } from "../lib/errors.js";
 import { assertAgentEnv } from "./agent-env.js";
 import { cliAvailabilityWithVersion } from "./availability.js";
 import { builtinAgentRows, newAgentRow } from "./catalog.js";
-import { agentKindDescriptors, missingRequiredField } from "./kind-descriptors.js";
+import { agentKindDescriptors, missingRequiredField, unappliedField } from "./kind-descriptors.js";
 import { effectiveModel } from "./model.js";
 import { agentKindModule, agentKindNames } from "./kind-lookup.js";
 
@@ -98,6 +98,7 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
       if (await tx.agents.get(body.name)) throw new ServiceError(`agent ${body.name} already exists`, 409, "name");
       if (!agentKindModule(body.kind)) throw invalidField("kind", `unknown agent kind ${body.kind}; this server runs ${agentKindNames().join(", ")}`);
       assertRequiredFields(body.kind, (field) => body[field]);
+      assertApplied(body.kind, (field) => body[field]);
       this.assertRunnerLabel(body.runnerLabel);
       assertAgentEnv(body.env, this.deps.config.allowLoaderEnv);
       return tx.agents.insert(newAgentRow({ ...body, workdir: body.workdir ?? defaultWorkdir(this.deps.config, body.name) }));
@@ -113,6 +114,8 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
       // A field the edit leaves out keeps its current value, which a required field must have too.
       const changed: Partial<Record<AgentFieldName, unknown>> = patch;
       assertRequiredFields(current.kind, (field) => (changed[field] === undefined ? current[field] : changed[field]));
+      // What the edit sets (an agent stored before this check keeps what it has until edited there).
+      assertApplied(current.kind, (field) => changed[field]);
       this.assertRunnerLabel(patch.runnerLabel);
       assertAgentEnv(patch.env, this.deps.config.allowLoaderEnv);
       const updated = await tx.agents.update(name, { ...patch, updatedAt: Date.now() });
@@ -216,6 +219,12 @@ function differs(current: AgentRow, next: NewAgentRow): boolean {
 function invalidField(field: string, message: string): ServiceError {
   const issues = [{ field, message }];
   return new ServiceError(`invalid input: ${describeIssues(issues)}`, 400, field, issues);
+}
+
+/** No field is set that the agent's kind would store and never apply (a CLI agent's `tools`, say). */
+function assertApplied(kind: string, settingOf: (field: AgentFieldName) => unknown): void {
+  const unapplied = unappliedField(kind, settingOf);
+  if (unapplied) throw invalidField(unapplied.field, unapplied.message);
 }
 
 /** The fields the agent's kind declares required (a command agent's executable, an API agent's API) are there. */

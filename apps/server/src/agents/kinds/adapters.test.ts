@@ -63,6 +63,23 @@ test("claude may edit files in its workdir without asking", () => {
   ]);
 });
 
+test("claude gets its agent's role as --append-system-prompt and its tools as --tools, Claude's names, glued to their options", () => {
+  const shaped = agent({ kind: "claude", role: "--help me; you review", tools: ["read_file", "write_file", "list_files", "glob", "http_get"] });
+  expect(cli("claude").invocation(spec({ agent: shaped }), "claude").args).toEqual([
+    "-p",
+    "--output-format",
+    "stream-json",
+    "--verbose",
+    "--permission-mode",
+    "acceptEdits",
+    "--append-system-prompt=--help me; you review",
+    "--tools=Read,Write,Edit,Glob,WebFetch",
+    "--model=m1",
+    "--",
+    "say 'hi'; rm -rf $HOME",
+  ]);
+});
+
 test("codex runs non-interactively, writing only in its workdir", () => {
   expect(cli("codex").invocation(spec(), "codex").args).toEqual([
     "exec",

@@ -1,9 +1,9 @@
-import { plural, type ReadableEvent } from "@corral/shared";
+import { type AgentFieldChoice, type AgentTool, plural, type ReadableEvent } from "@corral/shared";
 import { BoundedText, jsonLinesParser, num, obj, str, UsageSum } from "../json-lines.js";
 import { blockText, readable } from "../readable.js";
 import type { CliAgentKind, Json, JobSpec, UsageReport } from "../types.js";
 import { resumedSession, sessionIdOf, UUID } from "../worker-session.js";
-import { cliFields } from "./fields.js";
+import { cliFields, field } from "./fields.js";
 
 /** Anthropic counts cache reads and writes apart from `input_tokens`; Corral's input includes both. */
 function anthropicTokens(usage: Json | undefined) {
@@ -121,15 +121,56 @@ function readEvent(ev: Json): ReadableEvent[] {
  * `--version` is sent to the model instead of being read as an option; the model is glued to
  * its option (`--model=M`) for the same reason.
  *
+ * An agent's `role` is appended to Claude Code's system prompt (`--append-system-prompt=`) and its
+ * `tools` choose the built-in tools it may use (`--tools=`, Claude's names: read_file is Read,
+ * write_file Write and Edit…); both glued to their options, so a value cannot be read as another option.
+ *
  * Every event carries the run's `session_id`; a follow-up resumes it with `--resume=<id>` (glued,
  * as `--resume` takes an optional value). Claude keeps its sessions per working directory
  * (`~/.claude/projects/<cwd>/<id>.jsonl`), so a follow-up finds its session only in the same workdir.
  */
+/** Claude Code's built-in tools for each of Corral's tool names (`--tools`), as the orchestrator's `tools` mean them. */
+const CLAUDE_TOOLS: Record<AgentTool, string[]> = {
+  read_file: ["Read"],
+  write_file: ["Write", "Edit"],
+  list_files: ["Glob"],
+  glob: ["Glob"],
+  grep: ["Grep"],
+  bash: ["Bash"],
+  http_get: ["WebFetch"],
+};
+
+/** Claude Code's `--tools` value for an agent's tools: each Corral tool's Claude tools, once each. */
+export const claudeTools = (tools: readonly AgentTool[]) => [...new Set(tools.flatMap((t) => CLAUDE_TOOLS[t]))].join(",");
+
+const claudeRole = field({
+  name: "role",
+  label: "Role",
+  hint: "added to Claude Code's system prompt (--append-system-prompt); empty: none",
+  input: { type: "multiline", rows: 3 },
+  whenEmpty: "default",
+});
+const claudeToolChoices: AgentFieldChoice[] = [
+  { value: "read_file", label: "Read" },
+  { value: "write_file", label: "Write, Edit" },
+  { value: "glob", label: "Glob" },
+  { value: "grep", label: "Grep" },
+  { value: "bash", label: "Bash" },
+  { value: "http_get", label: "WebFetch" },
+];
+const claudeToolsField = field({
+  name: "tools",
+  label: "Tools (--tools)",
+  hint: "the built-in tools Claude Code may use; none ticked: its default set",
+  input: { type: "checklist", options: claudeToolChoices },
+  whenEmpty: "default",
+});
+
 export const claude: CliAgentKind = {
   kind: "claude",
   provider: "anthropic",
   builtins: [{ name: "claude", description: "Claude Code in print mode, allowed to edit files in its workdir" }],
-  fields: cliFields(),
+  fields: cliFields([claudeRole, claudeToolsField]),
   retries: true,
   resumes: true,
   readEvent,
@@ -140,9 +181,23 @@ export const claude: CliAgentKind = {
       const model = spec.model ? [`--model=${spec.model}`] : [];
       const session = resumedSession(spec, UUID);
       const resume = session ? [`--resume=${session}`] : [];
+      const { role, tools } = spec.agent;
+      const shaped = [...(role ? [`--append-system-prompt=${role}`] : []), ...(tools?.length ? [`--tools=${claudeTools(tools)}`] : [])];
       return {
         command: binary,
-        args: ["-p", "--output-format", "stream-json", "--verbose", "--permission-mode", "acceptEdits", ...resume, ...model, "--", spec.prompt],
+        args: [
+          "-p",
+          "--output-format",
+          "stream-json",
+          "--verbose",
+          "--permission-mode",
+          "acceptEdits",
+          ...shaped,
+          ...resume,
+          ...model,
+          "--",
+          spec.prompt,
+        ],
         env: {},
         cwd: spec.workdir,
       };

@@ -187,5 +187,5 @@ export function agentFields(own: { connection?: AgentField[]; limits?: AgentFiel
   return all;
 }
 
-/** A CLI kind's fields: its binary can be overridden, and nothing else is its own. */
-export const cliFields = (): AgentField[] => agentFields({ connection: [binaryOverride] });
+/** A CLI kind's fields: its binary can be overridden, and `wide` are those its CLI has options for (Claude Code's role and tools). */
+export const cliFields = (wide: AgentField[] = []): AgentField[] => agentFields({ connection: [binaryOverride], wide });
