@@ -209,6 +209,25 @@ describe("running jobs", () => {
     expect(lines.at(-1)).toMatchObject({ type: "output", stream: "out", cursor: expect.any(Number) });
   });
 
+  test("logs shows a CLI agent's events as the Readable view does; --raw its own lines; an agent's name lists its jobs and shows the last", async () => {
+    const job = await launch("gemini", "write result.txt 42");
+    await until(async () => ((await api<Job>(server, "GET", `/api/jobs/${job.id}`)).body.status === "succeeded" ? true : undefined));
+    const readable = await corral(["logs", job.id]);
+    expect(readable.code).toBe(0);
+    expect(readable.stdout).not.toContain('{"type"');
+    expect(readable.stdout).toMatch(
+      /^· session started · gemini-2\.5-flash\n› write result\.txt 42\n→ write_file \S+result\.txt\n← ok\n[\s\S]*✓ done · 2,500 in \/ 59 out/,
+    );
+    const raw = await corral(["logs", "--raw", job.id]);
+    expect(raw.stdout).toContain('{"type":"init"');
+    const byAgent = await corral(["logs", "gemini"]);
+    expect(byAgent.code).toBe(0);
+    expect(byAgent.stderr).toMatch(/^JOB +STATUS +TOOK +LAUNCHED \(UTC\) +PROMPT\n/);
+    expect(byAgent.stderr).toContain(`${job.id}  succeeded`);
+    expect(byAgent.stderr).toContain(`the last one, ${job.id}:`);
+    expect(byAgent.stdout).toBe(readable.stdout);
+  });
+
   test("logs -f into a reader that stops early (| head) ends quietly", async () => {
     // The job goes on after its lines: logs -f must end on the closed pipe, not at the job's end
     // (a job that ended first would add its end line to stderr on a loaded machine).
@@ -337,9 +356,10 @@ describe("hostile arguments", () => {
     expect(unknown.code).toBe(9);
     expect(unknown.stderr).toMatch(/^corral: agent nosuch does not exist.*\(field: agent\)\n$/);
     for (const id of ["../../etc/passwd", "nosuchjob00"]) {
+      // logs takes an agent's name too: the refusal says it is neither.
       const logs = await corral(["logs", id]);
       expect(logs.code, id).toBe(9);
-      expect(logs.stderr).toMatch(/field: jobId/);
+      expect(logs.stderr).toMatch(/; nor is it an agent's name \(corral jobs and corral agents list them\)\n$/);
       const cancel = await corral(["cancel", id]);
       expect(cancel.code, id).toBe(9);
     }
@@ -374,5 +394,30 @@ describe("all", () => {
   test("all exits with the status of the first job that did not succeed", async () => {
     const res = await corral(["all", "--agents", "gemini,kiro", "--timeout", "1", "--workdir", workdir("all-fail"), "sleep 30"]);
     expect(res.code).toBe(3);
+  });
+});
+
+// After the budget test: /all runs a job on every agent, codex's provider included.
+describe("shell", () => {
+  test("shell: a line runs on the active agent and its answer shows as it comes; /agent, /agents, /all, /logs, /status, /quit", async () => {
+    const child = spawn(process.execPath, [cli, "shell", "gemini"], { env: userEnv(), stdio: ["pipe", "pipe", "pipe"] });
+    const out = { stdout: "", stderr: "" };
+    child.stdout.on("data", (d: Buffer) => (out.stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (out.stderr += d.toString()));
+    const closed = new Promise<number | null>((resolve) => child.once("close", resolve));
+    child.stdin.end(
+      ["write shell.txt hi", "/agents", "/agent kiro", "print 2", "/all say hi", "/logs gemini", "/status", "/nosuch", "/quit", ""].join("\n"),
+    );
+    expect(await closed).toBe(0);
+    expect(out.stdout).toMatch(/^Corral at http:\/\/127\.0\.0\.1:\d+; talking to gemini\./);
+    expect(out.stdout).toMatch(/· job \w+ on gemini\n/);
+    expect(out.stdout).toContain("talking to kiro, a kiro agent");
+    expect(out.stdout).toContain("line 1\nline 2\n");
+    expect(out.stdout).toContain("== gemini ==");
+    expect(out.stdout).toContain("== kiro ==");
+    expect(out.stdout).toMatch(/\* gemini +gemini +yes +yes/);
+    expect(out.stdout).toMatch(/the last one, \w+:\n· session started/);
+    expect(out.stdout).toMatch(/Corral at \S+: \d+ running, \d+ queued; \d+ of \d+ agents available; talking to kiro/);
+    expect(out.stdout).toContain("error: unknown command /nosuch; /help lists them");
   });
 });

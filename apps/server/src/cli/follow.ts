@@ -13,25 +13,40 @@ export interface OutputPiece {
 }
 
 /** How long a follower keeps trying to reconnect after a drop (a server restart is quicker than this) before giving up. */
-const RECONNECT_FOR_MS = 60_000;
-const RETRY_MS = [100, 250, 500, 1000, 2000];
+export const RECONNECT_FOR_MS = 60_000;
+export const RETRY_MS = [100, 250, 500, 1000, 2000];
 
 /**
  * Follows a job on the WebSocket until it ends, handing each piece of output to `onOutput` once, and
  * resolves with the ended job. A dropped connection is opened again and the stream resumed from the
  * last cursor received, so nothing is lost or repeated. With `storedOnly`, stops at the end of the
- * output stored so far, resolving with the job as it was then.
+ * output stored so far, resolving with the job as it was then. `signal` stops following (the job
+ * runs on): it rejects with StoppedWaiting.
  */
-export async function followJob(target: Target, jobId: string, onOutput: (piece: OutputPiece) => void = () => {}, storedOnly = false): Promise<Job> {
+export async function followJob(
+  target: Target,
+  jobId: string,
+  onOutput: (piece: OutputPiece) => void = () => {},
+  storedOnly = false,
+  signal?: AbortSignal,
+): Promise<Job> {
   let cursor = 0;
   let everServed = false;
   let failures = 0;
   let failingSince: number | null = null;
   for (;;) {
-    const result = await followOnce(target, jobId, cursor, storedOnly, (piece) => {
-      cursor = piece.cursor;
-      onOutput(piece);
-    });
+    if (signal?.aborted) throw new StoppedWaiting(jobId);
+    const result = await followOnce(
+      target,
+      jobId,
+      cursor,
+      storedOnly,
+      (piece) => {
+        cursor = piece.cursor;
+        onOutput(piece);
+      },
+      signal,
+    );
     if ("job" in result) return result.job;
     // No server at first is said at once; one that served this stream is waited for a while.
     if (!everServed && !result.served) throw unreachable(target, result.error);
@@ -46,11 +61,25 @@ export async function followJob(target: Target, jobId: string, onOutput: (piece:
   }
 }
 
+/** Following a job was stopped (Ctrl+C in `corral shell`); the job itself runs on. */
+export class StoppedWaiting extends CliError {
+  constructor(jobId: string) {
+    super(`stopped waiting for job ${jobId}; it runs on`, EXIT.succeeded);
+  }
+}
+
 /** `served`: the server answered the subscription before the connection went away. */
 type Outcome = { job: Job } | { served: boolean; error: unknown };
 
 /** One connection: resolves with the ended job, or with why the connection went away before it ended. */
-function followOnce(target: Target, jobId: string, from: number, storedOnly: boolean, onOutput: (piece: OutputPiece) => void): Promise<Outcome> {
+function followOnce(
+  target: Target,
+  jobId: string,
+  from: number,
+  storedOnly: boolean,
+  onOutput: (piece: OutputPiece) => void,
+  signal: AbortSignal | undefined,
+): Promise<Outcome> {
   return new Promise((resolve, reject) => {
     const socket = new WebSocket(`${target.url.replace(/^http/, "ws")}/api/ws`, { headers: { authorization: `Bearer ${target.token}` } });
     let served = false;
@@ -60,9 +89,12 @@ function followOnce(target: Target, jobId: string, from: number, storedOnly: boo
     let live = false;
     let latest: Job | null = null;
     let settled = false;
+    const stop = () => settle(new StoppedWaiting(jobId));
+    signal?.addEventListener("abort", stop, { once: true });
     const settle = (outcome: Outcome | CliError) => {
       if (settled) return;
       settled = true;
+      signal?.removeEventListener("abort", stop);
       socket.removeAllListeners();
       socket.on("error", () => {});
       socket.terminate();

@@ -10,6 +10,7 @@ import { run } from "./commands/run.js";
 import { runner } from "./commands/runner.js";
 import { serve } from "./commands/serve.js";
 import { service } from "./commands/service.js";
+import { shell } from "./commands/shell.js";
 import { status } from "./commands/status.js";
 import type { Command } from "./command.js";
 import { CliError, EXIT } from "./exit-codes.js";
@@ -17,7 +18,7 @@ import { oneLine } from "./format.js";
 import { corralVersion } from "../lib/version.js";
 import { resolveTarget, type Target } from "./settings.js";
 
-const COMMANDS: Command[] = [serve, runner, service, status, agents, run, logs, cancel, all, jobs];
+const COMMANDS: Command[] = [serve, runner, service, status, agents, shell, run, logs, cancel, all, jobs];
 
 const OVERVIEW = `corral: the Corral server, its runners, and its jobs from a terminal
 
@@ -27,6 +28,7 @@ Commands:
 ${COMMANDS.map((c) => `  ${c.name.padEnd(8)} ${c.summary}`).join("\n")}
 
 Every command takes --json (output for scripts) and --help; corral --version prints the version.
+corral alone, in a terminal, opens corral shell.
 
 The server: CORRAL_URL (default: http://CORRAL_HOST:CORRAL_PORT, as the server reads them) and
 CORRAL_TOKEN (default: the token file in the server's data dir, CORRAL_DATA_DIR).
@@ -47,6 +49,10 @@ Exit codes:
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
+  let target: Target | undefined;
+  const resolve = () => (target ??= resolveTarget(process.env));
+  // `corral` alone, typed in a terminal, opens the interactive prompt; anywhere else it prints help.
+  if (name === undefined && process.stdin.isTTY && process.stdout.isTTY) return shell.execute([], resolve, process.env);
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
     process.stdout.write(OVERVIEW);
     return name === undefined ? EXIT.usage : 0;
@@ -61,8 +67,7 @@ async function main(argv: string[]): Promise<number> {
       `unknown command ${JSON.stringify(oneLine(name))}\nCommands: ${COMMANDS.map((c) => c.name).join(", ")} (corral --help)`,
       EXIT.usage,
     );
-  let target: Target | undefined;
-  return command.execute(rest, () => (target ??= resolveTarget(process.env)), process.env);
+  return command.execute(rest, resolve, process.env);
 }
 
 // `corral logs -f <job> | head`: once the reader has gone, stop as any filter does, without a stack trace.
