@@ -26,13 +26,13 @@ describe("Claude Code as a worker", () => {
     it(`${build.label}: the agent's role is appended to its system prompt and its tools are the only ones it has`, async () => {
       const { server } = suite;
       const fake = suite.track(await startFakeAnthropic([{ kind: "text", text: "Approved.", usage: { input: 900, output: 3 } }]));
-      await configureAgent(server, "claude", {
-        ANTHROPIC_BASE_URL: fake.url,
+      const workerEnv = {
         ANTHROPIC_API_KEY: "fake",
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
         DISABLE_AUTOUPDATER: "1",
         DISABLE_TELEMETRY: "1",
-      });
+      };
+      await configureAgent(server, "claude", { ...workerEnv, ANTHROPIC_BASE_URL: fake.url });
       const shaped = await api(server, "PATCH", "/api/agents/claude", { command: build.bin, role: ROLE, tools: ["read_file", "grep"] });
       expect(shaped.status, JSON.stringify(shaped.body)).toBe(200);
       const { job, output } = await runJob(server, "claude", {
@@ -49,6 +49,20 @@ describe("Claude Code as a worker", () => {
       expect(offered).toContain("Read");
       expect(offered).toContain("Grep");
       for (const other of ["Bash", "Write", "Edit", "Glob", "WebFetch", "WebSearch", "Task", "NotebookEdit"]) expect(offered).not.toContain(other);
+
+      // tools: [] is none at all (--tools=), as an API agent's empty list is; unset would be Claude's default set.
+      const second = suite.track(await startFakeAnthropic([{ kind: "text", text: "Nothing to use.", usage: { input: 900, output: 3 } }]));
+      await configureAgent(server, "claude", { ...workerEnv, ANTHROPIC_BASE_URL: second.url });
+      expect((await api(server, "PATCH", "/api/agents/claude", { tools: [] })).status).toBe(200);
+      const bare = await runJob(server, "claude", {
+        prompt: "Review it again.",
+        workdir: path.join(server.root, "jobs", `claude-bare-${build.set}`),
+      });
+      expect(bare.job.status, `${bare.job.error ?? ""}\n${bare.output}`).toBe("succeeded");
+      expect(bare.job.invocation?.args).toContain("--tools=");
+      const none = offeredTools(second.requests.filter((r) => systemText(r.body).includes(ROLE)));
+      expect(second.requests.some((r) => systemText(r.body).includes(ROLE))).toBe(true);
+      for (const builtin of ["Read", "Grep", "Bash", "Write", "Edit", "Glob", "WebFetch"]) expect(none).not.toContain(builtin);
     });
   }
 });

@@ -7,12 +7,15 @@ import {
   SetPriceBodySchema,
   UpdateAgentBodySchema,
 } from "@corral/shared";
-import { CST, type Document, isMap, isSeq, Lexer, LineCounter, type Node, parseDocument } from "yaml";
+import { CST, type Document, isMap, isScalar, isSeq, Lexer, LineCounter, type Node, type Pair, parseDocument, visit, type YAMLMap } from "yaml";
 import { z } from "zod";
-import { ConfigFileRefusal, configError, refusal } from "./read.js";
+import { ownValue } from "./providers.js";
+import { ConfigFileRefusal, configError, MAX_GATHERED_ERRORS, refusal } from "./read.js";
 
 /** Aliases are for sharing a few fields; thousands are a billion-laughs expansion. */
 const MAX_ALIASES = 100;
+/** Nodes an aliased value may hold: `<<: *defaults` shares a few fields; a map of 50,000 merged into every agent is 5 million. */
+const MAX_ALIASED_NODES = 1000;
 /** Deeper than agents → name → field → list → item never is, but the parser recurses per level. */
 const MAX_DEPTH = 64;
 /** Each agent is a set of MCP tools and a row the panel lists; thousands are a mistake or an attack. */
@@ -27,7 +30,7 @@ const ON_ANOTHER_MACHINE =
 
 const toolList = `${AgentToolSchema.options.join(", ")} (read, write, list_dir and http_request also work)`;
 const FileToolSchema = z.string().transform((name, ctx): AgentTool => {
-  const tool = AgentToolSchema.safeParse(TOOL_ALIASES[name] ?? name);
+  const tool = AgentToolSchema.safeParse(ownValue(TOOL_ALIASES, name) ?? name);
   if (tool.success) return tool.data;
   ctx.addIssue({
     code: "custom",
@@ -89,14 +92,22 @@ export function parseConfigText(text: string): ConfigDeclarations {
     throw refusal(`nested more than ${MAX_DEPTH} levels deep`, null, pos.line, pos.col);
   }
   const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false, merge: true });
-  if (doc.errors.length > 0) {
+  // Keys are checked unique below, in one pass per map: the parser's own check compares each key with every earlier one.
+  const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: false, prettyErrors: false, merge: true });
+  const syntax = doc.errors.map((error) => ({ offset: error.pos[0], message: error.message.split("\n")[0] ?? error.message }));
+  if (syntax.length === 0) syntax.push(...duplicateKeys(doc).map((offset) => ({ offset, message: "Map keys must be unique" })));
+  if (syntax.length > 0) {
     throw new ConfigFileRefusal(
-      doc.errors.map((syntax) => {
-        const pos = lines.linePos(syntax.pos[0]);
-        return configError(syntax.message.split("\n")[0] ?? syntax.message, null, pos.line, pos.col);
+      syntax.slice(0, MAX_GATHERED_ERRORS).map(({ offset, message }) => {
+        const pos = lines.linePos(offset);
+        return configError(message, null, pos.line, pos.col);
       }),
     );
+  }
+  const oversized = oversizedAlias(doc);
+  if (oversized !== null) {
+    const pos = lines.linePos(oversized);
+    throw refusal(`an alias of a value of more than ${MAX_ALIASED_NODES} nodes (aliases share a few fields)`, null, pos.line, pos.col);
   }
   let data: unknown;
   try {
@@ -110,18 +121,29 @@ export function parseConfigText(text: string): ConfigDeclarations {
     const pos = offset === null ? { line: null, col: null } : lines.linePos(offset);
     return configError(message, path.join(".") || null, pos.line, pos.col);
   };
-  /** A schema's issues as errors, under `prefix` in the file. */
-  const errorsOf = (issues: z.core.$ZodIssue[], prefix: (string | number)[]) =>
-    issues.flatMap((issue) => {
+  /**
+   * A schema's issues as errors, under `prefix` in the file, added to `errors` until it holds
+   * MAX_GATHERED_ERRORS: a file of a hundred thousand unknown keys (or one merged into every agent) is not read key by key.
+   */
+  const gather = (errors: ConfigFileError[], issues: z.core.$ZodIssue[], prefix: (string | number)[]) => {
+    for (const issue of issues) {
       const where = [...prefix, ...issue.path.map((p) => (typeof p === "symbol" ? String(p) : p))];
-      if (issue.code !== "unrecognized_keys") return [placed(where, issue.message, issue.code === "invalid_key")];
       // Each unknown field apart, where it is; the orchestrator's own sections with what Corral does instead.
-      return issue.keys.map((key) => placed([...where, key], (where.length === 0 && ELSEWHERE[key]) || `unknown field ${key}`, true));
-    });
+      const found =
+        issue.code === "unrecognized_keys"
+          ? issue.keys.map((key) => () => placed([...where, key], (where.length === 0 && ownValue(ELSEWHERE, key)) || `unknown field ${key}`, true))
+          : [() => placed(where, issue.message, issue.code === "invalid_key")];
+      for (const error of found) {
+        if (errors.length >= MAX_GATHERED_ERRORS) return;
+        errors.push(error());
+      }
+    }
+  };
   const parsed = ConfigFileSchema.safeParse(data ?? {});
   if (!parsed.success) {
     // The sections that are well formed are still checked, so the report says everything at once.
-    const errors = errorsOf(parsed.error.issues, []);
+    const errors: ConfigFileError[] = [];
+    gather(errors, parsed.error.issues, []);
     const sections = data !== null && typeof data === "object" && !Array.isArray(data) ? (data as Record<string, unknown>) : {};
     const { shape } = ConfigFileSchema;
     const agents = shape.agents.safeParse(sections.agents);
@@ -146,7 +168,7 @@ export function parseConfigText(text: string): ConfigDeclarations {
     for (const [name, value] of Object.entries(declared)) {
       const agent = FileAgentSchema.safeParse(value);
       if (agent.success) agents[name] = agent.data;
-      else errors.push(...errorsOf(agent.error.issues, ["agents", name]));
+      else gather(errors, agent.error.issues, ["agents", name]);
     }
     return { agents, budgets, prices, errors, errorAt: (path, message) => placed(path, message, false) };
   }
@@ -161,7 +183,7 @@ function offsetOf(doc: Document, path: (string | number)[], key: boolean): numbe
   let best: number | null = (node as Node | null)?.range?.[0] ?? null;
   for (const [i, part] of path.entries()) {
     if (isMap(node)) {
-      const pair = node.items.find((p) => String((p.key as { value?: unknown } | null)?.value ?? p.key) === String(part));
+      const pair = pairOf(node, String(part));
       if (!pair) break;
       best = (pair.key as Node | null)?.range?.[0] ?? best;
       node = pair.value;
@@ -173,6 +195,60 @@ function offsetOf(doc: Document, path: (string | number)[], key: boolean): numbe
     } else break;
   }
   return best;
+}
+
+const keyName = (pair: Pair) => String((pair.key as { value?: unknown } | null)?.value ?? pair.key);
+const indexes = new WeakMap<YAMLMap, Map<string, Pair>>();
+
+/** A map's pair of that key, from an index made once per map: a report may look up every key of a map of thousands. */
+function pairOf(map: YAMLMap, key: string): Pair | undefined {
+  let index = indexes.get(map);
+  if (!index) {
+    index = new Map();
+    for (const pair of map.items) if (!index.has(keyName(pair))) index.set(keyName(pair), pair);
+    indexes.set(map, index);
+  }
+  return index.get(key);
+}
+
+/** Where an alias names a value bigger than MAX_ALIASED_NODES (null: none does); each value is counted once. */
+function oversizedAlias(doc: Document): number | null {
+  const sizes = new Map<Node, number>();
+  let found: number | null = null;
+  visit(doc, {
+    Alias(_, alias) {
+      const source = alias.resolve(doc);
+      if (!source) return;
+      let size = sizes.get(source);
+      if (size === undefined) {
+        let counted = 0;
+        visit(source, () => (++counted > MAX_ALIASED_NODES ? visit.BREAK : undefined));
+        size = counted;
+        sizes.set(source, size);
+      }
+      if (size > MAX_ALIASED_NODES) {
+        found = alias.range?.[0] ?? 0;
+        return visit.BREAK;
+      }
+    },
+  });
+  return found;
+}
+
+/** Where a map holds a key a second time (as the parser's uniqueKeys compares them: scalars by value). */
+function duplicateKeys(doc: Document): number[] {
+  const offsets: number[] = [];
+  visit(doc, {
+    Map(_, map) {
+      const seen = new Set<unknown>();
+      for (const { key } of map.items) {
+        if (!isScalar(key)) continue;
+        if (seen.has(key.value)) offsets.push(key.range?.[0] ?? 0);
+        else seen.add(key.value);
+      }
+    },
+  });
+  return offsets;
 }
 
 /**

@@ -26,6 +26,9 @@ interface ModelApiProvider {
 
 const API_KIND = "api";
 
+/** A table's own entry for a name the file gives (`constructor` is no provider, tool or section, whatever Object.prototype says). */
+export const ownValue = <T>(table: Record<string, T>, name: string): T | undefined => (Object.hasOwn(table, name) ? table[name] : undefined);
+
 /**
  * LiteLLM's provider prefixes Corral reaches through one of its three wire formats. Others that
  * speak OpenAI's format work as `openai/<model>` with a `baseUrl` and an `apiKeyEnv`.
@@ -83,7 +86,7 @@ function fromLiteLLM(model: string | null, baseUrl: string | null, kinds: readon
   const slash = model.indexOf("/");
   const prefix = slash < 0 ? null : model.slice(0, slash).toLowerCase();
   const routed = prefix ?? LITELLM_BARE_MODELS.find(([pattern]) => pattern.test(model))?.[1] ?? null;
-  const known = routed === null ? undefined : MODEL_API_PROVIDERS[routed];
+  const known = routed === null ? undefined : ownValue(MODEL_API_PROVIDERS, routed);
   if (!known || (prefix !== null && slash === model.length - 1)) {
     const why = /^gemini-/.test(model)
       ? `LiteLLM sends a bare ${model} to Vertex AI, which Corral does not reach; write gemini/${model} for Google AI Studio (GEMINI_API_KEY)`
@@ -126,13 +129,13 @@ export function mapProvider(
     if (model !== null && fields.model !== null) throw new ProviderError(`the model is already in provider (${value}); give it once`, "model");
     return fromLiteLLM(model ?? fields.model, fields.baseUrl, kinds);
   }
-  const cli = CLI_ALIASES[prefix] ?? prefix;
+  const cli = ownValue(CLI_ALIASES, prefix) ?? prefix;
   const plain = { api: null, baseUrl: null, apiKeyEnv: null };
   if (model === null && cli !== API_KIND && kinds.includes(cli)) return { kind: cli, provider: kindProvider(cli), model: null, ...plain };
   if ((prefix === "ollama" || prefix === "ollama_chat") && kinds.includes("ollama")) {
     return { kind: "ollama", provider: kindProvider("ollama"), model, ...plain };
   }
-  const known = MODEL_API_PROVIDERS[prefix];
+  const known = ownValue(MODEL_API_PROVIDERS, prefix);
   if (!known) {
     const cliKinds = kinds.filter((k) => k !== API_KIND).join(", ");
     throw new ProviderError(
@@ -147,6 +150,6 @@ export function mapProvider(
 /** The `provider` to write for an agent, so that reading it back (`mapProvider`) gives the same agent. */
 export function providerOf(row: { kind: string; provider: string; api: ModelApi | null }): string {
   if (row.kind !== API_KIND) return row.kind;
-  const same = MODEL_API_PROVIDERS[row.provider];
+  const same = ownValue(MODEL_API_PROVIDERS, row.provider);
   return same && same.api === row.api ? row.provider : (row.api ?? "openai");
 }

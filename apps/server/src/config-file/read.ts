@@ -8,15 +8,20 @@ export const MAX_CONFIG_BYTES = 1024 * 1024;
 
 /** At most this many of a file's errors are reported; a file with more is likely not a config file. */
 export const MAX_REPORTED_ERRORS = 50;
+/** Errors looked for before the check stops: the report's first ones in the file's order are among them. */
+export const MAX_GATHERED_ERRORS = 1000;
+/** The longest message or field an error keeps: they echo the file's keys and values, which may be as long as the file. */
+const MAX_ERROR_TEXT = 1000;
+const clipped = (text: string) => (text.length > MAX_ERROR_TEXT ? `${text.slice(0, MAX_ERROR_TEXT)}…` : text);
 
 /** A config file that cannot be used, with everything wrong in it and where. */
 export class ConfigFileRefusal extends Error {
   readonly errors: ConfigFileError[];
   constructor(errors: ConfigFileError[]) {
     // In the file's order, as an editor shows it.
-    const ordered = [...errors].sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0));
+    const ordered = [...errors].sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0)).slice(0, MAX_REPORTED_ERRORS);
     super(ordered.map(describeConfigError).join("; "));
-    this.errors = ordered.slice(0, MAX_REPORTED_ERRORS);
+    this.errors = ordered;
   }
 }
 
@@ -30,8 +35,8 @@ export const configError = (
   line: number | null = null,
   column: number | null = null,
 ): ConfigFileError => ({
-  message,
-  field,
+  message: clipped(message),
+  field: field === null ? null : clipped(field),
   line,
   column,
 });

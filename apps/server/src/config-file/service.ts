@@ -1,6 +1,6 @@
 import { existsSync, type FSWatcher, watch } from "node:fs";
 import path from "node:path";
-import type { AgentFieldName, ConfigFileError, ConfigFileStatus } from "@corral/shared";
+import { type AgentFieldName, type ConfigFileError, type ConfigFileStatus, ModelSchema } from "@corral/shared";
 import type { FastifyBaseLogger } from "fastify";
 import { defaultWorkdir, type AppConfig } from "../config.js";
 import { refusedLoaderVariable, loaderRefusal } from "../agents/agent-env.js";
@@ -167,6 +167,9 @@ export class ConfigFileService {
         problem(["model"], `the model is already in provider (${agent.provider}); give it once`);
       }
       const model = mapped.model ?? agent.model ?? null;
+      // The model taken out of provider (or out of a litellm model's prefix) is held to what every door takes.
+      const modelIssue = mapped.model === null ? undefined : ModelSchema.safeParse(mapped.model).error?.issues[0];
+      if (modelIssue) problem([mapped.modelFromField ? "model" : "provider"], modelIssue.message);
       if (mapped.api && model === null) problem(["provider"], `an API agent needs a model: write ${agent.provider}/<model>, or give model`);
       // The fields the kind declares required, as AgentService checks them on create (a command agent's command, an API agent's api).
       const declaredFields: Partial<Record<AgentFieldName, unknown>> = { ...agent, api: mapped.api };

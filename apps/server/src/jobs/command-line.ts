@@ -23,6 +23,8 @@ interface Size {
   total: number;
   /** Bytes of each argument (command first), NUL included. */
   args: number[];
+  /** Whether each argument carries the prompt; unknown when absent. */
+  withPrompt?: boolean[];
 }
 
 function sizeOf(invocation: Invocation, env: Record<string, string>): Size {
@@ -51,7 +53,10 @@ function predictedSize(adapter: CliAdapter, spec: JobSpec, binary: string, env: 
     const longer = probe({ ...standIn, [field]: `${short}x` });
     const growth = Buffer.byteLength(value) - Buffer.byteLength(short);
     predicted.total += (longer.total - base.total) * growth;
-    if (field === "prompt") predicted.prompts = longer.total - base.total;
+    if (field === "prompt") {
+      predicted.prompts = longer.total - base.total;
+      if (longer.args.length === base.args.length) predicted.withPrompt = longer.args.map((n, i) => n !== base.args[i]);
+    }
     // An adapter whose arguments' count depends on a value cannot be predicted per argument; the total still holds.
     if (longer.args.length !== base.args.length) continue;
     longer.args.forEach((n, i) => {
@@ -77,7 +82,11 @@ function refuse(spec: JobSpec, size: Size & { prompts: number }): never {
       "args",
     );
   }
-  if (size.prompts === 0) throw badInput(`agent ${agent} cannot be run: ${what}; shorten its args or env`, "args");
+  // An argument over the limit that does not carry the prompt is the agent's own (a claude agent's role is one argument).
+  const ownTooLong = size.args.some((n, i) => n > MAX_ARG_BYTES && size.withPrompt?.[i] === false);
+  if (size.prompts === 0 || (ownTooLong && size.total <= MAX_COMMAND_LINE_BYTES)) {
+    throw badInput(`agent ${agent} cannot be run: ${what}; shorten its settings (role, args or env)`, size.prompts === 0 ? "args" : "agent");
+  }
   throw badInput(`the prompt is ${promptBytes} bytes and agent ${agent} passes it on the command line: ${what}; shorten the prompt`, "prompt");
 }
 
@@ -88,6 +97,14 @@ export function boundedInvocation(adapter: CliAdapter, spec: JobSpec, binary: st
   const predicted = predictedSize(adapter, spec, binary, env);
   if (!fits(predicted)) refuse(spec, predicted);
   const invocation = adapter.invocation(spec, binary);
+  // The prompt, model and workdir are refused with a NUL byte where they come in; the agent's settings (a role, an argument) are checked here.
+  const withNul = invocation.args.find((arg) => arg.includes("\0"));
+  if (withNul !== undefined) {
+    throw badInput(
+      `agent ${spec.agent.name} cannot be run: its argument ${JSON.stringify(withNul.slice(0, 40))}… holds a NUL byte, which no program can be given; remove it from the agent's settings`,
+      "agent",
+    );
+  }
   assertCommandLineFits(invocation, env, spec);
   return invocation;
 }

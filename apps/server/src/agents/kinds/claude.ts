@@ -182,7 +182,7 @@ export const claude: CliAgentKind = {
       const session = resumedSession(spec, UUID);
       const resume = session ? [`--resume=${session}`] : [];
       const { role, tools } = spec.agent;
-      const shaped = [...(role ? [`--append-system-prompt=${role}`] : []), ...(tools?.length ? [`--tools=${claudeTools(tools)}`] : [])];
+      const shaped = [...(role ? [`--append-system-prompt=${role}`] : []), ...(tools ? [`--tools=${claudeTools(tools)}`] : [])];
       return {
         command: binary,
         args: [

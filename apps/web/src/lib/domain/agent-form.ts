@@ -85,7 +85,11 @@ function parse(field: AgentField, draft: AgentFormValue | undefined): Parsed {
       return { value: draft === true, empty: false };
     case "checklist": {
       const chosen = listOf(draft);
-      return { value: input.options.map((o) => o.value).filter((v) => chosen.includes(v)), empty: chosen.length === 0 };
+      const offered = input.options.map((o) => o.value);
+      // A value the agent has that the list does not offer (a claude agent's list_files, set over REST) is kept:
+      // dropped, an agent confined to it would be saved with none ticked, which is its kind's default set.
+      const kept = chosen.filter((v) => !offered.includes(v));
+      return { value: [...offered.filter((v) => chosen.includes(v)), ...kept], empty: chosen.length === 0 };
     }
     case "list": {
       // Arguments keep their spaces; names (hosts) are split at spaces and commas too.
