@@ -269,6 +269,8 @@ export interface AppConfig {
   configFile: string;
   /** `CORRAL_CONFIG` named it, so its absence is an error to show rather than "no file". */
   configFileNamed: boolean;
+  /** The folder Corral was started from: where `pnpm start` was typed (INIT_CWD), else the process's own. */
+  startDir: string;
   killGraceMs: number;
   /**
    * A `_done` on a job launched less than this long ago, not ended yet, waits for its end until
@@ -382,6 +384,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     homeDir,
     configFile: path.resolve(expandHome(e.CORRAL_CONFIG ?? path.join(dataDir, "corral.yaml"), homeDir)),
     configFileNamed: e.CORRAL_CONFIG !== undefined,
+    // pnpm runs the server in apps/server; a config.yaml a user means sits where they typed the command.
+    startDir: path.resolve(set.INIT_CWD ?? process.cwd()),
     killGraceMs: e.CORRAL_KILL_GRACE_MS,
     doneLingerMs: DONE_LINGER_MS,
     runnerLeaseMs: e.CORRAL_RUNNER_LEASE_S * 1000,

@@ -27,7 +27,7 @@ export interface ConfigFileDeps {
  * A file in the folder Corral was started from that a user may have meant as its config file (the
  * orchestrator's `config.yaml`, or a `corral.yaml`), when Corral's own is not there: where it looks, and how.
  */
-export function meantFile(config: Pick<AppConfig, "configFile" | "configFileNamed">, dir = process.cwd()): string | null {
+export function meantFile(config: Pick<AppConfig, "configFile" | "configFileNamed">, dir: string): string | null {
   if (config.configFileNamed) return null;
   for (const name of ["config.yaml", "corral.yaml"]) {
     const candidate = path.resolve(dir, name);
@@ -118,7 +118,7 @@ export class ConfigFileService {
         agents: rows.map((r) => r.name),
         loadedAt: declared ? Date.now() : null,
         errors: [],
-        hint: declared ? null : meantFile(this.deps.config),
+        hint: declared ? null : meantFile(this.deps.config, this.deps.config.startDir),
       };
       if (this.current.hint) this.log?.warn({ file }, this.current.hint);
       if (declared) this.log?.info({ file, agents: this.current.agents }, "config file loaded");
