@@ -4,7 +4,18 @@ import { inBubblewrap } from "../bubblewrap.js";
 import { Refusal } from "../../lib/confined-files.js";
 import { findExecutable } from "../../lib/find-executable.js";
 import { bashEnv } from "../inherited-env.js";
-import type { ToolContext } from "./tools.js";
+import type { AppConfig } from "../../config.js";
+import type { AgentRow } from "../../db/schema.js";
+import type { SandboxGit } from "../../worktrees/sandbox-commits.js";
+
+/** What a command runs with: the job's workdir and agent, and a worktree job's git folder in the sandbox. */
+export interface BashContext {
+  workdir: string;
+  agent: AgentRow;
+  config: AppConfig;
+  signal: AbortSignal;
+  sandboxGit?: SandboxGit;
+}
 
 /** One command may run this long before it is killed. */
 const BASH_TIMEOUT_MS = 120_000;
@@ -17,7 +28,7 @@ const MAX_OUTPUT_CHARS = 32 * 1024;
  * and the agent's env only (agents/inherited-env.ts), without its API key. A machine
  * without a working bubblewrap refuses the call rather than running it unconfined.
  */
-export async function runBash(command: string, { workdir, agent, config, signal, sandboxGit }: ToolContext): Promise<string> {
+export async function runBash(command: string, { workdir, agent, config, signal, sandboxGit }: BashContext): Promise<string> {
   // The same PATH the sandbox looks bubblewrap up on.
   if (!findExecutable("bwrap", config.serverEnv.PATH)) {
     throw new Refusal("bash runs only inside the bubblewrap sandbox, and bubblewrap is not installed on the server (apt-get install bubblewrap)");
