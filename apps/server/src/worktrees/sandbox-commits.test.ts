@@ -147,7 +147,9 @@ describe("a sandboxed worker's commits", () => {
         symlinkSync(path.join(secret, ".git", "objects"), objects);
       },
       (objects: string) => {
-        const [sub] = readdirSync(path.join(secret, ".git", "objects")).filter((d) => d.length === 2);
+        // One of the other repository's object folders the worker's own commit did not make (a link git would follow).
+        const own = new Set(readdirSync(objects));
+        const [sub] = readdirSync(path.join(secret, ".git", "objects")).filter((d) => d.length === 2 && !own.has(d));
         symlinkSync(path.join(secret, ".git", "objects", sub ?? ""), path.join(objects, sub ?? ""));
       },
       (objects: string) => execFileSync("mkfifo", [path.join(objects, "pack", "pack-0.pack")]),

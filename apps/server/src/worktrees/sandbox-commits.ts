@@ -83,7 +83,7 @@ export async function takeSandboxCommits(wt: JobWorktree, jobId: string, dataDir
     const planted = await strangeEntry(objects);
     if (planted) return `its commits were not taken: ${planted}`;
     // Alternates would have git read other folders as objects; a commit-graph could lie about parents.
-    rmSync(path.join(objects, "info"), { recursive: true, force: true });
+    await discard(path.join(objects, "info"));
     const worker: GitOptions = {
       env: { GIT_DIR: wt.gitDir, GIT_OBJECT_DIRECTORY: objects, GIT_ALTERNATE_OBJECT_DIRECTORIES: path.join(wt.gitDir, "objects") },
     };
