@@ -159,11 +159,16 @@ describe("a claude agent's role and tools, over REST and from the panel", () => 
     expect(edit.body.tools).toEqual(["list_files"]);
   });
 
-  test("a role with a NUL byte is refused at launch naming the agent, rather than every job failing at spawn", async () => {
-    expect((await api(server, "PATCH", "/api/agents/claude", { role: "You review.\u0000--tools=Bash" })).status).toBe(200);
-    const launched = await api<ApiError>(server, "POST", "/api/jobs", { agent: "claude", prompt: "hi", workdir: workdir("nul") });
-    expect(launched.status, JSON.stringify(launched.body)).toBe(400);
-    expect(launched.body.error).toMatch(/agent claude cannot be run: .*NUL byte/);
+  test("a role or an argument with a NUL byte is refused naming the field (no program takes one, PostgreSQL stores none), rather than every job failing at spawn", async () => {
+    const role = await api<ApiError>(server, "PATCH", "/api/agents/claude", { role: "You review.\u0000--tools=Bash" });
+    expect(role.status, JSON.stringify(role.body)).toBe(400);
+    expect(role.body).toMatchObject({ field: "role" });
+    expect(role.body.error).toMatch(/role holds a NUL byte/);
+    const args = await api<ApiError>(server, "POST", "/api/agents", { name: "nul_args", kind: "command", command: "/bin/echo", args: ["a\u0000b"] });
+    expect(args.status).toBe(400);
+    expect(args.body.field).toBe("args");
+    // The agent kept what it had: its jobs still run.
+    expect((await api<{ role: string | null }>(server, "GET", "/api/agents/claude")).body.role ?? "").not.toContain("\u0000");
   });
 
   test("a role over Linux's 128 KiB per argument (100,000 characters of €) is refused naming the agent's settings, not the 2-byte prompt", async () => {

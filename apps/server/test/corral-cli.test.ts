@@ -408,7 +408,7 @@ describe("shell", () => {
     child.stdin.end(
       ["write shell.txt hi", "/agents", "/agent kiro", "print 2", "/all say hi", "/logs gemini", "/status", "/nosuch", "/quit", ""].join("\n"),
     );
-    expect(await closed).toBe(0);
+    expect(await closed, out.stderr).toBe(0);
     expect(out.stdout).toMatch(/^Corral at http:\/\/127\.0\.0\.1:\d+; talking to gemini\./);
     expect(out.stdout).toMatch(/· job \w+ on gemini\n/);
     expect(out.stdout).toContain("talking to kiro, a kiro agent");

@@ -39,6 +39,22 @@ export function unappliedField(kind: string, settingOf: (field: AgentFieldName) 
   return null;
 }
 
+/** Settings a NUL byte could reach: no program can be given one, and PostgreSQL stores none (text or jsonb). */
+const TEXT_FIELDS: AgentFieldName[] = ["role", "description", "command", "args", "env", "workdir", "model"];
+
+const holdsNul = (value: unknown): boolean =>
+  typeof value === "string"
+    ? value.includes("\0")
+    : Array.isArray(value)
+      ? value.some(holdsNul)
+      : value !== null && typeof value === "object" && Object.entries(value).some(([k, v]) => k.includes("\0") || holdsNul(v));
+
+/** The first setting that holds a NUL byte, and the fix; null when none does. */
+export function fieldWithNul(settingOf: (field: AgentFieldName) => unknown): { field: AgentFieldName; message: string } | null {
+  const field = TEXT_FIELDS.find((f) => holdsNul(settingOf(f)));
+  return field === undefined ? null : { field, message: `${field} holds a NUL byte (\\u0000), which no program can be given; remove it` };
+}
+
 /** Whether agents of the kind cannot do without the field (a command agent's `command`, its executable). */
 export const kindRequires = (kind: string, field: AgentFieldName): boolean =>
   agentKindModule(kind)?.fields.some((f) => f.name === field && f.required !== null) === true;

@@ -17,7 +17,7 @@ import { notFound, ServiceError } from "../lib/errors.js";
 import { assertAgentEnv } from "./agent-env.js";
 import { cliAvailabilityWithVersion } from "./availability.js";
 import { builtinAgentRows, newAgentRow } from "./catalog.js";
-import { agentKindDescriptors, missingRequiredField, unappliedField } from "./kind-descriptors.js";
+import { agentKindDescriptors, fieldWithNul, missingRequiredField, unappliedField } from "./kind-descriptors.js";
 import { effectiveModel } from "./model.js";
 import { agentKindModule, agentKindNames } from "./kind-lookup.js";
 
@@ -99,6 +99,7 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
       if (!agentKindModule(body.kind)) throw invalidField("kind", `unknown agent kind ${body.kind}; this server runs ${agentKindNames().join(", ")}`);
       assertRequiredFields(body.kind, (field) => body[field]);
       assertApplied(body.kind, (field) => body[field]);
+      assertNoNul((field) => body[field]);
       this.assertRunnerLabel(body.runnerLabel);
       assertAgentEnv(body.env, this.deps.config.allowLoaderEnv);
       return tx.agents.insert(newAgentRow({ ...body, workdir: body.workdir ?? defaultWorkdir(this.deps.config, body.name) }));
@@ -116,6 +117,7 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
       assertRequiredFields(current.kind, (field) => (changed[field] === undefined ? current[field] : changed[field]));
       // What the edit sets (an agent stored before this check keeps what it has until edited there).
       assertApplied(current.kind, (field) => changed[field]);
+      assertNoNul((field) => changed[field]);
       this.assertRunnerLabel(patch.runnerLabel);
       assertAgentEnv(patch.env, this.deps.config.allowLoaderEnv);
       const updated = await tx.agents.update(name, { ...patch, updatedAt: Date.now() });
@@ -225,6 +227,12 @@ function invalidField(field: string, message: string): ServiceError {
 function assertApplied(kind: string, settingOf: (field: AgentFieldName) => unknown): void {
   const unapplied = unappliedField(kind, settingOf);
   if (unapplied) throw invalidField(unapplied.field, unapplied.message);
+}
+
+/** No setting holds a NUL byte: it would fail every job at spawn, and PostgreSQL refuses to store it (a 500). */
+function assertNoNul(settingOf: (field: AgentFieldName) => unknown): void {
+  const found = fieldWithNul(settingOf);
+  if (found) throw invalidField(found.field, found.message);
 }
 
 /** The fields the agent's kind declares required (a command agent's executable, an API agent's API) are there. */

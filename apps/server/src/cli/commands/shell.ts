@@ -59,6 +59,8 @@ class Shell {
   /** Set while an answer is awaited: Ctrl+C aborts the wait. */
   private waiting: AbortController | null = null;
   private interruptedAtPrompt = false;
+  /** The input ended (Ctrl+D, a pipe's end): the lines it held are still run, with no prompt (Node 22+ throws on one). */
+  private inputClosed = false;
   private readonly out = (text: string) => process.stdout.write(text);
 
   constructor(
@@ -67,6 +69,9 @@ class Shell {
   ) {
     this.rl = createInterface({ input: process.stdin, output: process.stdout, historySize: 1000, terminal: process.stdin.isTTY === true });
     this.rl.on("SIGINT", () => this.interrupt());
+    this.rl.on("close", () => {
+      this.inputClosed = true;
+    });
   }
 
   async run(): Promise<void> {
@@ -89,15 +94,17 @@ class Shell {
       }
       this.prompt();
     }
-    this.rl.close();
+    if (!this.inputClosed) this.rl.close();
   }
 
   private prompt(): void {
+    if (this.inputClosed) return;
     this.rl.setPrompt(`${this.active}> `);
     this.rl.prompt();
   }
 
   private interrupt(): void {
+    if (this.inputClosed) return;
     if (this.waiting) {
       this.waiting.abort();
       return;
