@@ -211,7 +211,7 @@ test("ollama: no probe for embedding models; while down, said once, with the las
   try {
     await rest(request, "POST", "/api/agents", { name: agent, kind: "ollama", baseUrl: fake.url });
     await page.reload();
-    await page.getByLabel("Server of").selectOption(agent);
+    await page.getByLabel("Ollama server").selectOption(agent);
     await expect(models.getByRole("row").filter({ hasText: "llama3.1:8b" })).toBeVisible();
   } finally {
     await fake.close();

@@ -263,7 +263,8 @@ export function JobDetailPage({ id }: { id: string }) {
           <StatusBadge status={j.status} />
           <span className="muted">
             {j.agent}
-            {j.model ? ` · ${j.model}` : ""}
+            {/* The model that ran, as the Usage card says it: the one asked for, or the agent's default as the worker reported it. */}
+            {(j.usage.model ?? j.model) ? ` · ${j.usage.model ?? j.model}` : ""}
           </span>
           {j.startedAt && <span className="muted small mono">{formatDuration((j.endedAt ?? now) - j.startedAt)}</span>}
         </div>
