@@ -129,12 +129,13 @@ test("costs change when a priced job ends", async ({ page }, testInfo) => {
   await snapshot(page, testInfo, "costs");
 });
 
-test("a queued job's page says queued, then streams when its turn comes; the server stays up", async ({ page, request }, testInfo) => {
+test("a queued job's page says why it waits, then streams when its turn comes; the server stays up", async ({ page, request }, testInfo) => {
   const auth = { authorization: `Bearer ${token}` };
   const api = (method: "post" | "patch", url: string, data: unknown) => request[method](url, { headers: auth, data });
   expect((await api("patch", "/api/agents/kiro", { maxConcurrent: 1 })).ok()).toBe(true);
   try {
-    const busy = (await (await api("post", "/api/jobs", { agent: "kiro", prompt: "print 1\nsleep 5", workdir: workdir("busy") })).json()) as {
+    // Busy until it is cancelled: the waiting job's turn comes when the test gives it.
+    const busy = (await (await api("post", "/api/jobs", { agent: "kiro", prompt: "print 1\nhang", workdir: workdir("busy") })).json()) as {
       id: string;
     };
     const waiting = (await (await api("post", "/api/jobs", { agent: "kiro", prompt: "print 2", workdir: workdir("waiting") })).json()) as {
@@ -146,16 +147,38 @@ test("a queued job's page says queued, then streams when its turn comes; the ser
     await expect(heading).toContainText(/\d+ running · [1-9]\d* queued/);
     const running = /(\d+) running/.exec((await heading.textContent()) ?? "")?.[1];
     await expect(page.getByRole("status", { name: `${running} running` })).toHaveText(running ?? "");
+    // Its card and its page say why it waits, naming the job it is behind.
+    const behind = `kiro runs 1 at once: behind job ${busy.id}`;
+    await expect(page.getByRole("article", { name: `Job ${waiting.id} on kiro` })).toContainText(behind);
     await page.goto(`/jobs/${waiting.id}`);
     await expect(page.locator("[data-status]").first()).toHaveAttribute("data-status", "queued");
+    await expect(page.getByRole("status").filter({ hasText: /^Queued/ })).toContainText(behind);
     await snapshot(page, testInfo, "job-queued");
+    expect((await request.post(`/api/jobs/${busy.id}/cancel`, { headers: auth })).ok()).toBe(true);
     const output = page.getByRole("log", { name: "Job output" });
     await expect(output).toContainText("line 2", { timeout: 20_000 });
     await expect(page.locator("[data-status]").first()).toHaveAttribute("data-status", "succeeded");
-    // The same server answered throughout: the busy job it was running ended normally.
+    await expect(page.getByRole("status").filter({ hasText: /^Queued/ })).toHaveCount(0);
+    // The same server answered throughout: the busy job it was running was cancelled as asked.
     const ended = (await (await request.get(`/api/jobs/${busy.id}`, { headers: auth })).json()) as { status: string };
-    expect(ended.status).toBe("succeeded");
+    expect(ended.status).toBe("cancelled");
   } finally {
     await api("patch", "/api/agents/kiro", { maxConcurrent: 4 });
+  }
+});
+
+test("a job waiting out a retry says which attempt comes next, and when", async ({ page, request }) => {
+  const auth = { authorization: `Bearer ${token}` };
+  const dir = workdir("retry-wait");
+  const launched = await request.post("/api/jobs", {
+    headers: auth,
+    data: { agent: "kiro", prompt: `fail-once ${dir}-marker 1 flaky\nprint 1`, workdir: dir, retry: { maxAttempts: 2, exitCodes: [1], backoffS: 40 } },
+  });
+  const job = (await launched.json()) as { id: string };
+  try {
+    await page.goto(`/jobs/${job.id}`);
+    await expect(page.getByRole("status").filter({ hasText: /^Queued/ })).toContainText(/retry 2 of 2 in \d+s/);
+  } finally {
+    await request.post(`/api/jobs/${job.id}/cancel`, { headers: auth });
   }
 });

@@ -30,3 +30,8 @@ export const RetryPolicySchema = z
   })
   .strict();
 export type RetryPolicy = z.infer<typeof RetryPolicySchema>;
+
+/** The wait before attempt `next` (2, 3, …): backoffS, doubling each time. The server waits it; the panel counts it down. */
+export function retryBackoffMs(policy: Pick<RetryPolicy, "backoffS">, next: number): number {
+  return policy.backoffS * 1000 * 2 ** Math.max(0, next - 2);
+}

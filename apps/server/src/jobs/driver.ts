@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
-import { isFinalStatus, type JobWorktree, LOCAL_RUNNER, type JobStatus } from "@corral/shared";
+import { isFinalStatus, type JobWorktree, LOCAL_RUNNER, type JobStatus, retryBackoffMs } from "@corral/shared";
 import { cliAvailability } from "../agents/availability.js";
 import { cliAdapterFor } from "../agents/kind-lookup.js";
 import type { CliAdapter, JobSpec, UsageReport, WorkerResult } from "../agents/types.js";
@@ -21,7 +21,7 @@ import { reattachCli, startCli, startInProcess, type Execution, type ExecutionLi
 import { OutputLog, tailText } from "./output-log.js";
 import { groupAlive, killGroup } from "./process-group.js";
 import { recoveryOf } from "./recovery.js";
-import { backoffMs, retryReason } from "./retry.js";
+import { retryReason } from "./retry.js";
 import { refuseInProcessSandbox, sandboxed } from "../agents/sandbox.js";
 import { workerEnv } from "../agents/worker-env.js";
 import type { Scheduler } from "./scheduler.js";
@@ -640,7 +640,7 @@ export class JobDriver {
     usage: JobPatch,
   ): Promise<void> {
     const next = row.attempt + 1;
-    const waitMs = backoffMs(policy, next);
+    const waitMs = retryBackoffMs(policy, next);
     this.note(row.id, log, `\n[corral] attempt ${row.attempt} of ${policy.maxAttempts} failed (${reason}); retrying in ${waitMs / 1000} s\n`);
     const retrying = await this.store.atomically(async (unit) => {
       await unit.tx.jobs.endAttempt(row.id, row.attempt, attemptEnd);

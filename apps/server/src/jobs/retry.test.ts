@@ -1,7 +1,8 @@
+import { retryBackoffMs } from "@corral/shared";
 import { expect, test } from "vitest";
 import { DEFAULT_RETRY_POLICY } from "../agents/retry-defaults.js";
 import { matcherThreads } from "../lib/pattern-worker.js";
-import { backoffMs, RETRY_PATTERN_DEADLINE_MS, retryReason } from "./retry.js";
+import { RETRY_PATTERN_DEADLINE_MS, retryReason } from "./retry.js";
 
 const policy = { maxAttempts: 3, exitCodes: [75], outputPatterns: ["rate.?limit"], backoffS: 2 };
 
@@ -17,7 +18,7 @@ test("no retry past maxAttempts, or without a policy", async () => {
 });
 
 test("the backoff doubles from the second attempt on", () => {
-  expect([2, 3, 4].map((n) => backoffMs(policy, n))).toEqual([2000, 4000, 8000]);
+  expect([2, 3, 4].map((n) => retryBackoffMs(policy, n))).toEqual([2000, 4000, 8000]);
 });
 
 test("the default policy recognises the CLIs' quota and overload messages", async () => {

@@ -28,8 +28,3 @@ export async function retryReason(policy: RetryPolicy | null, attempt: number, e
   }
   return null;
 }
-
-/** Wait before attempt `next` (2, 3, …): backoffS, doubling each time. */
-export function backoffMs(policy: RetryPolicy, next: number): number {
-  return policy.backoffS * 1000 * 2 ** Math.max(0, next - 2);
-}

@@ -12,6 +12,7 @@ import { useAgents } from "../hooks/use-agents.js";
 import { useRunnerName } from "../hooks/use-runners.js";
 import { useJob, useJobAttempts, useJobOutput, useJobReadable } from "../hooks/use-jobs.js";
 import { useDocumentTitle } from "../hooks/use-document-title.js";
+import { useWaitingReason } from "../hooks/use-waiting.js";
 import { useNow } from "../hooks/use-now.js";
 import { commandCard } from "../lib/domain/job-command.js";
 import { cancelledBy, timelineSteps } from "../lib/domain/job-timeline.js";
@@ -60,6 +61,15 @@ function Timeline({ job, attempts, now }: { job: Job; attempts: JobAttempt[]; no
 
 /** Why the job ended as it did: an error for a failure, a plain notice for a cancel someone asked for. */
 function Outcome({ job, now }: { job: Job; now: number }) {
+  const waiting = useWaitingReason(job, now);
+  if (waiting) {
+    return (
+      <div className="alert neutral job-outcome" role="status">
+        <strong>Queued {formatDuration(now - job.createdAt)}</strong>
+        <p>{waiting}</p>
+      </div>
+    );
+  }
   if (job.status === "cancelled") {
     return (
       <div className="alert cancelled job-outcome" role="status">

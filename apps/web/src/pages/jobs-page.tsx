@@ -8,6 +8,7 @@ import { useDebounced } from "../hooks/use-debounced.js";
 import { useActiveJobs, useJobActivity, useJobList } from "../hooks/use-jobs.js";
 import { useNow } from "../hooks/use-now.js";
 import { useRunnerName } from "../hooks/use-runners.js";
+import { useWaitingReason } from "../hooks/use-waiting.js";
 import { failureLine } from "../lib/domain/job-failure.js";
 import { formatAgo, formatCost, formatDuration, statusLabels } from "../lib/format/format.js";
 import { Link, useSearchParams } from "../router.js";
@@ -20,6 +21,7 @@ function RunnerName({ id }: { id: string }) {
 
 function RunningCard({ job, now }: { job: Job; now: number }) {
   const activity = useJobActivity(job.id, job.status === "running");
+  const waiting = useWaitingReason(job, now);
   const line = activity.data?.line ?? "";
   return (
     <article className="card running-card" aria-label={`Job ${job.id} on ${job.agent}`}>
@@ -40,7 +42,7 @@ function RunningCard({ job, now }: { job: Job; now: number }) {
         {job.prompt.split("\n")[0] || job.id}
       </Link>
       <div className="activity mono small" role="group" aria-label="Latest output" title={line}>
-        {line || <span className="muted">{job.status === "queued" ? "queued, waiting for a free slot" : "no output yet"}</span>}
+        {waiting ? <span className="muted">{waiting}</span> : line || <span className="muted">no output yet</span>}
       </div>
       <div className="row small">
         <span className="muted mono">{job.id}</span>
