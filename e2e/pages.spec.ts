@@ -106,6 +106,15 @@ test("sign-in: a browser turned away sees why and signs in with the token, with 
     await page.goto("/costs?token=not-this-servers-token-0123");
     await expect(page.getByRole("alert")).toContainText("the token in this address is not this server's");
 
+    // A path that reads as another host keeps the token on this one.
+    const origin = new URL(page.url()).origin;
+    await page.goto(`${origin}//example.invalid/costs`);
+    await page.getByLabel("Token").fill("not-this-servers-token-0123");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await expect(page.getByRole("alert")).toContainText("the token in this address is not this server's");
+    expect(new URL(page.url()).origin).toBe(origin);
+    await page.goto("/costs?token=not-this-servers-token-0123");
+
     // The token pasted signs in, on the page asked for.
     await page.getByLabel("Token").fill(token);
     await page.getByRole("button", { name: "Sign in" }).click();

@@ -26,7 +26,12 @@ export function SignInPage({ error }: { error: ApiRequestError }) {
     e.preventDefault();
     const value = token.trim();
     if (!value) return;
-    window.location.assign(`${window.location.pathname}?token=${encodeURIComponent(value)}`);
+    // An absolute URL of this origin: a path of its own ("//elsewhere/…") must never carry the token off it.
+    const url = new URL(window.location.href);
+    url.search = "";
+    url.hash = "";
+    url.searchParams.set("token", value);
+    window.location.assign(url.href);
   };
   return (
     <main id="main" className="sign-in stack">
