@@ -260,3 +260,55 @@ describe("OpenCode server agents in two hub sessions", () => {
     expect([pin.status, pin.body.field]).toEqual([400, "env"]);
   });
 });
+
+describe("the sessions setting, attacked", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer();
+  });
+  afterAll(() => server.close());
+
+  const HOSTILE: [string, string][] = [
+    ["empty", ""],
+    ["a leading '-'", "-lead"],
+    ["65 characters", "x".repeat(65)],
+    ["100,000 characters", "x".repeat(100_000)],
+    ["a NUL byte", "a\u0000b"],
+    ["a newline", "a\nb"],
+    ["a tab", "tab\there"],
+    ["DEL", "bell\u007f"],
+    ["a Cyrillic е for e", "rеview"],
+    ["a fullwidth r", "ｒeview"],
+    ["a zero-width space", "review\u200b"],
+    ["a path", "../etc"],
+    ["a space", "a b"],
+  ];
+
+  test.each(HOSTILE)("a session name with %s is refused naming its place in the list and the rule, on create and on edit", async (_what, bad) => {
+    const create = await api<ApiError>(server, "POST", "/api/agents", { name: "hostile", kind: "gemini", sessions: ["review", bad] });
+    expect(create.status).toBe(400);
+    expect(create.body.field).toBe("sessions.1");
+    expect(create.body.issues).toEqual([
+      { field: "sessions.1", message: "use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit" },
+    ]);
+    const edit = await api<ApiError>(server, "PATCH", "/api/agents/gemini", { sessions: [bad] });
+    expect([edit.status, edit.body.field]).toEqual([400, "sessions.0"]);
+    expect((await api<{ sessions: string[] }>(server, "GET", "/api/agents/gemini")).body.sessions).toEqual([]);
+  });
+
+  test("a name given twice, more than 100 sessions, and not a list are refused; null is not a second way to say every session", async () => {
+    const twice = await api<ApiError>(server, "PATCH", "/api/agents/gemini", { sessions: ["review", "build", "review"] });
+    expect(twice.status).toBe(400);
+    expect(twice.body.issues).toEqual([{ field: "sessions.2", message: "review is named twice; name each session once" }]);
+    const many = await api<ApiError>(server, "PATCH", "/api/agents/gemini", { sessions: Array.from({ length: 101 }, (_, i) => `s${i}`) });
+    expect(many.status).toBe(400);
+    expect(many.body.issues).toEqual([{ field: "sessions", message: "name at most 100 sessions, or none for every session" }]);
+    // Tens of thousands of copies of one name: refused at once, without comparing each with every other.
+    const flood = await api<ApiError>(server, "PATCH", "/api/agents/gemini", { sessions: Array.from({ length: 50_000 }, () => "review") });
+    expect([flood.status, flood.body.field]).toEqual([400, "sessions"]);
+    for (const wrong of [null, "review", { review: true }]) {
+      expect((await api<ApiError>(server, "PATCH", "/api/agents/gemini", { sessions: wrong })).body.field).toBe("sessions");
+    }
+    expect((await api<{ sessions: string[] }>(server, "GET", "/api/agents/gemini")).body.sessions).toEqual([]);
+  });
+});
