@@ -171,7 +171,10 @@ describe("agents in a file (CORRAL_CONFIG)", () => {
       ["agents:\n  reviewer:\n    provider: gemini\n    worktree: please\n", { field: "agents.reviewer.worktree", line: 4, column: 15 }],
       // Hub sessions: each name where it is in the list, as the hub spells a session's name.
       ["agents:\n  reviewer:\n    provider: gemini\n    sessions: [review, -x]\n", { field: "agents.reviewer.sessions.1", line: 4, column: 24 }],
-      ["agents:\n  reviewer:\n    provider: gemini\n    sessions:\n      - review\n      - \"a\\0b\"\n", { field: "agents.reviewer.sessions.1", line: 6, column: 9 }],
+      [
+        'agents:\n  reviewer:\n    provider: gemini\n    sessions:\n      - review\n      - "a\\0b"\n',
+        { field: "agents.reviewer.sessions.1", line: 6, column: 9 },
+      ],
       ["agents:\n  reviewer:\n    provider: gemini\n    sessions: [review, review]\n", { field: "agents.reviewer.sessions.1", line: 4, column: 24 }],
       [
         "agents:\n  reviewer:\n    provider: opencode_server\n    baseUrl: http://127.0.0.1:4096\n    env: {OPENCODE_SESSION_ID: ses_1}\n    sessions: [a, b]\n",
@@ -216,7 +219,10 @@ describe("agents in a file (CORRAL_CONFIG)", () => {
 
     // Five thousand names, good or bad: the count is the one error, not five thousand of them.
     for (const name of [(i: number) => `s${i}`, (i: number) => `-${i}`]) {
-      saveAtomically(file, `agents:\n  reviewer:\n    provider: gemini\n    sessions: [${Array.from({ length: 5000 }, (_, i) => name(i)).join(", ")}]\n`);
+      saveAtomically(
+        file,
+        `agents:\n  reviewer:\n    provider: gemini\n    sessions: [${Array.from({ length: 5000 }, (_, i) => name(i)).join(", ")}]\n`,
+      );
       const refused = await waitForStatus(server, (s) => s.state === "error", "the refusal of 5000 sessions");
       expect(refused.errors).toEqual([
         expect.objectContaining({ field: "agents.reviewer.sessions", line: 4, message: "name at most 100 sessions, or none for every session" }),

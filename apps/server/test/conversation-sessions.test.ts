@@ -78,7 +78,10 @@ describe("an agent limited to sessions", () => {
     const viaRest = await api<ApiError>(server, "POST", "/api/conversations/other/messages", { key, to: "reviewer", text: "hi" });
     const nobody = await api<ApiError>(server, "POST", "/api/conversations/other/messages", { key, to: "nobody", text: "hi" });
     expect(viaRest.status).toBe(404);
-    expect({ ...viaRest.body, error: viaRest.body.error.replace("reviewer", "X") }).toEqual({ ...nobody.body, error: nobody.body.error.replace("nobody", "X") });
+    expect({ ...viaRest.body, error: viaRest.body.error.replace("reviewer", "X") }).toEqual({
+      ...nobody.body,
+      error: nobody.body.error.replace("nobody", "X"),
+    });
     const read = await api<ApiError>(server, "GET", "/api/conversations/other/messages?agent=reviewer");
     expect(read.status).toBe(404);
     expect(read.body.error).toBe("no agent named reviewer in session other");
@@ -91,7 +94,9 @@ describe("an agent limited to sessions", () => {
 
   test("its name is free for a client of another session, and taken in its own", async () => {
     const mallory = await open();
-    expect(await call(mallory, "corral_register", { name: "reviewer", session: "review" })).toMatch(/^error: name: reviewer is one of Corral's agents/);
+    expect(await call(mallory, "corral_register", { name: "reviewer", session: "review" })).toMatch(
+      /^error: name: reviewer is one of Corral's agents/,
+    );
     const m = await register(mallory, { name: "reviewer", session: "elsewhere" });
     // There the client is the only reviewer: messages to it wait in its inbox, no job runs.
     const other = await open();
@@ -201,7 +206,12 @@ describe("OpenCode server agents in two hub sessions", () => {
     await ask(one, h1, "live", "second in s1");
     expect(fake.sessions.size).toBe(before + 2);
     const texts = (id: string) =>
-      JSON.stringify(fake.sessions.get(id)?.messages.filter((m) => m.info.role === "user").map((m) => m.text) ?? []);
+      JSON.stringify(
+        fake.sessions
+          .get(id)
+          ?.messages.filter((m) => m.info.role === "user")
+          .map((m) => m.text) ?? [],
+      );
     const mine = [...fake.sessions.keys()].slice(before);
     const [s1, s2] = mine.map(texts);
     expect(s1).toContain("first in s1");
@@ -224,7 +234,9 @@ describe("OpenCode server agents in two hub sessions", () => {
     });
     expect(two.status).toBe(400);
     expect(two.body.field).toBe("sessions");
-    expect(two.body.error).toMatch(/joins one OpenCode session \(OPENCODE_SESSION_ID in its env\), so it answers in one hub session at most: .*name one session, or unpin it/);
+    expect(two.body.error).toMatch(
+      /joins one OpenCode session \(OPENCODE_SESSION_ID in its env\), so it answers in one hub session at most: .*name one session, or unpin it/,
+    );
 
     // Unlimited: listed offline, and a message is refused with the way out, the same in every session.
     const created = await api(server, "POST", "/api/agents", { name: "window", kind: "opencode_server", baseUrl: fake.url, workdir, env: pinnedEnv });

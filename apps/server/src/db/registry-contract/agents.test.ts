@@ -86,7 +86,15 @@ describe.each(DIALECTS)("the agents repository on $dialect", ({ open }) => {
       ["gemini", 1, "mine"],
     ]);
     const updated = await agents.update("gemini", { env: { A: "1" }, args: null, enabled: false, sessions: ["review"], updatedAt: 2 ** 40 });
-    expect(updated).toMatchObject({ name: "gemini", env: { A: "1" }, args: null, enabled: false, sessions: ["review"], updatedAt: 2 ** 40, description: "mine" });
+    expect(updated).toMatchObject({
+      name: "gemini",
+      env: { A: "1" },
+      args: null,
+      enabled: false,
+      sessions: ["review"],
+      updatedAt: 2 ** 40,
+      description: "mine",
+    });
     expect(await agents.get("gemini")).toEqual(updated);
     // Back to every session: an empty list, never null.
     expect((await agents.update("gemini", { sessions: [] }))?.sessions).toEqual([]);
