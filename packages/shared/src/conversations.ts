@@ -21,7 +21,7 @@ export const HubAgentSchema = z.object({
   name: HubAgentNameSchema,
   kind: HubAgentKindSchema,
   label: z.string().nullable(),
-  /** A client is reachable while its registration lives; a worker while its agent is enabled and available. */
+  /** A client is reachable while its registration lives; a worker while its agent is enabled and available (and, pinned to one conversation of its worker, limited to this one session). */
   online: z.boolean(),
   /** When a client registered (null for workers). */
   registeredAt: z.number().nullable(),
