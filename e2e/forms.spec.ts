@@ -52,8 +52,20 @@ test("launch: every error at once, client and server, each gone once its field i
   await expect(page.getByRole("alert").filter({ hasText: "refused" })).toHaveCount(0);
   await page.getByLabel("Workdir").fill(workdir("forms-errors"));
   await expect(fieldError(page, "launch-workdir")).toHaveCount(0);
+
+  // The limits sit under the prompt, each checked as the timeout is; the job runs with them.
+  await page.getByLabel("Cost limit ($)").fill("-1");
+  await page.getByLabel("Token limit").fill("lots");
+  await page.getByRole("button", { name: "Launch", exact: true }).click();
+  await expect(fieldError(page, "launch-max-cost")).toHaveText("the cost limit must be more than 0");
+  await expect(fieldError(page, "launch-max-tokens")).toHaveText("the token limit must be a number");
+  const top = async (label: string) => (await page.getByLabel(label).boundingBox())?.y ?? Number.NaN;
+  expect(await top("Timeout (seconds)"), "the timeout comes after the prompt").toBeGreaterThan(await top("Prompt"));
+  await page.getByLabel("Cost limit ($)").fill("$2.50");
+  await page.getByLabel("Token limit").fill("200000");
   await page.getByRole("button", { name: "Launch", exact: true }).click();
   await page.waitForURL(/\/jobs\/[a-z0-9]+$/);
+  await expect(page.getByRole("region", { name: "Usage and cost" })).toContainText("$2.50 cost · 200k tokens");
 });
 
 test("wording: form errors are sentences naming the field, install hints one sentence", async ({ page, request }, testInfo) => {
@@ -211,7 +223,7 @@ test("ollama: no probe for embedding models; while down, said once, with the las
   try {
     await rest(request, "POST", "/api/agents", { name: agent, kind: "ollama", baseUrl: fake.url });
     await page.reload();
-    await page.getByLabel("Server of").selectOption(agent);
+    await page.getByLabel("Ollama server").selectOption(agent);
     await expect(models.getByRole("row").filter({ hasText: "llama3.1:8b" })).toBeVisible();
   } finally {
     await fake.close();

@@ -137,6 +137,9 @@ test("Relaunch is offered only on ended jobs, and its error leaves the row and t
   const dir = workdir("relaunch");
   const ended = await launch(page, "gemini", "print 1", dir);
   await waitForStatus(page, ended.id, (j) => j.status === "succeeded");
+  // Launched without a model, its header names the one the worker reported, as its Usage card does.
+  await page.goto(`/jobs/${ended.id}`);
+  await expect(page.locator(".page-head")).toContainText("gemini · gemini-2.5-flash");
   // A job now busy in the same workdir makes relaunching the ended one a conflict (409).
   const running = await api<Job>(page, "POST", "/api/jobs", { agent: "kiro", prompt: "print 1\nhang", workdir: dir });
   try {

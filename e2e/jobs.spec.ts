@@ -100,6 +100,19 @@ test("history filters by agent, status and text", async ({ page }, testInfo) => 
   await page.getByRole("button", { name: "Clear filters" }).click();
   await page.getByRole("button", { name: "cancelled" }).click();
   await expect(page).toHaveURL(/status=cancelled/);
+  await page.getByRole("button", { name: "Clear filters" }).click();
+
+  // A failed job's row says why, not only that it failed.
+  const failing = `${needle}-fails`;
+  const launched = await page.request.post("/api/jobs", {
+    headers: { authorization: `Bearer ${token}` },
+    data: { agent: "kiro", prompt: `${failing}\nfail the spec file is not valid YAML`, workdir: workdir("filters") },
+  });
+  expect(launched.ok()).toBe(true);
+  await page.getByLabel("Search").fill(failing);
+  const row = page.getByRole("table", { name: "Jobs" }).getByRole("row").filter({ hasText: failing });
+  await expect(row.locator("[data-status]")).toHaveAttribute("data-status", "failed");
+  await expect(row.locator("td[data-label=Status]")).toContainText("the spec file is not valid YAML");
 });
 
 test("costs change when a priced job ends", async ({ page }, testInfo) => {
@@ -121,12 +134,18 @@ test("a queued job's page says queued, then streams when its turn comes; the ser
   const api = (method: "post" | "patch", url: string, data: unknown) => request[method](url, { headers: auth, data });
   expect((await api("patch", "/api/agents/kiro", { maxConcurrent: 1 })).ok()).toBe(true);
   try {
-    const busy = (await (await api("post", "/api/jobs", { agent: "kiro", prompt: "print 1\nsleep 3", workdir: workdir("busy") })).json()) as {
+    const busy = (await (await api("post", "/api/jobs", { agent: "kiro", prompt: "print 1\nsleep 5", workdir: workdir("busy") })).json()) as {
       id: string;
     };
     const waiting = (await (await api("post", "/api/jobs", { agent: "kiro", prompt: "print 2", workdir: workdir("waiting") })).json()) as {
       id: string;
     };
+    // Running now and the sidebar's badge count the same jobs: the running ones, the queued said apart.
+    await page.goto("/");
+    const heading = page.getByRole("heading", { name: /^Running now/ });
+    await expect(heading).toContainText(/\d+ running · [1-9]\d* queued/);
+    const running = /(\d+) running/.exec((await heading.textContent()) ?? "")?.[1];
+    await expect(page.getByRole("status", { name: `${running} running` })).toHaveText(running ?? "");
     await page.goto(`/jobs/${waiting.id}`);
     await expect(page.locator("[data-status]").first()).toHaveAttribute("data-status", "queued");
     await snapshot(page, testInfo, "job-queued");

@@ -130,7 +130,7 @@ test("no sideways scroll, every row action visible and clickable without it; on 
       // A running job offers Cancel (Relaunch comes once it has ended).
       { path: "/", name: "Jobs", row: id, actions: [`Cancel job ${id}`] },
       { path: "/agents", name: "Agents", row: agent, actions: [`${agent} enabled`, `Edit ${agent}`, `Delete ${agent}`] },
-      { path: "/ollama", name: "Ollama models", row: "llava:13b", actions: ["Probe tool calling of llava:13b"] },
+      { path: "/ollama", name: "Ollama models", row: "llava:13b", actions: ["Probe tool calling for llava:13b"] },
       { path: "/connect", name: "Signed-in browsers", row: "this browser", actions: ["Sign out here"] },
     ];
     for (const t of tables) {
@@ -155,6 +155,12 @@ test("no sideways scroll, every row action visible and clickable without it; on 
         expect(label).toContain(await labelled.getAttribute("data-label"));
         const tableBox = await table.boundingBox();
         expect((tableBox?.x ?? 0) + (tableBox?.width ?? 0), `${t.name} fits the window`).toBeLessThanOrEqual(viewport.width);
+        if (t.name === "Jobs") {
+          // A job's card leads with its prompt; its id comes after what a person reads first.
+          const prompt = await boxOf(row.locator("td[data-label=Prompt]"));
+          const jobId = await boxOf(row.getByRole("link", { name: id }));
+          expect(prompt.y, "the prompt leads the card").toBeLessThan(jobId.y);
+        }
       } else {
         await expect(header).toBeVisible();
       }

@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { signIn, snapshot } from "./helpers.js";
+import { expectAccessible, signIn, snapshot, token } from "./helpers.js";
 
 test.beforeEach(async ({ page }) => {
   await signIn(page);
@@ -87,6 +87,36 @@ test("connect: signed-in browsers, one signed out, then everywhere", async ({ pa
   await other.close();
 });
 
+test("sign-in: a browser turned away sees why and signs in with the token, with nothing of the panel behind", async ({ browser }, testInfo) => {
+  // A browser of its own: no session.
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  try {
+    await page.goto("/costs");
+    await expect(page.getByRole("heading", { name: "Sign in to Corral" })).toBeVisible();
+    await expect(page.getByRole("alert")).toHaveCount(1);
+    await expect(page.getByRole("alert")).toHaveText("This browser is not signed in.");
+    await expect(page.getByRole("navigation")).toHaveCount(0);
+    await expect(page.getByText(/polling|live/)).toHaveCount(0);
+    await expect(page).toHaveTitle("Sign in · Corral");
+    await expectAccessible(page, "the sign-in page");
+    await snapshot(page, testInfo, "sign-in");
+
+    // A wrong token in the address is said apart from none.
+    await page.goto("/costs?token=not-this-servers-token-0123");
+    await expect(page.getByRole("alert")).toContainText("the token in this address is not this server's");
+
+    // The token pasted signs in, on the page asked for.
+    await page.getByLabel("Token").fill(token);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.waitForURL((url) => url.pathname === "/costs" && !url.search.includes("token="));
+    await expect(page.getByRole("navigation", { name: "Main" })).toBeVisible();
+    await expect(page.getByRole("heading", { name: "Sign in to Corral" })).toHaveCount(0);
+  } finally {
+    await context.close();
+  }
+});
+
 test("ollama: models with capabilities, and a tool-calling probe", async ({ page }, testInfo) => {
   await page.getByRole("link", { name: "Ollama" }).click();
   const table = page.getByRole("table", { name: "Ollama models" });
@@ -95,7 +125,9 @@ test("ollama: models with capabilities, and a tool-calling probe", async ({ page
   await expect(qwen).toContainText("loaded");
   await expect(table.getByRole("row").filter({ hasText: "gpt-oss:120b-cloud" })).toContainText("cloud");
   await expect(table.getByRole("row").filter({ hasText: "nomic-embed-text" })).toContainText("embedding");
-  await qwen.getByRole("button", { name: "Probe tool calling of qwen2.5:7b" }).click();
+  await qwen.getByRole("button", { name: "Probe tool calling for qwen2.5:7b" }).click();
   await expect(qwen).toContainText("calls tools");
+  // Probed, the button says what pressing it again does.
+  await expect(qwen.getByRole("button", { name: "Probe again for qwen2.5:7b" })).toBeVisible();
   await snapshot(page, testInfo, "ollama");
 });

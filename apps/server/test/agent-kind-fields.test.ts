@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
 import { type AgentFormState, createBody, formFromAgent, newAgentForm, updateBody, withPreset } from "../../web/src/lib/domain/agent-form.js";
 import { agentKindNames } from "../src/agents/kind-lookup.js";
 import { api, startServer, type TestServer } from "./helpers.js";
+import { registryOnPostgres } from "./postgres.js";
 
 // The one registry line: the list of kinds, with the test's fake kind added.
 vi.mock("../src/agents/kinds/index.js", async (importOriginal) => {
@@ -57,6 +58,12 @@ describe("agent kinds describe their agents' fields", () => {
     expect(kind("command").adding).toMatchObject({ title: "Add a command agent", primary: true });
     expect(kind("api").fields.find((f) => f.name === "apiKeyEnv")).toMatchObject({ secret: true, label: "Key variable" });
     expect(kinds.filter((k) => k.ollamaModels).map((k) => k.kind)).toEqual(["ollama"]);
+    // Runners need the registry in PostgreSQL: a SQLite server's forms offer no runner label it would refuse.
+    for (const k of kinds)
+      expect(
+        k.fields.some((f) => f.name === "runnerLabel"),
+        k.kind,
+      ).toBe(registryOnPostgres);
   });
 
   test("a field a kind declares required is refused when missing, on create and on edit, with the kind's words", async () => {

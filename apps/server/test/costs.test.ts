@@ -269,7 +269,7 @@ describe("budgets", () => {
     // OpenCode streams usage after every step: the first one (1240 tokens) passes the limit.
     const job = await run(server, { agent: "opencode", prompt: "write a.txt x\nsleep 30\nwrite b.txt y", maxTokens: 500 });
     expect(job.status).toBe("budget_exceeded");
-    expect(job.error).toBe("budget exceeded: the job used 1240 tokens, over its max_tokens of 500");
+    expect(job.error).toBe("budget exceeded: the job used 1240 tokens, over its token limit of 500");
     expect(job.limits).toEqual({ maxCostUsd: null, maxTokens: 500 });
     expect(existsSync(path.join(job.workdir, "a.txt"))).toBe(true);
     expect(existsSync(path.join(job.workdir, "b.txt"))).toBe(false);
@@ -280,6 +280,6 @@ describe("budgets", () => {
     // Claude's per-message usage is priced from the table while it runs (the result line would be too late).
     const job = await run(server, { agent: "claude", prompt: "write a.txt x\nsleep 30", model: "claude-sonnet-4-5", maxCostUsd: 0.001 });
     expect(job.status).toBe("budget_exceeded");
-    expect(job.error).toMatch(/^budget exceeded: the job cost \$0\.0038 \(estimated\), over its max_cost_usd of \$0\.0010$/);
+    expect(job.error).toMatch(/^budget exceeded: the job cost \$0\.0038 \(estimated\), over its cost limit of \$0\.0010$/);
   });
 });

@@ -1,4 +1,5 @@
 import { lazy, Suspense, useEffect, useRef, type ReactNode } from "react";
+import { ApiRequestError } from "./api/client.js";
 import { Loading } from "./components/states.js";
 import { useActiveJobs } from "./hooks/use-jobs.js";
 import { useTheme, type ThemeChoice } from "./hooks/use-theme.js";
@@ -13,6 +14,7 @@ import { JobsPage } from "./pages/jobs-page.js";
 import { LaunchPage } from "./pages/launch-page.js";
 import { OllamaPage } from "./pages/ollama-page.js";
 import { RunnersPage } from "./pages/runners-page.js";
+import { SignInPage } from "./pages/sign-in-page.js";
 
 // The chart and highlighting libraries load only with the pages that use them; Conversations loads
 // with its page too, which keeps the first load under Vite's 500 kB chunk warning.
@@ -92,6 +94,9 @@ export function App() {
   const live = useLiveStatus();
   const active = useActiveJobs();
   const running = active.data?.jobs.filter((j) => j.status === "running").length ?? 0;
+  // Turned away by the server (no session, an ended one, a wrong token): the sign-in page alone, not
+  // a panel whose every part would say the same error.
+  if (active.error instanceof ApiRequestError && active.error.unauthorized) return <SignInPage error={active.error} />;
   return (
     <div className="shell">
       <a className="skip-link" href="#main">

@@ -54,8 +54,11 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
   }
 
   /** Every kind this server runs, each with the fields its agents' create and edit forms ask for. */
+  /** The kinds' forms as this server can apply them: on a SQLite registry (one machine, no runners) without a runner label. */
   kinds(): AgentKindDescriptor[] {
-    return agentKindDescriptors();
+    const kinds = agentKindDescriptors();
+    if (this.deps.registry.dialect === "postgres") return kinds;
+    return kinds.map((k) => ({ ...k, fields: k.fields.filter((f) => f.name !== "runnerLabel") }));
   }
 
   async list(): Promise<Agent[]> {

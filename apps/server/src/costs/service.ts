@@ -185,10 +185,10 @@ export class CostService extends EventEmitter<CostServiceEvents> implements JobC
   overLimit(row: JobRow): string | null {
     const tokens = usedTokens(row);
     if (row.maxTokens !== null && tokens > row.maxTokens) {
-      return `budget exceeded: the job used ${tokens} tokens, over its max_tokens of ${row.maxTokens}`;
+      return `budget exceeded: the job used ${tokens} tokens, over its token limit of ${row.maxTokens}`;
     }
     if (row.maxCostUsd !== null && row.costUsd !== null && row.costUsd > row.maxCostUsd) {
-      return `budget exceeded: the job cost ${formatUsd(row.costUsd)} (${row.costSource}), over its max_cost_usd of ${formatUsd(row.maxCostUsd)}`;
+      return `budget exceeded: the job cost ${formatUsd(row.costUsd)} (${row.costSource}), over its cost limit of ${formatUsd(row.maxCostUsd)}`;
     }
     return null;
   }

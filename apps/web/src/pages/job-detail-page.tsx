@@ -192,6 +192,23 @@ function UsageFacts({ job, u }: { job: Job; u: Job["usage"] }) {
           <span className="muted small"> — no price known for this model, so not counted as free</span>
         )}
       </dd>
+      {(job.limits.maxCostUsd !== null || job.limits.maxTokens !== null) && (
+        <>
+          <dt>Limits</dt>
+          <dd>
+            {[
+              job.limits.maxCostUsd !== null ? `${formatCost(job.limits.maxCostUsd)} cost` : null,
+              job.limits.maxTokens !== null ? `${formatTokens(job.limits.maxTokens)} tokens` : null,
+            ]
+              .filter(Boolean)
+              .join(" · ")}
+            {/* A cost limit on a job whose cost is unknown cannot stop it: said, not left to be believed. */}
+            {job.limits.maxCostUsd !== null && u.costUsd === null && (u.inputTokens !== null || u.outputTokens !== null) && (
+              <span className="muted small"> — with no price known for this model, its cost limit cannot stop it</span>
+            )}
+          </dd>
+        </>
+      )}
     </dl>
   );
 }
@@ -263,7 +280,8 @@ export function JobDetailPage({ id }: { id: string }) {
           <StatusBadge status={j.status} />
           <span className="muted">
             {j.agent}
-            {j.model ? ` · ${j.model}` : ""}
+            {/* The model that ran, as the Usage card says it: the one asked for, or the agent's default as the worker reported it. */}
+            {(j.usage.model ?? j.model) ? ` · ${j.usage.model ?? j.model}` : ""}
           </span>
           {j.startedAt && <span className="muted small mono">{formatDuration((j.endedAt ?? now) - j.startedAt)}</span>}
         </div>

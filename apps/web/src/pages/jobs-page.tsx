@@ -8,6 +8,7 @@ import { useDebounced } from "../hooks/use-debounced.js";
 import { useActiveJobs, useJobActivity, useJobList } from "../hooks/use-jobs.js";
 import { useNow } from "../hooks/use-now.js";
 import { useRunnerName } from "../hooks/use-runners.js";
+import { failureLine } from "../lib/domain/job-failure.js";
 import { formatAgo, formatCost, formatDuration, statusLabels } from "../lib/format/format.js";
 import { Link, useSearchParams } from "../router.js";
 
@@ -51,6 +52,13 @@ function RunningCard({ job, now }: { job: Job; now: number }) {
   );
 }
 
+/** "2" or "1 running · 1 queued": the running count first, as the sidebar's badge shows it. */
+function countsText(jobs: Job[]): string {
+  const running = jobs.filter((j) => j.status === "running").length;
+  const queued = jobs.length - running;
+  return queued === 0 ? String(running) : `${running} running · ${queued} queued`;
+}
+
 function RunningSection() {
   const active = useActiveJobs();
   const now = useNow(1000);
@@ -61,7 +69,7 @@ function RunningSection() {
   );
   return (
     <section aria-labelledby="running-heading">
-      <h2 id="running-heading">Running now {jobs.length > 0 && <span className="muted small">({jobs.length})</span>}</h2>
+      <h2 id="running-heading">Running now {jobs.length > 0 && <span className="muted small">({countsText(jobs)})</span>}</h2>
       {active.isError ? (
         <ErrorState error={active.error} what="running jobs" onRetry={() => void active.refetch()} />
       ) : active.isPending ? (
@@ -171,9 +179,12 @@ function HistoryFilterBar({ filters }: { filters: HistoryFilters }) {
 }
 
 function HistoryRow({ job, now }: { job: Job; now: number }) {
+  // An exit code alone is still a reason; a cancel is no failure (who cancelled is on its page).
+  const failed = job.status !== "succeeded" && job.status !== "cancelled";
+  const why = !failed || !job.error ? undefined : (failureLine(job.error, job.exitCode) ?? job.error.split("\n")[0]);
   return (
     <tr>
-      <td className="mono">
+      <td className="mono card-end">
         <Link to={`/jobs/${job.id}`}>{job.id}</Link>
       </td>
       <td data-label="Agent">
@@ -185,9 +196,17 @@ function HistoryRow({ job, now }: { job: Job; now: number }) {
         )}
       </td>
       <td data-label="Status">
-        <StatusBadge status={job.status} />
+        <div>
+          <StatusBadge status={job.status} />
+          {/* Why it did not succeed, on its row: the whole of it on hover and on its page. */}
+          {why && (
+            <div className="small muted truncate job-why" title={job.error ?? undefined}>
+              {why}
+            </div>
+          )}
+        </div>
       </td>
-      <td data-label="Prompt" className="wide" style={{ maxWidth: 380 }}>
+      <td data-label="Prompt" className="wide card-lead" style={{ maxWidth: 380 }}>
         <div className="truncate" title={job.prompt}>
           {job.prompt.split("\n")[0]}
         </div>
@@ -201,7 +220,7 @@ function HistoryRow({ job, now }: { job: Job; now: number }) {
       <td data-label="Cost" className="num small">
         {job.usage.costUsd === null && !job.usage.inputTokens ? "—" : formatCost(job.usage.costUsd)}
       </td>
-      <td>
+      <td className="card-end">
         <div className="row" style={{ flexWrap: "nowrap" }}>
           <CancelButton job={job} />
           <RelaunchButton job={job} />

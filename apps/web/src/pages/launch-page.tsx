@@ -42,6 +42,8 @@ function useLaunchForm(from: string | null, agents: AgentWithAvailability[] | un
         workdir: j.workdir,
         model: j.model ?? "",
         timeout: String(j.timeoutS),
+        maxCost: j.limits.maxCostUsd === null ? "" : String(j.limits.maxCostUsd),
+        maxTokens: j.limits.maxTokens === null ? "" : String(j.limits.maxTokens),
         session: j.followUpOf ?? "",
       });
   }, [source.data]);
@@ -170,7 +172,7 @@ function AgentPicks(props: { agents: AgentWithAvailability[] | undefined; picked
   );
 }
 
-function AgentAndTimeoutFields(props: {
+function AgentFields(props: {
   agents: AgentWithAvailability[] | undefined;
   agent: AgentWithAvailability | undefined;
   form: FormState;
@@ -195,6 +197,24 @@ function AgentAndTimeoutFields(props: {
           </label>
         )}
       </div>
+    </div>
+  );
+}
+
+/** When the job is stopped: its timeout, a cost and a token limit (each the agent's default or none when empty). */
+function LimitsFields({
+  agent,
+  form,
+  set,
+  errorFor,
+}: {
+  agent: AgentWithAvailability | undefined;
+  form: FormState;
+  set: (key: keyof FormState) => Setter;
+  errorFor: ErrorFor;
+}) {
+  return (
+    <div className="form-grid">
       <Field id="launch-timeout" label="Timeout (seconds)" error={errorFor("timeoutS")} hint={agent ? `default ${agent.timeoutS}s` : undefined}>
         <input
           id="launch-timeout"
@@ -203,6 +223,31 @@ function AgentAndTimeoutFields(props: {
           placeholder={agent ? String(agent.timeoutS) : ""}
           onChange={(e) => set("timeout")(e.target.value)}
           {...describedBy("launch-timeout", errorFor("timeoutS"), Boolean(agent))}
+        />
+      </Field>
+      <Field
+        id="launch-max-cost"
+        label="Cost limit ($)"
+        error={errorFor("maxCostUsd")}
+        hint="stops the job once it costs more; a model with no known price has no cost to stop it at, so limit its tokens"
+      >
+        <input
+          id="launch-max-cost"
+          inputMode="decimal"
+          value={form.maxCost}
+          placeholder="none"
+          onChange={(e) => set("maxCost")(e.target.value)}
+          {...describedBy("launch-max-cost", errorFor("maxCostUsd"), true)}
+        />
+      </Field>
+      <Field id="launch-max-tokens" label="Token limit" error={errorFor("maxTokens")} hint="stops the job once its tokens in and out pass this">
+        <input
+          id="launch-max-tokens"
+          inputMode="numeric"
+          value={form.maxTokens}
+          placeholder="none"
+          onChange={(e) => set("maxTokens")(e.target.value)}
+          {...describedBy("launch-max-tokens", errorFor("maxTokens"), true)}
         />
       </Field>
     </div>
@@ -473,15 +518,7 @@ export function LaunchPage() {
         )}
       </div>
       <form className="card stack" onSubmit={submit} noValidate aria-label="Launch a job">
-        <AgentAndTimeoutFields
-          agents={agents.data}
-          agent={agent}
-          form={form}
-          set={set}
-          setMany={setMany}
-          setPicked={setPicked}
-          errorFor={errors.errorFor}
-        />
+        <AgentFields agents={agents.data} agent={agent} form={form} set={set} setMany={setMany} setPicked={setPicked} errorFor={errors.errorFor} />
         {!form.many && agent && !agent.availability.available && (
           <div className="alert warn" role="status">
             <strong>{agent.name} is not available on this machine, so its jobs fail.</strong>
@@ -510,6 +547,7 @@ export function LaunchPage() {
           shareWith={errors.shareWith}
           setShared={setShared}
         />
+        <LimitsFields agent={agent} form={form} set={set} errorFor={errors.errorFor} />
         {continues && (
           // The job relaunched was a follow-up: it continues the same earlier turn unless unticked.
           <div className="field">

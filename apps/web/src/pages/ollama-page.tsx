@@ -23,7 +23,7 @@ function ModelRow({ model, agent, now, offline = false }: { model: OllamaModel; 
   const probe = useProbeModel(model.name, agent);
   const p = model.probe;
   // The accessible name starts with the visible text (WCAG 2.5.3), then names the model.
-  const probeLabel = probe.isPending ? "Probing…" : "Probe tool calling";
+  const probeLabel = probe.isPending ? "Probing…" : p ? "Probe again" : "Probe tool calling";
   return (
     <tr>
       <td>
@@ -84,7 +84,7 @@ function ModelRow({ model, agent, now, offline = false }: { model: OllamaModel; 
                   className="small"
                   disabled={probe.isPending}
                   onClick={() => probe.mutate()}
-                  aria-label={`${probeLabel} of ${model.name}`}
+                  aria-label={`${probeLabel} for ${model.name}`}
                 >
                   {probeLabel}
                 </button>
@@ -189,9 +189,9 @@ export function OllamaPage() {
         <div className="row">
           {ollamaAgents.length > 0 && (
             <label className="row small">
-              Server of
+              Ollama server
               <select value={chosen} onChange={(e) => setChosen(e.target.value)}>
-                <option value="">default (CORRAL_OLLAMA_URL)</option>
+                <option value="">Corral's default</option>
                 {ollamaAgents.map((a) => (
                   <option key={a.name} value={a.name}>
                     {a.name}

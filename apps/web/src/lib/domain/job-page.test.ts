@@ -136,11 +136,20 @@ describe("the timeline", () => {
     const started = (patch: Partial<Job>) => timelineSteps(job(patch)).find((s) => s.key === "started")?.note;
     expect(started({ pid: 4242, runner: "gpu-box-1a2b3c4d" })).toBe("pid 4242 · on runner gpu-box-1a2b3c4d");
     expect(started({ pid: 4242, runner: null })).toBe("pid 4242");
-    // The server's own jobs are runner local's, and say so as any runner's do.
-    expect(started({ pid: 4242, runner: "local" })).toBe("pid 4242 · on runner local");
+    // The server's own jobs are runner local's: every job of a single-machine install, which never mentions runners.
+    expect(started({ pid: 4242, runner: "local" })).toBe("pid 4242");
     // By the name its machine announced, once the runners are read.
     const named = timelineSteps(job({ pid: 4242, runner: "vm-1a2b3c4d" }), "gpu-box").find((s) => s.key === "started")?.note;
     expect(named).toBe("pid 4242 · on runner gpu-box");
+  });
+
+  it("an in-process agent's job says no exit code: it had no process", () => {
+    const ended = (patch: Partial<Job>) =>
+      timelineSteps(job({ status: "succeeded", endedAt: t0 + 10, exitCode: 0, ...patch })).find((s) => s.key === "ended")?.note;
+    expect(ended({})).toBe("exit code 0");
+    expect(ended({ pid: null, invocation: null })).toBeUndefined();
+    const started = timelineSteps(job({ pid: null, invocation: null, runner: "local" })).find((s) => s.key === "started")?.note;
+    expect(started).toBe("in-process");
   });
 
   it("a retried job has a step per attempt at its own start, with its own end, error and usage", () => {

@@ -1,5 +1,6 @@
-import { isFinalStatus, type CancelSource, type Job, type JobAttempt } from "@corral/shared";
+import { isFinalStatus, LOCAL_RUNNER, type CancelSource, type Job, type JobAttempt } from "@corral/shared";
 import { formatCost, formatDuration, formatTokens, statusLabels } from "../format/format.js";
+import { failureLine } from "./job-failure.js";
 
 export interface TimelineStep {
   key: string;
@@ -27,11 +28,12 @@ const launchedFrom: Record<Job["origin"], string> = { panel: "from the panel", m
 
 const toneOf = (status: Job["status"]): TimelineStep["tone"] => (status === "succeeded" ? "ok" : status === "cancelled" ? "warn" : "bad");
 
-/** An attempt's error on one line, without the exit code its note already gives. */
-function attemptError(a: JobAttempt): string | undefined {
-  const lines = (a.error ?? "").split("\n");
-  const rest = a.exitCode !== null && lines[0] === `exit code ${a.exitCode}` ? lines.slice(1) : lines;
-  return rest.join(" | ").trim() || undefined;
+/**
+ * "exit code 1": said of a worker process only. An in-process agent's job (an Ollama or API model's
+ * tool loop: no invocation) has no process to exit, whatever code the registry keeps for it.
+ */
+function exitNote(job: Job, exitCode: number | null): string | undefined {
+  return exitCode !== null && job.invocation !== null ? `exit code ${exitCode}` : undefined;
 }
 
 /** "1.2k in / 40 out · $0.0036": an attempt's own usage, when it reported any. */
@@ -50,13 +52,13 @@ function attemptSteps(job: Job, attempts: JobAttempt[], where: string | undefine
     const current = a.attempt === job.attempt;
     const how = current && job.pid !== null ? `pid ${job.pid}` : undefined;
     const ran = a.endedAt !== null ? `ran ${formatDuration(a.endedAt - a.startedAt)}` : undefined;
-    const exit = a.exitCode !== null ? `exit code ${a.exitCode}` : undefined;
+    const exit = exitNote(job, a.exitCode);
     const ended = isFinalStatus(a.status);
     return {
       key: `attempt-${a.attempt}`,
       label: `attempt ${a.attempt} ${ended ? statusLabels[a.status] : "started"}`,
       at: a.startedAt,
-      note: [how, where, ran, exit, attemptError(a), attemptUsage(a)].filter(Boolean).join(" · ") || undefined,
+      note: [how, where, ran, exit, failureLine(a.error, a.exitCode), attemptUsage(a)].filter(Boolean).join(" · ") || undefined,
       ...(ended ? { tone: toneOf(a.status) } : {}),
     };
   });
@@ -91,8 +93,9 @@ function worktreeStep(wt: NonNullable<Job["worktree"]>): TimelineStep | null {
  */
 export function timelineSteps(job: Job, runnerName: string | null = job.runner, attempts: JobAttempt[] = []): TimelineStep[] {
   const steps: TimelineStep[] = [{ key: "queued", label: "queued", at: job.createdAt, note: `launched ${launchedFrom[job.origin]}` }];
-  // A runner's pid is of its own machine: said with it.
-  const where = job.runner !== null ? `on runner ${runnerName ?? job.runner}` : undefined;
+  // A runner's pid is of its own machine: said with it. The server's own jobs (runner `local`, every
+  // job of a single-machine install) say nothing of runners.
+  const where = job.runner !== null && job.runner !== LOCAL_RUNNER ? `on runner ${runnerName ?? job.runner}` : undefined;
   if (attempts.length > 1) for (const step of attemptSteps(job, attempts, where)) steps.push(step);
   else if (job.startedAt !== null) {
     const how = job.pid !== null ? `pid ${job.pid}` : job.invocation === null ? "in-process" : undefined;
@@ -110,7 +113,7 @@ export function timelineSteps(job: Job, runnerName: string | null = job.runner, 
     });
   }
   if (isFinalStatus(job.status) && job.endedAt !== null) {
-    const note = job.exitCode !== null ? `exit code ${job.exitCode}` : job.startedAt === null ? "its worker never started" : undefined;
+    const note = exitNote(job, job.exitCode) ?? (job.startedAt === null ? "its worker never started" : undefined);
     const took =
       job.startedAt !== null && attempts.length > 1
         ? `took ${formatDuration(job.endedAt - job.startedAt)} over ${attempts.length} attempts`

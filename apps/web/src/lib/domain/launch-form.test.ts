@@ -39,6 +39,14 @@ describe("the Launch form", () => {
     expect(launchBody({ ...form, timeout: "soon" })).toEqual({ errors: { timeoutS: "the timeout must be a number" } });
   });
 
+  it("takes a cost and a token limit, a typed $ too, and names what is wrong with each", () => {
+    expect(launchBody({ ...form, maxCost: " $0.50 ", maxTokens: "20000" })).toEqual({
+      body: { agent: "gemini", prompt: "hi", maxCostUsd: 0.5, maxTokens: 20000 },
+    });
+    const built = launchBody({ ...form, maxCost: "-1", maxTokens: "lots" });
+    expect(built).toEqual({ errors: { maxCostUsd: "the cost limit must be more than 0", maxTokens: "the token limit must be a number" } });
+  });
+
   it("remembers the last agent and workdir, and survives a storage that refuses or holds junk", () => {
     const store = new Map<string, string>();
     const storage = { getItem: (k: string) => store.get(k) ?? null, setItem: (k: string, v: string) => void store.set(k, v) };

@@ -8,6 +8,10 @@ export interface FormState {
   workdir: string;
   model: string;
   timeout: string;
+  /** Stops the job once its cost passes this many dollars (priced models only); "" sets none. */
+  maxCost: string;
+  /** Stops the job once its tokens in and out pass this many; "" sets none. */
+  maxTokens: string;
   /** Run even while another job uses the workdir (offered when the server says it is busy). */
   sharedWorkdir: boolean;
   /**
@@ -30,6 +34,8 @@ export const emptyForm: FormState = {
   workdir: "",
   model: "",
   timeout: "",
+  maxCost: "",
+  maxTokens: "",
   sharedWorkdir: false,
   worktree: null,
   base: "",
@@ -45,6 +51,8 @@ export const bodyFieldOf: Record<keyof FormState, string> = {
   workdir: "workdir",
   model: "model",
   timeout: "timeoutS",
+  maxCost: "maxCostUsd",
+  maxTokens: "maxTokens",
   sharedWorkdir: "workdir",
   worktree: "worktree",
   base: "base",
@@ -112,11 +120,14 @@ export function workdirHint(form: FormState, agents: WorktreeDefaults, many: boo
  * unticked for an agent whose default is a worktree, and nothing when every agent does as it would anyway).
  */
 function jobFields(form: FormState, agents: WorktreeDefaults): Record<string, unknown> {
-  const timeout = form.timeout.trim();
   const draft: Record<string, unknown> = { prompt: form.prompt };
   if (form.workdir.trim()) draft.workdir = form.workdir.trim();
   if (form.model.trim()) draft.model = form.model.trim();
-  if (timeout) draft.timeoutS = Number.isNaN(Number(timeout)) ? timeout : Number(timeout);
+  const numbers = { timeoutS: form.timeout, maxCostUsd: form.maxCost.replace(/^\s*\$/, ""), maxTokens: form.maxTokens };
+  for (const [field, typed] of Object.entries(numbers)) {
+    const text = typed.trim();
+    if (text) draft[field] = Number.isNaN(Number(text)) ? text : Number(text);
+  }
   if (form.sharedWorkdir) draft.sharedWorkdir = true;
   const worktree = worktreeChecked(form, agents);
   if (defaultsOf(form, agents).some((d) => d !== worktree)) draft.worktree = worktree;

@@ -82,6 +82,15 @@ describe("relaunching a worktree job", () => {
   });
 });
 
+describe("relaunching a job with limits", () => {
+  it("keeps its cost and token limits, and sets none it did not have", () => {
+    expect(relaunchBody(job({ limits: { maxCostUsd: 0.25, maxTokens: 5000 } }))).toMatchObject({ maxCostUsd: 0.25, maxTokens: 5000 });
+    const none = relaunchBody(job({ limits: { maxCostUsd: null, maxTokens: null } }));
+    expect(none.maxCostUsd).toBeUndefined();
+    expect(none.maxTokens).toBeUndefined();
+  });
+});
+
 describe("relaunching a follow-up", () => {
   it("continues the same earlier turn, from the button and from the form", () => {
     expect(relaunchBody(job({ followUpOf: "000000aaaaaa" })).session).toBe("000000aaaaaa");
