@@ -169,6 +169,17 @@ describe("agents in a file (CORRAL_CONFIG)", () => {
       ["agents:\n  gemini:\n    provider: gemini\n", { field: "agents.gemini", line: 2, column: 3 }],
       ["budgets:\n  - provider: google\n    period: week\n    maxTokens: 5\n", { field: "budgets.0.period", line: 3, column: 13 }],
       ["agents:\n  reviewer:\n    provider: gemini\n    worktree: please\n", { field: "agents.reviewer.worktree", line: 4, column: 15 }],
+      // Hub sessions: each name where it is in the list, as the hub spells a session's name.
+      ["agents:\n  reviewer:\n    provider: gemini\n    sessions: [review, -x]\n", { field: "agents.reviewer.sessions.1", line: 4, column: 24 }],
+      [
+        'agents:\n  reviewer:\n    provider: gemini\n    sessions:\n      - review\n      - "a\\0b"\n',
+        { field: "agents.reviewer.sessions.1", line: 6, column: 9 },
+      ],
+      ["agents:\n  reviewer:\n    provider: gemini\n    sessions: [review, review]\n", { field: "agents.reviewer.sessions.1", line: 4, column: 24 }],
+      [
+        "agents:\n  reviewer:\n    provider: opencode_server\n    baseUrl: http://127.0.0.1:4096\n    env: {OPENCODE_SESSION_ID: ses_1}\n    sessions: [a, b]\n",
+        { field: "agents.reviewer.sessions", line: 6, column: 5 },
+      ],
       // Runners need a registry in PostgreSQL.
       ...(registryOnPostgres
         ? []
@@ -195,6 +206,31 @@ describe("agents in a file (CORRAL_CONFIG)", () => {
       await waitForStatus(server, (s) => s.state === "loaded", "the good file again");
     }
     expect((await statusOf(server)).errors).toEqual([]);
+  });
+
+  it("limits an agent to hub sessions, and reads thousands of them, good or bad, as one error", async () => {
+    const { server, file } = await serverWithFile("agents:\n  reviewer:\n    provider: gemini\n    sessions: [review, build-42]\n");
+    expect((await statusOf(server)).state).toBe("loaded");
+    expect((await agentsOf(server)).find((a) => a.name === "reviewer")?.sessions).toEqual(["review", "build-42"]);
+    const workers = async (session: string) =>
+      (await api<{ agents: { name: string }[] }>(server, "GET", `/api/conversations/${session}/agents`)).body.agents.map((a) => a.name);
+    expect(await workers("build-42")).toContain("reviewer");
+    expect(await workers("other")).not.toContain("reviewer");
+
+    // Five thousand names, good or bad: the count is the one error, not five thousand of them.
+    for (const name of [(i: number) => `s${i}`, (i: number) => `-${i}`]) {
+      saveAtomically(
+        file,
+        `agents:\n  reviewer:\n    provider: gemini\n    sessions: [${Array.from({ length: 5000 }, (_, i) => name(i)).join(", ")}]\n`,
+      );
+      const refused = await waitForStatus(server, (s) => s.state === "error", "the refusal of 5000 sessions");
+      expect(refused.errors).toEqual([
+        expect.objectContaining({ field: "agents.reviewer.sessions", line: 4, message: "name at most 100 sessions, or none for every session" }),
+      ]);
+      saveAtomically(file, "agents:\n  reviewer:\n    provider: gemini\n    sessions: [review, build-42]\n");
+      await waitForStatus(server, (s) => s.state === "loaded", "the good file again");
+    }
+    expect((await agentsOf(server)).find((a) => a.name === "reviewer")?.sessions).toEqual(["review", "build-42"]);
   });
 
   it("reports every error of the orchestrator's file at once, each with its line, column, field and fix", async () => {
@@ -373,6 +409,7 @@ describe("agents in a file (CORRAL_CONFIG)", () => {
       sandbox: "bwrap",
       retry: null,
       tools: ["grep"],
+      sessions: ["review", "build-42"],
     });
     await api(server, "POST", "/api/costs/budgets", { provider: "anthropic", period: "month", maxTokens: 1000 });
     const res = await fetch(`${server.url}/api/config/export`, { headers: server.auth });
@@ -382,7 +419,10 @@ describe("agents in a file (CORRAL_CONFIG)", () => {
     const text = await res.text();
     expect(text).not.toContain("hunter2");
     expect(text).toContain("SECRET_TOKEN");
-    const exported = parse(text) as { agents: Record<string, unknown> };
+    const exported = parse(text) as { agents: Record<string, Record<string, unknown>> };
+    expect(exported.agents.coder?.sessions).toEqual(["review", "build-42"]);
+    // Every session, the default, is not written.
+    expect(exported.agents.local_tool).not.toHaveProperty("sessions");
     expect(Object.keys(exported.agents).sort()).toEqual(["coder", "local_tool", "reviewer", "scout"]);
 
     const { server: other } = await serverWithFile(text);

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { AgentKindSchema, SandboxModeSchema } from "./enums.js";
+import { HubSessionNameSchema } from "./hub-names.js";
 import { RetryPolicySchema } from "./retry.js";
 import { RunnerLabelSchema } from "./runners.js";
 
@@ -35,6 +36,25 @@ export const DEFAULT_AGENT_TOOLS: readonly AgentTool[] = ["read_file", "write_fi
  */
 export const AcpPermissionsSchema = z.enum(["workdir", "deny", "allow"]);
 export type AcpPermissions = z.infer<typeof AcpPermissionsSchema>;
+
+/** Hub sessions one agent may be limited to: a longer list is every session (leave it empty). */
+export const MAX_AGENT_SESSIONS = 100;
+
+/**
+ * The conversation hub's sessions an agent takes part in (docs/conversations.md): empty, every
+ * session. Each is a session's name as the hub spells it, named once.
+ */
+export const AgentSessionsSchema = z
+  .array(HubSessionNameSchema)
+  .max(MAX_AGENT_SESSIONS, `name at most ${MAX_AGENT_SESSIONS} sessions, or none for every session`)
+  .superRefine((sessions, ctx) => {
+    if (sessions.length > MAX_AGENT_SESSIONS) return;
+    const seen = new Set<string>();
+    for (const [i, session] of sessions.entries()) {
+      if (seen.has(session)) ctx.addIssue({ code: "custom", path: [i], message: `${session} is named twice; name each session once` });
+      seen.add(session);
+    }
+  });
 
 /** Where an agent is defined: the registry (panel, REST) or the config file (`CORRAL_CONFIG`), edited only there. */
 export const AgentSourceSchema = z.enum(["registry", "file"]);
@@ -90,6 +110,8 @@ const AgentFieldsSchema = z.object({
    * the server itself; null: the server runs them. Needs the registry in PostgreSQL.
    */
   runnerLabel: RunnerLabelSchema.nullable(),
+  /** The hub sessions it takes part in (lists it, relays to it); empty: every session. Its MCP tools are not limited. */
+  sessions: AgentSessionsSchema,
 });
 
 export const CreateAgentBodySchema = AgentFieldsSchema.partial().extend({ name: AgentNameSchema, kind: AgentKindSchema }).strict();

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { HubAgentNameSchema, HubSessionNameSchema } from "./hub-names.js";
 import { JobIdSchema } from "./jobs.js";
 
 /**
@@ -7,13 +8,7 @@ import { JobIdSchema } from "./jobs.js";
  * isolate: nothing of one session is visible from another.
  */
 
-const NAME_RULE = "use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit";
-
-/** A conversation session's name ("review", "build-42"). */
-export const HubSessionNameSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, NAME_RULE);
-
-/** An agent's name within a session: a registered client's own name, or a Corral agent's name. */
-export const HubAgentNameSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, NAME_RULE);
+export { HubAgentNameSchema, HubSessionNameSchema };
 
 export const HubMessageTextSchema = z.string().min(1, "the message is empty").max(1_000_000);
 
@@ -26,7 +21,7 @@ export const HubAgentSchema = z.object({
   name: HubAgentNameSchema,
   kind: HubAgentKindSchema,
   label: z.string().nullable(),
-  /** A client is reachable while its registration lives; a worker while its agent is enabled and available. */
+  /** A client is reachable while its registration lives; a worker while its agent is enabled and available (and, pinned to one conversation of its worker, limited to this one session). */
   online: z.boolean(),
   /** When a client registered (null for workers). */
   registeredAt: z.number().nullable(),

@@ -34,6 +34,7 @@ export function newAgentRow(fields: Pick<NewAgentRow, "name" | "kind" | "workdir
     maxSteps: null,
     permissions: null,
     runnerLabel: null,
+    sessions: [],
     source: "registry",
     builtin: false,
     createdAt: now,

@@ -40,7 +40,7 @@ export function unappliedField(kind: string, settingOf: (field: AgentFieldName) 
 }
 
 /** Settings a NUL byte could reach: no program can be given one, and PostgreSQL stores none (text or jsonb). */
-const TEXT_FIELDS: AgentFieldName[] = ["role", "description", "command", "args", "env", "workdir", "model"];
+const TEXT_FIELDS: AgentFieldName[] = ["role", "description", "command", "args", "env", "workdir", "model", "sessions"];
 
 const holdsNul = (value: unknown): boolean =>
   typeof value === "string"
@@ -58,3 +58,17 @@ export function fieldWithNul(settingOf: (field: AgentFieldName) => unknown): { f
 /** Whether agents of the kind cannot do without the field (a command agent's `command`, its executable). */
 export const kindRequires = (kind: string, field: AgentFieldName): boolean =>
   agentKindModule(kind)?.fields.some((f) => f.name === field && f.required !== null) === true;
+
+/**
+ * Why an agent pinned to one conversation of its worker (an OpenCode server agent joining one
+ * session) cannot take part in these hub sessions: several would mix their messages in that one
+ * conversation. Null when it can (not pinned, or one session at most).
+ */
+export function pinnedAcrossSessions(kind: string, sessions: readonly string[], env: Record<string, string>): string | null {
+  const pinned = agentKindModule(kind)?.pinnedConversation?.({ env });
+  if (!pinned || sessions.length <= 1) return null;
+  return (
+    `the agent joins ${pinned}, so it answers in one hub session at most: the messages of ${sessions.length} sessions would mix in one conversation there; ` +
+    "name one session, or unpin it so that each conversation gets a session of its own"
+  );
+}

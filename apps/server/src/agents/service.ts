@@ -17,7 +17,7 @@ import { notFound, ServiceError } from "../lib/errors.js";
 import { assertAgentEnv } from "./agent-env.js";
 import { cliAvailabilityWithVersion } from "./availability.js";
 import { builtinAgentRows, newAgentRow } from "./catalog.js";
-import { agentKindDescriptors, fieldWithNul, missingRequiredField, unappliedField } from "./kind-descriptors.js";
+import { agentKindDescriptors, fieldWithNul, missingRequiredField, pinnedAcrossSessions, unappliedField } from "./kind-descriptors.js";
 import { effectiveModel } from "./model.js";
 import { agentKindModule, agentKindNames } from "./kind-lookup.js";
 
@@ -70,10 +70,6 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
     return (await this.agents.list()).filter((a) => a.enabled);
   }
 
-  async isEnabled(name: string): Promise<boolean> {
-    return (await this.agents.get(name))?.enabled === true;
-  }
-
   async row(name: string, tx: Pick<Repos, "agents"> = this.deps.registry): Promise<AgentRow> {
     const row = await tx.agents.get(name);
     if (!row) throw notFound(`agent ${name} does not exist`, "name");
@@ -103,6 +99,7 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
       assertRequiredFields(body.kind, (field) => body[field]);
       assertApplied(body.kind, (field) => body[field]);
       assertNoNul((field) => body[field]);
+      assertSessionsApart(body.kind, body.sessions ?? [], body.env ?? {}, "sessions");
       this.assertRunnerLabel(body.runnerLabel);
       assertAgentEnv(body.env, this.deps.config.allowLoaderEnv);
       return tx.agents.insert(newAgentRow({ ...body, workdir: body.workdir ?? defaultWorkdir(this.deps.config, body.name) }));
@@ -121,6 +118,10 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
       // What the edit sets (an agent stored before this check keeps what it has until edited there).
       assertApplied(current.kind, (field) => changed[field]);
       assertNoNul((field) => changed[field]);
+      // When the edit sets them, named as it did: the sessions, or the env that pins the agent to one conversation.
+      if (patch.sessions || patch.env) {
+        assertSessionsApart(current.kind, patch.sessions ?? current.sessions, patch.env ?? current.env, patch.sessions ? "sessions" : "env");
+      }
       this.assertRunnerLabel(patch.runnerLabel);
       assertAgentEnv(patch.env, this.deps.config.allowLoaderEnv);
       const updated = await tx.agents.update(name, { ...patch, updatedAt: Date.now() });
@@ -236,6 +237,12 @@ function assertApplied(kind: string, settingOf: (field: AgentFieldName) => unkno
 function assertNoNul(settingOf: (field: AgentFieldName) => unknown): void {
   const found = fieldWithNul(settingOf);
   if (found) throw invalidField(found.field, found.message);
+}
+
+/** An agent pinned to one conversation of its worker takes part in one hub session at most. */
+function assertSessionsApart(kind: string, sessions: readonly string[], env: Record<string, string>, field: "sessions" | "env"): void {
+  const refusal = pinnedAcrossSessions(kind, sessions, env);
+  if (refusal) throw invalidField(field, refusal);
 }
 
 /** The fields the agent's kind declares required (a command agent's executable, an API agent's API) are there. */

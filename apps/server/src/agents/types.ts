@@ -276,6 +276,12 @@ interface AgentKindBase {
    * in-process kind by sending the history again. A follow-up of any other kind is refused at launch.
    */
   resumes?: boolean;
+  /**
+   * The one conversation of its worker every job of the agent joins, in words, when the agent's
+   * settings pin one (an OpenCode server agent's OPENCODE_SESSION_ID); null when they do not. Such
+   * an agent answers in one hub session at most: two sessions' messages would mix in one conversation.
+   */
+  pinnedConversation?: (agent: Pick<AgentRow, "env">) => string | null;
 }
 
 /** A kind whose workers are a CLI Corral spawns. */

@@ -5,7 +5,7 @@ import type { FastifyBaseLogger } from "fastify";
 import { defaultWorkdir, type AppConfig } from "../config.js";
 import { refusedLoaderVariable, loaderRefusal } from "../agents/agent-env.js";
 import { newAgentRow } from "../agents/catalog.js";
-import { fieldWithNul, missingRequiredField, unappliedField } from "../agents/kind-descriptors.js";
+import { fieldWithNul, missingRequiredField, pinnedAcrossSessions, unappliedField } from "../agents/kind-descriptors.js";
 import { agentKindModule, agentKindNames } from "../agents/kind-lookup.js";
 import type { AgentService } from "../agents/service.js";
 import type { CostService } from "../costs/service.js";
@@ -179,6 +179,8 @@ export class ConfigFileService {
       if (unapplied) problem([unapplied.field], unapplied.message);
       const nul = fieldWithNul((field) => declaredFields[field]);
       if (nul) problem([nul.field], nul.message);
+      const apart = pinnedAcrossSessions(mapped.kind, agent.sessions ?? [], agent.env ?? {});
+      if (apart) problem(["sessions"], apart);
       if (problems.length > before) continue;
       const { provider: _provider, ...fields } = agent;
       rows.push(

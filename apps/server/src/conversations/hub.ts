@@ -9,6 +9,7 @@ import type { JobParts } from "../jobs/parts.js";
 import { notFound, ServiceError } from "../lib/errors.js";
 import { handleHash, mintHandle } from "./handles.js";
 import type { HubMember } from "./hub-member.js";
+import { answersInHub, assertAnswersHere, sessionWorker, sessionWorkers, takesPart } from "./hub-workers.js";
 import { WorkerRelay } from "./worker-relay.js";
 
 /** The door a call came through: the origin of the jobs its messages to workers start. */
@@ -124,7 +125,7 @@ export class ConversationHub extends EventEmitter<HubEvents> {
    * name, or moving to another); one that no longer lives replaces nothing.
    */
   async register(session: string, name: string, label: string | null, replaces?: string): Promise<HubRegistered> {
-    if ((await this.deps.agents.list()).some((a) => a.name === name)) {
+    if ((await this.deps.agents.list()).some((a) => a.name === name && takesPart(a, session))) {
       throw new ServiceError(`${name} is one of Corral's agents; choose another name`, 409, "name", undefined, "conflict");
     }
     const key = memberKey(session, name);
@@ -209,7 +210,7 @@ export class ConversationHub extends EventEmitter<HubEvents> {
     if (ended) this.emit("agents", ended.session);
   }
 
-  /** Registered clients (online or not), then Corral's enabled agents. */
+  /** Registered clients (online or not), then Corral's enabled agents that take part in the session. */
   async agents(session: string): Promise<HubAgent[]> {
     const now = Date.now();
     const clients = (await this.repo.agents(session)).map(
@@ -224,13 +225,13 @@ export class ConversationHub extends EventEmitter<HubEvents> {
       }),
     );
     const { agents } = this.deps;
-    const workers = (await agents.withAvailability((await agents.list()).filter((a) => a.enabled))).map(
+    const workers = (await agents.withAvailability(await sessionWorkers(agents, session))).map(
       (a): HubAgent => ({
         session,
         name: a.name,
         kind: "worker",
         label: a.description || `${a.kind} worker`,
-        online: a.availability.available,
+        online: a.availability.available && answersInHub(a),
         registeredAt: null,
         lastSeenAt: null,
       }),
@@ -253,7 +254,11 @@ export class ConversationHub extends EventEmitter<HubEvents> {
       return this.store(unit, { session, from: from.name, to, text, at: Date.now() });
     });
     if (toClient) return toClient;
-    if (await this.deps.agents.isEnabled(to)) return this.relay.ask(from, to, text, door);
+    const worker = await sessionWorker(this.deps.agents, session, to);
+    if (worker) {
+      assertAnswersHere(worker, session);
+      return this.relay.ask(from, to, text, door);
+    }
     throw notFound(`no agent named ${to} in session ${session}; list them with corral_agents`, "to");
   }
 
@@ -308,9 +313,9 @@ export class ConversationHub extends EventEmitter<HubEvents> {
     return { messages: rows.map(toHubMessage), cursor: rows.at(-1)?.id ?? cursor };
   }
 
-  /** Whether the session knows the name: a registered client or one of Corral's enabled agents. */
+  /** Whether the session knows the name: a registered client or one of Corral's enabled agents that takes part in it. */
   async knows(session: string, name: string): Promise<boolean> {
-    return (await this.repo.agent(session, name)) !== undefined || (await this.deps.agents.isEnabled(name));
+    return (await this.repo.agent(session, name)) !== undefined || (await sessionWorker(this.deps.agents, session, name)) !== undefined;
   }
 
   /** The sessions with agents online first, then the latest active, at most `HUB_LIMITS.sessionsListed`. */

@@ -19,9 +19,12 @@ export interface RelayDeps extends Pick<JobParts, "jobs" | "launches" | "output"
 /**
  * Messages to Corral's worker agents. Each becomes a job: the first message of a sender to a
  * worker starts one, each later one continues the last (`session`), so the worker keeps the
- * conversation. When the job ends, its answer (final text, or its error) is stored as a message
- * from the worker to the sender, carrying the job id. A message whose answer is owed is marked
- * in the registry, so a restart waits for its job again and the answer is never lost.
+ * conversation. The chain is the hub session's and the sender's (`lastJob` reads that session's
+ * messages only): two sessions never continue each other's conversation with a worker, even
+ * under the same sender's name. When the job ends, its answer (final text, or its error) is
+ * stored as a message from the worker to the sender, carrying the job id. A message whose answer
+ * is owed is marked in the registry, so a restart waits for its job again and the answer is never
+ * lost.
  */
 export class WorkerRelay {
   /** Messages to workers by the job answering them. */

@@ -51,6 +51,8 @@ export const agents = sqliteTable("agents", {
   source: text("source").$type<AgentSource>().notNull().default("registry"),
   /** Its jobs are run by a `corral runner` announcing this label, never by the server; null: the server runs them. */
   runnerLabel: text("runner_label"),
+  /** The conversation hub's sessions it takes part in; empty: every session. */
+  sessions: text("sessions", { mode: "json" }).$type<string[]>().notNull().default([]),
   builtin: integer("builtin", { mode: "boolean" }).notNull(),
   createdAt: integer("created_at").notNull(),
   updatedAt: integer("updated_at").notNull(),

@@ -220,6 +220,58 @@ describe("the agent form, drawn from the kind's fields", () => {
     expect(save.mock.calls[1]?.[0]).toMatchObject({ worktree: false });
   });
 
+  it("sends the hub sessions typed as a list (none: every session), and shows a refused name at the field, saying which entry", async () => {
+    const kind: AgentKindDescriptor = {
+      ...parrot,
+      fields: [
+        ...parrot.fields,
+        field({
+          name: "sessions",
+          label: "Hub sessions",
+          hint: "empty: every session",
+          input: { type: "list", rows: 1, split: "words", mono: true },
+          whenEmpty: "blank",
+        }),
+      ],
+    };
+    const refusal = new ApiRequestError("invalid input", 400, "sessions.1", [
+      { field: "sessions.1", message: "use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit" },
+    ]);
+    const save = vi.fn(async (body: UpdateAgentBody) => {
+      if (body.sessions?.includes("-x")) throw refusal;
+    });
+    render(
+      <AgentForm
+        initial={{ ...newAgentForm(kind), command: "branch" }}
+        kind={kind}
+        isNew={false}
+        toBody={(f) => updateBody(f, kind)}
+        save={save}
+        onDone={() => {}}
+        submitLabel="Save"
+      />,
+    );
+    const sessions = screen.getByLabelText("Hub sessions") as HTMLTextAreaElement;
+    expect(sessions.getAttribute("aria-describedby")).toBe("agent-sessions-hint");
+    fireEvent.click(screen.getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(save).toHaveBeenCalledTimes(1));
+    expect(save.mock.calls[0]?.[0]).toMatchObject({ sessions: [] });
+
+    fireEvent.change(sessions, { target: { value: "review, -x" } });
+    fireEvent.click(screen.getByRole("button", { name: "Save" }));
+    const error = await screen.findByRole("alert");
+    expect(save.mock.calls[1]?.[0]).toMatchObject({ sessions: ["review", "-x"] });
+    expect(error.id).toBe("agent-sessions-error");
+    expect(error.textContent).toBe("entry 2: use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit");
+    expect(sessions.getAttribute("aria-invalid")).toBe("true");
+
+    fireEvent.change(sessions, { target: { value: "review\nbuild-42" } });
+    expect(screen.queryByRole("alert")).toBeNull();
+    fireEvent.click(screen.getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(save).toHaveBeenCalledTimes(3));
+    expect(save.mock.calls[2]?.[0]).toMatchObject({ sessions: ["review", "build-42"] });
+  });
+
   it("an edit leaves out what is set only when the agent is added", () => {
     render(
       <AgentForm

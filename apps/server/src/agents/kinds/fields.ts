@@ -158,13 +158,20 @@ const worktree = field({
   input: { type: "toggle" },
   whenEmpty: "unchanged",
 });
+const sessions = field({
+  name: "sessions",
+  label: "Hub sessions",
+  hint: "the conversation sessions it takes part in, e.g. review build-42; empty: every session (its MCP tools are not limited)",
+  input: { type: "list", rows: 1, split: "words", mono: true },
+  whenEmpty: "blank",
+});
 const env = field({ name: "env", label: "Environment, KEY=VALUE per line", input: { type: "env", rows: 2 }, whenEmpty: "blank" });
 const description = field({ name: "description", label: "Description", input: text, whenEmpty: "blank", wide: true });
 
 /**
  * A kind's fields around those every agent has: `connection` (what it runs or talks to) first,
  * then the workdir, model, limits, runner label and worktree default, its own `limits`, its `wide`
- * fields (role, tools, arguments), and last the environment and description.
+ * fields (role, tools, arguments), and last the hub sessions, the environment and the description.
  */
 export function agentFields(own: { connection?: AgentField[]; limits?: AgentField[]; wide?: AgentField[] } = {}): AgentField[] {
   const all = [
@@ -178,6 +185,7 @@ export function agentFields(own: { connection?: AgentField[]; limits?: AgentFiel
     worktree,
     ...(own.limits ?? []),
     ...(own.wide ?? []),
+    sessions,
     env,
     description,
   ];

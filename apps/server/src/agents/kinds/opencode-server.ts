@@ -1,4 +1,4 @@
-import { createOpencodeServerAdapter, opencodeServerAvailability } from "../opencode-server/adapter.js";
+import { createOpencodeServerAdapter, opencodeServerAvailability, pinnedSession } from "../opencode-server/adapter.js";
 import type { InProcessAgentKind } from "../types.js";
 import { agentFields, serverUrl } from "./fields.js";
 import { readEvent } from "./opencode.js";
@@ -18,5 +18,6 @@ export const opencodeServer: InProcessAgentKind = {
   retries: false,
   readEvent,
   resumes: true,
+  pinnedConversation: pinnedSession,
   inProcess: { adapter: createOpencodeServerAdapter, availability: opencodeServerAvailability },
 };

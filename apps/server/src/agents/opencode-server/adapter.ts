@@ -10,7 +10,11 @@ import { OPENCODE_SESSION, resumedSession } from "../worker-session.js";
 const AVAILABILITY_TIMEOUT_MS = 2_000;
 
 /** The session an agent joins instead of starting its own: one the user already works in. */
-const joinedSession = (agent: AgentRow) => agent.env.OPENCODE_SESSION_ID || undefined;
+const joinedSession = (agent: Pick<AgentRow, "env">) => agent.env.OPENCODE_SESSION_ID || undefined;
+
+/** An agent that joins one session has every job of every sender there (the kind's `pinnedConversation`). */
+export const pinnedSession = (agent: Pick<AgentRow, "env">): string | null =>
+  joinedSession(agent) ? "one OpenCode session (OPENCODE_SESSION_ID in its env)" : null;
 
 /** OpenCode names a model `provider/model`, and so does a job of this kind. */
 function modelRef(model: string | null): { providerID: string; modelID: string } | undefined {

@@ -53,6 +53,8 @@ export const agents = pgTable("agents", {
   permissions: text("permissions").$type<AcpPermissions>(),
   source: text("source").$type<AgentSource>().notNull().default("registry"),
   runnerLabel: text("runner_label"),
+  /** The conversation hub's sessions it takes part in; empty: every session. */
+  sessions: jsonb("sessions").$type<string[]>().notNull().default([]),
   builtin: boolean("builtin").notNull(),
   createdAt: ms("created_at").notNull(),
   updatedAt: ms("updated_at").notNull(),

@@ -31,6 +31,7 @@ describe.each(DIALECTS)("the agents repository on $dialect", ({ open }) => {
         tools: ["read_file", "bash"],
         allowedHosts: ["example.com"],
         maxSteps: 12,
+        sessions: ["review", "build-42", "B.2_x"],
         source: "file",
         builtin: true,
         createdAt: later,
@@ -52,7 +53,7 @@ describe.each(DIALECTS)("the agents repository on $dialect", ({ open }) => {
       maxSteps: null,
       permissions: null,
     });
-    expect(bare).toMatchObject({ description: "", sandbox: "none", source: "registry" });
+    expect(bare).toMatchObject({ description: "", sandbox: "none", source: "registry", sessions: [] });
   });
 
   it("lists agents by name in SQLite's byte order, and refuses a second agent of the same name", async () => {
@@ -84,9 +85,20 @@ describe.each(DIALECTS)("the agents repository on $dialect", ({ open }) => {
       ["codex", 2, ""],
       ["gemini", 1, "mine"],
     ]);
-    const updated = await agents.update("gemini", { env: { A: "1" }, args: null, enabled: false, updatedAt: 2 ** 40 });
-    expect(updated).toMatchObject({ name: "gemini", env: { A: "1" }, args: null, enabled: false, updatedAt: 2 ** 40, description: "mine" });
+    const updated = await agents.update("gemini", { env: { A: "1" }, args: null, enabled: false, sessions: ["review"], updatedAt: 2 ** 40 });
+    expect(updated).toMatchObject({
+      name: "gemini",
+      env: { A: "1" },
+      args: null,
+      enabled: false,
+      sessions: ["review"],
+      updatedAt: 2 ** 40,
+      description: "mine",
+    });
     expect(await agents.get("gemini")).toEqual(updated);
+    // Back to every session: an empty list, never null.
+    expect((await agents.update("gemini", { sessions: [] }))?.sessions).toEqual([]);
+    expect((await agents.get("gemini"))?.sessions).toEqual([]);
   });
 
   it("renames an agent, its jobs following it", async () => {

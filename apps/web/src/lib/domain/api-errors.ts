@@ -66,8 +66,17 @@ export function panelErrors(err: RefusedCall): PanelError[] {
     ];
   }
   if (code === "queue_full") return [{ field: null, text: "The job queue is full. Launch again once some jobs have ended." }];
-  if (err.issues.length) return err.issues.map((i) => ({ field: i.field.split(".")[0] ?? i.field, text: i.message }));
+  if (err.issues.length) return err.issues.map((i) => ({ field: i.field.split(".")[0] ?? i.field, text: atEntry(i) }));
   return [{ field: err.field ?? null, text: err.message }];
+}
+
+/**
+ * An issue's message, saying which entry of a list field it is about (`sessions.1`: "entry 2: …"),
+ * since the form shows a list in one input, counted from 1 as a person counts.
+ */
+function atEntry(issue: FieldIssue): string {
+  const index = issue.field.split(".")[1];
+  return index !== undefined && /^\d+$/.test(index) ? `entry ${Number(index) + 1}: ${issue.message}` : issue.message;
 }
 
 /** Field → message, for a form; the first message wins where two name one field. */

@@ -74,6 +74,7 @@ function agent(availability: Partial<AgentWithAvailability["availability"]>, pat
     maxSteps: null,
     permissions: null,
     runnerLabel: null,
+    sessions: [],
     source: "registry",
     availability: { available: true, resolved: "/usr/bin/gemini", hint: null, version: null, ...availability },
     ...patch,

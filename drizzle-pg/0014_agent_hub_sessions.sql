@@ -1,0 +1,1 @@
+ALTER TABLE "agents" ADD COLUMN "sessions" jsonb DEFAULT '[]'::jsonb NOT NULL;

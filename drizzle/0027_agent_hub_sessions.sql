@@ -1,0 +1,1 @@
+ALTER TABLE `agents` ADD `sessions` text DEFAULT '[]' NOT NULL;
