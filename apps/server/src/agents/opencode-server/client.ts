@@ -1,6 +1,6 @@
 import type { AppConfig } from "../../config.js";
 import type { AgentRow } from "../../db/schema.js";
-import { obj, str } from "../json-lines.js";
+import { num, obj, str } from "../json-lines.js";
 import { isUnreachable } from "../ollama/client.js";
 import type { Json } from "../types.js";
 import { sseEvents } from "./sse.js";
@@ -33,6 +33,19 @@ export function serverAddress(agent: AgentRow, config: AppConfig): ServerAddress
   };
 }
 
+/**
+ * A call OpenCode did not answer as asked: `status` is its HTTP status (401: the password is
+ * missing or wrong), or null when the server could not be reached at all.
+ */
+export class OpencodeCallError extends Error {
+  constructor(
+    message: string,
+    readonly status: number | null,
+  ) {
+    super(message);
+  }
+}
+
 /** What OpenCode keeps of a session that Corral needs: its id and the project directory it runs in. */
 export interface SessionRef {
   id: string;
@@ -56,6 +69,18 @@ export class OpencodeClient {
   /** `GET /session/:id` finds a session of any directory; 404 when there is none. */
   async session(id: string, signal?: AbortSignal): Promise<SessionRef> {
     return sessionRef(await this.call("GET", `/session/${encodeURIComponent(id)}`, { signal }));
+  }
+
+  /**
+   * `GET /session?roots=true`: the sessions of the server's own directory, without subagents'; the
+   * one updated last (the window's current conversation), or undefined when there is none.
+   */
+  async latestSession(signal?: AbortSignal): Promise<SessionRef | undefined> {
+    const list = await this.call("GET", "/session?roots=true", { signal });
+    const updated = (info: unknown) => num(obj(obj(info)?.time)?.updated) ?? 0;
+    const roots = (Array.isArray(list) ? list : []).filter((info) => obj(info) && !str(obj(info)?.parentID));
+    const latest = roots.reduce<unknown>((best, info) => (best === undefined || updated(info) > updated(best) ? info : best), undefined);
+    return latest === undefined ? undefined : sessionRef(latest);
   }
 
   /** `POST /session?directory=…`: a new session whose tools work in `directory`. */
@@ -97,12 +122,19 @@ export class OpencodeClient {
     if (opts.body !== undefined) headers["content-type"] = "application/json";
     let res: Response;
     try {
-      res = await fetch(url, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body), signal: opts.signal });
+      // OpenCode's API never redirects; one followed would take the password and the prompt elsewhere.
+      res = await fetch(url, {
+        method,
+        headers,
+        body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+        signal: opts.signal,
+        redirect: "error",
+      });
     } catch (err) {
-      throw isUnreachable(err) ? new Error(unreachableMessage(this.baseUrl, err)) : err;
+      throw isUnreachable(err) ? new OpencodeCallError(unreachableMessage(this.baseUrl, err), null) : err;
     }
     if (res.ok) return res;
-    throw new Error(await refusal(this.baseUrl, method, route, res));
+    throw new OpencodeCallError(await refusal(this.baseUrl, method, route, res), res.status);
   }
 }
 
