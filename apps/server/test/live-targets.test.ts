@@ -113,7 +113,9 @@ describe("live targets", () => {
     const answer = await call(alice, "corral_receive", { handle: a, timeout_s: 30 });
     expect(answer).toMatch(/^1 message\(s\)\n--- #\d+ from opencode-win to alice/);
     // One loop answered both: the window's own prompt, then alice's message.
-    expect(answer).toContain("heard: run the tool | [Corral: a message from alice in session review; your reply is sent back to alice]\n\nplease review parser.ts");
+    expect(answer).toContain(
+      "heard: run the tool | [Corral: a message from alice in session review; your reply is sent back to alice]\n\nplease review parser.ts",
+    );
     // The session's history holds the exchange as sent (without the framing), and never the password.
     const history = await api<{ messages: HubMessage[] }>(server, "GET", "/api/conversations/review/messages?agent=opencode-win");
     expect(history.body.messages.map((m) => [m.from, m.to])).toEqual([
@@ -144,12 +146,21 @@ describe("live targets", () => {
     const second = await fake();
     const windowClient = await open();
     const carol = await open();
-    const w1 = await register(windowClient, { name: "oc", session: "moves", server: { port: portOf(first), password: PASSWORD, session: await windowSession(first) } });
+    const w1 = await register(windowClient, {
+      name: "oc",
+      session: "moves",
+      server: { port: portOf(first), password: PASSWORD, session: await windowSession(first) },
+    });
     // Another client cannot take the name or its target: the name is taken without the handle.
     expect(await call(carol, "corral_register", { name: "oc", session: "moves", server: { port: portOf(second), password: PASSWORD } })).toMatch(
       /^error: name: the name oc is taken in session moves/,
     );
-    const w2 = await register(windowClient, { name: "oc", session: "moves", handle: w1, server: { port: portOf(second), password: PASSWORD, session: await windowSession(second) } });
+    const w2 = await register(windowClient, {
+      name: "oc",
+      session: "moves",
+      handle: w1,
+      server: { port: portOf(second), password: PASSWORD, session: await windowSession(second) },
+    });
     expect(await call(carol, "corral_agents", { session: "moves" })).toContain(`live at ${second.url}`);
     const c = await register(carol, { name: "carol", session: "moves" });
     await call(carol, "corral_send", { handle: c, to: "oc", text: "after the move" });
@@ -168,7 +179,10 @@ describe("live targets", () => {
 
   test("the REST register takes the same server and key, and answers where it is live", async () => {
     const oc = await fake();
-    const res = await api<HubRegistration>(server, "POST", "/api/conversations/rest/agents", { name: "oc", server: { port: portOf(oc), password: PASSWORD } });
+    const res = await api<HubRegistration>(server, "POST", "/api/conversations/rest/agents", {
+      name: "oc",
+      server: { port: portOf(oc), password: PASSWORD },
+    });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     expect(res.body.agent.liveAt).toBe(oc.url);
     const moved = await fake();
@@ -185,7 +199,11 @@ describe("live targets", () => {
   test("the password is never shown back: not by corral_agents, the REST listings, or the registration's answer", async () => {
     const oc = await fake();
     const windowClient = await open();
-    const text = await call(windowClient, "corral_register", { name: "secretive", session: "secrets", server: { port: portOf(oc), password: PASSWORD } });
+    const text = await call(windowClient, "corral_register", {
+      name: "secretive",
+      session: "secrets",
+      server: { port: portOf(oc), password: PASSWORD },
+    });
     expect(text).not.toContain(PASSWORD);
     expect(await call(windowClient, "corral_agents", { session: "secrets" })).not.toContain(PASSWORD);
     for (const route of ["/api/conversations", "/api/conversations/secrets/agents", "/api/conversations/secrets/messages", "/api/audit"]) {
@@ -208,7 +226,9 @@ describe("live targets", () => {
       /^error: server.password: OpenCode at .* asks for a password: pass its OPENCODE_SERVER_PASSWORD as server.password$/,
     );
     const gone = "ses_0123456789abABCDEFGHIJKLMN";
-    expect(await call(client, "corral_register", { name: "oc", session: "refusals", server: { port: portOf(oc), password: PASSWORD, session: gone } })).toMatch(
+    expect(
+      await call(client, "corral_register", { name: "oc", session: "refusals", server: { port: portOf(oc), password: PASSWORD, session: gone } }),
+    ).toMatch(
       new RegExp(`^error: server.session: OpenCode at .* has no session ${gone}; name one of its sessions, or leave session out for its latest$`),
     );
     const agents = await api<HubAgentList>(server, "GET", "/api/conversations/refusals/agents");
@@ -300,14 +320,14 @@ describe("live targets", () => {
   test("an answer owed when the server stopped is settled at the next start with an error saying to send again", async () => {
     const sent = await withRegistryOf(server.dataDir, (registry) =>
       registry.conversations.insertMessage({
-      session: "restart",
-      from: "dan",
-      to: "oc",
-      text: "before the restart",
-      jobId: null,
-      at: Date.now(),
-      receivedAt: Date.now(),
-      answerPending: true,
+        session: "restart",
+        from: "dan",
+        to: "oc",
+        text: "before the restart",
+        jobId: null,
+        at: Date.now(),
+        receivedAt: Date.now(),
+        answerPending: true,
       }),
     );
     await server.services.conversations.recover();

@@ -101,14 +101,26 @@ const noControl = (value: string) => !/[\u0000-\u001f\u007f]/.test(value);
  */
 export const HubServerSchema = z
   .object({
-    url: z.string().min(1).max(2048).refine(noControl, "a URL cannot contain control characters").optional().describe("http://127.0.0.1:<port> as opencode serve prints it"),
+    url: z
+      .string()
+      .min(1)
+      .max(2048)
+      .refine(noControl, "a URL cannot contain control characters")
+      .optional()
+      .describe("http://127.0.0.1:<port> as opencode serve prints it"),
     port: z.number().int().min(1).max(65535).optional().describe("Its port on this machine, instead of url"),
     session: z
       .string()
       .regex(OPENCODE_SESSION_ID, "not an OpenCode session id (ses_…); leave it out to use the server's latest session")
       .optional()
       .describe("The OpenCode session (ses_…) to post into; default: its latest"),
-    password: z.string().min(1).max(1024).refine(noControl, "the password cannot contain control characters").optional().describe("Its OPENCODE_SERVER_PASSWORD, if set"),
+    password: z
+      .string()
+      .min(1)
+      .max(1024)
+      .refine(noControl, "the password cannot contain control characters")
+      .optional()
+      .describe("Its OPENCODE_SERVER_PASSWORD, if set"),
   })
   .strict()
   .refine((s) => (s.url === undefined) !== (s.port === undefined), { message: "give the server's url or its port, one of them", path: ["port"] });

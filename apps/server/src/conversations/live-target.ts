@@ -56,7 +56,8 @@ export function targetUrl(server: Pick<HubServer, "url" | "port">, config: Pick<
     );
   }
   if (url.username || url.password) throw badInput("the URL cannot carry a user or password; pass the password as server.password", field);
-  if (url.pathname !== "/" || url.search || url.hash) throw badInput("give the server's address alone (http://127.0.0.1:<port>), without a path or query", field);
+  if (url.pathname !== "/" || url.search || url.hash)
+    throw badInput("give the server's address alone (http://127.0.0.1:<port>), without a path or query", field);
   const port = Number(url.port || (url.protocol === "https:" ? 443 : 80));
   if (port < 1) throw badInput("port 0 is no server's; give the port your OpenCode server listens on", field);
   // A Corral given port 0 does not know its port here; its guard refuses OpenCode's health check all the same.
@@ -88,14 +89,20 @@ export async function checkTarget(server: HubServer, config: Pick<AppConfig, "po
       throw badInput(`${target.url} answered, but not as OpenCode does; ${fix}`, field);
     }
     if (err.status === null) {
-      throw badInput(`OpenCode is not reachable at ${target.url}; start it with \`opencode serve --port ${new URL(target.url).port || "<port>"}\`, or ${fix}`, field);
+      throw badInput(
+        `OpenCode is not reachable at ${target.url}; start it with \`opencode serve --port ${new URL(target.url).port || "<port>"}\`, or ${fix}`,
+        field,
+      );
     }
     if (err.status === 401) {
       const why = target.password ? "refused the password given" : "asks for a password";
       throw badInput(`OpenCode at ${target.url} ${why}: pass its OPENCODE_SERVER_PASSWORD as server.password`, "server.password");
     }
     if (err.status === 404 && target.session) {
-      throw badInput(`OpenCode at ${target.url} has no session ${target.session}; name one of its sessions, or leave session out for its latest`, "server.session");
+      throw badInput(
+        `OpenCode at ${target.url} has no session ${target.session}; name one of its sessions, or leave session out for its latest`,
+        "server.session",
+      );
     }
     throw badInput(err.message, field);
   }
