@@ -26,6 +26,9 @@ async function register(client: Client, args: Record<string, unknown>): Promise<
   return handle;
 }
 
+/** corral_register's answer as text, a schema refusal included. */
+const registerText = async (c: Client, args: Record<string, unknown>) => textOf(await c.callTool({ name: "corral_register", arguments: args }));
+
 const portOf = (fake: FakeOpencode) => Number(new URL(fake.url).port);
 
 /** A session of the fake as the window's own: made over its API, as the TUI makes one. */
@@ -210,6 +213,22 @@ describe("live targets", () => {
       const res = await api<HubSessionList>(server, "GET", route);
       expect(JSON.stringify(res.body), route).not.toContain(PASSWORD);
     }
+    // Refusals name the field, never the value: a wrong password, or one the schema refuses.
+    const wrong = "wrong-but-secret-91c2";
+    const refused = await call(windowClient, "corral_register", { name: "other", session: "secrets", server: { port: portOf(oc), password: wrong } });
+    expect(refused).toMatch(/^error: server.password: /);
+    expect(refused).not.toContain(wrong);
+    const malformed = `${wrong}\nX-Injected: 1`;
+    const byMcp = await registerText(windowClient, { name: "other", session: "secrets", server: { port: portOf(oc), password: malformed } });
+    expect(byMcp).toMatch(/control characters/);
+    expect(byMcp).not.toContain(wrong);
+    const byRest = await api(server, "POST", "/api/conversations/secrets/agents", {
+      name: "other",
+      server: { port: portOf(oc), password: malformed },
+    });
+    expect(byRest.status).toBe(400);
+    expect(JSON.stringify(byRest.body)).toMatch(/server.password/);
+    expect(JSON.stringify(byRest.body)).not.toContain(wrong);
   });
 
   test("an unreachable server, a wrong or missing password and an unknown session are refused naming the field and the fix; nothing is registered", async () => {
