@@ -326,6 +326,32 @@ describe("live targets", () => {
     }
   });
 
+  test("a loopback server that answers without end is refused once its answer passes the bound, not read into memory", async () => {
+    let written = 0;
+    const endless = await listenOnLoopback(
+      createServer((_req, res) => {
+        res.writeHead(200, { "content-type": "application/json" });
+        const chunk = Buffer.alloc(1024 * 1024, 0x20);
+        const pump = () => {
+          while (!res.destroyed && written < 64 * 1024 * 1024 && res.write(chunk)) written += chunk.length;
+          if (!res.destroyed && written < 64 * 1024 * 1024) res.once("drain", pump);
+        };
+        pump();
+      }),
+    );
+    try {
+      const client = await open();
+      const port = Number(new URL(endless.url).port);
+      expect(await call(client, "corral_register", { name: "x", session: "endless", server: { port } })).toMatch(
+        /^error: server.port: http:\/\/127.0.0.1:\d+ answered, but not as OpenCode does/,
+      );
+      // It stopped reading past 16 MiB: the server could not write the 64 MiB it tried to.
+      expect(written).toBeLessThan(64 * 1024 * 1024);
+    } finally {
+      await endless.close();
+    }
+  });
+
   test("a client of another session cannot reach the target, even by its exact name", async () => {
     const oc = await fake();
     const windowClient = await open();

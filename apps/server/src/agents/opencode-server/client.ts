@@ -7,6 +7,22 @@ import { sseEvents } from "./sse.js";
 
 /** A call that answers at once (health, a session's record, abort) may take this long. */
 const CALL_TIMEOUT_MS = 10_000;
+/** Such an answer (a session list of a large project included) is far smaller; whoever listens at the address may send anything. */
+const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
+
+/** The body as text, refused past MAX_ANSWER_BYTES without reading on. */
+async function boundedText(res: Response, tooLarge: string): Promise<string> {
+  if (!res.body) return "";
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of res.body) {
+    size += chunk.byteLength;
+    // Leaving the loop cancels the body: the rest is never read.
+    if (size > MAX_ANSWER_BYTES) throw new Error(tooLarge);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
 
 export const START_HINT =
   "start it with `opencode serve --port <port>` (install it with `npm install -g opencode-ai`) and set the agent's baseUrl to the address it prints";
@@ -110,7 +126,7 @@ export class OpencodeClient {
 
   private async call(method: string, route: string, opts: CallOptions): Promise<unknown> {
     const res = await this.fetch(method, route, { ...opts, signal: withTimeout(opts.signal) });
-    const text = await res.text();
+    const text = await boundedText(res, `OpenCode at ${this.baseUrl} answered more than ${MAX_ANSWER_BYTES} bytes to ${method} ${route}`);
     return text ? JSON.parse(text) : undefined;
   }
 
