@@ -298,7 +298,7 @@ describe("live targets", () => {
     expect(agents.body.agents.filter((a) => a.kind === "client")).toEqual([]);
   });
 
-  test("a loopback server that redirects, or answers as something else, is refused: the password never follows a redirect", async () => {
+  test("a loopback server that redirects, or answers as something else, is refused: the password never follows a redirect, its body is never shown", async () => {
     const seen: string[] = [];
     const other = await listenOnLoopback(
       createServer((req, res) => {
@@ -306,6 +306,10 @@ describe("live targets", () => {
         if (req.url === "/global/health" && seen.length === 1) {
           res.writeHead(302, { location: "http://169.254.169.254/latest/meta-data" });
           return res.end();
+        }
+        if (seen.length === 3) {
+          res.writeHead(403, { "content-type": "text/plain" });
+          return res.end("internal-service-secret");
         }
         res.writeHead(200, { "content-type": "text/html" });
         res.end("<html>not OpenCode</html>");
@@ -320,7 +324,10 @@ describe("live targets", () => {
       expect(await call(client, "corral_register", { name: "x", session: "redirect", server: { port, password: "pw" } })).toMatch(
         /^error: server.port: http:\/\/127.0.0.1:\d+ answered, but not as OpenCode does; pass the port it printed$/,
       );
-      expect(seen).toHaveLength(2);
+      // Another service's refusal is named by its status; its body is not read back to the caller.
+      const forbidden = await call(client, "corral_register", { name: "x", session: "redirect", server: { port, password: "pw" } });
+      expect(forbidden).toMatch(/^error: server.port: http:\/\/127.0.0.1:\d+ answered 403, not as OpenCode does; pass the port it printed$/);
+      expect(seen).toHaveLength(3);
     } finally {
       await other.close();
     }

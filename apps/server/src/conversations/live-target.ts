@@ -104,7 +104,8 @@ export async function checkTarget(server: HubServer, config: Pick<AppConfig, "po
         "server.session",
       );
     }
-    throw badInput(err.message, field);
+    // Not the body: whatever listens there is not the caller's to read through Corral.
+    throw badInput(`${target.url} answered ${err.status}, not as OpenCode does; ${fix}`, field);
   }
   return target;
 }
