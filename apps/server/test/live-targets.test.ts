@@ -131,6 +131,24 @@ describe("live targets", () => {
     expect(await call(windowClient, "corral_receive", { handle: w, timeout_s: 0 })).toBe("no message after 0 s");
   });
 
+  test("one message at a time per sender: a second while the window has not answered the first is refused naming to", async () => {
+    const oc = await fake();
+    const session = await windowSession(oc);
+    const windowClient = await open();
+    const dan = await open();
+    await register(windowClient, { name: "oc", session: "one-at-a-time", server: { port: portOf(oc), session, password: PASSWORD } });
+    const d = await register(dan, { name: "dan", session: "one-at-a-time" });
+    await busy(oc, session);
+    expect(await call(dan, "corral_send", { handle: d, to: "oc", text: "first" })).toMatch(/^sent #\d+ to oc; it went into/);
+    expect(await call(dan, "corral_send", { handle: d, to: "oc", text: "second" })).toMatch(
+      /^error: to: oc is still answering your previous message \(#\d+\); receive its answer first \(corral_receive\), then send again$/,
+    );
+    oc.finishTools();
+    expect(await call(dan, "corral_receive", { handle: d, timeout_s: 30 })).toContain("first");
+    expect(await call(dan, "corral_send", { handle: d, to: "oc", text: "third" })).toMatch(/^sent #\d+ to oc; it went into/);
+    expect(await call(dan, "corral_receive", { handle: d, timeout_s: 30 })).toContain("third");
+  });
+
   test("without a session, the message goes into the server's latest session", async () => {
     const oc = await fake(null);
     await windowSession(oc);
