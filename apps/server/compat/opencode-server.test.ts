@@ -2,7 +2,7 @@
 // agent, its model the fake OpenAI API: a job is answered in a session of that server, a
 // follow-up in the same session carries the first turn to the model, a message posted while the
 // session is busy is answered in that same turn, and cancel aborts the session's loop.
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { isFinalStatus, type Job, type ReadablePage } from "@corral/shared";
@@ -12,8 +12,8 @@ import type { JobSpec, UsageReport, WorkerIO, WorkerResult } from "../src/agents
 import { startFakeOpenAI } from "../test/fixtures/fake-llm/openai.js";
 import type { FakeServer, RecordedRequest, Script } from "../test/fixtures/fake-llm/script.js";
 import { api, startServer, type TestServer, until } from "../test/helpers.js";
-import { cleanEnv, clientBin } from "./lib/clients.js";
 import { FAKE_OPENCODE_MODEL, opencodeConfig, runJob } from "./lib/jobs.js";
+import { serveOpencode } from "./lib/opencode-serve.js";
 
 const PASSWORD = "compat-secret-1";
 
@@ -24,31 +24,6 @@ function dialogue(request: RecordedRequest): [string, string][] {
 }
 
 const chats = (fake: FakeServer) => fake.requests.filter((r) => r.path === "/v1/chat/completions" && (r.body as { tools?: unknown[] }).tools?.length);
-
-/** `opencode serve --port 0` in `cwd`; resolves with its address once it prints it. */
-function serveOpencode(home: string, cwd: string, env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(clientBin("opencode"), ["serve", "--port", "0"], {
-    cwd,
-    env: cleanEnv(home, { ...env, OPENCODE_SERVER_PASSWORD: PASSWORD }),
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
-  });
-  let printed = "";
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`opencode serve did not start:\n${printed}`)), 60_000);
-    const read = (data: Buffer) => {
-      printed += data.toString();
-      const url = /listening on (http:\/\/[^\s]+)/.exec(printed)?.[1];
-      if (url) {
-        clearTimeout(timer);
-        resolve({ url, child });
-      }
-    };
-    child.stdout?.on("data", read);
-    child.stderr?.on("data", read);
-    child.once("exit", (code) => reject(new Error(`opencode serve exited (${code}):\n${printed}`)));
-  });
-}
 
 /** A job run by the adapter itself, as the job driver drives it, with what it wrote. */
 async function runAdapter(server: TestServer, spec: Omit<JobSpec, "agent">, signal?: AbortSignal) {
@@ -80,7 +55,7 @@ describe("a running OpenCode 1.18.33 server as an opencode_server agent", () => 
     mkdirSync(workdir, { recursive: true });
     const home = path.join(server.root, "opencode-home");
     mkdirSync(home, { recursive: true });
-    const served = await serveOpencode(home, workdir, opencodeConfig(server.root, fake.url));
+    const served = await serveOpencode(home, workdir, { ...opencodeConfig(server.root, fake.url), OPENCODE_SERVER_PASSWORD: PASSWORD });
     opencode = served.child;
     const created = await api(server, "POST", "/api/agents", {
       name: "live",

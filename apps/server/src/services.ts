@@ -89,6 +89,7 @@ export async function createServices(config: AppConfig, registry: Registry): Pro
     ...jobParts,
     leaseMs: config.hubLeaseMs,
     maxRegistrations: config.hubMaxRegistrations,
+    port: config.port,
   });
   const configFile = new ConfigFileService({ config, agents, costs });
   const runners = new RunnerDirectory(registry, config.runnerLeaseMs);

@@ -27,6 +27,8 @@ export const HubAgentSchema = z.object({
   registeredAt: z.number().nullable(),
   /** The last time the agent was heard from (a call, a message); null when never. */
   lastSeenAt: z.number().nullable(),
+  /** A client's live target: the address of its own server a message to it is posted into (never its password); null: messages wait in its inbox. */
+  liveAt: z.string().nullable(),
 });
 export type HubAgent = z.infer<typeof HubAgentSchema>;
 
@@ -82,6 +84,43 @@ export type HubMessagePage = z.infer<typeof HubMessagePageSchema>;
 /** What a registered agent's calls carry: the secret its registration answered (MCP `handle`, REST `key`). */
 export const HubHandleSchema = z.string().regex(/^[A-Za-z0-9_-]{20,64}$/, "not a registration handle; register first and pass the handle it answers");
 
+/** OpenCode's session ids: `ses_`, 12 hex digits of time, 14 base-62 characters (its Identifier module). */
+export const OPENCODE_SESSION_ID = /^ses_[0-9a-f]{12}[0-9A-Za-z]{14}$/;
+
+const noControl = (value: string) => !/[\u0000-\u001f\u007f]/.test(value);
+
+/**
+ * A registrant's own server, which Corral posts each message to it into (its live target): an
+ * OpenCode server (`opencode serve`, or the TUI's `--port`). `port` alone is http://127.0.0.1:<port>.
+ * Only this machine's addresses are taken (conversations/live-target.ts says why).
+ */
+export const HubServerSchema = z
+  .object({
+    url: z
+      .string()
+      .min(1)
+      .max(2048)
+      .refine(noControl, "a URL cannot contain control characters")
+      .optional()
+      .describe("http://127.0.0.1:<port> as opencode serve prints it"),
+    port: z.number().int().min(1).max(65535).optional().describe("Its port on this machine, instead of url"),
+    session: z
+      .string()
+      .regex(OPENCODE_SESSION_ID, "not an OpenCode session id (ses_…); leave it out to use the server's latest session")
+      .optional()
+      .describe("The OpenCode session (ses_…) to post into; default: its latest"),
+    password: z
+      .string()
+      .min(1)
+      .max(1024)
+      .refine(noControl, "the password cannot contain control characters")
+      .optional()
+      .describe("Its OPENCODE_SERVER_PASSWORD, if set"),
+  })
+  .strict()
+  .refine((s) => (s.url === undefined) !== (s.port === undefined), { message: "give the server's url or its port, one of them", path: ["port"] });
+export type HubServer = z.infer<typeof HubServerSchema>;
+
 // ---- MCP tool inputs ---------------------------------------------------------------------
 
 const handleArg = HubHandleSchema.describe("From corral_register");
@@ -91,6 +130,7 @@ export const HubRegisterInputSchema = z.object({
   session: HubSessionNameSchema.describe("The hub session to join"),
   label: z.string().max(200).optional().describe("Your role, as others see it"),
   handle: HubHandleSchema.optional().describe("Yours, to replace that registration"),
+  server: HubServerSchema.optional().describe("Your own server (OpenCode): messages to you are posted into its session live"),
 });
 
 export const HubAgentsInputSchema = z.object({ session: HubSessionNameSchema.describe("The session to list") });
@@ -115,7 +155,15 @@ export const HubReadInputSchema = z.object({
 // ---- REST clients that take part ---------------------------------------------------------
 
 /** `POST /api/conversations/:session/agents`: join the session as a REST client. */
-export const HubRegisterBodySchema = z.object({ name: HubRegisterInputSchema.shape.name, label: HubRegisterInputSchema.shape.label }).strict();
+export const HubRegisterBodySchema = z
+  .object({
+    name: HubRegisterInputSchema.shape.name,
+    label: HubRegisterInputSchema.shape.label,
+    /** The key of a registration of yours, which this one replaces (registering again from a new port). */
+    key: HubHandleSchema.optional(),
+    server: HubRegisterInputSchema.shape.server,
+  })
+  .strict();
 export type HubRegisterBody = z.infer<typeof HubRegisterBodySchema>;
 
 /** The registration: `key` goes in the body of the agent's later calls. */

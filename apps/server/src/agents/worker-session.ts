@@ -4,8 +4,7 @@ import type { JobSpec } from "./types.js";
 /** Claude Code's `session_id`, Gemini CLI's `session_id` and Codex's `thread_id` are UUIDs. */
 export const UUID = /^[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}$/i;
 
-/** OpenCode's session ids: `ses_`, 12 hex digits of time, 14 base-62 characters (its Identifier module). */
-export const OPENCODE_SESSION = /^ses_[0-9a-f]{12}[0-9A-Za-z]{14}$/;
+export { OPENCODE_SESSION_ID as OPENCODE_SESSION } from "@corral/shared";
 
 /**
  * A session id read from a worker's output, kept only when it has its CLI's shape: whatever a

@@ -1,5 +1,5 @@
 import { EventEmitter } from "node:events";
-import type { HubAgent, HubMessage, HubMessagePage, HubSessionSummary, JobOrigin } from "@corral/shared";
+import type { HubAgent, HubMessage, HubMessagePage, HubServer, HubSessionSummary, JobOrigin } from "@corral/shared";
 import type { AgentService } from "../agents/service.js";
 import type { NewHubMessage } from "../db/registry.js";
 import type { Registry } from "../db/registry.js";
@@ -10,6 +10,8 @@ import { notFound, ServiceError } from "../lib/errors.js";
 import { handleHash, mintHandle } from "./handles.js";
 import type { HubMember } from "./hub-member.js";
 import { answersInHub, assertAnswersHere, sessionWorker, sessionWorkers, takesPart } from "./hub-workers.js";
+import { LiveRelay } from "./live-relay.js";
+import { checkTarget, type LiveTarget, targetOf } from "./live-target.js";
 import { WorkerRelay } from "./worker-relay.js";
 
 /** The door a call came through: the origin of the jobs its messages to workers start. */
@@ -53,6 +55,8 @@ export interface HubDeps extends Pick<JobParts, "jobs" | "launches" | "output" |
   leaseMs: number;
   /** Registrations live at once over every session and door (CORRAL_HUB_MAX_REGISTRATIONS). */
   maxRegistrations: number;
+  /** Corral's own port, which no registration's server may be. */
+  port: number;
 }
 
 /** How the caller's door spells the handle: MCP tools take `handle`, REST bodies `key`. */
@@ -69,6 +73,9 @@ export const toHubMessage = (row: HubMessageRow): HubMessage => ({
   jobId: row.jobId,
   at: row.at,
 });
+
+/** A message sent; `live`: it went into the recipient's own server (a live target), whose answer comes back as a message. */
+export type HubSent = HubMessage & { live?: true };
 
 /** A registration as corral_register and the REST register answer it: the handle is shown this once. */
 export interface HubRegistered {
@@ -92,12 +99,14 @@ export class ConversationHub extends EventEmitter<HubEvents> {
   private waiting = 0;
   private closed = false;
   private readonly relay: WorkerRelay;
+  private readonly liveRelay: LiveRelay;
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(private readonly deps: HubDeps) {
     super();
     this.setMaxListeners(0);
     this.relay = new WorkerRelay({ ...deps, store: (unit, row) => this.store(unit, row) });
+    this.liveRelay = new LiveRelay({ registry: deps.registry, store: (unit, row) => this.store(unit, row) });
     this.sweeper = setInterval(() => void this.sweep(), Math.min(60_000, deps.leaseMs)).unref();
   }
 
@@ -109,6 +118,7 @@ export class ConversationHub extends EventEmitter<HubEvents> {
   async recover(): Promise<void> {
     this.ended(await this.repo.expire(Date.now()));
     await this.relay.recover();
+    await this.liveRelay.recover();
   }
 
   /** Stops this process's part (receives end with nothing); the registrations live on in the registry. */
@@ -116,18 +126,21 @@ export class ConversationHub extends EventEmitter<HubEvents> {
     this.closed = true;
     clearInterval(this.sweeper);
     this.relay.close();
+    this.liveRelay.close();
     for (const member of this.live.values()) member.wake?.();
   }
 
   /**
    * Registers the name in the session with a new handle. `replaces`: the caller's handle of a
    * registration it holds, which ends in the same transaction (registering again under the same
-   * name, or moving to another); one that no longer lives replaces nothing.
+   * name, or moving to another); one that no longer lives replaces nothing. `server`: the
+   * registrant's own server, checked reachable now, into which messages to it go (live-target.ts).
    */
-  async register(session: string, name: string, label: string | null, replaces?: string): Promise<HubRegistered> {
+  async register(session: string, name: string, label: string | null, replaces?: string, server?: HubServer): Promise<HubRegistered> {
     if ((await this.deps.agents.list()).some((a) => a.name === name && takesPart(a, session))) {
       throw new ServiceError(`${name} is one of Corral's agents; choose another name`, 409, "name", undefined, "conflict");
     }
+    const target: LiveTarget | undefined = server && (await checkTarget(server, { port: this.deps.port }));
     const key = memberKey(session, name);
     if (this.registering.has(key)) throw nameTaken(session, name);
     const { maxRegistrations, leaseMs } = this.deps;
@@ -144,6 +157,9 @@ export class ConversationHub extends EventEmitter<HubEvents> {
         endedAt: null,
         handleHash: hash,
         leaseUntil: now + leaseMs,
+        targetUrl: target?.url ?? null,
+        targetSession: target?.session ?? null,
+        targetPassword: target?.password ?? null,
       };
       // Expiry, the replaced registration's end, the checks and the row: one transaction.
       const gone = await this.deps.registry.transaction(async ({ conversations }) => {
@@ -222,6 +238,7 @@ export class ConversationHub extends EventEmitter<HubEvents> {
         online: isLive(row, now),
         registeredAt: row.registeredAt,
         lastSeenAt: row.lastSeenAt,
+        liveAt: isLive(row, now) ? (targetOf(row)?.url ?? null) : null,
       }),
     );
     const { agents } = this.deps;
@@ -234,20 +251,25 @@ export class ConversationHub extends EventEmitter<HubEvents> {
         online: a.availability.available && answersInHub(a),
         registeredAt: null,
         lastSeenAt: null,
+        liveAt: null,
       }),
     );
     return [...clients, ...workers.filter((w) => !clients.some((c) => c.name === w.name))];
   }
 
   /**
-   * Sends as `from`: into a client's inbox (held while it is offline), or to a worker as a job
-   * whose answer comes back as a message. A name the session does not know is not found.
+   * Sends as `from`: into a client's inbox (held while it is offline), or into its own server's
+   * session while it lives with one (a live target), or to a worker as a job; the answers of the
+   * last two come back as messages. A name the session does not know is not found.
    */
-  async send(from: HubMember, to: string, text: string, door: HubDoor): Promise<HubMessage> {
+  async send(from: HubMember, to: string, text: string, door: HubDoor): Promise<HubSent> {
     const { session } = from;
     // The inbox counted and the message stored in one transaction.
     const toClient = await inUnit(this.deps.registry, async (unit) => {
-      if (!(await unit.tx.conversations.agent(session, to))) return null;
+      const recipient = await unit.tx.conversations.agent(session, to);
+      if (!recipient) return null;
+      const target = isLive(recipient, Date.now()) ? targetOf(recipient) : undefined;
+      if (target) return { ...(await this.liveRelay.ask(from, to, target, text, unit)), live: true as const };
       if ((await unit.tx.conversations.inboxCount(session, to)) >= HUB_LIMITS.inbox) {
         throw new ServiceError(`the inbox of ${to} is full (${HUB_LIMITS.inbox} messages waiting); wait for it to receive`, 409, "to");
       }

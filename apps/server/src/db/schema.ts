@@ -321,6 +321,14 @@ export const hubAgents = sqliteTable(
     handleHash: text("handle_hash"),
     /** When the live registration ends unless used again. */
     leaseUntil: integer("lease_until"),
+    /**
+     * Its live target while the registration lives (conversations/live-target.ts): the server a
+     * message to it is posted into, the OpenCode session (null: the server's latest), and the
+     * server's password, a secret never answered back. All null once the registration ends.
+     */
+    targetUrl: text("target_url"),
+    targetSession: text("target_session"),
+    targetPassword: text("target_password"),
   },
   (t) => [
     primaryKey({ columns: [t.session, t.name] }),

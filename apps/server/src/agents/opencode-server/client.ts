@@ -1,12 +1,28 @@
 import type { AppConfig } from "../../config.js";
 import type { AgentRow } from "../../db/schema.js";
-import { obj, str } from "../json-lines.js";
+import { num, obj, str } from "../json-lines.js";
 import { isUnreachable } from "../ollama/client.js";
 import type { Json } from "../types.js";
 import { sseEvents } from "./sse.js";
 
 /** A call that answers at once (health, a session's record, abort) may take this long. */
 const CALL_TIMEOUT_MS = 10_000;
+/** Such an answer (a session list of a large project included) is far smaller; whoever listens at the address may send anything. */
+const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
+
+/** The body as text, refused past MAX_ANSWER_BYTES without reading on. */
+async function boundedText(res: Response, tooLarge: string): Promise<string> {
+  if (!res.body) return "";
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of res.body) {
+    size += chunk.byteLength;
+    // Leaving the loop cancels the body: the rest is never read.
+    if (size > MAX_ANSWER_BYTES) throw new Error(tooLarge);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
 
 export const START_HINT =
   "start it with `opencode serve --port <port>` (install it with `npm install -g opencode-ai`) and set the agent's baseUrl to the address it prints";
@@ -33,6 +49,19 @@ export function serverAddress(agent: AgentRow, config: AppConfig): ServerAddress
   };
 }
 
+/**
+ * A call OpenCode did not answer as asked: `status` is its HTTP status (401: the password is
+ * missing or wrong), or null when the server could not be reached at all.
+ */
+export class OpencodeCallError extends Error {
+  constructor(
+    message: string,
+    readonly status: number | null,
+  ) {
+    super(message);
+  }
+}
+
 /** What OpenCode keeps of a session that Corral needs: its id and the project directory it runs in. */
 export interface SessionRef {
   id: string;
@@ -56,6 +85,18 @@ export class OpencodeClient {
   /** `GET /session/:id` finds a session of any directory; 404 when there is none. */
   async session(id: string, signal?: AbortSignal): Promise<SessionRef> {
     return sessionRef(await this.call("GET", `/session/${encodeURIComponent(id)}`, { signal }));
+  }
+
+  /**
+   * `GET /session?roots=true`: the sessions of the server's own directory, without subagents'; the
+   * one updated last (the window's current conversation), or undefined when there is none.
+   */
+  async latestSession(signal?: AbortSignal): Promise<SessionRef | undefined> {
+    const list = await this.call("GET", "/session?roots=true", { signal });
+    const updated = (info: unknown) => num(obj(obj(info)?.time)?.updated) ?? 0;
+    const roots = (Array.isArray(list) ? list : []).filter((info) => obj(info) && !str(obj(info)?.parentID));
+    const latest = roots.reduce<unknown>((best, info) => (best === undefined || updated(info) > updated(best) ? info : best), undefined);
+    return latest === undefined ? undefined : sessionRef(latest);
   }
 
   /** `POST /session?directory=…`: a new session whose tools work in `directory`. */
@@ -85,7 +126,7 @@ export class OpencodeClient {
 
   private async call(method: string, route: string, opts: CallOptions): Promise<unknown> {
     const res = await this.fetch(method, route, { ...opts, signal: withTimeout(opts.signal) });
-    const text = await res.text();
+    const text = await boundedText(res, `OpenCode at ${this.baseUrl} answered more than ${MAX_ANSWER_BYTES} bytes to ${method} ${route}`);
     return text ? JSON.parse(text) : undefined;
   }
 
@@ -97,12 +138,19 @@ export class OpencodeClient {
     if (opts.body !== undefined) headers["content-type"] = "application/json";
     let res: Response;
     try {
-      res = await fetch(url, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body), signal: opts.signal });
+      // OpenCode's API never redirects; one followed would take the password and the prompt elsewhere.
+      res = await fetch(url, {
+        method,
+        headers,
+        body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+        signal: opts.signal,
+        redirect: "error",
+      });
     } catch (err) {
-      throw isUnreachable(err) ? new Error(unreachableMessage(this.baseUrl, err)) : err;
+      throw isUnreachable(err) ? new OpencodeCallError(unreachableMessage(this.baseUrl, err), null) : err;
     }
     if (res.ok) return res;
-    throw new Error(await refusal(this.baseUrl, method, route, res));
+    throw new OpencodeCallError(await refusal(this.baseUrl, method, route, res), res.status);
   }
 }
 

@@ -164,6 +164,8 @@ export interface TurnRequest {
   prompt: string;
   model: { providerID: string; modelID: string } | undefined;
   io: WorkerIO;
+  /** The session is someone else's running conversation (a live target's): a stop only stops following it, never aborts its loop. */
+  leaveRunning?: boolean;
 }
 
 /**
@@ -189,7 +191,7 @@ export async function runTurn(req: TurnRequest): Promise<WorkerResult> {
     return reader.result();
   } catch (err) {
     if (!io.signal.aborted) throw err;
-    await client.abort(session).catch(() => undefined);
+    if (!req.leaveRunning) await client.abort(session).catch(() => undefined);
     throw new Error("cancelled");
   } finally {
     closeStream.abort();

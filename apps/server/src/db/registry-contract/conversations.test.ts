@@ -25,8 +25,12 @@ const agent = (session: string, name: string, fields: Partial<Omit<HubAgentRow, 
   lastSeenAt: 10,
   handleHash: `h-${session}-${name}`,
   leaseUntil: 100,
+  targetUrl: null,
+  targetSession: null,
+  targetPassword: null,
   ...fields,
 });
+const NO_TARGET = { targetUrl: null, targetSession: null, targetPassword: null };
 
 describe.each(DIALECTS)("conversations in $dialect", ({ open }) => {
   let reg: TestRegistry;
@@ -49,6 +53,7 @@ describe.each(DIALECTS)("conversations in $dialect", ({ open }) => {
       endedAt: null,
       handleHash: "h-ann",
       leaseUntil: 100,
+      ...NO_TARGET,
     });
     expect(await c.end("h-ann", 20)).toEqual({ session: "s", name: "ann" });
     expect(await c.agent("s", "ann")).toMatchObject({ endedAt: 20, lastSeenAt: 11, handleHash: null });
@@ -65,10 +70,27 @@ describe.each(DIALECTS)("conversations in $dialect", ({ open }) => {
       endedAt: null,
       handleHash: "h-ann-2",
       leaseUntil: 1_800_000_001_000,
+      ...NO_TARGET,
     });
     expect(await c.agent("u", "ann")).toBeUndefined();
     expect(await c.agentCount("s")).toBe(2);
     expect(await c.agentCount("none")).toBe(0);
+  });
+
+  test("a live target is stored with its registration, replaced by the next one, and gone when it ends or expires", async () => {
+    reg = await open();
+    const c = reg.conversations;
+    const target = { targetUrl: "http://127.0.0.1:4096", targetSession: "ses_1", targetPassword: "pw" };
+    await c.register(agent("s", "oc", { handleHash: "h-oc", leaseUntil: 100, ...target }));
+    expect(await c.agent("s", "oc")).toMatchObject(target);
+    // Registered again from a new port: the new address; again without a server: none.
+    await c.register(agent("s", "oc", { handleHash: "h-oc-2", leaseUntil: 100, ...target, targetUrl: "http://127.0.0.1:4097" }));
+    expect(await c.agent("s", "oc")).toMatchObject({ ...target, targetUrl: "http://127.0.0.1:4097" });
+    await c.end("h-oc-2", 20);
+    expect(await c.agent("s", "oc")).toMatchObject({ endedAt: 20, ...NO_TARGET });
+    await c.register(agent("s", "oc", { handleHash: "h-oc-3", leaseUntil: 50, ...target }));
+    await c.expire(60);
+    expect(await c.agent("s", "oc")).toMatchObject({ endedAt: 60, ...NO_TARGET });
   });
 
   test("a touch renews a live lease only; expiry ends what ran out (and rows without a handle) once", async () => {

@@ -8,6 +8,8 @@ import { stored } from "./rows.js";
 export function createConversationsRepo(d: Dialect): ConversationsRepo {
   const { hubAgents, hubMessages } = d.tables;
   const live = (at: number) => and(isNull(hubAgents.endedAt), gt(hubAgents.leaseUntil, at));
+  // A registration that ends takes its live target with it: the password is not kept past its use.
+  const ending = (at: number) => ({ endedAt: at, handleHash: null, targetUrl: null, targetSession: null, targetPassword: null });
   const inbox = (session: string, to: string) => and(eq(hubMessages.session, session), eq(hubMessages.to, to), isNull(hubMessages.receivedAt));
   return {
     async register(row) {
@@ -23,13 +25,16 @@ export function createConversationsRepo(d: Dialect): ConversationsRepo {
             endedAt: null,
             handleHash: row.handleHash,
             leaseUntil: row.leaseUntil,
+            targetUrl: row.targetUrl,
+            targetSession: row.targetSession,
+            targetPassword: row.targetPassword,
           },
         });
     },
     async end(handleHash, at) {
       const [ended] = await d.db
         .update(hubAgents)
-        .set({ endedAt: at, handleHash: null })
+        .set(ending(at))
         .where(and(eq(hubAgents.handleHash, handleHash), isNull(hubAgents.endedAt)))
         .returning({ session: hubAgents.session, name: hubAgents.name });
       return ended;
@@ -45,7 +50,7 @@ export function createConversationsRepo(d: Dialect): ConversationsRepo {
     async expire(at) {
       return d.db
         .update(hubAgents)
-        .set({ endedAt: at, handleHash: null })
+        .set(ending(at))
         .where(and(isNull(hubAgents.endedAt), or(lte(hubAgents.leaseUntil, at), isNull(hubAgents.handleHash), isNull(hubAgents.leaseUntil))))
         .returning({ session: hubAgents.session, name: hubAgents.name });
     },

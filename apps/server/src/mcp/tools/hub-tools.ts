@@ -22,7 +22,7 @@ const READ_CHARS = 200_000;
 /** The session's agents, one line each, for corral_agents. */
 export function hubAgentLines(session: string, agents: HubAgent[]): string {
   const line = (a: HubAgent) =>
-    `${a.name} (${a.kind === "client" ? "client" : "Corral worker"}) · ${a.online ? "online" : "offline"}${a.label ? ` · ${a.label}` : ""}`;
+    `${a.name} (${a.kind === "client" ? "client" : "Corral worker"}) · ${a.online ? "online" : "offline"}${a.liveAt ? ` · live at ${a.liveAt}` : ""}${a.label ? ` · ${a.label}` : ""}`;
   return [`session ${session}: ${agents.length} agent(s)`, ...agents.map(line)].join("\n");
 }
 
@@ -42,15 +42,19 @@ export function registerHubTools(server: McpServer, services: Services): void {
     {
       title: "Join a conversation",
       annotations: HUB_WRITES,
-      description: "Join a hub session under a name; returns the handle for corral_send, corral_receive and corral_read.",
+      description:
+        "Join a hub session under a name; returns the handle for corral_send, corral_receive and corral_read. With server (OpenCode: your port), messages to you are posted into your running session.",
       input: HubRegisterInputSchema,
     },
-    ({ name, session, label, handle: replaces }) =>
+    ({ name, session, label, handle: replaces, server }) =>
       guarded(async () => {
-        const { handle } = await hub.register(session, name, label ?? null, replaces);
+        const { handle, row } = await hub.register(session, name, label ?? null, replaces, server);
         const leaseS = Math.round(services.config.hubLeaseMs / 1000);
+        const live = row.targetUrl
+          ? `\nMessages to you are posted into ${row.targetSession ? `session ${row.targetSession}` : "the latest session"} of ${row.targetUrl}; your answer there goes back to their sender.`
+          : "";
         return textResult(
-          `registered as ${name} in session ${session}\nhandle: ${handle}\nPass this handle to corral_send, corral_receive and corral_read; it ends after ${leaseS} s unused.`,
+          `registered as ${name} in session ${session}\nhandle: ${handle}\nPass this handle to corral_send, corral_receive and corral_read; it ends after ${leaseS} s unused.${live}`,
         );
       }),
   );
@@ -67,7 +71,11 @@ export function registerHubTools(server: McpServer, services: Services): void {
     ({ handle, to, text }) =>
       guarded(async () => {
         const message = await hub.send(await hub.member(handle), to, text, "mcp");
-        const worker = message.jobId ? `; job ${message.jobId} is answering, its answer comes to you as a message (corral_receive)` : "";
+        const worker = message.jobId
+          ? `; job ${message.jobId} is answering, its answer comes to you as a message (corral_receive)`
+          : message.live
+            ? `; it went into ${to}'s running session, its answer comes to you as a message (corral_receive)`
+            : "";
         return textResult(`sent #${message.id} to ${to}${worker}`);
       }),
   );

@@ -82,7 +82,8 @@ export function conversationRoutes(services: Services) {
       "/api/conversations/:session/agents",
       {
         schema: {
-          summary: "Join a session as a REST client: the answer's key goes in the body of your later calls",
+          summary:
+            "Join a session as a REST client: the answer's key goes in the body of your later calls; with `server`, messages to you are posted into your OpenCode server's session",
           tags,
           params: SessionParamsSchema,
           body: HubRegisterBodySchema,
@@ -91,8 +92,8 @@ export function conversationRoutes(services: Services) {
       },
       async (request, reply) => {
         const { session } = request.params;
-        const { name, label } = request.body;
-        const { handle, row } = await hub.register(session, name, label ?? null);
+        const { name, label, key, server } = request.body;
+        const { handle, row } = await hub.register(session, name, label ?? null, key, server);
         reply.code(201);
         const agent = {
           session,
@@ -102,6 +103,7 @@ export function conversationRoutes(services: Services) {
           online: true,
           registeredAt: row.registeredAt,
           lastSeenAt: row.lastSeenAt,
+          liveAt: row.targetUrl,
         };
         return { agent, key: handle };
       },
@@ -120,7 +122,7 @@ export function conversationRoutes(services: Services) {
       },
       async (request, reply) => {
         const { key, to, text } = request.body;
-        const message = await hub.send(await memberOf(key, request.params.session), to, text, "rest");
+        const { live: _, ...message } = await hub.send(await memberOf(key, request.params.session), to, text, "rest");
         reply.code(201);
         return message;
       },

@@ -27,7 +27,7 @@ describe("a conversation's timeline", () => {
 
   it("tells a message a worker ran from a worker's answer", () => {
     const agents: HubAgent[] = [
-      { session: "review", name: "gemini", kind: "worker", label: null, online: true, registeredAt: null, lastSeenAt: null },
+      { session: "review", name: "gemini", kind: "worker", label: null, online: true, registeredAt: null, lastSeenAt: null, liveAt: null },
     ];
     expect(jobRole(message(1, { to: "gemini", jobId: "abc123" }), agents)).toBe("ran");
     expect(jobRole(message(2, { from: "gemini", to: "alice", jobId: "abc123" }), agents)).toBe("answer");
