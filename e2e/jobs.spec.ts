@@ -172,7 +172,12 @@ test("a job waiting out a retry says which attempt comes next, and when", async 
   const dir = workdir("retry-wait");
   const launched = await request.post("/api/jobs", {
     headers: auth,
-    data: { agent: "kiro", prompt: `fail-once ${dir}-marker 1 flaky\nprint 1`, workdir: dir, retry: { maxAttempts: 2, exitCodes: [1], backoffS: 40 } },
+    data: {
+      agent: "kiro",
+      prompt: `fail-once ${dir}-marker 1 flaky\nprint 1`,
+      workdir: dir,
+      retry: { maxAttempts: 2, exitCodes: [1], backoffS: 40 },
+    },
   });
   const job = (await launched.json()) as { id: string };
   try {

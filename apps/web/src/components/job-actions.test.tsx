@@ -11,7 +11,16 @@ afterEach(() => {
 });
 
 const job = (status: Job["status"]) =>
-  ({ id: "abc123def456", agent: "gemini", status, prompt: "p", workdir: "/w", model: null, timeoutS: 60, limits: { maxCostUsd: null, maxTokens: null } }) as Job;
+  ({
+    id: "abc123def456",
+    agent: "gemini",
+    status,
+    prompt: "p",
+    workdir: "/w",
+    model: null,
+    timeoutS: 60,
+    limits: { maxCostUsd: null, maxTokens: null },
+  }) as Job;
 
 function inRow(node: React.ReactNode) {
   const client = new QueryClient({ defaultOptions: { mutations: { retry: false } } });
