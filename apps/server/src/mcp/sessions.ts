@@ -1,6 +1,7 @@
 import type { AgentRow } from "../db/schema.js";
 import type { Services } from "../services.js";
 import type { NodeStreamableHttpTransport } from "./http-transport.js";
+import type { HubLinks, SessionHubLink } from "./hub-link.js";
 import type { SessionServer } from "./server-factory.js";
 import type { McpMount } from "./toolsets.js";
 
@@ -16,6 +17,8 @@ export interface McpSession {
    * with a GET stream open: SDK clients keep one open for as long as they live.
    */
   calls: number;
+  /** Its hub registrations: held online while its GET stream is open, pushed to when its client takes channel events. */
+  hubLink: SessionHubLink;
   close(): Promise<void>;
 }
 
@@ -43,7 +46,10 @@ export class McpSessions {
     this.refreshAll();
   };
 
-  constructor(private readonly services: Services) {
+  constructor(
+    private readonly services: Services,
+    private readonly hubLinks: HubLinks,
+  ) {
     services.agents.on("changed", this.onAgentsChanged);
   }
 
@@ -86,6 +92,7 @@ export class McpSessions {
 
   initialized(id: string, session: McpSession): void {
     this.byId.set(id, session);
+    this.hubLinks.add(id, session.hubLink);
   }
 
   /** A request arrived for the session: it becomes the most recently used, with current tools. */
@@ -101,6 +108,9 @@ export class McpSessions {
     this.all.delete(session);
     const id = session.transport.sessionId;
     if (id && this.byId.get(id) === session) this.byId.delete(id);
+    // Its registrations are no longer held by it: they lapse within CORRAL_HUB_PRESENCE_S unless their client calls.
+    if (id) this.hubLinks.remove(id, session.hubLink);
+    else session.hubLink.close();
   }
 
   close(session: McpSession): void {
@@ -119,6 +129,7 @@ export class McpSessions {
     const sessions = [...this.all];
     this.all.clear();
     this.byId.clear();
+    for (const session of sessions) session.hubLink.close();
     await Promise.all(sessions.map((s) => s.close().catch(() => undefined)));
   }
 

@@ -26,7 +26,7 @@ export function registerAgentTools(
   server: McpServer,
   services: Services,
   set: ToolSet,
-  { answers, reissues }: McpShared,
+  { answers, reissues, hubLinks }: McpShared,
   mount: McpMount,
 ): RegisteredTool[] {
   const { jobs, launches, waits, cancels, config } = services;
@@ -39,8 +39,12 @@ export function registerAgentTools(
   // An agent whose kind cannot continue a conversation refuses `session`: its schema does not show it.
   const resumes = agentKindModule(agent.kind)?.resumes === true;
   const rare = resumes ? RARE_LAUNCH_OPTIONS : [...RARE_LAUNCH_OPTIONS, "session" as const];
-  const launch = (input: McpJobInput, extra: ToolExtra) =>
-    inMcpNames(() => launches.launch(runs, launchRequestOf(input), "mcp", actor(extra).client));
+  const launch = async (input: McpJobInput, extra: ToolExtra) => {
+    const job = await inMcpNames(() => launches.launch(runs, launchRequestOf(input), "mcp", actor(extra).client));
+    // Its end is pushed into a client that takes Claude Code channel events.
+    hubLinks.get(extra.sessionId)?.launched(job.id);
+    return job;
+  };
   const actor = (extra: ToolExtra) => mcpActor(clientOf(server, extra));
   /**
    * The call's job: the one an identical call of the same client started and lost the answer of
