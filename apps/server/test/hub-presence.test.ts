@@ -50,16 +50,14 @@ async function register(client: Client, args: Record<string, unknown>): Promise<
 const clientsOf = async (server: TestServer, session: string) =>
   (await api<HubAgentList>(server, "GET", `/api/conversations/${session}/agents`)).body.agents.filter((a) => a.kind === "client");
 
-const isOnline = async (server: TestServer, session: string, name: string) =>
-  (await clientsOf(server, session)).find((a) => a.name === name)?.online;
+const isOnline = async (server: TestServer, session: string, name: string) => (await clientsOf(server, session)).find((a) => a.name === name)?.online;
 
-const TAKEN_OVER = /^error: handle: no live registration has this handle: .*another registration took its name while it was offline.*; register again with corral_register/;
+const TAKEN_OVER =
+  /^error: handle: no live registration has this handle: .*another registration took its name while it was offline.*; register again with corral_register/;
 
 /** A channel event's content and attributes, as Claude Code shows them: `<channel source="corral" …attributes>content</channel>`. */
 const channelEvents = (events: Notification[]) =>
-  events
-    .filter((e) => e.method === "notifications/claude/channel")
-    .map((e) => e.params as { content: string; meta: Record<string, string> });
+  events.filter((e) => e.method === "notifications/claude/channel").map((e) => e.params as { content: string; meta: Record<string, string> });
 
 describe(`presence (${TEST_MCP_ERA})`, () => {
   let server: TestServer;

@@ -53,12 +53,7 @@ export function createConversationsRepo(d: Dialect): ConversationsRepo {
       return d.db
         .update(hubAgents)
         .set({ endedAt: at, handleHash: null })
-        .where(
-          and(
-            isNull(hubAgents.endedAt),
-            or(lte(hubAgents.lastSeenAt, unusedSince), isNull(hubAgents.handleHash), isNull(hubAgents.leaseUntil)),
-          ),
-        )
+        .where(and(isNull(hubAgents.endedAt), or(lte(hubAgents.lastSeenAt, unusedSince), isNull(hubAgents.handleHash), isNull(hubAgents.leaseUntil))))
         .returning({ session: hubAgents.session, name: hubAgents.name });
     },
     async lapsed(since, at) {
