@@ -138,7 +138,9 @@ export const EnvSchema = z.object({
   CORRAL_PROGRESS_INTERVAL_MS: positiveInt.default(10_000).describe("How often `_run`, `corral_wait` and `corral_receive` send MCP progress."),
   CORRAL_MCP_SESSION_IDLE_S: positiveInt
     .default(1800)
-    .describe("MCP sessions with no call in progress for this long are closed (an open GET stream does not count)."),
+    .describe(
+      "MCP sessions with no call in progress for this long are closed (an open GET stream does not count, unless it holds a conversation registration online).",
+    ),
   CORRAL_MCP_MAX_SESSIONS: positiveInt
     .default(128)
     .describe(

@@ -124,6 +124,41 @@ describe(`presence (${TEST_MCP_ERA})`, () => {
     expect(await waiting).toBe(`no message after ${3 * PRESENCE_S} s`);
   });
 
+  test.runIf(legacy)(
+    "a session whose stream holds a registration is not closed as idle (CORRAL_MCP_SESSION_IDLE_S); the registration stays online",
+    async () => {
+      const idle = await startServer({ CORRAL_HUB_PRESENCE_S: String(PRESENCE_S), CORRAL_MCP_SESSION_IDLE_S: "1" });
+      const { client } = await connect(idle);
+      try {
+        const handle = await register(client, { name: "quiet", session: "idle" });
+        // Past the idle time and twice the presence without a call.
+        await sleep(2 * PRESENCE_S * 1000 + 1000);
+        expect(await isOnline(idle, "idle", "quiet")).toBe(true);
+        expect(await call(client, "corral_receive", { handle, timeout_s: 0 })).toBe("no message after 0 s");
+      } finally {
+        await client.close();
+        await idle.close();
+      }
+    },
+  );
+
+  test.runIf(legacy)("new sessions past CORRAL_MCP_MAX_SESSIONS push out idle sessions holding no registration first", async () => {
+    const full = await startServer({ CORRAL_HUB_PRESENCE_S: String(PRESENCE_S), CORRAL_MCP_MAX_SESSIONS: "3" });
+    const clients: Client[] = [];
+    try {
+      const owner = (await connect(full)).client;
+      clients.push(owner);
+      const handle = await register(owner, { name: "held", session: "full" });
+      // The owner's session is now the least recently used; three more sessions each need a place.
+      for (let i = 0; i < 3; i++) clients.push((await connect(full)).client);
+      expect(await call(owner, "corral_read", { handle, agent: "held" })).toMatch(/^no messages of held/);
+      expect(await isOnline(full, "full", "held")).toBe(true);
+    } finally {
+      await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+      await full.close();
+    }
+  });
+
   test("presence never outlasts the handle: CORRAL_HUB_PRESENCE_S is capped by CORRAL_HUB_LEASE_S", async () => {
     const capped = await startServer({ CORRAL_HUB_PRESENCE_S: "600", CORRAL_HUB_LEASE_S: "1" });
     try {

@@ -94,6 +94,13 @@ export class SessionHubLink {
     }
   }
 
+  /** Whether its open stream holds a registration online now: the session is in use though no call comes. */
+  holdsPresence(): boolean {
+    if (!this.streamOpen) return false;
+    for (const member of this.bound.keys()) if (!member.ended) return true;
+    return false;
+  }
+
   /** The session ended (DELETE, expired, made room): nothing of it holds or pushes any more. */
   close(): void {
     if (this.closed) return;
