@@ -206,13 +206,17 @@ describe(`pushed into Claude Code (${TEST_MCP_ERA})`, () => {
     expect(await call(claude.client, "corral_receive", { handle, timeout_s: 0 })).toBe("no message after 0 s");
   });
 
-  test.runIf(legacy)("the end of a job the client launched is pushed too", async () => {
+  test.runIf(legacy)("the end of a job the client launched without waiting is pushed too; a _run it waited for is not", async () => {
     const claude = await connectKept(true);
     await register(claude.client, { name: "lead", session: "jobs" });
+    const waited = /job (\w+)/.exec(await call(claude.client, "kiro_run", { prompt: "answered in the call" }))?.[1];
+    expect(waited).toBeTruthy();
     const jobId = await call(claude.client, "kiro_run_async", { prompt: "job for the channel" });
     const ended = await until(() => channelEvents(claude.events).find((e) => e.meta.kind === "job_end"));
     expect(ended.meta).toMatchObject({ job_id: jobId, agent: "kiro", status: "succeeded" });
     expect(ended.content).toContain(`${jobId} · kiro · listo`);
+    // The _run ended before the async job started: had its end been pushed, it would have come first.
+    expect(channelEvents(claude.events).map((e) => e.meta.job_id)).toEqual([jobId]);
   });
 
   test.runIf(legacy)("push: true at registration asks for pushes from a client that declares nothing (Claude Code as it is)", async () => {

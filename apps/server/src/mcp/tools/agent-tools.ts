@@ -39,12 +39,8 @@ export function registerAgentTools(
   // An agent whose kind cannot continue a conversation refuses `session`: its schema does not show it.
   const resumes = agentKindModule(agent.kind)?.resumes === true;
   const rare = resumes ? RARE_LAUNCH_OPTIONS : [...RARE_LAUNCH_OPTIONS, "session" as const];
-  const launch = async (input: McpJobInput, extra: ToolExtra) => {
-    const job = await inMcpNames(() => launches.launch(runs, launchRequestOf(input), "mcp", actor(extra).client));
-    // Its end is pushed into a client that takes Claude Code channel events.
-    hubLinks.get(extra.sessionId)?.launched(job.id);
-    return job;
-  };
+  const launch = (input: McpJobInput, extra: ToolExtra) =>
+    inMcpNames(() => launches.launch(runs, launchRequestOf(input), "mcp", actor(extra).client));
   const actor = (extra: ToolExtra) => mcpActor(clientOf(server, extra));
   /**
    * The call's job: the one an identical call of the same client started and lost the answer of
@@ -102,6 +98,8 @@ export function registerAgentTools(
     (input, extra) =>
       guarded(async () => {
         const { job, lost } = await jobFor(`${name}_run_async`, input, extra);
+        // Nobody waits for it: its end is pushed into a client that takes Claude Code channel events.
+        hubLinks.get(extra.sessionId)?.launched(job.id);
         lost();
         return textResult(job.id);
       }),

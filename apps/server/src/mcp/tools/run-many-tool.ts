@@ -50,8 +50,8 @@ export function registerRunManyTool(server: McpServer, services: Services, mount
       guarded(async () => {
         const group = await inMcpNames(() => launches.launchMany(agents, launchRequestOf(input), "mcp", mcpActor(clientOf(server, extra)).client));
         const ids = group.map((j) => j.id);
-        // Their ends are pushed into a client that takes Claude Code channel events.
-        for (const id of ids) hubLinks.get(extra.sessionId)?.launched(id);
+        // Nobody waits for them: their ends are pushed into a client that takes Claude Code channel events.
+        if (async) for (const id of ids) hubLinks.get(extra.sessionId)?.launched(id);
         if (async) return textResult(group.map((j) => `${j.id} ${j.agent} ${j.workdir}`).join("\n"));
         const stopReporting = keepReporting(extra, config.progressIntervalMs, async () => {
           const ended = (await Promise.all(ids.map((id) => jobs.get(id)))).filter((job) => isFinalStatus(job.status)).length;
