@@ -233,6 +233,29 @@ describe(`pushed into Claude Code (${TEST_MCP_ERA})`, () => {
     expect(event?.content).toBe("pushed without a capability");
   });
 
+  test.runIf(legacy)(
+    "a push client hears only its own registration: the same name in another hub session, or another name, pushes nothing to it",
+    async () => {
+      const claude = await connectKept(true);
+      await register(claude.client, { name: "same", session: "mine" });
+      const peer = (await connectKept()).client;
+      await register(peer, { name: "same", session: "theirs" });
+      const from = await register(peer, { name: "sender", session: "theirs" });
+      const mineFrom = await register(peer, { name: "sender", session: "mine" });
+      await register(peer, { name: "other", session: "mine" });
+      await call(peer, "corral_send", { handle: from, to: "same", text: "for theirs" });
+      await call(peer, "corral_send", { handle: mineFrom, to: "other", text: "for other" });
+      await call(peer, "corral_send", { handle: mineFrom, to: "same", text: "for mine" });
+      // Stored in this order: had either of the first two been pushed, it would have come first.
+      const [event] = await until(() => {
+        const got = channelEvents(claude.events);
+        return got.length ? got : undefined;
+      });
+      expect(channelEvents(claude.events).map((e) => e.content)).toEqual(["for mine"]);
+      expect(event?.meta).toMatchObject({ session: "mine", to: "same" });
+    },
+  );
+
   test("a client that neither declares the capability nor asks for pushes gets nothing pushed; corral_receive takes its messages", async () => {
     const plain = await connectKept(false);
     const handle = await register(plain.client, { name: "plain", session: "plain" });
