@@ -138,7 +138,9 @@ export const EnvSchema = z.object({
   CORRAL_PROGRESS_INTERVAL_MS: positiveInt.default(10_000).describe("How often `_run`, `corral_wait` and `corral_receive` send MCP progress."),
   CORRAL_MCP_SESSION_IDLE_S: positiveInt
     .default(1800)
-    .describe("MCP sessions with no call in progress for this long are closed (an open GET stream does not count)."),
+    .describe(
+      "MCP sessions with no call in progress for this long are closed (an open GET stream does not count, unless it holds a conversation registration online).",
+    ),
   CORRAL_MCP_MAX_SESSIONS: positiveInt
     .default(128)
     .describe(
@@ -148,7 +150,13 @@ export const EnvSchema = z.object({
     .max(30 * 24 * 3600)
     .default(1800)
     .describe(
-      "A conversation registration (the handle `corral_register` answers) unused this long ends and frees its name; every call with the handle, and a receive in progress, renews it ([Conversations](conversations.md)).",
+      "A conversation registration's handle (what `corral_register` answers) unused this long ends, with its name; every call with the handle, a receive in progress and its client's open stream renew it ([Conversations](conversations.md#presence)).",
+    ),
+  CORRAL_HUB_PRESENCE_S: positiveInt
+    .max(3600)
+    .default(60)
+    .describe(
+      "A conversation registration is online, and holds its name, while its client was seen this recently: a call with its handle, a receive in progress, or the open event stream of the MCP session it registered in. Past it the agent shows offline and a new registration takes the name; the handle still works until `CORRAL_HUB_LEASE_S` unless someone did ([Conversations](conversations.md#presence)). Never longer than `CORRAL_HUB_LEASE_S`.",
     ),
   CORRAL_HUB_MAX_REGISTRATIONS: positiveInt
     .max(100_000)
@@ -286,8 +294,10 @@ export interface AppConfig {
   queueLimit: number;
   progressIntervalMs: number;
   mcpSessionIdleMs: number;
-  /** A hub registration unused this long ends (its lease). */
+  /** A hub registration's handle unused this long ends (its lease). */
   hubLeaseMs: number;
+  /** A hub registration not seen this long is offline and its name free to take (at most hubLeaseMs). */
+  hubPresenceMs: number;
   /** Hub registrations live at once, over every session and door. */
   hubMaxRegistrations: number;
   /** MCP sessions held at once; past it the least recently used idle one is closed. */
@@ -395,6 +405,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     progressIntervalMs: e.CORRAL_PROGRESS_INTERVAL_MS,
     mcpSessionIdleMs: e.CORRAL_MCP_SESSION_IDLE_S * 1000,
     hubLeaseMs: e.CORRAL_HUB_LEASE_S * 1000,
+    hubPresenceMs: Math.min(e.CORRAL_HUB_PRESENCE_S, e.CORRAL_HUB_LEASE_S) * 1000,
     hubMaxRegistrations: e.CORRAL_HUB_MAX_REGISTRATIONS,
     mcpMaxSessions: e.CORRAL_MCP_MAX_SESSIONS,
     mcpMaxCallsPerSession: e.CORRAL_MCP_MAX_CALLS_PER_SESSION,

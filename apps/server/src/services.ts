@@ -88,6 +88,7 @@ export async function createServices(config: AppConfig, registry: Registry): Pro
     agents,
     ...jobParts,
     leaseMs: config.hubLeaseMs,
+    presenceMs: config.hubPresenceMs,
     maxRegistrations: config.hubMaxRegistrations,
     port: config.port,
   });

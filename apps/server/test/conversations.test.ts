@@ -72,8 +72,8 @@ describe("two agents in a session", () => {
     expect(new Set([a, b, e]).size).toBe(3);
 
     const listed = await call(alice, "corral_agents", { session: "review" });
-    expect(listed).toContain("alice (client) · online · writes the patch");
-    expect(listed).toContain("bob (client) · online · reviews it");
+    expect(listed).toMatch(/^alice \(client\) · online · last seen \d+ s ago \(\d{4}-\d\d-\d\dT[\d:.]+Z\) · writes the patch$/m);
+    expect(listed).toMatch(/^bob \(client\) · online · last seen \d+ s ago \(.+Z\) · reviews it$/m);
     expect(listed).toContain("gemini (Corral worker)");
     expect(listed).not.toContain("eve");
 
@@ -291,9 +291,12 @@ describe("leases", () => {
 
   test("a registration unused for its lease ends and frees its name; a receive in progress keeps it", async () => {
     const client = await connectMcp(server, HUB);
+    // Registered by a client that then goes away (its socket closes; no DELETE): nothing of it shows again.
+    const gone = await connectMcp(server, HUB);
     try {
       const kept = await register(client, { name: "waiter", session: "lease" });
-      const lapsed = await register(client, { name: "idle", session: "lease" });
+      const lapsed = await register(gone, { name: "idle", session: "lease" });
+      await gone.close();
       // The receive lasts past the lease: its wait is use, and the lease runs afresh from its end.
       expect(await call(client, "corral_receive", { handle: kept, timeout_s: 5 })).toBe("no message after 5 s");
       expect(await call(client, "corral_receive", { handle: kept, timeout_s: 0 })).toBe("no message after 0 s");

@@ -216,7 +216,7 @@ describe("MCP sessions", () => {
         post(server, { jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } }, sessionId);
       const attacker = opened.at(-1)?.sessionId ?? "";
       const taken = await call(attacker, 2, "corral_register", { name: "alice", session: "review" });
-      expect(await taken.text()).toMatch(/the name alice is taken in session review by a live registration/);
+      expect(await taken.text()).toMatch(/the name alice is taken in session review by a registration that is online/);
 
       // bob's session was pushed out too; bob's handle goes on from a new one.
       const bobAgain = await connectSession(server);

@@ -131,6 +131,7 @@ export const HubRegisterInputSchema = z.object({
   label: z.string().max(200).optional().describe("Your role, as others see it"),
   handle: HubHandleSchema.optional().describe("Yours, to replace that registration"),
   server: HubServerSchema.optional().describe("Your own server (OpenCode): messages to you are posted into its session live"),
+  push: z.boolean().optional().describe("Claude Code started with this server as a channel: messages come as <channel> events, no corral_receive"),
 });
 
 export const HubAgentsInputSchema = z.object({ session: HubSessionNameSchema.describe("The session to list") });

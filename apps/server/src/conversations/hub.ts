@@ -12,19 +12,24 @@ import type { HubMember } from "./hub-member.js";
 import { answersInHub, assertAnswersHere, sessionWorker, sessionWorkers, takesPart } from "./hub-workers.js";
 import { LiveRelay } from "./live-relay.js";
 import { checkTarget, type LiveTarget, targetOf } from "./live-target.js";
+import { PresenceHolds } from "./presence.js";
 import { WorkerRelay } from "./worker-relay.js";
 
 /** The door a call came through: the origin of the jobs its messages to workers start. */
 export type HubDoor = Exclude<JobOrigin, "panel">;
 
-const isLive = (row: HubAgentRow, now: number) => row.endedAt === null && (row.leaseUntil ?? 0) > now;
+/** Online: its handle lives and its client was seen within its presence (CORRAL_HUB_PRESENCE_S). */
+const isOnline = (row: HubAgentRow, now: number) => row.endedAt === null && (row.leaseUntil ?? 0) > now;
 
 const nameTaken = (session: string, name: string) =>
   new ServiceError(
-    `the name ${name} is taken in session ${session} by a live registration; choose another name, or pass its handle to replace it`,
+    `the name ${name} is taken in session ${session} by a registration that is online; choose another name, pass its handle to replace it, or wait for it to go offline (CORRAL_HUB_PRESENCE_S after its client was last seen)`,
     409,
     "name",
   );
+
+/** How often presence is renewed and checked: a fraction of it, so a held registration never lapses between ticks. */
+const presenceTickMs = (presenceMs: number) => Math.max(200, Math.min(15_000, Math.floor(presenceMs / 4)));
 
 /** What one hub holds at most; each refusal says which limit it hit. */
 export const HUB_LIMITS = {
@@ -51,8 +56,10 @@ export interface HubEvents {
 export interface HubDeps extends Pick<JobParts, "jobs" | "launches" | "output" | "jobEvents"> {
   registry: Registry;
   agents: AgentService;
-  /** A registration unused this long ends (CORRAL_HUB_LEASE_S). */
+  /** A registration's handle unused this long ends, with its name (CORRAL_HUB_LEASE_S). */
   leaseMs: number;
+  /** A registration not seen this long is offline, and its name free to take (CORRAL_HUB_PRESENCE_S, at most leaseMs). */
+  presenceMs: number;
   /** Registrations live at once over every session and door (CORRAL_HUB_MAX_REGISTRATIONS). */
   maxRegistrations: number;
   /** Corral's own port, which no registration's server may be. */
@@ -86,8 +93,17 @@ export interface HubRegistered {
 
 /**
  * Agents that message each other. Clients register under a name in a session and get a handle,
- * a secret their later calls carry (no protocol session: a 2026-07-28 MCP client has none). The
- * registration lives on a lease each call renews, kept in the registry, so a restart keeps it.
+ * a secret their later calls carry (no protocol session: a 2026-07-28 MCP client has none).
+ *
+ * Two clocks, both kept in the registry so a restart keeps them. Presence (CORRAL_HUB_PRESENCE_S,
+ * `leaseUntil`): a registration is online, and holds its name, while its client shows — a call
+ * with the handle, a receive waiting, or the open event stream of the MCP session it registered
+ * in (held through `holdPresence`) — and goes offline within that time of its client going away
+ * (Claude Code and OpenCode never end their MCP session when they exit). The handle's lease
+ * (CORRAL_HUB_LEASE_S, from `lastSeenAt`): the handle and its inbox stay valid while offline, so
+ * a client that polls its inbox every few minutes comes back online with its next call — unless
+ * a new registration took the name meanwhile, which ends the old handle.
+ *
  * Messages are stored before anyone hears of them, so an inbox outlives its reader: a name that
  * registers again finds what was sent to it. Nothing of one session is reachable from another.
  */
@@ -101,13 +117,22 @@ export class ConversationHub extends EventEmitter<HubEvents> {
   private readonly relay: WorkerRelay;
   private readonly liveRelay: LiveRelay;
   private readonly sweeper: NodeJS.Timeout;
+  private readonly holds = new PresenceHolds();
+  /** Presence that ran out before this was checked by the last sweep already told. */
+  private sweptAt = Date.now();
+  private sweeping = false;
 
   constructor(private readonly deps: HubDeps) {
     super();
     this.setMaxListeners(0);
     this.relay = new WorkerRelay({ ...deps, store: (unit, row) => this.store(unit, row) });
     this.liveRelay = new LiveRelay({ registry: deps.registry, store: (unit, row) => this.store(unit, row) });
-    this.sweeper = setInterval(() => void this.sweep(), Math.min(60_000, deps.leaseMs)).unref();
+    this.sweeper = setInterval(() => void this.sweep(), presenceTickMs(deps.presenceMs)).unref();
+  }
+
+  /** Handles seen after this still live (CORRAL_HUB_LEASE_S). */
+  private unusedSince(now: number): number {
+    return now - this.deps.leaseMs;
   }
 
   private get repo() {
@@ -116,7 +141,8 @@ export class ConversationHub extends EventEmitter<HubEvents> {
 
   /** At start: registrations whose lease ran out while the server was down end; answers still owed are awaited again. */
   async recover(): Promise<void> {
-    this.ended(await this.repo.expire(Date.now()));
+    const now = Date.now();
+    this.ended(await this.repo.expire(now, this.unusedSince(now)));
     await this.relay.recover();
     await this.liveRelay.recover();
   }
@@ -143,7 +169,7 @@ export class ConversationHub extends EventEmitter<HubEvents> {
     const target: LiveTarget | undefined = server && (await checkTarget(server, { port: this.deps.port }));
     const key = memberKey(session, name);
     if (this.registering.has(key)) throw nameTaken(session, name);
-    const { maxRegistrations, leaseMs } = this.deps;
+    const { maxRegistrations, presenceMs } = this.deps;
     this.registering.add(key);
     try {
       const { handle, hash } = mintHandle();
@@ -156,19 +182,21 @@ export class ConversationHub extends EventEmitter<HubEvents> {
         lastSeenAt: now,
         endedAt: null,
         handleHash: hash,
-        leaseUntil: now + leaseMs,
+        leaseUntil: now + presenceMs,
         targetUrl: target?.url ?? null,
         targetSession: target?.session ?? null,
         targetPassword: target?.password ?? null,
       };
       // Expiry, the replaced registration's end, the checks and the row: one transaction.
       const gone = await this.deps.registry.transaction(async ({ conversations }) => {
-        const expired = await conversations.expire(now);
+        const expired = await conversations.expire(now, this.unusedSince(now));
         const replaced = replaces === undefined ? undefined : await conversations.end(handleHash(replaces), now);
         const existing = await conversations.agent(session, name);
-        if (existing?.endedAt === null) throw nameTaken(session, name);
+        if (existing && isOnline(existing, now)) throw nameTaken(session, name);
+        // A holder gone offline is taken over: its row becomes this registration's, so its handle ends.
+        const takenOver = existing?.endedAt === null ? [existing] : [];
         // The others being registered are not visible to this transaction yet: they count too.
-        if ((await conversations.liveCount(now)) + this.registering.size > maxRegistrations) {
+        if ((await conversations.liveCount()) - takenOver.length + this.registering.size > maxRegistrations) {
           throw new ServiceError(
             `${maxRegistrations} conversation registrations are live already (CORRAL_HUB_MAX_REGISTRATIONS); ` +
               "leave one, wait for one to go unused for CORRAL_HUB_LEASE_S, or raise CORRAL_HUB_MAX_REGISTRATIONS",
@@ -190,10 +218,11 @@ export class ConversationHub extends EventEmitter<HubEvents> {
           );
         }
         await conversations.register(row);
-        return replaced ? [...expired, replaced] : expired;
+        return [...expired, ...(replaced ? [replaced] : []), ...takenOver];
       });
       this.ended(gone);
       const member = this.known(session, name, hash);
+      member.presentUntil = row.leaseUntil ?? now;
       this.emit("agents", session);
       return { member, handle, row };
     } finally {
@@ -202,21 +231,45 @@ export class ConversationHub extends EventEmitter<HubEvents> {
   }
 
   /**
-   * The live registration with this handle, as a call of its own: the call renews its lease. A
-   * handle never given, ended, or unused for the lease is refused naming the field it came in.
+   * The live registration with this handle, as a call of its own: the call renews its lease and
+   * makes it online (again). A handle never given, ended, unused for the lease, or whose name
+   * another registration took while it was offline is refused naming the field it came in.
    */
   async member(handle: string, field: HandleField = "handle"): Promise<HubMember> {
     const hash = handleHash(handle);
     const now = Date.now();
-    const row = await this.repo.touch(hash, now, now + this.deps.leaseMs);
+    const row = await this.repo.touch(hash, now, now + this.deps.presenceMs, this.unusedSince(now));
     if (!row) {
       const again = field === "handle" ? "corral_register" : "POST /api/conversations/<session>/agents";
       throw notFound(
-        `no live registration has this ${field}: it was never given, it left or registered again, or it went unused for CORRAL_HUB_LEASE_S; register again with ${again} and use the ${field} it answers`,
+        `no live registration has this ${field}: it was never given, it left or registered again, it went unused for CORRAL_HUB_LEASE_S, or another registration took its name while it was offline; register again with ${again} and use the ${field} it answers`,
         field,
       );
     }
-    return this.known(row.session, row.name, hash);
+    const member = this.known(row.session, row.name, hash);
+    this.seen([member], now);
+    return member;
+  }
+
+  /**
+   * Keeps the member online while its client holds something open (the MCP session's event
+   * stream it registered in); the release lets it lapse within CORRAL_HUB_PRESENCE_S.
+   */
+  holdPresence(member: HubMember): () => void {
+    return this.holds.hold(member);
+  }
+
+  /**
+   * Pushes each message stored for the member to `push` (its client's open stream), oldest
+   * first, marking received only those it wrote; what it could not write stays in the inbox for
+   * the next push or receive. Pushes at once what waits already. The answer detaches it.
+   */
+  attachPush(member: HubMember, push: (message: HubMessage) => boolean): () => void {
+    member.push = push;
+    void this.pushInbox(member);
+    return () => {
+      if (member.push === push) member.push = null;
+    };
   }
 
   /** The registration ends (REST leave): a receive it waits in ends with nothing. */
@@ -226,7 +279,7 @@ export class ConversationHub extends EventEmitter<HubEvents> {
     if (ended) this.emit("agents", ended.session);
   }
 
-  /** Registered clients (online or not), then Corral's enabled agents that take part in the session. */
+  /** Registered clients (online or not, with when each was last seen), then Corral's enabled agents that take part in the session. */
   async agents(session: string): Promise<HubAgent[]> {
     const now = Date.now();
     const clients = (await this.repo.agents(session)).map(
@@ -235,10 +288,10 @@ export class ConversationHub extends EventEmitter<HubEvents> {
         name: row.name,
         kind: "client",
         label: row.label,
-        online: isLive(row, now),
+        online: isOnline(row, now),
         registeredAt: row.registeredAt,
         lastSeenAt: row.lastSeenAt,
-        liveAt: isLive(row, now) ? (targetOf(row)?.url ?? null) : null,
+        liveAt: isOnline(row, now) ? (targetOf(row)?.url ?? null) : null,
       }),
     );
     const { agents } = this.deps;
@@ -268,7 +321,7 @@ export class ConversationHub extends EventEmitter<HubEvents> {
     const toClient = await inUnit(this.deps.registry, async (unit) => {
       const recipient = await unit.tx.conversations.agent(session, to);
       if (!recipient) return null;
-      const target = isLive(recipient, Date.now()) ? targetOf(recipient) : undefined;
+      const target = isOnline(recipient, Date.now()) ? targetOf(recipient) : undefined;
       if (target) return { ...(await this.liveRelay.ask(from, to, target, text, unit)), live: true as const };
       if ((await unit.tx.conversations.inboxCount(session, to)) >= HUB_LIMITS.inbox) {
         throw new ServiceError(`the inbox of ${to} is full (${HUB_LIMITS.inbox} messages waiting); wait for it to receive`, 409, "to");
@@ -303,12 +356,8 @@ export class ConversationHub extends EventEmitter<HubEvents> {
       throw new ServiceError(`${HUB_LIMITS.waiting} receives are waiting already; try again later`, 503, undefined, undefined, "unavailable");
     }
     this.waiting++;
-    // A receive in progress is use: the lease covers the whole wait, then runs afresh from its end.
-    const renew = (extraMs: number) => {
-      if (this.closed) return Promise.resolve(undefined);
-      const now = Date.now();
-      return this.repo.touch(member.hash, now, now + extraMs + this.deps.leaseMs).catch(() => undefined);
-    };
+    // A receive in progress is its client showing: held online for the whole wait, seen again at its end.
+    const release = this.holds.hold(member);
     return new Promise((resolve, reject) => {
       const finish = (take: boolean) => {
         if (member.wake !== wake) return;
@@ -316,7 +365,11 @@ export class ConversationHub extends EventEmitter<HubEvents> {
         this.waiting--;
         clearTimeout(timer);
         signal?.removeEventListener("abort", onAbort);
-        void renew(0);
+        release();
+        if (!this.closed) {
+          const now = Date.now();
+          this.repo.touch(member.hash, now, now + this.deps.presenceMs, this.unusedSince(now)).catch(() => undefined);
+        }
         if (take && !member.ended && !this.closed) this.take(member).then(resolve, reject);
         else resolve([]);
       };
@@ -325,7 +378,6 @@ export class ConversationHub extends EventEmitter<HubEvents> {
       member.wake = wake;
       const timer = setTimeout(() => finish(false), timeoutMs);
       signal?.addEventListener("abort", onAbort, { once: true });
-      void renew(timeoutMs);
     });
   }
 
@@ -354,7 +406,19 @@ export class ConversationHub extends EventEmitter<HubEvents> {
     if (met?.hash === hash && !met.ended) return met;
     // Held under a handle that no longer lives there (a registration that ended meanwhile).
     if (met) this.forget(met);
-    const member: HubMember = { hash, session, name, ended: false, wake: null, delivered: 0 };
+    const member: HubMember = {
+      hash,
+      session,
+      name,
+      ended: false,
+      wake: null,
+      delivered: 0,
+      presentUntil: 0,
+      push: null,
+      inboxTurn: Promise.resolve(),
+      pushing: false,
+      pushAgain: false,
+    };
     this.live.set(key, member);
     return member;
   }
@@ -362,6 +426,7 @@ export class ConversationHub extends EventEmitter<HubEvents> {
   /** This process lets go of the member: a receive it waits in ends with nothing. */
   private forget(member: HubMember): void {
     member.ended = true;
+    member.push = null;
     member.wake?.();
     const key = memberKey(member.session, member.name);
     if (this.live.get(key) === member) this.live.delete(key);
@@ -378,11 +443,40 @@ export class ConversationHub extends EventEmitter<HubEvents> {
     for (const session of sessions) this.emit("agents", session);
   }
 
+  /** Members seen at `now`: online until now + presence; the sessions of those that were offline are told. */
+  private seen(members: HubMember[], now: number): void {
+    const back = new Set<string>();
+    for (const member of members) {
+      if (member.presentUntil <= now) back.add(member.session);
+      member.presentUntil = now + this.deps.presenceMs;
+    }
+    for (const session of back) this.emit("agents", session);
+  }
+
+  /**
+   * Each tick: held registrations renewed in one write, handles unused for their lease ended, and
+   * the sessions of registrations that went offline since the last tick told.
+   */
   private async sweep(): Promise<void> {
+    if (this.sweeping || this.closed) return;
+    this.sweeping = true;
     try {
-      this.ended(await this.repo.expire(Date.now()));
+      const now = Date.now();
+      const held = this.holds.members();
+      await this.repo.renew(
+        held.map((m) => m.hash),
+        now,
+        now + this.deps.presenceMs,
+      );
+      this.seen(held, now);
+      this.ended(await this.repo.expire(now, this.unusedSince(now)));
+      const lapsed = await this.repo.lapsed(this.sweptAt, now);
+      this.sweptAt = now;
+      for (const session of new Set(lapsed.map((r) => r.session))) this.emit("agents", session);
     } catch {
       // The registry is unreachable or closing: the next sweep, or the next start, ends them.
+    } finally {
+      this.sweeping = false;
     }
   }
 
@@ -394,13 +488,60 @@ export class ConversationHub extends EventEmitter<HubEvents> {
       const member = this.live.get(memberKey(message.session, message.to));
       if (!member) return;
       member.delivered++;
+      if (member.push) void this.pushInbox(member);
       member.wake?.();
     });
     return message;
   }
 
+  /** Runs `read` after the member's other inbox readers: a push and a receive never hand out the same message. */
+  private inboxTurn<T>(member: HubMember, read: () => Promise<T>): Promise<T> {
+    const turn = member.inboxTurn.then(read, read);
+    member.inboxTurn = turn.catch(() => undefined);
+    return turn;
+  }
+
+  /**
+   * Pushes what waits in the member's inbox while it has a push: each message written is marked
+   * received, the first that could not be written (and all after it) stays for later. One pass
+   * at a time; a message stored meanwhile makes it run once more.
+   */
+  private async pushInbox(member: HubMember): Promise<void> {
+    if (member.pushing) {
+      member.pushAgain = true;
+      return;
+    }
+    member.pushing = true;
+    try {
+      do {
+        member.pushAgain = false;
+        const more = await this.inboxTurn(member, async () => {
+          const push = member.push;
+          if (!push || member.ended || this.closed) return false;
+          const rows = await this.repo.inbox(member.session, member.name, HUB_LIMITS.receiveMessages);
+          const written: number[] = [];
+          for (const row of rows) {
+            if (member.push !== push || !push(toHubMessage(row))) break;
+            written.push(row.id);
+          }
+          await this.repo.markReceived(written, Date.now());
+          return written.length === HUB_LIMITS.receiveMessages;
+        });
+        if (more) member.pushAgain = true;
+      } while (member.pushAgain);
+    } catch {
+      // The registry is unreachable: what was not marked stays in the inbox for the next push or receive.
+    } finally {
+      member.pushing = false;
+    }
+  }
+
   /** Takes what waits in the member's inbox, as much as one answer carries: read and marked in one transaction. */
   private take(member: HubMember): Promise<HubMessage[]> {
+    return this.inboxTurn(member, () => this.takeNow(member));
+  }
+
+  private takeNow(member: HubMember): Promise<HubMessage[]> {
     return this.deps.registry.transaction(async (tx) => {
       const rows = await tx.conversations.inbox(member.session, member.name, HUB_LIMITS.receiveMessages);
       // In order, and never past the character cap unless one message alone is larger.

@@ -245,14 +245,19 @@ export interface ConversationsRepo {
   /** The registration with this handle hash ends (left, replaced): which it was, undefined when none lives. */
   end(handleHash: string, at: number): Promise<Pick<HubAgentRow, "session" | "name"> | undefined>;
   /**
-   * A call with the handle: the live registration with this hash, seen at `at`, its lease moved to
-   * `leaseUntil`; undefined when none lives at `at` (never given, ended, or its lease ran out).
+   * A sign of the client with the handle (a call, or its open stream): the registration with this
+   * hash whose handle lives (not ended, seen after `unusedSince`), seen at `at` and online until
+   * `presentUntil`; undefined when none does (never given, ended, taken over, or unused too long).
    */
-  touch(handleHash: string, at: number, leaseUntil: number): Promise<HubAgentRow | undefined>;
-  /** Ends the registrations whose lease ran out by `at` (and any without a handle, from before handles), returning them. */
-  expire(at: number): Promise<Pick<HubAgentRow, "session" | "name">[]>;
-  /** Registrations live at `at`, over every session. */
-  liveCount(at: number): Promise<number>;
+  touch(handleHash: string, at: number, presentUntil: number, unusedSince: number): Promise<HubAgentRow | undefined>;
+  /** The same for several handles at once (the presence timer's one write for every open stream). */
+  renew(handleHashes: string[], at: number, presentUntil: number): Promise<void>;
+  /** Ends the registrations whose handle went unused since `unusedSince` (and any without a handle, from before handles), returning them. */
+  expire(at: number, unusedSince: number): Promise<Pick<HubAgentRow, "session" | "name">[]>;
+  /** Registrations whose presence ran out after `since` and by `at`: they went offline meanwhile. */
+  lapsed(since: number, at: number): Promise<Pick<HubAgentRow, "session" | "name">[]>;
+  /** Registrations whose handle lives (online or not), over every session. */
+  liveCount(): Promise<number>;
   agent(session: string, name: string): Promise<HubAgentRow | undefined>;
   agents(session: string): Promise<HubAgentRow[]>;
   agentCount(session: string): Promise<number>;

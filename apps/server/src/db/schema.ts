@@ -304,8 +304,9 @@ export const mcpTasks = sqliteTable(
 
 /**
  * Agents that registered in a conversation session, one row per name: the last registration's
- * label and times. A row whose `endedAt` is null belongs to a registration that lives until
- * `leaseUntil` (each call with its handle moves that on), so it outlives a restart.
+ * label and times. A row whose `endedAt` is null belongs to a registration whose handle works
+ * until it goes unused for CORRAL_HUB_LEASE_S after `lastSeenAt`; it is online, holding its name,
+ * until `leaseUntil` (its presence: each sign of its client moves that on). Both outlive a restart.
  */
 export const hubAgents = sqliteTable(
   "hub_agents",
@@ -319,7 +320,7 @@ export const hubAgents = sqliteTable(
     endedAt: integer("ended_at"),
     /** sha256 (hex) of the live registration's handle, never the handle: a row read does not give it. Null once ended. */
     handleHash: text("handle_hash"),
-    /** When the live registration ends unless used again. */
+    /** Until when the live registration is online and holds its name, unless its client shows again. */
     leaseUntil: integer("lease_until"),
     /**
      * Its live target while the registration lives (conversations/live-target.ts): the server a

@@ -62,6 +62,8 @@ export class NodeStreamableHttpTransport implements Transport {
   onmessage?: (message: JSONRPCMessage, extra?: MessageExtraInfo) => void;
   onclose?: () => void;
   onerror?: (error: Error) => void;
+  /** The session's GET stream opened (true) or closed (false): what keeps its hub registrations online. */
+  onstream?: (open: boolean) => void;
   private exchanges = new Map<RequestId, Exchange>();
   private open = new Set<Exchange>();
   /** The GET stream: server-initiated messages (tools/list_changed). */
@@ -117,6 +119,18 @@ export class NodeStreamableHttpTransport implements Transport {
     const answer = JSON.stringify(exchange.batch ? exchange.answers : exchange.answers[0]);
     exchange.res.writeHead(200, this.headers(jsonHeaders(answer)));
     this.end(exchange, answer);
+  }
+
+  /**
+   * Writes a server notification on the session's GET stream now, past the SDK: true only when it
+   * was handed to the connection — false without a stream, or with one whose client has not read
+   * what was sent (the caller keeps what it could not write, rather than it being skipped).
+   */
+  pushOnStream(message: JSONRPCMessage): boolean {
+    const res = this.standalone?.res;
+    if (!res || res.destroyed || res.writableNeedDrain) return false;
+    this.write(res, event(message));
+    return !res.destroyed;
   }
 
   async close(): Promise<void> {
@@ -214,10 +228,14 @@ export class NodeStreamableHttpTransport implements Transport {
     res.flushHeaders();
     const standalone = { res, keepAlive: this.keepAlive(res) };
     this.standalone = standalone;
+    this.onstream?.(true);
     return new Promise((resolve) =>
       res.once("close", () => {
         clearInterval(standalone.keepAlive);
-        if (this.standalone === standalone) this.standalone = undefined;
+        if (this.standalone === standalone) {
+          this.standalone = undefined;
+          this.onstream?.(false);
+        }
         resolve();
       }),
     );

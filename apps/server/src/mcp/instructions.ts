@@ -19,7 +19,10 @@ export function instructionsFor(mount: McpMount): string {
         ]
       : []),
     ...(mount.toolsets.has("hub")
-      ? ["To talk with other agents: corral_register in a session, then corral_send, corral_receive and corral_read with the handle it returns."]
+      ? [
+          "To talk with other agents: corral_register in a session, then corral_send, corral_receive and corral_read with the handle it returns.",
+          'If you were started with this server as a channel (--dangerously-load-development-channels server:<its name>), register with push: true: messages to you then arrive as <channel source="corral"> events, and job ends as kind="job_end"; answer a message with corral_send.',
+        ]
       : []),
   ].join("\n");
 }

@@ -4,6 +4,7 @@ import { McpOutbox } from "./outbox.js";
 import type { ModernMcp } from "./modern.js";
 import { loadMcpRuntime, type McpRuntime } from "./runtime.js";
 import { McpSessions, SessionsFullError, type McpSession } from "./sessions.js";
+import { clientTakesChannel, HubLinks, SessionHubLink } from "./hub-link.js";
 import { EndedAnswers } from "./tools/ended-answers.js";
 import { ReissuedCalls } from "./tools/reissued-calls.js";
 import { noToolsReason, toolSets } from "./tool-agents.js";
@@ -47,9 +48,10 @@ async function isLegacy(request: FastifyRequest, mcp: McpRuntime): Promise<boole
  */
 export function mcpRoutes(services: Services) {
   return async (app: FastifyInstance) => {
-    const sessions = new McpSessions(services);
+    const hubLinks = new HubLinks();
+    const sessions = new McpSessions(services, hubLinks);
     const answers = new EndedAnswers(services.jobEvents, services.costs);
-    const shared = { answers, reissues: new ReissuedCalls() };
+    const shared = { answers, reissues: new ReissuedCalls(), hubLinks };
     const outbox = new McpOutbox(services.config.mcpMaxPendingBytes);
 
     let modern: ModernMcp | undefined;
@@ -132,19 +134,28 @@ export function mcpRoutes(services: Services) {
     const openSession = async (mount: McpMount, mcp: McpRuntime): Promise<McpSession> => {
       const { generation, rows } = await sessions.enabledAgents();
       const tools = mcp.createMcpServer(services, mount, rows, shared, "legacy");
+      const transport = new mcp.NodeStreamableHttpTransport((id) => sessions.initialized(id, session), {
+        maxCalls: services.config.mcpMaxCallsPerSession,
+        outbox,
+      });
+      const hubLink = new SessionHubLink(
+        services.conversations,
+        services.jobEvents,
+        (message) => transport.pushOnStream(message),
+        () => clientTakesChannel(tools.server.server.getClientCapabilities()),
+      );
       const session: McpSession = {
         mount,
         tools,
         toolsGeneration: 0,
         lastSeen: Date.now(),
         calls: 0,
-        transport: new mcp.NodeStreamableHttpTransport((id) => sessions.initialized(id, session), {
-          maxCalls: services.config.mcpMaxCallsPerSession,
-          outbox,
-        }),
+        transport,
+        hubLink,
         close: () => tools.server.close(),
       };
-      session.transport.onclose = () => sessions.forget(session);
+      transport.onclose = () => sessions.forget(session);
+      transport.onstream = (open) => hubLink.stream(open);
       sessions.opened(session, generation);
       try {
         await tools.connect(session.transport);

@@ -9,6 +9,7 @@ import {
 import type { AgentRow } from "../db/schema.js";
 import type { Services } from "../services.js";
 import type { McpEra } from "./era.js";
+import { CLAUDE_CHANNEL } from "./hub-link.js";
 import { instructionsFor } from "./instructions.js";
 import { serveTasksExtension, TASKS_EXTENSION_CAPABILITY } from "./tasks/extension.js";
 import { serveTasks, TASKS_CAPABILITY, type TaskTools } from "./tasks/index.js";
@@ -41,7 +42,13 @@ export function createMcpServer(services: Services, mount: McpMount, enabled: Ag
   const serverInfo = { name: mount.agent ? `corral-${mount.agent}` : "corral", version: "0.1.0" };
   const server = new TaskServer(serverInfo, {
     // MCP tasks as 2025-11-25 has them live in a session; the 2026-07-28 revision moved them to an extension.
-    capabilities: { tools: { listChanged: true }, ...(era === "legacy" ? TASKS_CAPABILITY : TASKS_EXTENSION_CAPABILITY) },
+    capabilities: {
+      tools: { listChanged: true },
+      ...(era === "legacy" ? TASKS_CAPABILITY : TASKS_EXTENSION_CAPABILITY),
+      // Claude Code listens for hub messages pushed as channel events (research preview; docs/conversations.md).
+      // Only a session has the stream they come on (a 2026-07-28 listen stream carries only list changes).
+      ...(era === "legacy" && mount.toolsets.has("hub") && !mount.agent ? { experimental: { [CLAUDE_CHANNEL]: {} } } : {}),
+    },
     instructions: instructionsFor(mount),
     // Adding an agent registers three tools: the client hears of it once, not three times.
     debouncedNotificationMethods: ["notifications/tools/list_changed"],
@@ -66,9 +73,9 @@ export function createMcpServer(services: Services, mount: McpMount, enabled: Ag
   syncTools(enabled);
   if (!mount.agent) {
     registerCorralTools(server, services);
-    registerRunManyTool(server, services, mount);
+    registerRunManyTool(server, services, mount, shared.hubLinks);
     if (mount.toolsets.has("worktrees")) registerWorktreeTools(server, services);
-    if (mount.toolsets.has("hub")) registerHubTools(server, services);
+    if (mount.toolsets.has("hub")) registerHubTools(server, services, shared.hubLinks);
     if (mount.toolsets.has("costs")) registerCostTools(server, services);
     if (mount.toolsets.has("ollama")) registerOllamaTools(server, services);
   }

@@ -1,6 +1,7 @@
 import type { AgentRow } from "../db/schema.js";
 import type { Services } from "../services.js";
 import type { NodeStreamableHttpTransport } from "./http-transport.js";
+import type { HubLinks, SessionHubLink } from "./hub-link.js";
 import type { SessionServer } from "./server-factory.js";
 import type { McpMount } from "./toolsets.js";
 
@@ -16,6 +17,8 @@ export interface McpSession {
    * with a GET stream open: SDK clients keep one open for as long as they live.
    */
   calls: number;
+  /** Its hub registrations: held online while its GET stream is open, pushed to when its client takes channel events. */
+  hubLink: SessionHubLink;
   close(): Promise<void>;
 }
 
@@ -24,7 +27,8 @@ const REFRESH_BATCH = 100;
 
 /**
  * The MCP sessions held in memory, at most `CORRAL_MCP_MAX_SESSIONS`. A new session takes the
- * place of the least recently used idle one; when every session is busy with a call it is refused.
+ * place of the least recently used idle one (one whose stream holds a hub registration online
+ * last); when every session is busy with a call it is refused.
  * Closing one loses nothing a client registered: a conversation name lives on its handle, not on
  * a session. Idle sessions expire (`CORRAL_MCP_SESSION_IDLE_S`). An agent change reads the registry once and updates the sessions' tools a batch at a
  * time, so the change itself costs the same with 2 sessions or 2,000.
@@ -43,7 +47,10 @@ export class McpSessions {
     this.refreshAll();
   };
 
-  constructor(private readonly services: Services) {
+  constructor(
+    private readonly services: Services,
+    private readonly hubLinks: HubLinks,
+  ) {
     services.agents.on("changed", this.onAgentsChanged);
   }
 
@@ -67,10 +74,13 @@ export class McpSessions {
   /** Frees a place for a new session, closing the least recently used idle one if need be. */
   makeRoom(): void {
     if (this.all.size < this.max) return;
-    for (const session of this.byId.values()) {
-      if (session.calls > 0) continue;
-      this.close(session);
-      return;
+    // One whose stream holds a hub registration online goes last: closing it lets its name lapse.
+    for (const spareHolders of [true, false]) {
+      for (const session of this.byId.values()) {
+        if (session.calls > 0 || (spareHolders && session.hubLink.holdsPresence())) continue;
+        this.close(session);
+        return;
+      }
     }
     throw new SessionsFullError(
       `too many MCP sessions: all ${this.max} are busy with calls (CORRAL_MCP_MAX_SESSIONS); wait for a call to end, ` +
@@ -86,6 +96,7 @@ export class McpSessions {
 
   initialized(id: string, session: McpSession): void {
     this.byId.set(id, session);
+    this.hubLinks.add(id, session.hubLink);
   }
 
   /** A request arrived for the session: it becomes the most recently used, with current tools. */
@@ -101,6 +112,9 @@ export class McpSessions {
     this.all.delete(session);
     const id = session.transport.sessionId;
     if (id && this.byId.get(id) === session) this.byId.delete(id);
+    // Its registrations are no longer held by it: they lapse within CORRAL_HUB_PRESENCE_S unless their client calls.
+    if (id) this.hubLinks.remove(id, session.hubLink);
+    else session.hubLink.close();
   }
 
   close(session: McpSession): void {
@@ -108,10 +122,16 @@ export class McpSessions {
     session.close().catch(() => undefined);
   }
 
-  /** Closes sessions without a call for `idleMs`. */
+  /**
+   * Closes sessions without a call for `idleMs`. One whose open GET stream holds a hub
+   * registration online is in use (a Claude Code window waiting for messages pushed to it): it stays
+   * until its stream closes, or it must make room for a new session.
+   */
   sweep(idleMs: number): void {
     const cutoff = Date.now() - idleMs;
-    for (const session of [...this.byId.values()]) if (session.calls === 0 && session.lastSeen < cutoff) this.close(session);
+    for (const session of [...this.byId.values()]) {
+      if (session.calls === 0 && session.lastSeen < cutoff && !session.hubLink.holdsPresence()) this.close(session);
+    }
   }
 
   async closeAll(): Promise<void> {
@@ -119,6 +139,7 @@ export class McpSessions {
     const sessions = [...this.all];
     this.all.clear();
     this.byId.clear();
+    for (const session of sessions) session.hubLink.close();
     await Promise.all(sessions.map((s) => s.close().catch(() => undefined)));
   }
 

@@ -89,36 +89,55 @@ describe.each(DIALECTS)("conversations in $dialect", ({ open }) => {
     await c.end("h-oc-2", 20);
     expect(await c.agent("s", "oc")).toMatchObject({ endedAt: 20, ...NO_TARGET });
     await c.register(agent("s", "oc", { handleHash: "h-oc-3", leaseUntil: 50, ...target }));
-    await c.expire(60);
+    await c.expire(60, 60);
     expect(await c.agent("s", "oc")).toMatchObject({ endedAt: 60, ...NO_TARGET });
   });
 
-  test("a touch renews a live lease only; expiry ends what ran out (and rows without a handle) once", async () => {
+  test("a touch renews a handle still in use only (online or not); expiry ends the unused (and rows without a handle) once", async () => {
     reg = await open();
     const c = reg.conversations;
-    await c.register(agent("s", "ann", { handleHash: "h-ann", leaseUntil: 100 }));
-    await c.register(agent("s", "bob", { handleHash: "h-bob", leaseUntil: 50 }));
+    // Handles unused since 30 end; presence (leaseUntil) says only whether one is online.
+    await c.register(agent("s", "ann", { handleHash: "h-ann", lastSeenAt: 40, leaseUntil: 45 }));
+    await c.register(agent("s", "bob", { handleHash: "h-bob", lastSeenAt: 20, leaseUntil: 50 }));
     await c.register(agent("t", "old", { handleHash: null, leaseUntil: null }));
-    expect(await c.liveCount(40)).toBe(2);
-    expect(await c.touch("h-ann", 60, 160)).toMatchObject({ session: "s", name: "ann", lastSeenAt: 60, leaseUntil: 160 });
-    // bob's lease ran out at 50: a touch at 60 finds nothing, and moves nothing.
-    expect(await c.touch("h-bob", 60, 160)).toBeUndefined();
-    expect(await c.agent("s", "bob")).toMatchObject({ lastSeenAt: 10, leaseUntil: 50, endedAt: null });
-    expect(await c.touch("nobody", 60, 160)).toBeUndefined();
-    expect(await c.liveCount(60)).toBe(1);
-    expect((await c.expire(60)).map((r) => [r.session, r.name]).sort()).toEqual([
+    expect(await c.liveCount()).toBe(3);
+    // ann is offline (its presence ran out at 45) but its handle lives: the touch brings it back.
+    expect(await c.touch("h-ann", 60, 160, 30)).toMatchObject({ session: "s", name: "ann", lastSeenAt: 60, leaseUntil: 160 });
+    // bob was last seen at 20: a touch at 60 with handles unused since 30 ended finds nothing, and moves nothing.
+    expect(await c.touch("h-bob", 60, 160, 30)).toBeUndefined();
+    expect(await c.agent("s", "bob")).toMatchObject({ lastSeenAt: 20, leaseUntil: 50, endedAt: null });
+    expect(await c.touch("nobody", 60, 160, 30)).toBeUndefined();
+    expect((await c.expire(60, 30)).map((r) => [r.session, r.name]).sort()).toEqual([
       ["s", "bob"],
       ["t", "old"],
     ]);
-    expect(await c.expire(60)).toEqual([]);
+    expect(await c.expire(60, 30)).toEqual([]);
+    expect(await c.liveCount()).toBe(1);
     expect(await c.agent("s", "bob")).toMatchObject({ endedAt: 60, handleHash: null });
     expect(await c.agent("s", "ann")).toMatchObject({ endedAt: null, handleHash: "h-ann" });
     // Ended by expiry: its hash no longer touches.
-    expect(await c.touch("h-bob", 61, 200)).toBeUndefined();
+    expect(await c.touch("h-bob", 61, 200, 0)).toBeUndefined();
     expect((await c.agents("s")).map((a) => [a.name, a.endedAt])).toEqual([
       ["ann", null],
       ["bob", 60],
     ]);
+  });
+
+  test("renew moves presence of live handles in one write; lapsed lists who went offline in a window", async () => {
+    reg = await open();
+    const c = reg.conversations;
+    await c.register(agent("s", "ann", { handleHash: "h-ann", leaseUntil: 100 }));
+    await c.register(agent("s", "bob", { handleHash: "h-bob", leaseUntil: 100 }));
+    await c.register(agent("t", "cy", { handleHash: "h-cy", leaseUntil: 70 }));
+    await c.end("h-bob", 50);
+    await c.renew(["h-ann", "h-bob", "nobody"], 90, 190);
+    await c.renew([], 91, 191);
+    expect(await c.agent("s", "ann")).toMatchObject({ lastSeenAt: 90, leaseUntil: 190 });
+    // Ended: renewing its old hash moves nothing.
+    expect(await c.agent("s", "bob")).toMatchObject({ lastSeenAt: 10, leaseUntil: 100, endedAt: 50 });
+    expect((await c.lapsed(60, 100)).map((r) => [r.session, r.name])).toEqual([["t", "cy"]]);
+    expect(await c.lapsed(70, 100)).toEqual([]);
+    expect((await c.lapsed(100, 200)).map((r) => r.name)).toEqual(["ann"]);
   });
 
   test("two live registrations never share a handle hash", async () => {

@@ -39,23 +39,36 @@ export function createConversationsRepo(d: Dialect): ConversationsRepo {
         .returning({ session: hubAgents.session, name: hubAgents.name });
       return ended;
     },
-    async touch(handleHash, at, leaseUntil) {
+    async touch(handleHash, at, presentUntil, unusedSince) {
       const [row] = await d.db
         .update(hubAgents)
-        .set({ lastSeenAt: at, leaseUntil })
-        .where(and(eq(hubAgents.handleHash, handleHash), isNull(hubAgents.endedAt), gt(hubAgents.leaseUntil, at)))
+        .set({ lastSeenAt: at, leaseUntil: presentUntil })
+        .where(and(eq(hubAgents.handleHash, handleHash), isNull(hubAgents.endedAt), gt(hubAgents.lastSeenAt, unusedSince)))
         .returning();
       return row;
     },
-    async expire(at) {
+    async renew(handleHashes, at, presentUntil) {
+      if (!handleHashes.length) return;
+      await d.db
+        .update(hubAgents)
+        .set({ lastSeenAt: at, leaseUntil: presentUntil })
+        .where(and(inArray(hubAgents.handleHash, handleHashes), isNull(hubAgents.endedAt)));
+    },
+    async expire(at, unusedSince) {
       return d.db
         .update(hubAgents)
         .set(ending(at))
-        .where(and(isNull(hubAgents.endedAt), or(lte(hubAgents.leaseUntil, at), isNull(hubAgents.handleHash), isNull(hubAgents.leaseUntil))))
+        .where(and(isNull(hubAgents.endedAt), or(lte(hubAgents.lastSeenAt, unusedSince), isNull(hubAgents.handleHash), isNull(hubAgents.leaseUntil))))
         .returning({ session: hubAgents.session, name: hubAgents.name });
     },
-    async liveCount(at) {
-      const [row] = await d.db.select({ n: count() }).from(hubAgents).where(live(at));
+    async lapsed(since, at) {
+      return d.db
+        .select({ session: hubAgents.session, name: hubAgents.name })
+        .from(hubAgents)
+        .where(and(isNull(hubAgents.endedAt), gt(hubAgents.leaseUntil, since), lte(hubAgents.leaseUntil, at)));
+    },
+    async liveCount() {
+      const [row] = await d.db.select({ n: count() }).from(hubAgents).where(isNull(hubAgents.endedAt));
       return row?.n ?? 0;
     },
     async agent(session, name) {

@@ -26,7 +26,7 @@ export function registerAgentTools(
   server: McpServer,
   services: Services,
   set: ToolSet,
-  { answers, reissues }: McpShared,
+  { answers, reissues, hubLinks }: McpShared,
   mount: McpMount,
 ): RegisteredTool[] {
   const { jobs, launches, waits, cancels, config } = services;
@@ -98,6 +98,8 @@ export function registerAgentTools(
     (input, extra) =>
       guarded(async () => {
         const { job, lost } = await jobFor(`${name}_run_async`, input, extra);
+        // Nobody waits for it: its end is pushed into a client that takes Claude Code channel events.
+        hubLinks.get(extra.sessionId)?.launched(job.id);
         lost();
         return textResult(job.id);
       }),

@@ -4,6 +4,7 @@ import { defineTool } from "./define.js";
 import { z } from "zod";
 import { mcpActor } from "../../audit/service.js";
 import type { Services } from "../../services.js";
+import type { HubLinks } from "../hub-link.js";
 import { inMcpNames, launchRequestOf, RARE_LAUNCH_OPTIONS } from "../launch-input.js";
 import { type McpMount, shownOptions } from "../toolsets.js";
 import { clientOf, runAnswerText } from "./agent-tools.js";
@@ -31,7 +32,7 @@ const RunManyInputSchema = z
  * One prompt to several agents (`/mcp` only). It waits for all, as `<agent>_run` does for one, and
  * answers each agent's `_run` text in turn; the caller giving up cancels every job it started.
  */
-export function registerRunManyTool(server: McpServer, services: Services, mount: McpMount): void {
+export function registerRunManyTool(server: McpServer, services: Services, mount: McpMount, hubLinks: HubLinks): void {
   const { jobs, launches, waits, cancels, config } = services;
   defineTool(
     server,
@@ -49,6 +50,8 @@ export function registerRunManyTool(server: McpServer, services: Services, mount
       guarded(async () => {
         const group = await inMcpNames(() => launches.launchMany(agents, launchRequestOf(input), "mcp", mcpActor(clientOf(server, extra)).client));
         const ids = group.map((j) => j.id);
+        // Nobody waits for them: their ends are pushed into a client that takes Claude Code channel events.
+        if (async) for (const id of ids) hubLinks.get(extra.sessionId)?.launched(id);
         if (async) return textResult(group.map((j) => `${j.id} ${j.agent} ${j.workdir}`).join("\n"));
         const stopReporting = keepReporting(extra, config.progressIntervalMs, async () => {
           const ended = (await Promise.all(ids.map((id) => jobs.get(id)))).filter((job) => isFinalStatus(job.status)).length;
