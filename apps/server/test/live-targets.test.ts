@@ -101,7 +101,8 @@ describe("live targets", () => {
     const a = await register(alice, { name: "alice", session: "review" });
 
     const listed = await call(alice, "corral_agents", { session: "review" });
-    expect(listed).toContain(`opencode-win (client) · online · live at ${oc.url} · the OpenCode window`);
+    const line = listed.split("\n").find((l) => l.startsWith("opencode-win (client) · online · last seen "));
+    expect(line).toContain(` · live at ${oc.url} · the OpenCode window`);
 
     await busy(oc, session);
     expect(await call(alice, "corral_send", { handle: a, to: "opencode-win", text: "please review parser.ts" })).toMatch(
