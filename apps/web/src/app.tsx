@@ -4,6 +4,7 @@ import { Loading } from "./components/states.js";
 import { useActiveJobs } from "./hooks/use-jobs.js";
 import { useTheme, type ThemeChoice } from "./hooks/use-theme.js";
 import { useLiveStatus } from "./hooks/use-live-status.js";
+import { useMultiMachine } from "./hooks/use-runners.js";
 import { Link, matchPath, useLocation } from "./router.js";
 import { AgentsPage } from "./pages/agents-page.js";
 import { ApiPage } from "./pages/api-page.js";
@@ -94,6 +95,7 @@ export function App() {
   const live = useLiveStatus();
   const active = useActiveJobs();
   const running = active.data?.jobs.filter((j) => j.status === "running").length ?? 0;
+  const multiMachine = useMultiMachine();
   // Turned away by the server (no session, an ended one, a wrong token): the sign-in page alone, not
   // a panel whose every part would say the same error.
   if (active.error instanceof ApiRequestError && active.error.unauthorized) return <SignInPage error={active.error} />;
@@ -107,19 +109,21 @@ export function App() {
           <span aria-hidden="true">◎</span> <span className="hide-narrow">Corral</span>
         </div>
         <nav className="nav" aria-label="Main" ref={nav}>
-          {navItems.map((item) => {
-            const current = item.match ? item.match(pathname) : pathname === item.to;
-            return (
-              <Link key={item.to} to={item.to} aria-current={current ? "page" : undefined}>
-                <span>{item.label}</span>
-                {item.to === "/" && running > 0 && (
-                  <span className="badge info" role="status" aria-label={`${running} running`}>
-                    {running}
-                  </span>
-                )}
-              </Link>
-            );
-          })}
+          {navItems
+            .filter((item) => item.to !== "/runners" || multiMachine !== false)
+            .map((item) => {
+              const current = item.match ? item.match(pathname) : pathname === item.to;
+              return (
+                <Link key={item.to} to={item.to} aria-current={current ? "page" : undefined}>
+                  <span>{item.label}</span>
+                  {item.to === "/" && running > 0 && (
+                    <span className="badge info" role="status" aria-label={`${running} running`}>
+                      {running}
+                    </span>
+                  )}
+                </Link>
+              );
+            })}
         </nav>
         <div className="sidebar-foot">
           <label className="row small" style={{ fontWeight: 400 }}>

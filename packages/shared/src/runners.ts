@@ -39,5 +39,9 @@ export const RunnerSchema = z.object({
 });
 export type Runner = z.infer<typeof RunnerSchema>;
 
-export const RunnerListSchema = z.object({ runners: z.array(RunnerSchema) });
+export const RunnerListSchema = z.object({
+  runners: z.array(RunnerSchema),
+  /** Whether `corral runner`s can join: the registry is in PostgreSQL. False on a one-machine (SQLite) server, whose panel never mentions runners. */
+  multiMachine: z.boolean(),
+});
 export type RunnerList = z.infer<typeof RunnerListSchema>;

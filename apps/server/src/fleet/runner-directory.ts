@@ -7,7 +7,7 @@ import { corralVersion } from "../lib/version.js";
 /** The runners the registry knows, as the panel and GET /api/runners show them. */
 export class RunnerDirectory {
   constructor(
-    private readonly registry: Pick<Registry, "runners" | "jobs">,
+    private readonly registry: Pick<Registry, "runners" | "jobs" | "dialect">,
     private readonly leaseMs: number,
   ) {}
 
@@ -36,7 +36,10 @@ export class RunnerDirectory {
       if (job.runner !== null) held.set(job.runner, (held.get(job.runner) ?? 0) + 1);
     }
     const runners = rows.map((row) => this.toRunner(row, held.get(row.id) ?? 0, now)).reverse();
-    return { runners: [...runners.filter((r) => r.id === LOCAL_RUNNER), ...runners.filter((r) => r.id !== LOCAL_RUNNER)] };
+    return {
+      runners: [...runners.filter((r) => r.id === LOCAL_RUNNER), ...runners.filter((r) => r.id !== LOCAL_RUNNER)],
+      multiMachine: this.registry.dialect === "postgres",
+    };
   }
 
   private toRunner(row: RunnerRow, activeJobs: number, now: number): Runner {

@@ -18,3 +18,13 @@ export function useRunnerName(id: string | null): string | null {
   if (id === null) return null;
   return runners.data?.find((r) => r.id === id)?.name ?? id;
 }
+
+/** Whether this server can have runners (its registry is in PostgreSQL); undefined until read. One machine's panel never mentions them. */
+export function useMultiMachine(): boolean | undefined {
+  const directory = useQuery({
+    queryKey: [...queryKeys.runners, "directory"],
+    queryFn: ({ signal }) => runnersApi.directory(signal),
+    staleTime: 60_000,
+  });
+  return directory.data?.multiMachine;
+}

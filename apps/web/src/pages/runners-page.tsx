@@ -1,7 +1,7 @@
 import { LOCAL_RUNNER, type Runner } from "@corral/shared";
-import { ErrorState, Loading } from "../components/states.js";
+import { EmptyState, ErrorState, Loading } from "../components/states.js";
 import { useNow } from "../hooks/use-now.js";
-import { useRunners } from "../hooks/use-runners.js";
+import { useMultiMachine, useRunners } from "../hooks/use-runners.js";
 import { formatAgo, formatFullTime } from "../lib/format/format.js";
 
 const STATE_TEXT: Record<Runner["state"], string> = {
@@ -19,13 +19,21 @@ function secondsAgo(at: number, now: number): string {
 /** The server's own runner, `local`, then the `corral runner` processes that announced themselves, newest first. */
 export function RunnersPage() {
   const runners = useRunners();
+  const multiMachine = useMultiMachine();
   const now = useNow();
   return (
     <>
       <div className="page-head">
         <h1>Runners</h1>
       </div>
-      {runners.isError ? (
+      {multiMachine === false ? (
+        <EmptyState title="This server runs every job itself">
+          <span>
+            Other machines can run jobs once the registry is in PostgreSQL (<code>CORRAL_DATABASE_URL</code>) and each starts{" "}
+            <code>corral runner</code>.
+          </span>
+        </EmptyState>
+      ) : runners.isError ? (
         <ErrorState error={runners.error} what="runners" onRetry={() => void runners.refetch()} />
       ) : !runners.data ? (
         <Loading what="runners" />
