@@ -114,6 +114,19 @@ describe("agents in a file (CORRAL_CONFIG)", () => {
     );
   });
 
+  it("a file's Ollama agent runs one job at once as the built-in ones do, unless it says how many", async () => {
+    const { server } = await serverWithFile("agents:\n  local:\n    provider: ollama/llama3.1\n  wide:\n    provider: ollama/qwen3\n    maxConcurrent: 3\n");
+    const agents = await agentsOf(server);
+    expect(agents.find((a) => a.name === "ollama")?.maxConcurrent).toBe(1);
+    expect(agents.find((a) => a.name === "local")).toMatchObject({ kind: "ollama", maxConcurrent: 1, source: "file" });
+    expect(agents.find((a) => a.name === "wide")?.maxConcurrent).toBe(3);
+    // Over REST too: the kind's default, not Corral's general 4.
+    const made = await api<{ maxConcurrent: number }>(server, "POST", "/api/agents", { name: "rest_ollama", kind: "ollama" });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    expect(made.body.maxConcurrent).toBe(1);
+    expect(agents.find((a) => a.name === "reviewer")).toBeUndefined();
+  });
+
   it("follows the file: agents appear, change and go (disabled when they have jobs, deleted when not), through in-place writes and atomic renames", async () => {
     const { server, file } = await serverWithFile(null);
     expect((await statusOf(server)).state).toBe("absent");

@@ -2,7 +2,7 @@ import type { Budget } from "@corral/shared";
 import { useState, type FormEvent } from "react";
 import { ApiRequestError } from "../../api/client.js";
 import { useBudgets, useCreateBudget, useDeleteBudget } from "../../hooks/use-costs.js";
-import { formatCost, formatTokens, plural } from "../../lib/format/format.js";
+import { formatUsd, formatTokens, plural } from "../../lib/format/format.js";
 import { describedBy, Field } from "../field.js";
 import { ErrorState, Loading } from "../states.js";
 
@@ -29,7 +29,7 @@ function BudgetRow({ budget }: { budget: Budget }) {
       {budget.maxCostUsd !== null && (
         <div>
           <div className="small">
-            {formatCost(budget.usedCostUsd)} of {formatCost(budget.maxCostUsd)}
+            {formatUsd(budget.usedCostUsd)} of {formatUsd(budget.maxCostUsd)}
           </div>
           <div
             className={`meter${budget.exceeded ? " over" : ""}`}
@@ -37,7 +37,7 @@ function BudgetRow({ budget }: { budget: Budget }) {
             aria-valuemin={0}
             aria-valuemax={budget.maxCostUsd}
             aria-valuenow={budget.usedCostUsd}
-            aria-valuetext={`${formatCost(budget.usedCostUsd)} of ${formatCost(budget.maxCostUsd)}`}
+            aria-valuetext={`${formatUsd(budget.usedCostUsd)} of ${formatUsd(budget.maxCostUsd)}`}
             aria-label={`${budget.provider} cost used`}
           >
             <span style={{ width: `${share(budget.usedCostUsd, budget.maxCostUsd)}%` }} />
