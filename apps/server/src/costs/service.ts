@@ -200,6 +200,8 @@ export class CostService extends EventEmitter<CostServiceEvents> implements JobC
       const used = `${agent.provider}'s ${periodWord(budget.period)} budget`;
       const retry = `raise it with PATCH /api/costs/budgets/${budget.id} or wait until ${localTime(budget.periodEnd)}`;
       const unpriced = budget.unpricedJobs ? ` (${budget.unpricedJobs} job(s) without a price are not in this sum)` : "";
+      const { provider, period, maxCostUsd, maxTokens, usedCostUsd, usedTokens, periodEnd } = budget;
+      const details = { budgetId: budget.id, budget: { provider, period, maxCostUsd, maxTokens, usedCostUsd, usedTokens, periodEnd } };
       if (budget.maxCostUsd !== null && budget.usedCostUsd >= budget.maxCostUsd) {
         throw new ServiceError(
           `budget exceeded: ${used} is ${formatUsd(budget.maxCostUsd)} and ${formatUsd(budget.usedCostUsd)} is used ${periodNow(budget.period)}${unpriced}; ${retry}`,
@@ -207,7 +209,7 @@ export class CostService extends EventEmitter<CostServiceEvents> implements JobC
           "agent",
           undefined,
           "budget_exceeded",
-          { budgetId: budget.id },
+          details,
         );
       }
       if (budget.maxTokens !== null && budget.usedTokens >= budget.maxTokens) {
@@ -217,7 +219,7 @@ export class CostService extends EventEmitter<CostServiceEvents> implements JobC
           "agent",
           undefined,
           "budget_exceeded",
-          { budgetId: budget.id },
+          details,
         );
       }
       if (budget.maxCostUsd !== null && jobMaxCostUsd !== null && budget.usedCostUsd + jobMaxCostUsd > budget.maxCostUsd) {
@@ -227,7 +229,7 @@ export class CostService extends EventEmitter<CostServiceEvents> implements JobC
           "maxCostUsd",
           undefined,
           "budget_exceeded",
-          { budgetId: budget.id },
+          details,
         );
       }
     }
