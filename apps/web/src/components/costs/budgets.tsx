@@ -11,7 +11,7 @@ import { ErrorState, Loading } from "../states.js";
 const limitOf = (text: string) => (text.trim() === "" ? null : Number(text));
 
 /** Raising (or lowering) a budget's limits in place; an emptied field drops that limit. */
-function BudgetEdit({ budget, onDone }: { budget: Budget; onDone: () => void }) {
+function BudgetEdit({ budget, what, onDone }: { budget: Budget; what: string; onDone: () => void }) {
   const [cost, setCost] = useState(budget.maxCostUsd === null ? "" : String(budget.maxCostUsd));
   const [tokens, setTokens] = useState(budget.maxTokens === null ? "" : String(budget.maxTokens));
   const update = useUpdateBudget(budget.id);
@@ -23,7 +23,7 @@ function BudgetEdit({ budget, onDone }: { budget: Budget; onDone: () => void }) 
     update.mutate({ maxCostUsd: limitOf(cost), maxTokens: limitOf(tokens) }, { onSuccess: onDone });
   };
   return (
-    <form onSubmit={submit} className="stack" aria-label={`Change the ${budget.period} budget of ${budget.provider}`} noValidate>
+    <form onSubmit={submit} className="stack" aria-label={`New limits for ${what}`} noValidate>
       <div className="form-grid">
         <Field id={`${id}-cost`} label="Max USD" error={errorFor("maxCostUsd")}>
           <input id={`${id}-cost`} inputMode="decimal" value={cost} onChange={(e) => setCost(e.target.value)} {...describedBy(`${id}-cost`, errorFor("maxCostUsd"), false)} />
@@ -87,7 +87,7 @@ function BudgetRow({ budget, configPath }: { budget: Budget; configPath: string 
           )
         )}
       </div>
-      {editing && <BudgetEdit budget={budget} onDone={() => setEditing(false)} />}
+      {editing && <BudgetEdit budget={budget} what={what} onDone={() => setEditing(false)} />}
       {budget.maxCostUsd !== null && (
         <div>
           <div className="small">
