@@ -183,7 +183,9 @@ test("costs: one money format, a legend of providers with cost in stable colours
 
 test("budgets: a provider Corral knows, changed in place; prices you set listed and reset", async ({ page }, testInfo) => {
   // The other width's run may have left its budget: start from none for google per month.
-  const list = (await (await page.request.get("/api/costs/budgets", { headers: auth })).json()) as { budgets: { id: number; provider: string; period: string }[] };
+  const list = (await (await page.request.get("/api/costs/budgets", { headers: auth })).json()) as {
+    budgets: { id: number; provider: string; period: string }[];
+  };
   for (const b of list.budgets.filter((x) => x.provider === "google" && x.period === "month")) {
     await page.request.delete(`/api/costs/budgets/${b.id}`, { headers: auth });
   }

@@ -115,7 +115,9 @@ describe("agents in a file (CORRAL_CONFIG)", () => {
   });
 
   it("a file's Ollama agent runs one job at once as the built-in ones do, unless it says how many", async () => {
-    const { server } = await serverWithFile("agents:\n  local:\n    provider: ollama/llama3.1\n  wide:\n    provider: ollama/qwen3\n    maxConcurrent: 3\n");
+    const { server } = await serverWithFile(
+      "agents:\n  local:\n    provider: ollama/llama3.1\n  wide:\n    provider: ollama/qwen3\n    maxConcurrent: 3\n",
+    );
     const agents = await agentsOf(server);
     expect(agents.find((a) => a.name === "ollama")?.maxConcurrent).toBe(1);
     expect(agents.find((a) => a.name === "local")).toMatchObject({ kind: "ollama", maxConcurrent: 1, source: "file" });
@@ -133,7 +135,13 @@ describe("agents in a file (CORRAL_CONFIG)", () => {
     );
     const status = await statusOf(server);
     expect(status.state).toBe("error");
-    expect(status.errors).toEqual([expect.objectContaining({ field: "budgets.1.provider", line: 8, message: expect.stringMatching(/^no provider "antropic" is known here; use one of .*anthropic/) })]);
+    expect(status.errors).toEqual([
+      expect.objectContaining({
+        field: "budgets.1.provider",
+        line: 8,
+        message: expect.stringMatching(/^no provider "antropic" is known here; use one of .*anthropic/),
+      }),
+    ]);
   });
 
   it("follows the file: agents appear, change and go (disabled when they have jobs, deleted when not), through in-place writes and atomic renames", async () => {

@@ -19,8 +19,7 @@ export const costsApi = {
     apiFetch<CostReport>(`/api/costs${queryString({ from: range.from, to: range.to, groupBy: groupBy.join(",") })}`, { signal }),
   prices: (signal?: AbortSignal) => apiFetch<PriceList>("/api/costs/prices", { signal }),
   setPrice: (body: SetPriceBody) => apiFetch<unknown>("/api/costs/prices", { method: "PUT", body }),
-  deletePrice: (provider: string, model: string) =>
-    apiFetch<void>(`/api/costs/prices${queryString({ provider, model })}`, { method: "DELETE" }),
+  deletePrice: (provider: string, model: string) => apiFetch<void>(`/api/costs/prices${queryString({ provider, model })}`, { method: "DELETE" }),
   budgets: (signal?: AbortSignal) => apiFetch<BudgetList>("/api/costs/budgets", { signal }),
   createBudget: (body: CreateBudgetBody) => apiFetch<Budget>("/api/costs/budgets", { method: "POST", body }),
   updateBudget: (id: number, body: UpdateBudgetBody) => apiFetch<Budget>(`/api/costs/budgets/${id}`, { method: "PATCH", body }),

@@ -91,7 +91,8 @@ describe("readable events from the captured samples", () => {
   });
 
   test("opencode's $0 for a model it has no price for reads as unpriced, as the Usage card and Cost column say", () => {
-    const step = (cost: number, input: number) => line("opencode", { type: "step_finish", part: { type: "step-finish", cost, tokens: { input, output: 4 } } });
+    const step = (cost: number, input: number) =>
+      line("opencode", { type: "step_finish", part: { type: "step-finish", cost, tokens: { input, output: 4 } } });
     expect(step(0, 1200)).toEqual(["· step done · 1,200 in / 4 out · unpriced"]);
     expect(step(0.0134, 1200)).toEqual(["· step done · 1,200 in / 4 out · $0.013"]);
   });

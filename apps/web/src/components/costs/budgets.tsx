@@ -26,7 +26,13 @@ function BudgetEdit({ budget, what, onDone }: { budget: Budget; what: string; on
     <form onSubmit={submit} className="stack" aria-label={`New limits for ${what}`} noValidate>
       <div className="form-grid">
         <Field id={`${id}-cost`} label="Max USD" error={errorFor("maxCostUsd")}>
-          <input id={`${id}-cost`} inputMode="decimal" value={cost} onChange={(e) => setCost(e.target.value)} {...describedBy(`${id}-cost`, errorFor("maxCostUsd"), false)} />
+          <input
+            id={`${id}-cost`}
+            inputMode="decimal"
+            value={cost}
+            onChange={(e) => setCost(e.target.value)}
+            {...describedBy(`${id}-cost`, errorFor("maxCostUsd"), false)}
+          />
         </Field>
         <Field id={`${id}-tokens`} label="Max tokens" error={errorFor("maxTokens")}>
           <input

@@ -5,11 +5,10 @@ import { totalCostText } from "../../lib/format/format.js";
 export function CostCell({ t }: { t: CostTotals }) {
   const text = totalCostText(t);
   if (t.unpricedJobs > 0) return <span style={{ color: "var(--warn)" }}>{text}</span>;
-  return t.costUsd === null ? (
+  if (t.costUsd !== null) return text;
+  return (
     <span className="muted" title="These jobs reported no token usage">
       {text}
     </span>
-  ) : (
-    <>{text}</>
   );
 }

@@ -50,7 +50,13 @@ describe("price form", () => {
     expect(priceDraftErrors(draft)).toEqual({});
     expect(priceBody(draft)).toEqual({ provider: "openai", model: "gpt-5.5", inputPerM: 1.25, outputPerM: 10 });
     // A cached-input price, when given, goes with it; empty leaves cached tokens at the input price.
-    expect(priceBody({ ...draft, cached: " 0.125 " })).toEqual({ provider: "openai", model: "gpt-5.5", inputPerM: 1.25, outputPerM: 10, cachedInputPerM: 0.125 });
+    expect(priceBody({ ...draft, cached: " 0.125 " })).toEqual({
+      provider: "openai",
+      model: "gpt-5.5",
+      inputPerM: 1.25,
+      outputPerM: 10,
+      cachedInputPerM: 0.125,
+    });
     expect(priceDraftErrors({ ...draft, cached: "abc" }).cachedInputPerM).toMatch(/number of dollars/);
   });
 });
