@@ -51,6 +51,8 @@ test("costText: one set of words for a cost; $0 for tokens a worker used is no p
   expect(costText(undefined)).toBe("—");
   expect(costText(null, {}, "no usage")).toBe("no usage");
   expect(costText(Number.NaN, { tokens: 3 })).toBe("unpriced");
+  expect(costText(-0.25, { tokens: 3, source: "reported" })).toBe("unpriced");
+  expect(costText(Number.POSITIVE_INFINITY)).toBe("—");
 });
 
 test("totalCostText: nothing ran, no usage, unpriced, partly priced, priced", () => {

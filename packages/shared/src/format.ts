@@ -37,7 +37,8 @@ export function costText(
   none = "—",
 ): string {
   const used = (usage.tokens ?? 0) > 0;
-  if (usd === null || usd === undefined || !Number.isFinite(usd)) return used ? "unpriced" : none;
+  // A negative or non-finite figure (a worker's output is untrusted) is no cost at all, as the registry stores it.
+  if (usd === null || usd === undefined || !Number.isFinite(usd) || usd < 0) return used ? "unpriced" : none;
   if (usd === 0 && used && usage.source !== "estimated") return "unpriced";
   return formatUsd(usd);
 }
