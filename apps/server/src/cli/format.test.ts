@@ -23,7 +23,15 @@ it("a job's summary names the runner of a job another machine ran, and says noth
 it("a job's cost reads as in the panel: unpriced tokens say so instead of leaving the cost out", async () => {
   await addJobs(registry, [
     jobRow("unpriced0001", { agent: "opencode", startedAt: 1000, endedAt: 2000, inputTokens: 1200, outputTokens: 40 }),
-    jobRow("priced000001", { agent: "claude", startedAt: 1000, endedAt: 2000, inputTokens: 1200, outputTokens: 40, costUsd: 0.0042, costSource: "reported" }),
+    jobRow("priced000001", {
+      agent: "claude",
+      startedAt: 1000,
+      endedAt: 2000,
+      inputTokens: 1200,
+      outputTokens: 40,
+      costUsd: 0.0042,
+      costSource: "reported",
+    }),
   ]);
   const summary = async (id: string) => jobSummary(toJob((await registry.jobs.get(id))!));
   expect(await summary("unpriced0001")).toBe("job unpriced0001 (opencode) succeeded in 1.0s · 1,240 tokens · unpriced");
