@@ -93,6 +93,8 @@ test("costs: one money format, a legend of providers with cost in stable colours
   await runJob(page, { agent: "gemini", prompt: "write a.txt hi", workdir: workdir("costs-gemini") });
   await runJob(page, { agent: "claude", prompt: "write a.txt hi", workdir: workdir("costs-claude") });
   await runJob(page, { agent: "kiro", prompt: "hello", workdir: workdir("costs-kiro") });
+  // OpenCode's default (free) model reports $0 for the tokens it used: it has no price, so it is unpriced everywhere.
+  const opencode = await runJob(page, { agent: "opencode", prompt: "write a.txt hi", workdir: workdir("costs-opencode") });
 
   const swatches: Record<string, string> = {};
   for (const theme of ["light", "dark"] as Theme[]) {
@@ -160,6 +162,75 @@ test("costs: one money format, a legend of providers with cost in stable colours
     .locator("rect[style]")
     .evaluateAll((rects) => rects.map((r) => getComputedStyle(r).fill));
   expect(barFills).toContain(swatches["light:google"]);
+
+  // One set of words: the Readable step lines, the Usage card and the jobs list all say "unpriced", never "$0".
+  await page.goto(`/jobs/${opencode.id}`);
+  const output = page.getByRole("log", { name: "Job output" });
+  await expect(output).toContainText(/· step done · [\d,]+ in \/ [\d,]+ out · unpriced/);
+  await expect(output).not.toContainText("$0");
+  const usage = page.getByRole("region", { name: "Usage and cost" });
+  await expect(usage.locator("dt", { hasText: "Cost" }).locator("+ dd")).toContainText("unpriced");
+  await page.goto("/jobs");
+  await expect(page.locator(`tr:has(a[href="/jobs/${opencode.id}"])`).locator('[data-label="Cost"]')).toHaveText("unpriced");
+
+  // A period in which nothing ran says so, not "unpriced".
+  await page.goto("/costs");
+  await page.getByLabel("From", { exact: true }).fill("2020-01-01");
+  await page.getByLabel("To", { exact: true }).fill("2020-01-02");
+  await expect(page.getByTestId("total-cost")).toHaveText("nothing ran");
+  await snapshot(page, testInfo, "costs-empty-period");
+});
+
+test("budgets: a provider Corral knows, changed in place; prices you set listed and reset", async ({ page }, testInfo) => {
+  // The other width's run may have left its budget: start from none for google per month.
+  const list = (await (await page.request.get("/api/costs/budgets", { headers: auth })).json()) as {
+    budgets: { id: number; provider: string; period: string }[];
+  };
+  for (const b of list.budgets.filter((x) => x.provider === "google" && x.period === "month")) {
+    await page.request.delete(`/api/costs/budgets/${b.id}`, { headers: auth });
+  }
+  await page.goto("/costs");
+  const add = page.getByRole("form", { name: "Add a budget" });
+  // A select of the known providers, not a box a typo like "antropic" gets into.
+  const provider = add.getByLabel("Provider");
+  await expect(provider.locator("option", { hasText: "anthropic" })).toHaveCount(1);
+  await expect(provider.locator("option", { hasText: "antropic" })).toHaveCount(0);
+  await provider.selectOption("google");
+  await add.getByLabel("Period").selectOption("month");
+  await add.getByLabel("Max USD").fill("1000");
+  await add.getByRole("button", { name: "Add budget" }).click();
+  const budgets = page.getByRole("region", { name: "Budgets" });
+  const google = budgets.getByRole("listitem").filter({ hasText: "google" }).filter({ hasText: "per month" });
+  await expect(google).toContainText("of $1000.00");
+  // Raised in place.
+  await google.getByRole("button", { name: "Change the monthly budget of google" }).click();
+  const change = google.getByRole("form", { name: "New limits for the monthly budget of google" });
+  await change.getByLabel("Max USD").fill("2500");
+  await change.getByRole("button", { name: "Save" }).click();
+  await expect(google).toContainText("of $2500.00");
+  await expect(change).toHaveCount(0);
+
+  // A price you set is listed with its cached-input price, and Reset removes it.
+  await page.request.delete("/api/costs/prices?provider=openai&model=gpt-e2e-reset", { headers: auth });
+  await page.getByRole("button", { name: "Set a price" }).click();
+  const form = page.getByRole("form", { name: "Set a price" });
+  await form.getByLabel("Provider").fill("openai");
+  await form.getByLabel("Model").fill("gpt-e2e-reset");
+  await form.getByLabel("USD / M input").fill("2");
+  await form.getByLabel("USD / M output").fill("8");
+  await form.getByLabel("USD / M cached input").fill("0.50");
+  await form.getByRole("button", { name: "Save price" }).click();
+  await expect(form.getByRole("status")).toContainText("Saved");
+  const prices = page.getByRole("region", { name: "Prices you set" });
+  const row = prices.getByRole("row").filter({ hasText: "openai / gpt-e2e-reset" });
+  await expect(row).toContainText("$2.00");
+  await expect(row).toContainText("$0.50");
+  await snapshot(page, testInfo, "costs-budgets-prices");
+  await expectAccessible(page, "costs budgets and prices");
+  await row.getByRole("button", { name: "Reset the price of openai / gpt-e2e-reset" }).click();
+  await expect(row).toHaveCount(0);
+  await google.getByRole("button", { name: "Delete the monthly budget of google" }).click();
+  await expect(google).toHaveCount(0);
 });
 
 test("a Codex job run without a model is priced for the model it used; an unreported model is said in words", async ({ page }, testInfo) => {

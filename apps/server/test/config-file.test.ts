@@ -105,13 +105,43 @@ describe("agents in a file (CORRAL_CONFIG)", () => {
     });
     expect(agents.find((a) => a.name === "gemini")?.source).toBe("registry");
     const budgets = (await api<{ budgets: { provider: string; period: string; maxCostUsd: number }[] }>(server, "GET", "/api/costs/budgets")).body;
-    expect(budgets.budgets).toEqual([expect.objectContaining({ provider: "google", period: "day", maxCostUsd: 5 })]);
+    expect(budgets.budgets).toEqual([expect.objectContaining({ provider: "google", period: "day", maxCostUsd: 5, source: "file" })]);
     const prices = (
       await api<{ prices: { provider: string; model: string; inputPerM: number; origin: string }[] }>(server, "GET", "/api/costs/prices")
     ).body;
     expect(prices.prices).toContainEqual(
       expect.objectContaining({ provider: "google", model: "gemini-2.5-pro", inputPerM: 1.5, origin: "override" }),
     );
+  });
+
+  it("a file's Ollama agent runs one job at once as the built-in ones do, unless it says how many", async () => {
+    const { server } = await serverWithFile(
+      "agents:\n  local:\n    provider: ollama/llama3.1\n  wide:\n    provider: ollama/qwen3\n    maxConcurrent: 3\n",
+    );
+    const agents = await agentsOf(server);
+    expect(agents.find((a) => a.name === "ollama")?.maxConcurrent).toBe(1);
+    expect(agents.find((a) => a.name === "local")).toMatchObject({ kind: "ollama", maxConcurrent: 1, source: "file" });
+    expect(agents.find((a) => a.name === "wide")?.maxConcurrent).toBe(3);
+    // Over REST too: the kind's default, not Corral's general 4.
+    const made = await api<{ maxConcurrent: number }>(server, "POST", "/api/agents", { name: "rest_ollama", kind: "ollama" });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    expect(made.body.maxConcurrent).toBe(1);
+    expect(agents.find((a) => a.name === "reviewer")).toBeUndefined();
+  });
+
+  it("a budget for a provider Corral does not know is refused at its line; one for the file's own agent's provider is taken", async () => {
+    const { server } = await serverWithFile(
+      "agents:\n  router:\n    provider: openrouter/qwen/qwen3-coder\nbudgets:\n  - provider: openrouter\n    period: day\n    maxTokens: 10\n  - provider: antropic\n    period: day\n    maxCostUsd: 1\n",
+    );
+    const status = await statusOf(server);
+    expect(status.state).toBe("error");
+    expect(status.errors).toEqual([
+      expect.objectContaining({
+        field: "budgets.1.provider",
+        line: 8,
+        message: expect.stringMatching(/^no provider "antropic" is known here; use one of .*anthropic/),
+      }),
+    ]);
   });
 
   it("follows the file: agents appear, change and go (disabled when they have jobs, deleted when not), through in-place writes and atomic renames", async () => {

@@ -255,6 +255,22 @@ describe("budgets", () => {
     expect(ok.status).toBe(201);
     const twice = await api<ErrorBody>(server, "POST", "/api/costs/budgets", { provider: "google", period: "month", maxTokens: 5 });
     expect(twice.status).toBe(409);
+    // A provider Corral does not know (a typo) would count nothing forever: refused, naming the field and the known ones.
+    for (const provider of ["antropic", "anthropic-", "-anthropic", "аnthropic", "x".repeat(101), ""]) {
+      const typo = await api<ErrorBody>(server, "POST", "/api/costs/budgets", { provider, period: "day", maxCostUsd: 1 });
+      expect(typo.status, provider).toBe(400);
+      expect(typo.body.field, provider).toBe("provider");
+    }
+    const typo = await api<ErrorBody>(server, "POST", "/api/costs/budgets", { provider: "antropic", period: "day", maxCostUsd: 1 });
+    expect(typo.body.error).toMatch(/^no provider "antropic" is known here; use one of .*\banthropic\b.*\bgoogle\b/);
+    const list = (await api<{ budgets: Budget[]; providers: string[] }>(server, "GET", "/api/costs/budgets")).body;
+    expect(list.providers).toEqual(expect.arrayContaining(["anthropic", "google", "ollama", "openai"]));
+    expect(list.providers).not.toContain("antropic");
+    expect(list.budgets.map((b) => b.source)).toEqual(["registry"]);
+    // A registered agent's provider is known.
+    const custom = await api<{ provider: string }>(server, "POST", "/api/agents", { name: "custom", kind: "command", command: "/bin/echo" });
+    expect(custom.status, JSON.stringify(custom.body)).toBe(201);
+    expect((await api(server, "POST", "/api/costs/budgets", { provider: custom.body.provider, period: "day", maxTokens: 5 })).status).toBe(201);
     // A token budget works for providers without prices too.
     await run(server, { agent: "gemini", prompt: "hi" });
     const refused = await api<ErrorBody>(server, "POST", "/api/jobs", { agent: "gemini", prompt: "hi", workdir: path.join(server.root, "w") });

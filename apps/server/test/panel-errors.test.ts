@@ -53,6 +53,9 @@ describe("API errors carry a code and the ids to act on it; MCP and REST keep th
     const over = await launch(s, { agent: "gemini", prompt: "hi", workdir: path.join(s.root, "budget") });
     expect(over.status).toBe(429);
     expect(over.body).toMatchObject({ code: "budget_exceeded", budgetId: budget.body.id });
+    // What the panel words its refusal from: whose budget, what it allows and used, when it starts again.
+    expect(over.body.budget).toMatchObject({ provider: "google", period: "day", maxTokens: 1, maxCostUsd: null, periodEnd: budget.body.periodEnd });
+    expect(over.body.budget?.usedTokens).toBeGreaterThanOrEqual(1);
     expect(over.body.error).toContain(`PATCH /api/costs/budgets/${budget.body.id}`);
 
     await api(s, "PATCH", "/api/agents/kiro", { enabled: false });

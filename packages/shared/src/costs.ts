@@ -82,10 +82,16 @@ export const BudgetSchema = z.object({
   periodStart: z.number(),
   periodEnd: z.number(),
   exceeded: z.boolean(),
+  /** `file`: the config file declares it (and sets it again when the file changes); `registry`: added here. */
+  source: z.enum(["file", "registry"]),
 });
 export type Budget = z.infer<typeof BudgetSchema>;
 
-export const BudgetListSchema = z.object({ budgets: z.array(BudgetSchema) });
+export const BudgetListSchema = z.object({
+  budgets: z.array(BudgetSchema),
+  /** The providers a budget may name: Corral's agent kinds', the registered agents', the price table's and overrides', and those of jobs already run. */
+  providers: z.array(z.string()),
+});
 export type BudgetList = z.infer<typeof BudgetListSchema>;
 
 export const CostGroupKeySchema = z.enum(["provider", "model", "agent", "day"]);

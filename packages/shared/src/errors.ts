@@ -54,12 +54,24 @@ export const ApiErrorSchema = z.object({
   jobId: z.string().optional(),
   /** `budget_exceeded`: the budget that refused the job. */
   budgetId: z.number().int().optional(),
+  /** `budget_exceeded`: that budget's provider, limits, what its period has used, and when the period ends. */
+  budget: z
+    .object({
+      provider: z.string(),
+      period: z.enum(["day", "month"]),
+      maxCostUsd: z.number().nullable(),
+      maxTokens: z.number().int().nullable(),
+      usedCostUsd: z.number(),
+      usedTokens: z.number().int(),
+      periodEnd: z.number(),
+    })
+    .optional(),
   /** `agent_disabled`, `agent_not_deletable`: the agent. */
   agent: z.string().optional(),
 });
 export type ApiError = z.infer<typeof ApiErrorSchema>;
 /** The ids an error code comes with. */
-export type ApiErrorDetails = Pick<ApiError, "jobId" | "budgetId" | "agent">;
+export type ApiErrorDetails = Pick<ApiError, "jobId" | "budgetId" | "budget" | "agent">;
 
 /** Words for fields whose names do not read as words (units, abbreviations). */
 const fieldWords: Record<string, string> = {

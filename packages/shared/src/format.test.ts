@@ -1,5 +1,5 @@
 import { expect, test } from "vitest";
-import { formatBytes, formatUsd, localDay, plural, stripAnsi } from "./format.js";
+import { costText, formatBytes, formatUsd, localDay, plural, stripAnsi, totalCostText } from "./format.js";
 
 test("formatUsd: cents from $1, two significant digits below, $0 for nothing and never $0.0000", () => {
   expect([0, 0.00004, 0.0001, 0.001, 0.0042, 0.01, 0.0129, 0.0134, 0.02, 0.5, 0.996, 1, 1.5, 12.345, -0.25].map(formatUsd)).toEqual([
@@ -39,4 +39,27 @@ test("formatBytes counts in binary units up to GB", () => {
 test("plural names one of a thing in the singular and every other count in the plural", () => {
   expect([0, 1, 2, 1234].map((n) => plural(n, "line"))).toEqual(["0 lines", "1 line", "2 lines", "1,234 lines"]);
   expect([1, 3].map((n) => plural(n, "entry", "entries"))).toEqual(["1 entry", "3 entries"]);
+});
+
+test("costText: one set of words for a cost; $0 for tokens a worker used is no price, not free", () => {
+  expect(costText(0.0039, { tokens: 1240, source: "reported" })).toBe("$0.0039");
+  expect(costText(0, { tokens: 1240, source: "reported" })).toBe("unpriced");
+  expect(costText(0, { tokens: 1240 })).toBe("unpriced");
+  expect(costText(0, { tokens: 1240, source: "estimated" })).toBe("$0");
+  expect(costText(0, { tokens: 0, source: "reported" })).toBe("$0");
+  expect(costText(null, { tokens: 10 })).toBe("unpriced");
+  expect(costText(undefined)).toBe("—");
+  expect(costText(null, {}, "no usage")).toBe("no usage");
+  expect(costText(Number.NaN, { tokens: 3 })).toBe("unpriced");
+  expect(costText(-0.25, { tokens: 3, source: "reported" })).toBe("unpriced");
+  expect(costText(Number.POSITIVE_INFINITY)).toBe("—");
+});
+
+test("totalCostText: nothing ran, no usage, unpriced, partly priced, priced", () => {
+  expect(totalCostText({ jobs: 0, costUsd: null, unpricedJobs: 0 })).toBe("nothing ran");
+  expect(totalCostText({ jobs: 2, costUsd: null, unpricedJobs: 0 })).toBe("no usage");
+  expect(totalCostText({ jobs: 2, costUsd: null, unpricedJobs: 2 })).toBe("unpriced");
+  expect(totalCostText({ jobs: 3, costUsd: 1.2, unpricedJobs: 2 })).toBe("$1.20 + 2 unpriced");
+  expect(totalCostText({ jobs: 3, costUsd: 1.2, unpricedJobs: 2 }, true)).toBe("$1.20");
+  expect(totalCostText({ jobs: 3, costUsd: 0.013, unpricedJobs: 0 })).toBe("$0.013");
 });

@@ -24,6 +24,37 @@ export function formatUsd(usd: number): string {
   return `${sign}$${abs.toPrecision(2)}`;
 }
 
+/**
+ * What one cost says (a job's, an attempt's, a step's), decided here for every view and the
+ * server's Readable lines alike. `null` for tokens used is unknown, never free: "unpriced". A
+ * worker that reports $0 for tokens it used is saying it has no price (OpenCode with a model its
+ * config does not price), so that too is "unpriced" unless Corral estimated the $0 (a local
+ * Ollama model). No cost and no tokens is `none` ("—", or the view's own words).
+ */
+export function costText(
+  usd: number | null | undefined,
+  usage: { tokens?: number | null; source?: "reported" | "estimated" | null } = {},
+  none = "—",
+): string {
+  const used = (usage.tokens ?? 0) > 0;
+  // A negative or non-finite figure (a worker's output is untrusted) is no cost at all, as the registry stores it.
+  if (usd === null || usd === undefined || !Number.isFinite(usd) || usd < 0) return used ? "unpriced" : none;
+  if (usd === 0 && used && usage.source !== "estimated") return "unpriced";
+  return formatUsd(usd);
+}
+
+/**
+ * What a sum of jobs' costs says: "nothing ran" with no jobs, "no usage" when none reported
+ * any, "unpriced" when none has a price, "$1.20 + 2 unpriced" when some have none (partly
+ * priced), else the amount. `unpricedApart`: the view counts the unpriced jobs beside it, so
+ * the amount stands alone.
+ */
+export function totalCostText(t: { jobs: number; costUsd: number | null; unpricedJobs: number }, unpricedApart = false): string {
+  if (t.jobs === 0) return "nothing ran";
+  if (t.costUsd === null) return t.unpricedJobs > 0 ? "unpriced" : "no usage";
+  return t.unpricedJobs > 0 && !unpricedApart ? `${formatUsd(t.costUsd)} + ${t.unpricedJobs} unpriced` : formatUsd(t.costUsd);
+}
+
 /** File sizes in binary units: `12 B`, `3.4 KB`, `1.2 MB`, `2.0 GB`. */
 export function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;

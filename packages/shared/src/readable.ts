@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { OutputStreamSchema } from "./enums.js";
-import { plural } from "./format.js";
+import { costText, plural } from "./format.js";
 
 /**
  * What the panel's Readable view shows of a job's output. The server turns each line a worker
@@ -54,12 +54,12 @@ export const ReadablePageSchema = z.object({
 export type ReadablePage = z.infer<typeof ReadablePageSchema>;
 
 const count = (n: number) => n.toLocaleString("en-US");
-const price = (usd: number) => (usd === 0 ? "$0" : usd < 0.01 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`);
 
 function summary(u: UsageSummary): string {
   const bits: string[] = [];
   if (u.inputTokens !== undefined || u.outputTokens !== undefined) bits.push(`${count(u.inputTokens ?? 0)} in / ${count(u.outputTokens ?? 0)} out`);
-  if (u.costUsd !== undefined) bits.push(price(u.costUsd));
+  // Costs a worker reported itself, in the words every view uses: a $0 for tokens used is no price.
+  if (u.costUsd !== undefined) bits.push(costText(u.costUsd, { tokens: (u.inputTokens ?? 0) + (u.outputTokens ?? 0), source: "reported" }));
   if (u.durationMs !== undefined) bits.push(`${(u.durationMs / 1000).toFixed(1)} s`);
   bits.push(...u.extra);
   return bits.join(" · ");

@@ -5,7 +5,7 @@ import { agentKindModule } from "./kind-lookup.js";
 import { agentKindModules } from "./kinds/index.js";
 
 /**
- * A new agent's row: Corral's defaults (30 min timeout, 4 at once, retries of transient failures
+ * A new agent's row: Corral's defaults (30 min timeout, its kind's jobs at once or 4, retries of transient failures
  * for CLI agents) for every field `fields` leaves unset. The workdir is always given: its default
  * depends on the settings (`defaultWorkdir`).
  */
@@ -16,7 +16,7 @@ export function newAgentRow(fields: Pick<NewAgentRow, "name" | "kind" | "workdir
     provider: module?.providerFor?.(fields) ?? module?.provider ?? "local",
     model: null,
     timeoutS: 1800,
-    maxConcurrent: 4,
+    maxConcurrent: module?.maxConcurrent ?? 4,
     env: {},
     enabled: true,
     command: null,

@@ -234,7 +234,6 @@ export interface InProcessAdapter {
 export interface BuiltinAgent {
   name: string;
   description: string;
-  maxConcurrent?: number;
   /** The program it starts, for a kind that runs any executable (a built-in ACP agent). */
   command?: string;
 }
@@ -259,6 +258,11 @@ interface AgentKindBase {
   /** A new agent's provider when it depends on the agent's fields (an API agent's `api`); else `provider`. */
   providerFor?: (fields: Partial<Pick<AgentRow, "api" | "command">>) => string | undefined;
   builtins: BuiltinAgent[];
+  /**
+   * How many jobs of one of its agents run at once unless the agent says otherwise: built-in,
+   * added in the panel or over REST, or declared in the config file alike. Unset: 4.
+   */
+  maxConcurrent?: number;
   /** Whether new agents of this kind try transient failures again by default. */
   retries: boolean;
   /**

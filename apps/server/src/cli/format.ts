@@ -1,4 +1,4 @@
-import { formatUsd, LOCAL_RUNNER, plural, type Job } from "@corral/shared";
+import { costText, LOCAL_RUNNER, plural, type Job } from "@corral/shared";
 
 /**
  * Text from the server (prompts, names, errors) on one line of a terminal: control characters,
@@ -39,8 +39,10 @@ export function jobDuration(job: Job, now = Date.now()): string {
   return job.startedAt === null ? "-" : duration((job.endedAt ?? now) - job.startedAt);
 }
 
+/** A job's cost in the words the panel uses (`unpriced` for tokens without a price); `-` when it reported none. */
 export function jobCost(job: Job): string {
-  return job.usage.costUsd === null ? "-" : formatUsd(job.usage.costUsd);
+  const u = job.usage;
+  return costText(u.costUsd, { tokens: (u.inputTokens ?? 0) + (u.outputTokens ?? 0), source: u.costSource }, "-");
 }
 
 /**
@@ -52,7 +54,7 @@ export function jobSummary(job: Job): string {
   const where = job.runner !== null && job.runner !== LOCAL_RUNNER ? ` on runner ${job.runner}` : "";
   const parts = [`job ${job.id} (${job.agent}${where}) ${job.status.replace("_", " ")} in ${jobDuration(job)}`];
   if (tokens) parts.push(plural(tokens, "token"));
-  if (job.usage.costUsd !== null) parts.push(formatUsd(job.usage.costUsd));
+  if (tokens || job.usage.costUsd !== null) parts.push(jobCost(job));
   const error = job.status !== "succeeded" && job.error ? `: ${oneLine(job.error, 500)}` : "";
   return `${parts.join(" · ")}${error}`;
 }

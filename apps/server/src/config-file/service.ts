@@ -108,10 +108,11 @@ export class ConfigFileService {
       const declared = text === null ? null : (await import("./parse.js")).parseConfigText(text);
       const problems: ConfigFileError[] = [...(declared?.errors ?? [])];
       const rows = declared ? await this.agentRows(declared, problems) : [];
-      if (declared) this.checkCosts(declared, problems);
+      if (declared) await this.checkCosts(declared, rows, problems);
       if (problems.length > 0) throw new ConfigFileRefusal(problems);
       await this.deps.agents.syncFileAgents(rows);
       if (declared) await this.applyCosts(declared);
+      this.deps.costs.setFileBudgets(declared?.budgets ?? []);
       this.current = {
         path: file,
         state: declared ? "loaded" : "absent",
@@ -201,9 +202,12 @@ export class ConfigFileService {
     return rows;
   }
 
-  private checkCosts(declared: ConfigDeclarations, problems: ConfigFileError[]): void {
+  private async checkCosts(declared: ConfigDeclarations, agents: readonly NewAgentRow[], problems: ConfigFileError[]): Promise<void> {
     const seen = new Set<string>();
+    const known = declared.budgets.length ? await this.deps.costs.providers(agents.map((a) => a.provider)) : [];
     for (const [i, b] of declared.budgets.entries()) {
+      const unknown = this.deps.costs.unknownProvider(b.provider, known);
+      if (unknown) problems.push(declared.errorAt(["budgets", i, "provider"], unknown));
       const key = `${b.provider}/${b.period}`;
       if (seen.has(key)) problems.push(declared.errorAt(["budgets", i, "period"], `${b.provider} has a ${b.period} budget already in this file`));
       seen.add(key);

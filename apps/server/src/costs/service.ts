@@ -15,6 +15,7 @@ import {
 } from "@corral/shared";
 import type { CostSums, PricedJobFields } from "../db/registry.js";
 import type { Registry, Repos } from "../db/registry.js";
+import { agentKindModules } from "../agents/kinds/index.js";
 import type { AgentRow, BudgetRow, JobRow } from "../db/schema.js";
 import { notFound, ServiceError } from "../lib/errors.js";
 import { localTime, parseTime, periodWindow } from "./periods.js";
@@ -51,6 +52,8 @@ export interface CostServiceEvents {
 /** Prices, budgets and the cost report: the one place that turns tokens into money. */
 export class CostService extends EventEmitter<CostServiceEvents> implements JobCostPolicy {
   private overrides = new Map<string, Rates>();
+  /** provider/period of the budgets the config file declares, as it last loaded. */
+  private fileBudgets = new Set<string>();
 
   constructor(private readonly deps: CostServiceDeps) {
     super();
@@ -200,6 +203,8 @@ export class CostService extends EventEmitter<CostServiceEvents> implements JobC
       const used = `${agent.provider}'s ${periodWord(budget.period)} budget`;
       const retry = `raise it with PATCH /api/costs/budgets/${budget.id} or wait until ${localTime(budget.periodEnd)}`;
       const unpriced = budget.unpricedJobs ? ` (${budget.unpricedJobs} job(s) without a price are not in this sum)` : "";
+      const { provider, period, maxCostUsd, maxTokens, usedCostUsd, usedTokens, periodEnd } = budget;
+      const details = { budgetId: budget.id, budget: { provider, period, maxCostUsd, maxTokens, usedCostUsd, usedTokens, periodEnd } };
       if (budget.maxCostUsd !== null && budget.usedCostUsd >= budget.maxCostUsd) {
         throw new ServiceError(
           `budget exceeded: ${used} is ${formatUsd(budget.maxCostUsd)} and ${formatUsd(budget.usedCostUsd)} is used ${periodNow(budget.period)}${unpriced}; ${retry}`,
@@ -207,7 +212,7 @@ export class CostService extends EventEmitter<CostServiceEvents> implements JobC
           "agent",
           undefined,
           "budget_exceeded",
-          { budgetId: budget.id },
+          details,
         );
       }
       if (budget.maxTokens !== null && budget.usedTokens >= budget.maxTokens) {
@@ -217,7 +222,7 @@ export class CostService extends EventEmitter<CostServiceEvents> implements JobC
           "agent",
           undefined,
           "budget_exceeded",
-          { budgetId: budget.id },
+          details,
         );
       }
       if (budget.maxCostUsd !== null && jobMaxCostUsd !== null && budget.usedCostUsd + jobMaxCostUsd > budget.maxCostUsd) {
@@ -227,7 +232,7 @@ export class CostService extends EventEmitter<CostServiceEvents> implements JobC
           "maxCostUsd",
           undefined,
           "budget_exceeded",
-          { budgetId: budget.id },
+          details,
         );
       }
     }
@@ -244,7 +249,32 @@ export class CostService extends EventEmitter<CostServiceEvents> implements JobC
     return this.budgetView(row);
   }
 
+  /**
+   * The providers a budget may name, sorted: those of Corral's agent kinds, of the registered
+   * agents, of the price table and its overrides, and of jobs already run, plus `also` (a config
+   * file's agents not stored yet). A budget for another name would never count anything.
+   */
+  async providers(also: readonly string[] = []): Promise<string[]> {
+    const names = new Set<string>([...agentKindModules.map((m) => m.provider), ...PRICE_TABLE.map((r) => r.provider), ...also]);
+    for (const a of await this.deps.agents.list()) names.add(a.provider);
+    for (const o of await this.deps.costs.overrides()) names.add(o.provider);
+    for (const g of await this.deps.costs.aggregate({ from: 0, to: Date.now() + DAY_MS }, ["provider"])) if (g.provider) names.add(g.provider);
+    return [...names].sort();
+  }
+
+  /** The refusal of a budget for a provider Corral does not know (a typo such as "antropic"), naming the known ones. */
+  unknownProvider(provider: string, known: readonly string[]): string | null {
+    return known.includes(provider) ? null : `no provider ${JSON.stringify(provider)} is known here; use one of ${known.join(", ")}`;
+  }
+
+  /** Marks the budgets the config file declares (by provider and period); the rest are the registry's. */
+  setFileBudgets(declared: readonly { provider: string; period: BudgetPeriod }[]): void {
+    this.fileBudgets = new Set(declared.map((b) => `${b.provider}/${b.period}`));
+  }
+
   async createBudget(body: CreateBudgetBody): Promise<Budget> {
+    const refused = this.unknownProvider(body.provider, await this.providers());
+    if (refused) throw new ServiceError(refused, 400, "provider");
     const row = await this.deps.transaction((tx) => this.insertBudget(tx, body));
     return this.budgetView(row);
   }
@@ -309,6 +339,7 @@ export class CostService extends EventEmitter<CostServiceEvents> implements JobC
       periodStart: start,
       periodEnd: end,
       exceeded: (row.maxCostUsd !== null && usedCostUsd >= row.maxCostUsd) || (row.maxTokens !== null && usedTokens >= row.maxTokens),
+      source: this.fileBudgets.has(`${row.provider}/${row.period}`) ? "file" : "registry",
     };
   }
 

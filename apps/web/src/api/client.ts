@@ -33,8 +33,8 @@ async function errorFrom(res: Response): Promise<ApiRequestError> {
     // Not JSON (a proxy error page): the status line says enough.
   }
   const message = body.error ?? `${res.status} ${res.statusText}`;
-  const { jobId, budgetId, agent } = body;
-  return new ApiRequestError(message, res.status, body.field, body.issues ?? [], body.code ?? null, { jobId, budgetId, agent });
+  const { jobId, budgetId, budget, agent } = body;
+  return new ApiRequestError(message, res.status, body.field, body.issues ?? [], body.code ?? null, { jobId, budgetId, budget, agent });
 }
 
 /**

@@ -1,4 +1,14 @@
-import { localDay, type Budget, type CostGroupKey, type CostReport, type CreateBudgetBody, type PriceList, type SetPriceBody } from "@corral/shared";
+import {
+  localDay,
+  type Budget,
+  type BudgetList,
+  type CostGroupKey,
+  type CostReport,
+  type CreateBudgetBody,
+  type PriceList,
+  type SetPriceBody,
+  type UpdateBudgetBody,
+} from "@corral/shared";
 import type { CostRange } from "../lib/domain/cost-chart.js";
 import { apiFetch, queryString } from "./client.js";
 
@@ -9,8 +19,10 @@ export const costsApi = {
     apiFetch<CostReport>(`/api/costs${queryString({ from: range.from, to: range.to, groupBy: groupBy.join(",") })}`, { signal }),
   prices: (signal?: AbortSignal) => apiFetch<PriceList>("/api/costs/prices", { signal }),
   setPrice: (body: SetPriceBody) => apiFetch<unknown>("/api/costs/prices", { method: "PUT", body }),
-  budgets: (signal?: AbortSignal) => apiFetch<{ budgets: Budget[] }>("/api/costs/budgets", { signal }).then((r) => r.budgets),
+  deletePrice: (provider: string, model: string) => apiFetch<void>(`/api/costs/prices${queryString({ provider, model })}`, { method: "DELETE" }),
+  budgets: (signal?: AbortSignal) => apiFetch<BudgetList>("/api/costs/budgets", { signal }),
   createBudget: (body: CreateBudgetBody) => apiFetch<Budget>("/api/costs/budgets", { method: "POST", body }),
+  updateBudget: (id: number, body: UpdateBudgetBody) => apiFetch<Budget>(`/api/costs/budgets/${id}`, { method: "PATCH", body }),
   deleteBudget: (id: number) => apiFetch<void>(`/api/costs/budgets/${id}`, { method: "DELETE" }),
 };
 

@@ -1,4 +1,4 @@
-import type { CostGroupKey, CreateBudgetBody, SetPriceBody } from "@corral/shared";
+import type { CostGroupKey, CreateBudgetBody, SetPriceBody, UpdateBudgetBody } from "@corral/shared";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { costsApi, type CostRange } from "../api/costs.js";
 import { queryKeys } from "../lib/transport/query-keys.js";
@@ -27,11 +27,27 @@ export function useDeleteBudget(id: number) {
   });
 }
 
+export function useUpdateBudget(id: number) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (body: UpdateBudgetBody) => costsApi.updateBudget(id, body),
+    onSuccess: () => void client.invalidateQueries({ queryKey: queryKeys.costs.budgets() }),
+  });
+}
+
 export function useCreateBudget() {
   const client = useQueryClient();
   return useMutation({
     mutationFn: (body: CreateBudgetBody) => costsApi.createBudget(body),
     onSuccess: () => void client.invalidateQueries({ queryKey: queryKeys.costs.budgets() }),
+  });
+}
+
+export function useDeletePrice() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: ({ provider, model }: { provider: string; model: string }) => costsApi.deletePrice(provider, model),
+    onSuccess: () => void client.invalidateQueries({ queryKey: queryKeys.costs.all }),
   });
 }
 

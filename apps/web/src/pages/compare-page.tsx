@@ -7,7 +7,7 @@ import { useJobFiles } from "../hooks/use-files.js";
 import { useJob, useJobAnswer, useJobGroup } from "../hooks/use-jobs.js";
 import { useNow } from "../hooks/use-now.js";
 import { useFollowJob } from "../lib/transport/live-context.js";
-import { formatCost, formatDuration, formatTokens, plural } from "../lib/format/format.js";
+import { formatDuration, formatTokens, plural, usageCost } from "../lib/format/format.js";
 import { Link, useSearchParams } from "../router.js";
 
 /** As many as one launch to several agents starts. */
@@ -87,7 +87,7 @@ function CompareCard({ job }: { job: Job }) {
   const ended = isFinalStatus(job.status);
   const took = job.startedAt ? formatDuration((job.endedAt ?? now) - job.startedAt) : "not started";
   const tokens = (job.usage.inputTokens ?? 0) + (job.usage.outputTokens ?? 0);
-  const cost = job.usage.costUsd === null && !tokens ? "—" : formatCost(job.usage.costUsd);
+  const cost = usageCost(job.usage);
   const changed = files.data?.files ?? [];
 
   return (

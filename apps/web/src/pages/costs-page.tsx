@@ -1,4 +1,4 @@
-import type { CostReport, PriceList } from "@corral/shared";
+import type { CostReport } from "@corral/shared";
 import { useState } from "react";
 import { presetRange, type CostRange } from "../api/costs.js";
 import { BudgetsSection } from "../components/costs/budgets.js";
@@ -6,11 +6,11 @@ import { CostChart } from "../components/costs/cost-chart.js";
 import { GroupTable } from "../components/costs/group-table.js";
 import { PeriodPicker, type Preset } from "../components/costs/period-picker.js";
 import { PriceForm, type PriceTarget } from "../components/costs/price-form.js";
+import { PriceOverrides } from "../components/costs/price-overrides.js";
 import { TotalsCard } from "../components/costs/totals-card.js";
 import { UnpricedModels } from "../components/costs/unpriced-models.js";
 import { ErrorState, Loading } from "../components/states.js";
 import { useCostReport, usePrices } from "../hooks/use-costs.js";
-import { plural } from "../lib/format/format.js";
 
 /** Totals, the chart, the group tables and the models without a price, for one period. */
 function Report({ range, byProvider, onPrice }: { range: CostRange; byProvider: CostReport; onPrice: (target: PriceTarget) => void }) {
@@ -30,19 +30,6 @@ function Report({ range, byProvider, onPrice }: { range: CostRange; byProvider: 
       </div>
       {unpricedModels.length > 0 && <UnpricedModels groups={unpricedModels} onPrice={onPrice} />}
     </>
-  );
-}
-
-function PricesNote({ prices, onPrice }: { prices: PriceList; onPrice: () => void }) {
-  const overrides = prices.prices.filter((p) => p.origin === "override").length;
-  return (
-    <p className="small muted">
-      Prices: {plural(prices.prices.length, "model")}, table of {prices.tableDate}
-      {overrides > 0 ? `, ${overrides} set by you` : ""}.{" "}
-      <button type="button" className="link small" onClick={onPrice}>
-        Set a price
-      </button>
-    </p>
   );
 }
 
@@ -79,7 +66,7 @@ export function CostsPage() {
         </>
       )}
       <BudgetsSection />
-      {prices.data && <PricesNote prices={prices.data} onPrice={() => setPricing({ provider: "", model: "" })} />}
+      {prices.data && <PriceOverrides prices={prices.data} onPrice={() => setPricing({ provider: "", model: "" })} />}
     </>
   );
 }

@@ -16,7 +16,7 @@ import { useWaitingReason } from "../hooks/use-waiting.js";
 import { useNow } from "../hooks/use-now.js";
 import { commandCard } from "../lib/domain/job-command.js";
 import { cancelledBy, timelineSteps } from "../lib/domain/job-timeline.js";
-import { formatCost, formatDuration, formatFullTime, formatTokens, formatWhen, jobTabTitle, statusLabels } from "../lib/format/format.js";
+import { formatDuration, formatFullTime, formatTokens, formatUsd, formatWhen, jobTabTitle, statusLabels, usageCost } from "../lib/format/format.js";
 import { useFollowJob } from "../lib/transport/live-context.js";
 import { emptyOutput } from "../lib/domain/output-buffer.js";
 import { emptyReadable } from "../lib/domain/readable-buffer.js";
@@ -157,7 +157,7 @@ function AttemptUsage({ attempts }: { attempts: JobAttempt[] }) {
             <td className="num">{formatTokens(a.usage.inputTokens)}</td>
             <td className="num">{formatTokens(a.usage.outputTokens)}</td>
             <td className="num">
-              {a.usage.costUsd === null && a.usage.inputTokens === null && a.usage.outputTokens === null ? "—" : formatCost(a.usage.costUsd)}
+              {usageCost(a.usage)}
               {a.usage.costSource && <span className="muted"> ({a.usage.costSource})</span>}
             </td>
           </tr>
@@ -196,7 +196,7 @@ function UsageFacts({ job, u }: { job: Job; u: Job["usage"] }) {
       <dd>{formatTokens(u.outputTokens)}</dd>
       <dt>Cost</dt>
       <dd>
-        {u.costUsd === null && u.inputTokens === null && u.outputTokens === null ? "not reported by this worker" : formatCost(u.costUsd)}
+        {usageCost(u, "not reported by this worker")}
         {u.costSource && <span className="muted small"> ({u.costSource})</span>}
         {u.costUsd === null && (u.inputTokens !== null || u.outputTokens !== null) && (
           <span className="muted small"> — no price known for this model, so not counted as free</span>
@@ -207,7 +207,7 @@ function UsageFacts({ job, u }: { job: Job; u: Job["usage"] }) {
           <dt>Limits</dt>
           <dd>
             {[
-              job.limits.maxCostUsd !== null ? `${formatCost(job.limits.maxCostUsd)} cost` : null,
+              job.limits.maxCostUsd !== null ? `${formatUsd(job.limits.maxCostUsd)} cost` : null,
               job.limits.maxTokens !== null ? `${formatTokens(job.limits.maxTokens)} tokens` : null,
             ]
               .filter(Boolean)

@@ -10,7 +10,7 @@ import { useNow } from "../hooks/use-now.js";
 import { useRunnerName } from "../hooks/use-runners.js";
 import { useWaitingReason } from "../hooks/use-waiting.js";
 import { failureLine } from "../lib/domain/job-failure.js";
-import { formatAgo, formatCost, formatDuration, statusLabels } from "../lib/format/format.js";
+import { formatAgo, formatDuration, statusLabels, usageCost } from "../lib/format/format.js";
 import { Link, useSearchParams } from "../router.js";
 
 const PAGE_SIZE = 50;
@@ -220,7 +220,7 @@ function HistoryRow({ job, now }: { job: Job; now: number }) {
         {duration(job, now)}
       </td>
       <td data-label="Cost" className="num small">
-        {job.usage.costUsd === null && !job.usage.inputTokens ? "—" : formatCost(job.usage.costUsd)}
+        {usageCost(job.usage)}
       </td>
       <td className="card-end">
         <div className="row" style={{ flexWrap: "nowrap" }}>

@@ -90,6 +90,13 @@ describe("readable events from the captured samples", () => {
     expect(shown("opencode", sample("opencode-1.18.33-format-json-error400.ndjson"))).toEqual(["✗ fake: scripted failure 400"]);
   });
 
+  test("opencode's $0 for a model it has no price for reads as unpriced, as the Usage card and Cost column say", () => {
+    const step = (cost: number, input: number) =>
+      line("opencode", { type: "step_finish", part: { type: "step-finish", cost, tokens: { input, output: 4 } } });
+    expect(step(0, 1200)).toEqual(["· step done · 1,200 in / 4 out · unpriced"]);
+    expect(step(0.0134, 1200)).toEqual(["· step done · 1,200 in / 4 out · $0.013"]);
+  });
+
   test("codex exec --json: file change started and done, the answer, turn usage; API errors unwrapped", () => {
     const file = `${work("codex-0.171.0-exec-json")}/hello.txt`;
     expect(shown("codex", sample("codex-0.171.0-exec-json.ndjson"))).toEqual([

@@ -76,12 +76,12 @@ export function costRoutes(services: Services) {
       "/api/costs/budgets",
       {
         schema: {
-          summary: "Every budget, with what its provider used in the current period",
+          summary: "Every budget, with what its provider used in the current period, and the providers a budget may name",
           tags,
           response: { 200: BudgetListSchema, ...errors() },
         },
       },
-      async () => ({ budgets: await costs.budgets() }),
+      async () => ({ budgets: await costs.budgets(), providers: await costs.providers() }),
     );
 
     app.post(

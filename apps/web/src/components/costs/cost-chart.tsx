@@ -3,7 +3,7 @@ import type { CostRange } from "../../api/costs.js";
 import { useCostReport } from "../../hooks/use-costs.js";
 import { costChart } from "../../lib/domain/cost-chart.js";
 import { providerColour } from "../../lib/domain/provider-colours.js";
-import { formatCost } from "../../lib/format/format.js";
+import { formatUsd } from "../../lib/format/format.js";
 import { StackedBarChart } from "../stacked-bar-chart.js";
 import { EmptyState, Loading } from "../states.js";
 
@@ -21,7 +21,7 @@ export function CostChart({ range, jobs }: { range: CostRange; jobs: number }) {
     if (chart.providers.length === 0)
       return <EmptyState title="No priced cost in this period">The jobs here are unpriced or reported no usage; see the tables below.</EmptyState>;
     const description = `Bar chart of cost per provider per day, ${range.from} to ${range.to}: ${chart.providers
-      .map((p) => `${p.provider} ${formatCost(p.total)}`)
+      .map((p) => `${p.provider} ${formatUsd(p.total)}`)
       .join(", ")}.`;
     return (
       <div className="card">
@@ -29,13 +29,13 @@ export function CostChart({ range, jobs }: { range: CostRange; jobs: number }) {
           bars={chart.days.map((d) => ({ key: d.day, label: d.day.slice(5), title: d.day, values: d.costs }))}
           series={series}
           description={description}
-          formatValue={formatCost}
+          formatValue={formatUsd}
         />
         <ul className="chart-legend" aria-label="Providers">
           {chart.providers.map((p) => (
             <li key={p.provider}>
               <span className="swatch" style={{ background: providerColour(p.provider) }} aria-hidden="true" />
-              <span className="mono">{p.provider}</span> <span className="muted">{formatCost(p.total)}</span>
+              <span className="mono">{p.provider}</span> <span className="muted">{formatUsd(p.total)}</span>
             </li>
           ))}
         </ul>
@@ -60,7 +60,7 @@ export function CostChart({ range, jobs }: { range: CostRange; jobs: number }) {
                     <td>{d.day}</td>
                     {chart.providers.map((p) => (
                       <td key={p.provider} className="num">
-                        {formatCost(d.costs[p.provider] ?? 0)}
+                        {formatUsd(d.costs[p.provider] ?? 0)}
                       </td>
                     ))}
                   </tr>

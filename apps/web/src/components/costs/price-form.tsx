@@ -10,11 +10,12 @@ export interface PriceTarget {
   model: string | null;
 }
 
-const FIELDS: { field: PriceField; id: string; label: string; key: keyof PriceDraft; decimal?: boolean }[] = [
+const FIELDS: { field: PriceField; id: string; label: string; key: keyof PriceDraft; decimal?: boolean; optional?: boolean }[] = [
   { field: "provider", id: "price-provider", label: "Provider", key: "provider" },
   { field: "model", id: "price-model", label: "Model", key: "model" },
   { field: "inputPerM", id: "price-input", label: "USD / M input", key: "input", decimal: true },
   { field: "outputPerM", id: "price-output", label: "USD / M output", key: "output", decimal: true },
+  { field: "cachedInputPerM", id: "price-cached", label: "USD / M cached input", key: "cached", decimal: true, optional: true },
 ];
 
 /**
@@ -22,7 +23,7 @@ const FIELDS: { field: PriceField; id: string; label: string; key: keyof PriceDr
  * told in words, so the server's schema messages never reach the user.
  */
 export function PriceForm({ target, onClose }: { target: PriceTarget; onClose: () => void }) {
-  const [draft, setDraft] = useState<PriceDraft>({ provider: target.provider, model: target.model ?? "", input: "", output: "" });
+  const [draft, setDraft] = useState<PriceDraft>({ provider: target.provider, model: target.model ?? "", input: "", output: "", cached: "" });
   const [errors, setErrors] = useState<Partial<Record<PriceField, string>>>({});
   const save = useSetPrice();
   const serverError = save.error instanceof ApiRequestError ? save.error : null;
@@ -72,14 +73,14 @@ export function PriceForm({ target, onClose }: { target: PriceTarget; onClose: (
       )}
       <div className="form-grid">
         {FIELDS.map((f) => (
-          <Field key={f.id} id={f.id} label={f.label} error={errorFor(f.field)}>
+          <Field key={f.id} id={f.id} label={f.label} error={errorFor(f.field)} hint={f.optional ? "empty: the input price" : undefined}>
             <input
               id={f.id}
               value={draft[f.key]}
-              placeholder={f.decimal ? "0.00" : f.field === "model" ? "model name, as billed" : "openai"}
+              placeholder={f.optional ? "" : f.decimal ? "0.00" : f.field === "model" ? "model name, as billed" : "openai"}
               {...(f.decimal ? { inputMode: "decimal" as const } : {})}
               onChange={(e) => change(f.key, f.field, e.target.value)}
-              {...describedBy(f.id, errorFor(f.field), false)}
+              {...describedBy(f.id, errorFor(f.field), Boolean(f.optional))}
             />
           </Field>
         ))}

@@ -1,13 +1,14 @@
 import type { CostTotals } from "@corral/shared";
-import { formatCost, formatTokens } from "../../lib/format/format.js";
+import { formatTokens, totalCostText } from "../../lib/format/format.js";
 
 /** The period's headline figures. */
 export function TotalsCard({ t }: { t: CostTotals }) {
   return (
     <div className="card row" style={{ gap: "2rem" }} role="group" aria-label="Totals">
       <div className="stat">
+        {/* The unpriced jobs have their own figure beside it, so the headline is the priced sum alone. */}
         <span className="value" data-testid="total-cost">
-          {formatCost(t.costUsd)}
+          {totalCostText(t, true)}
         </span>
         <span className="label">cost of priced jobs</span>
       </div>

@@ -1,4 +1,5 @@
 import type { ApiErrorCode, ApiErrorDetails, FieldIssue } from "@corral/shared";
+import { formatUsd, formatWhen, plural } from "../format/format.js";
 
 /** What the panel can offer next to an error, so the fix is one click away. */
 export type ErrorAction =
@@ -27,17 +28,38 @@ export interface RefusedCall {
 export const budgetHref = (id: number) => `/costs#budget-${id}`;
 
 /**
+ * "google's daily budget of $1.00 is used up ($1.02 used today)": which provider, what it allows,
+ * what its period has used, and when that period ends, as the API's own error says.
+ */
+function budgetRefusal(b: NonNullable<ApiErrorDetails["budget"]>, agent: string | undefined, now: number): string {
+  const whose = `${b.provider}'s ${b.period === "day" ? "daily" : "monthly"} budget`;
+  const period = b.period === "day" ? "today" : "this month";
+  const resets = `it starts again ${formatWhen(b.periodEnd, now)}`;
+  const by = agent ? ` (${agent} bills to ${b.provider})` : "";
+  if (b.maxCostUsd !== null && b.usedCostUsd >= b.maxCostUsd) {
+    return `${whose} of ${formatUsd(b.maxCostUsd)} is used up: ${formatUsd(b.usedCostUsd)} used ${period}${by}. Raise the budget, or wait: ${resets}.`;
+  }
+  if (b.maxTokens !== null && b.usedTokens >= b.maxTokens) {
+    return `${whose} of ${plural(b.maxTokens, "token")} is used up: ${plural(b.usedTokens, "token")} used ${period}${by}. Raise the budget, or wait: ${resets}.`;
+  }
+  const left = b.maxCostUsd === null ? 0 : b.maxCostUsd - b.usedCostUsd;
+  return `This job's cost limit is more than the ${formatUsd(left)} left ${period} in ${whose} of ${formatUsd(b.maxCostUsd ?? 0)}${by}. Lower the cost limit, raise the budget, or wait: ${resets}.`;
+}
+
+/**
  * The panel's words for a refusal, worded from its code: the server's text is written for REST
  * and MCP readers (it names endpoints and tool arguments), which a person in the panel cannot use.
  * A code the panel has no words for shows the server's text, which names the field.
  */
-export function panelErrors(err: RefusedCall): PanelError[] {
+export function panelErrors(err: RefusedCall, now = Date.now()): PanelError[] {
   const { code, details } = err;
   if (code === "budget_exceeded" && details.budgetId !== undefined) {
     return [
       {
         field: null,
-        text: `The budget of ${details.agent ?? "this agent"}'s provider is used up: no job starts until it is raised or its period ends.`,
+        text: details.budget
+          ? budgetRefusal(details.budget, details.agent, now)
+          : `The budget of ${details.agent ?? "this agent"}'s provider is used up: no job starts until it is raised or its period ends.`,
         action: { kind: "open-budget", href: budgetHref(details.budgetId) },
       },
     ];

@@ -34,20 +34,30 @@ describe("chart scale", () => {
 
 describe("price form", () => {
   it("says in words what is missing or wrong, field by field", () => {
-    const errors = priceDraftErrors({ provider: "", model: " ", input: "", output: "abc" });
+    const errors = priceDraftErrors({ provider: "", model: " ", input: "", output: "abc", cached: "" });
     expect(Object.keys(errors).sort()).toEqual(["inputPerM", "model", "outputPerM", "provider"]);
     expect(Object.values(errors).join(" ")).not.toMatch(/expected|too small|invalid_type|>=/i);
-    expect(priceDraftErrors({ provider: "OpenAI", model: "m", input: "-1", output: "20000" })).toEqual({
+    expect(priceDraftErrors({ provider: "OpenAI", model: "m", input: "-1", output: "20000", cached: "-0.1" })).toEqual({
       provider: expect.stringContaining("lowercase"),
       inputPerM: "A price cannot be negative.",
       outputPerM: expect.stringContaining("decimal point"),
+      cachedInputPerM: "A price cannot be negative.",
     });
   });
 
   it("a good draft has no errors and becomes the request body", () => {
-    const draft = { provider: "openai ", model: " gpt-5.5", input: "1.25", output: "10" };
+    const draft = { provider: "openai ", model: " gpt-5.5", input: "1.25", output: "10", cached: "" };
     expect(priceDraftErrors(draft)).toEqual({});
     expect(priceBody(draft)).toEqual({ provider: "openai", model: "gpt-5.5", inputPerM: 1.25, outputPerM: 10 });
+    // A cached-input price, when given, goes with it; empty leaves cached tokens at the input price.
+    expect(priceBody({ ...draft, cached: " 0.125 " })).toEqual({
+      provider: "openai",
+      model: "gpt-5.5",
+      inputPerM: 1.25,
+      outputPerM: 10,
+      cachedInputPerM: 0.125,
+    });
+    expect(priceDraftErrors({ ...draft, cached: "abc" }).cachedInputPerM).toMatch(/number of dollars/);
   });
 });
 

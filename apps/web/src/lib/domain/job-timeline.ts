@@ -1,5 +1,5 @@
 import { isFinalStatus, LOCAL_RUNNER, type CancelSource, type Job, type JobAttempt } from "@corral/shared";
-import { formatCost, formatDuration, formatTokens, statusLabels } from "../format/format.js";
+import { formatDuration, formatTokens, statusLabels, usageCost } from "../format/format.js";
 import { failureLine } from "./job-failure.js";
 
 export interface TimelineStep {
@@ -40,7 +40,7 @@ function exitNote(job: Job, exitCode: number | null): string | undefined {
 function attemptUsage(a: JobAttempt): string | undefined {
   const u = a.usage;
   if (u.inputTokens === null && u.outputTokens === null && u.costUsd === null) return undefined;
-  return `${formatTokens(u.inputTokens)} in / ${formatTokens(u.outputTokens)} out · ${formatCost(u.costUsd)}`;
+  return `${formatTokens(u.inputTokens)} in / ${formatTokens(u.outputTokens)} out · ${usageCost(u)}`;
 }
 
 /**

@@ -167,6 +167,30 @@ describe("server refusals in the panel's words", () => {
     ]);
   });
 
+  it("a used-up budget is named with its provider, what it used and when it starts again", () => {
+    const now = new Date(2026, 11, 7, 15, 0).getTime();
+    const budget = {
+      provider: "anthropic",
+      period: "day" as const,
+      maxCostUsd: 1,
+      maxTokens: null,
+      usedCostUsd: 1.2,
+      usedTokens: 900,
+      periodEnd: new Date(2026, 11, 8).getTime(),
+    };
+    const [cost] = panelErrors(refused("budget_exceeded", { budgetId: 3, budget, agent: "claude" }, "budget exceeded: …"), now);
+    expect(cost?.text).toMatch(
+      /^anthropic's daily budget of \$1\.00 is used up: \$1\.20 used today \(claude bills to anthropic\)\. Raise the budget, or wait: it starts again \D*8\b/,
+    );
+    const tokens = { ...budget, period: "month" as const, maxCostUsd: null, maxTokens: 1000, usedTokens: 1500 };
+    const [tok] = panelErrors(refused("budget_exceeded", { budgetId: 3, budget: tokens }, "budget exceeded: …"), now);
+    expect(tok?.text).toMatch(/^anthropic's monthly budget of 1,000 tokens is used up: 1,500 tokens used this month\. /);
+    const [cap] = panelErrors(refused("budget_exceeded", { budgetId: 3, budget: { ...budget, usedCostUsd: 0.6 } }, "budget exceeded: …"), now);
+    expect(cap?.text).toMatch(
+      /^This job's cost limit is more than the \$0\.40 left today in anthropic's daily budget of \$1\.00\. Lower the cost limit/,
+    );
+  });
+
   it("puts each schema issue under its field", () => {
     const err = new ApiRequestError("invalid input", 400, "prompt", [
       { field: "prompt", message: "the prompt is empty" },

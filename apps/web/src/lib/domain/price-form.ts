@@ -6,9 +6,11 @@ export interface PriceDraft {
   model: string;
   input: string;
   output: string;
+  /** Empty: cached input tokens cost the input price. */
+  cached: string;
 }
 
-export type PriceField = "provider" | "model" | "inputPerM" | "outputPerM";
+export type PriceField = "provider" | "model" | "inputPerM" | "outputPerM" | "cachedInputPerM";
 
 const MAX_PER_M = 10_000;
 
@@ -36,9 +38,18 @@ export function priceDraftErrors(d: PriceDraft): Partial<Record<PriceField, stri
   if (input) errors.inputPerM = input;
   const output = priceError(d.output, "output");
   if (output) errors.outputPerM = output;
+  const cached = d.cached.trim() ? priceError(d.cached, "cached input") : undefined;
+  if (cached) errors.cachedInputPerM = cached;
   return errors;
 }
 
 export function priceBody(d: PriceDraft): SetPriceBody {
-  return { provider: d.provider.trim(), model: d.model.trim(), inputPerM: Number(d.input), outputPerM: Number(d.output) };
+  const cached = d.cached.trim();
+  return {
+    provider: d.provider.trim(),
+    model: d.model.trim(),
+    inputPerM: Number(d.input),
+    outputPerM: Number(d.output),
+    ...(cached ? { cachedInputPerM: Number(cached) } : {}),
+  };
 }

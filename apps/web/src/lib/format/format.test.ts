@@ -1,16 +1,25 @@
 import { describe, expect, it } from "vitest";
-import { formatCost, formatDuration, shellQuote } from "./format.js";
+import { formatDuration, shellQuote, usageCost } from "./format.js";
 import { permissionsSnippet, mcpAddCommand, mcpUrlWith } from "../domain/connect-snippets.js";
 import { mergeJobFiles } from "../domain/job-files.js";
 
 describe("format", () => {
   it("never shows an unknown cost as free", () => {
-    expect(formatCost(null)).toBe("unpriced");
-    expect(formatCost(0)).toBe("$0");
-    expect(formatCost(0.0042)).toBe("$0.0042");
-    expect(formatCost(0.0134)).toBe("$0.013");
-    expect(formatCost(0.02)).toBe("$0.020");
-    expect(formatCost(1.5)).toBe("$1.50");
+    const u = (costUsd: number | null, costSource: "reported" | "estimated" | null, inputTokens: number | null = 100) => ({
+      costUsd,
+      costSource,
+      inputTokens,
+      outputTokens: inputTokens === null ? null : 5,
+    });
+    expect(usageCost(u(null, null))).toBe("unpriced");
+    expect(usageCost(u(null, null, null))).toBe("—");
+    expect(usageCost(u(null, null, null), "not reported by this worker")).toBe("not reported by this worker");
+    // What a running OpenCode job streams for a model it has no price for.
+    expect(usageCost(u(0, "reported"))).toBe("unpriced");
+    expect(usageCost(u(0, "estimated"))).toBe("$0");
+    expect(usageCost(u(0.0042, "reported"))).toBe("$0.0042");
+    expect(usageCost(u(0.0134, "estimated"))).toBe("$0.013");
+    expect(usageCost(u(1.5, "reported"))).toBe("$1.50");
   });
 
   it("formats durations", () => {

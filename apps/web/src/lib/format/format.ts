@@ -1,4 +1,4 @@
-import { formatUsd, type JobStatus } from "@corral/shared";
+import { costText, type JobStatus, type Usage } from "@corral/shared";
 
 export function formatDuration(ms: number): string {
   if (ms < 0) ms = 0;
@@ -44,9 +44,9 @@ export function formatTime(at: number): string {
   return new Date(at).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "medium" });
 }
 
-/** Null is "unpriced", never $0: a missing price must not pass for free. */
-export function formatCost(usd: number | null | undefined): string {
-  return usd === null || usd === undefined ? "unpriced" : formatUsd(usd);
+/** A job's or an attempt's cost, in the words every view uses (costText): `none` when it reported nothing. */
+export function usageCost(u: Pick<Usage, "costUsd" | "costSource" | "inputTokens" | "outputTokens">, none = "—"): string {
+  return costText(u.costUsd, { tokens: (u.inputTokens ?? 0) + (u.outputTokens ?? 0), source: u.costSource }, none);
 }
 
 export function formatTokens(n: number | null | undefined): string {
@@ -56,7 +56,7 @@ export function formatTokens(n: number | null | undefined): string {
   return `${(n / 1_000_000).toFixed(1)}M`;
 }
 
-export { formatBytes, plural } from "@corral/shared";
+export { costText, formatBytes, formatUsd, plural, totalCostText } from "@corral/shared";
 
 export const statusLabels: Record<JobStatus, string> = {
   queued: "queued",
