@@ -130,6 +130,51 @@ export function runClient(
   });
 }
 
+/** A client started and left running: its process (leader of its own group) and its run once it ends. */
+export interface RunningClient {
+  pid: number;
+  /** Resolves when it has exited, with what it printed. */
+  ended: Promise<ClientRun>;
+  /** Whether it has exited yet. */
+  exited(): boolean;
+}
+
+/** Starts a client as `runClient` does, without waiting for it; the test ends it (it is killed after `timeoutMs` anyway). */
+export function startClient(
+  command: string,
+  args: string[],
+  options: { cwd: string; env: Record<string, string>; timeoutMs?: number },
+): RunningClient {
+  const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  if (!child.pid) throw new Error(`${command} did not start`);
+  const pid = child.pid;
+  let stdout = "";
+  let stderr = "";
+  let done = false;
+  child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+  child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+  const timer = setTimeout(() => {
+    try {
+      process.kill(-pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }, options.timeoutMs ?? 90_000);
+  const ended = new Promise<ClientRun>((resolve, reject) => {
+    child.once("error", (err) => {
+      clearTimeout(timer);
+      done = true;
+      reject(err);
+    });
+    child.once("close", (code, signal) => {
+      clearTimeout(timer);
+      done = true;
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+  return { pid, ended, exited: () => done };
+}
+
 /** A failed expectation about a client run shows what the client printed. */
 export function describeRun(run: ClientRun): string {
   return `exit ${run.code ?? run.signal}\n--- stdout ---\n${run.stdout.slice(-4000)}\n--- stderr ---\n${run.stderr.slice(-4000)}`;

@@ -11,6 +11,9 @@ export interface Exchange {
   mcpMethod?: string;
   protocolVersion?: string;
   status: number;
+  /** When the request came in and when its answer ended or its connection closed (ms since the epoch): a GET event stream's lifetime. */
+  startedAt: number;
+  endedAt?: number;
 }
 
 export interface HeaderProxy {
@@ -28,14 +31,22 @@ export function startHeaderProxy(target: string, header?: { name: string; value:
   const exchanges: Exchange[] = [];
   const server = createServer((req, res) => {
     seen.push(`${req.method} ${req.url}`);
+    const startedAt = Date.now();
     const headers = { ...req.headers, host: upstream.host, ...(header ? { [header.name.toLowerCase()]: header.value } : {}) };
     const forward = httpRequest({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers }, (answer) => {
       const one = (name: string) => (typeof req.headers[name] === "string" ? (req.headers[name] as string) : undefined);
-      exchanges.push({
+      const exchange: Exchange = {
         request: `${req.method} ${req.url}`,
         mcpMethod: one("mcp-method"),
         protocolVersion: one("mcp-protocol-version"),
         status: answer.statusCode ?? 0,
+        startedAt,
+      };
+      exchanges.push(exchange);
+      res.once("close", () => {
+        exchange.endedAt = Date.now();
+        // The client went away mid-answer (a GET stream it dropped): drop the upstream one too, so the server sees it go.
+        if (!answer.complete) answer.destroy();
       });
       res.writeHead(answer.statusCode ?? 502, answer.headers);
       answer.pipe(res);
