@@ -17,9 +17,3 @@ export function replyBlocked(last: Job, agent: AgentWithAvailability | undefined
   }
   return null;
 }
-
-/** A prompt's first line, for a turn in the thread. */
-export function turnSummary(prompt: string, max = 160): string {
-  const line = prompt.trim().split("\n")[0] ?? "";
-  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
-}
