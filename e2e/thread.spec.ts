@@ -93,7 +93,7 @@ test("an agent whose kind cannot resume says so instead of offering a Reply", as
   await page.goto(`/jobs/${job.id}`);
   const conversation = page.getByRole("region", { name: "Follow-ups" });
   await expect(conversation).toContainText(
-    "kiro cannot continue a conversation: Corral has no way to resume its worker's session. Launch a new job instead.",
+    "kiro cannot take follow-ups: Corral has no way to resume its worker's session. Launch a new job instead.",
   );
   await expect(conversation.getByRole("button", { name: "Send reply" })).toHaveCount(0);
   await snapshot(page, testInfo, "thread-cannot-resume");

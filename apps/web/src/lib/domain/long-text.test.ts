@@ -24,5 +24,7 @@ describe("excerpt", () => {
     const end = excerpt(`😀${"y".repeat(20)}`, "end", 24, 21);
     expect(end.text).toBe("y".repeat(20));
     expect(excerpt("z".repeat(10_000)).text.length).toBe(3000);
+    // Cut inside a colour code: none of it is left to show as text.
+    expect(excerpt(`${"a".repeat(8)}\u001b[31mred`, "start", 24, 11).text).toBe("a".repeat(8));
   });
 });

@@ -15,7 +15,8 @@ export interface Excerpt {
 /**
  * The part of a long text shown collapsed: its first (`keep` "start", an answer) or last (`keep`
  * "end", output still arriving) SHOWN_LINES lines, and at most SHOWN_CHARS characters of them, so
- * an answer without newlines collapses too. A cut never splits a character outside the BMP.
+ * an answer without newlines collapses too. A cut never splits a character outside the BMP, nor
+ * leaves half a colour code at the end.
  */
 export function excerpt(text: string, keep: "start" | "end" = "start", maxLines = SHOWN_LINES, maxChars = SHOWN_CHARS): Excerpt {
   const all = text.split("\n");
@@ -25,7 +26,8 @@ export function excerpt(text: string, keep: "start" | "end" = "start", maxLines 
     let at = keep === "start" ? maxChars : part.length - maxChars;
     const code = part.charCodeAt(at);
     if (code >= 0xdc00 && code <= 0xdfff) at += keep === "start" ? -1 : 1;
-    part = keep === "start" ? part.slice(0, at) : part.slice(at);
+    // A cut inside a colour code would show its first half as text.
+    part = keep === "start" ? part.slice(0, at).replace(/\u001b(\[[0-?]*[ -/]*)?$/, "") : part.slice(at);
   }
   return { text: part, lines, cut: part.length < text.length };
 }

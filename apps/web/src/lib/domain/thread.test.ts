@@ -51,7 +51,7 @@ describe("a thread's Reply", () => {
     expect(replyBlocked(job(), agent(true))).toBeNull();
     // An in-process worker (no command line) keeps its messages instead of a session id.
     expect(replyBlocked(job({ invocation: null, workerSession: null }), agent(true))).toBeNull();
-    expect(replyBlocked(job(), agent(false))).toMatch(/^gemini cannot continue a conversation/);
+    expect(replyBlocked(job(), agent(false))).toMatch(/^gemini cannot take follow-ups/);
     expect(replyBlocked(job({ status: "running", endedAt: null }), agent(true))).toMatch(/^Reply once job abc123def456 has ended/);
     expect(replyBlocked(job({ status: "cancelled", startedAt: null, invocation: null }), agent(true))).toMatch(/never started/);
     expect(replyBlocked(job({ workerSession: null }), agent(true))).toMatch(/reported no session/);
