@@ -88,12 +88,13 @@ function CompareColumn({ id }: { id: string }) {
  * A job's output as its own page shows it: the Readable view's lines when its agent's kind reads
  * its events (never a CLI's JSON), else the output as printed; streamed while the job runs.
  */
-function useShownOutput(job: Job): string {
+function useShownOutput(job: Job, wanted: boolean): string {
   const running = !isFinalStatus(job.status);
   const output = useJobOutput(job.id, running);
   const agents = useAgents();
   const readableKind = agents.data?.find((a) => a.name === job.agent)?.readable === true;
-  const readable = useJobReadable(job.id, readableKind, output.data);
+  // A column that shows the answer reads no Readable view.
+  const readable = useJobReadable(job.id, readableKind && wanted, output.data);
   // Until the agents say whether this one reads as events, its raw JSON is not shown for a moment.
   if (!agents.data) return "";
   return shownText(readableKind ? readable.data : (output.data ?? emptyOutput()));
@@ -101,10 +102,10 @@ function useShownOutput(job: Job): string {
 
 function CompareCard({ job }: { job: Job }) {
   const now = useNow();
-  const output = useShownOutput(job);
+  const answered = job.status === "succeeded" && Boolean(job.finalText);
+  const output = useShownOutput(job, !answered);
   const files = useJobFiles(job);
   const ended = isFinalStatus(job.status);
-  const answered = job.status === "succeeded" && Boolean(job.finalText);
   const took = job.startedAt ? formatDuration((job.endedAt ?? now) - job.startedAt) : "not started";
   const tokens = (job.usage.inputTokens ?? 0) + (job.usage.outputTokens ?? 0);
   const cost = job.usage.costUsd === null && !tokens ? "—" : formatCost(job.usage.costUsd);
