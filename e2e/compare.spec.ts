@@ -56,15 +56,19 @@ test("ticking three agents launches one job each and opens them side by side, li
   page,
 }, testInfo) => {
   await openLaunchForMany(page, THREE);
-  await page.getByRole("textbox", { name: "Prompt" }).fill("sleep 1.5\nwrite answer.txt hi\nhello");
+  await page.getByRole("textbox", { name: "Prompt" }).fill("sleep 2.5\nwrite answer.txt hi\nhello");
   await page.locator("#launch-workdir").fill(workdir("compare-three"));
   await page.getByRole("button", { name: "Launch on 3 agents" }).click();
   await page.waitForURL(/\/compare\?jobs=[a-z0-9]+,[a-z0-9]+,[a-z0-9]+$/);
   await expect(page.getByRole("heading", { name: "Compare 3 jobs" })).toBeVisible();
 
   const columns = THREE.map((agent) => page.getByRole("region", { name: new RegExp(`^${agent}, job [a-z0-9]+$`) }));
-  // Live: a column shows its job before it has ended.
+  // Live: a column shows its job before it has ended, its output read as the job page's Readable view, never the CLI's JSON.
   await expect(columns[0]?.locator('[data-status="running"], [data-status="queued"]') ?? page).toBeVisible();
+  const gemini = columns[2] ?? page.locator("none");
+  await expect(gemini.getByText("Output so far")).toBeVisible();
+  await expect(gemini.locator("pre")).toContainText("· session started · gemini-2.5-flash");
+  await expect(gemini.locator("pre")).not.toContainText('"type"');
   await snapshot(page, testInfo, "compare-running");
 
   for (const [i, column] of columns.entries()) {

@@ -45,7 +45,10 @@ test("the timeline has dates, the tab shows the status, and a cancel from the pa
 }, testInfo) => {
   const id = await launchFromForm(page, "kiro", "print 1\nhang", workdir("timeline"));
   const timeline = page.getByRole("list", { name: "Status timeline" });
-  await expect(page.getByRole("log", { name: "Job output" })).toContainText("line 1");
+  const output = page.getByRole("log", { name: "Job output" });
+  await expect(output).toContainText("line 1");
+  // On a phone the output box is a screen's worth of the page, even with one line in it.
+  if (isPhone(testInfo)) expect((await output.boundingBox())?.height ?? 0).toBeGreaterThan((page.viewportSize()?.height ?? 0) * 0.5);
   // The tab says how the job is doing, and follows it live.
   await expect(page).toHaveTitle(`▶ running · ${id} · Corral`);
 

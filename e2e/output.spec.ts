@@ -54,7 +54,15 @@ test("a long streamed answer reads as lines that grow live, wrapped and searchab
   const overflow = await output.evaluate((el) => el.scrollWidth - el.clientWidth);
   expect(overflow).toBeLessThanOrEqual(1);
   await expect(output).not.toContainText('"type"');
+  // The answer, as long as the output, shows its start until *Show all*.
+  const answer = page.getByRole("region", { name: "Answer" });
+  await expect(answer).toContainText("long-line long-line");
+  await expect(answer).not.toContainText("tick 150 ");
   await snapshot(page, testInfo, "long-answer");
+  await answer.getByRole("button", { name: /^Show all \(\d+ lines\)$/ }).click();
+  await expect(answer).toContainText("tick 150 ");
+  await answer.getByRole("button", { name: "Show less" }).click();
+  await expect(answer).not.toContainText("tick 150 ");
 });
 
 test("line numbers of a log past a million lines stay clear of the text", async ({ page }, testInfo) => {
@@ -64,6 +72,9 @@ test("line numbers of a log past a million lines stay clear of the text", async 
   await expect(statusOf(page)).toHaveAttribute("data-status", "succeeded", { timeout: 45_000 });
   const output = log(page);
   await expect(output.locator(".ln", { hasText: /^1000002$/ })).toBeVisible({ timeout: 30_000 });
+  // The count says what is shown of the whole (the x lines and the worker's closing line); kiro's answer is its output, shown once.
+  await expect(page.locator(".output-toolbar")).toContainText("the last 100,000 of 1,000,003 lines");
+  await expect(page.getByRole("heading", { name: "Answer" })).toHaveCount(0);
   const rows = await output.locator(".output-line").evaluateAll((els) =>
     els
       .map((row) => {
@@ -86,7 +97,7 @@ test("line numbers of a log past a million lines stay clear of the text", async 
     expect(row.right, `line ${row.n}`).toBeLessThan(row.text);
     expect(row.left, `line ${row.n}`).toBeGreaterThanOrEqual(0);
   }
-  // The log alone: the whole page, with this job's answer below, is too tall for one screenshot.
+  // The log alone: the page holds much else.
   await output.screenshot({ path: testInfo.outputPath("gutter.png") });
 });
 

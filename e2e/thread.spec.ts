@@ -3,7 +3,7 @@ import type { Job } from "@corral/shared";
 import { expectAccessible, signIn, snapshot, token, workdir } from "./helpers.js";
 
 /**
- * A job's conversation on its page (issue 15, follow-ups): the thread of turns, each linking to
+ * A job's follow-ups on its page (issue 15, follow-ups): the thread of turns, each linking to
  * its job with the one shown marked, and a Reply box that launches a follow-up and opens it. The
  * qwen agent (the fake Ollama) continues conversations; kiro's CLI cannot.
  */
@@ -35,12 +35,15 @@ test("Reply launches a follow-up of the thread's last job and opens it; the thre
   page,
 }, testInfo) => {
   const first = await api<Job>(page, "POST", "/api/jobs", { agent: "qwen", prompt: "write notes about the parser", workdir: workdir("thread") });
-  expect((await ended(page, first.id)).status).toBe("succeeded");
+  const firstDone = await ended(page, first.id);
+  expect(firstDone.status).toBe("succeeded");
+  const firstAnswer = (firstDone.finalText ?? "").split("\n")[0] ?? "";
+  expect(firstAnswer).not.toBe("");
   await page.goto(`/jobs/${first.id}`);
 
-  const conversation = page.getByRole("region", { name: "Conversation" });
+  const conversation = page.getByRole("region", { name: "Follow-ups" });
   // A first turn alone is no list yet, only the box to continue it.
-  await expect(conversation.getByRole("list", { name: "Turns of this conversation" })).toHaveCount(0);
+  await expect(conversation.getByRole("list", { name: "Turns, first to last" })).toHaveCount(0);
   await expect(conversation.getByText(`Continues job ${first.id} with qwen, in its workdir.`)).toBeVisible();
   const send = conversation.getByRole("button", { name: "Send reply" });
   await expect(send).toBeDisabled();
@@ -52,26 +55,29 @@ test("Reply launches a follow-up of the thread's last job and opens it; the thre
   const second = await ended(page, secondId);
   expect(second).toMatchObject({ status: "succeeded", followUpOf: first.id, conversationId: first.id, workdir: first.workdir });
 
-  const turns = page.getByRole("region", { name: "Conversation" }).getByRole("list", { name: "Turns of this conversation" }).getByRole("listitem");
+  const turns = page.getByRole("region", { name: "Follow-ups" }).getByRole("list", { name: "Turns, first to last" }).getByRole("listitem");
   await expect(turns).toHaveCount(2);
   await expect(turns.nth(0)).toContainText("Turn 1");
-  await expect(turns.nth(0)).toContainText("write notes about the parser");
+  await expect(turns.nth(0).getByRole("group", { name: "Prompt" })).toContainText("write notes about the parser");
+  // Each earlier turn shows its answer (this job's is the page's own Answer).
+  await expect(turns.nth(0).getByRole("group", { name: "Answer" })).toContainText(firstAnswer);
+  await expect(turns.nth(1).getByRole("group", { name: "Answer" })).toHaveCount(0);
   await expect(turns.nth(1)).toHaveAttribute("aria-current", "page");
   await expect(turns.nth(1)).toContainText("this job");
   await expect(turns.nth(1)).toContainText("now list the open questions");
   await expect(turns.nth(1).getByText("Succeeded")).toBeVisible();
-  await expect(page.getByRole("region", { name: "Conversation" }).getByText(`Continues job ${secondId} with qwen`)).toBeVisible();
+  await expect(page.getByRole("region", { name: "Follow-ups" }).getByText(`Continues job ${secondId} with qwen`)).toBeVisible();
   await snapshot(page, testInfo, "thread-second-turn");
   await expectAccessible(page, "a job page with its thread");
 
   // Each turn links to its job; there, that turn is the marked one and the reply still goes to the last.
   await turns.nth(0).getByRole("link", { name: first.id }).click();
   await page.waitForURL(new RegExp(`/jobs/${first.id}$`));
-  const again = page.getByRole("region", { name: "Conversation" }).getByRole("listitem");
+  const again = page.getByRole("region", { name: "Follow-ups" }).getByRole("listitem");
   await expect(again).toHaveCount(2);
   await expect(again.nth(0)).toHaveAttribute("aria-current", "page");
   await expect(again.nth(1).getByRole("link", { name: secondId })).toBeVisible();
-  await expect(page.getByRole("region", { name: "Conversation" }).getByText(`Continues job ${secondId} with qwen`)).toBeVisible();
+  await expect(page.getByRole("region", { name: "Follow-ups" }).getByText(`Continues job ${secondId} with qwen`)).toBeVisible();
   await snapshot(page, testInfo, "thread-first-turn");
 
   // Edit and relaunch of a follow-up continues the same turn again unless told otherwise.
@@ -85,9 +91,9 @@ test("an agent whose kind cannot resume says so instead of offering a Reply", as
   const job = await api<Job>(page, "POST", "/api/jobs", { agent: "kiro", prompt: "print 1", workdir: workdir("no-resume"), sharedWorkdir: true });
   await ended(page, job.id);
   await page.goto(`/jobs/${job.id}`);
-  const conversation = page.getByRole("region", { name: "Conversation" });
+  const conversation = page.getByRole("region", { name: "Follow-ups" });
   await expect(conversation).toContainText(
-    "kiro cannot continue a conversation: Corral has no way to resume its worker's session. Launch a new job instead.",
+    "kiro cannot take follow-ups: Corral has no way to resume its worker's session. Launch a new job instead.",
   );
   await expect(conversation.getByRole("button", { name: "Send reply" })).toHaveCount(0);
   await snapshot(page, testInfo, "thread-cannot-resume");
@@ -98,7 +104,7 @@ test("a reply the server refuses says why, next to the box", async ({ page }, te
   const job = await api<Job>(page, "POST", "/api/jobs", { agent: "qwen", prompt: "hello", model: "no-such-model", workdir: workdir("refused") });
   expect((await ended(page, job.id)).status).toBe("failed");
   await page.goto(`/jobs/${job.id}`);
-  const conversation = page.getByRole("region", { name: "Conversation" });
+  const conversation = page.getByRole("region", { name: "Follow-ups" });
   await conversation.getByRole("textbox", { name: "Reply" }).fill("try again");
   await conversation.getByRole("button", { name: "Send reply" }).click();
   const alert = conversation.getByRole("alert");

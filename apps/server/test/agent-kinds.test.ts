@@ -41,9 +41,10 @@ describe("an agent kind added with one module and one line in the list of kinds"
   test("REST lists its built-in agent with its provider, install check, version and Readable view, and takes new agents of the kind", async () => {
     const { body } = await api<{ agents: AgentWithAvailability[] }>(server, "GET", "/api/agents");
     const parrot = body.agents.find((a) => a.name === "parrot");
-    expect(parrot).toMatchObject({ kind: "parrot", provider: "parrot-cloud", builtin: true, readable: true, retry: null });
+    expect(parrot).toMatchObject({ kind: "parrot", provider: "parrot-cloud", builtin: true, readable: true, answerIsOutput: false, retry: null });
     expect(parrot?.availability).toMatchObject({ available: true, version: "parrot 1.2.3" });
-    expect(body.agents.find((a) => a.name === "kiro")?.readable).toBe(false);
+    // Kiro prints plain text: its answer is its output, which the panel shows once.
+    expect(body.agents.find((a) => a.name === "kiro")).toMatchObject({ readable: false, answerIsOutput: true });
     const created = await api(server, "POST", "/api/agents", { name: "parrot_two", kind: "parrot", workdir: workdir("two") });
     expect(created.status).toBe(201);
   });

@@ -138,6 +138,11 @@ export const AgentSchema = AgentFieldsSchema.extend({
   source: AgentSourceSchema,
   /** Its kind reads the worker's output as events, so the panel offers a Readable view. */
   readable: z.boolean(),
+  /**
+   * Its kind's answer is the worker's output as printed (a plain-text CLI): the panel shows it
+   * once, as the output, not again as an answer.
+   */
+  answerIsOutput: z.boolean(),
   /** Its kind continues a conversation: a job of it can be followed up (`session` at launch). */
   resumes: z.boolean(),
   /** The model a job gets when it names none (agent setting, else the CORRAL_<AGENT>_MODEL default). */

@@ -50,7 +50,14 @@ export class AgentService extends EventEmitter<AgentServiceEvents> {
   toAgent(row: AgentRow): Agent {
     const kind = agentKindModule(row.kind);
     const readable = kind?.readEvent !== undefined;
-    return { ...row, args: row.args ?? null, readable, resumes: kind?.resumes === true, effectiveModel: effectiveModel(row, this.deps.config) };
+    return {
+      ...row,
+      args: row.args ?? null,
+      readable,
+      answerIsOutput: kind !== undefined && "cli" in kind && kind.cli.answerIsOutput === true,
+      resumes: kind?.resumes === true,
+      effectiveModel: effectiveModel(row, this.deps.config),
+    };
   }
 
   /** Every kind this server runs, each with the fields its agents' create and edit forms ask for. */

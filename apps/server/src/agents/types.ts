@@ -80,6 +80,11 @@ export interface CliAdapter {
   installHint: string;
   invocation(spec: JobSpec, binary: string): Invocation;
   createParser(spec: JobSpec): OutputParser;
+  /**
+   * The final text is stdout as printed (plainTextParser), so the panel does not show it twice:
+   * once in the output and again as the answer.
+   */
+  answerIsOutput?: boolean;
   /** A workdir file that receives the final text, as pyCorral wrote it. */
   finalTextFile?: string;
   /**

@@ -12,6 +12,7 @@ const NOT_WRITTEN = new Set([
   "builtin",
   "source",
   "readable",
+  "answerIsOutput",
   "resumes",
   "effectiveModel",
   "createdAt",

@@ -5,9 +5,10 @@ import { useAgents } from "../hooks/use-agents.js";
 import { useJobThread, useLaunchJob } from "../hooks/use-jobs.js";
 import { panelErrors, type PanelError } from "../lib/domain/api-errors.js";
 import { replyBody } from "../lib/domain/relaunch.js";
-import { replyBlocked, turnSummary } from "../lib/domain/thread.js";
+import { replyBlocked } from "../lib/domain/thread.js";
 import { Link, navigate } from "../router.js";
 import { describedBy, Field } from "./field.js";
+import { AnsiText } from "./output-view.js";
 import { ErrorState, Loading } from "./states.js";
 import { StatusBadge } from "./status-badge.js";
 
@@ -44,7 +45,7 @@ function ReplyBox({ last }: { last: Job }) {
     });
   };
   return (
-    <form className="reply stack" onSubmit={submit} noValidate aria-label="Continue the conversation">
+    <form className="reply stack" onSubmit={submit} noValidate aria-label="Reply with a follow-up">
       <Field
         id="reply-prompt"
         label="Reply"
@@ -81,11 +82,15 @@ function ReplyBox({ last }: { last: Job }) {
   );
 }
 
-/** The conversation a job belongs to: its turns oldest first, each linking to its job, this one marked; then the Reply box. */
+/**
+ * A job's follow-ups: the turns of the thread it belongs to, oldest first, each with its prompt and
+ * answer (long ones collapsed; this job's answer is the page's own) and a link to its job, this one
+ * marked; then the Reply box.
+ */
 export function JobThread({ job }: { job: Job }) {
   const thread = useJobThread(job.id);
-  if (thread.isError && !thread.data) return <ErrorState error={thread.error} what="this job's conversation" onRetry={() => void thread.refetch()} />;
-  if (thread.isPending) return <Loading what="the conversation" />;
+  if (thread.isError && !thread.data) return <ErrorState error={thread.error} what="this job's follow-ups" onRetry={() => void thread.refetch()} />;
+  if (thread.isPending) return <Loading what="the follow-ups" />;
   // This job's own state is the live one; the thread's copy may be a poll behind.
   const jobs = thread.data.jobs.map((j) => (j.id === job.id ? job : j));
   const complete = jobs[0]?.id === thread.data.conversationId;
@@ -94,7 +99,7 @@ export function JobThread({ job }: { job: Job }) {
     <>
       {!complete && (
         <p className="muted small">
-          Only the latest {jobs.length} turns are listed; the conversation began with{" "}
+          Only the latest {jobs.length} turns are listed; the first was{" "}
           <Link to={`/jobs/${thread.data.conversationId}`} className="mono">
             {thread.data.conversationId}
           </Link>
@@ -102,7 +107,7 @@ export function JobThread({ job }: { job: Job }) {
         </p>
       )}
       {jobs.length > 1 && (
-        <ol className="thread" aria-label="Turns of this conversation">
+        <ol className="thread" aria-label="Turns, first to last">
           {jobs.map((j, i) => (
             <li key={j.id} aria-current={j.id === job.id ? "page" : undefined}>
               <span className="thread-head">
@@ -117,7 +122,15 @@ export function JobThread({ job }: { job: Job }) {
                 <StatusBadge status={j.status} />
                 {j.id === job.id && <span className="badge neutral">this job</span>}
               </span>
-              <span className="thread-prompt">{turnSummary(j.prompt)}</span>
+              <div className="thread-text" role="group" aria-label="Prompt">
+                <AnsiText text={j.prompt} />
+              </div>
+              {j.id !== job.id && j.finalText && (
+                <div className="thread-text" role="group" aria-label="Answer">
+                  <span className="muted small">Answer</span>
+                  <AnsiText text={j.finalText} />
+                </div>
+              )}
             </li>
           ))}
         </ol>

@@ -84,12 +84,12 @@ describe("OutputView", () => {
     expect(screen.getByText("1 line")).toBeTruthy();
   });
 
-  it("counts every line read, those no longer kept in the browser too", () => {
+  it("counts every line read, and says how many of them it still shows", () => {
     const text = "x\n".repeat(100_005);
     const buffer = appendOutput(emptyOutput(), [{ stream: "out", text }], 0, text.length, true);
     expect(buffer.lines).toHaveLength(100_000);
     render(<OutputView buffer={buffer} running={false} />);
-    expect(screen.getByText("100,005 lines")).toBeTruthy();
+    expect(screen.getByText("the last 100,000 of 100,005 lines")).toBeTruthy();
     expect(screen.getByText(/5 earlier lines not kept/)).toBeTruthy();
   });
 

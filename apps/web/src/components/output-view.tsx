@@ -5,6 +5,7 @@ import { ansiSegments, markMatches, matchOffsets } from "../lib/format/ansi.js";
 import { plural } from "../lib/format/format.js";
 import type { OutputBuffer, OutputLine } from "../lib/domain/output-buffer.js";
 import type { ReadableBuffer } from "../lib/domain/readable-buffer.js";
+import { excerpt } from "../lib/domain/long-text.js";
 
 export const OutputLineView = memo(function Line({
   line,
@@ -279,8 +280,7 @@ export function OutputView({
             }}
           />
         )}
-        {/* Every line read, those dropped from the browser's memory too: the log's last line number. */}
-        <span className="small muted">{plural(shown.dropped + shown.lines.length, "line")}</span>
+        <span className="small muted">{lineCount(shown)}</span>
         <button
           type="button"
           className={`small${follow ? " primary" : ""}`}
@@ -304,15 +304,38 @@ export function OutputView({
   );
 }
 
-/** Short text with colour codes (a final answer), rendered like the log. */
-export function AnsiText({ text }: { text: string }) {
+/**
+ * How many lines the view holds, truthfully: once the browser has dropped the oldest, "the last
+ * 100,000 of 1,500,004 lines", whose last number is the one the gutter reaches.
+ */
+export function lineCount({ lines, dropped }: { lines: unknown[]; dropped: number }): string {
+  const total = dropped + lines.length;
+  return dropped > 0 ? `the last ${lines.length.toLocaleString("en-US")} of ${plural(total, "line")}` : plural(total, "line");
+}
+
+/**
+ * Text with colour codes (an answer, the end of an output), rendered like the log. A long one
+ * shows its first lines (`keep` "end": its last, for output still arriving) with *Show all*.
+ */
+export function AnsiText({ text, keep = "start" }: { text: string; keep?: "start" | "end" }) {
+  const [all, setAll] = useState(false);
+  const part = excerpt(text, keep);
+  const shown = all || !part.cut ? text : part.text;
   return (
-    <pre className="block mono">
-      {ansiSegments(text).map((s, i) => (
-        <span key={i} className={s.className} style={s.style}>
-          {s.text}
-        </span>
-      ))}
-    </pre>
+    <div className="long-text">
+      {part.cut && !all && keep === "end" && <p className="muted small">… the start is left out</p>}
+      <pre className="block mono">
+        {ansiSegments(shown).map((s, i) => (
+          <span key={i} className={s.className} style={s.style}>
+            {s.text}
+          </span>
+        ))}
+      </pre>
+      {part.cut && (
+        <button type="button" className="small" aria-expanded={all} onClick={() => setAll(!all)}>
+          {all ? "Show less" : `Show all (${plural(part.lines, "line")})`}
+        </button>
+      )}
+    </div>
   );
 }

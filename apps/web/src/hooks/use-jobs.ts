@@ -100,25 +100,6 @@ export function useJobActivity(id: string, running: boolean) {
   });
 }
 
-/** How much of a job's output the Compare view shows when its CLI gave no separate answer. */
-const COMPARE_TAIL_CHARS = 4000;
-
-/**
- * What the Compare view shows as a job's answer: the answer its CLI told apart once it succeeded,
- * else the end of its output, read again while it runs and once more when its status changes.
- */
-export function useJobAnswer(job: Job) {
-  const answered = job.status === "succeeded" && Boolean(job.finalText);
-  const running = !isFinalStatus(job.status);
-  const tail = useQuery({
-    queryKey: [...queryKeys.jobs.tail(job.id), COMPARE_TAIL_CHARS, job.status],
-    queryFn: ({ signal }) => jobsApi.tail(job.id, signal, COMPARE_TAIL_CHARS),
-    enabled: !answered,
-    refetchInterval: running ? ACTIVITY_POLL : false,
-  });
-  return answered ? (job.finalText ?? "") : (tail.data?.text ?? "");
-}
-
 /** Reads pages from the cursor the cache holds and appends them; a stream message racing it is kept, not doubled. */
 async function readMore(client: QueryClient, id: string, signal: AbortSignal): Promise<OutputBuffer> {
   const key = queryKeys.jobs.output(id);

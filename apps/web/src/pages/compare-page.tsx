@@ -1,12 +1,16 @@
 import { isFinalStatus, type Job, JobIdSchema } from "@corral/shared";
 import { CompareChanges } from "../components/compare-changes.js";
 import { ErrorState, Loading } from "../components/states.js";
+import { AnsiText } from "../components/output-view.js";
 import { StatusBadge } from "../components/status-badge.js";
 import { useDocumentTitle } from "../hooks/use-document-title.js";
 import { useJobFiles } from "../hooks/use-files.js";
-import { useJob, useJobAnswer, useJobGroup } from "../hooks/use-jobs.js";
+import { useAgents } from "../hooks/use-agents.js";
+import { useJob, useJobGroup, useJobOutput, useJobReadable } from "../hooks/use-jobs.js";
 import { useNow } from "../hooks/use-now.js";
 import { useFollowJob } from "../lib/transport/live-context.js";
+import { emptyOutput } from "../lib/domain/output-buffer.js";
+import { shownText } from "../lib/domain/readable-buffer.js";
 import { formatDuration, formatTokens, plural, usageCost } from "../lib/format/format.js";
 import { Link, useSearchParams } from "../router.js";
 
@@ -80,9 +84,26 @@ function CompareColumn({ id }: { id: string }) {
   return <CompareCard job={job.data} />;
 }
 
+/**
+ * A job's output as its own page shows it: the Readable view's lines when its agent's kind reads
+ * its events (never a CLI's JSON), else the output as printed; streamed while the job runs.
+ */
+function useShownOutput(job: Job, wanted: boolean): string {
+  const running = !isFinalStatus(job.status);
+  const output = useJobOutput(job.id, running);
+  const agents = useAgents();
+  const readableKind = agents.data?.find((a) => a.name === job.agent)?.readable === true;
+  // A column that shows the answer reads no Readable view.
+  const readable = useJobReadable(job.id, readableKind && wanted, output.data);
+  // Until the agents say whether this one reads as events, its raw JSON is not shown for a moment.
+  if (!agents.data) return "";
+  return shownText(readableKind ? readable.data : (output.data ?? emptyOutput()));
+}
+
 function CompareCard({ job }: { job: Job }) {
   const now = useNow();
-  const answer = useJobAnswer(job);
+  const answered = job.status === "succeeded" && Boolean(job.finalText);
+  const output = useShownOutput(job, !answered);
   const files = useJobFiles(job);
   const ended = isFinalStatus(job.status);
   const took = job.startedAt ? formatDuration((job.endedAt ?? now) - job.startedAt) : "not started";
@@ -126,9 +147,15 @@ function CompareCard({ job }: { job: Job }) {
         )}
       </div>
       <div>
-        <h3>{job.status === "succeeded" && job.finalText ? "Answer" : ended ? "Output (end)" : "Output so far"}</h3>
+        <h3>{answered ? "Answer" : ended ? "Output" : "Output so far"}</h3>
         {job.error && <p className="error">{job.error}</p>}
-        {answer ? <pre className="block compare-answer">{answer}</pre> : <p className="muted small">{ended ? "No output" : "Waiting for output…"}</p>}
+        {answered ? (
+          <AnsiText text={job.finalText ?? ""} />
+        ) : output ? (
+          <AnsiText text={output} keep="end" />
+        ) : (
+          <p className="muted small">{ended ? "No output" : "Waiting for output…"}</p>
+        )}
       </div>
       <CompareChanges job={job} />
     </section>

@@ -258,7 +258,9 @@ export function JobDetailPage({ id }: { id: string }) {
   const output = useJobOutput(id, running);
   // Agents whose kind reads its workers' events get a Readable view, read on the server.
   const agents = useAgents();
-  const readableKind = agents.data?.find((a) => a.name === job.data?.agent)?.readable === true;
+  const agent = agents.data?.find((a) => a.name === job.data?.agent);
+  const readableKind = agent?.readable === true;
+  const answerIsOutput = agent?.answerIsOutput === true;
   const readable = useJobReadable(id, readableKind, output.data);
   const attempts = useJobAttempts(job.data).data?.attempts ?? [];
   const now = useNow(1000);
@@ -351,14 +353,15 @@ export function JobDetailPage({ id }: { id: string }) {
         <h2 id="prompt-heading">Prompt</h2>
         <CopyBlock text={j.prompt} label="Prompt" />
       </section>
-      {j.finalText && (
+      {/* A plain-text CLI's answer is its output, shown above: not a second time. */}
+      {j.finalText && !answerIsOutput && (
         <section aria-labelledby="final-heading">
           <h2 id="final-heading">Answer</h2>
           <AnsiText text={j.finalText} />
         </section>
       )}
       <section aria-labelledby="thread-heading">
-        <h2 id="thread-heading">Conversation</h2>
+        <h2 id="thread-heading">Follow-ups</h2>
         <JobThread job={j} />
       </section>
     </>

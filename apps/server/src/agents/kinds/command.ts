@@ -29,6 +29,7 @@ export const command: CliAgentKind = {
       return { command: binary, args, env: {}, cwd: spec.workdir };
     },
     createParser: () => plainTextParser(),
+    answerIsOutput: true,
     stateDirs: [],
     // Nothing beyond the basics: what else it needs, its agent's env gives (or CORRAL_PASS_ENV).
     ownEnv: () => [],

@@ -29,6 +29,7 @@ export const kiro: CliAgentKind = {
       };
     },
     createParser: () => plainTextParser(),
+    answerIsOutput: true,
     stateDirs: [".kiro", ".local/share/kiro-cli"],
     // It signs in with `kiro-cli login` (its state dirs), not with keys.
     ownEnv: () => ["KIRO_*"],

@@ -48,6 +48,7 @@ function agent(availability: Partial<AgentWithAvailability["availability"]>, pat
     kind: "gemini",
     builtin: true,
     readable: true,
+    answerIsOutput: false,
     resumes: false,
     effectiveModel: null,
     createdAt: 0,

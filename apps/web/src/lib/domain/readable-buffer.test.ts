@@ -1,6 +1,6 @@
 import { READABLE_MAX_TEXT, stripAnsi, type ReadableEvent } from "@corral/shared";
 import { describe, expect, it } from "vitest";
-import { appendReadable, emptyReadable } from "./readable-buffer.js";
+import { appendReadable, emptyReadable, shownText } from "./readable-buffer.js";
 
 const delta = (text: string): ReadableEvent => ({ type: "text", text, delta: true });
 const shown = (events: ReadableEvent[][]) => {
@@ -79,5 +79,22 @@ describe("the Readable view's buffer", () => {
       { stream: "out", text: "\u001b[31m← error: denied\u001b[0m" },
       { stream: "err", text: "warn" },
     ]);
+  });
+});
+
+describe("a job's output as text (Compare's columns)", () => {
+  it("reads as the Readable view's lines, never the worker's JSON, without trailing blank lines", () => {
+    const buffer = appendReadable(
+      emptyReadable(),
+      [
+        { type: "session", model: "m" },
+        { type: "text", text: "done\n\n" },
+      ],
+      0,
+      1,
+      true,
+    );
+    expect(stripAnsi(shownText(buffer))).toBe("· session started · m\ndone");
+    expect(shownText(undefined)).toBe("");
   });
 });

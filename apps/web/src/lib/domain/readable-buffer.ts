@@ -103,3 +103,14 @@ export function appendReadable(buffer: ReadableBuffer, events: ReadableEvent[], 
   const excess = Math.max(0, lines.length - MAX_LINES);
   return { lines: excess ? lines.slice(excess) : lines, cursor: next, complete, dropped: buffer.dropped + excess, answer };
 }
+
+/**
+ * What a view that shows an output as text (Compare's columns) shows of it: its lines as the
+ * Readable view reads them (or as printed, for a raw buffer), the blank ones at the end left out.
+ */
+export function shownText(buffer: { lines: OutputLine[] } | undefined): string {
+  return (buffer?.lines ?? [])
+    .map((l) => l.text)
+    .join("\n")
+    .trimEnd();
+}

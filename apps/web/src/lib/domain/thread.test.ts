@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { AgentWithAvailability, Job } from "@corral/shared";
 import { emptyForm, launchBody } from "./launch-form.js";
 import { relaunchBody, replyBody } from "./relaunch.js";
-import { replyBlocked, turnSummary } from "./thread.js";
+import { replyBlocked } from "./thread.js";
 
 function job(patch: Partial<Job> = {}): Job {
   return {
@@ -51,15 +51,10 @@ describe("a thread's Reply", () => {
     expect(replyBlocked(job(), agent(true))).toBeNull();
     // An in-process worker (no command line) keeps its messages instead of a session id.
     expect(replyBlocked(job({ invocation: null, workerSession: null }), agent(true))).toBeNull();
-    expect(replyBlocked(job(), agent(false))).toMatch(/^gemini cannot continue a conversation/);
+    expect(replyBlocked(job(), agent(false))).toMatch(/^gemini cannot take follow-ups/);
     expect(replyBlocked(job({ status: "running", endedAt: null }), agent(true))).toMatch(/^Reply once job abc123def456 has ended/);
     expect(replyBlocked(job({ status: "cancelled", startedAt: null, invocation: null }), agent(true))).toMatch(/never started/);
     expect(replyBlocked(job({ workerSession: null }), agent(true))).toMatch(/reported no session/);
-  });
-
-  it("lists each turn by its prompt's first line, cut short", () => {
-    expect(turnSummary("  do this\nthen that")).toBe("do this");
-    expect(turnSummary("x".repeat(300), 10)).toBe(`${"x".repeat(9)}…`);
   });
 });
 

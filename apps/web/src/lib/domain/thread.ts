@@ -6,20 +6,13 @@ import { isFinalStatus, type AgentWithAvailability, type Job } from "@corral/sha
  */
 export function replyBlocked(last: Job, agent: AgentWithAvailability | undefined): string | null {
   if (agent && !agent.resumes) {
-    return `${agent.name} cannot continue a conversation: Corral has no way to resume its worker's session. Launch a new job instead.`;
+    return `${agent.name} cannot take follow-ups: Corral has no way to resume its worker's session. Launch a new job instead.`;
   }
   if (!isFinalStatus(last.status)) return `Reply once job ${last.id} has ended: a reply continues its finished turn.`;
-  if (last.startedAt === null)
-    return `Job ${last.id} never started, so there is no conversation to continue. Relaunch it, or reply from an earlier turn.`;
+  if (last.startedAt === null) return `Job ${last.id} never started, so there is nothing to follow up. Relaunch it, or reply from an earlier turn.`;
   // A CLI worker reports its session id; without one (or an in-process agent's kept messages) the server refuses.
   if (last.invocation !== null && last.workerSession === null) {
-    return `Job ${last.id}'s worker reported no session, so its conversation cannot be continued. Launch a new job instead.`;
+    return `Job ${last.id}'s worker reported no session, so it cannot be followed up. Launch a new job instead.`;
   }
   return null;
-}
-
-/** A prompt's first line, for a turn in the thread. */
-export function turnSummary(prompt: string, max = 160): string {
-  const line = prompt.trim().split("\n")[0] ?? "";
-  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
