@@ -246,3 +246,33 @@ describe(`hub merge attacks (${TEST_MCP_ERA})`, () => {
     }
   });
 });
+
+describe(`a window that goes away, with the default presence (${TEST_MCP_ERA})`, () => {
+  test.skipIf(TEST_MCP_ERA === "modern")(
+    "its stream closing takes it offline at once: a message sent right after never reaches the process that took its port",
+    async () => {
+      const server = await startServer();
+      const oc = await startFakeOpencode({ password: PASSWORD });
+      const win = await connect(server);
+      const alice = await connect(server);
+      let squatter: Squatter | undefined;
+      try {
+        const port = Number(new URL(oc.url).port);
+        await register(win.client, { name: "oc", session: "s", server: { port, session: await windowSession(oc), password: PASSWORD } });
+        const a = await register(alice.client, { name: "alice", session: "s" });
+        expect(await isOnline(server, "s", "oc")).toBe(true);
+        await win.client.close();
+        await oc.close();
+        await until(async () => ((await isOnline(server, "s", "oc")) === false ? true : undefined), 5_000, "oc offline");
+        squatter = await squat(port);
+        expect(await call(alice.client, "corral_send", { handle: a, to: "oc", text: "for the window only" })).toMatch(/^sent #\d+ to oc$/);
+        await sleep(500);
+        expect(squatter.requests).toEqual([]);
+      } finally {
+        await alice.client.close();
+        await squatter?.close();
+        await server.close();
+      }
+    },
+  );
+});

@@ -11,10 +11,11 @@ export function createConversationsRepo(d: Dialect): ConversationsRepo {
   // A registration that ends takes its live target with it: the password is not kept past its use.
   const ending = (at: number) => ({ endedAt: at, handleHash: null, targetUrl: null, targetSession: null, targetPassword: null });
   /**
-   * Presence renewed at `at`. A registration that had gone offline comes back without its live
-   * target: the window that registered the address went away, and whatever listens there now (a
-   * process that took the port) must never get its password or a message. It registers again with
-   * its server to be live once more.
+   * Presence renewed at `at` by a call with the handle. A registration that had gone offline
+   * comes back without its live target: the window that registered the address went away, and
+   * whatever listens there now (a process that took the port) must never get its password or a
+   * message. It registers again with its server to be live once more. (`renew` keeps the target:
+   * only a stream of an MCP session the registration is bound to renews, and that is its client.)
    */
   const present = (at: number, presentUntil: number) => {
     const kept = <T>(column: T) => sql`case when ${hubAgents.leaseUntil} > ${at} then ${column} else null end`;
@@ -67,8 +68,16 @@ export function createConversationsRepo(d: Dialect): ConversationsRepo {
       if (!handleHashes.length) return;
       await d.db
         .update(hubAgents)
-        .set(present(at, presentUntil))
+        .set({ lastSeenAt: at, leaseUntil: presentUntil })
         .where(and(inArray(hubAgents.handleHash, handleHashes), isNull(hubAgents.endedAt)));
+    },
+    async lapseLive(handleHash, at) {
+      const rows = await d.db
+        .update(hubAgents)
+        .set({ leaseUntil: at })
+        .where(and(eq(hubAgents.handleHash, handleHash), isNull(hubAgents.endedAt), isNotNull(hubAgents.targetUrl), gt(hubAgents.leaseUntil, at)))
+        .returning({ session: hubAgents.session });
+      return rows.length > 0;
     },
     async expire(at, unusedSince) {
       return d.db
