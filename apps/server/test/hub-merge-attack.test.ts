@@ -247,6 +247,67 @@ describe(`hub merge attacks (${TEST_MCP_ERA})`, () => {
   });
 });
 
+/** A 2025-11-25 session spoken over raw HTTP, so that its GET stream alone can be closed and opened again. */
+async function rawSession(server: TestServer) {
+  const url = `${server.url}${HUB}`;
+  const base = { ...server.auth, "content-type": "application/json", accept: "application/json, text/event-stream" };
+  let id = "";
+  const post = async (body: unknown) => {
+    const res = await fetch(url, {
+      method: "POST",
+      headers: { ...base, ...(id ? { "mcp-session-id": id, "mcp-protocol-version": "2025-11-25" } : {}) },
+      body: JSON.stringify(body),
+    });
+    id ||= res.headers.get("mcp-session-id") ?? "";
+    return res.text();
+  };
+  await post({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+  });
+  await post({ jsonrpc: "2.0", method: "notifications/initialized" });
+  let stream: AbortController | undefined;
+  return {
+    call: (name: string, args: Record<string, unknown>) => post({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name, arguments: args } }),
+    async openStream() {
+      stream = new AbortController();
+      const res = await fetch(url, {
+        headers: { ...server.auth, accept: "text/event-stream", "mcp-session-id": id, "mcp-protocol-version": "2025-11-25" },
+        signal: stream.signal,
+      });
+      expect(res.status).toBe(200);
+      res.body?.pipeTo(new WritableStream()).catch(() => undefined);
+    },
+    closeStream: () => stream?.abort(),
+  };
+}
+
+describe(`a window's stream that drops and comes back (legacy)`, () => {
+  test("offline while it is closed, online and still live once the same session's stream is back", async () => {
+    const server = await startServer({ CORRAL_HUB_PRESENCE_S: String(PRESENCE_S) });
+    const oc = await startFakeOpencode({ password: PASSWORD });
+    try {
+      const raw = await rawSession(server);
+      await raw.openStream();
+      const port = Number(new URL(oc.url).port);
+      expect(
+        await raw.call("corral_register", { name: "oc", session: "flap", server: { port, password: PASSWORD, session: await windowSession(oc) } }),
+      ).toContain("handle: ");
+      raw.closeStream();
+      await until(async () => ((await isOnline(server, "flap", "oc")) === false ? true : undefined), 5_000, "oc offline");
+      await raw.openStream();
+      await until(async () => ((await isOnline(server, "flap", "oc")) === true ? true : undefined), 5_000, "oc online again");
+      expect((await clientsOf(server, "flap")).find((c) => c.name === "oc")?.liveAt).toBe(oc.url);
+      raw.closeStream();
+    } finally {
+      await oc.close();
+      await server.close();
+    }
+  });
+});
+
 describe(`a window that goes away, with the default presence (${TEST_MCP_ERA})`, () => {
   test.skipIf(TEST_MCP_ERA === "modern")(
     "its stream closing takes it offline at once: a message sent right after never reaches the process that took its port",
