@@ -260,6 +260,25 @@ export class ConversationHub extends EventEmitter<HubEvents> {
   }
 
   /**
+   * The stream that held the member closed. A registration with a live target goes offline at once
+   * unless something else still holds it: its window is likely gone, and within its presence
+   * another process could take the port and be sent its password and messages. The same session's
+   * stream coming back brings it online again on the next tick.
+   */
+  letGo(member: HubMember): void {
+    if (member.ended || this.closed || this.holds.isHeld(member)) return;
+    const now = Date.now();
+    this.repo
+      .lapseLive(member.hash, now)
+      .then((lapsed) => {
+        if (!lapsed) return;
+        member.presentUntil = Math.min(member.presentUntil, now);
+        this.emit("agents", member.session);
+      })
+      .catch(() => undefined);
+  }
+
+  /**
    * Pushes each message stored for the member to `push` (its client's open stream), oldest
    * first, marking received only those it wrote; what it could not write stays in the inbox for
    * the next push or receive. Pushes at once what waits already. The answer detaches it.

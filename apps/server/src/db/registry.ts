@@ -252,6 +252,8 @@ export interface ConversationsRepo {
   touch(handleHash: string, at: number, presentUntil: number, unusedSince: number): Promise<HubAgentRow | undefined>;
   /** The same for several handles at once (the presence timer's one write for every open stream). */
   renew(handleHashes: string[], at: number, presentUntil: number): Promise<void>;
+  /** A live target's registration offline at `at` (its client's stream closed); whether it was online. */
+  lapseLive(handleHash: string, at: number): Promise<boolean>;
   /** Ends the registrations whose handle went unused since `unusedSince` (and any without a handle, from before handles), returning them. */
   expire(at: number, unusedSince: number): Promise<Pick<HubAgentRow, "session" | "name">[]>;
   /** Registrations whose presence ran out after `since` and by `at`: they went offline meanwhile. */

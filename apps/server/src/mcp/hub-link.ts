@@ -90,7 +90,7 @@ export class SessionHubLink {
     this.streamOpen = open;
     for (const [member, entry] of this.bound) {
       if (open) this.attach(member, entry);
-      else this.detach(entry);
+      else this.detach(member, entry);
     }
   }
 
@@ -119,16 +119,18 @@ export class SessionHubLink {
     if (this.pushes(entry)) entry.detach ??= this.hub.attachPush(member, (message) => this.write(messageEvent(message)));
   }
 
-  private detach(entry: Bound): void {
+  private detach(member: HubMember, entry: Bound): void {
+    const held = entry.release !== undefined;
     entry.release?.();
     entry.detach?.();
     entry.release = undefined;
     entry.detach = undefined;
+    if (held) this.hub.letGo(member);
   }
 
   private unbind(member: HubMember): void {
     const entry = this.bound.get(member);
-    if (entry) this.detach(entry);
+    if (entry) this.detach(member, entry);
     this.bound.delete(member);
   }
 

@@ -93,6 +93,26 @@ describe.each(DIALECTS)("conversations in $dialect", ({ open }) => {
     expect(await c.agent("s", "oc")).toMatchObject({ endedAt: 60, ...NO_TARGET });
   });
 
+  test("a live target survives a touch while online and a renew, is dropped by a touch after a lapse, and lapses at once when its stream closes", async () => {
+    reg = await open();
+    const c = reg.conversations;
+    const target = { targetUrl: "http://127.0.0.1:4096", targetSession: "ses_1", targetPassword: "pw" };
+    await c.register(agent("s", "oc", { handleHash: "h-oc", lastSeenAt: 10, leaseUntil: 100, ...target }));
+    expect(await c.touch("h-oc", 50, 150, 0)).toMatchObject({ leaseUntil: 150, ...target });
+    // Its stream closed: offline now; a row without a target, or one offline already, is left as it is.
+    expect(await c.lapseLive("h-oc", 60)).toBe(true);
+    expect(await c.lapseLive("h-oc", 70)).toBe(false);
+    expect(await c.agent("s", "oc")).toMatchObject({ leaseUntil: 60, ...target });
+    // The same session's stream back: renewed with its target.
+    await c.renew(["h-oc"], 80, 180);
+    expect(await c.agent("s", "oc")).toMatchObject({ leaseUntil: 180, ...target });
+    // Lapsed, then a call with the handle: online again, without the address.
+    expect(await c.touch("h-oc", 200, 300, 0)).toMatchObject({ leaseUntil: 300, ...NO_TARGET });
+    await c.register(agent("s", "plain", { handleHash: "h-plain", leaseUntil: 100 }));
+    expect(await c.lapseLive("h-plain", 60)).toBe(false);
+    expect(await c.agent("s", "plain")).toMatchObject({ leaseUntil: 100 });
+  });
+
   test("a touch renews a handle still in use only (online or not); expiry ends the unused (and rows without a handle) once", async () => {
     reg = await open();
     const c = reg.conversations;

@@ -10,6 +10,23 @@ export function createConversationsRepo(d: Dialect): ConversationsRepo {
   const live = (at: number) => and(isNull(hubAgents.endedAt), gt(hubAgents.leaseUntil, at));
   // A registration that ends takes its live target with it: the password is not kept past its use.
   const ending = (at: number) => ({ endedAt: at, handleHash: null, targetUrl: null, targetSession: null, targetPassword: null });
+  /**
+   * Presence renewed at `at` by a call with the handle. A registration that had gone offline
+   * comes back without its live target: the window that registered the address went away, and
+   * whatever listens there now (a process that took the port) must never get its password or a
+   * message. It registers again with its server to be live once more. (`renew` keeps the target:
+   * only a stream of an MCP session the registration is bound to renews, and that is its client.)
+   */
+  const present = (at: number, presentUntil: number) => {
+    const kept = <T>(column: T) => sql`case when ${hubAgents.leaseUntil} > ${at} then ${column} else null end`;
+    return {
+      lastSeenAt: at,
+      leaseUntil: presentUntil,
+      targetUrl: kept(hubAgents.targetUrl),
+      targetSession: kept(hubAgents.targetSession),
+      targetPassword: kept(hubAgents.targetPassword),
+    };
+  };
   const inbox = (session: string, to: string) => and(eq(hubMessages.session, session), eq(hubMessages.to, to), isNull(hubMessages.receivedAt));
   return {
     async register(row) {
@@ -42,7 +59,7 @@ export function createConversationsRepo(d: Dialect): ConversationsRepo {
     async touch(handleHash, at, presentUntil, unusedSince) {
       const [row] = await d.db
         .update(hubAgents)
-        .set({ lastSeenAt: at, leaseUntil: presentUntil })
+        .set(present(at, presentUntil))
         .where(and(eq(hubAgents.handleHash, handleHash), isNull(hubAgents.endedAt), gt(hubAgents.lastSeenAt, unusedSince)))
         .returning();
       return row;
@@ -53,6 +70,14 @@ export function createConversationsRepo(d: Dialect): ConversationsRepo {
         .update(hubAgents)
         .set({ lastSeenAt: at, leaseUntil: presentUntil })
         .where(and(inArray(hubAgents.handleHash, handleHashes), isNull(hubAgents.endedAt)));
+    },
+    async lapseLive(handleHash, at) {
+      const rows = await d.db
+        .update(hubAgents)
+        .set({ leaseUntil: at })
+        .where(and(eq(hubAgents.handleHash, handleHash), isNull(hubAgents.endedAt), isNotNull(hubAgents.targetUrl), gt(hubAgents.leaseUntil, at)))
+        .returning({ session: hubAgents.session });
+      return rows.length > 0;
     },
     async expire(at, unusedSince) {
       return d.db
