@@ -82,7 +82,7 @@ describe("hashed assets", () => {
     const res = await get(`/assets/${script}.br`);
     expect(res.headers["content-encoding"]).toBeUndefined();
     expect(res.headers["cache-control"]).not.toBe(IMMUTABLE);
-    expect(res.body.toString("utf8")).toContain("<!doctype html>");
+    expect(res.status).toBe(404);
   });
 
   test("no other spelling of an asset's path is cached for good", async () => {
@@ -108,6 +108,20 @@ describe("hashed assets", () => {
 });
 
 describe("the page", () => {
+  test("the icon is served to a browser not signed in; a file the build has not is a 404, not the page", async () => {
+    const icon = await get("/favicon.svg");
+    expect(icon.status).toBe(200);
+    expect(icon.headers["content-type"]).toContain("image/svg+xml");
+    expect(readFileSync(path.join(dist, "index.html"), "utf8")).toContain('<link rel="icon" href="/favicon.svg"');
+    for (const missing of ["/favicon.ico", "/robots.txt", "/jobs/nothing.js"]) {
+      const answer = await get(missing);
+      expect(answer.status, missing).toBe(404);
+      expect(answer.headers["content-type"], missing).toContain("application/json");
+    }
+    // Deep links are still the page.
+    expect((await get("/jobs/abcdef123456")).status).toBe(200);
+  });
+
   test("index.html and deep links revalidate on each use, and an unchanged page answers 304", async () => {
     for (const target of ["/", "/index.html", "/jobs", "/costs?from=2026-01-01"]) {
       const res = await get(target, { "accept-encoding": "br, gzip" });

@@ -37,6 +37,9 @@ const API_PATH = /^\/(api|mcp|metrics|\.well-known)(\/|$)/;
  */
 const OAUTH_PATH = /^\/(\.well-known\/(oauth-|openid-)|(register|authorize|token)\/?$)/;
 
+/** A path whose last part names a file (`/favicon.ico`, `/robots.txt`): one that is not built is a 404, never the panel's page. */
+const FILE_PATH = /\/[^/]*\.[a-z0-9]+$/i;
+
 /**
  * The control panel: its built files (or Vite serving the sources, under `pnpm dev`), and its
  * page for any other GET so that deep links work. All of it is declared a page: it holds no data,
@@ -63,7 +66,7 @@ export function panelRoutes(config: AppConfig, hmrUpgrades: Server) {
     }
     app.setNotFoundHandler((request, reply) => {
       const pathname = request.url.split("?")[0] ?? "";
-      if (page && (request.method === "GET" || request.method === "HEAD") && !API_PATH.test(pathname) && !OAUTH_PATH.test(pathname))
+      if (page && (request.method === "GET" || request.method === "HEAD") && !API_PATH.test(pathname) && !OAUTH_PATH.test(pathname) && !FILE_PATH.test(pathname))
         return page(request, reply);
       const error = OAUTH_PATH.test(pathname)
         ? 'Corral does not use OAuth: send the header Authorization: Bearer <token> (the token is printed at startup and kept in the data dir\'s token file; with Claude Code: claude mcp add --transport http corral <url> --header "Authorization: Bearer <token>")'
