@@ -66,7 +66,13 @@ export function panelRoutes(config: AppConfig, hmrUpgrades: Server) {
     }
     app.setNotFoundHandler((request, reply) => {
       const pathname = request.url.split("?")[0] ?? "";
-      if (page && (request.method === "GET" || request.method === "HEAD") && !API_PATH.test(pathname) && !OAUTH_PATH.test(pathname) && !FILE_PATH.test(pathname))
+      if (
+        page &&
+        (request.method === "GET" || request.method === "HEAD") &&
+        !API_PATH.test(pathname) &&
+        !OAUTH_PATH.test(pathname) &&
+        !FILE_PATH.test(pathname)
+      )
         return page(request, reply);
       const error = OAUTH_PATH.test(pathname)
         ? 'Corral does not use OAuth: send the header Authorization: Bearer <token> (the token is printed at startup and kept in the data dir\'s token file; with Claude Code: claude mcp add --transport http corral <url> --header "Authorization: Bearer <token>")'
