@@ -70,4 +70,27 @@ describe("row actions", () => {
     fireEvent.click(screen.getByRole("button", { name: /^Dismiss/ }));
     await waitFor(() => expect(screen.queryByRole("alert")).toBeNull());
   });
+
+  it("offers Enable for a disabled agent's job, then relaunches it", async () => {
+    const calls: string[] = [];
+    let enabled = false;
+    vi.stubGlobal("fetch", async (url: string, init?: RequestInit) => {
+      calls.push(`${init?.method ?? "GET"} ${url}`);
+      if (url.startsWith("/api/agents/gemini")) {
+        enabled = true;
+        return new Response(JSON.stringify({ name: "gemini", enabled: true }), { status: 200 });
+      }
+      if (!enabled) {
+        const refusal = { error: "agent gemini is disabled; enable it to run jobs", field: "agent", code: "agent_disabled", agent: "gemini" };
+        return new Response(JSON.stringify(refusal), { status: 409 });
+      }
+      return new Response(JSON.stringify({ ...job("queued"), id: "fedcba654321" }), { status: 201 });
+    });
+    inRow(<RelaunchButton job={job("failed")} />);
+    fireEvent.click(screen.getByRole("button", { name: /Relaunch/ }));
+    const enable = await waitFor(() => screen.getByRole("button", { name: "Enable gemini and relaunch" }));
+    fireEvent.click(enable);
+    await waitFor(() => expect(calls.filter((c) => c.startsWith("POST /api/jobs"))).toHaveLength(2));
+    expect(calls).toContain("PATCH /api/agents/gemini");
+  });
 });

@@ -1,9 +1,10 @@
 import type { AgentWithAvailability } from "@corral/shared";
 import { useEffect, useMemo, useState, type FormEvent } from "react";
 import { ApiRequestError } from "../api/client.js";
-import { panelErrors, type ErrorAction, type PanelError } from "../lib/domain/api-errors.js";
+import { panelErrors, type PanelError } from "../lib/domain/api-errors.js";
 import { useConnectInfo } from "../hooks/use-connect.js";
 import { modelsForLaunch } from "../api/ollama.js";
+import { ErrorActionView } from "../components/error-action.js";
 import { describedBy, Field } from "../components/field.js";
 import { ErrorState } from "../components/states.js";
 import { useAgentMutations, useAgents, useListsOllamaModels } from "../hooks/use-agents.js";
@@ -419,25 +420,6 @@ function useLaunchErrors() {
   // Errors not shown under a field of this form (a budget, a full queue, a field it does not have).
   const unplaced = errors.filter((e) => e.field === null || !Object.values(bodyFieldOf).includes(e.field));
   return { errorFor, clear, fromServer, fromForm, unplaced, shareWith };
-}
-
-/** What the panel offers beside an unplaced error. */
-function ErrorActionView({ action, onEnabled }: { action: ErrorAction | undefined; onEnabled: () => void }) {
-  const { update } = useAgentMutations();
-  if (action?.kind === "open-budget") return <Link to={action.href}>Open the budget on the Costs page</Link>;
-  if (action?.kind === "enable-agent") {
-    return (
-      <button
-        type="button"
-        className="small"
-        disabled={update.isPending}
-        onClick={() => update.mutate({ name: action.agent, body: { enabled: true } }, { onSuccess: onEnabled })}
-      >
-        Enable {action.agent}
-      </button>
-    );
-  }
-  return null;
 }
 
 export function LaunchPage() {
