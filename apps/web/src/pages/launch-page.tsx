@@ -7,7 +7,7 @@ import { modelsForLaunch } from "../api/ollama.js";
 import { ErrorActionView } from "../components/error-action.js";
 import { describedBy, Field } from "../components/field.js";
 import { ErrorState } from "../components/states.js";
-import { useAgentMutations, useAgents, useListsOllamaModels } from "../hooks/use-agents.js";
+import { useAgents, useListsOllamaModels } from "../hooks/use-agents.js";
 import { useJobList, useJobSnapshot, useLaunchJob, useLaunchMany } from "../hooks/use-jobs.js";
 import { useOllamaModels } from "../hooks/use-ollama.js";
 import {
