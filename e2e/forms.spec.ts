@@ -87,7 +87,7 @@ test("wording: form errors are sentences naming the field, install hints one sen
   // Budget form (Costs): a zero cost limit.
   await page.getByRole("link", { name: "Costs" }).click();
   const budgetForm = page.getByRole("form", { name: "Add a budget" });
-  await budgetForm.getByLabel("Provider").fill(named("nobody"));
+  await budgetForm.getByLabel("Provider").selectOption("google");
   await budgetForm.getByLabel("Max USD").fill("0");
   await budgetForm.getByRole("button").last().click();
   await expect(budgetForm.locator("#budget-cost-error")).toHaveText("the cost limit must be more than 0");
@@ -137,7 +137,7 @@ test("refusals in the panel's words, with the action in reach", async ({ page, r
   await page.getByLabel("Workdir").fill(workdir("forms-budget"));
   await page.getByRole("button", { name: "Launch", exact: true }).click();
   const alert = page.getByRole("alert").filter({ hasText: "budget" });
-  await expect(alert).toContainText("The budget of this agent's provider is used up");
+  await expect(alert).toContainText(`${provider}'s daily budget of 1 token is used up`);
   await expect(page.locator("#launch-agent-error")).toHaveCount(0);
   await expect(page.getByRole("main")).not.toContainText(apiWords);
   await snapshot(page, testInfo, "launch-budget");
