@@ -37,7 +37,10 @@ const API_PATH = /^\/(api|mcp|metrics|\.well-known)(\/|$)/;
  */
 const OAUTH_PATH = /^\/(\.well-known\/(oauth-|openid-)|(register|authorize|token)\/?$)/;
 
-/** A path whose last part names a file (`/favicon.ico`, `/robots.txt`): one that is not built is a 404, never the panel's page. */
+/**
+ * A path whose last part names a file (`/favicon.ico`, `/robots.txt`): one the build has not is a
+ * 404, never the panel's page. Not under `pnpm dev`, where Vite answers such paths (`/src/main.tsx`).
+ */
 const FILE_PATH = /\/[^/]*\.[a-z0-9]+$/i;
 
 /**
@@ -71,7 +74,7 @@ export function panelRoutes(config: AppConfig, hmrUpgrades: Server) {
         (request.method === "GET" || request.method === "HEAD") &&
         !API_PATH.test(pathname) &&
         !OAUTH_PATH.test(pathname) &&
-        !FILE_PATH.test(pathname)
+        (config.devWeb || !FILE_PATH.test(pathname))
       )
         return page(request, reply);
       const error = OAUTH_PATH.test(pathname)
