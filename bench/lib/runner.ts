@@ -20,7 +20,7 @@ export interface RunningRunner {
  */
 export async function startRunner(databaseUrl: string, label: string, dataDir: string, workdirRoot: string): Promise<RunningRunner> {
   if (!existsSync(builtCorral)) throw new Error(`${builtCorral} is missing: run \`pnpm build\` first`);
-  const child = spawn(process.execPath, [builtCorral, "runner"], {
+  const child = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS?.split(" ").filter(Boolean) ?? []), builtCorral, "runner"], {
     stdio: ["ignore", "pipe", "pipe"],
     env: {
       PATH: process.env.PATH ?? "/usr/bin:/bin",

@@ -91,7 +91,7 @@ describe.skipIf(!postgres.available)("runners at scale", () => {
     });
     await api(corral, "PATCH", "/api/agents/kiro", { runnerLabel: "elsewhere" });
     const handed = await launch(corral, "kiro", "print 1", path.join(root, "w"));
-    expect((await registry.transaction((tx) => tx.runners.claim("ghost-1", ["elsewhere"])))?.id).toBe(handed.id);
+    expect((await registry.transaction((tx) => tx.runners.claim("ghost-1", ["elsewhere"]))).job?.id).toBe(handed.id);
     await api(corral, "PATCH", "/api/agents/kiro", { runnerLabel: "gpu" });
     expect((await api<Job>(corral, "GET", `/api/jobs/${handed.id}`)).body).toMatchObject({ status: "queued", runner: "ghost-1" });
     expect(await registry.runners.releaseQueued("ghost-1")).toMatchObject([{ id: handed.id, runner: null }]);

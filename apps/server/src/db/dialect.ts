@@ -35,7 +35,7 @@ export type ColumnType = "text" | "bigint" | "float8";
 export type OrderedIdentity = "jobs" | "hubMessages";
 
 /** Who is told of a change, through PostgreSQL's NOTIFY (SQLite has no runners to tell). */
-export type Channel = "queue" | "cancel" | "request" | "answer";
+export type Channel = "queue" | "cancel" | "request" | "answer" | "job";
 
 /** A page of the jobs list: the seqs of the page, newest first, and how many jobs match. */
 export interface JobPage {

@@ -285,6 +285,15 @@ export interface ConversationsRepo {
  * The runners that announced themselves: `local`, the server, and the `corral runner` processes
  * (they need PostgreSQL; with SQLite `local` is the only one).
  */
+/** What a runner's claim took (runners.claim), and what it left. */
+export interface Claim {
+  job: JobRow | undefined;
+  /** Another claim now may take a job: one waits whose agent had room as counted. */
+  more: boolean;
+  /** Jobs for these labels still wait, whether or not one could be taken now. */
+  waiting: boolean;
+}
+
 export interface RunnersRepo {
   /** A runner announcing itself as it starts; its id is new to every start. */
   register(row: RunnerRow): Promise<void>;
@@ -299,9 +308,12 @@ export interface RunnersRepo {
    * Runner `runner` takes the oldest queued job no runner has claimed whose agent asks for one of
    * `labels`, if that agent is under its maxConcurrent counting every runner's jobs (running, or
    * claimed and about to start) and the server's: the job's `runner` is set, its status left
-   * queued for the runner to start. Undefined when there is none it may take.
+   * queued for the runner to start, and the server told (JOB_CHANNEL, when the transaction
+   * commits). With what is left: whether a claim now could take another, and whether any job
+   * still waits (behind an agent's limit or another runner's claim): a runner then claims again
+   * when one of its jobs ends, and otherwise waits to be told of a new one.
    */
-  claim(runner: string, labels: string[]): Promise<JobRow | undefined>;
+  claim(runner: string, labels: string[]): Promise<Claim>;
   /**
    * Gives back the jobs runner `runner` claimed but never started (it is stopping): another runner
    * may take them, and the runners of their labels are told. With `agent` (the server's, that agent

@@ -90,7 +90,7 @@ test("a call from outside already under way when a transaction is asked for ends
     for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
     throw new Error("roll back");
   });
-  expect((await claim)?.runner).toBe("r1");
+  expect((await claim).job?.runner).toBe("r1");
   await expect(rolledBack).rejects.toThrow("roll back");
   // The claim's write is kept, the transaction's is not.
   expect((await registry.jobs.get("job1"))?.runner).toBe("r1");

@@ -184,7 +184,7 @@ export class JobDriver {
       if (execution.pid !== null) await killGroup(execution.pid, this.config.killGraceMs);
     } else if (await this.markRunning(started, execution, attempt)) {
       if (!this.closing) {
-        this.follow(started, execution, log, row.timeoutS * 1000, attempt.outputStart);
+        this.follow(started, agent, execution, log, row.timeoutS * 1000, attempt.outputStart);
         execution.begin?.();
         return;
       }
@@ -389,7 +389,7 @@ export class JobDriver {
     const current = (await this.registry.jobs.attempts(row.id)).find((a) => a.attempt === row.attempt);
     const startedAt = current?.startedAt ?? row.startedAt;
     const remaining = startedAt === null ? row.timeoutS * 1000 : startedAt + row.timeoutS * 1000 - Date.now();
-    this.follow(row, execution, log, Math.max(1, remaining), current?.outputStart ?? 0);
+    this.follow(row, agent, execution, log, Math.max(1, remaining), current?.outputStart ?? 0);
     // Cancelled while the previous server ran, which stopped before the worker did: it still ends cancelled.
     if (row.cancelRequestedAt !== null) void this.stop(row.id, "cancelled", "cancelled");
   }
@@ -543,8 +543,12 @@ export class JobDriver {
     return { ...patch, ...sumUsage([...others, own]) };
   }
 
-  /** `outputStart`: where this attempt's output begins in the job's log; its error and retry are read from there. */
-  private follow(row: JobRow, execution: Execution, log: OutputLog, timeoutMs: number, outputStart: number): void {
+  /**
+   * `agent`: as the job started with it, which its end is read by (its kind's parser and session
+   * files), whatever was changed meanwhile. `outputStart`: where this attempt's output begins in
+   * the job's log; its error and retry are read from there.
+   */
+  private follow(row: JobRow, agent: AgentRow, execution: Execution, log: OutputLog, timeoutMs: number, outputStart: number): void {
     const active: ActiveJob = { execution, log, timer: null, stopReason: null, stopError: null, settled: Promise.resolve() };
     this.active.set(row.id, active);
     active.timer = setTimeout(() => void this.stop(row.id, "timed_out", `timed out after ${row.timeoutS} s`), Math.min(timeoutMs, MAX_TIMER_MS));
@@ -553,9 +557,8 @@ export class JobDriver {
         if (this.active.get(row.id) !== active) return; // detached at shutdown
         if (active.timer) clearTimeout(active.timer);
         active.timer = null;
-        const agent = await this.whenReachable(() => this.registry.agents.get(row.agent));
-        const adapter = agent && cliAdapterFor(agent.kind);
-        const result = agent && adapter ? withSessionModel(adapter, end.result, workerEnv(agent, this.config, row.model)) : end.result;
+        const adapter = cliAdapterFor(agent.kind);
+        const result = adapter ? withSessionModel(adapter, end.result, workerEnv(agent, this.config, row.model)) : end.result;
         const finalText = result.finalText ?? null;
         if (finalText && adapter?.finalTextFile) {
           await writeAnswerFile(row.workdir, adapter.finalTextFile, finalText, (line) => this.note(row.id, log, line));

@@ -21,9 +21,8 @@ export function hearRunners(url: string, services: Services, log: FastifyBaseLog
       if (await services.remoteJobs.forRunners(id)) await services.files.announceStored(id);
       return;
     }
-    const forRunners = await services.remoteJobs.heardFromRunner(payload);
-    // A change to the job (not output): its stored file changes again, in case a notification was missed.
-    if (forRunners && !payload.includes(":")) await services.files.announceStored(payload);
+    // A job ended: its stored file changes again, in case a notification of them was missed.
+    if ((await services.remoteJobs.heardFromRunner(payload)) === "ended") await services.files.announceStored(payload);
   };
   return listen(
     url,

@@ -45,6 +45,8 @@ export class Runner {
   private poll: NodeJS.Timeout | null = null;
   private claiming = false;
   private claimAgain = false;
+  /** The last claim left jobs waiting (behind a limit, or another's claim): one of its jobs ending may let it take one. */
+  private jobsWaiting = true;
   /** Claims no more (finishing its jobs before it stops, or stopping). */
   private finishing = false;
   private stopping = false;
@@ -52,13 +54,14 @@ export class Runner {
   private readonly cancelling = new Set<string>();
   /** Its one listening connection: cancels, browsing requests, queued jobs. */
   private listener: ChannelListener | null = null;
-  /** Output and notifications, sent in the order they happened. */
+  /** Flushes of what the server is yet to be told, one after another (see send). */
   private outbox: Promise<void> = Promise.resolve();
+  /** Output chunks not stored yet. */
   private readonly unsent: JobOutputRow[] = [];
+  /** Changes not told yet: job ids, and `<jobId>:files` for stored file changes. */
+  private readonly untold = new Set<string>();
   /** The last output chunk numbered of each job it runs. */
   private readonly outputSeq = new Map<string, number>();
-  /** Jobs whose stored file changes the server has not been told of yet. */
-  private readonly filesChanged = new Set<string>();
 
   private constructor(
     readonly id: string,
@@ -168,17 +171,15 @@ export class Runner {
       const seq = (this.outputSeq.get(event.jobId) ?? 0) + 1;
       this.outputSeq.set(event.jobId, seq);
       this.unsent.push({ jobId: event.jobId, seq, stream: event.stream, data: event.data.toString("utf8"), at: Date.now() });
-      this.send(() => this.sendOutput());
+      this.send();
     });
     // Told as they are stored (the job page shows them live), once per job however many changed at once.
-    this.files.on("file", ({ jobId }) => {
-      this.filesChanged.add(jobId);
-      this.send(() => this.sendFileChanges());
-    });
+    this.files.on("file", ({ jobId }) => this.send(`${jobId}${FILES_CHANGED}`));
     this.jobs.jobEvents.on("job", (job) => {
-      this.send(() => this.notify(job.id));
-      // A job that ended frees a slot of its agent: there may be another to claim.
-      if (job.endedAt !== null) this.claim();
+      this.send(job.id);
+      // A job that ended frees a slot of its agent: a job left waiting may be claimed now. (One
+      // queued later is told of by QUEUE_CHANNEL, or found at the claim poll.)
+      if (job.endedAt !== null && this.jobsWaiting) this.claim();
     });
     this.heartbeat = setInterval(() => {
       this.registry.runners.heartbeat(this.id, Date.now()).catch((err: unknown) => this.onError("a heartbeat", err));
@@ -208,13 +209,15 @@ export class Runner {
           this.claimAgain = false;
           for (;;) {
             if (this.finishing || this.stopping) return;
-            const row = await this.registry.transaction((tx) => tx.runners.claim(this.id, this.settings.labels));
-            if (!row) break;
-            this.send(() => this.notify(row.id));
-            this.jobs.jobEngine.startClaimed(row);
+            // The server is told of the claim as it commits (runners.claim).
+            const claim = await this.registry.transaction((tx) => tx.runners.claim(this.id, this.settings.labels));
+            this.jobsWaiting = claim.waiting;
+            if (claim.job) this.jobs.jobEngine.startClaimed(claim.job);
+            if (!claim.more) break;
           }
         } while (this.claimAgain);
       } catch (err) {
+        this.jobsWaiting = true;
         this.onError("a claim", err);
       } finally {
         this.claiming = false;
@@ -241,31 +244,31 @@ export class Runner {
   }
 
   /**
-   * Runs `task` after every earlier one: a job's output is stored and told before its later
-   * changes, its end among them, so the server has all of a job's output once it hears it ended.
+   * Tells the server of a change (`payload`), or of output just added to `unsent`: a flush follows
+   * every earlier one, so a job's output is stored before any later change of it is told, its end
+   * among them, and the server has all of a job's output once it hears it ended.
    */
-  private send(task: () => Promise<void>): void {
-    this.outbox = this.outbox.then(task).catch((err: unknown) => this.onError("sending to the registry", err));
+  private send(payload?: string): void {
+    if (payload !== undefined) this.untold.add(payload);
+    this.outbox = this.outbox.then(() => this.flush()).catch((err: unknown) => this.onError("sending to the registry", err));
   }
 
-  /** Stores the output chunks not sent yet (one insert for all), then tells each job's last seq. */
-  private async sendOutput(): Promise<void> {
+  /**
+   * Stores every output chunk not sent yet (one insert), then tells each job's last chunk and
+   * every change waiting (one NOTIFY statement): however many piled up while the last flush ran,
+   * two statements at most. The server reads a job's state as it is when told, and copies all its
+   * output stored by then, so changes told together need no order among them, and a job told
+   * twice (running, then ended) is told once.
+   */
+  private async flush(): Promise<void> {
     const rows = this.unsent.splice(0);
-    if (!rows.length) return;
-    await this.registry.jobOutput.append(rows);
-    const last = new Map(rows.map((row) => [row.jobId, row.seq]));
-    for (const [jobId, seq] of last) await this.notify(`${jobId}:${seq}`);
-  }
-
-  private async sendFileChanges(): Promise<void> {
-    const jobIds = [...this.filesChanged];
-    this.filesChanged.clear();
-    for (const jobId of jobIds) await this.notify(`${jobId}${FILES_CHANGED}`);
-  }
-
-  /** Tells the server (and anything listening) that the job changed: `<jobId>`, or `<jobId>:<seq>` for output, far below NOTIFY's 8000 bytes. */
-  private async notify(payload: string): Promise<void> {
-    await this.handle.db.$client.query("select pg_notify($1, $2)", [JOB_CHANNEL, payload]);
+    const changes = [...this.untold];
+    this.untold.clear();
+    if (rows.length) await this.registry.jobOutput.append(rows);
+    const payloads = [...new Map(rows.map((row) => [row.jobId, `${row.jobId}:${row.seq}`])).values(), ...changes];
+    if (!payloads.length) return;
+    // Far below NOTIFY's 8000 bytes each: ids and numbers only.
+    await this.handle.db.$client.query("select pg_notify($1, payload) from unnest($2::text[]) as payload", [JOB_CHANNEL, payloads]);
   }
 
   /**

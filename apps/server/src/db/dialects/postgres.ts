@@ -7,12 +7,18 @@ import type { QueryResult } from "pg";
 import type { Channel, ColumnType, Db, Dialect, OrderedIdentity, Preparable, Tables } from "../dialect.js";
 import type { PgExecutor } from "../pg/client.js";
 import { AGENT_CLAIMS, inOrder, ORDERED } from "../pg/in-order.js";
-import { ANSWER_CHANNEL, CANCEL_CHANNEL, QUEUE_CHANNEL, REQUEST_CHANNEL } from "../pg/job-changes.js";
+import { ANSWER_CHANNEL, CANCEL_CHANNEL, JOB_CHANNEL, QUEUE_CHANNEL, REQUEST_CHANNEL } from "../pg/job-changes.js";
 import { withoutNul } from "../pg/nul.js";
 import * as tables from "../pg/schema.js";
 import { createPgJobPage } from "./postgres-job-list.js";
 
-const CHANNELS: Record<Channel, string> = { queue: QUEUE_CHANNEL, cancel: CANCEL_CHANNEL, request: REQUEST_CHANNEL, answer: ANSWER_CHANNEL };
+const CHANNELS: Record<Channel, string> = {
+  queue: QUEUE_CHANNEL,
+  cancel: CANCEL_CHANNEL,
+  request: REQUEST_CHANNEL,
+  answer: ANSWER_CHANNEL,
+  job: JOB_CHANNEL,
+};
 const ORDERED_KEYS: Record<OrderedIdentity, number> = ORDERED;
 const LOCKS = { agentClaims: AGENT_CLAIMS } as const;
 const ARRAY_TYPES: Record<ColumnType, string> = { text: "text[]", bigint: "bigint[]", float8: "float8[]" };

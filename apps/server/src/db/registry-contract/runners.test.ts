@@ -66,13 +66,18 @@ describe.each(DIALECTS)("the runners repository on $dialect", ({ open }) => {
       jobRow("gpu2", { agent: "gpu_agent", status: "queued" }),
     ]);
     const { runners } = registry;
-    expect(await runners.claim("r1", [])).toBeUndefined();
-    expect(await runners.claim("r1", ["gpu", "big-disk"])).toMatchObject({ id: "gpu1", runner: "r1", status: "queued" });
-    expect(await runners.claim("r2", ["gpu"])).toMatchObject({ id: "gpu2", runner: "r2" });
-    expect(await runners.claim("r2", ["gpu"])).toBeUndefined();
-    expect(await runners.claim("r1", ["codex", "gpu"])).toMatchObject({ id: "codex1", runner: "r1" });
+    expect(await runners.claim("r1", [])).toEqual({ job: undefined, more: false, waiting: false });
+    // What it leaves tells the runner whether to claim again now (more) or when a job of its ends (waiting).
+    expect(await runners.claim("r1", ["gpu", "big-disk"])).toMatchObject({
+      job: { id: "gpu1", runner: "r1", status: "queued" },
+      more: true,
+      waiting: true,
+    });
+    expect(await runners.claim("r2", ["gpu"])).toMatchObject({ job: { id: "gpu2", runner: "r2" }, more: false, waiting: false });
+    expect(await runners.claim("r2", ["gpu"])).toEqual({ job: undefined, more: false, waiting: false });
+    expect(await runners.claim("r1", ["codex", "gpu"])).toMatchObject({ job: { id: "codex1", runner: "r1" }, more: false, waiting: false });
     // A job of an agent without a label is the server's: no runner takes it.
-    expect(await runners.claim("r1", ["gpu", "codex", "local"])).toBeUndefined();
+    expect((await runners.claim("r1", ["gpu", "codex", "local"])).job).toBeUndefined();
     expect((await registry.jobs.get("local"))?.runner).toBeNull();
   });
 
@@ -89,19 +94,21 @@ describe.each(DIALECTS)("the runners repository on $dialect", ({ open }) => {
       jobRow("c", { agent: "other", status: "queued" }),
     ]);
     const { runners } = registry;
-    expect((await runners.claim("r1", ["gpu"]))?.id).toBe("a");
-    // gpu_agent is full (one running, one claimed): the next claim passes on to the other agent.
-    expect((await runners.claim("r2", ["gpu"]))?.id).toBe("c");
-    expect(await runners.claim("r2", ["gpu"])).toBeUndefined();
+    // gpu_agent is full once "a" is claimed (one running, one claimed), but the other agent's job may be taken.
+    expect(await runners.claim("r1", ["gpu"])).toMatchObject({ job: { id: "a" }, more: true, waiting: true });
+    // gpu_agent is full: the next claim passes on to the other agent.
+    expect(await runners.claim("r2", ["gpu"])).toMatchObject({ job: { id: "c" }, more: false, waiting: true });
+    // "b" waits behind gpu_agent's limit: nothing to take now, but a job's end should claim again.
+    expect(await runners.claim("r2", ["gpu"])).toEqual({ job: undefined, more: false, waiting: true });
     await registry.jobs.update("running", { status: "succeeded" });
-    expect((await runners.claim("r2", ["gpu"]))?.id).toBe("b");
+    expect(await runners.claim("r2", ["gpu"])).toMatchObject({ job: { id: "b" }, more: false, waiting: false });
   });
 
   it("lets claims from many runners at once take each job once and keep to the limit", async () => {
     await registry.agents.insertMissing([agentRow("gpu_agent", { runnerLabel: "gpu", maxConcurrent: 3 })]);
     await registry.insertJobs(Array.from({ length: 8 }, (_, i) => jobRow(`j${i}`, { agent: "gpu_agent", status: "queued" })));
     const claimed = await Promise.all(Array.from({ length: 8 }, (_, i) => registry.runners.claim(`r${i}`, ["gpu"])));
-    const ids = claimed.flatMap((row) => (row ? [row.id] : []));
+    const ids = claimed.flatMap(({ job }) => (job ? [job.id] : []));
     expect(ids.sort()).toEqual(["j0", "j1", "j2"]);
   });
 
@@ -118,7 +125,7 @@ describe.each(DIALECTS)("the runners repository on $dialect", ({ open }) => {
     await registry.jobs.update("a", { status: "running" });
     expect(await registry.runners.releaseQueued("r1")).toMatchObject([{ runner: null, status: "queued" }]);
     expect((await Promise.all(["a", "b", "c"].map((id) => registry.jobs.get(id)))).map((j) => j?.runner)).toEqual(["r1", null, "r2"]);
-    expect((await registry.runners.claim("r3", ["gpu"]))?.id).toBe("b");
+    expect((await registry.runners.claim("r3", ["gpu"])).job?.id).toBe("b");
   });
 
   it("registers the server's own runner again at each start: one row, brought up to date", async () => {

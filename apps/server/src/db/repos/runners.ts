@@ -1,6 +1,6 @@
 import { and, asc, count, eq, inArray, isNotNull, isNull, min, ne, notInArray, or } from "drizzle-orm";
 import type { Dialect } from "../dialect.js";
-import type { RunnersRepo } from "../registry.js";
+import type { Claim, RunnersRepo } from "../registry.js";
 
 export function createRunnersRepo(d: Dialect): RunnersRepo {
   const { agents, jobs, runners } = d.tables;
@@ -36,24 +36,27 @@ export function createRunnersRepo(d: Dialect): RunnersRepo {
       return row;
     },
     async claim(runner, labels) {
-      if (!labels.length) return undefined;
-      // Atomic, and for each agent under its lock until the claim is stored: claims for one agent
-      // from several runners count its jobs one after another, so together they never pass its limit.
-      return d.atomic(async (inside) => {
+      if (!labels.length) return { job: undefined, more: false, waiting: false };
+      // For each agent under its lock until the claim is stored: claims for one agent from several
+      // runners count its jobs one after another, so together they never pass its limit. Inside
+      // the registry's transaction (a runner's claim always is) it is part of that one; PostgreSQL
+      // aborts the whole of it at a failed statement, so no savepoint is needed for all or none.
+      const claimIn = async (inside: Dialect): Promise<Claim> => {
         const waiting = await inside.db
-          .select({ agent: jobs.agent, limit: agents.maxConcurrent })
+          .select({ agent: jobs.agent, limit: agents.maxConcurrent, queued: count() })
           .from(jobs)
           .innerJoin(agents, eq(agents.name, jobs.agent))
           .where(and(eq(jobs.status, "queued"), isNull(jobs.runner), inArray(agents.runnerLabel, labels)))
           .groupBy(jobs.agent, agents.maxConcurrent)
           .orderBy(min(jobs.seq));
-        for (const { agent, limit } of waiting) {
+        for (const [i, { agent, limit, queued }] of waiting.entries()) {
           await inside.lock("agentClaims", agent);
           const [busy] = await inside.db
             .select({ n: count() })
             .from(jobs)
             .where(and(eq(jobs.agent, agent), or(eq(jobs.status, "running"), and(eq(jobs.status, "queued"), isNotNull(jobs.runner)))));
-          if ((busy?.n ?? 0) >= limit) continue;
+          const held = busy?.n ?? 0;
+          if (held >= limit) continue;
           // A job another transaction is claiming or starting is passed over, not waited for.
           const [next] = await inside.skipLocked(
             inside.db
@@ -64,15 +67,19 @@ export function createRunnersRepo(d: Dialect): RunnersRepo {
               .limit(1),
           );
           if (!next) continue;
-          const [row] = await inside.db
+          const [job] = await inside.db
             .update(jobs)
             .set({ runner })
             .where(and(eq(jobs.id, next.id), isNull(jobs.runner)))
             .returning();
-          return row;
+          if (!job) continue;
+          await inside.notify("job", job.id);
+          const later = i < waiting.length - 1;
+          return { job, more: (queued > 1 && held + 1 < limit) || later, waiting: queued > 1 || waiting.length > 1 };
         }
-        return undefined;
-      });
+        return { job: undefined, more: false, waiting: waiting.length > 0 };
+      };
+      return d.inTransaction ? claimIn(d) : d.atomic(claimIn);
     },
     async releaseQueued(runner, agent) {
       const released = await d.db

@@ -37,26 +37,30 @@ export class RemoteJobs {
    * output chunks up to seq. The job's stored state is announced as this process's own changes
    * are (waits, the WebSocket and MCP tasks hear of it); output is copied into this server's log
    * of the job first, so a job told ended has all its output there. Called in the order heard.
-   * Returns whether the job is one for runners (see forRunners): a NOTIFY about this server's own is ignored.
+   * Returns "ended" for a runner's job told ended, "told" for another told of a job for runners
+   * (see forRunners), null for one ignored: a NOTIFY about this server's own.
    */
-  async heardFromRunner(payload: string): Promise<boolean> {
+  async heardFromRunner(payload: string): Promise<"told" | "ended" | null> {
     const [id = "", seq] = payload.split(":");
-    if (!id) return false;
+    if (!id) return null;
     const row = await this.registry.jobs.get(id);
-    if (!row) return false;
+    if (!row) return null;
     // Any login may NOTIFY, so a payload is only a hint: output is copied only for a job a runner
     // holds (the registry lets a runner store output only for its own), never into a log this
     // server writes itself.
-    if (row.runner === this.deps.runnerId) return false;
-    if (row.runner !== null) await this.outputCopy.copy(id);
-    if (seq !== undefined) return true;
-    if (isFinalStatus(row.status)) {
+    if (row.runner === this.deps.runnerId) return null;
+    const ended = isFinalStatus(row.status);
+    // Output as it is told, and all of it once the job ended; a change in between (claimed,
+    // running) brings none to copy, and a reader catches up before it reads (caughtUp).
+    if (row.runner !== null && (seq !== undefined || ended)) await this.outputCopy.copy(id);
+    if (seq !== undefined) return "told";
+    if (ended) {
       this.outputCopy.forget(id);
       // A slot of its agent is free across machines: a job waiting here may start.
       this.scheduler.pump(row.agent);
     }
     this.store.announce(row);
-    return true;
+    return ended ? "ended" : "told";
   }
 
   /** Whether job `id` is one for runners (held by one, or waiting for one), not this server's own: what a NOTIFY about it may tell. */
