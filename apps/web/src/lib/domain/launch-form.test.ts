@@ -98,7 +98,7 @@ describe("several at once: what is ticked, and the hints", () => {
     expect(eachAgentsDefault({ ...many, agents: ["codex"] }, timeoutOf)).toBeNull();
     expect(eachAgentsDefault(many, timeoutOf)).toBe("empty: each agent's own default");
     expect(eachAgentsDefault({ ...many, agents: ["claude", "codex", "gemini"] }, timeoutOf)).toBe(
-      "empty: each agent's own (claude 600s, codex 900s, gemini its CLI's default)",
+      "empty: each agent's own (claude: 600s, codex: 900s, gemini: the CLI's default)",
     );
   });
 });

@@ -182,13 +182,13 @@ export function hintAgent(form: FormState): string {
 
 /**
  * What an empty field gives each agent ticked, launched to several: `empty: each agent's own
- * (claude 600s, codex 900s)`; with none ticked, that it is each one's own. Null when the launch
+ * (claude: 600s, codex: 900s)`; with none ticked, that it is each one's own. Null when the launch
  * goes to one agent (its own hint says its default).
  */
 export function eachAgentsDefault(form: FormState, defaultOf: (agent: string) => string | null): string | null {
   if (!form.many || form.agents.length === 1) return null;
   if (form.agents.length === 0) return "empty: each agent's own default";
-  return `empty: each agent's own (${form.agents.map((name) => `${name} ${defaultOf(name) ?? "its CLI's default"}`).join(", ")})`;
+  return `empty: each agent's own (${form.agents.map((name) => `${name}: ${defaultOf(name) ?? "the CLI's default"}`).join(", ")})`;
 }
 
 /**
