@@ -114,7 +114,13 @@ describe.skipIf(!postgres.available)("a hostile runner's login", () => {
     await refused("update jobs set status = 'running', runner = null where id = $1", [ids.waiting]);
     expect((await hostile.query("update jobs set runner = null where id = $1", [ids.waiting])).rowCount).toBe(1);
     expect(await job(ids.localQueued)).toMatchObject({ prompt: "print 1", workdir: path.join(root, "r2"), runner: "local" });
-    expect(await job(ids.waiting)).toMatchObject({ status: "queued", prompt: "print 1", workdir: path.join(root, "w"), runner: null, relaunchOf: null });
+    expect(await job(ids.waiting)).toMatchObject({
+      status: "queued",
+      prompt: "print 1",
+      workdir: path.join(root, "w"),
+      runner: null,
+      relaunchOf: null,
+    });
     expect((await api<{ jobs: Job[] }>(corral, "GET", `/api/jobs/${ids.ownEnded}/relaunches`)).body.jobs).toEqual([]);
     await healthy();
   });

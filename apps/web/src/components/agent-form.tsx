@@ -45,7 +45,9 @@ function layout(fields: AgentField[], render: (field: AgentField) => ReactNode):
  */
 function focusRefusal(form: HTMLFormElement, fieldsInError: string[]): void {
   for (const name of fieldsInError) {
-    const control = form.querySelector<HTMLElement>(`#agent-${CSS.escape(name)}`) ?? form.querySelector<HTMLElement>(`[aria-describedby="agent-${CSS.escape(name)}-error"] input`);
+    const control =
+      form.querySelector<HTMLElement>(`#agent-${CSS.escape(name)}`) ??
+      form.querySelector<HTMLElement>(`[aria-describedby="agent-${CSS.escape(name)}-error"] input`);
     if (control) {
       control.focus({ preventScroll: true });
       control.scrollIntoView({ block: "center" });
