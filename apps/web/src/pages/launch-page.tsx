@@ -51,7 +51,6 @@ function useLaunchForm(from: string | null, agents: AgentWithAvailability[] | un
         maxCost: j.limits.maxCostUsd === null ? "" : String(j.limits.maxCostUsd),
         maxTokens: j.limits.maxTokens === null ? "" : String(j.limits.maxTokens),
         session: j.followUpOf ?? "",
-        relaunchOf: j.id,
       });
   }, [source.data]);
 
@@ -496,7 +495,8 @@ export function LaunchPage() {
       return;
     }
     // One agent ticked is an ordinary launch of that agent.
-    const built = launchBody(form.many ? { ...form, agent: form.agents[0] ?? form.agent } : form, agents.data);
+    // Opened with a job's inputs (Edit and relaunch), the job launched records that it ran that one again.
+    const built = launchBody(form.many ? { ...form, agent: form.agents[0] ?? form.agent } : form, agents.data, from ?? undefined);
     if ("errors" in built) return errors.fromForm(built.errors);
     errors.fromForm({});
     launch.mutate(built.body, {

@@ -193,12 +193,14 @@ describe("server refusals in the panel's words", () => {
       panelErrors(refused("agent_disabled", { agent: "kiro" }, "agent kiro is disabled")),
       panelErrors(refused("agent_not_deletable", { agent: "gemini" }, "gemini is built in; disable it instead (enabled: false)")),
     ];
-    for (const [e] of cases) expect(e?.text).not.toMatch(/PATCH|\/api\/|corral_|shared_workdir|enabled: false/);
+    cases.push(panelErrors(new ApiRequestError("relaunchOf names job abcdef123456, which does not exist; …", 400, "relaunchOf", [])));
+    for (const [e] of cases) expect(e?.text).not.toMatch(/PATCH|\/api\/|corral_|shared_workdir|enabled: false|relaunchOf/);
     expect(cases.map(([e]) => [e?.field, e?.action])).toEqual([
       [null, { kind: "open-budget", href: "/costs#budget-3" }],
       ["workdir", { kind: "share-workdir", jobId: "abc123" }],
       [null, { kind: "enable-agent", agent: "kiro" }],
       [null, { kind: "disable-agent", agent: "gemini" }],
+      [null, undefined],
     ]);
   });
 

@@ -26,8 +26,6 @@ export interface FormState {
   /** The prompt goes to several agents (the `agents` ticked) instead of the one `agent`. */
   many: boolean;
   agents: string[];
-  /** The job whose inputs the form was filled from (Edit and relaunch): the job launched records it; "" none. */
-  relaunchOf: string;
 }
 
 export const emptyForm: FormState = {
@@ -44,7 +42,6 @@ export const emptyForm: FormState = {
   session: "",
   many: false,
   agents: [],
-  relaunchOf: "",
 };
 
 /** The body field each form field fills: an error under that name belongs to the form field. */
@@ -62,7 +59,6 @@ export const bodyFieldOf: Record<keyof FormState, string> = {
   session: "session",
   many: "agents",
   agents: "agents",
-  relaunchOf: "relaunchOf",
 };
 
 /** What the form knows of each agent to fill its worktree box: whether its jobs run in a worktree unless a launch says not. */
@@ -141,14 +137,15 @@ function jobFields(form: FormState, agents: WorktreeDefaults): Record<string, un
 
 /**
  * Builds the body and checks it with the server's own schema, so every bad field is named at
- * once, in the server's words, before anything is sent.
+ * once, in the server's words, before anything is sent. `relaunchOf`: the job whose inputs the
+ * form was opened with (Edit and relaunch), which the job launched records.
  */
-export function launchBody(form: FormState, agents: WorktreeDefaults = []): { body: LaunchJobBody } | { errors: FieldErrors } {
+export function launchBody(form: FormState, agents: WorktreeDefaults = [], relaunchOf?: string): { body: LaunchJobBody } | { errors: FieldErrors } {
   const draft = {
     agent: form.agent,
     ...jobFields(form, agents),
     ...(form.session ? { session: form.session } : {}),
-    ...(form.relaunchOf ? { relaunchOf: form.relaunchOf } : {}),
+    ...(relaunchOf ? { relaunchOf } : {}),
   };
   const parsed = LaunchJobBodySchema.safeParse(draft);
   return parsed.success ? { body: parsed.data } : { errors: fieldErrorsOf(fieldIssues(parsed.error)) };
@@ -156,7 +153,7 @@ export function launchBody(form: FormState, agents: WorktreeDefaults = []): { bo
 
 /**
  * The body for one prompt to the ticked agents, checked as launchBody's is (an agent's error is under `agents`).
- * Several jobs relaunch no one job: the job the form was filled from is not recorded on them.
+ * Several jobs relaunch no one job: the job the form was opened with is not recorded on them.
  */
 export function launchManyBody(form: FormState, agents: WorktreeDefaults = []): { body: LaunchManyBody } | { errors: FieldErrors } {
   const parsed = LaunchManyBodySchema.safeParse({ agents: form.agents, ...jobFields(form, agents) });

@@ -88,12 +88,12 @@ describe("relaunching a job with limits", () => {
 });
 
 describe("a relaunch records the job it ran again", () => {
-  it("from the button and from the form filled from it; a launch to several does not", () => {
+  it("from the button and from the form opened with its inputs; a launch to several does not", () => {
     expect(relaunchBody(job()).relaunchOf).toBe(job().id);
-    const form = { ...emptyForm, agent: "gemini", prompt: "again", relaunchOf: "000000aaaaaa" };
-    const built = launchBody(form);
+    const form = { ...emptyForm, agent: "gemini", prompt: "again" };
+    const built = launchBody(form, [], "000000aaaaaa");
     expect("body" in built && built.body.relaunchOf).toBe("000000aaaaaa");
-    const fresh = launchBody({ ...form, relaunchOf: "" });
+    const fresh = launchBody(form);
     expect("body" in fresh && fresh.body).not.toHaveProperty("relaunchOf");
     const many = launchManyBody({ ...form, many: true, agents: ["gemini", "codex"] });
     expect("body" in many && many.body).not.toHaveProperty("relaunchOf");
