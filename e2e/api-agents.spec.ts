@@ -20,7 +20,14 @@ test("an API agent is added in the panel with its API, role, tools and hosts, an
     await page.getByRole("button", { name: "Add an API agent" }).click();
     const dialog = page.getByRole("dialog");
     await expect(dialog.getByRole("heading", { name: "Add an API agent" })).toBeVisible();
+    // Sent without a name from the dialog's bottom: the user is taken up to the Name, its error read with it.
+    await dialog.getByRole("button", { name: "Add agent" }).click();
+    await expect(dialog.getByLabel("Name", { exact: true })).toBeFocused();
+    await expect(dialog.locator("#agent-name-error")).toBeInViewport();
+    await expect(dialog.getByTestId("form-not-saved")).toHaveText("Not saved: fix Name");
+    await snapshot(page, testInfo, "add-api-agent-refused");
     await dialog.getByLabel("Name", { exact: true }).fill(name);
+    await expect(dialog.getByTestId("form-not-saved")).toHaveCount(0);
     await dialog.getByLabel("API", { exact: true }).selectOption("openai");
     await dialog.getByLabel("Base URL").fill(`${fake.url}/v1`);
     await dialog.getByLabel("Default model").fill("gpt-5");

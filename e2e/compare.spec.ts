@@ -108,8 +108,23 @@ test("ticking three agents launches one job each and opens them side by side, li
 test("the Launch page with several agents ticked is accessible and says what it will do; one ticked is an ordinary launch", async ({
   page,
 }, testInfo) => {
+  // Turned to several, it ticks no agent nobody chose, and its hints tell of none.
+  await page.getByRole("link", { name: "Launch", exact: true }).click();
+  await expect(page.getByLabel("Agent", { exact: true })).not.toHaveValue("");
+  await page.getByRole("checkbox", { name: "Several at once, compared side by side" }).check();
+  const picks = page.getByRole("group", { name: "Agents" });
+  await expect(picks.getByRole("checkbox")).not.toHaveCount(0);
+  await expect(picks.getByRole("checkbox", { checked: true })).toHaveCount(0);
+  await expect(page.locator("#launch-model-hint")).toHaveText("empty: each agent's own default");
+  await expect(page.locator("#launch-timeout-hint")).toHaveText("empty: each agent's own default");
+  await expect(page.locator("#launch-workdir-hint")).toHaveText("Recent and allowed directories are offered");
+  await expect(page.locator("#launch-model")).toHaveAttribute("placeholder", "");
+  await snapshot(page, testInfo, "launch-many-none-ticked");
+
   await openLaunchForMany(page, ["gemini", "codex"]);
   await expect(page.getByRole("button", { name: "Launch on 2 agents" })).toBeVisible();
+  await expect(page.locator("#launch-timeout-hint")).toHaveText(/^empty: each agent's own \(codex: \d+s, gemini: \d+s\)$/);
+  await expect(page.locator("#launch-model-hint")).toHaveText(/^empty: each agent's own \(codex: .+, gemini: .+\)$/);
   await expect(page.getByText("each agent works in its own folder here (empty: each in its own workdir)")).toBeVisible();
   await expect(page.getByRole("checkbox", { name: "One shared workdir: every agent writes in it, at once" })).toBeVisible();
   await snapshot(page, testInfo, "launch-many");

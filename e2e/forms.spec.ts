@@ -78,6 +78,10 @@ test("wording: form errors are sentences naming the field, install hints one sen
   await dialog.getByLabel("Timeout (s)").fill("-3");
   await dialog.getByRole("button", { name: "Add agent" }).click();
   await expect(dialog.locator("#agent-timeoutS-error")).toHaveText("the timeout must be at least 1");
+  // Clicked at the dialog's bottom, the refusal takes the user to its field, and says so beside the button.
+  await expect(dialog.getByLabel("Timeout (s)")).toBeFocused();
+  await expect(dialog.locator("#agent-timeoutS-error")).toBeInViewport();
+  await expect(dialog.getByTestId("form-not-saved")).toHaveText("Not saved: fix Timeout (s)");
   await expect(dialog).not.toContainText(apiWords);
   await snapshot(page, testInfo, "agent-form-wording");
   await dialog.getByLabel("Timeout (s)").fill("30");

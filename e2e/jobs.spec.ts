@@ -82,9 +82,18 @@ test("cancel a running job from the jobs page", async ({ page }, testInfo) => {
   // Relaunch runs the same inputs again as a new job.
   await row.getByRole("button", { name: `Relaunch job ${id} with the same inputs` }).click();
   await page.waitForURL((url) => /\/jobs\/[a-z0-9]+$/.test(url.pathname) && !url.pathname.endsWith(id));
+  const relaunchId = page.url().split("/").pop() ?? "";
   await expect(page.locator('pre[aria-label="Prompt"]')).toContainText("hang");
+  // The relaunch names the job it ran again, and that job lists it.
+  await expect(page.getByTestId("relaunches")).toHaveText(`Relaunch of ${id}`);
   await page.getByRole("button", { name: /^Cancel job/ }).click();
   await expect(page.locator("[data-status]").first()).toHaveAttribute("data-status", "cancelled");
+  await snapshot(page, testInfo, "job-relaunch-of");
+  await page.getByTestId("relaunches").getByRole("link", { name: id }).click();
+  await page.waitForURL((url) => url.pathname.endsWith(`/jobs/${id}`));
+  await expect(page.getByTestId("relaunches")).toHaveText(`Relaunched as ${relaunchId} (cancelled)`);
+  await page.getByTestId("relaunches").getByRole("link", { name: relaunchId }).click();
+  await page.waitForURL((url) => url.pathname.endsWith(`/jobs/${relaunchId}`));
 });
 
 test("history filters by agent, status and text", async ({ page }, testInfo) => {

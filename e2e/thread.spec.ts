@@ -85,6 +85,10 @@ test("Reply launches a follow-up of the thread's last job and opens it; the thre
   const keep = page.getByRole("checkbox", { name: `Continue the conversation of job ${first.id} (untick to start a new one)` });
   await expect(keep).toBeChecked();
   await expect(page.getByLabel("Prompt")).toHaveValue("now list the open questions");
+  // Launched, it names the job it relaunched.
+  await page.getByRole("button", { name: "Launch", exact: true }).click();
+  await page.waitForURL((url) => /\/jobs\/[a-z0-9]+$/.test(url.pathname) && !url.pathname.endsWith(secondId));
+  await expect(page.getByTestId("relaunches")).toHaveText(`Relaunch of ${secondId}`);
 });
 
 test("an agent whose kind cannot resume says so instead of offering a Reply", async ({ page }, testInfo) => {

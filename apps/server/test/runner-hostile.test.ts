@@ -103,15 +103,25 @@ describe.skipIf(!postgres.available)("a hostile runner's login", () => {
     // Claiming it is its right; changing what it was launched with, or handing it to the server, is not.
     expect((await hostile.query("update jobs set runner = $2 where id = $1", [ids.waiting, boxId])).rowCount).toBe(1);
     await refused("update jobs set workdir = '/' where id = $1", [ids.waiting]);
+    // Which job it relaunched is the launch's word: a runner cannot make one job claim another as its original.
+    await refused("update jobs set relaunch_of = $2 where id = $1", [ids.waiting, ids.ownEnded]);
     // With every column granted (as runner-role.sql did before this version), the registry still refuses it.
     await query(owner, `grant update on jobs to ${box.role}`);
     await refused("update jobs set workdir = '/', prompt = 'write pwned.txt x' where id = $1", [ids.waiting]);
+    await refused("update jobs set relaunch_of = $2 where id = $1", [ids.waiting, ids.ownEnded]);
     await query(owner, `revoke update on jobs from ${box.role}`);
     await refused("update jobs set runner = 'local' where id = $1", [ids.waiting]);
     await refused("update jobs set status = 'running', runner = null where id = $1", [ids.waiting]);
     expect((await hostile.query("update jobs set runner = null where id = $1", [ids.waiting])).rowCount).toBe(1);
     expect(await job(ids.localQueued)).toMatchObject({ prompt: "print 1", workdir: path.join(root, "r2"), runner: "local" });
-    expect(await job(ids.waiting)).toMatchObject({ status: "queued", prompt: "print 1", workdir: path.join(root, "w"), runner: null });
+    expect(await job(ids.waiting)).toMatchObject({
+      status: "queued",
+      prompt: "print 1",
+      workdir: path.join(root, "w"),
+      runner: null,
+      relaunchOf: null,
+    });
+    expect((await api<{ jobs: Job[] }>(corral, "GET", `/api/jobs/${ids.ownEnded}/relaunches`)).body.jobs).toEqual([]);
     await healthy();
   });
 

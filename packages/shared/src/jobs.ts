@@ -55,6 +55,8 @@ export const LaunchJobBodySchema = z
     worktree: McpJobInputSchema.shape.worktree,
     base: McpJobInputSchema.shape.base,
     session: McpJobInputSchema.shape.session,
+    /** The job this launch runs again (the panel's Relaunch and Edit and relaunch); its page then lists this one. */
+    relaunchOf: JobIdSchema.optional(),
   })
   .strict();
 export type LaunchJobBody = z.infer<typeof LaunchJobBodySchema>;
@@ -63,7 +65,7 @@ export type LaunchJobBody = z.infer<typeof LaunchJobBodySchema>;
  * `POST /api/jobs/many` (and `corral_run_many`): one prompt to several agents, one job each, each in
  * its own workdir unless `sharedWorkdir` asks for one shared.
  */
-export const LaunchManyBodySchema = LaunchJobBodySchema.omit({ agent: true, session: true })
+export const LaunchManyBodySchema = LaunchJobBodySchema.omit({ agent: true, session: true, relaunchOf: true })
   .extend({ agents: z.array(AgentNameSchema).min(1, "name at least one agent").max(32) })
   .strict();
 export type LaunchManyBody = z.infer<typeof LaunchManyBodySchema>;
@@ -126,6 +128,8 @@ export const JobSchema = z.object({
   worktree: JobWorktreeSchema.nullable(),
   /** The first job of the launch to several agents this job was one of (`GET /api/jobs/:id/group` lists them); null when launched alone. */
   groupId: JobIdSchema.nullable(),
+  /** The job this one was relaunched from (`relaunchOf` at launch; `GET /api/jobs/:id/relaunches` lists a job's); null when launched afresh. */
+  relaunchOf: JobIdSchema.nullable(),
   /**
    * The runner that holds the job (GET /api/runners): `local`, the server itself, for a job of an
    * agent without a runner label, from its launch; a `corral runner`'s id once one claimed it;
@@ -138,6 +142,10 @@ export type Job = z.infer<typeof JobSchema>;
 /** The jobs one launch to several agents started, in the order the agents were given. */
 export const JobGroupSchema = z.object({ jobs: z.array(JobSchema) });
 export type JobGroup = z.infer<typeof JobGroupSchema>;
+
+/** `GET /api/jobs/:id/relaunches`: the jobs relaunched from that job, oldest first (the newest 50 when there are more). */
+export const JobRelaunchesSchema = z.object({ jobs: z.array(JobSchema) });
+export type JobRelaunches = z.infer<typeof JobRelaunchesSchema>;
 
 /** `GET /api/jobs/:id/thread`: the jobs of that job's conversation, oldest first. */
 export const JobThreadSchema = z.object({ conversationId: JobIdSchema, jobs: z.array(JobSchema) });

@@ -74,6 +74,8 @@ export interface JobsRepo {
   thread(conversationId: string, limit: number): Promise<JobRow[]>;
   /** The jobs of one launch to several agents, in the order they were launched. */
   group(groupId: string): Promise<JobRow[]>;
+  /** The newest `limit` jobs relaunched from job `id` (Relaunch, Edit and relaunch), oldest first. */
+  relaunches(id: string, limit: number): Promise<JobRow[]>;
   /** A queued or running job in this workdir, if any: the oldest queued one, else the oldest running one. */
   activeInWorkdir(workdir: string): Promise<JobRow | undefined>;
   startAttempt(row: NewJobAttemptRow): Promise<void>;

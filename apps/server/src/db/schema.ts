@@ -110,6 +110,8 @@ export const jobs = sqliteTable(
     worktree: text("worktree", { mode: "json" }).$type<JobWorktree>(),
     /** The first job of a launch to several agents this job was one of; null for a job launched alone. */
     groupId: text("group_id"),
+    /** The job this one was relaunched from (Relaunch, Edit and relaunch: `relaunchOf` at launch); null for a job launched afresh. */
+    relaunchOf: text("relaunch_of"),
     /** The runner (runners.id) that claimed the job; null: the server itself runs it. */
     runner: text("runner"),
     /**
@@ -136,6 +138,8 @@ export const jobs = sqliteTable(
     index("jobs_conversation_idx").on(t.conversationId, t.seq),
     // A job page links to the jobs launched with it.
     index("jobs_group_idx").on(t.groupId, t.seq),
+    // A job page lists the jobs relaunched from it.
+    index("jobs_relaunch_idx").on(t.relaunchOf, t.seq),
   ],
 );
 

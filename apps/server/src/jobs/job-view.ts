@@ -49,6 +49,7 @@ export function toJob(row: JobRow): Job {
     killedAt: row.killedAt,
     conversationId: row.conversationId ?? row.id,
     groupId: row.groupId,
+    relaunchOf: row.relaunchOf,
     followUpOf: row.followUpOf,
     workerSession: row.workerSession,
     worktree: row.worktree ?? null,

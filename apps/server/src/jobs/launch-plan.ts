@@ -101,6 +101,12 @@ export async function planLaunch(
       agent: agentName,
     });
   const earlier = request.session === undefined ? undefined : await earlierTurn(tx, agent, request.session);
+  if (request.relaunchOf !== undefined && !(await tx.jobs.get(request.relaunchOf))) {
+    throw badInput(
+      `relaunchOf names job ${request.relaunchOf}, which does not exist; pass the id of the job this launch runs again, or leave it out`,
+      "relaunchOf",
+    );
+  }
   await policy.costs?.admit(agent, request.maxCostUsd ?? null, tx);
   const onRunner = earlier?.worktree?.runner;
   if (onRunner !== undefined && agent.runnerLabel === null) {

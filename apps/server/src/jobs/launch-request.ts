@@ -27,4 +27,6 @@ export interface LaunchRequest {
   base?: string;
   /** An earlier job of the same agent whose conversation this one continues. */
   session?: string;
+  /** The job this launch runs again (Relaunch in the panel): recorded on the job, which must exist. */
+  relaunchOf?: string;
 }

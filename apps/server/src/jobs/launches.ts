@@ -73,7 +73,12 @@ export class JobLaunches {
    * none, and the error names the agent at fault. Each job runs in `<workdir>/<agent>` (each agent's
    * own workdir without one); with `sharedWorkdir` all run in `workdir` itself, together.
    */
-  async launchMany(agentNames: string[], request: Omit<LaunchRequest, "session">, origin: JobOrigin, client: string | null = null): Promise<Job[]> {
+  async launchMany(
+    agentNames: string[],
+    request: Omit<LaunchRequest, "session" | "relaunchOf">,
+    origin: JobOrigin,
+    client: string | null = null,
+  ): Promise<Job[]> {
     agentNames.forEach((name, i) => {
       if (agentNames.indexOf(name) !== i) throw badInput(`${name} is named twice; name each agent once`, `agents.${i}`);
     });
@@ -167,6 +172,7 @@ export class JobLaunches {
         model,
         conversationId: earlier ? (earlier.conversationId ?? earlier.id) : id,
         groupId,
+        relaunchOf: request.relaunchOf ?? null,
         followUpOf: earlier?.id ?? null,
         runner: agent.runnerLabel === null ? this.deps.runnerId : null,
         timeoutS: request.timeoutS ?? agent.timeoutS,

@@ -1,10 +1,12 @@
-import type { Job, JobAttempt, JobGroup, JobList, JobListQuery, JobThread } from "@corral/shared";
+import type { Job, JobAttempt, JobGroup, JobList, JobListQuery, JobRelaunches, JobThread } from "@corral/shared";
 import type { Registry } from "../db/registry.js";
 import { notFound } from "../lib/errors.js";
 import { toJob, toJobAttempt } from "./job-view.js";
 
 /** A thread lists its conversation's newest jobs, at most. */
 export const THREAD_LIMIT = 200;
+/** A job page lists the newest of its relaunches, at most. */
+export const RELAUNCHES_LIMIT = 50;
 
 /** Jobs as every door reads them: one, a page of them, a conversation's, a launch's, a job's attempts. */
 export class JobQueries {
@@ -38,6 +40,12 @@ export class JobQueries {
   async group(id: string): Promise<JobGroup> {
     const job = await this.get(id);
     return { jobs: job.groupId ? (await this.registry.jobs.group(job.groupId)).map(toJob) : [job] };
+  }
+
+  /** The jobs relaunched from this one, oldest first: the newest RELAUNCHES_LIMIT of them. */
+  async relaunches(id: string): Promise<JobRelaunches> {
+    await this.get(id);
+    return { jobs: (await this.registry.jobs.relaunches(id, RELAUNCHES_LIMIT)).map(toJob) };
   }
 
   async attempts(id: string): Promise<JobAttempt[]> {

@@ -179,6 +179,57 @@ describe("the agent form, drawn from the kind's fields", () => {
     expect(screen.getAllByRole("alert").map((a) => a.textContent)).toContain("runners need the registry in PostgreSQL");
   });
 
+  it("a refused save takes the user to the first field it names, focused and scrolled into view, and says so beside the button", async () => {
+    const scrolled: string[] = [];
+    const scroll = vi.spyOn(HTMLElement.prototype, "scrollIntoView").mockImplementation(function (this: HTMLElement) {
+      scrolled.push(this.id || this.className);
+    });
+    try {
+      const refusal = new ApiRequestError("invalid input", 400, "timeoutS", [
+        { field: "env.LD_PRELOAD", message: "LD_PRELOAD makes programs load code" },
+        { field: "timeoutS", message: "the timeout must be at least 1" },
+      ]);
+      addForm(async () => {
+        throw refusal;
+      });
+      fireEvent.change(input("Name"), { target: { value: "polly" } });
+      fireEvent.change(input("Perch"), { target: { value: "branch" } });
+      fireEvent.click(screen.getByRole("button", { name: "Add agent" }));
+      // The first in the form's order, not in the refusal's.
+      await waitFor(() => expect(document.activeElement).toBe(input("Timeout (s)")));
+      expect(scrolled).toEqual(["agent-timeoutS"]);
+      expect(input("Timeout (s)").getAttribute("aria-describedby")).toBe("agent-timeoutS-error");
+      expect(screen.getByTestId("form-not-saved").textContent).toBe("Not saved: fix Timeout (s), Environment");
+
+      // Refused again with the same error, after the user moved on: taken there again.
+      input("Perch").focus();
+      fireEvent.click(screen.getByRole("button", { name: "Add agent" }));
+      await waitFor(() => expect(scrolled).toHaveLength(2));
+      expect(document.activeElement).toBe(input("Timeout (s)"));
+
+      // A required field missing, found before sending: the same.
+      fireEvent.change(input("Perch"), { target: { value: "" } });
+      fireEvent.click(screen.getByRole("button", { name: "Add agent" }));
+      await waitFor(() => expect(document.activeElement).toBe(input("Perch")));
+    } finally {
+      scroll.mockRestore();
+    }
+  });
+
+  it("a refusal naming no field of the form is focused beside the buttons", async () => {
+    vi.spyOn(HTMLElement.prototype, "scrollIntoView").mockImplementation(() => {});
+    addForm(async () => {
+      throw new ApiRequestError("runners need the registry in PostgreSQL", 400, "runnerLabel", []);
+    });
+    fireEvent.change(input("Name"), { target: { value: "polly" } });
+    fireEvent.change(input("Perch"), { target: { value: "branch" } });
+    fireEvent.click(screen.getByRole("button", { name: "Add agent" }));
+    await waitFor(() => expect(document.activeElement?.textContent).toBe("runners need the registry in PostgreSQL"));
+    expect(document.activeElement?.getAttribute("role")).toBe("alert");
+    expect(screen.queryByTestId("form-not-saved")).toBeNull();
+    vi.restoreAllMocks();
+  });
+
   it("draws a toggle as a checkbox with its hint, and sends whether it is ticked", async () => {
     const kind: AgentKindDescriptor = {
       ...parrot,

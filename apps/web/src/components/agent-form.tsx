@@ -1,4 +1,4 @@
-import { type FormEvent, type ReactNode, useState } from "react";
+import { type FormEvent, type ReactNode, useEffect, useRef, useState } from "react";
 import type { AgentField, AgentKindDescriptor } from "@corral/shared";
 import { ApiRequestError } from "../api/client.js";
 import { type AgentFormState, type AgentFormValue, type FormResult, formFields, isShown, withPreset } from "../lib/domain/agent-form.js";
@@ -39,13 +39,38 @@ function layout(fields: AgentField[], render: (field: AgentField) => ReactNode):
 }
 
 /**
+ * Where a refused save takes the user, who clicked at the bottom of a dialog that may be scrolled:
+ * to the first field named (its input focused, so its error is read with it, and scrolled into
+ * view), else to the refusal beside the buttons.
+ */
+function focusRefusal(form: HTMLFormElement, fieldsInError: string[]): void {
+  for (const name of fieldsInError) {
+    const control =
+      form.querySelector<HTMLElement>(`#agent-${CSS.escape(name)}`) ??
+      form.querySelector<HTMLElement>(`[aria-describedby="agent-${CSS.escape(name)}-error"] input`);
+    if (control) {
+      control.focus({ preventScroll: true });
+      control.scrollIntoView({ block: "center" });
+      return;
+    }
+  }
+  const refusal = form.querySelector<HTMLElement>(".form-refusal");
+  refusal?.focus({ preventScroll: true });
+  refusal?.scrollIntoView({ block: "nearest" });
+}
+
+/**
  * Edits an agent's settings, the fields its kind declares; every refusal is shown at the field
- * it names, and goes once that field changes.
+ * it names, and goes once that field changes. A refused save says so beside its button too, and
+ * takes the user to what to fix.
  */
 export function AgentForm<T>({ initial, kind, isNew, toBody, save, onDone, submitLabel }: Props<T>) {
   const [form, setForm] = useState(initial);
   const [errors, setErrors] = useState<PanelError[]>([]);
   const [pending, setPending] = useState(false);
+  // Counts refused saves: each one, even with the same errors, takes the user to them again.
+  const [refusals, setRefusals] = useState(0);
+  const formRef = useRef<HTMLFormElement>(null);
   const change = (name: string, value: AgentFormValue) => {
     setForm((f) => ({ ...f, [name]: value }));
     setErrors((all) => all.filter((err) => err.field !== name));
@@ -55,25 +80,36 @@ export function AgentForm<T>({ initial, kind, isNew, toBody, save, onDone, submi
   const errorFor = (field: string) => errors.find((e) => e.field === field)?.text;
   const unplaced = errors.filter((e) => e.field === null || !shown.some((f) => f.name === e.field));
   const presets = isNew ? (kind.adding?.presets ?? []) : [];
+  const placed = shown.filter((f) => errorFor(f.name) !== undefined);
+  // Read at each refusal, not on every keystroke: a fixed field takes no one anywhere.
+  const inError = useRef<string[]>([]);
+  inError.current = placed.map((f) => f.name);
+  useEffect(() => {
+    if (refusals > 0 && formRef.current) focusRefusal(formRef.current, inError.current);
+  }, [refusals]);
+  const refuse = (found: PanelError[]) => {
+    setErrors(found);
+    setRefusals((n) => n + 1);
+  };
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     const built = toBody(form);
-    if ("field" in built) return setErrors([{ field: built.field, text: built.message }]);
+    if ("field" in built) return refuse([{ field: built.field, text: built.message }]);
     setPending(true);
     try {
       await save(built.body);
       setErrors([]);
       onDone();
     } catch (err) {
-      setErrors(err instanceof ApiRequestError ? panelErrors(err) : [{ field: null, text: (err as Error).message }]);
+      refuse(err instanceof ApiRequestError ? panelErrors(err) : [{ field: null, text: (err as Error).message }]);
     } finally {
       setPending(false);
     }
   };
 
   return (
-    <form onSubmit={submit} className="stack" noValidate>
+    <form onSubmit={submit} className="stack" noValidate ref={formRef}>
       {presets.length > 0 && (
         <div className="row" role="group" aria-label="Start from a known agent">
           <span className="small muted">Start from:</span>
@@ -101,8 +137,9 @@ export function AgentForm<T>({ initial, kind, isNew, toBody, save, onDone, submi
           onChange={(value) => change(field.name, value)}
         />
       ))}
-      {unplaced.map((e) => (
-        <div className="alert" role="alert" key={e.text}>
+      {unplaced.map((e, i) => (
+        // The first is where focus goes when no field of the form is named.
+        <div className={i === 0 ? "alert form-refusal" : "alert"} role="alert" key={e.text} tabIndex={i === 0 ? -1 : undefined}>
           {e.text}
         </div>
       ))}
@@ -113,6 +150,11 @@ export function AgentForm<T>({ initial, kind, isNew, toBody, save, onDone, submi
         <button type="button" onClick={onDone}>
           Cancel
         </button>
+        {placed.length > 0 && (
+          <span className="not-saved small" data-testid="form-not-saved">
+            Not saved: fix {placed.map((f) => f.label).join(", ")}
+          </span>
+        )}
       </div>
     </form>
   );

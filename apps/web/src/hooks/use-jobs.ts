@@ -63,6 +63,14 @@ export function useJobGroup(id: string | null) {
   });
 }
 
+/** The jobs relaunched from a job; a relaunch from this panel adds one (useLaunchJob). */
+export function useJobRelaunches(id: string) {
+  return useQuery({
+    queryKey: queryKeys.jobs.relaunches(id),
+    queryFn: ({ signal }) => jobsApi.relaunches(id, signal),
+  });
+}
+
 /**
  * A retried job's attempts, each with its own times, error and usage; read again whenever the
  * job's attempt, status or usage changes (the job itself is live). A job tried once has none to show.
@@ -206,6 +214,7 @@ export function useLaunchJob() {
       void client.invalidateQueries({ queryKey: queryKeys.jobs.lists() });
       void client.invalidateQueries({ queryKey: queryKeys.jobs.active() });
       if (job.followUpOf) void client.invalidateQueries({ queryKey: [...queryKeys.jobs.all, "thread"] });
+      if (job.relaunchOf) void client.invalidateQueries({ queryKey: queryKeys.jobs.relaunches(job.relaunchOf) });
     },
   });
 }

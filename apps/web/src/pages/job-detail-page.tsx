@@ -4,6 +4,7 @@ import { ApiRequestError } from "../api/client.js";
 import { CopyBlock } from "../components/copy-button.js";
 import { CancelButton, RelaunchButton } from "../components/job-actions.js";
 import { JobFilesSection } from "../components/job-files.js";
+import { JobRelaunches } from "../components/job-relaunches.js";
 import { JobThread } from "../components/job-thread.js";
 import { AnsiText, OutputView } from "../components/output-view.js";
 import { ErrorState, Loading } from "../components/states.js";
@@ -310,6 +311,7 @@ export function JobDetailPage({ id }: { id: string }) {
           </Link>
         </div>
       </div>
+      <JobRelaunches job={j} />
       {offline && <OfflineBanner error={job.error ?? output.error} loadedAt={job.dataUpdatedAt} now={now} />}
       <Outcome job={j} now={now} />
       <section aria-labelledby="output-heading">

@@ -11,7 +11,9 @@ import { useAgents, useListsOllamaModels } from "../hooks/use-agents.js";
 import { useJobList, useJobSnapshot, useLaunchJob, useLaunchMany } from "../hooks/use-jobs.js";
 import { useOllamaModels } from "../hooks/use-ollama.js";
 import {
+  agentsToTick,
   bodyFieldOf,
+  eachAgentsDefault,
   emptyForm,
   type FormState,
   launchBody,
@@ -19,6 +21,7 @@ import {
   recallLaunch,
   rememberLaunch,
   sharingBlocked,
+  hintAgent,
   workdirHint,
   worktreeBlocked,
   worktreeByDefault,
@@ -28,9 +31,11 @@ import { Link, navigate, useSearchParams } from "../router.js";
 
 /**
  * The form's state: the inputs of the job it relaunches from, else the agent and workdir of the
- * last launch (if that agent is still enabled), else the first available agent.
+ * last launch (if that agent is still enabled), else the first available agent. `defaulted`: the
+ * agent is that first one, filled in without anyone choosing it (until the user picks one).
  */
 function useLaunchForm(from: string | null, agents: AgentWithAvailability[] | undefined) {
+  const [defaulted, setDefaulted] = useState(false);
   const [form, setForm] = useState<FormState>(() => ({ ...emptyForm, workdir: from ? "" : (recallLaunch(localStorage)?.workdir ?? "") }));
   const source = useJobSnapshot(from);
   useEffect(() => {
@@ -52,12 +57,13 @@ function useLaunchForm(from: string | null, agents: AgentWithAvailability[] | un
   const enabledAgents = useMemo(() => agents?.filter((a) => a.enabled) ?? [], [agents]);
   useEffect(() => {
     if (!form.agent && !from && enabledAgents.length) {
-      const remembered = recallLaunch(localStorage)?.agent;
-      const first = enabledAgents.find((a) => a.name === remembered) ?? enabledAgents.find((a) => a.availability.available) ?? enabledAgents[0];
+      const remembered = enabledAgents.find((a) => a.name === recallLaunch(localStorage)?.agent);
+      const first = remembered ?? enabledAgents.find((a) => a.availability.available) ?? enabledAgents[0];
       if (first) setForm((f) => ({ ...f, agent: first.name }));
+      setDefaulted(!remembered);
     }
   }, [enabledAgents, form.agent, from]);
-  return { form, setForm, continues: source.data?.followUpOf ?? null };
+  return { form, setForm, continues: source.data?.followUpOf ?? null, defaulted, setDefaulted };
 }
 
 /** Workdirs to offer: the agent's default, then recent ones (its own first), then the allowed roots. */
@@ -204,26 +210,33 @@ function AgentFields(props: {
 
 /** When the job is stopped: its timeout, a cost and a token limit (each the agent's default or none when empty). */
 function LimitsFields({
+  agents,
   agent,
   form,
   set,
   errorFor,
 }: {
+  agents: AgentWithAvailability[];
   agent: AgentWithAvailability | undefined;
   form: FormState;
   set: (key: keyof FormState) => Setter;
   errorFor: ErrorFor;
 }) {
+  const each = eachAgentsDefault(form, (name) => {
+    const timeoutS = agents.find((a) => a.name === name)?.timeoutS;
+    return timeoutS === undefined ? null : `${timeoutS}s`;
+  });
+  const hint = agent ? `default ${agent.timeoutS}s` : (each ?? undefined);
   return (
     <div className="form-grid">
-      <Field id="launch-timeout" label="Timeout (seconds)" error={errorFor("timeoutS")} hint={agent ? `default ${agent.timeoutS}s` : undefined}>
+      <Field id="launch-timeout" label="Timeout (seconds)" error={errorFor("timeoutS")} hint={hint}>
         <input
           id="launch-timeout"
           inputMode="numeric"
           value={form.timeout}
           placeholder={agent ? String(agent.timeoutS) : ""}
           onChange={(e) => set("timeout")(e.target.value)}
-          {...describedBy("launch-timeout", errorFor("timeoutS"), Boolean(agent))}
+          {...describedBy("launch-timeout", errorFor("timeoutS"), Boolean(hint))}
         />
       </Field>
       <Field
@@ -289,10 +302,12 @@ function WorkdirAndModelFields(props: {
   setShared: (shared: boolean) => void;
 }) {
   const { agents, agent, form, set, errorFor, shareWith, setShared } = props;
-  const workdirs = useWorkdirSuggestions(agent, form.agent);
+  const workdirs = useWorkdirSuggestions(agent, agent?.name ?? "");
   const many = form.many && form.agents.length > 1;
   const sharing = sharingBlocked(form, agents);
-  const { models, hint } = useModelSuggestions(agent, form.agent);
+  const { models, hint: agentHint } = useModelSuggestions(agent, agent?.name ?? "");
+  // Hints tell only of agents chosen: each one ticked, or none while none is.
+  const hint = eachAgentsDefault(form, (name) => agents.find((a) => a.name === name)?.effectiveModel ?? null) ?? agentHint;
   return (
     <div className="form-grid">
       <div className="stack field-with-check">
@@ -428,19 +443,23 @@ export function LaunchPage() {
   const agents = useAgents();
   const launch = useLaunchJob();
   const launchMany = useLaunchMany();
-  const { form, setForm, continues } = useLaunchForm(from, agents.data);
+  const { form, setForm, continues, defaulted, setDefaulted } = useLaunchForm(from, agents.data);
   const errors = useLaunchErrors();
-  const agent = agents.data?.find((a) => a.name === form.agent);
+  // The agent the hints and placeholders speak of: none while several (or none) are ticked.
+  const agent = agents.data?.find((a) => a.name === hintAgent(form));
   const set = (key: keyof FormState) => (value: string | boolean) => {
     setForm((f) => ({ ...f, [key]: value }));
+    if (key === "agent") setDefaulted(false);
     errors.clear(key);
   };
   const setMany = (many: boolean) => {
+    const enabled = agents.data?.filter((a) => a.enabled).map((a) => a.name) ?? [];
+    const remembered = recallLaunch(localStorage)?.agents;
     // The shared workdir of several agents is not the one job's: it goes with the switch.
     setForm((f) => ({
       ...f,
       many,
-      agents: many ? (f.agent ? [f.agent] : []) : f.agents,
+      agents: many ? agentsToTick(defaulted ? null : f.agent, remembered, enabled) : f.agents,
       agent: many ? f.agent : (f.agents[0] ?? f.agent),
       sharedWorkdir: false,
     }));
@@ -450,6 +469,7 @@ export function LaunchPage() {
   const setPicked = (picked: string[]) => {
     // Down to one agent, the shared workdir box goes, and with it what it said.
     setForm((f) => ({ ...f, agents: picked, agent: picked[0] ?? f.agent, sharedWorkdir: picked.length > 1 && f.sharedWorkdir }));
+    if (picked.length) setDefaulted(false);
     errors.clear("agents");
   };
   const setShared = (shared: boolean) => {
@@ -467,7 +487,7 @@ export function LaunchPage() {
       errors.fromForm({});
       launchMany.mutate(group.body, {
         onSuccess: ({ jobs }) => {
-          rememberLaunch(localStorage, { agent: form.agents[0] ?? form.agent, workdir: form.workdir.trim() });
+          rememberLaunch(localStorage, { agent: form.agents[0] ?? form.agent, workdir: form.workdir.trim(), agents: form.agents });
           navigate(`/compare?jobs=${jobs.map((j) => j.id).join(",")}`);
         },
         onError: errors.fromServer,
@@ -475,7 +495,8 @@ export function LaunchPage() {
       return;
     }
     // One agent ticked is an ordinary launch of that agent.
-    const built = launchBody(form.many ? { ...form, agent: form.agents[0] ?? form.agent } : form, agents.data);
+    // Opened with a job's inputs (Edit and relaunch), the job launched records that it ran that one again.
+    const built = launchBody(form.many ? { ...form, agent: form.agents[0] ?? form.agent } : form, agents.data, from ?? undefined);
     if ("errors" in built) return errors.fromForm(built.errors);
     errors.fromForm({});
     launch.mutate(built.body, {
@@ -529,7 +550,7 @@ export function LaunchPage() {
           shareWith={errors.shareWith}
           setShared={setShared}
         />
-        <LimitsFields agent={agent} form={form} set={set} errorFor={errors.errorFor} />
+        <LimitsFields agents={agents.data ?? []} agent={agent} form={form} set={set} errorFor={errors.errorFor} />
         {continues && (
           // The job relaunched was a follow-up: it continues the same earlier turn unless unticked.
           <div className="field">

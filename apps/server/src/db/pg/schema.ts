@@ -105,6 +105,7 @@ export const jobs = pgTable(
     /** The git worktree the job runs in (`worktree: true` at launch; a follow-up's is its earlier turn's), and its state. */
     worktree: jsonb("worktree").$type<JobWorktree>(),
     groupId: text("group_id"),
+    relaunchOf: text("relaunch_of"),
     runner: text("runner"),
     /** The job's place in the registry, 1, 2, 3… in the order jobs were added: the jobs list's order. */
     seq: bigint("seq", { mode: "number" }).generatedAlwaysAsIdentity(),
@@ -120,6 +121,7 @@ export const jobs = pgTable(
     index("jobs_workdir_status_idx").on(t.workdir, t.status),
     index("jobs_conversation_idx").on(t.conversationId, t.seq),
     index("jobs_group_idx").on(t.groupId, t.seq),
+    index("jobs_relaunch_idx").on(t.relaunchOf, t.seq),
   ],
 );
 

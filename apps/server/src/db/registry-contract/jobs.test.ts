@@ -289,6 +289,16 @@ describe.each(DIALECTS)("jobs in $dialect", ({ dialect, open }) => {
       expect(await reg.jobs.group("none")).toEqual([]);
     });
 
+    test("a job's relaunches are the newest jobs relaunched from it, oldest first", async () => {
+      await registry();
+      await reg.jobs.insert(base("orig"));
+      for (let i = 0; i < 4; i++) await reg.jobs.insert(base(`r${i}`, { relaunchOf: i === 2 ? "other" : "orig" }));
+      expect((await reg.jobs.relaunches("orig", 10)).map((r) => r.id)).toEqual(["r0", "r1", "r3"]);
+      expect((await reg.jobs.relaunches("orig", 2)).map((r) => r.id)).toEqual(["r1", "r3"]);
+      expect((await reg.jobs.get("r3"))?.relaunchOf).toBe("orig");
+      expect(await reg.jobs.relaunches("r0", 10)).toEqual([]);
+    });
+
     test("whether an agent has jobs, and the jobs in some statuses by creation time", async () => {
       await registry();
       await reg.jobs.insert(base("late", { status: "running", createdAt: 50 }));

@@ -69,6 +69,14 @@ export function createJobsRepo(d: Dialect): JobsRepo {
       .where(eq(jobs.groupId, sql.placeholder("groupId")))
       .orderBy(asc(jobs.seq)),
   );
+  const relaunchedFrom = d.prepare((db) =>
+    db
+      .select()
+      .from(jobs)
+      .where(eq(jobs.relaunchOf, sql.placeholder("relaunchOf")))
+      .orderBy(desc(jobs.seq))
+      .limit(sql.placeholder("limit")),
+  );
   const conversation = d.prepare((db) =>
     db
       .select()
@@ -145,6 +153,9 @@ export function createJobsRepo(d: Dialect): JobsRepo {
     },
     async group(groupId) {
       return launchedTogether({ groupId });
+    },
+    async relaunches(relaunchOf, limit) {
+      return (await relaunchedFrom({ relaunchOf, limit })).reverse();
     },
     async activeInWorkdir(workdir) {
       const [row] = await activeIn({ workdir });

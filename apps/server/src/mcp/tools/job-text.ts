@@ -73,8 +73,10 @@ function details(job: Job, attempts: JobAttempt[]): string[] {
   const attempt = job.attempt > 1 ? [`attempt ${job.attempt}`] : [];
   // An orchestrator reading a follow-up's answer sees which turn it continued.
   const followUp = job.followUpOf ? [`follow-up of ${job.followUpOf}`] : [];
+  // As the job page says: which job this one ran again.
+  const relaunch = job.relaunchOf ? [`relaunch of ${job.relaunchOf}`] : [];
   return [
-    [`job ${job.id}`, `agent ${job.agent}`, job.status, ...exit, ...attempt, ...followUp, elapsed(job)].join(" · "),
+    [`job ${job.id}`, `agent ${job.agent}`, job.status, ...exit, ...attempt, ...followUp, ...relaunch, elapsed(job)].join(" · "),
     `workdir: ${job.workdir}`,
     ...[usageLine(job, attempts.length)].filter((l): l is string => l !== null),
     ...attemptLines(attempts),

@@ -6,6 +6,7 @@ import {
   JobAttemptListSchema,
   JobChangesSchema,
   JobGroupSchema,
+  JobRelaunchesSchema,
   JobIdSchema,
   JobListQuerySchema,
   JobListSchema,
@@ -120,6 +121,19 @@ export function jobRoutes(services: Services) {
         },
       },
       async (request) => jobs.group(request.params.id),
+    );
+
+    app.get(
+      "/api/jobs/:id/relaunches",
+      {
+        schema: {
+          summary: "The jobs relaunched from this one (launched with `relaunchOf`), oldest first; the newest 50 when there are more",
+          tags,
+          params: IdParamsSchema,
+          response: { 200: JobRelaunchesSchema, ...errors(404) },
+        },
+      },
+      async (request) => jobs.relaunches(request.params.id),
     );
 
     app.get(

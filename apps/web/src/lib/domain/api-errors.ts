@@ -88,6 +88,15 @@ export function panelErrors(err: RefusedCall, now = Date.now()): PanelError[] {
     ];
   }
   if (code === "queue_full") return [{ field: null, text: "The job queue is full. Launch again once some jobs have ended." }];
+  // Only a page opened with a job's inputs sends it (Edit and relaunch), so the job named was that page's.
+  if (err.field === "relaunchOf") {
+    return [
+      {
+        field: null,
+        text: "The job these inputs were taken from does not exist, so this launch cannot be its relaunch. Open Launch afresh to start a new job.",
+      },
+    ];
+  }
   if (err.issues.length) return err.issues.map((i) => ({ field: i.field.split(".")[0] ?? i.field, text: atEntry(i) }));
   return [{ field: err.field ?? null, text: err.message }];
 }

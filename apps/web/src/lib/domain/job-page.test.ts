@@ -34,6 +34,7 @@ function job(patch: Partial<Job> = {}): Job {
     killedAt: null,
     conversationId: "abc123def456",
     followUpOf: null,
+    relaunchOf: null,
     workerSession: null,
     worktree: null,
     groupId: null,

@@ -2,7 +2,10 @@ import { describe, expect, it } from "vitest";
 import { ApiRequestError } from "../../api/client.js";
 import { panelErrors } from "./api-errors.js";
 import {
+  agentsToTick,
+  eachAgentsDefault,
   emptyForm,
+  hintAgent,
   launchBody,
   launchManyBody,
   recallLaunch,
@@ -53,6 +56,10 @@ describe("the Launch form", () => {
     expect(recallLaunch(storage)).toBeNull();
     rememberLaunch(storage, { agent: "codex", workdir: "/w" });
     expect(recallLaunch(storage)).toEqual({ agent: "codex", workdir: "/w" });
+    rememberLaunch(storage, { agent: "codex", workdir: "/w", agents: ["codex", "gemini"] });
+    expect(recallLaunch(storage)).toEqual({ agent: "codex", workdir: "/w", agents: ["codex", "gemini"] });
+    store.set("corral.launch", JSON.stringify({ agent: "codex", workdir: "/w", agents: "codex" }));
+    expect(recallLaunch(storage)).toEqual({ agent: "codex", workdir: "/w" });
     store.set("corral.launch", "{not json");
     expect(recallLaunch(storage)).toBeNull();
     expect(() =>
@@ -65,6 +72,34 @@ describe("the Launch form", () => {
         { agent: "a", workdir: "" },
       ),
     ).not.toThrow();
+  });
+});
+
+describe("several at once: what is ticked, and the hints", () => {
+  const enabled = ["claude", "codex", "gemini"];
+  it("ticks nothing the user did not choose: the last launch's agents, else the one chosen, else none", () => {
+    expect(agentsToTick(null, undefined, enabled)).toEqual([]);
+    expect(agentsToTick("codex", undefined, enabled)).toEqual(["codex"]);
+    expect(agentsToTick("codex", ["gemini", "claude"], enabled)).toEqual(["claude", "gemini"]);
+    // Agents since disabled or deleted are not ticked again.
+    expect(agentsToTick(null, ["gone"], enabled)).toEqual([]);
+    expect(agentsToTick("gone", undefined, enabled)).toEqual([]);
+  });
+
+  it("hints tell of the agents chosen only: the one, each ticked, or none", () => {
+    const many = { ...emptyForm, agent: "claude", many: true };
+    const timeouts: Record<string, string> = { claude: "600s", codex: "900s" };
+    const timeoutOf = (name: string) => timeouts[name] ?? null;
+    expect(hintAgent({ ...emptyForm, agent: "claude" })).toBe("claude");
+    expect(hintAgent(many)).toBe("");
+    expect(hintAgent({ ...many, agents: ["codex"] })).toBe("codex");
+    expect(hintAgent({ ...many, agents: ["claude", "codex"] })).toBe("");
+    expect(eachAgentsDefault({ ...emptyForm, agent: "claude" }, timeoutOf)).toBeNull();
+    expect(eachAgentsDefault({ ...many, agents: ["codex"] }, timeoutOf)).toBeNull();
+    expect(eachAgentsDefault(many, timeoutOf)).toBe("empty: each agent's own default");
+    expect(eachAgentsDefault({ ...many, agents: ["claude", "codex", "gemini"] }, timeoutOf)).toBe(
+      "empty: each agent's own (claude: 600s, codex: 900s, gemini: the CLI's default)",
+    );
   });
 });
 
@@ -158,12 +193,14 @@ describe("server refusals in the panel's words", () => {
       panelErrors(refused("agent_disabled", { agent: "kiro" }, "agent kiro is disabled")),
       panelErrors(refused("agent_not_deletable", { agent: "gemini" }, "gemini is built in; disable it instead (enabled: false)")),
     ];
-    for (const [e] of cases) expect(e?.text).not.toMatch(/PATCH|\/api\/|corral_|shared_workdir|enabled: false/);
+    cases.push(panelErrors(new ApiRequestError("relaunchOf names job abcdef123456, which does not exist; …", 400, "relaunchOf", [])));
+    for (const [e] of cases) expect(e?.text).not.toMatch(/PATCH|\/api\/|corral_|shared_workdir|enabled: false|relaunchOf/);
     expect(cases.map(([e]) => [e?.field, e?.action])).toEqual([
       [null, { kind: "open-budget", href: "/costs#budget-3" }],
       ["workdir", { kind: "share-workdir", jobId: "abc123" }],
       [null, { kind: "enable-agent", agent: "kiro" }],
       [null, { kind: "disable-agent", agent: "gemini" }],
+      [null, undefined],
     ]);
   });
 

@@ -137,24 +137,65 @@ function jobFields(form: FormState, agents: WorktreeDefaults): Record<string, un
 
 /**
  * Builds the body and checks it with the server's own schema, so every bad field is named at
- * once, in the server's words, before anything is sent.
+ * once, in the server's words, before anything is sent. `relaunchOf`: the job whose inputs the
+ * form was opened with (Edit and relaunch), which the job launched records.
  */
-export function launchBody(form: FormState, agents: WorktreeDefaults = []): { body: LaunchJobBody } | { errors: FieldErrors } {
-  const draft = { agent: form.agent, ...jobFields(form, agents), ...(form.session ? { session: form.session } : {}) };
+export function launchBody(form: FormState, agents: WorktreeDefaults = [], relaunchOf?: string): { body: LaunchJobBody } | { errors: FieldErrors } {
+  const draft = {
+    agent: form.agent,
+    ...jobFields(form, agents),
+    ...(form.session ? { session: form.session } : {}),
+    ...(relaunchOf ? { relaunchOf } : {}),
+  };
   const parsed = LaunchJobBodySchema.safeParse(draft);
   return parsed.success ? { body: parsed.data } : { errors: fieldErrorsOf(fieldIssues(parsed.error)) };
 }
 
-/** The body for one prompt to the ticked agents, checked as launchBody's is (an agent's error is under `agents`). */
+/**
+ * The body for one prompt to the ticked agents, checked as launchBody's is (an agent's error is under `agents`).
+ * Several jobs relaunch no one job: the job the form was opened with is not recorded on them.
+ */
 export function launchManyBody(form: FormState, agents: WorktreeDefaults = []): { body: LaunchManyBody } | { errors: FieldErrors } {
   const parsed = LaunchManyBodySchema.safeParse({ agents: form.agents, ...jobFields(form, agents) });
   return parsed.success ? { body: parsed.data } : { errors: fieldErrorsOf(fieldIssues(parsed.error)) };
 }
 
-/** What Launch remembers between visits: the agent and workdir of the last job launched from it. */
+/**
+ * The agents ticked when the form turns to several at once: those of the last launch to several
+ * (the ones still enabled), else the agent the user chose; none when the form only filled one in
+ * itself (`chosen` null), so no agent is launched that nobody picked.
+ */
+export function agentsToTick(chosen: string | null, remembered: readonly string[] | undefined, enabled: readonly string[]): string[] {
+  const again = enabled.filter((name) => remembered?.includes(name));
+  if (again.length) return again;
+  return chosen && enabled.includes(chosen) ? [chosen] : [];
+}
+
+/** The one agent whose defaults the form's hints tell: the one chosen, or of several, the one ticked; "" while none or several are. */
+export function hintAgent(form: FormState): string {
+  if (!form.many) return form.agent;
+  return form.agents.length === 1 ? (form.agents[0] ?? "") : "";
+}
+
+/**
+ * What an empty field gives each agent ticked, launched to several: `empty: each agent's own
+ * (claude: 600s, codex: 900s)`; with none ticked, that it is each one's own. Null when the launch
+ * goes to one agent (its own hint says its default).
+ */
+export function eachAgentsDefault(form: FormState, defaultOf: (agent: string) => string | null): string | null {
+  if (!form.many || form.agents.length === 1) return null;
+  if (form.agents.length === 0) return "empty: each agent's own default";
+  return `empty: each agent's own (${form.agents.map((name) => `${name}: ${defaultOf(name) ?? "the CLI's default"}`).join(", ")})`;
+}
+
+/**
+ * What Launch remembers between visits: the agent and workdir of the last job launched from it,
+ * and the agents of the last launch to several (ticked again when the form turns to several).
+ */
 export interface LaunchMemory {
   agent: string;
   workdir: string;
+  agents?: string[];
 }
 
 const memoryKey = "corral.launch";
@@ -162,7 +203,9 @@ const memoryKey = "corral.launch";
 export function recallLaunch(storage: Pick<Storage, "getItem">): LaunchMemory | null {
   try {
     const value = JSON.parse(storage.getItem(memoryKey) ?? "null") as Partial<LaunchMemory> | null;
-    return typeof value?.agent === "string" && typeof value.workdir === "string" ? { agent: value.agent, workdir: value.workdir } : null;
+    if (typeof value?.agent !== "string" || typeof value.workdir !== "string") return null;
+    const agents = Array.isArray(value.agents) ? value.agents.filter((a): a is string => typeof a === "string") : [];
+    return { agent: value.agent, workdir: value.workdir, ...(agents.length ? { agents } : {}) };
   } catch {
     return null;
   }

@@ -4,7 +4,7 @@ import type { Job, LaunchJobBody } from "@corral/shared";
  * The same inputs a job ran with (its limits too), as a launch body; a follow-up continues the same earlier turn
  * again. A worktree job runs again in a new worktree of its repository, from the same base (its
  * own folder is its worktree, gone once merged or discarded); a worktree follow-up continues in
- * its conversation's, so it names no workdir.
+ * its conversation's, so it names no workdir. The new job records that it relaunched this one.
  */
 export function relaunchBody(job: Job): LaunchJobBody {
   const wt = job.worktree;
@@ -18,6 +18,7 @@ export function relaunchBody(job: Job): LaunchJobBody {
     ...(job.limits.maxCostUsd !== null ? { maxCostUsd: job.limits.maxCostUsd } : {}),
     ...(job.limits.maxTokens !== null ? { maxTokens: job.limits.maxTokens } : {}),
     ...(job.followUpOf ? { session: job.followUpOf } : {}),
+    relaunchOf: job.id,
   };
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { AgentWithAvailability, Job } from "@corral/shared";
-import { emptyForm, launchBody } from "./launch-form.js";
+import { emptyForm, launchBody, launchManyBody } from "./launch-form.js";
 import { relaunchBody, replyBody } from "./relaunch.js";
 import { replyBlocked } from "./thread.js";
 
@@ -32,6 +32,7 @@ function job(patch: Partial<Job> = {}): Job {
     killedAt: null,
     conversationId: "abc123def456",
     followUpOf: null,
+    relaunchOf: null,
     workerSession: "s-1",
     worktree: null,
     groupId: null,
@@ -83,6 +84,19 @@ describe("relaunching a job with limits", () => {
     const none = relaunchBody(job({ limits: { maxCostUsd: null, maxTokens: null } }));
     expect(none.maxCostUsd).toBeUndefined();
     expect(none.maxTokens).toBeUndefined();
+  });
+});
+
+describe("a relaunch records the job it ran again", () => {
+  it("from the button and from the form opened with its inputs; a launch to several does not", () => {
+    expect(relaunchBody(job()).relaunchOf).toBe(job().id);
+    const form = { ...emptyForm, agent: "gemini", prompt: "again" };
+    const built = launchBody(form, [], "000000aaaaaa");
+    expect("body" in built && built.body.relaunchOf).toBe("000000aaaaaa");
+    const fresh = launchBody(form);
+    expect("body" in fresh && fresh.body).not.toHaveProperty("relaunchOf");
+    const many = launchManyBody({ ...form, many: true, agents: ["gemini", "codex"] });
+    expect("body" in many && many.body).not.toHaveProperty("relaunchOf");
   });
 });
 

@@ -14,6 +14,7 @@ export const queryKeys = {
     files: (id: string) => [...queryKeys.jobs.all, "files", id] as const,
     thread: (id: string) => [...queryKeys.jobs.all, "thread", id] as const,
     group: (id: string) => [...queryKeys.jobs.all, "group", id] as const,
+    relaunches: (id: string) => [...queryKeys.jobs.all, "relaunches", id] as const,
     attempts: (id: string) => [...queryKeys.jobs.all, "attempts", id] as const,
     changes: (id: string) => [...queryKeys.jobs.all, "changes", id] as const,
   },
