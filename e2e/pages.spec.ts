@@ -72,7 +72,12 @@ test("connect: signed-in browsers, one signed out, then everywhere", async ({ pa
   await signIn(other);
   await page.getByRole("link", { name: "Connect" }).click();
   const sessions = page.getByRole("table", { name: "Signed-in browsers" });
-  await expect(sessions.getByRole("row").filter({ hasText: "this browser" })).toHaveCount(1);
+  const here = sessions.getByRole("row").filter({ hasText: "this browser" });
+  await expect(here).toHaveCount(1);
+  // A browser by the name a person knows, the string it sent in the tooltip.
+  await expect(here.getByRole("cell").first()).toContainText(/Chrom(e|ium) \d+ on Linux/);
+  await expect(here.getByRole("cell").first()).not.toContainText("Mozilla");
+  await expect(here.getByTitle(/^Mozilla\/5\.0 /)).toBeVisible();
   await expect.poll(() => sessions.getByRole("button", { name: /^Sign out/ }).count()).toBeGreaterThanOrEqual(2);
   await snapshot(page, testInfo, "connect-sessions");
   // The other browser signs itself out here: its panel then says how to sign in again.
