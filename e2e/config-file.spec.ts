@@ -26,6 +26,8 @@ test("the Agents page marks the file's agents and shows every error of a refused
   await expect(row.getByRole("button", { name: "Edit from_file" })).toHaveCount(0);
   await expect(row.getByLabel("from_file enabled")).toBeDisabled();
 
+  // The banner follows the file over the live connection: the panel's own reads of it are refused from here on.
+  await page.route("**/api/config", (route) => route.abort());
   writeFileSync(configFile, BAD);
   const banner = page.getByRole("alert", { name: "Config file refused" });
   await expect(banner).toBeVisible();
