@@ -144,5 +144,17 @@ test("ollama: models with capabilities, and a tool-calling probe", async ({ page
   await expect(qwen).toContainText("calls tools");
   // Probed, the button says what pressing it again does.
   await expect(qwen.getByRole("button", { name: "Probe again for qwen2.5:7b" })).toBeVisible();
+  // When it was probed, as the rest of the panel says a moment, the whole date in its tooltip.
+  await expect(qwen.locator("time")).toHaveText(/^(today|yesterday) \d/);
+  await expect(qwen.locator("time")).toHaveAttribute("title", /\d{4}/);
+
+  // Every model that can chat, one at a time, each result in its row; the embedding model is left out.
+  await page.getByRole("button", { name: "Probe all models" }).click();
+  await expect(page.getByRole("status").filter({ hasText: /^Probed/ })).toHaveText("Probed 3 models");
+  const llava = table.getByRole("row").filter({ hasText: "llava:13b" });
+  await expect(llava).toContainText("no tool support");
+  await expect(llava.getByRole("button", { name: "Probe again for llava:13b" })).toBeVisible();
+  await expect(table.getByRole("row").filter({ hasText: "gpt-oss:120b-cloud" })).toContainText("did not call the tool");
+  await expect(table.getByRole("row").filter({ hasText: "nomic-embed-text" }).getByRole("button")).toHaveCount(0);
   await snapshot(page, testInfo, "ollama");
 });

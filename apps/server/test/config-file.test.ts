@@ -195,13 +195,33 @@ describe("agents in a file (CORRAL_CONFIG)", () => {
       const next = async (make: () => void, check: (s: ConfigFileStatus) => boolean, what: string) => {
         const seen = ws.of("config_file").length;
         make();
-        const sent = await until(() => ws.of("config_file").slice(seen).find((m) => check(m.status))?.status, 10_000, what);
+        const sent = await until(
+          () =>
+            ws
+              .of("config_file")
+              .slice(seen)
+              .find((m) => check(m.status))?.status,
+          10_000,
+          what,
+        );
         expect(sent, what).toEqual(await statusOf(server));
         expect((await api(server, "GET", "/api/health")).status, what).toBe(200);
       };
-      await next(() => saveAtomically(file, "agents:\n  helper:\n    provider: opencode\n"), (s) => s.agents.join() === "helper", "a rename over it");
-      await next(() => writeFileSync(file, "agents:\n  helper:\n    colour: red\n"), (s) => s.state === "error", "a bad write");
-      await next(() => rmSync(file), (s) => s.state === "absent", "a delete");
+      await next(
+        () => saveAtomically(file, "agents:\n  helper:\n    provider: opencode\n"),
+        (s) => s.agents.join() === "helper",
+        "a rename over it",
+      );
+      await next(
+        () => writeFileSync(file, "agents:\n  helper:\n    colour: red\n"),
+        (s) => s.state === "error",
+        "a bad write",
+      );
+      await next(
+        () => rmSync(file),
+        (s) => s.state === "absent",
+        "a delete",
+      );
       await next(
         () => {
           writeFileSync(`${file}.real`, TWO_AGENTS);

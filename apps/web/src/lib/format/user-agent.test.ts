@@ -4,10 +4,7 @@ import { describeUserAgent } from "./user-agent.js";
 describe("describeUserAgent", () => {
   it("names browsers with their major version and system", () => {
     const cases: [string, string][] = [
-      [
-        "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0.0.0 Safari/537.36",
-        "Chrome 140 on Linux",
-      ],
+      ["Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0.0.0 Safari/537.36", "Chrome 140 on Linux"],
       [
         "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/140.0.7339.5 Safari/537.36",
         "Headless Chrome 140 on Linux",
