@@ -157,4 +157,20 @@ test("ollama: models with capabilities, and a tool-calling probe", async ({ page
   await expect(table.getByRole("row").filter({ hasText: "gpt-oss:120b-cloud" })).toContainText("did not call the tool");
   await expect(table.getByRole("row").filter({ hasText: "nomic-embed-text" }).getByRole("button")).toHaveCount(0);
   await snapshot(page, testInfo, "ollama");
+
+  // A model that thinks for long (its probe held here): the run says where it is, and Stop ends it there.
+  let held = false;
+  await page.route("**/api/ollama/probe", (route) => {
+    if (route.request().postDataJSON()?.model !== "llava:13b") return route.continue();
+    held = true;
+  });
+  await page.getByRole("button", { name: "Probe all models" }).click();
+  await expect(page.getByRole("status").filter({ hasText: /^Probing/ })).toHaveText("Probing 2 of 3: llava:13b…");
+  await expect(llava.getByRole("button", { name: "Probing… for llava:13b" })).toBeDisabled();
+  expect(held).toBe(true);
+  await snapshot(page, testInfo, "ollama-probing");
+  await page.getByRole("button", { name: "Stop probing" }).click();
+  await expect(page.getByRole("status").filter({ hasText: /^Stopped/ })).toHaveText("Stopped after 1 of 3");
+  await expect(llava.getByRole("button", { name: "Probe again for llava:13b" })).toBeEnabled();
+  await page.unrouteAll({ behavior: "ignoreErrors" });
 });

@@ -281,10 +281,10 @@ export function OllamaPage() {
               </span>
             </EmptyState>
           ) : (
-            <>
+            <div className="stack">
               <ProbeAll models={models.data.models} probeAll={probeAll} />
               <ModelTable models={models.data.models} agent={agent} now={now} label="Ollama models" run={probeAll.run} />
-            </>
+            </div>
           )}
         </>
       )}
