@@ -44,6 +44,9 @@ test("the Agents page marks the file's agents and shows every error of a refused
 
   writeFileSync(configFile, GOOD);
   await expect(banner).toHaveCount(0);
+  // The file removed: its agent goes from the list (it ran no job).
+  rmSync(configFile);
+  await expect(row).toHaveCount(0);
 });
 
 test("the Agents page exports the agents, budgets and prices as corral.yaml, without env values", async ({ page, request }, testInfo) => {
