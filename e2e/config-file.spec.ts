@@ -26,6 +26,8 @@ test("the Agents page marks the file's agents and shows every error of a refused
   await expect(row.getByRole("button", { name: "Edit from_file" })).toHaveCount(0);
   await expect(row.getByLabel("from_file enabled")).toBeDisabled();
 
+  // The banner follows the file over the live connection: the panel's own reads of it are refused from here on.
+  await page.route("**/api/config", (route) => route.abort());
   writeFileSync(configFile, BAD);
   const banner = page.getByRole("alert", { name: "Config file refused" });
   await expect(banner).toBeVisible();
@@ -42,6 +44,9 @@ test("the Agents page marks the file's agents and shows every error of a refused
 
   writeFileSync(configFile, GOOD);
   await expect(banner).toHaveCount(0);
+  // The file removed: its agent goes from the list (it ran no job).
+  rmSync(configFile);
+  await expect(row).toHaveCount(0);
 });
 
 test("the Agents page exports the agents, budgets and prices as corral.yaml, without env values", async ({ page, request }, testInfo) => {

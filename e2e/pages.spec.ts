@@ -72,7 +72,12 @@ test("connect: signed-in browsers, one signed out, then everywhere", async ({ pa
   await signIn(other);
   await page.getByRole("link", { name: "Connect" }).click();
   const sessions = page.getByRole("table", { name: "Signed-in browsers" });
-  await expect(sessions.getByRole("row").filter({ hasText: "this browser" })).toHaveCount(1);
+  const here = sessions.getByRole("row").filter({ hasText: "this browser" });
+  await expect(here).toHaveCount(1);
+  // A browser by the name a person knows, the string it sent in the tooltip.
+  await expect(here.getByRole("cell").first()).toContainText(/Chrom(e|ium) \d+ on Linux/);
+  await expect(here.getByRole("cell").first()).not.toContainText("Mozilla");
+  await expect(here.getByTitle(/^Mozilla\/5\.0 /)).toBeVisible();
   await expect.poll(() => sessions.getByRole("button", { name: /^Sign out/ }).count()).toBeGreaterThanOrEqual(2);
   await snapshot(page, testInfo, "connect-sessions");
   // The other browser signs itself out here: its panel then says how to sign in again.
@@ -139,5 +144,33 @@ test("ollama: models with capabilities, and a tool-calling probe", async ({ page
   await expect(qwen).toContainText("calls tools");
   // Probed, the button says what pressing it again does.
   await expect(qwen.getByRole("button", { name: "Probe again for qwen2.5:7b" })).toBeVisible();
+  // When it was probed, as the rest of the panel says a moment, the whole date in its tooltip.
+  await expect(qwen.locator("time")).toHaveText(/^(today|yesterday) \d/);
+  await expect(qwen.locator("time")).toHaveAttribute("title", /\d{4}/);
+
+  // Every model that can chat, one at a time, each result in its row; the embedding model is left out.
+  await page.getByRole("button", { name: "Probe all models" }).click();
+  await expect(page.getByRole("status").filter({ hasText: /^Probed/ })).toHaveText("Probed 3 models");
+  const llava = table.getByRole("row").filter({ hasText: "llava:13b" });
+  await expect(llava).toContainText("no tool support");
+  await expect(llava.getByRole("button", { name: "Probe again for llava:13b" })).toBeVisible();
+  await expect(table.getByRole("row").filter({ hasText: "gpt-oss:120b-cloud" })).toContainText("did not call the tool");
+  await expect(table.getByRole("row").filter({ hasText: "nomic-embed-text" }).getByRole("button")).toHaveCount(0);
   await snapshot(page, testInfo, "ollama");
+
+  // A model that thinks for long (its probe held here): the run says where it is, and Stop ends it there.
+  let held = false;
+  await page.route("**/api/ollama/probe", (route) => {
+    if (route.request().postDataJSON()?.model !== "llava:13b") return route.continue();
+    held = true;
+  });
+  await page.getByRole("button", { name: "Probe all models" }).click();
+  await expect(page.getByRole("status").filter({ hasText: /^Probing/ })).toHaveText("Probing 2 of 3: llava:13b…");
+  await expect(llava.getByRole("button", { name: "Probing… for llava:13b" })).toBeDisabled();
+  expect(held).toBe(true);
+  await snapshot(page, testInfo, "ollama-probing");
+  await page.getByRole("button", { name: "Stop probing" }).click();
+  await expect(page.getByRole("status").filter({ hasText: /^Stopped/ })).toHaveText("Stopped after 1 of 3");
+  await expect(llava.getByRole("button", { name: "Probe again for llava:13b" })).toBeEnabled();
+  await page.unrouteAll({ behavior: "ignoreErrors" });
 });

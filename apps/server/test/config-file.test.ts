@@ -10,6 +10,7 @@ import { mapProvider } from "../src/config-file/providers.js";
 import { meantFile } from "../src/config-file/service.js";
 import { api, startServer, tempDir, type TestServer, until } from "./helpers.js";
 import { registryOnPostgres, usePostgres } from "./postgres.js";
+import { WsClient } from "./ws-client.js";
 
 const servers: TestServer[] = [];
 const dirs: string[] = [];
@@ -80,6 +81,8 @@ prices:
     inputPerM: 1.5
     outputPerM: 12
 `;
+
+const GOOD_ONE_AGENT = "agents:\n  solo:\n    provider: gemini\n";
 
 describe("agents in a file (CORRAL_CONFIG)", () => {
   it("loads the file's agents, budgets and prices at start, marked as from the file", async () => {
@@ -173,6 +176,88 @@ describe("agents in a file (CORRAL_CONFIG)", () => {
     saveAtomically(file, TWO_AGENTS);
     await waitForStatus(server, (s) => s.agents.length === 2, "reviewer declared again");
     expect((await agentsOf(server)).find((a) => a.name === "reviewer")?.enabled).toBe(true);
+  });
+
+  it("sends the file's state over the WebSocket at subscribe and at each read: a rename over it, a delete, a link, a FIFO, and back", async () => {
+    const { server, file } = await serverWithFile(TWO_AGENTS);
+    const ws = await WsClient.open(server);
+    try {
+      // Not sent to a connection that did not ask for it.
+      ws.send({ type: "subscribe_jobs" });
+      await ws.waitFor("subscribed");
+      writeFileSync(file, TWO_AGENTS.replace("maxConcurrent: 2", "maxConcurrent: 3"));
+      await waitForStatus(server, (s) => s.loadedAt !== null && s.agents.length === 2, "read again");
+      expect(ws.of("config_file")).toEqual([]);
+
+      ws.send({ type: "subscribe_config_file" });
+      expect((await ws.waitFor("config_file")).status).toEqual(await statusOf(server));
+      // Each step comes over the socket, as GET /api/config then answers.
+      const next = async (make: () => void, check: (s: ConfigFileStatus) => boolean, what: string) => {
+        const seen = ws.of("config_file").length;
+        make();
+        const sent = await until(
+          () =>
+            ws
+              .of("config_file")
+              .slice(seen)
+              .find((m) => check(m.status))?.status,
+          10_000,
+          what,
+        );
+        expect(sent, what).toEqual(await statusOf(server));
+        expect((await api(server, "GET", "/api/health")).status, what).toBe(200);
+      };
+      await next(
+        () => saveAtomically(file, "agents:\n  helper:\n    provider: opencode\n"),
+        (s) => s.agents.join() === "helper",
+        "a rename over it",
+      );
+      await next(
+        () => writeFileSync(file, "agents:\n  helper:\n    colour: red\n"),
+        (s) => s.state === "error",
+        "a bad write",
+      );
+      await next(
+        () => rmSync(file),
+        (s) => s.state === "absent",
+        "a delete",
+      );
+      await next(
+        () => {
+          writeFileSync(`${file}.real`, TWO_AGENTS);
+          symlinkSync(`${file}.real`, file);
+        },
+        (s) => s.state === "error" && /symbolic link/.test(s.errors[0]?.message ?? ""),
+        "a link",
+      );
+      await next(
+        () => {
+          rmSync(file);
+          execFileSync("mkfifo", [file]);
+        },
+        (s) => s.state === "error" && /not a regular file/.test(s.errors[0]?.message ?? ""),
+        "a FIFO",
+      );
+      // The watch outlived all of it.
+      await next(
+        () => {
+          rmSync(file);
+          saveAtomically(file, TWO_AGENTS);
+        },
+        (s) => s.state === "loaded" && s.agents.length === 2,
+        "a good file again",
+      );
+
+      ws.send({ type: "unsubscribe_config_file" });
+      const seen = ws.of("config_file").length;
+      ws.send({ type: "subscribe_jobs" });
+      await until(() => (ws.of("subscribed").length >= 2 ? true : undefined), 10_000, "the second subscribed");
+      writeFileSync(file, GOOD_ONE_AGENT);
+      await waitForStatus(server, (s) => s.agents.join() === "solo", "read again after unsubscribing");
+      expect(ws.of("config_file").length).toBe(seen);
+    } finally {
+      await ws.close();
+    }
   });
 
   it("refuses a bad file at start with its line, column and field, logs it, and starts without its agents", async () => {

@@ -279,7 +279,18 @@ test("WebSocket: random frames get error messages; the connection and server sta
       socket.send(
         JSON.stringify(
           g.rand() < 0.6
-            ? { ...g.object(), type: g.pick(["subscribe_job", "unsubscribe_job", "subscribe_jobs", "nope", g.string().slice(0, 20)]) }
+            ? {
+                ...g.object(),
+                type: g.pick([
+                  "subscribe_job",
+                  "unsubscribe_job",
+                  "subscribe_jobs",
+                  "subscribe_config_file",
+                  "unsubscribe_config_file",
+                  "nope",
+                  g.string().slice(0, 20),
+                ]),
+              }
             : g.value(),
         ).slice(0, 20_000),
       );

@@ -310,6 +310,31 @@ describe("Ollama capability checks", () => {
     expect(viaMcp).toMatch(/text-tools:7b · .* · probe text_tool_call at \d{4}-/);
   });
 
+  test("a probe the caller gives up on stops asking Ollama, and keeps the model's last result", async () => {
+    const { fake, server } = await setup([{ name: "slow:70b" }]);
+    fake.script("slow:70b", () => ({ toolCalls: [{ name: "add_numbers", arguments: { a: 17, b: 25 } }] }));
+    const done = await api<OllamaProbe>(server, "POST", "/api/ollama/probe", { model: "slow:70b" });
+    expect(done.body.outcome).toBe("calls_tools");
+    fake.script("slow:70b", () => ({ hang: true }));
+    const stop = new AbortController();
+    const asked = fake.chats.length;
+    const probing = fetch(`${server.url}/api/ollama/probe`, {
+      method: "POST",
+      headers: { ...server.auth, "content-type": "application/json" },
+      body: JSON.stringify({ model: "slow:70b" }),
+      signal: stop.signal,
+    });
+    await until(() => (fake.chats.length > asked ? true : undefined), 10_000, "the probe's chat");
+    const dropped = fake.nextAbort();
+    stop.abort();
+    await expect(probing).rejects.toThrow();
+    await dropped;
+    // What the stopped probe saw is not kept: the last finished probe still stands.
+    const listed = (await api<OllamaModelList>(server, "GET", "/api/ollama/models")).body;
+    expect(listed.models[0]?.probe).toMatchObject({ outcome: "calls_tools", checkedAt: done.body.checkedAt });
+    expect((await api(server, "GET", "/api/health")).status).toBe(200);
+  });
+
   test("bad input names the field", async () => {
     const { server } = await setup();
     const missing = await api<{ field: string }>(server, "POST", "/api/ollama/probe", {});

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ConfigFileStatusSchema } from "./config-file.js";
 import { HubAgentSchema, HubMessageSchema, HubSessionNameSchema } from "./conversations.js";
 import { OutputStreamSchema } from "./enums.js";
 import { JobIdSchema, JobSchema, UsageSchema } from "./jobs.js";
@@ -58,6 +59,10 @@ export const SubscribeConversationMessageSchema = z
   .strict();
 export const UnsubscribeConversationMessageSchema = z.object({ type: z.literal("unsubscribe_conversation"), session: HubSessionNameSchema }).strict();
 
+/** Follow the config file's state: sent at once, then each time the file is read again. */
+export const SubscribeConfigFileMessageSchema = z.object({ type: z.literal("subscribe_config_file") }).strict();
+export const UnsubscribeConfigFileMessageSchema = z.object({ type: z.literal("unsubscribe_config_file") }).strict();
+
 export const ClientMessageSchema = z.discriminatedUnion("type", [
   SubscribeJobsMessageSchema,
   SubscribeJobMessageSchema,
@@ -65,6 +70,8 @@ export const ClientMessageSchema = z.discriminatedUnion("type", [
   UnsubscribeJobMessageSchema,
   SubscribeConversationMessageSchema,
   UnsubscribeConversationMessageSchema,
+  SubscribeConfigFileMessageSchema,
+  UnsubscribeConfigFileMessageSchema,
 ]);
 export type ClientMessage = z.infer<typeof ClientMessageSchema>;
 
@@ -116,6 +123,9 @@ export const ConversationAgentsSchema = z.object({
   agents: z.array(HubAgentSchema),
 });
 
+/** The config file's state (as GET /api/config answers): at subscribe, then whenever the file is read again. */
+export const ConfigFileMessageSchema = z.object({ type: z.literal("config_file"), status: ConfigFileStatusSchema });
+
 /** A message was refused (the connection stays open). `field` names the input at fault. */
 export const ErrorMessageSchema = z.object({
   type: z.literal("error"),
@@ -135,6 +145,7 @@ export const ServerMessageSchema = z.discriminatedUnion("type", [
   CaughtUpMessageSchema,
   ConversationMessageSchema,
   ConversationAgentsSchema,
+  ConfigFileMessageSchema,
   ErrorMessageSchema,
 ]);
 export type ServerMessage = z.infer<typeof ServerMessageSchema>;

@@ -1,3 +1,4 @@
+import { EventEmitter } from "node:events";
 import { existsSync, type FSWatcher, watch } from "node:fs";
 import path from "node:path";
 import { type AgentFieldName, type ConfigFileError, type ConfigFileStatus, ModelSchema } from "@corral/shared";
@@ -16,6 +17,11 @@ import { mapProvider, ProviderError, type ProviderMapping } from "./providers.js
 
 /** Editors write a file in several steps (truncate and write, or write a copy and rename it over): read once they are done. */
 const SETTLE_MS = 150;
+
+/** `status`: the file was read again (changed or not); what the panel's banner shows, live. */
+export interface ConfigFileEvents {
+  status: [ConfigFileStatus];
+}
 
 export interface ConfigFileDeps {
   config: AppConfig;
@@ -43,7 +49,7 @@ export function meantFile(config: Pick<AppConfig, "configFile" | "configFileName
  * used is refused as a whole, with every error in it (line, column and field), and what the last
  * good one declared stays in force.
  */
-export class ConfigFileService {
+export class ConfigFileService extends EventEmitter<ConfigFileEvents> {
   private current: ConfigFileStatus;
   private watcher: FSWatcher | null = null;
   private timer: NodeJS.Timeout | null = null;
@@ -52,6 +58,7 @@ export class ConfigFileService {
   private loading: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly deps: ConfigFileDeps) {
+    super();
     this.current = { path: deps.config.configFile, state: "absent", agents: [], loadedAt: null, errors: [], hint: null };
   }
 
@@ -88,6 +95,15 @@ export class ConfigFileService {
       this.timer = null;
       void this.load();
     }, SETTLE_MS);
+  }
+
+  /** A listener that throws (a WebSocket gone wrong) is logged; it never fails a load or reaches the watch. */
+  private announce(): void {
+    try {
+      this.emit("status", this.current);
+    } catch (err) {
+      this.log?.error({ err }, "announcing the config file's status failed");
+    }
   }
 
   /** Reads the file and applies it; never rejects (a bad file is a status, not a crash). */
@@ -131,6 +147,7 @@ export class ConfigFileService {
         `config file refused, the previous agents are kept: ${errors.length} error${errors.length === 1 ? "" : "s"}\n${errors.map(describeConfigError).join("\n")}`,
       );
     }
+    this.announce();
     return this.current;
   }
 

@@ -3,6 +3,7 @@ import {
   fieldIssues,
   outputHead,
   type ClientMessage,
+  type ConfigFileStatus,
   type Job,
   type OutputStream,
   type ServerMessage,
@@ -39,6 +40,9 @@ export class Connection implements StreamSink {
   /** Job-list updates held while the socket is backed up; only each job's latest matters. */
   private heldJobs = new Map<string, Job>();
   private flushingJobs = false;
+  private configFile = false;
+  /** The config file's latest state, held while the socket is backed up; only the latest matters. */
+  private heldConfigFile: ConfigFileStatus | null = null;
   /** The client's messages being handled, in the order they came. */
   private handling: Promise<void> = Promise.resolve();
   private streams = new Map<string, JobStream>();
@@ -170,6 +174,19 @@ export class Connection implements StreamSink {
     this.streams.get(job.id)?.onJob(job);
   }
 
+  onConfigFile(status: ConfigFileStatus): void {
+    if (!this.configFile) return;
+    if (!this.congested() && !this.heldConfigFile) return this.send({ type: "config_file", status });
+    const waiting = this.heldConfigFile !== null;
+    this.heldConfigFile = status;
+    if (waiting) return;
+    this.whenRoom((open) => {
+      const held = this.heldConfigFile;
+      this.heldConfigFile = null;
+      if (open && held && this.configFile) this.send({ type: "config_file", status: held });
+    });
+  }
+
   streamFor(jobId: string): JobStream | undefined {
     return this.streams.get(jobId);
   }
@@ -248,6 +265,14 @@ export class Connection implements StreamSink {
         this.jobList = false;
         this.heldJobs.clear();
         return;
+      case "subscribe_config_file":
+        this.configFile = true;
+        this.send({ type: "config_file", status: this.services.configFile.status() });
+        return;
+      case "unsubscribe_config_file":
+        this.configFile = false;
+        this.heldConfigFile = null;
+        return;
       case "unsubscribe_job":
         this.streams.get(message.jobId)?.stop();
         this.streams.delete(message.jobId);
@@ -319,6 +344,8 @@ export class Connection implements StreamSink {
     this.conversations.clear();
     this.heldJobs.clear();
     this.jobList = false;
+    this.configFile = false;
+    this.heldConfigFile = null;
   }
 }
 

@@ -1,4 +1,4 @@
-import type { HubMessage, Job, WsStats } from "@corral/shared";
+import type { ConfigFileStatus, HubMessage, Job, WsStats } from "@corral/shared";
 import type { FastifyBaseLogger } from "fastify";
 import type WebSocket from "ws";
 import type { FileEvent } from "../jobs/file-watcher.js";
@@ -20,6 +20,7 @@ export class WsHub {
   private readonly onFile = (event: FileEvent) => this.each((c) => c.streamFor(event.jobId)?.onFile(event.file), "a file event");
   private readonly onMessage = (m: HubMessage) => this.each((c) => c.conversationFor(m.session)?.onMessage(m), "a conversation message");
   private readonly onAgents = (session: string) => this.each((c) => c.conversationFor(session)?.agentsChanged(), "a conversation's agents");
+  private readonly onConfigFile = (status: ConfigFileStatus) => this.each((c) => c.onConfigFile(status), "the config file's state");
 
   constructor(
     private readonly services: Services,
@@ -30,6 +31,7 @@ export class WsHub {
     services.files.on("file", this.onFile);
     services.conversations.on("message", this.onMessage);
     services.conversations.on("agents", this.onAgents);
+    services.configFile.on("status", this.onConfigFile);
   }
 
   private each(deliver: (c: Connection) => void, what: string): void {
@@ -73,6 +75,7 @@ export class WsHub {
     this.services.files.off("file", this.onFile);
     this.services.conversations.off("message", this.onMessage);
     this.services.conversations.off("agents", this.onAgents);
+    this.services.configFile.off("status", this.onConfigFile);
     for (const c of this.connections.values()) c.close();
     this.connections.clear();
   }

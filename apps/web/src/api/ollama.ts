@@ -5,7 +5,8 @@ export const ollamaApi = {
   models: (agent: string | undefined, signal?: AbortSignal) => apiFetch<OllamaModelList>(`/api/ollama/models${queryString({ agent })}`, { signal }),
   lastKnown: (agent: string | undefined, signal?: AbortSignal) =>
     apiFetch<OllamaLastKnown>(`/api/ollama/models/last-known${queryString({ agent })}`, { signal }),
-  probe: (body: OllamaProbeBody) => apiFetch<OllamaProbe & { model: string; url: string }>("/api/ollama/probe", { method: "POST", body }),
+  probe: (body: OllamaProbeBody, signal?: AbortSignal) =>
+    apiFetch<OllamaProbe & { model: string; url: string }>("/api/ollama/probe", { method: "POST", body, signal }),
 };
 
 /** Whether a probe means anything: an embedding-only model cannot chat, so it cannot call a tool either. */

@@ -1,6 +1,7 @@
 import { useSessionMutations, useSessions } from "../hooks/use-sessions.js";
 import { useNow } from "../hooks/use-now.js";
 import { formatAgo, formatTime } from "../lib/format/format.js";
+import { describeUserAgent } from "../lib/format/user-agent.js";
 import { ErrorState, Loading } from "./states.js";
 
 /** Browsers signed in to this panel, with sign-out for one and for all. */
@@ -27,7 +28,8 @@ export function BrowserSessions() {
           {sessions.data.map((s) => (
             <tr key={s.id}>
               <td>
-                {s.userAgent || "unknown browser"}
+                {/* The name a person knows; the string it was read from, as sent, in the tooltip. */}
+                <span title={s.userAgent || undefined}>{describeUserAgent(s.userAgent)}</span>
                 {s.current && (
                   <>
                     {" "}

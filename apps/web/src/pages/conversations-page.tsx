@@ -1,11 +1,12 @@
 import type { HubAgent, HubMessage, HubSessionSummary } from "@corral/shared";
 import { useEffect, useState } from "react";
 import { EmptyState, ErrorState, Loading } from "../components/states.js";
+import { When } from "../components/when.js";
 import { useConversation, useConversationSessions } from "../hooks/use-conversations.js";
 import { useDocumentTitle } from "../hooks/use-document-title.js";
 import { useNow } from "../hooks/use-now.js";
 import { jobRole } from "../lib/domain/conversation-timeline.js";
-import { formatFullTime, formatWhen } from "../lib/format/format.js";
+import { formatWhen } from "../lib/format/format.js";
 import { Link, useSearchParams } from "../router.js";
 
 /** Characters of a message shown before "Show all". */
@@ -91,9 +92,7 @@ function MessageItem({ message: m, agents, now }: { message: HubMessage; agents:
         <strong className="mono">{m.from}</strong>
         <span>→</span>
         <span className="mono">{m.to}</span>
-        <time className="muted" dateTime={new Date(m.at).toISOString()} title={formatFullTime(m.at)}>
-          {formatWhen(m.at, now)}
-        </time>
+        <When at={m.at} now={now} className="muted" />
         {m.jobId && (
           <Link to={`/jobs/${m.jobId}`} className="conversation-job">
             {role === "answer" ? "answer of job" : "ran as job"} <span className="mono">{m.jobId}</span>

@@ -9,6 +9,7 @@ import { JobThread } from "../components/job-thread.js";
 import { AnsiText, OutputView } from "../components/output-view.js";
 import { ErrorState, Loading } from "../components/states.js";
 import { StatusBadge } from "../components/status-badge.js";
+import { When } from "../components/when.js";
 import { useAgents } from "../hooks/use-agents.js";
 import { useRunnerName } from "../hooks/use-runners.js";
 import { useJob, useJobAttempts, useJobOutput, useJobReadable } from "../hooks/use-jobs.js";
@@ -17,7 +18,7 @@ import { useWaitingReason } from "../hooks/use-waiting.js";
 import { useNow } from "../hooks/use-now.js";
 import { commandCard } from "../lib/domain/job-command.js";
 import { cancelledBy, timelineSteps } from "../lib/domain/job-timeline.js";
-import { formatDuration, formatFullTime, formatTokens, formatUsd, formatWhen, jobTabTitle, statusLabels, usageCost } from "../lib/format/format.js";
+import { formatDuration, formatTokens, formatUsd, formatWhen, jobTabTitle, statusLabels, usageCost } from "../lib/format/format.js";
 import { useFollowJob } from "../lib/transport/live-context.js";
 import { emptyOutput } from "../lib/domain/output-buffer.js";
 import { emptyReadable } from "../lib/domain/readable-buffer.js";
@@ -25,14 +26,6 @@ import { Link } from "../router.js";
 
 // The diff renderer is large and only worktree jobs need it: loaded when one is shown.
 const JobChanges = lazy(async () => ({ default: (await import("../components/job-changes.js")).JobChanges }));
-
-function When({ at, now }: { at: number; now: number }) {
-  return (
-    <time className="when" dateTime={new Date(at).toISOString()} title={formatFullTime(at)}>
-      {formatWhen(at, now)}
-    </time>
-  );
-}
 
 function Timeline({ job, attempts, now }: { job: Job; attempts: JobAttempt[]; now: number }) {
   const runnerName = useRunnerName(job.runner);

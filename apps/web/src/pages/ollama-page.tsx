@@ -2,11 +2,13 @@ import type { OllamaModel, ProbeOutcome } from "@corral/shared";
 import { useState } from "react";
 import { ApiRequestError } from "../api/client.js";
 import { EmptyState, Loading } from "../components/states.js";
+import { When } from "../components/when.js";
 import { useAgents, useListsOllamaModels } from "../hooks/use-agents.js";
 import { useNow } from "../hooks/use-now.js";
-import { formatAgo, formatBytes, plural } from "../lib/format/format.js";
+import { formatBytes, plural } from "../lib/format/format.js";
 import { canProbe } from "../api/ollama.js";
-import { useOllamaLastKnown, useOllamaModels, useProbeModel } from "../hooks/use-ollama.js";
+import { probeAllText, type ProbeAllRun } from "../lib/domain/probe-all.js";
+import { useOllamaLastKnown, useOllamaModels, useProbeAll, useProbeModel } from "../hooks/use-ollama.js";
 
 const capabilityTone: Record<string, string> = { tools: "ok", vision: "info", thinking: "info", embedding: "warn", completion: "neutral" };
 
@@ -18,12 +20,31 @@ const probeText: Record<ProbeOutcome, { label: string; tone: string }> = {
   error: { label: "probe failed", tone: "bad" },
 };
 
-/** One model; `offline` (a last known listing) shows what was seen, with nothing to ask the server. */
-function ModelRow({ model, agent, now, offline = false }: { model: OllamaModel; agent: string | undefined; now: number; offline?: boolean }) {
+/**
+ * One model; `offline` (a last known listing) shows what was seen, with nothing to ask the server.
+ * `probing`: *Probe all models* is asking this one now.
+ */
+function ModelRow({
+  model,
+  agent,
+  now,
+  offline = false,
+  probing = false,
+  failed,
+}: {
+  model: OllamaModel;
+  agent: string | undefined;
+  now: number;
+  offline?: boolean;
+  probing?: boolean;
+  failed?: string;
+}) {
   const probe = useProbeModel(model.name, agent);
   const p = model.probe;
+  const busy = probe.isPending || probing;
   // The accessible name starts with the visible text (WCAG 2.5.3), then names the model.
-  const probeLabel = probe.isPending ? "Probing…" : p ? "Probe again" : "Probe tool calling";
+  const probeLabel = busy ? "Probing…" : p ? "Probe again" : "Probe tool calling";
+  const error = probe.error?.message ?? failed;
   return (
     <tr>
       <td>
@@ -62,9 +83,7 @@ function ModelRow({ model, agent, now, offline = false }: { model: OllamaModel; 
           {p ? (
             <div>
               <span className={`badge ${probeText[p.outcome].tone}`}>{probeText[p.outcome].label}</span>{" "}
-              <span className="small muted" title={new Date(p.checkedAt).toLocaleString()}>
-                {formatAgo(p.checkedAt, now)}
-              </span>
+              <When at={p.checkedAt} now={now} className="small muted" />
               {p.detail && (
                 <div className="small muted mono truncate" title={p.detail} style={{ maxWidth: 280 }}>
                   {p.detail}
@@ -79,21 +98,15 @@ function ModelRow({ model, agent, now, offline = false }: { model: OllamaModel; 
           ) : (
             !offline && (
               <div>
-                <button
-                  type="button"
-                  className="small"
-                  disabled={probe.isPending}
-                  onClick={() => probe.mutate()}
-                  aria-label={`${probeLabel} for ${model.name}`}
-                >
+                <button type="button" className="small" disabled={busy} onClick={() => probe.mutate()} aria-label={`${probeLabel} for ${model.name}`}>
                   {probeLabel}
                 </button>
               </div>
             )
           )}
-          {probe.error && (
+          {error && (
             <span className="small" role="alert" style={{ color: "var(--danger)" }}>
-              {probe.error.message}
+              {error}
             </span>
           )}
         </div>
@@ -108,12 +121,14 @@ function ModelTable({
   now,
   label,
   offline,
+  run = null,
 }: {
   models: OllamaModel[];
   agent: string | undefined;
   now: number;
   label: string;
   offline?: boolean;
+  run?: ProbeAllRun | null;
 }) {
   return (
     <div className="table-wrap">
@@ -129,10 +144,42 @@ function ModelTable({
         </thead>
         <tbody>
           {models.map((m) => (
-            <ModelRow key={m.name} model={m} agent={agent} now={now} offline={offline} />
+            <ModelRow
+              key={m.name}
+              model={m}
+              agent={agent}
+              now={now}
+              offline={offline}
+              probing={run?.state === "running" && run.current === m.name}
+              failed={run?.failed[m.name]}
+            />
           ))}
         </tbody>
       </table>
+    </div>
+  );
+}
+
+/** *Probe all models*: every model that can chat, one at a time, where it is and a Stop; each result lands in its row as it comes. */
+function ProbeAll({ models, probeAll }: { models: OllamaModel[]; probeAll: ReturnType<typeof useProbeAll> }) {
+  const { run, start, stop } = probeAll;
+  const probeable = models.filter(canProbe).map((m) => m.name);
+  const running = run?.state === "running";
+  return (
+    <div className="row">
+      {running ? (
+        <button type="button" onClick={stop}>
+          Stop probing
+        </button>
+      ) : (
+        <button type="button" onClick={() => start(probeable)} disabled={probeable.length === 0}>
+          Probe all models
+        </button>
+      )}
+      {running && <progress max={run.models.length} value={run.done} aria-label="Models probed" />}
+      <span className="small" role="status">
+        {run ? probeAllText(run) : ""}
+      </span>
     </div>
   );
 }
@@ -162,7 +209,7 @@ function Unreachable({ agent, now }: { agent: string | undefined; now: number })
       {last.data?.seenAt != null && last.data.models.length > 0 && (
         <section className="stack" aria-labelledby="last-known-heading">
           <h2 id="last-known-heading" className="small">
-            Last seen {formatAgo(last.data.seenAt, now)} <span className="muted">({new Date(last.data.seenAt).toLocaleString()})</span>
+            Last seen <When at={last.data.seenAt} now={now} className="muted" />
           </h2>
           <ModelTable models={last.data.models} agent={agent} now={now} label="Ollama models when last seen" offline />
         </section>
@@ -178,6 +225,7 @@ export function OllamaPage() {
   const [chosen, setChosen] = useState<string>("");
   const agent = chosen || undefined;
   const models = useOllamaModels(agent, { refetchInterval: 15_000, retry: false });
+  const probeAll = useProbeAll(agent);
   const now = useNow(10_000);
   const notFound = models.error instanceof ApiRequestError && models.error.status === 404 && /no route/.test(models.error.message);
   const unreachable = models.error instanceof ApiRequestError && models.error.code === "ollama_unreachable";
@@ -207,8 +255,8 @@ export function OllamaPage() {
         </div>
       </div>
       <p className="muted small">
-        The <code>tools</code> capability only says the model's template mentions tools. <em>Probe tool calling</em> asks the model for one small tool
-        call and shows whether a real call came back.
+        The <code>tools</code> capability only says the model's template mentions tools. A probe asks the model for one small tool call and shows
+        whether a real call came back; <em>Probe all models</em> asks each in turn.
       </p>
       {unreachable ? (
         <Unreachable agent={agent} now={now} />
@@ -233,7 +281,10 @@ export function OllamaPage() {
               </span>
             </EmptyState>
           ) : (
-            <ModelTable models={models.data.models} agent={agent} now={now} label="Ollama models" />
+            <div className="stack">
+              <ProbeAll models={models.data.models} probeAll={probeAll} />
+              <ModelTable models={models.data.models} agent={agent} now={now} label="Ollama models" run={probeAll.run} />
+            </div>
           )}
         </>
       )}

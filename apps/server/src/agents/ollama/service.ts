@@ -80,9 +80,11 @@ export class OllamaService {
     return { url, seenAt, models: models.sort((a, b) => a.name.localeCompare(b.name)) };
   }
 
-  async probe(body: OllamaProbeBody): Promise<OllamaProbe & { model: string; url: string }> {
+  /** `signal`: the caller went away; the question to Ollama is dropped, and what a cut-short probe saw is not kept. */
+  async probe(body: OllamaProbeBody, signal?: AbortSignal): Promise<OllamaProbe & { model: string; url: string }> {
     const url = await this.serverUrl(body.agent);
-    const probe = await probeModel(url, body.model);
+    const probe = await probeModel(url, body.model, signal);
+    if (signal?.aborted) throw new ServiceError(`the probe of ${body.model} was stopped before Ollama answered`, 409);
     await this.deps.models.saveProbe(url, body.model, probe);
     return { model: body.model, url, ...probe };
   }

@@ -51,10 +51,17 @@ export function ollamaRoutes(services: Services) {
           summary: "Ask a model for one small tool call, to see whether it really calls tools",
           tags,
           body: OllamaProbeBodySchema,
-          response: { 200: OllamaProbeResultSchema, ...errors(404, 503, ...BODY_ERRORS) },
+          response: { 200: OllamaProbeResultSchema, ...errors(404, 409, 503, ...BODY_ERRORS) },
         },
       },
-      async (request) => ollama.probe(request.body),
+      async (request, reply) => {
+        // A probe takes as long as the model thinks: one the caller gave up on (the panel's Stop) stops asking Ollama.
+        const gone = new AbortController();
+        reply.raw.once("close", () => {
+          if (!reply.raw.writableFinished) gone.abort();
+        });
+        return ollama.probe(request.body, gone.signal);
+      },
     );
   };
 }

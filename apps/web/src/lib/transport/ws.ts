@@ -1,4 +1,5 @@
 import {
+  type ConfigFileStatus,
   type HubAgent,
   isFinalStatus,
   parseServerMessage,
@@ -17,7 +18,7 @@ import { appendStreamed, emptyOutput, type OutputBuffer } from "../domain/output
 import { queryKeys } from "./query-keys.js";
 
 /**
- * The panel's one WebSocket. It follows the job list always, a job's stream while a page
+ * The panel's one WebSocket. It follows the job list and the config file's state always, a job's stream while a page
  * shows that job and a conversation while a page shows it, writing everything into the query
  * cache; pages only read the cache. On a
  * drop it reconnects and resumes each job from the cursor the cache holds, so nothing is lost
@@ -117,6 +118,7 @@ export class LiveClient {
       this.retryMs = 500;
       this.setLive(true);
       this.send({ type: "subscribe_jobs" });
+      this.send({ type: "subscribe_config_file" });
       for (const jobId of this.follows.keys()) void this.subscribeJob(jobId);
       for (const session of this.conversations.keys()) this.subscribeConversation(session);
       // Whatever changed while disconnected is read once over REST: the jobs, and after a drop
@@ -238,6 +240,9 @@ export class LiveClient {
       case "conversation_agents":
         client.setQueryData<HubAgent[]>(queryKeys.conversations.agents(message.session), message.agents);
         this.refreshSessions();
+        break;
+      case "config_file":
+        client.setQueryData<ConfigFileStatus>(queryKeys.configFile, message.status);
         break;
       case "subscribed":
       case "error":
