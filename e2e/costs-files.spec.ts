@@ -7,7 +7,7 @@ import { cspViolations, expectAccessible, root, setTheme, signIn, snapshot, type
  * Issue 14, the Costs and Files pages and how the panel's files are served: one money format,
  * a chart legend of the providers that cost something in a stable colour legible in both themes,
  * Codex jobs without a model priced for the model they used, the Files page's selected size and
- * long names, and compressed, immutable assets.
+ * long names, its workdir picker, images and big files, and compressed, immutable assets.
  */
 
 const auth = { authorization: `Bearer ${token}` };
@@ -306,9 +306,12 @@ async function writePng(page: Page, file: string, width: number, height: number)
 }
 
 test("files: the workdir used last, found by typing; images at their size; a big file read to its end", async ({ page }, testInfo) => {
+  // Both themes, then a phone's width, on two shared cores.
+  test.setTimeout(120_000);
   const longName = "a-quite-long-report-name-that-a-worker-might-write-for-the-quarterly-results-2026.md";
   const dir = workdir("files-long");
-  const other = workdir("files-other");
+  // Alphabetically before the one used last: the page must not open on it.
+  const other = workdir("files-earlier");
   // A preview is rendered HTML (highlighting, Markdown): it too lives within the panel's CSP.
   const violations = await cspViolations(page);
   await runJob(page, { agent: "gemini", prompt: "write notes.txt hi", workdir: other });
@@ -326,7 +329,7 @@ test("files: the workdir used last, found by typing; images at their size; a big
   await expect(page).toHaveURL(new RegExp(`workdir=${encodeURIComponent(dir)}`));
   // Found by typing part of its path; the arrows and Enter open it.
   await picker.click();
-  await picker.pressSequentially("files-oth");
+  await picker.pressSequentially("files-earl");
   const options = page.getByRole("listbox", { name: "Workdirs" }).getByRole("option");
   await expect(options).toHaveCount(1);
   await expect(options).toContainText(other);
@@ -389,7 +392,9 @@ test("files: the workdir used last, found by typing; images at their size; a big
     const bannerBox = await banner.getByRole("img").boundingBox();
     const cardBox = await banner.boundingBox();
     expect((bannerBox?.x ?? 0) + (bannerBox?.width ?? 0)).toBeLessThanOrEqual((cardBox?.x ?? 0) + (cardBox?.width ?? 0));
-    expect(Math.abs((bannerBox?.width ?? 0) / (bannerBox?.height ?? 1) - 2400 / 60)).toBeLessThan(3);
+    // Inside its border, as wide for its height as the picture is.
+    const drawn = await banner.getByRole("img").evaluate((img) => ({ width: img.clientWidth, height: img.clientHeight }));
+    expect(Math.abs(drawn.width / drawn.height - 2400 / 60), `${drawn.width} × ${drawn.height}`).toBeLessThan(1);
   }
 
   // A big file: its first 512 KB, then the next on asking, to its last line, no character split between parts.
@@ -406,6 +411,20 @@ test("files: the workdir used last, found by typing; images at their size; a big
   await expect(big.getByRole("button", { name: /^Show/ })).toHaveCount(0);
   const shown = (await big.locator("pre").textContent()) ?? "";
   expect(shown).toBe(`${lines.join("\n")}\nthe end`);
+
+  // At a phone's width (the phone run skips this file): nothing pushes the page sideways, the icon keeps its size.
+  await page.setViewportSize({ width: 390, height: 844 });
+  for (const theme of ["dark", "light"] as Theme[]) {
+    await setTheme(page, theme);
+    await page.getByRole("navigation", { name: "Workdir tree" }).getByRole("button", { name: "big.log" }).click();
+    await expect(big.locator("pre")).toContainText("the end");
+    expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
+    await snapshot(page, testInfo, `files-big-file-narrow-${theme}`);
+    await page.getByRole("navigation", { name: "Workdir tree" }).getByRole("button", { name: "icon.png" }).click();
+    await expect(page.getByRole("region", { name: "File icon.png" })).toContainText("64 × 64 px");
+    expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
+    await snapshot(page, testInfo, `files-image-narrow-${theme}`);
+  }
   expect(violations).toEqual([]);
 });
 

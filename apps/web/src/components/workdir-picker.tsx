@@ -6,7 +6,7 @@ function details(w: KnownWorkdir, now: number): string {
   return [
     w.agents.length ? w.agents.join(", ") : null,
     w.jobs ? plural(w.jobs, "job") : "no jobs yet",
-    w.lastJobAt != null ? `last ${formatAgo(w.lastJobAt, now)}` : null,
+    w.lastJobAt != null ? `used ${formatAgo(w.lastJobAt, now)}` : null,
     w.runner ? `on runner ${w.runner}` : null,
   ]
     .filter(Boolean)
