@@ -395,6 +395,7 @@ test("files: the workdir used last, found by typing; images at their size; a big
     // Inside its border, as wide for its height as the picture is.
     const drawn = await banner.getByRole("img").evaluate((img) => ({ width: img.clientWidth, height: img.clientHeight }));
     expect(Math.abs(drawn.width / drawn.height - 2400 / 60), `${drawn.width} × ${drawn.height}`).toBeLessThan(1);
+    await snapshot(page, testInfo, `files-image-scaled-${theme}`);
   }
 
   // A big file: its first 512 KB, then the next on asking, to its last line, no character split between parts.
