@@ -119,6 +119,9 @@ describe("browsing workdirs", () => {
     expect(await refused("limit=3", "limit")).toBe("invalid input: limit: the limit must be at least 4");
     expect(await refused("limit=4194305", "limit")).toBe("invalid input: limit: the limit must be at most 4,194,304");
     expect(await refused("limit=-5", "limit")).toContain("written in digits");
+    expect(await refused("offset=1&offset=2", "offset")).toBe(
+      "invalid input: offset: give the offset once, a whole number of bytes written in digits",
+    );
     // A refused offset reads nothing and tells nothing of a file outside the workdirs.
     expect((await api(server, "GET", `/api/workdirs/read?path=${q(path.join(outside, "secret.txt"))}&offset=999`)).status).toBe(404);
   });

@@ -33,12 +33,14 @@ export const DirListingSchema = z.object({
 export type DirListing = z.infer<typeof DirListingSchema>;
 
 /**
- * A count of bytes in a query string: digits only, so `0x10`, `1e3`, ` 5` and an empty value are
- * refused rather than read as some other number, and a number past `max` is refused with one message.
+ * A count of bytes in a query string: digits only, once, so `0x10`, `1e3`, ` 5`, an empty value
+ * and a repeated one are refused rather than read as some other number, and a number past `max`
+ * is refused with one message.
  */
 const bytesFromQuery = (field: string, min: number, max: number) =>
   z
-    .string()
+    // Not a string: the parameter came more than once.
+    .string({ error: `give the ${field} once, a whole number of bytes written in digits` })
     .regex(/^\d+$/, `the ${field} must be a whole number of bytes, written in digits`)
     .transform(Number)
     .pipe(

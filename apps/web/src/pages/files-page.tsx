@@ -1,5 +1,5 @@
 import type { DirEntry } from "@corral/shared";
-import { useEffect, useMemo, useState } from "react";
+import { useEffect, useMemo, useRef, useState } from "react";
 import { filesApi } from "../api/files.js";
 import { EmptyState, ErrorState, Loading } from "../components/states.js";
 import { WorkdirPicker } from "../components/workdir-picker.js";
@@ -92,10 +92,20 @@ function Entry({
 function ImageView({ path, name }: { path: string; name: string }) {
   const [pixels, setPixels] = useState<{ width: number; height: number } | null>(null);
   const [shownWidth, setShownWidth] = useState<number | null>(null);
+  const img = useRef<HTMLImageElement>(null);
+  // The share it is shown at follows the window: a narrower one makes a wide image smaller.
+  useEffect(() => {
+    const el = img.current;
+    if (!el || typeof ResizeObserver === "undefined") return;
+    const observer = new ResizeObserver(() => setShownWidth(el.clientWidth));
+    observer.observe(el);
+    return () => observer.disconnect();
+  }, []);
   const scaled = pixels && shownWidth !== null && shownWidth < pixels.width ? Math.round((shownWidth / pixels.width) * 100) : null;
   return (
     <figure className="image-view">
       <img
+        ref={img}
         src={filesApi.rawUrl(path)}
         alt={name}
         onLoad={(e) => {
