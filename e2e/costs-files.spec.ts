@@ -7,7 +7,7 @@ import { cspViolations, expectAccessible, root, setTheme, signIn, snapshot, type
  * Issue 14, the Costs and Files pages and how the panel's files are served: one money format,
  * a chart legend of the providers that cost something in a stable colour legible in both themes,
  * Codex jobs without a model priced for the model they used, the Files page's selected size and
- * long names, and compressed, immutable assets.
+ * long names, its workdir picker, images and big files, and compressed, immutable assets.
  */
 
 const auth = { authorization: `Bearer ${token}` };
@@ -283,12 +283,64 @@ test("a Codex job run without a model is priced for the model it used; an unrepo
   await snapshot(page, testInfo, "costs-unknown-model");
 });
 
-test("files: the selected row's size is legible and a long name is shown whole in the preview", async ({ page }, testInfo) => {
+/** A PNG drawn by the browser: a gradient with a border, so scaling shows. */
+async function writePng(page: Page, file: string, width: number, height: number): Promise<void> {
+  const url = await page.evaluate(
+    ([w, h]) => {
+      const canvas = document.createElement("canvas");
+      canvas.width = w as number;
+      canvas.height = h as number;
+      const g = canvas.getContext("2d") as CanvasRenderingContext2D;
+      const fill = g.createLinearGradient(0, 0, w as number, h as number);
+      fill.addColorStop(0, "#2457c5");
+      fill.addColorStop(1, "#f2a900");
+      g.fillStyle = fill;
+      g.fillRect(0, 0, w as number, h as number);
+      g.strokeStyle = "#000";
+      g.strokeRect(0.5, 0.5, (w as number) - 1, (h as number) - 1);
+      return canvas.toDataURL("image/png");
+    },
+    [width, height],
+  );
+  writeFileSync(file, Buffer.from(url.split(",")[1] ?? "", "base64"));
+}
+
+test("files: the workdir used last, found by typing; images at their size; a big file read to its end", async ({ page }, testInfo) => {
+  // Both themes, then a phone's width, on two shared cores.
+  test.setTimeout(120_000);
   const longName = "a-quite-long-report-name-that-a-worker-might-write-for-the-quarterly-results-2026.md";
   const dir = workdir("files-long");
+  // Alphabetically before the one used last: the page must not open on it.
+  const other = workdir("files-earlier");
   // A preview is rendered HTML (highlighting, Markdown): it too lives within the panel's CSP.
   const violations = await cspViolations(page);
+  await runJob(page, { agent: "gemini", prompt: "write notes.txt hi", workdir: other });
   await runJob(page, { agent: "gemini", prompt: `write ${longName} hello\nwrite short.txt hi`, workdir: dir });
+  await writePng(page, path.join(dir, "icon.png"), 64, 64);
+  await writePng(page, path.join(dir, "banner.png"), 2400, 60);
+  // 1.3 MB of lines with two- and three-byte characters: parts of 512 KB end inside some of them.
+  const lines = Array.from({ length: 14_000 }, (_, i) => `line ${String(i + 1).padStart(5, "0")} · ünïcödé € ${"x".repeat(70)}`);
+  writeFileSync(path.join(dir, "big.log"), `${lines.join("\n")}\nthe end`);
+
+  // Opened from the menu, Files shows the workdir a job used last, not the alphabetically first, and the URL says which.
+  await page.goto("/files");
+  const picker = page.getByRole("combobox", { name: "Workdir" });
+  await expect(picker).toHaveValue(dir);
+  await expect(page).toHaveURL(new RegExp(`workdir=${encodeURIComponent(dir)}`));
+  // Found by typing part of its path; the arrows and Enter open it.
+  await picker.click();
+  await picker.pressSequentially("files-earl");
+  const options = page.getByRole("listbox", { name: "Workdirs" }).getByRole("option");
+  await expect(options).toHaveCount(1);
+  await expect(options).toContainText(other);
+  await picker.press("ArrowDown");
+  await picker.press("Enter");
+  await expect(page).toHaveURL(new RegExp(`workdir=${encodeURIComponent(other)}`));
+  await expect(page.getByRole("navigation", { name: "Workdir tree" })).toContainText(other);
+  // Back to the first: the picker's choice is a step in the history.
+  await page.goBack();
+  await expect(picker).toHaveValue(dir);
+
   for (const theme of ["light", "dark"] as Theme[]) {
     await page.goto(`/files?workdir=${encodeURIComponent(dir)}&path=${encodeURIComponent(path.join(dir, longName))}`);
     await setTheme(page, theme);
@@ -315,6 +367,64 @@ test("files: the selected row's size is legible and a long name is shown whole i
     expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
     await snapshot(page, testInfo, `files-long-name-${theme}`);
     await expectAccessible(page, `files (${theme})`);
+
+    // The picker open over the page, its matches for what was typed.
+    await page.getByRole("combobox", { name: "Workdir" }).click();
+    await page.getByRole("combobox", { name: "Workdir" }).pressSequentially("files");
+    await expect(page.getByRole("listbox", { name: "Workdirs" })).toBeVisible();
+    await snapshot(page, testInfo, `files-picker-${theme}`);
+    await expectAccessible(page, `the workdir picker (${theme})`);
+    await page.keyboard.press("Escape");
+
+    // A 64×64 icon at 64×64 (it was stretched to the card's width), its size in pixels said.
+    await tree.getByRole("button", { name: "icon.png" }).click();
+    const icon = page.getByRole("region", { name: "File icon.png" });
+    await expect(icon.getByRole("img", { name: "icon.png" })).toHaveJSProperty("naturalWidth", 64);
+    const iconBox = await icon.getByRole("img", { name: "icon.png" }).boundingBox();
+    expect([Math.round(iconBox?.width ?? 0), Math.round(iconBox?.height ?? 0)], "drawn at its own size, plus its 1px border").toEqual([66, 66]);
+    await expect(icon).toContainText("64 × 64 px");
+    await expect(icon).not.toContainText("to fit");
+    await snapshot(page, testInfo, `files-image-${theme}`);
+    // A wider one is made smaller to fit the card, keeping its proportions, and says so.
+    await tree.getByRole("button", { name: "banner.png" }).click();
+    const banner = page.getByRole("region", { name: "File banner.png" });
+    await expect(banner).toContainText(/2400 × 60 px · shown at \d+% to fit/);
+    const bannerBox = await banner.getByRole("img").boundingBox();
+    const cardBox = await banner.boundingBox();
+    expect((bannerBox?.x ?? 0) + (bannerBox?.width ?? 0)).toBeLessThanOrEqual((cardBox?.x ?? 0) + (cardBox?.width ?? 0));
+    // Inside its border, as wide for its height as the picture is.
+    const drawn = await banner.getByRole("img").evaluate((img) => ({ width: img.clientWidth, height: img.clientHeight }));
+    expect(Math.abs(drawn.width / drawn.height - 2400 / 60), `${drawn.width} × ${drawn.height}`).toBeLessThan(1);
+    await snapshot(page, testInfo, `files-image-scaled-${theme}`);
+  }
+
+  // A big file: its first 512 KB, then the next on asking, to its last line, no character split between parts.
+  await page.getByRole("navigation", { name: "Workdir tree" }).getByRole("button", { name: "big.log" }).click();
+  const big = page.getByRole("region", { name: "File big.log" });
+  await expect(big.getByRole("status")).toHaveText(/^Showing the first 512\.0 KB of 1\.\d MB\.$/);
+  await expect(big.locator("pre")).not.toContainText("the end");
+  await big.getByRole("button", { name: "Show the next 512.0 KB" }).click();
+  await expect(big.getByRole("status")).toHaveText(/^Showing the first 1\.0 MB of 1\.\d MB\.$/);
+  await snapshot(page, testInfo, "files-big-file");
+  await big.getByRole("button", { name: /^Show the rest \(\d+\.\d KB\)$/ }).click();
+  await expect(big.locator("pre")).toContainText("line 14000");
+  await expect(big.getByRole("status")).toHaveCount(0);
+  await expect(big.getByRole("button", { name: /^Show/ })).toHaveCount(0);
+  const shown = (await big.locator("pre").textContent()) ?? "";
+  expect(shown).toBe(`${lines.join("\n")}\nthe end`);
+
+  // At a phone's width (the phone run skips this file): nothing pushes the page sideways, the icon keeps its size.
+  await page.setViewportSize({ width: 390, height: 844 });
+  for (const theme of ["dark", "light"] as Theme[]) {
+    await setTheme(page, theme);
+    await page.getByRole("navigation", { name: "Workdir tree" }).getByRole("button", { name: "big.log" }).click();
+    await expect(big.locator("pre")).toContainText("the end");
+    expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
+    await snapshot(page, testInfo, `files-big-file-narrow-${theme}`);
+    await page.getByRole("navigation", { name: "Workdir tree" }).getByRole("button", { name: "icon.png" }).click();
+    await expect(page.getByRole("region", { name: "File icon.png" })).toContainText("64 × 64 px");
+    expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
+    await snapshot(page, testInfo, `files-image-narrow-${theme}`);
   }
   expect(violations).toEqual([]);
 });

@@ -174,6 +174,25 @@ test("no sideways scroll, every row action visible and clickable without it; on 
       expect(box.x + box.width, "a costs table fits the window").toBeLessThanOrEqual(viewport.width);
     }
     await snapshot(page, testInfo, "cards-costs");
+
+    // Files: the workdir picker at this width. Typing filters, the matches stay inside the window, Enter opens one.
+    await open(page, "/files");
+    const picker = page.getByRole("combobox", { name: "Workdir" });
+    await picker.click();
+    await picker.pressSequentially(`${testInfo.project.name}/cards`);
+    const match = page.getByRole("listbox", { name: "Workdirs" }).getByRole("option");
+    await expect(match).toHaveCount(1);
+    await expect(match).toContainText(workdir("cards"));
+    const listBox = await boxOf(page.getByRole("listbox", { name: "Workdirs" }));
+    expect(listBox.x + listBox.width, "the workdir matches fit the window").toBeLessThanOrEqual(viewport.width);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
+    await snapshot(page, testInfo, "files-picker");
+    // A finger picks it on a phone; the keys on a laptop.
+    if (phone) await match.tap();
+    else await picker.press("Enter");
+    await expect(page).toHaveURL(new RegExp(`workdir=${encodeURIComponent(workdir("cards"))}`));
+    await expect(picker).toHaveValue(workdir("cards"));
+    await expect(page.getByRole("navigation", { name: "Workdir tree" })).toContainText(workdir("cards"));
   } finally {
     await cancelJob(request, id);
     await request.delete(`/api/agents/${agent}`, { headers: auth });

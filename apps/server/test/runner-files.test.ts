@@ -68,7 +68,7 @@ describe.skipIf(!postgres.available)("browsing a workdir on a runner's machine",
     const { corral, workdir } = await remoteWorkdir();
     const workdirs = await api<WorkdirList>(corral, "GET", "/api/workdirs");
     expect(workdirs.status).toBe(200);
-    expect(workdirs.body.workdirs).toContainEqual({ path: workdir, agents: [], jobs: 1, runner: "gpu-box" });
+    expect(workdirs.body.workdirs).toContainEqual({ path: workdir, agents: [], jobs: 1, lastJobAt: expect.any(Number), runner: "gpu-box" });
 
     const listing = await api<DirListing>(corral, "GET", `/api/workdirs/list?path=${q(workdir)}`);
     expect(listing.status).toBe(200);
@@ -77,6 +77,9 @@ describe.skipIf(!postgres.available)("browsing a workdir on a runner's machine",
     const read = await api<FileRead>(corral, "GET", `/api/workdirs/read?path=${q(path.join(workdir, "made.txt"))}&offset=6&limit=4`);
     expect(read.status).toBe(200);
     expect(read.body).toMatchObject({ path: path.join(workdir, "made.txt"), size: 18, binary: false, offset: 6, length: 4, text: "from" });
+    // The runner refuses an offset past the end as the server does, naming the field.
+    const past = await api<ApiError>(corral, "GET", `/api/workdirs/read?path=${q(path.join(workdir, "made.txt"))}&offset=19`);
+    expect(past).toMatchObject({ status: 400, body: { field: "offset", error: expect.stringContaining("the offset 19 is past the end") } });
 
     const raw = await fetch(`${corral.url}/api/workdirs/raw?path=${q(path.join(workdir, "made.txt"))}&download=1`, {
       headers: { ...corral.auth, range: "bytes=11-" },

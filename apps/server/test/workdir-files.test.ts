@@ -24,6 +24,7 @@ beforeAll(async () => {
   mkdirSync(path.join(workdir, "sub"));
   writeFileSync(path.join(workdir, "sub", "big.txt"), "0123456789".repeat(1000));
   writeFileSync(path.join(workdir, "utf8.txt"), "añb€c");
+  writeFileSync(path.join(workdir, "euros.txt"), `${"a€😀".repeat(700)}end`);
   writeFileSync(path.join(workdir, "blob.bin"), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 3]));
   symlinkSync(outside, path.join(workdir, "escape-dir"));
   symlinkSync(path.join(outside, "secret.txt"), path.join(workdir, "escape-file"));
@@ -46,7 +47,11 @@ async function raw(p: string, headers: Record<string, string> = {}) {
 describe("browsing workdirs", () => {
   test("lists known workdirs and a directory", async () => {
     const { body: list } = await api<WorkdirList>(server, "GET", "/api/workdirs");
-    expect(list.workdirs.find((w) => w.path === workdir)?.jobs).toBe(1);
+    const listed = list.workdirs.find((w) => w.path === workdir);
+    expect(listed?.jobs).toBe(1);
+    // When its newest job was added: the panel opens on the workdir used last.
+    const { body: job } = await api<{ jobs: Job[] }>(server, "GET", "/api/jobs?limit=1");
+    expect(listed?.lastJobAt).toBe(job.jobs[0]?.createdAt);
     const { status, body } = await api<DirListing>(server, "GET", `/api/workdirs/list?path=${q(workdir)}`);
     expect(status).toBe(200);
     const byName = Object.fromEntries(body.entries.map((e) => [e.name, e]));
@@ -67,6 +72,58 @@ describe("browsing workdirs", () => {
     const window = await api<FileRead>(server, "GET", `/api/workdirs/read?path=${q(path.join(workdir, "sub/big.txt"))}&offset=5&limit=1024`);
     expect(window.body.text).toHaveLength(1024);
     expect(window.body.text?.startsWith("56789")).toBe(true);
+  });
+
+  test("reads on part by part from each part's end, never splitting a character, to the end", async () => {
+    const file = path.join(workdir, "euros.txt");
+    const whole = `${"a€😀".repeat(700)}end`;
+    const size = Buffer.byteLength(whole);
+    const parts: FileRead[] = [];
+    // 1,000 bytes a part: most cuts fall inside a 3- or 4-byte character.
+    for (let offset = 0; parts.length < 20; ) {
+      const { status, body } = await api<FileRead>(server, "GET", `/api/workdirs/read?path=${q(file)}&offset=${offset}&limit=1000`);
+      expect(status).toBe(200);
+      expect(body.offset).toBe(offset);
+      expect(body.text).not.toContain("\uFFFD");
+      parts.push(body);
+      offset = body.offset + body.length;
+      if (offset >= body.size) break;
+    }
+    // Each part but the last is as long as asked, less the cut-off character's first bytes.
+    expect(parts.slice(0, -1).every((p) => p.length > 996 && p.length <= 1000)).toBe(true);
+    expect(parts.length).toBeGreaterThanOrEqual(Math.ceil(size / 1000));
+    expect(parts.map((p) => p.text).join("")).toBe(whole);
+    // The end itself is a place to read from: an empty part.
+    const atEnd = await api<FileRead>(server, "GET", `/api/workdirs/read?path=${q(file)}&offset=${size}`);
+    expect(atEnd.body).toMatchObject({ offset: size, length: 0, text: "" });
+  });
+
+  test("an offset or limit that is not a plain count of bytes in the file is refused, naming the field", async () => {
+    const file = path.join(workdir, "euros.txt");
+    const size = Buffer.byteLength(`${"a€😀".repeat(700)}end`);
+    const refused = async (query: string, field: string) => {
+      const res = await api<{ error: string; field?: string }>(server, "GET", `/api/workdirs/read?path=${q(file)}&${query}`);
+      expect(res.status, `${query}: ${res.body.error}`).toBe(400);
+      expect(res.body.field, query).toBe(field);
+      return res.body.error;
+    };
+    for (const offset of ["-1", "abc", "0x10", "1e3", "", " 5", "1.5", "Infinity", "５"]) {
+      expect(await refused(`offset=${q(offset)}`, "offset")).toBe(
+        "invalid input: offset: the offset must be a whole number of bytes, written in digits",
+      );
+    }
+    expect(await refused("offset=99999999999999999999", "offset")).toBe("invalid input: offset: the offset must be at most 9,007,199,254,740,991");
+    expect(await refused(`offset=${size + 1}`, "offset")).toBe(
+      `the offset ${size + 1} is past the end of ${file} (${size} bytes); give an offset from 0 to ${size}`,
+    );
+    expect(await refused("limit=3", "limit")).toBe("invalid input: limit: the limit must be at least 4");
+    expect(await refused("limit=4194305", "limit")).toBe("invalid input: limit: the limit must be at most 4,194,304");
+    expect(await refused("limit=-5", "limit")).toContain("written in digits");
+    expect(await refused("offset=1&offset=2", "offset")).toBe(
+      "invalid input: offset: give the offset once, a whole number of bytes written in digits",
+    );
+    // A refused offset reads nothing and tells nothing of a file outside the workdirs.
+    expect((await api(server, "GET", `/api/workdirs/read?path=${q(path.join(outside, "secret.txt"))}&offset=999`)).status).toBe(404);
   });
 
   test("downloads with byte ranges", async () => {

@@ -32,16 +32,31 @@ export const DirListingSchema = z.object({
 });
 export type DirListing = z.infer<typeof DirListingSchema>;
 
+/**
+ * A count of bytes in a query string: digits only, once, so `0x10`, `1e3`, ` 5`, an empty value
+ * and a repeated one are refused rather than read as some other number, and a number past `max`
+ * is refused with one message.
+ */
+const bytesFromQuery = (field: string, min: number, max: number) =>
+  z
+    // Not a string: the parameter came more than once.
+    .string({ error: `give the ${field} once, a whole number of bytes written in digits` })
+    .regex(/^\d+$/, `the ${field} must be a whole number of bytes, written in digits`)
+    .transform(Number)
+    .pipe(
+      z
+        .number()
+        .min(min, `the ${field} must be at least ${min}`)
+        .max(max, `the ${field} must be at most ${max.toLocaleString("en-US")}`),
+    );
+
 export const FileReadQuerySchema = z
   .object({
     path: WorkdirPathSchema,
-    offset: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).default(0),
-    limit: z.coerce
-      .number()
-      .int()
-      .min(1)
-      .max(4 * 1024 * 1024)
-      .default(256 * 1024),
+    /** Where the part starts, in bytes; at most the file's size (the server refuses one past its end). */
+    offset: bytesFromQuery("offset", 0, Number.MAX_SAFE_INTEGER).default(0),
+    /** The part's most bytes; at least 4, one UTF-8 character, so every part but the end moves on. */
+    limit: bytesFromQuery("limit", 4, 4 * 1024 * 1024).default(256 * 1024),
   })
   .strict();
 export type FileReadQuery = z.infer<typeof FileReadQuerySchema>;
@@ -65,6 +80,8 @@ export const WorkdirListSchema = z.object({
       path: z.string(),
       agents: z.array(z.string()),
       jobs: z.number().int(),
+      /** When the newest job there was added (ms since the epoch); null when no job has used it yet. */
+      lastJobAt: z.number().nullable(),
       /** The runner whose machine holds it (its name); absent: the server's machine. */
       runner: z.string().optional(),
     }),

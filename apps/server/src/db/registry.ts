@@ -102,8 +102,8 @@ export interface JobFilesRepo {
   cutAt(jobId: string): Promise<number | null>;
   /** Created / modified / deleted counts for each of the jobs (jobs with no files are absent). */
   counts(jobIds: string[]): Promise<Map<string, JobFileCounts>>;
-  /** Every workdir a job has used, with how many jobs used it. */
-  jobWorkdirs(): Promise<{ workdir: string; jobs: number }[]>;
+  /** Every workdir a job has used, with how many jobs used it and when the newest of them was added. */
+  jobWorkdirs(): Promise<{ workdir: string; jobs: number; lastJobAt: number }[]>;
   /**
    * Every workdir (or only those of `workdirs`) with the runner of each group of its jobs (null:
    * still waiting for one) and the place of the group's newest job (its seq): the newest job says

@@ -375,7 +375,7 @@ export class FileWatcher extends EventEmitter<FileWatcherEvents> {
   }
 
   /** Every workdir a job has run in, with how many jobs ran there (for workdir browsing). */
-  jobWorkdirs(): Promise<{ workdir: string; jobs: number }[]> {
+  jobWorkdirs(): Promise<{ workdir: string; jobs: number; lastJobAt: number }[]> {
     return this.repo.jobWorkdirs();
   }
 

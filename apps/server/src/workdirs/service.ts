@@ -17,6 +17,8 @@ export interface KnownWorkdir {
   path: string;
   agents: string[];
   jobs: number;
+  /** When the newest job there was added (ms); null when only agents name it. */
+  lastJobAt: number | null;
   /** The name of the runner whose machine holds it; absent: this machine. */
   runner?: string;
 }
@@ -67,7 +69,8 @@ export class WorkdirService {
 
   /** The directories that may be browsed, with the agents and job counts that use them: this machine's as real paths, and those on runners. */
   async known(): Promise<KnownWorkdir[]> {
-    const remote = await this.onRunners();
+    const newest = new Map((await this.deps.files.jobWorkdirs()).map((w) => [w.workdir, w.lastJobAt]));
+    const remote = await this.onRunners(newest);
     const local = (await this.localKnown()).filter((w) => !remote.some((r) => r.path === w.path));
     return [...local, ...remote].sort((a, b) => a.path.localeCompare(b.path));
   }
@@ -77,21 +80,23 @@ export class WorkdirService {
     const { config, agents, files } = this.deps;
     const roots = config.workdirRoots.map(realOrNull).filter((r): r is string => r !== null);
     const byPath = new Map<string, KnownWorkdir>();
-    const add = (requested: string, agent: string | null, jobs: number) => {
+    const add = (requested: string, agent: string | null, jobs: number, lastJobAt: number | null) => {
       const real = realOrNull(path.resolve(expandHome(requested, config.homeDir)));
       if (!real || !roots.some((root) => isInside(real, root))) return;
-      const entry = byPath.get(real) ?? { path: real, agents: [], jobs: 0 };
+      const entry = byPath.get(real) ?? { path: real, agents: [], jobs: 0, lastJobAt: null };
       if (agent) entry.agents.push(agent);
       entry.jobs += jobs;
+      // Several stored spellings (a link, `~`) can name one directory: its newest job is the newest of theirs.
+      if (lastJobAt !== null && (entry.lastJobAt === null || lastJobAt > entry.lastJobAt)) entry.lastJobAt = lastJobAt;
       byPath.set(real, entry);
     };
-    for (const agent of await agents.list()) add(agent.workdir, agent.name, 0);
-    for (const { workdir, jobs } of await files.jobWorkdirs()) add(workdir, null, jobs);
+    for (const agent of await agents.list()) add(agent.workdir, agent.name, 0, null);
+    for (const { workdir, jobs, lastJobAt } of await files.jobWorkdirs()) add(workdir, null, jobs, lastJobAt);
     return [...byPath.values()];
   }
 
   /** The workdirs on runners' machines, each with the runner's name and the agents whose workdir it is. */
-  private async onRunners(): Promise<KnownWorkdir[]> {
+  private async onRunners(newest: Map<string, number>): Promise<KnownWorkdir[]> {
     const { runners, agents, config } = this.deps;
     if (!runners) return [];
     const remote = await runners.list();
@@ -101,6 +106,7 @@ export class WorkdirService {
       path: workdir,
       agents: agentRows.filter((a) => path.resolve(expandHome(a.workdir, config.homeDir)) === workdir).map((a) => a.name),
       jobs,
+      lastJobAt: newest.get(workdir) ?? null,
       runner: runnerName,
     }));
   }
@@ -112,13 +118,23 @@ export class WorkdirService {
     return this.onResolvedPath(requested, (wd, real) => listDir(wd, real));
   }
 
-  /** A window of a file for display: its text, or only the facts when it is binary. */
+  /**
+   * A window of a file for display: its text, or only the facts when it is binary. `offset` may be
+   * the file's size (an empty window at its end), not past it: a reader going on from the last
+   * window's end learns the file shrank rather than reading nothing.
+   */
   async read(requested: string, offset: number, limit: number): Promise<FileRead> {
     const remote = await this.remote(requested);
     if (remote) return remote.ask("read", { readOffset: offset, readLimit: limit });
     return this.onResolvedPath(requested, (wd, real) => {
       const file = wd.openFile(real);
       try {
+        if (offset > file.stat.size) {
+          throw badInput(
+            `the offset ${offset} is past the end of ${requested} (${file.stat.size} bytes); give an offset from 0 to ${file.stat.size}`,
+            "offset",
+          );
+        }
         return readWindow(file, real, offset, limit);
       } finally {
         closeSync(file.fd);

@@ -1,6 +1,7 @@
 import { isFinalStatus, type Job } from "@corral/shared";
-import { useQuery } from "@tanstack/react-query";
+import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
 import { filesApi } from "../api/files.js";
+import { FILE_PART_BYTES, nextPartOffset } from "../lib/domain/file-parts.js";
 import { queryKeys } from "../lib/transport/query-keys.js";
 import { useLiveStatus } from "./use-live-status.js";
 
@@ -19,8 +20,18 @@ export function useDir(path: string, enabled = true) {
   });
 }
 
-export function useFileContent(path: string, enabled: boolean) {
-  return useQuery({ queryKey: queryKeys.files.file(path), queryFn: ({ signal }) => filesApi.read(path, signal), enabled });
+/**
+ * A file's text a part at a time: the first part, then each `fetchNextPage` the next. When file
+ * events refetch it, the parts are read again from the start, each from the new end of the one before.
+ */
+export function useFileParts(path: string, enabled: boolean) {
+  return useInfiniteQuery({
+    queryKey: queryKeys.files.file(path),
+    queryFn: ({ pageParam, signal }) => filesApi.read(path, pageParam, FILE_PART_BYTES, signal),
+    initialPageParam: 0,
+    getNextPageParam: nextPartOffset,
+    enabled,
+  });
 }
 
 /** The files a job created, changed or deleted; the stream keeps them current while it is up. */

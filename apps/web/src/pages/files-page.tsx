@@ -1,10 +1,13 @@
 import type { DirEntry } from "@corral/shared";
-import { useMemo, useState } from "react";
+import { useEffect, useMemo, useRef, useState } from "react";
 import { filesApi } from "../api/files.js";
 import { EmptyState, ErrorState, Loading } from "../components/states.js";
-import { formatBytes, formatTime, plural } from "../lib/format/format.js";
+import { WorkdirPicker } from "../components/workdir-picker.js";
+import { FILE_PART_BYTES, joinParts } from "../lib/domain/file-parts.js";
+import { openingWorkdir } from "../lib/domain/workdir-choice.js";
+import { formatBytes, formatTime } from "../lib/format/format.js";
 import { highlightHtml, isImage } from "../lib/format/highlight.js";
-import { useDir, useFileContent, useWorkdirs } from "../hooks/use-files.js";
+import { useDir, useFileParts, useWorkdirs } from "../hooks/use-files.js";
 import { useSearchParams } from "../router.js";
 
 const join = (dir: string, name: string) => `${dir.replace(/\/$/, "")}/${name}`;
@@ -85,10 +88,80 @@ function Entry({
   );
 }
 
+/** An image at its own size, made smaller only to fit (never larger), with its size in pixels. */
+function ImageView({ path, name }: { path: string; name: string }) {
+  const [pixels, setPixels] = useState<{ width: number; height: number } | null>(null);
+  const [shownWidth, setShownWidth] = useState<number | null>(null);
+  const img = useRef<HTMLImageElement>(null);
+  // The share it is shown at follows the window: a narrower one makes a wide image smaller.
+  useEffect(() => {
+    const el = img.current;
+    if (!el || typeof ResizeObserver === "undefined") return;
+    const observer = new ResizeObserver(() => setShownWidth(el.clientWidth));
+    observer.observe(el);
+    return () => observer.disconnect();
+  }, []);
+  const scaled = pixels && shownWidth !== null && shownWidth < pixels.width ? Math.round((shownWidth / pixels.width) * 100) : null;
+  return (
+    <figure className="image-view">
+      <img
+        ref={img}
+        src={filesApi.rawUrl(path)}
+        alt={name}
+        onLoad={(e) => {
+          const img = e.currentTarget;
+          setPixels({ width: img.naturalWidth, height: img.naturalHeight });
+          setShownWidth(img.clientWidth);
+        }}
+      />
+      {pixels && (
+        <figcaption className="small muted">
+          {pixels.width} × {pixels.height} px{scaled !== null ? ` · shown at ${scaled}% to fit` : ""}
+        </figcaption>
+      )}
+    </figure>
+  );
+}
+
+/** A text file a part at a time: the first 512 KB, and the next on asking, until its end. */
+function TextView({ path, name }: { path: string; name: string }) {
+  const file = useFileParts(path, true);
+  const parts = file.data?.pages;
+  const joined = useMemo(() => (parts ? joinParts(parts) : null), [parts]);
+  const html = useMemo(() => (joined?.text ? highlightHtml(joined.text, path) : null), [joined, path]);
+  if (file.isError && !parts) return <ErrorState error={file.error} what={name} />;
+  if (!parts || !joined) return <Loading what={name} />;
+  const first = parts[0];
+  if (first?.binary || first?.text === null) return <p className="muted">Binary file — download it to open it.</p>;
+  const next = Math.min(FILE_PART_BYTES, joined.left);
+  return (
+    <>
+      {html ? <pre className="block mono" dangerouslySetInnerHTML={{ __html: html }} /> : <pre className="block mono">{joined.text}</pre>}
+      {joined.left > 0 && (
+        <div className="row small">
+          <span className="muted" role="status">
+            Showing the first {formatBytes(joined.shown)} of {formatBytes(joined.size)}.
+          </span>
+          {file.hasNextPage && (
+            <button type="button" className="small" disabled={file.isFetchingNextPage} onClick={() => void file.fetchNextPage()}>
+              {file.isFetchingNextPage
+                ? "Loading…"
+                : next < joined.left
+                  ? `Show the next ${formatBytes(next)}`
+                  : `Show the rest (${formatBytes(next)})`}
+            </button>
+          )}
+        </div>
+      )}
+      {file.isFetchNextPageError && <ErrorState error={file.error} what={`the next part of ${name}`} onRetry={() => void file.fetchNextPage()} />}
+    </>
+  );
+}
+
 function Viewer({ path }: { path: string }) {
   const image = isImage(path);
-  const file = useFileContent(path, !image);
-  const html = useMemo(() => (file.data?.text ? highlightHtml(file.data.text, path) : null), [file.data, path]);
+  // The first part carries the facts (size, time); for an image, only those (it is binary).
+  const facts = useFileParts(path, true).data?.pages[0];
   const name = path.split("/").pop() ?? path;
   return (
     <section className="card viewer stack" aria-label={`File ${name}`}>
@@ -96,33 +169,16 @@ function Viewer({ path }: { path: string }) {
         <strong className="mono viewer-name" title={path}>
           {name}
         </strong>
-        {file.data && (
+        {facts && (
           <span className="small muted">
-            {formatBytes(file.data.size)} · {formatTime(file.data.mtime)}
+            {formatBytes(facts.size)} · {formatTime(facts.mtime)}
           </span>
         )}
         <a className="button small" href={filesApi.rawUrl(path, true)} download={name}>
           Download
         </a>
       </div>
-      {image ? (
-        <img src={filesApi.rawUrl(path)} alt={name} />
-      ) : file.isError ? (
-        <ErrorState error={file.error} what={name} />
-      ) : file.isPending ? (
-        <Loading what={name} />
-      ) : file.data.binary || file.data.text === null ? (
-        <p className="muted">Binary file — download it to open it.</p>
-      ) : (
-        <>
-          {html ? <pre className="block mono" dangerouslySetInnerHTML={{ __html: html }} /> : <pre className="block mono">{file.data.text}</pre>}
-          {file.data.length < file.data.size && (
-            <p className="small muted">
-              Showing the first {formatBytes(file.data.length)} of {formatBytes(file.data.size)}; download for the rest.
-            </p>
-          )}
-        </>
-      )}
+      {image ? <ImageView path={path} name={name} /> : <TextView path={path} name={name} />}
     </section>
   );
 }
@@ -130,37 +186,40 @@ function Viewer({ path }: { path: string }) {
 export function FilesPage() {
   const [params, setParams] = useSearchParams();
   const workdirs = useWorkdirs();
-  const workdir = params.get("workdir") ?? workdirs.data?.workdirs[0]?.path ?? "";
+  const known = workdirs.data?.workdirs;
   const selected = params.get("path") ?? "";
-  const current = workdirs.data?.workdirs.find((w) => w.path === workdir);
+  const workdir = known ? openingWorkdir(known, { workdir: params.get("workdir"), path: params.get("path") }) : null;
+  const current = known?.find((w) => w.path === workdir);
+
+  // The URL stays the truth: once a workdir is opened for the page, it says which, so a link or a
+  // reload opens the same one even after jobs run elsewhere.
+  useEffect(() => {
+    if (workdir && !params.get("workdir")) setParams({ workdir }, { replace: true });
+  }, [workdir, params, setParams]);
 
   return (
     <>
       <div className="page-head">
         <h1>Files</h1>
-        {workdirs.data && workdirs.data.workdirs.length > 0 && (
-          <label className="row small workdir-pick">
-            Workdir
-            <select value={workdir} onChange={(e) => setParams({ workdir: e.target.value, path: undefined })} aria-label="Workdir">
-              {!current && workdir && <option value={workdir}>{workdir}</option>}
-              {workdirs.data.workdirs.map((w) => (
-                <option key={w.path} value={w.path}>
-                  {w.path}
-                  {w.agents.length ? ` (${w.agents.join(", ")})` : ""}
-                  {w.jobs ? ` · ${plural(w.jobs, "job")}` : ""}
-                  {w.runner ? ` · on runner ${w.runner}` : ""}
-                </option>
-              ))}
-            </select>
-          </label>
+        {known && known.length > 0 && (
+          <WorkdirPicker
+            workdirs={!current && workdir ? [{ path: workdir, agents: [], jobs: 0, lastJobAt: null }, ...known] : known}
+            value={workdir ?? ""}
+            onChange={(path) => setParams({ workdir: path, path: undefined }, { replace: false })}
+          />
         )}
       </div>
       {workdirs.isError ? (
         <ErrorState error={workdirs.error} what="workdirs" onRetry={() => void workdirs.refetch()} />
-      ) : workdirs.isPending ? (
+      ) : !known ? (
         <Loading what="workdirs" />
-      ) : !workdir ? (
+      ) : known.length === 0 && !workdir ? (
         <EmptyState title="No workdir to browse yet">Workdirs of agents and jobs appear here once they exist on disk.</EmptyState>
+      ) : !workdir ? (
+        <EmptyState title="Choose a workdir">
+          No job has run yet, so there is no last one to open: pick one of the {known.length} workdirs above. Type part of its path or an agent's name
+          to find it.
+        </EmptyState>
       ) : (
         <div className="browser">
           <nav className="card" aria-label="Workdir tree" style={{ overflow: "auto", maxHeight: "75vh" }}>

@@ -16,7 +16,11 @@ describe.each(DIALECTS)("the job files repository on $dialect", ({ open }) => {
   let registry: TestRegistry;
   beforeEach(async () => {
     registry = await open();
-    await addJobs(registry, [jobRow("j1", { workdir: "/w/b" }), jobRow("j2", { workdir: "/w/B" }), jobRow("j3", { workdir: "/w/b" })]);
+    await addJobs(registry, [
+      jobRow("j1", { workdir: "/w/b", createdAt: T + 5 }),
+      jobRow("j2", { workdir: "/w/B", createdAt: T }),
+      jobRow("j3", { workdir: "/w/b", createdAt: T + 1 }),
+    ]);
   });
   afterEach(() => registry.close());
 
@@ -93,10 +97,10 @@ describe.each(DIALECTS)("the job files repository on $dialect", ({ open }) => {
     );
   });
 
-  it("lists every workdir jobs used, with how many, in SQLite's byte order", async () => {
+  it("lists every workdir jobs used, with how many and when the newest was added, in SQLite's byte order", async () => {
     expect(await registry.jobFiles.jobWorkdirs()).toEqual([
-      { workdir: "/w/B", jobs: 1 },
-      { workdir: "/w/b", jobs: 2 },
+      { workdir: "/w/B", jobs: 1, lastJobAt: T },
+      { workdir: "/w/b", jobs: 2, lastJobAt: T + 5 },
     ]);
   });
 

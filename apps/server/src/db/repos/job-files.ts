@@ -74,7 +74,7 @@ export function createJobFilesRepo(d: Dialect): JobFilesRepo {
     },
     async jobWorkdirs() {
       return d.db
-        .select({ workdir: jobs.workdir, jobs: count() })
+        .select({ workdir: jobs.workdir, jobs: count(), lastJobAt: d.wholeNumber(sql`max(${jobs.createdAt})`) })
         .from(jobs)
         .groupBy(jobs.workdir)
         .orderBy(asc(d.bytewise(jobs.workdir)));
