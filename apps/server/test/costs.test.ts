@@ -1,7 +1,7 @@
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
-import type { Budget, CostReport, Job, JobList, PriceList } from "@corral/shared";
+import type { Budget, CostReport, Job, JobList, OutputPage, PriceList } from "@corral/shared";
 import { api, startServer, type TestServer } from "./helpers.js";
 import { connectMcp, textOf } from "./mcp-client.js";
 
@@ -297,5 +297,18 @@ describe("budgets", () => {
     const job = await run(server, { agent: "claude", prompt: "write a.txt x\nsleep 30", model: "claude-sonnet-4-5", maxCostUsd: 0.001 });
     expect(job.status).toBe("budget_exceeded");
     expect(job.error).toMatch(/^budget exceeded: the job cost \$0\.0038 \(estimated\), over its cost limit of \$0\.0010$/);
+  });
+
+  test("a cost limit on a model with no known price is said in the job's output as soon as its tokens come, never silently ignored", async () => {
+    server = await startServer();
+    const job = await run(server, { agent: "claude", prompt: "write a.txt x\nsleep 1", model: "claude-mystery-9", maxCostUsd: 0.001 });
+    const page = (await api<OutputPage>(server, "GET", `/api/jobs/${job.id}/output?cursor=0`)).body;
+    const said = page.chunks.filter((c) => c.text.includes("cannot stop it")).map((c) => c.text.trim());
+    expect(said).toEqual([
+      "[corral] no price is known for anthropic/claude-mystery-9, so its cost limit of $0.0010 cannot stop it while it runs (a cost its worker reports at its end still counts); set a price on the Costs page (PUT /api/costs/prices), or give it a token limit",
+    ]);
+    // Claude's result line reports the run's cost: it counts once reported, as the note says.
+    expect(job.usage).toMatchObject({ costSource: "reported" });
+    expect(job.usage.costUsd).toBeGreaterThan(0);
   });
 });

@@ -36,6 +36,8 @@ export interface JobCostPolicy {
   price(row: JobRow, tx?: Pick<Repos, "agents">): Promise<CostFields>;
   /** Why a running job must stop, when its usage has passed its own limits. */
   overLimit(row: JobRow): string | null;
+  /** What to tell of a job whose cost limit cannot stop it: it used tokens no known price turns into a cost. */
+  blindLimit(row: JobRow): string | null;
 }
 
 /** A budget's check and its write share a transaction. */
@@ -194,6 +196,12 @@ export class CostService extends EventEmitter<CostServiceEvents> implements JobC
       return `budget exceeded: the job cost ${formatUsd(row.costUsd)} (${row.costSource}), over its cost limit of ${formatUsd(row.maxCostUsd)}`;
     }
     return null;
+  }
+
+  blindLimit(row: JobRow): string | null {
+    if (row.maxCostUsd === null || row.costUsd !== null || usedTokens(row) === 0) return null;
+    const model = [row.provider, row.usageModel ?? row.model].filter(Boolean).join("/") || "its model";
+    return `no price is known for ${model}, so its cost limit of ${formatUsd(row.maxCostUsd)} cannot stop it while it runs (a cost its worker reports at its end still counts); set a price on the Costs page (PUT /api/costs/prices), or give it a token limit`;
   }
 
   async admit(agent: AgentRow, jobMaxCostUsd: number | null, tx: Pick<Repos, "costs"> = this.deps): Promise<void> {

@@ -54,6 +54,8 @@ interface ActiveJob {
   stopError: string | null;
   /** Settles once the job's end is stored (or it was left running at shutdown). */
   settled: Promise<void>;
+  /** Its log says its cost limit cannot stop it (said once). */
+  saidBlindLimit?: boolean;
 }
 
 /**
@@ -522,6 +524,13 @@ export class JobDriver {
     }
     const over = this.deps.costs?.overLimit(row);
     if (over && row.status === "running") void this.stop(id, "budget_exceeded", over);
+    // A cost limit that cannot apply is said in the job's output (every door reads it) as soon as it is known, never left to be believed.
+    const active = this.active.get(id);
+    const blind = active && !active.saidBlindLimit ? this.deps.costs?.blindLimit(row) : null;
+    if (active && blind) {
+      active.saidBlindLimit = true;
+      this.note(id, active.log, `\n[corral] ${blind}\n`);
+    }
   }
 
   /**
