@@ -16,8 +16,11 @@ import { percentile, type Benchmark, type BenchRow } from "./lib/stats.js";
 
 const RUNS = Number(process.env.BENCH_RUNNERS_RUNS ?? 200);
 const WARMUP = 200;
+/** Unmeasured bursts on SQLite before the measured ones. */
 const WARMUP_BURSTS = 2;
 const JOBS = Number(process.env.BENCH_RUNNERS_BURST ?? 500);
+/** Unmeasured bursts on all four runners before theirs: shared four ways, each added runner runs about as many jobs as the first ran before its burst. */
+const FOUR_WARMUP_BURSTS = Math.ceil((4 * (WARMUP + RUNS)) / JOBS);
 /** The agents' maxConcurrent: every runner together, or the server, runs at most this many at once. */
 const CONCURRENT = 16;
 /** REST launches in flight during a burst. */
@@ -111,13 +114,11 @@ export const runners: Benchmark = {
       const pg: Side = { server: remote, rest: await RestJobs.connect(remote), agent: "bench_true", work: `${remote.root}/work` };
       const pgLocal: Side = { ...pg, agent: "bench_local", work: `${remote.root}/work-local` };
       const dataDirs = ["a", "b", "c", "d"].map((name) => `${remote.root}/runner-${name}`);
-      // All four from the start, warmed up together: a fresh process runs its first few hundred jobs
-      // about twice as slowly, and runners added later would be measured cold.
-      started.push(...(await Promise.all(dataDirs.map((dir) => startRunner(postgres.url, LABEL, dir, remote.root)))));
-      for (let i = 0; i < WARMUP_BURSTS; i++) {
-        await burstOf(sqlite, `warmup-${i}`);
-        await burstOf(pg, `warmup-${i}`);
-      }
+      // One runner first, then three more. A fresh process runs its first few hundred jobs about
+      // twice as slowly, so each is measured warm, and about as warm: the one by the sequential
+      // jobs (WARMUP + RUNS), the three added by bursts on all four giving each about as many.
+      started.push(await startRunner(postgres.url, LABEL, dataDirs[0] as string, remote.root));
+      for (let i = 0; i < WARMUP_BURSTS; i++) await burstOf(sqlite, `warmup-${i}`);
       const postmaster = postmasterOf(new URL(postgres.url).port);
       const stats = await openPgDb(postgres.url, { schema: "check" });
       /** Transactions PostgreSQL committed so far (every statement outside one is one), once the counts settled. */
@@ -159,9 +160,6 @@ export const runners: Benchmark = {
           },
         ];
       };
-      const four = await measuredBurst();
-      await Promise.all(started.splice(1).map((r) => r.stop()));
-
       // In turns, after warm-up rounds: a change of load on a shared machine falls on both ways alike.
       const sqliteSeq: number[] = [];
       const pgSeq: number[] = [];
@@ -172,7 +170,10 @@ export const runners: Benchmark = {
         await sequential(pgLocal, round >= 0 ? pgLocalSeq : null);
       }
       const one = await measuredBurst();
-      split.reverse();
+
+      started.push(...(await Promise.all(dataDirs.slice(1).map((dir) => startRunner(postgres.url, LABEL, dir, remote.root)))));
+      for (let i = 0; i < FOUR_WARMUP_BURSTS; i++) await burstOf(pg, `warmup-four-${i}`);
+      const four = await measuredBurst();
       const rows: BenchRow[] = [
         {
           metric: "REST launch → end on the WebSocket, one at a time, 1 runner, p50",
@@ -211,7 +212,7 @@ export const runners: Benchmark = {
         rows,
         notes: [
           `A worker that does nothing (\`/bin/true\`), launched with \`POST /api/jobs\`, its end read from the \`subscribe_jobs\` WebSocket. Corral column: the server on a private PostgreSQL 15 (the test run's: fsync off), its agent labelled \`${LABEL}\`, run by built runner processes (\`corral runner\`) on the same machine; baseline: a second server, SQLite, no label.`,
-          `Sequential: ${RUNS} jobs each way in turns after ${WARMUP} warm-up rounds, in one workdir; a third way, an agent without a label on the same PostgreSQL server, is run by the server itself (its runner \`local\`, whose launch is the claim): what PostgreSQL alone adds to a job. Bursts: ${JOBS} jobs, ${LAUNCHERS} launches in flight, each job in a new workdir, the agent's \`maxConcurrent\` ${CONCURRENT} on both (across all runners on PostgreSQL), after ${WARMUP_BURSTS} unmeasured bursts each way with all four runners; the four-runner burst first, then three runners stopped, the sequential jobs and the one-runner burst. CPU from /proc (what a loaded machine does not skew as it skews throughput): on PostgreSQL the server's, the runners', the PostgreSQL server's and all their children's; on SQLite the server's and its workers'. A job's CPU on PostgreSQL, by process (workers with their runner): ${split.join("; ")}.`,
+          `Sequential: ${RUNS} jobs each way in turns after ${WARMUP} warm-up rounds, in one workdir; a third way, an agent without a label on the same PostgreSQL server, is run by the server itself (its runner \`local\`, whose launch is the claim): what PostgreSQL alone adds to a job. Bursts: ${JOBS} jobs, ${LAUNCHERS} launches in flight, each job in a new workdir, the agent's \`maxConcurrent\` ${CONCURRENT} on both (across all runners on PostgreSQL), after ${WARMUP_BURSTS} unmeasured bursts on SQLite; one runner runs the sequential jobs and its burst, then three more start and ${FOUR_WARMUP_BURSTS} unmeasured bursts on all four warm them about as much (a fresh process runs its first few hundred jobs about twice as slowly) before theirs. CPU from /proc (what a loaded machine does not skew as it skews throughput): on PostgreSQL the server's, the runners', the PostgreSQL server's and all their children's; on SQLite the server's and its workers'. A job's CPU on PostgreSQL, by process (workers with their runner): ${split.join("; ")}.`,
         ],
       };
     } finally {

@@ -219,6 +219,28 @@ describe("budgets", () => {
     expect((await run(server, { agent: "claude", prompt: "hi" })).status).toBe("succeeded");
   });
 
+  test("a budget used up while a job waited in its agent's queue holds it back: it ends budget_exceeded, never started", async () => {
+    server = await startServer();
+    expect((await api(server, "PATCH", "/api/agents/claude", { maxConcurrent: 1 })).status).toBe(200);
+    const workdir = (name: string) => path.join(server?.root ?? "", "work", name);
+    // Two tool turns costing $0.0129 (reported at its end), then a pause that keeps the next job queued.
+    const first = await api<Job>(server, "POST", "/api/jobs", {
+      agent: "claude",
+      prompt: "write a.txt x\nwrite b.txt y\nsleep 1",
+      model: "claude-sonnet-4-5",
+      workdir: workdir("first"),
+    });
+    const waiting = await api<Job>(server, "POST", "/api/jobs", { agent: "claude", prompt: "hi", workdir: workdir("waiting") });
+    expect(waiting.body.status).toBe("queued");
+    // The budget comes after both launches passed their check; the first job's cost uses it up.
+    expect((await api(server, "POST", "/api/costs/budgets", { provider: "anthropic", period: "day", maxCostUsd: 0.01 })).status).toBe(201);
+    const [ran, held] = (await server.services.waits.waitFor([first.body.id, waiting.body.id], 20_000)) as Job[];
+    expect(ran?.status).toBe("succeeded");
+    expect(held).toMatchObject({ status: "budget_exceeded", startedAt: null, pid: null });
+    expect(held?.error).toMatch(/^budget exceeded: anthropic's daily budget is \$0\.010 and \$0\.013 is used today; raise it with PATCH/);
+    expect((await api<{ attempts: unknown[] }>(server, "GET", `/api/jobs/${waiting.body.id}/attempts`)).body.attempts).toEqual([]);
+  });
+
   test("a job's own cost limit a budget has no room for is refused, naming the field as each door spells it", async () => {
     server = await startServer();
     await api<Budget>(server, "POST", "/api/costs/budgets", { provider: "google", period: "day", maxCostUsd: 0.01 });

@@ -57,7 +57,7 @@ export interface Dialect {
   rows<T>(query: SQL): Promise<T[]>;
   /** A write no builder writes; what it answers goes to `changes`. */
   run(query: SQL): Promise<unknown>;
-  /** `build`'s statement prepared once, on first use. SQLite reuses the prepared statement; PostgreSQL builds the text once. */
+  /** `build`'s statement prepared once, on first use. SQLite reuses the prepared statement; PostgreSQL builds the statement once and parses it at each run. */
   prepare<R>(build: (db: Db) => Preparable<R>): Prepared<R>;
 
   /**

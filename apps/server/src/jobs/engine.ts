@@ -52,12 +52,13 @@ export class JobEngine {
   }
 
   /**
-   * A runner's job, claimed from the registry (runners.claim): it starts here as a launch's would,
-   * through this runner's queue for its agent.
+   * A runner's job, claimed from the registry (runners.claim): it starts here as a launch's would.
+   * The claim counted its agent's jobs on every runner and found room, so the limit is not read
+   * again (Scheduler.startCounted).
    */
   startClaimed(row: JobRow): void {
     if (!this.runsHere(row)) throw new Error(`job ${row.id} is not claimed by this runner`);
-    this.scheduler.enqueue(row.agent, row.id);
+    this.scheduler.startCounted(row.agent, row.id);
   }
 
   /** Jobs this process runs now (started and not yet ended). */

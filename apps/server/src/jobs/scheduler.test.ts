@@ -75,3 +75,32 @@ test("pumping every queue starts what limits raised meanwhile allow, told of no 
   expect(scheduler.queuedCount()).toBe(0);
   scheduler.close();
 });
+
+test("a job counted already (a runner's claim) starts at once without its limit read, unless jobs of its agent wait here: then behind them", async () => {
+  let limit = 0;
+  let reads = 0;
+  const started: string[] = [];
+  const scheduler = new Scheduler(
+    async () => {
+      reads++;
+      return limit;
+    },
+    (_agent, jobId) => started.push(jobId),
+    100,
+  );
+  scheduler.startCounted("a", "claimed1");
+  // Started in the same turn: no limit was read (a limit of 0 would have held it).
+  expect(started).toEqual(["claimed1"]);
+  expect(reads).toBe(0);
+  expect(scheduler.runningCount("a")).toBe(1);
+  // A job held here by the limit (lowered since its claim): the next claimed job waits behind it.
+  scheduler.enqueue("a", "held");
+  await expect.poll(() => reads).toBe(1);
+  scheduler.startCounted("a", "claimed2");
+  expect(started).toEqual(["claimed1"]);
+  expect(scheduler.queuedCount()).toBe(2);
+  limit = 3;
+  scheduler.released("a");
+  await expect.poll(() => started).toEqual(["claimed1", "held", "claimed2"]);
+  scheduler.close();
+});

@@ -53,6 +53,21 @@ export class Scheduler {
     this.pump(agent);
   }
 
+  /**
+   * A job whose room was counted where its agent's limit holds across processes (a runner's claim,
+   * in the registry's transaction): it starts at once, without reading the limit again, unless
+   * jobs of its agent already wait here (held by a limit lowered since their claims): it then
+   * waits behind them.
+   */
+  startCounted(agent: string, jobId: string): void {
+    if (this.queues.get(agent)?.length) {
+      this.enqueue(agent, jobId);
+      return;
+    }
+    this.running.set(agent, (this.running.get(agent) ?? 0) + 1);
+    this.start(agent, jobId);
+  }
+
   /** Whether the job waits in its agent's queue here. */
   holds(agent: string, jobId: string): boolean {
     return this.queues.get(agent)?.includes(jobId) ?? false;

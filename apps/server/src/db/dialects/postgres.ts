@@ -34,11 +34,17 @@ export function postgresDialect(db: PgExecutor): Dialect {
     changes: (result) => (result as QueryResult).rowCount ?? 0,
     rows: async <T>(query: SQL) => (await db.execute(query)).rows as T[],
     run: (query) => db.execute(query),
-    // Built on each run like every other statement here: PostgreSQL plans it at each run anyway.
-    prepare:
-      <R>(build: (db: Db) => Preparable<R>) =>
-      (params) =>
-        build(builder).prepare("").execute(params),
+    prepare<R>(build: (db: Db) => Preparable<R>) {
+      // Built on first use, once for this dialect's executor (the pool, or one transaction): drizzle
+      // then only fills in the parameters (building a statement cost the runner more than sending
+      // it). Unnamed, so PostgreSQL still parses it at each run, as behind a transaction-mode
+      // PgBouncer it must.
+      let statement: ReturnType<Preparable<R>["prepare"]> | undefined;
+      return (params) => {
+        statement ??= build(builder).prepare("");
+        return statement.execute(params);
+      };
+    },
     // Its own transaction (a savepoint inside the registry's): the locks taken in it are held until it is stored.
     atomic: (fn) => db.transaction((tx) => fn(postgresDialect(tx))),
     inOrder: (identity, insert) => inOrder(db, ORDERED_KEYS[identity], (tx) => insert(postgresDialect(tx))),

@@ -37,11 +37,12 @@ export function createRunnersRepo(d: Dialect): RunnersRepo {
     },
     async claim(runner, labels) {
       if (!labels.length) return { job: undefined, more: false, waiting: false };
-      // For each agent under its lock until the claim is stored: claims for one agent from several
-      // runners count its jobs one after another, so together they never pass its limit. Inside
-      // the registry's transaction (a runner's claim always is) it is part of that one; PostgreSQL
-      // aborts the whole of it at a failed statement, so no savepoint is needed for all or none.
-      const claimIn = async (inside: Dialect): Promise<Claim> => {
+      // Claims for one agent from several runners count its jobs one after another, so together
+      // they never pass its limit. Inside the registry's transaction (a runner's claim always is)
+      // its lock already runs them one at a time across processes, and the claim is part of it
+      // (PostgreSQL aborts the whole of it at a failed statement: no savepoint is needed for all or
+      // none). Outside one, the claim is a transaction of its own holding each agent's lock.
+      const claimIn = async (inside: Dialect, agentLocks: boolean): Promise<Claim> => {
         const waiting = await inside.db
           .select({ agent: jobs.agent, limit: agents.maxConcurrent, queued: count() })
           .from(jobs)
@@ -50,7 +51,7 @@ export function createRunnersRepo(d: Dialect): RunnersRepo {
           .groupBy(jobs.agent, agents.maxConcurrent)
           .orderBy(min(jobs.seq));
         for (const [i, { agent, limit, queued }] of waiting.entries()) {
-          await inside.lock("agentClaims", agent);
+          if (agentLocks) await inside.lock("agentClaims", agent);
           const [busy] = await inside.db
             .select({ n: count() })
             .from(jobs)
@@ -79,7 +80,7 @@ export function createRunnersRepo(d: Dialect): RunnersRepo {
         }
         return { job: undefined, more: false, waiting: waiting.length > 0 };
       };
-      return d.inTransaction ? claimIn(d) : d.atomic(claimIn);
+      return d.inTransaction ? claimIn(d, false) : d.atomic((inside) => claimIn(inside, true));
     },
     async releaseQueued(runner, agent) {
       const released = await d.db
