@@ -1,4 +1,4 @@
-import { and, asc, count, eq, inArray, isNotNull, isNull, min, ne, notInArray, or } from "drizzle-orm";
+import { and, asc, count, eq, inArray, isNotNull, isNull, min, ne, notInArray, or, sql } from "drizzle-orm";
 import type { Dialect } from "../dialect.js";
 import type { Claim, RunnersRepo } from "../registry.js";
 
@@ -58,8 +58,9 @@ export function createRunnersRepo(d: Dialect): RunnersRepo {
             .where(and(eq(jobs.agent, agent), or(eq(jobs.status, "running"), and(eq(jobs.status, "queued"), isNotNull(jobs.runner)))));
           const held = busy?.n ?? 0;
           if (held >= limit) continue;
-          // A job another transaction is claiming or starting is passed over, not waited for.
-          const [next] = await inside.skipLocked(
+          // The oldest, in the same statement; a job another transaction is claiming or starting is
+          // passed over, not waited for.
+          const next = inside.skipLocked(
             inside.db
               .select({ id: jobs.id })
               .from(jobs)
@@ -67,11 +68,10 @@ export function createRunnersRepo(d: Dialect): RunnersRepo {
               .orderBy(asc(jobs.seq))
               .limit(1),
           );
-          if (!next) continue;
           const [job] = await inside.db
             .update(jobs)
             .set({ runner })
-            .where(and(eq(jobs.id, next.id), isNull(jobs.runner)))
+            .where(and(eq(jobs.id, sql`(${next})`), isNull(jobs.runner)))
             .returning();
           if (!job) continue;
           await inside.notify("job", job.id);
