@@ -505,7 +505,11 @@ describe.skipIf(!postgres.available)("corral runner", () => {
     // The registry counts the lost job no more: a claim finds room for the next one.
     const second = await api<Job>(corral, "POST", "/api/jobs", { agent: "kiro", prompt: "print 1", workdir: path.join(root, "w2") });
     box.child.kill("SIGCONT");
-    await until(async () => ((await api<Job>(corral, "GET", `/api/jobs/${second.body.id}`)).body.runner === box.id ? true : undefined), 15_000, "the claim");
+    await until(
+      async () => ((await api<Job>(corral, "GET", `/api/jobs/${second.body.id}`)).body.runner === box.id ? true : undefined),
+      15_000,
+      "the claim",
+    );
     // Claimed, it waits on that machine while the lost job's worker runs there (a claim poll and more).
     await new Promise((resolve) => setTimeout(resolve, 3000));
     expect(() => process.kill(pid, 0)).not.toThrow();
