@@ -2,6 +2,7 @@
 // forever (advisory, row and table locks every process shares) and usage it can store for the
 // jobs it holds. The server answers throughout, says who holds what it waits for, and a budget
 // is never undone by a runner's negative or NaN cost.
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
@@ -71,6 +72,38 @@ describe.skipIf(!postgres.available)("a hostile runner's login and the registry'
     }
     expect((await within(30_000, "a launch once it let go", launch("kiro", "l2"))).status).toBe(201);
   }, 60_000);
+
+  test("the lock every registry transaction takes, held while a queued job comes to start: no worker starts unrecorded, and the job runs once it is let go", async () => {
+    const dir = path.join(root, "retried");
+    // Attempt 1 fails (75, a transient failure), and attempt 2 comes to start while the lock is held.
+    const queued = await api<Job>(corral, "POST", "/api/jobs", {
+      agent: "kiro",
+      prompt: "append starts.txt start\nfail-once failed-once 75 busy\nprint 1",
+      workdir: dir,
+      retry: { maxAttempts: 2, exitCodes: [75], backoffS: 2 },
+    });
+    expect(queued.status).toBe(201);
+    const id = queued.body.id;
+    await until(
+      async () => {
+        const job = (await api<Job>(corral, "GET", `/api/jobs/${id}`)).body;
+        return job.status === "queued" && job.attempt === 2 ? job : undefined;
+      },
+      20_000,
+      "attempt 1 failed and the retry waiting",
+    );
+    await hostile.query("select pg_advisory_lock($1)", [TRANSACTIONS]);
+    try {
+      // Past the backoff, and past the lock's timeout (1.5 s) more than twice: the start has met the lock.
+      await new Promise((resolve) => setTimeout(resolve, 2000 + 4000));
+    } finally {
+      await hostile.query("select pg_advisory_unlock($1)", [TRANSACTIONS]);
+    }
+    const [ended] = await corral.services.waits.waitFor([id], 30_000);
+    // The start waited for the lock: the job was neither failed for it nor run by a worker nothing followed.
+    expect(ended).toMatchObject({ status: "succeeded", attempt: 2, error: null });
+    expect(readFileSync(path.join(dir, "starts.txt"), "utf8")).toBe("start\nstart\n");
+  }, 90_000);
 
   test("a held job's row locked in a transaction left open: cancelling it answers, naming the login", async () => {
     await hostile.query("begin");

@@ -481,6 +481,45 @@ describe.skipIf(!postgres.available)("corral runner", () => {
     );
   });
 
+  test("a runner back after its job was declared lost, whose worker still runs there, starts no more of that agent's jobs than its maxConcurrent until the worker ends", async () => {
+    const root = tempDir();
+    const url = await postgres.database();
+    const corral = await startServer({ CORRAL_DATABASE_URL: url, CORRAL_RUNNER_LEASE_S: "5" }, { root });
+    cleanups.push(() => corral.close());
+    expect((await api(corral, "PATCH", "/api/agents/kiro", { runnerLabel: "gpu", maxConcurrent: 1 })).status).toBe(200);
+    const box = await runner(root, { CORRAL_DATABASE_URL: url, CORRAL_RUNNER_LABELS: "gpu" });
+    const first = await api<Job>(corral, "POST", "/api/jobs", { agent: "kiro", prompt: "hang", workdir: path.join(root, "w1") });
+    const running = await until(async () => {
+      const job = (await api<Job>(corral, "GET", `/api/jobs/${first.body.id}`)).body;
+      return job.status === "running" ? job : undefined;
+    });
+    const pid = running.pid as number;
+    cleanups.push(async () => {
+      try {
+        killGroupOf(pid);
+      } catch {}
+    });
+    box.child.kill("SIGSTOP");
+    const [lost] = await corral.services.waits.waitFor([first.body.id], 15_000);
+    expect(lost?.status).toBe("lost");
+    // The registry counts the lost job no more: a claim finds room for the next one.
+    const second = await api<Job>(corral, "POST", "/api/jobs", { agent: "kiro", prompt: "print 1", workdir: path.join(root, "w2") });
+    box.child.kill("SIGCONT");
+    await until(
+      async () => ((await api<Job>(corral, "GET", `/api/jobs/${second.body.id}`)).body.runner === box.id ? true : undefined),
+      15_000,
+      "the claim",
+    );
+    // Claimed, it waits on that machine while the lost job's worker runs there (a claim poll and more).
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    expect(() => process.kill(pid, 0)).not.toThrow();
+    expect((await api<Job>(corral, "GET", `/api/jobs/${second.body.id}`)).body).toMatchObject({ status: "queued", runner: box.id, pid: null });
+    // The worker ends: the claimed job starts.
+    killGroupOf(pid, "SIGTERM");
+    const [ran] = await corral.services.waits.waitFor([second.body.id], 20_000);
+    expect(ran).toMatchObject({ status: "succeeded", runner: box.id });
+  }, 90_000);
+
   test("output a runner stored while the server was down is there when the job's output is read after it is back", async () => {
     const root = tempDir();
     const url = await postgres.database();

@@ -294,6 +294,12 @@ export interface Claim {
   more: boolean;
   /** Jobs for these labels still wait, whether or not one could be taken now. */
   waiting: boolean;
+  /**
+   * With a job: how many of its agent's jobs the claiming runner may run at once as the claim
+   * counted them (its limit less the jobs every other runner and the server hold), as the
+   * runner's own limit read (JobEngine.limitHere) would say at the claim.
+   */
+  roomHere?: number;
 }
 
 export interface RunnersRepo {

@@ -112,49 +112,41 @@ export class JobDriver {
   }
 
   /**
-   * The job as it may start, or why not. Read first outside a transaction: a job that may start
-   * writes nothing here (markRunning checks again that it is still queued, in the transaction that
-   * starts it), so the usual start costs no transaction. Only when what was read calls for a write
-   * (the job fails, or goes to the runners) is it read again and written in one transaction: a
-   * cancel cannot end it in between.
+   * The job as it may start, or why not (it ended there, or is not queued any more), read and
+   * written in one transaction: a cancel cannot end it in between. A transaction even when it
+   * writes nothing: the lock every registry transaction takes is had before a worker starts. One
+   * read outside it would start the worker first and meet that lock only as markRunning stores
+   * the start, where a lock held past lock_timeout (a hostile runner's login may hold it) would
+   * fail the job and leave its worker running with nothing following it; here it leaves the job
+   * waiting in its queue until the lock is free.
    */
-  private async admit(id: string): Promise<Admitted> {
-    const read = await this.admission(id, this.registry, null);
-    return read === "write" ? this.store.atomically((unit) => this.admission(id, unit.tx, unit)) : read;
-  }
-
-  /** admit's reading of the job in `tx`; "write" when the outcome needs a write and no `unit` was given to make it in. */
-  private admission(id: string, tx: Repos, unit: Unit): Promise<Admitted>;
-  private admission(id: string, tx: Repos, unit: null): Promise<Admitted | "write">;
-  private async admission(id: string, tx: Repos, unit: Unit | null): Promise<Admitted | "write"> {
-    const row = await tx.jobs.get(id);
-    const agent = row && (await tx.agents.get(row.agent));
-    if (!row || !agent || row.status !== "queued" || !this.owns(row) || this.closing) {
-      if (row && !agent && row.status === "queued") {
-        if (!unit) return "write";
-        await this.store.finish(id, { status: "failed", error: `agent ${row.agent} no longer exists` }, unit);
+  private admit(id: string): Promise<Admitted> {
+    return this.store.atomically(async (unit) => {
+      const row = await unit.tx.jobs.get(id);
+      const agent = row && (await unit.tx.agents.get(row.agent));
+      if (!row || !agent || row.status !== "queued" || !this.owns(row) || this.closing) {
+        if (row && !agent && row.status === "queued")
+          await this.store.finish(id, { status: "failed", error: `agent ${row.agent} no longer exists` }, unit);
+        return { refused: row?.agent ?? "" };
       }
-      return { refused: row?.agent ?? "" };
-    }
-    // The server's job of an agent given a runner label while it waited: the runners' now (a
-    // retry finishes its attempts where it ran, as a runner's does). Not a worktree job: its
-    // worktree is on this machine.
-    if (this.deps.runnerId === LOCAL_RUNNER && agent.runnerLabel !== null && row.startedAt === null && row.worktree === null) {
-      if (!unit) return "write";
-      await this.store.update(id, { runner: null }, unit);
-      await unit.tx.runners.announceQueued([agent.runnerLabel]);
-      return { refused: agent.name };
-    }
-    try {
-      // A budget used up while this job waited in the queue still holds it back.
-      await this.deps.costs?.admit(agent, row.maxCostUsd, tx);
-    } catch (err) {
-      if (!(err instanceof ServiceError)) throw err;
-      if (!unit) return "write";
-      await this.store.finish(id, { status: "budget_exceeded", error: err.message }, unit);
-      return { refused: agent.name };
-    }
-    return { row, agent };
+      // The server's job of an agent given a runner label while it waited: the runners' now (a
+      // retry finishes its attempts where it ran, as a runner's does). Not a worktree job: its
+      // worktree is on this machine.
+      if (this.deps.runnerId === LOCAL_RUNNER && agent.runnerLabel !== null && row.startedAt === null && row.worktree === null) {
+        await this.store.update(id, { runner: null }, unit);
+        await unit.tx.runners.announceQueued([agent.runnerLabel]);
+        return { refused: agent.name };
+      }
+      try {
+        // A budget used up while this job waited in the queue still holds it back.
+        await this.deps.costs?.admit(agent, row.maxCostUsd, unit.tx);
+      } catch (err) {
+        if (!(err instanceof ServiceError)) throw err;
+        await this.store.finish(id, { status: "budget_exceeded", error: err.message }, unit);
+        return { refused: agent.name };
+      }
+      return { row, agent };
+    });
   }
 
   private async begin(id: string, admitted: Admitted): Promise<void> {

@@ -53,12 +53,12 @@ export class JobEngine {
 
   /**
    * A runner's job, claimed from the registry (runners.claim): it starts here as a launch's would.
-   * The claim counted its agent's jobs on every runner and found room, so the limit is not read
-   * again (Scheduler.startCounted).
+   * The claim counted its agent's jobs on every runner and found room (`roomHere`: the limit here
+   * as it counted it), so the limit is not read again (Scheduler.startCounted).
    */
-  startClaimed(row: JobRow): void {
+  startClaimed(row: JobRow, roomHere: number): void {
     if (!this.runsHere(row)) throw new Error(`job ${row.id} is not claimed by this runner`);
-    this.scheduler.startCounted(row.agent, row.id);
+    this.scheduler.startCounted(row.agent, row.id, roomHere);
   }
 
   /** Jobs this process runs now (started and not yet ended). */

@@ -88,7 +88,7 @@ test("a job counted already (a runner's claim) starts at once without its limit 
     (_agent, jobId) => started.push(jobId),
     100,
   );
-  scheduler.startCounted("a", "claimed1");
+  scheduler.startCounted("a", "claimed1", 1);
   // Started in the same turn: no limit was read (a limit of 0 would have held it).
   expect(started).toEqual(["claimed1"]);
   expect(reads).toBe(0);
@@ -96,11 +96,35 @@ test("a job counted already (a runner's claim) starts at once without its limit 
   // A job held here by the limit (lowered since its claim): the next claimed job waits behind it.
   scheduler.enqueue("a", "held");
   await expect.poll(() => reads).toBe(1);
-  scheduler.startCounted("a", "claimed2");
+  scheduler.startCounted("a", "claimed2", 1);
   expect(started).toEqual(["claimed1"]);
   expect(scheduler.queuedCount()).toBe(2);
   limit = 3;
   scheduler.released("a");
   await expect.poll(() => started).toEqual(["claimed1", "held", "claimed2"]);
+  scheduler.close();
+});
+
+test("a job counted already waits when this process runs as many of its agent's jobs as the claim left room for here (a worker the registry no longer counts, of a job declared lost, runs on)", async () => {
+  let reads = 0;
+  const started: string[] = [];
+  const scheduler = new Scheduler(
+    async () => {
+      reads++;
+      return 1;
+    },
+    (_agent, jobId) => started.push(jobId),
+    100,
+  );
+  // Its worker still runs here, though the registry counts its job no more (declared lost).
+  scheduler.adopt("a");
+  // The claim found room: the agent's limit is 1, and nothing is held elsewhere.
+  scheduler.startCounted("a", "claimed", 1);
+  expect(started).toEqual([]);
+  expect(scheduler.queuedCount()).toBe(1);
+  // The lost job's worker ends: the claimed job starts, its limit read.
+  scheduler.released("a");
+  await expect.poll(() => started).toEqual(["claimed"]);
+  expect(reads).toBeGreaterThan(0);
   scheduler.close();
 });

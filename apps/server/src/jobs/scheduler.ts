@@ -56,11 +56,13 @@ export class Scheduler {
   /**
    * A job whose room was counted where its agent's limit holds across processes (a runner's claim,
    * in the registry's transaction): it starts at once, without reading the limit again, unless
-   * jobs of its agent already wait here (held by a limit lowered since their claims): it then
-   * waits behind them.
+   * jobs of its agent already wait here (held by a limit lowered since their claims), or this
+   * process runs as many of its agent's jobs as `room` (the limit here as the claim counted it)
+   * allows: workers the registry no longer counts run here (a job declared lost while this runner
+   * was silent runs on until its worker ends). It then waits behind them, its limit read as it is pumped.
    */
-  startCounted(agent: string, jobId: string): void {
-    if (this.queues.get(agent)?.length) {
+  startCounted(agent: string, jobId: string, room: number): void {
+    if (this.queues.get(agent)?.length || (this.running.get(agent) ?? 0) >= room) {
       this.enqueue(agent, jobId);
       return;
     }

@@ -212,7 +212,7 @@ export class Runner {
             // The server is told of the claim as it commits (runners.claim).
             const claim = await this.registry.transaction((tx) => tx.runners.claim(this.id, this.settings.labels));
             this.jobsWaiting = claim.waiting;
-            if (claim.job) this.jobs.jobEngine.startClaimed(claim.job);
+            if (claim.job) this.jobs.jobEngine.startClaimed(claim.job, claim.roomHere ?? 0);
             if (!claim.more) break;
           }
         } while (this.claimAgain);

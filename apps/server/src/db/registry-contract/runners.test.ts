@@ -95,13 +95,19 @@ describe.each(DIALECTS)("the runners repository on $dialect", ({ open }) => {
     ]);
     const { runners } = registry;
     // gpu_agent is full once "a" is claimed (one running, one claimed), but the other agent's job may be taken.
-    expect(await runners.claim("r1", ["gpu"])).toMatchObject({ job: { id: "a" }, more: true, waiting: true });
+    // roomHere: the limit less what others hold (the server's running job), as the runner's own limit read would say.
+    expect(await runners.claim("r1", ["gpu"])).toMatchObject({ job: { id: "a" }, more: true, waiting: true, roomHere: 1 });
     // gpu_agent is full: the next claim passes on to the other agent.
-    expect(await runners.claim("r2", ["gpu"])).toMatchObject({ job: { id: "c" }, more: false, waiting: true });
+    expect(await runners.claim("r2", ["gpu"])).toMatchObject({ job: { id: "c" }, more: false, waiting: true, roomHere: 1 });
     // "b" waits behind gpu_agent's limit: nothing to take now, but a job's end should claim again.
     expect(await runners.claim("r2", ["gpu"])).toEqual({ job: undefined, more: false, waiting: true });
     await registry.jobs.update("running", { status: "succeeded" });
-    expect(await runners.claim("r2", ["gpu"])).toMatchObject({ job: { id: "b" }, more: false, waiting: false });
+    expect(await runners.claim("r2", ["gpu"])).toMatchObject({ job: { id: "b" }, more: false, waiting: false, roomHere: 1 });
+    // The claiming runner's own jobs are not others': r1 running "a" may run both of the agent's.
+    await registry.jobs.update("a", { status: "running" });
+    await registry.jobs.update("b", { status: "succeeded" });
+    await registry.insertJobs([jobRow("d", { agent: "gpu_agent", status: "queued" })]);
+    expect(await runners.claim("r1", ["gpu"])).toMatchObject({ job: { id: "d" }, roomHere: 2 });
   });
 
   it("lets claims from many runners at once take each job once and keep to the limit", async () => {

@@ -52,8 +52,9 @@ export function createRunnersRepo(d: Dialect): RunnersRepo {
           .orderBy(min(jobs.seq));
         for (const [i, { agent, limit, queued }] of waiting.entries()) {
           if (agentLocks) await inside.lock("agentClaims", agent);
+          // The agent's jobs held on every runner, and of those this runner's own.
           const [busy] = await inside.db
-            .select({ n: count() })
+            .select({ n: count(), mine: sql<number>`count(case when ${jobs.runner} = ${runner} then 1 end)`.mapWith(Number) })
             .from(jobs)
             .where(and(eq(jobs.agent, agent), or(eq(jobs.status, "running"), and(eq(jobs.status, "queued"), isNotNull(jobs.runner)))));
           const held = busy?.n ?? 0;
@@ -76,7 +77,8 @@ export function createRunnersRepo(d: Dialect): RunnersRepo {
           if (!job) continue;
           await inside.notify("job", job.id);
           const later = i < waiting.length - 1;
-          return { job, more: (queued > 1 && held + 1 < limit) || later, waiting: queued > 1 || waiting.length > 1 };
+          const roomHere = limit - (held - (busy?.mine ?? 0));
+          return { job, more: (queued > 1 && held + 1 < limit) || later, waiting: queued > 1 || waiting.length > 1, roomHere };
         }
         return { job: undefined, more: false, waiting: waiting.length > 0 };
       };
