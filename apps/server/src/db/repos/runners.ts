@@ -41,7 +41,8 @@ export function createRunnersRepo(d: Dialect): RunnersRepo {
       // they never pass its limit. Inside the registry's transaction (a runner's claim always is)
       // its lock already runs them one at a time across processes, and the claim is part of it
       // (PostgreSQL aborts the whole of it at a failed statement: no savepoint is needed for all or
-      // none). Outside one, the claim is a transaction of its own holding each agent's lock.
+      // none). Outside one, the claim is a transaction of its own holding each agent's lock (which a
+      // claim inside the registry's transaction does not take: a runner claims only inside one).
       const claimIn = async (inside: Dialect, agentLocks: boolean): Promise<Claim> => {
         const waiting = await inside.db
           .select({ agent: jobs.agent, limit: agents.maxConcurrent, queued: count() })
